@@ -1,0 +1,110 @@
+//! The command line: argument definitions and dispatch, one file per subcommand.
+//!
+//! [`main`] is the only place that turns a result into an exit code and prints errors.
+
+pub mod init;
+pub mod profiles;
+pub mod workflows;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::error::{exit, Error};
+use crate::ui;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "autobuild",
+    version,
+    about = "Dialectical autocoding: a Player implements, a read-only Coach reviews, the runner verifies.",
+    propagate_version = true
+)]
+pub struct Cli {
+    /// Run as if started in DIR.
+    #[arg(short = 'C', global = true, value_name = "DIR")]
+    pub directory: Option<PathBuf>,
+    /// More detail (debug logs on stderr).
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+    /// Only errors and the final result.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Scaffold .autobuild/ (detected checks, an example task, .gitignore).
+    Init,
+    /// Inspect and validate workflows.
+    #[command(subcommand)]
+    Workflows(workflows::WorkflowsCommand),
+    /// Inspect quality-gate profiles.
+    #[command(subcommand)]
+    Profiles(profiles::ProfilesCommand),
+}
+
+/// Flags shared by the commands that run a workflow.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RunFlags {
+    /// Workflow name or file (default: the task's `workflow`, else player-coach).
+    #[arg(long, value_name = "NAME|PATH")]
+    pub workflow: Option<String>,
+    /// Bound on the loop's iterations (the first loop's max_iterations).
+    #[arg(long, value_name = "N")]
+    pub max_turns: Option<u32>,
+    /// Merge into the base without asking when approved.
+    #[arg(long, conflicts_with = "no_merge")]
+    pub auto_merge: bool,
+    /// Never merge; leave an approved run for `autobuild complete`.
+    #[arg(long)]
+    pub no_merge: bool,
+    /// Model for the player role.
+    #[arg(long, value_name = "MODEL")]
+    pub player_model: Option<String>,
+    /// Model for the coach role.
+    #[arg(long, value_name = "MODEL")]
+    pub coach_model: Option<String>,
+    /// Adapter for every role (claude-code, codex, command).
+    #[arg(long, value_name = "ADAPTER")]
+    pub agent: Option<String>,
+    /// Override any workflow value, e.g. --set roles.coach.model=opus (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Resolve everything and print the plan and the first prompt; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print events as NDJSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Parses the command line, runs it, and maps the result to an exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    ui::init_logging(cli.verbose, cli.quiet);
+    if let Some(dir) = &cli.directory {
+        if let Err(e) = std::env::set_current_dir(dir) {
+            ui::print_error(&Error::io("cannot enter directory", dir, e));
+            return ExitCode::from(exit::USAGE);
+        }
+    }
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(error) => {
+            ui::print_error(&error);
+            ExitCode::from(error.exit_code())
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<u8, Error> {
+    match cli.command {
+        Command::Init => init::run(),
+        Command::Workflows(cmd) => workflows::run(cmd),
+        Command::Profiles(cmd) => profiles::run(cmd),
+    }
+}

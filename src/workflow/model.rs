@@ -1,0 +1,380 @@
+//! The typed workflow model: what a workflow file means once it has been parsed, merged and
+//! validated. Every other part of autobuild (the engine, `--dry-run`, `workflows show`) works
+//! on these types, never on raw TOML or YAML.
+//!
+//! The model serializes back to TOML (`workflow.resolved.toml`, `workflows show --resolved`)
+//! with the same field names users write.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// The only workflow schema version this build understands.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A complete workflow: inputs, roles, limits and an ordered list of steps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Workflow {
+    pub schema: u32,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// Name of a workflow this one patches (deep merge on top of it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extends: Option<String>,
+    /// Name of a built-in workflow this one deliberately replaces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaces: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub inputs: BTreeMap<String, Input>,
+    #[serde(default)]
+    pub limits: Limits,
+    #[serde(default)]
+    pub roles: BTreeMap<String, Role>,
+    pub steps: Vec<Step>,
+}
+
+/// A declared workflow input, readable in expressions as `inputs.<name>`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<String>,
+    #[serde(default)]
+    pub required: bool,
+}
+
+/// Run-level hard caps. Absent means "no cap"; zero is never a way to say unlimited.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    #[serde(default, with = "opt_duration", skip_serializing_if = "Option::is_none")]
+    pub max_wall_time: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost_usd: Option<f64>,
+}
+
+/// A named agent configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Role {
+    pub agent: AgentKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Prompt template name, looked up along the prompts path (`player.md`).
+    pub prompt: String,
+    /// Extra system prompt text appended to the agent's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    #[serde(default)]
+    pub tools: Vec<Tool>,
+    #[serde(default)]
+    pub access: Access,
+    /// What the role must return; `verdict` makes its output a coach verdict (DESIGN.md §6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<OutputKind>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_agent_turns: Option<u32>,
+    #[serde(default, with = "opt_duration", skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<Duration>,
+    /// Kill the agent when it prints nothing for this long.
+    #[serde(default, with = "opt_duration", skip_serializing_if = "Option::is_none")]
+    pub idle_timeout: Option<Duration>,
+    /// Program and arguments for the `command` adapter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
+}
+
+/// Which adapter drives a role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AgentKind {
+    ClaudeCode,
+    Codex,
+    Command,
+}
+
+impl AgentKind {
+    pub const ALL: [AgentKind; 3] = [AgentKind::ClaudeCode, AgentKind::Codex, AgentKind::Command];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentKind::ClaudeCode => "claude-code",
+            AgentKind::Codex => "codex",
+            AgentKind::Command => "command",
+        }
+    }
+}
+
+impl fmt::Display for AgentKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The fixed tool vocabulary; each adapter maps it to its native tool names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tool {
+    Read,
+    Write,
+    Edit,
+    Bash,
+    Grep,
+    Glob,
+    Web,
+}
+
+impl Tool {
+    pub const ALL: [Tool; 7] = [
+        Tool::Read,
+        Tool::Write,
+        Tool::Edit,
+        Tool::Bash,
+        Tool::Grep,
+        Tool::Glob,
+        Tool::Web,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tool::Read => "read",
+            Tool::Write => "write",
+            Tool::Edit => "edit",
+            Tool::Bash => "bash",
+            Tool::Grep => "grep",
+            Tool::Glob => "glob",
+            Tool::Web => "web",
+        }
+    }
+
+    /// Tools that modify files directly.
+    pub fn writes(self) -> bool {
+        matches!(self, Tool::Write | Tool::Edit)
+    }
+}
+
+impl fmt::Display for Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Whether a role may change the worktree. Read-only is enforced by the adapter and audited.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Access {
+    #[default]
+    Write,
+    ReadOnly,
+}
+
+impl Access {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Access::Write => "write",
+            Access::ReadOnly => "read-only",
+        }
+    }
+}
+
+/// Structured output a role must produce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OutputKind {
+    Verdict,
+}
+
+/// One step: common fields plus the built-in action it uses.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    pub id: String,
+    /// Bare minijinja expression; the step is skipped when it is false.
+    #[serde(rename = "if", default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
+    /// Run even after an earlier step failed or the run was stopped.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub always: bool,
+    #[serde(default, with = "opt_duration", skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<Duration>,
+    #[serde(flatten)]
+    pub action: Action,
+}
+
+/// The built-in actions, tagged by `uses`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "uses", rename_all = "kebab-case")]
+pub enum Action {
+    /// Create (or resume) the task branch and worktree.
+    Worktree,
+    /// Invoke an agent role.
+    Agent { role: String },
+    /// Runner-executed checks and executable criteria, per the task's profile.
+    Verify {
+        /// Check names to run; default: every configured or detected check.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        checks: Option<Vec<String>>,
+    },
+    /// Profile requirements + coach verdict → approved, reasons, feedback.
+    Gate,
+    /// Repeat the body until `until` holds, the bound is hit, or a stall is detected.
+    Loop {
+        max_iterations: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        until: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stall: Option<StallConfig>,
+        steps: Vec<Step>,
+    },
+    /// Merge the task branch into the base.
+    Merge {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        strategy: Option<MergeStrategy>,
+    },
+    /// A shell command run in the worktree with the project environment.
+    Run {
+        run: String,
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        env: BTreeMap<String, String>,
+    },
+    /// Write `report.md`.
+    Report,
+}
+
+impl Action {
+    /// The `uses` name of this action.
+    pub fn uses(&self) -> &'static str {
+        match self {
+            Action::Worktree => "worktree",
+            Action::Agent { .. } => "agent",
+            Action::Verify { .. } => "verify",
+            Action::Gate => "gate",
+            Action::Loop { .. } => "loop",
+            Action::Merge { .. } => "merge",
+            Action::Run { .. } => "run",
+            Action::Report => "report",
+        }
+    }
+
+    /// The typed outputs this action publishes as `steps.<id>.outputs.<name>`. Free text from
+    /// an agent is deliberately absent: expressions only compare runner-produced values and
+    /// schema-validated verdict fields.
+    pub fn outputs(&self) -> &'static [&'static str] {
+        match self {
+            Action::Worktree => &["path", "branch", "base", "resumed"],
+            Action::Agent { .. } => &["succeeded", "exit", "files_changed", "decision"],
+            Action::Verify { .. } => &["passed", "failed", "criteria_met", "criteria_total"],
+            Action::Gate => &["approved", "reasons"],
+            Action::Loop { .. } => &["iterations", "exit"],
+            Action::Merge { .. } => &["merged", "commit", "pending"],
+            Action::Run { .. } => &["exit_code", "passed"],
+            Action::Report => &["path"],
+        }
+    }
+
+    pub const USES: [&'static str; 8] = [
+        "worktree", "agent", "verify", "gate", "loop", "merge", "run", "report",
+    ];
+}
+
+/// Stall detection settings of a loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StallConfig {
+    /// How many recent turns are compared.
+    #[serde(default = "default_stall_window")]
+    pub window: u32,
+    /// Give the player one `stall_notice` before stopping.
+    #[serde(default = "default_true")]
+    pub nudge: bool,
+}
+
+impl Default for StallConfig {
+    fn default() -> Self {
+        StallConfig {
+            window: default_stall_window(),
+            nudge: true,
+        }
+    }
+}
+
+fn default_stall_window() -> u32 {
+    3
+}
+
+fn default_true() -> bool {
+    true
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
+/// How an approved branch lands on the base branch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MergeStrategy {
+    #[default]
+    Squash,
+    Merge,
+    Ff,
+}
+
+impl MergeStrategy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MergeStrategy::Squash => "squash",
+            MergeStrategy::Merge => "merge",
+            MergeStrategy::Ff => "ff",
+        }
+    }
+}
+
+impl Workflow {
+    /// Every step, depth first, in execution order (loop bodies after their loop).
+    pub fn all_steps(&self) -> Vec<&Step> {
+        fn walk<'a>(steps: &'a [Step], out: &mut Vec<&'a Step>) {
+            for step in steps {
+                out.push(step);
+                if let Action::Loop { steps, .. } = &step.action {
+                    walk(steps, out);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.steps, &mut out);
+        out
+    }
+}
+
+/// Durations are written as human strings (`"20m"`, `"90s"`, `"1h 30m"`).
+pub mod opt_duration {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(value: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(d) => s.serialize_str(&humantime::format_duration(*d).to_string()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        let text = Option::<String>::deserialize(d)?;
+        text.map(|t| parse(&t).map_err(serde::de::Error::custom))
+            .transpose()
+    }
+
+    /// Parses a human duration, with a message that shows the accepted form.
+    pub fn parse(text: &str) -> Result<Duration, String> {
+        humantime::parse_duration(text.trim()).map_err(|e| {
+            format!("invalid duration `{text}`: {e} (write it like \"90s\", \"20m\" or \"1h 30m\")")
+        })
+    }
+}
