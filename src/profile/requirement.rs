@@ -1,0 +1,82 @@
+//! One gate requirement of a profile, written as a string in profile files:
+//! `checks.<name>` (that runner check passed), `criteria` (every executable acceptance
+//! criterion passed), `coach` (the coach verdict is `approve`), `changes` (the player's turn
+//! changed the worktree).
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Requirement {
+    Check(String),
+    Criteria,
+    Coach,
+    Changes,
+}
+
+impl Requirement {
+    /// The accepted spellings, for error messages and suggestions.
+    pub const FORMS: [&'static str; 4] = ["checks.<name>", "criteria", "coach", "changes"];
+}
+
+impl fmt::Display for Requirement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Requirement::Check(name) => write!(f, "checks.{name}"),
+            Requirement::Criteria => f.write_str("criteria"),
+            Requirement::Coach => f.write_str("coach"),
+            Requirement::Changes => f.write_str("changes"),
+        }
+    }
+}
+
+impl FromStr for Requirement {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "criteria" => Ok(Requirement::Criteria),
+            "coach" => Ok(Requirement::Coach),
+            "changes" => Ok(Requirement::Changes),
+            _ => match s.strip_prefix("checks.") {
+                Some(name) if !name.is_empty() && !name.contains('.') => {
+                    Ok(Requirement::Check(name.to_string()))
+                }
+                _ => Err(format!(
+                    "unknown requirement `{s}`: expected one of {}",
+                    Requirement::FORMS.join(", ")
+                )),
+            },
+        }
+    }
+}
+
+impl Serialize for Requirement {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Requirement {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_every_form() {
+        for text in ["checks.test", "criteria", "coach", "changes"] {
+            let r: Requirement = text.parse().unwrap();
+            assert_eq!(r.to_string(), text);
+        }
+        assert!("checks.".parse::<Requirement>().is_err());
+        assert!("tests".parse::<Requirement>().is_err());
+    }
+}
