@@ -1,6 +1,8 @@
 //! Everything a user sees: errors, warnings, progress. No other module prints.
 
-use std::io::{self, Write};
+pub mod progress;
+
+use std::io::{self, BufRead, IsTerminal, Write};
 
 use tracing_subscriber::EnvFilter;
 
@@ -44,4 +46,25 @@ pub fn warn(message: &str) {
 /// A line of normal output on stdout.
 pub fn line(text: &str) {
     let _ = writeln!(io::stdout().lock(), "{text}");
+}
+
+pub fn stderr_is_terminal() -> bool {
+    io::stderr().is_terminal()
+}
+
+/// A person is there to answer questions.
+pub fn is_interactive() -> bool {
+    io::stdin().is_terminal() && io::stderr().is_terminal()
+}
+
+/// Asks a yes/no question on the terminal; anything but yes is no.
+pub fn confirm(question: &str) -> bool {
+    let mut err = io::stderr().lock();
+    let _ = write!(err, "{question} [y/N] ");
+    let _ = err.flush();
+    let mut answer = String::new();
+    if io::stdin().lock().read_line(&mut answer).is_err() {
+        return false;
+    }
+    matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
 }

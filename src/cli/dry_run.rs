@@ -1,0 +1,234 @@
+//! `--dry-run`: the resolved plan — task, workflow, profile, checks, environment, each role's
+//! agent command line, the steps with their bounds — and the rendered turn-1 Player prompt.
+//! Nothing is created: no branch, no worktree, no run directory.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::agents::{adapter_for, AgentRequest};
+use crate::engine::exec::build_prompt_context;
+use crate::engine::plan::Plan;
+use crate::steps::verdict::VERDICT_SCHEMA;
+use crate::ui;
+use crate::workflow::context::WorktreeContext;
+use crate::workflow::model::{Access, Action, OutputKind, Step};
+
+pub fn print(plan: &Plan) {
+    ui::line(&render(plan));
+}
+
+pub fn render(plan: &Plan) -> String {
+    let mut out = String::new();
+    let task = &plan.task;
+    let rel = |p: &Path| p.strip_prefix(&plan.root).unwrap_or(p).display().to_string();
+    let _ = writeln!(out, "Plan for {}: {} (dry run: nothing is created)", task.id, task.title);
+    let _ = writeln!(out, "  task file:  {}", rel(&task.path));
+    let _ = writeln!(
+        out,
+        "  workflow:   {} ({})",
+        plan.resolved.workflow.name,
+        plan.resolved.source_label()
+    );
+    let requires: Vec<String> = plan.profile.require.iter().map(|r| r.to_string()).collect();
+    let _ = writeln!(
+        out,
+        "  profile:    {} (task_type {}): requires {}",
+        plan.profile.name,
+        task.task_type,
+        requires.join(", ")
+    );
+    let _ = writeln!(
+        out,
+        "  branch:     {} from {}{}",
+        plan.branch,
+        plan.base_branch,
+        if plan.branch_exists { " (exists: the run would continue on it)" } else { "" }
+    );
+    let _ = writeln!(out, "  worktree:   {}", rel(&plan.worktree));
+    let limits = &plan.resolved.workflow.limits;
+    let mut bounds = vec![format!("up to {} turn(s)", plan.max_turns)];
+    if let Some(t) = limits.max_wall_time {
+        bounds.push(format!("max_wall_time {}", humantime::format_duration(t)));
+    }
+    if let Some(c) = limits.max_cost_usd {
+        bounds.push(format!("max_cost_usd {c:.2}"));
+    }
+    let _ = writeln!(out, "  limits:     {}", bounds.join(", "));
+    render_env(&mut out, plan);
+    for warning in &plan.warnings {
+        let _ = writeln!(out, "  warning:    {warning}");
+    }
+
+    let _ = writeln!(out, "\nChecks (run by the runner in the worktree, same environment as the agents):");
+    if plan.checks.is_empty() {
+        let _ = writeln!(out, "  (none configured or detected)");
+    }
+    for check in &plan.checks {
+        let _ = writeln!(
+            out,
+            "  {:<8} {}  [timeout {}, {}]",
+            check.name,
+            check.cmd,
+            humantime::format_duration(check.timeout),
+            check.origin
+        );
+    }
+    let _ = writeln!(out, "\nAcceptance criteria:");
+    for criterion in &task.criteria {
+        match &criterion.verify {
+            Some(cmd) => {
+                let _ = writeln!(out, "  {}  {}\n          runner verifies: {cmd}", criterion.id, criterion.text);
+            }
+            None => {
+                let _ = writeln!(out, "  {}  {}\n          judged by the coach", criterion.id, criterion.text);
+            }
+        }
+    }
+
+    let _ = writeln!(out, "\nRoles:");
+    for name in plan.used_roles() {
+        let Some(role) = plan.resolved.workflow.roles.get(&name) else {
+            continue;
+        };
+        let tools: Vec<&str> = role.tools.iter().map(|t| t.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "  {name}: {} model {}, access {}, tools [{}]{}",
+            role.agent,
+            role.model.as_deref().unwrap_or("(adapter default)"),
+            role.access.as_str(),
+            tools.join(", "),
+            role.timeout
+                .map(|t| format!(", timeout {}", humantime::format_duration(t)))
+                .unwrap_or_default()
+        );
+        let _ = writeln!(out, "      $ {}", command_line(plan, &name));
+    }
+
+    let _ = writeln!(out, "\nSteps:");
+    render_steps(&mut out, &plan.resolved.workflow.steps, "  ", "");
+
+    let _ = writeln!(out, "\n--- rendered prompt: turn 1, role player ---");
+    match player_prompt(plan) {
+        Ok(prompt) => out.push_str(prompt.trim_end()),
+        Err(e) => {
+            let _ = write!(out, "(cannot render: {e})");
+        }
+    }
+    out
+}
+
+fn render_env(out: &mut String, plan: &Plan) {
+    let env = &plan.config.env;
+    if env.vars.is_empty() && env.path_prepend.is_empty() && env.setup.is_none() {
+        let _ = writeln!(out, "  env:        (inherited; no [env] in .autobuild/config.toml)");
+        return;
+    }
+    let names: Vec<&str> = env.vars.keys().map(String::as_str).collect();
+    let _ = writeln!(
+        out,
+        "  env:        vars [{}], PATH prepends [{}]{}",
+        names.join(", "),
+        env.path_prepend.join(", "),
+        env.setup
+            .as_ref()
+            .map(|s| format!(", setup `{s}`"))
+            .unwrap_or_default()
+    );
+}
+
+fn render_steps(out: &mut String, steps: &[Step], indent: &str, number: &str) {
+    for (i, step) in steps.iter().enumerate() {
+        let n = format!("{number}{}", i + 1);
+        let detail = match &step.action {
+            Action::Agent { role } => format!("agent: {role}"),
+            Action::Loop {
+                max_iterations,
+                until,
+                stall,
+                ..
+            } => {
+                let mut d = format!("loop, up to {max_iterations} iteration(s)");
+                if let Some(u) = until {
+                    d.push_str(&format!(", until {u}"));
+                }
+                if let Some(s) = stall {
+                    d.push_str(&format!(", stall window {}", s.window));
+                }
+                d
+            }
+            Action::Merge { strategy } => format!(
+                "merge ({})",
+                strategy.map(|s| s.as_str()).unwrap_or("project default, squash")
+            ),
+            Action::Run { run, .. } => format!("run: {run}"),
+            other => other.uses().to_string(),
+        };
+        let mut extras = String::new();
+        if let Some(cond) = &step.condition {
+            extras.push_str(&format!(" if {cond}"));
+        }
+        if step.always {
+            extras.push_str(" (always)");
+        }
+        let _ = writeln!(out, "{indent}{n}. {} — {detail}{extras}", step.id);
+        if let Action::Loop { steps, .. } = &step.action {
+            render_steps(out, steps, &format!("{indent}   "), &format!("{n}."));
+        }
+    }
+}
+
+fn worktree_context(plan: &Plan) -> WorktreeContext {
+    WorktreeContext {
+        path: plan.worktree.display().to_string(),
+        branch: plan.branch.clone(),
+        base: plan.base_branch.clone(),
+    }
+}
+
+fn player_prompt(plan: &Plan) -> Result<String, String> {
+    let role = plan
+        .used_roles()
+        .into_iter()
+        .find_map(|name| {
+            plan.resolved
+                .workflow
+                .roles
+                .get(&name)
+                .filter(|r| r.access == Access::Write)
+                .cloned()
+        })
+        .ok_or("no writing role in this workflow")?;
+    let context = build_prompt_context(plan, worktree_context(plan), None, None);
+    plan.resolved
+        .render_prompt(&role.prompt, &context)
+        .map_err(|e| e.to_string())
+}
+
+fn command_line(plan: &Plan, role_name: &str) -> String {
+    let Some(role) = plan.resolved.workflow.roles.get(role_name) else {
+        return String::new();
+    };
+    let Some(adapter) = adapter_for(role.agent) else {
+        return format!("({} adapter not available in this build)", role.agent);
+    };
+    let prompt_file = plan.layout.runs_dir().join(&plan.task.id).join("prompts").join(format!("turn_1_{role_name}.md"));
+    let transcript = plan.layout.runs_dir().join(&plan.task.id).join("logs").join(format!("turn_1_{role_name}.log"));
+    let env = plan.project_env(&plan.worktree).vars();
+    let run_dir = plan.layout.runs_dir().join(&plan.task.id);
+    let request = AgentRequest {
+        role_name,
+        role,
+        prompt: "",
+        worktree: &plan.worktree,
+        env: &env,
+        run_dir: &run_dir,
+        prompt_file: &prompt_file,
+        transcript_path: &transcript,
+        task_id: &plan.task.id,
+        turn: 1,
+        wants_verdict: role.output == Some(OutputKind::Verdict),
+        verdict_schema: VERDICT_SCHEMA,
+    };
+    adapter.command_line(&request).join(" ")
+}

@@ -1,0 +1,213 @@
+//! The commands that look after runs once they exist: `status`, `resume`, `complete`,
+//! `discard` and `logs`. They read the run directory; only `complete` and `discard` change
+//! the repository, and only in the ways they name.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::cli::task::current_dir;
+use crate::engine::exec::{merge_run, MergeRequest};
+use crate::engine::lock::RunLock;
+use crate::engine::paths::RunPaths;
+use crate::engine::plan::repo_root;
+use crate::engine::state::{RunState, RunStatus};
+use crate::error::Error;
+use crate::git::Repo;
+use crate::project::{Config, Layout};
+use crate::ui;
+use crate::ui::progress::Display;
+
+struct Located {
+    root: PathBuf,
+    paths: RunPaths,
+    state: RunState,
+}
+
+fn locate_run(task_id: &str) -> Result<Located, Error> {
+    let root = repo_root(&current_dir()?)?;
+    let paths = RunPaths::new(&Layout::new(&root).runs_dir(), task_id);
+    let state = RunState::load(&paths.state()).map_err(|_| {
+        Error::usage(format!("no run of {task_id} here"))
+            .with_help("`autobuild status` lists the runs of this repository")
+    })?;
+    Ok(Located { root, paths, state })
+}
+
+/// `autobuild status [ID]`.
+pub fn status(task_id: Option<String>) -> Result<u8, Error> {
+    let root = repo_root(&current_dir()?)?;
+    let runs_dir = Layout::new(&root).runs_dir();
+    match task_id {
+        Some(id) => {
+            let run = locate_run(&id)?;
+            ui::line(&status_detail(&run.state, &run.paths));
+        }
+        None => ui::line(&status_table(&runs_dir)),
+    }
+    Ok(0)
+}
+
+fn status_table(runs_dir: &Path) -> String {
+    let mut states: Vec<RunState> = fs::read_dir(runs_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| !e.file_name().to_string_lossy().contains('@'))
+        .filter_map(|e| RunState::load(&e.path().join("state.json")).ok())
+        .collect();
+    if states.is_empty() {
+        return "no runs yet (start one with `autobuild task <ID>`)".into();
+    }
+    states.sort_by(|a, b| a.task_id.cmp(&b.task_id));
+    let mut out = format!("{:<20} {:<10} {:>5} {:>8}  {}", "TASK", "STATUS", "TURN", "COST", "TITLE");
+    for s in &states {
+        let turn = s.loops.values().map(|l| l.iteration).max().unwrap_or(0);
+        let _ = write!(
+            out,
+            "\n{:<20} {:<10} {:>5} {:>8}  {}",
+            s.task_id,
+            s.status.as_str(),
+            turn,
+            format!("${:.2}", s.cost_usd),
+            s.title
+        );
+    }
+    out
+}
+
+fn status_detail(state: &RunState, paths: &RunPaths) -> String {
+    let mut out = format!("{}: {}\n", state.task_id, state.title);
+    let _ = writeln!(out, "  status:    {}", state.status.as_str());
+    if let Some(outcome) = &state.outcome {
+        let _ = writeln!(out, "  outcome:   {} (exit {})", outcome.message, outcome.exit_code);
+    }
+    let _ = writeln!(out, "  workflow:  {}", state.workflow);
+    let _ = writeln!(out, "  branch:    {} (base {})", state.branch, state.base_branch);
+    let _ = writeln!(out, "  worktree:  {}{}", state.worktree.display(), if state.worktree.exists() { "" } else { " (removed)" });
+    let _ = writeln!(out, "  started:   {}, updated {}", state.started_at, state.updated_at);
+    let _ = writeln!(out, "  cost:      ${:.2} ({} tokens in, {} out)", state.cost_usd, state.tokens_in, state.tokens_out);
+    for turn in crate::engine::exec::load_turns(paths) {
+        let summary = crate::engine::exec::turn_summary(&turn);
+        let max = state.loops.values().next().map_or(turn.turn, |_| turn.turn);
+        let _ = writeln!(out, "  {}", crate::ui::progress::turn_line(turn.turn, max, &summary));
+    }
+    let _ = write!(out, "  records:   {}", paths.dir.display());
+    out
+}
+
+/// `autobuild resume <ID>`.
+pub fn resume(task_id: &str, json: bool, quiet: bool) -> Result<u8, Error> {
+    let root = repo_root(&current_dir()?)?;
+    let outcome = crate::engine::run::resume(&root, task_id, Display::choose(json, quiet))?;
+    Ok(outcome.exit_code())
+}
+
+/// `autobuild complete <ID>`: merge an approved run that was left for later.
+pub fn complete(task_id: &str) -> Result<u8, Error> {
+    let mut run = locate_run(task_id)?;
+    if run.state.status != RunStatus::Approved {
+        return Err(Error::usage(format!(
+            "the run of {task_id} is {}, not approved; only approved runs can be completed",
+            run.state.status.as_str()
+        )));
+    }
+    let _lock = RunLock::acquire(&Layout::new(&run.root).runs_dir(), task_id)
+        .map_err(|e| Error::usage(e.to_string()))?;
+    let repo = Repo::discover(&run.root).map_err(|e| Error::runtime(e.to_string()))?;
+    let config = Config::load(&run.root)?;
+    let request = MergeRequest {
+        task_id: task_id.to_string(),
+        title: run.state.title.clone(),
+        branch: run.state.branch.clone(),
+        base: run.state.base_branch.clone(),
+        worktree: run.state.worktree.clone(),
+        strategy: config.project.merge_strategy.unwrap_or_default(),
+        turns: run.state.loops.values().map(|l| l.iteration).max().unwrap_or(0),
+    };
+    let commit = merge_run(&repo, &request)?;
+    run.state.status = RunStatus::Merged;
+    run.state
+        .save(&run.paths.state())
+        .map_err(|e| Error::io("cannot write", run.paths.state(), e))?;
+    ui::line(&format!(
+        "merged {} into {} ({}); worktree and branch removed",
+        request.branch,
+        request.base,
+        commit.get(..10).unwrap_or(&commit)
+    ));
+    Ok(0)
+}
+
+/// `autobuild discard <ID>`: remove a run's worktree and branch (its records are kept).
+pub fn discard(task_id: &str, yes: bool) -> Result<u8, Error> {
+    let mut run = locate_run(task_id)?;
+    let _lock = RunLock::acquire(&Layout::new(&run.root).runs_dir(), task_id)
+        .map_err(|e| Error::usage(e.to_string()))?;
+    let repo = Repo::discover(&run.root).map_err(|e| Error::runtime(e.to_string()))?;
+    let branch = run.state.branch.clone();
+    let has_branch = repo.branch_exists(&branch);
+    if !has_branch && !run.state.worktree.exists() {
+        ui::line(&format!("nothing to discard: {branch} and its worktree are already gone"));
+        return Ok(0);
+    }
+    if !yes {
+        if !ui::is_interactive() {
+            return Err(Error::usage(format!("discarding deletes {branch} and its unmerged work"))
+                .with_help("add --yes to confirm without a terminal"));
+        }
+        if !ui::confirm(&format!("Delete {branch} and its worktree? Unmerged work is lost.")) {
+            return Err(Error::usage("nothing was discarded"));
+        }
+    }
+    if run.state.worktree.exists() {
+        repo.remove_worktree(&run.state.worktree, &branch)
+            .map_err(|e| Error::runtime(e.to_string()))?;
+    }
+    if has_branch {
+        repo.delete_branch(&branch, &run.state.base_branch, true)
+            .map_err(|e| Error::runtime(e.to_string()))?;
+    }
+    run.state.status = RunStatus::Discarded;
+    run.state
+        .save(&run.paths.state())
+        .map_err(|e| Error::io("cannot write", run.paths.state(), e))?;
+    ui::line(&format!(
+        "discarded {branch} and its worktree; records kept in {}",
+        run.paths.dir.display()
+    ));
+    Ok(0)
+}
+
+/// `autobuild logs <ID> [--turn N]`: the prompts, verdicts and check logs of a run.
+pub fn logs(task_id: &str, turn: Option<u32>) -> Result<u8, Error> {
+    let run = locate_run(task_id)?;
+    let mut files: Vec<PathBuf> = Vec::new();
+    for dir in [run.paths.dir.clone(), run.paths.prompts(), run.paths.logs()] {
+        let mut entries: Vec<PathBuf> = fs::read_dir(&dir)
+            .map_err(|e| Error::io("cannot read", &dir, e))?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_file())
+            .collect();
+        entries.sort();
+        files.extend(entries);
+    }
+    let wanted = |p: &Path| {
+        let name = p.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+        match turn {
+            Some(n) => name.contains(&format!("turn_{n}_")) || name.ends_with(&format!("turn_{n}.json")),
+            None => true,
+        }
+    };
+    let mut out = String::new();
+    for file in files.iter().filter(|p| wanted(p)) {
+        let text = fs::read_to_string(file).unwrap_or_else(|e| format!("(cannot read: {e})"));
+        let _ = writeln!(out, "==> {} <==\n{}", file.display(), text.trim_end());
+    }
+    if out.is_empty() {
+        return Err(Error::usage(format!("no records for turn {} of {task_id}", turn.unwrap_or(0))));
+    }
+    ui::line(out.trim_end());
+    Ok(0)
+}

@@ -1,0 +1,64 @@
+//! `autobuild task <ID|PATH>`: run a workflow on one task, or print its plan (`--dry-run`).
+
+use std::path::Path;
+
+use clap::Args;
+
+use crate::cli::{dry_run, RunFlags};
+use crate::engine::plan::{preflight, repo_root, BranchPolicy};
+use crate::engine::run::{start, StartOptions};
+use crate::engine::state::RunSettings;
+use crate::error::Error;
+use crate::ui::progress::Display;
+
+#[derive(Debug, Args)]
+pub struct TaskArgs {
+    /// Task id (front-matter `id`) or path to the task file.
+    #[arg(value_name = "ID|PATH")]
+    pub task: String,
+    /// Continue on the existing task branch instead of refusing.
+    #[arg(long, conflicts_with = "fresh")]
+    pub resume: bool,
+    /// Discard the existing task branch and worktree first (asks; --yes to skip).
+    #[arg(long)]
+    pub fresh: bool,
+    /// Answer yes to confirmations.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    #[command(flatten)]
+    pub flags: RunFlags,
+}
+
+pub fn run(args: TaskArgs, quiet: bool) -> Result<u8, Error> {
+    let cwd = current_dir()?;
+    let root = repo_root(&cwd)?;
+    let policy = if args.resume {
+        BranchPolicy::Resume
+    } else if args.fresh {
+        BranchPolicy::Fresh
+    } else {
+        BranchPolicy::New
+    };
+    let settings = RunSettings::from_flags(&args.flags);
+    if args.flags.dry_run {
+        let dry_policy = if policy == BranchPolicy::New {
+            BranchPolicy::Resume
+        } else {
+            policy
+        };
+        let plan = preflight(&root, &args.task, settings, dry_policy)?;
+        dry_run::print(&plan);
+        return Ok(0);
+    }
+    let options = StartOptions {
+        policy,
+        yes: args.yes,
+        display: Display::choose(args.flags.json, quiet),
+    };
+    let outcome = start(&root, &args.task, settings, options)?;
+    Ok(outcome.exit_code())
+}
+
+pub fn current_dir() -> Result<std::path::PathBuf, Error> {
+    std::env::current_dir().map_err(|e| Error::io("cannot read the current directory", Path::new("."), e))
+}

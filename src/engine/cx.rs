@@ -1,0 +1,112 @@
+//! The live context of a run: the plan, the persisted state, the repository, the project
+//! environment, the turn in progress and the event sinks. Step executors receive it.
+
+use std::time::Duration;
+
+use crate::agents::process::CancelToken;
+use crate::engine::events::{Event, EventKind, EventLog, EventSink};
+use crate::engine::outcome::Outcome;
+use crate::engine::paths::RunPaths;
+use crate::engine::plan::Plan;
+use crate::engine::state::RunState;
+use crate::engine::turn::Turn;
+use crate::error::Error;
+use crate::git::Repo;
+use crate::project::ProjectEnv;
+
+pub struct RunCx<'p> {
+    pub plan: &'p Plan,
+    pub paths: RunPaths,
+    pub state: RunState,
+    pub repo: Repo,
+    pub cancel: CancelToken,
+    /// The project environment for the worktree: given to agents and checks alike.
+    pub project_env: ProjectEnv,
+    pub turn: Option<Turn>,
+    pub stall_reason: Option<String>,
+    /// How the run would end if it ended now; the report step describes this.
+    pub outcome_so_far: Option<Outcome>,
+    /// Wall time spent by earlier sessions of a resumed run.
+    pub elapsed_before: Duration,
+    events: EventLog,
+    display: Box<dyn EventSink + 'p>,
+}
+
+impl<'p> RunCx<'p> {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        plan: &'p Plan,
+        paths: RunPaths,
+        state: RunState,
+        repo: Repo,
+        cancel: CancelToken,
+        project_env: ProjectEnv,
+        events: EventLog,
+        display: Box<dyn EventSink + 'p>,
+    ) -> Self {
+        RunCx {
+            plan,
+            paths,
+            state,
+            repo,
+            cancel,
+            project_env,
+            turn: None,
+            stall_reason: None,
+            outcome_so_far: None,
+            elapsed_before: Duration::ZERO,
+            events,
+            display,
+        }
+    }
+
+    /// Persists and displays an event. A failing event log is reported, not fatal: the state
+    /// file, not the log, is what resume relies on.
+    pub fn emit(&mut self, kind: EventKind) {
+        let event = Event::now(&self.state.task_id, kind);
+        if let Err(e) = self.events.append(&event) {
+            tracing::warn!("cannot append to {}: {e}", self.events.path().display());
+        }
+        self.display.emit(&event);
+    }
+
+    pub fn save_state(&mut self) -> Result<(), Error> {
+        self.state.updated_at = now();
+        self.state
+            .save(&self.paths.state())
+            .map_err(|e| Error::io("cannot write", self.paths.state(), e))
+    }
+
+    pub fn start_turn(&mut self, loop_id: &str, number: u32, max: u32) {
+        self.turn = Some(Turn::load(
+            &self.paths,
+            &self.plan.task,
+            loop_id,
+            number,
+            max,
+        ));
+    }
+
+    pub fn end_turn(&mut self) {
+        self.turn = None;
+    }
+
+    /// The turn number for records and prompts (0 outside a loop).
+    pub fn turn_number(&self) -> u32 {
+        self.turn.as_ref().map_or(0, |t| t.number)
+    }
+
+    pub fn cancel_outcome(&self) -> Outcome {
+        Outcome::Cancelled
+    }
+
+    /// The project environment's variables for a child process.
+    pub fn env_vars(&self) -> Vec<(String, String)> {
+        self.project_env.vars()
+    }
+}
+
+/// RFC 3339 UTC, seconds precision.
+pub fn now() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}

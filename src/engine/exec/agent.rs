@@ -1,0 +1,274 @@
+//! The `agent` step: render the role's prompt, invoke its adapter in a fresh process, then
+//! let the runner establish what happened. After a writing role the runner checkpoints the
+//! worktree and computes the changes from git; after a read-only role it audits the worktree
+//! against the checkpoint and reverts any change (a scope violation). A verdict role's answer
+//! is parsed and schema-checked, with one corrective retry.
+
+use std::fs;
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::agents::{adapter_for, Adapter, AgentOutcome, AgentRequest};
+use crate::engine::cx::RunCx;
+use crate::engine::exec::prompt::prompt_context;
+use crate::engine::exec::StepDone;
+use crate::engine::turn::{write_record, CoachRecord, PlayerRecord};
+use crate::error::Error;
+use crate::git;
+use crate::steps::verdict::{self, Verdict, VERDICT_SCHEMA};
+use crate::workflow::model::{Access, OutputKind, Role, Step};
+
+pub fn execute(cx: &mut RunCx, step: &Step, role_name: &str) -> Result<StepDone, Error> {
+    let plan = cx.plan;
+    let role = plan
+        .resolved
+        .workflow
+        .roles
+        .get(role_name)
+        .ok_or_else(|| Error::runtime(format!("role `{role_name}` is not defined")))?;
+    let adapter = adapter_for(role.agent).ok_or_else(|| {
+        Error::runtime(format!("the `{}` adapter is not available yet", role.agent))
+    })?;
+    let worktree = cx.state.worktree.clone();
+    if !worktree.is_dir() {
+        return Err(Error::runtime(format!(
+            "step `{}` needs a worktree, but no `worktree` step ran before it",
+            step.id
+        )));
+    }
+    match role.access {
+        Access::Write => run_writer(cx, step, role_name, role, adapter.as_ref(), &worktree),
+        Access::ReadOnly => run_reader(cx, step, role_name, role, adapter.as_ref(), &worktree),
+    }
+}
+
+fn run_writer(
+    cx: &mut RunCx,
+    step: &Step,
+    role_name: &str,
+    role: &Role,
+    adapter: &dyn Adapter,
+    worktree: &Path,
+) -> Result<StepDone, Error> {
+    let turn = cx.turn_number();
+    let prompt = render(cx, role)?;
+    let invocation = invoke(cx, role_name, role, adapter, worktree, &prompt, 1)?;
+    if invocation.outcome.status.is_cancelled() {
+        return Ok(StepDone::cancelled());
+    }
+    let before = cx.state.last_checkpoint.clone().unwrap_or_default();
+    let message = format!("autobuild: {} turn {turn} ({role_name})", cx.state.task_id);
+    let checkpoint = git::checkpoint(worktree, &message).map_err(git_error)?;
+    let stat = if checkpoint.changed && !before.is_empty() {
+        git::diff_stat(worktree, &before, &checkpoint.commit).map_err(git_error)?
+    } else {
+        git::DiffStat::default()
+    };
+    cx.state.last_checkpoint = Some(checkpoint.commit.clone());
+    let record = PlayerRecord {
+        turn,
+        step: step.id.clone(),
+        role: role_name.to_string(),
+        agent: invocation.outcome,
+        checkpoint,
+        files_changed: stat.paths(),
+        diff_stat: stat.render(),
+        prompt: invocation.prompt_path,
+        transcript: invocation.transcript_path,
+    };
+    write_record(&cx.paths.turn_record("player", turn), &record)
+        .map_err(|e| Error::io("cannot write", cx.paths.turn_record("player", turn), e))?;
+    let succeeded = record.succeeded();
+    let files = record.files_changed.len();
+    let exit = record.agent.status.name();
+    let summary = if succeeded {
+        format!("{files} file(s) changed")
+    } else {
+        format!("agent {}: {}", exit, record.agent.status.message())
+    };
+    if let Some(turn) = cx.turn.as_mut() {
+        turn.player = Some(record);
+    }
+    let outputs = json!({"succeeded": succeeded, "exit": exit, "files_changed": files});
+    Ok(if succeeded {
+        StepDone::ok(summary, outputs)
+    } else {
+        StepDone::failed(summary, outputs)
+    })
+}
+
+fn run_reader(
+    cx: &mut RunCx,
+    step: &Step,
+    role_name: &str,
+    role: &Role,
+    adapter: &dyn Adapter,
+    worktree: &Path,
+) -> Result<StepDone, Error> {
+    let turn = cx.turn_number();
+    let wants_verdict = role.output == Some(OutputKind::Verdict);
+    let prompt = render(cx, role)?;
+    let mut invocation = invoke(cx, role_name, role, adapter, worktree, &prompt, 1)?;
+    let mut violation = audit(cx, worktree)?;
+    if invocation.outcome.status.is_cancelled() {
+        return Ok(StepDone::cancelled());
+    }
+    let criteria_ids: Vec<String> = cx.plan.task.criteria.iter().map(|c| c.id.clone()).collect();
+    let mut retried = false;
+    let mut verdict_error = None;
+    let verdict = if !wants_verdict {
+        None
+    } else {
+        let first = parse(&invocation.outcome, &criteria_ids);
+        Some(match first {
+            Ok(v) => v,
+            Err(error) if invocation.outcome.status.is_success() => {
+                retried = true;
+                let retry = verdict::retry_prompt(&prompt, &error);
+                invocation = invoke(cx, role_name, role, adapter, worktree, &retry, 2)?;
+                violation.extend(audit(cx, worktree)?);
+                if invocation.outcome.status.is_cancelled() {
+                    return Ok(StepDone::cancelled());
+                }
+                match parse(&invocation.outcome, &criteria_ids) {
+                    Ok(v) => v,
+                    Err(error) => {
+                        verdict_error = Some(error.to_string());
+                        verdict::fallback_verdict(&error)
+                    }
+                }
+            }
+            Err(error) => {
+                verdict_error = Some(error.to_string());
+                verdict::fallback_verdict(&error)
+            }
+        })
+    };
+    violation.sort();
+    violation.dedup();
+    let record = CoachRecord {
+        turn,
+        step: step.id.clone(),
+        role: role_name.to_string(),
+        agent: invocation.outcome,
+        verdict,
+        verdict_error,
+        retried,
+        scope_violation: violation,
+        prompt: invocation.prompt_path,
+        transcript: invocation.transcript_path,
+    };
+    write_record(&cx.paths.turn_record("coach", turn), &record)
+        .map_err(|e| Error::io("cannot write", cx.paths.turn_record("coach", turn), e))?;
+    let decision = record
+        .verdict
+        .as_ref()
+        .map(|v| v.decision.as_str())
+        .unwrap_or("");
+    let mut summary = match &record.verdict {
+        Some(v) => format!("{}, {} issue(s)", v.decision.as_str(), v.issues.len()),
+        None => format!("agent {}", record.agent.status.name()),
+    };
+    if !record.scope_violation.is_empty() {
+        summary.push_str(&format!(
+            "; scope violation: {} file(s) changed and reverted",
+            record.scope_violation.len()
+        ));
+    }
+    let outputs = json!({
+        "succeeded": record.agent.status.is_success(),
+        "exit": record.agent.status.name(),
+        "files_changed": record.scope_violation.len(),
+        "decision": decision,
+    });
+    let ok = record.agent.status.is_success() && record.scope_violation.is_empty();
+    if let Some(turn) = cx.turn.as_mut() {
+        turn.coach = Some(record);
+    }
+    Ok(if ok {
+        StepDone::ok(summary, outputs)
+    } else {
+        StepDone::failed(summary, outputs)
+    })
+}
+
+fn parse(outcome: &AgentOutcome, criteria_ids: &[String]) -> Result<Verdict, verdict::VerdictError> {
+    verdict::parse_verdict(
+        outcome.structured_output.as_ref(),
+        &outcome.final_message,
+        criteria_ids,
+    )
+}
+
+/// A read-only role must leave the worktree exactly at the checkpoint.
+fn audit(cx: &RunCx, worktree: &Path) -> Result<Vec<String>, Error> {
+    let Some(checkpoint) = cx.state.last_checkpoint.as_deref() else {
+        return Ok(Vec::new());
+    };
+    git::restore(worktree, checkpoint).map_err(git_error)
+}
+
+fn render(cx: &RunCx, role: &Role) -> Result<String, Error> {
+    let context = prompt_context(cx);
+    cx.plan
+        .resolved
+        .render_prompt(&role.prompt, &context)
+        .map_err(|e| Error::runtime(format!("prompt `{}`: {e}", role.prompt)))
+}
+
+struct Invocation {
+    outcome: AgentOutcome,
+    prompt_path: std::path::PathBuf,
+    transcript_path: std::path::PathBuf,
+}
+
+fn invoke(
+    cx: &mut RunCx,
+    role_name: &str,
+    role: &Role,
+    adapter: &dyn Adapter,
+    worktree: &Path,
+    prompt: &str,
+    attempt: u32,
+) -> Result<Invocation, Error> {
+    let turn = cx.turn_number();
+    let prompt_path = cx.paths.prompt_file(role_name, turn, attempt);
+    let transcript_path = cx.paths.transcript(role_name, turn, attempt);
+    for dir in [cx.paths.prompts(), cx.paths.logs()] {
+        fs::create_dir_all(&dir).map_err(|e| Error::io("cannot create", dir.clone(), e))?;
+    }
+    fs::write(&prompt_path, prompt).map_err(|e| Error::io("cannot write", &prompt_path, e))?;
+    let env = cx.env_vars();
+    let request = AgentRequest {
+        role_name,
+        role,
+        prompt,
+        worktree,
+        env: &env,
+        run_dir: &cx.paths.dir,
+        prompt_file: &prompt_path,
+        transcript_path: &transcript_path,
+        task_id: &cx.state.task_id,
+        turn,
+        wants_verdict: role.output == Some(OutputKind::Verdict),
+        verdict_schema: VERDICT_SCHEMA,
+    };
+    let outcome = adapter
+        .invoke(&request, &cx.cancel)
+        .map_err(|e| Error::runtime(format!("role `{role_name}`: {e}")))?;
+    if let Some(cost) = outcome.cost_usd {
+        cx.state.cost_usd += cost;
+    }
+    cx.state.tokens_in += outcome.usage.input;
+    cx.state.tokens_out += outcome.usage.output;
+    Ok(Invocation {
+        outcome,
+        prompt_path,
+        transcript_path,
+    })
+}
+
+fn git_error(e: git::GitError) -> Error {
+    Error::runtime(e.to_string())
+}

@@ -1,0 +1,88 @@
+//! The `gate` step: the profile's requirements and the coach verdict, judged over what the
+//! runner recorded this turn, give `approved`, the reasons, and the next turn's feedback.
+
+use serde_json::json;
+
+use crate::engine::cx::RunCx;
+use crate::engine::exec::StepDone;
+use crate::engine::turn::{write_record, GateRecord};
+use crate::error::Error;
+use crate::steps::feedback::{build_feedback, feedback_signature};
+use crate::steps::gate::{self, CriterionFacts, GateInput, PlayerFacts};
+
+pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
+    let plan = cx.plan;
+    let turn_number = cx.turn_number();
+    let Some(turn) = cx.turn.as_ref() else {
+        return Err(Error::runtime("a `gate` step must be inside a loop"));
+    };
+    let player = match &turn.player {
+        Some(p) => PlayerFacts {
+            succeeded: p.succeeded(),
+            changed: p.checkpoint.changed,
+            failure: (!p.succeeded()).then(|| p.agent.status.message()),
+        },
+        None => PlayerFacts {
+            succeeded: false,
+            changed: false,
+            failure: Some("no player step ran this turn".into()),
+        },
+    };
+    let criteria = plan
+        .task
+        .criteria
+        .iter()
+        .map(|c| CriterionFacts {
+            id: c.id.clone(),
+            text: c.text.clone(),
+            verify: c.verify.clone(),
+            result: turn
+                .verify
+                .as_ref()
+                .and_then(|v| v.criteria.iter().find(|r| r.name == c.id).cloned()),
+        })
+        .collect();
+    let scope_violation = turn
+        .coach
+        .as_ref()
+        .filter(|c| !c.scope_violation.is_empty())
+        .map(|c| c.scope_violation.clone());
+    let input = GateInput {
+        requirements: plan.profile.require.clone(),
+        player,
+        checks: turn
+            .verify
+            .as_ref()
+            .map(|v| v.checks.clone())
+            .unwrap_or_default(),
+        criteria,
+        verdict: turn.verdict().cloned(),
+        coach_ran: turn.coach.is_some(),
+        scope_violation,
+    };
+    let decision = gate::evaluate(&input);
+    let feedback = build_feedback(&input, &decision);
+    let record = GateRecord {
+        turn: turn_number,
+        approved: decision.approved,
+        reasons: decision.reasons.clone(),
+        signature: feedback_signature(&feedback),
+        feedback,
+    };
+    let path = cx.paths.turn_record("gate", turn_number);
+    write_record(&path, &record).map_err(|e| Error::io("cannot write", &path, e))?;
+    let loop_id = turn.loop_id.clone();
+    if let Some(state) = cx.state.loops.get_mut(&loop_id) {
+        state.feedback = serde_json::to_value(&record.feedback).ok();
+    }
+    let summary = if record.approved {
+        "approved".to_string()
+    } else {
+        format!("not approved: {}", record.reasons.join("; "))
+    };
+    let outputs = json!({"approved": record.approved, "reasons": record.reasons});
+    if let Some(turn) = cx.turn.as_mut() {
+        turn.gate = Some(record);
+    }
+    Ok(StepDone::ok(summary, outputs))
+}

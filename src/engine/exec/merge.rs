@@ -1,0 +1,119 @@
+//! The `merge` step and `autobuild complete`: an approved branch lands on the base (squash by
+//! default), automatically with `--auto-merge`, after a question on a terminal, or later with
+//! `autobuild complete`. The worktree is removed after a merge and preserved otherwise.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use crate::engine::cx::RunCx;
+use crate::engine::exec::StepDone;
+use crate::error::Error;
+use crate::git::{self, Repo};
+use crate::ui;
+use crate::workflow::model::MergeStrategy;
+
+/// Everything needed to land a branch, for the step and for `autobuild complete`.
+pub struct MergeRequest {
+    pub task_id: String,
+    pub title: String,
+    pub branch: String,
+    pub base: String,
+    pub worktree: PathBuf,
+    pub strategy: MergeStrategy,
+    pub turns: u32,
+}
+
+/// Merges, then removes the worktree and the branch. Returns the new base commit.
+pub fn merge_run(repo: &Repo, request: &MergeRequest) -> Result<String, Error> {
+    let message = format!(
+        "{}: {}\n\nApproved by autobuild after {} turn(s) on {}.\n",
+        request.task_id, request.title, request.turns, request.branch
+    );
+    let outcome = repo
+        .merge_into_base(&request.branch, &request.base, request.strategy, &message)
+        .map_err(|e| {
+            Error::runtime(format!(
+                "cannot merge {} into {}: {e}",
+                request.branch, request.base
+            ))
+            .with_help(format!(
+                "the worktree is kept at {}; resolve the problem, then run `autobuild complete {}`",
+                request.worktree.display(),
+                request.task_id
+            ))
+        })?;
+    if request.worktree.exists() {
+        repo.remove_worktree(&request.worktree, &request.branch)
+            .map_err(|e| Error::runtime(e.to_string()))?;
+    }
+    // A squash leaves the branch unmerged by ancestry although its content landed.
+    repo.delete_branch(&request.branch, &request.base, true)
+        .map_err(|e| Error::runtime(e.to_string()))?;
+    Ok(outcome.commit)
+}
+
+pub fn execute(cx: &mut RunCx, strategy: Option<MergeStrategy>) -> Result<StepDone, Error> {
+    let plan = cx.plan;
+    let strategy = strategy
+        .or(plan.config.project.merge_strategy)
+        .unwrap_or_default();
+    let settings = &cx.state.settings;
+    let merge_now = if settings.no_merge {
+        false
+    } else if settings.auto_merge {
+        true
+    } else if ui::is_interactive() {
+        ui::confirm(&format!(
+            "Merge {} into {} ({})?",
+            cx.state.branch,
+            cx.state.base_branch,
+            strategy.as_str()
+        ))
+    } else {
+        false
+    };
+    if !merge_now {
+        return Ok(StepDone::ok(
+            format!(
+                "approved; merge later with `autobuild complete {}`",
+                cx.state.task_id
+            ),
+            json!({"merged": false, "pending": true, "commit": ""}),
+        ));
+    }
+    let turns = cx
+        .state
+        .loops
+        .values()
+        .map(|l| l.iteration)
+        .max()
+        .unwrap_or(0);
+    let request = MergeRequest {
+        task_id: cx.state.task_id.clone(),
+        title: cx.state.title.clone(),
+        branch: cx.state.branch.clone(),
+        base: cx.state.base_branch.clone(),
+        worktree: cx.state.worktree.clone(),
+        strategy,
+        turns,
+    };
+    let commit = merge_run(&cx.repo, &request)?;
+    Ok(StepDone::ok(
+        format!(
+            "{} into {} ({})",
+            strategy.as_str(),
+            request.base,
+            short(&commit)
+        ),
+        json!({"merged": true, "pending": false, "commit": commit}),
+    ))
+}
+
+fn short(commit: &str) -> &str {
+    commit.get(..10).unwrap_or(commit)
+}
+
+pub fn git_error(e: git::GitError) -> Error {
+    Error::runtime(e.to_string())
+}

@@ -1,0 +1,84 @@
+//! How the engine performs each built-in step against a live run.
+//!
+//! `src/steps/` holds what a step computes (pure decisions, check execution); the files here
+//! are the glue: they read the run context, call into `steps`, `agents` and `git`, write the
+//! turn records, and return the step's typed outputs.
+
+mod agent;
+mod gate;
+mod merge;
+mod prompt;
+mod report;
+mod run;
+mod verify;
+mod worktree;
+
+pub use merge::{merge_run, MergeRequest};
+pub use prompt::{build_prompt_context, prompt_context};
+pub use report::write_report;
+
+use serde_json::{Map, Value};
+
+use crate::engine::cx::RunCx;
+use crate::error::Error;
+use crate::workflow::model::{Action, Step};
+
+/// What a finished step hands back to the interpreter.
+#[derive(Debug, Clone, Default)]
+pub struct StepDone {
+    pub ok: bool,
+    pub outputs: Map<String, Value>,
+    /// One runner-produced line for the display and the event log.
+    pub summary: String,
+    /// The step was interrupted by Ctrl-C; it is not recorded as completed.
+    pub cancelled: bool,
+}
+
+impl StepDone {
+    pub fn ok(summary: impl Into<String>, outputs: Value) -> StepDone {
+        StepDone {
+            ok: true,
+            outputs: into_map(outputs),
+            summary: summary.into(),
+            cancelled: false,
+        }
+    }
+
+    pub fn failed(summary: impl Into<String>, outputs: Value) -> StepDone {
+        StepDone {
+            ok: false,
+            ..StepDone::ok(summary, outputs)
+        }
+    }
+
+    pub fn cancelled() -> StepDone {
+        StepDone {
+            cancelled: true,
+            summary: "cancelled".into(),
+            ..StepDone::default()
+        }
+    }
+}
+
+fn into_map(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+pub fn execute(cx: &mut RunCx, step: &Step) -> Result<StepDone, Error> {
+    match &step.action {
+        Action::Worktree => worktree::execute(cx),
+        Action::Agent { role } => agent::execute(cx, step, role),
+        Action::Verify { checks } => verify::execute(cx, checks.as_deref()),
+        Action::Gate => gate::execute(cx),
+        Action::Merge { strategy } => merge::execute(cx, *strategy),
+        Action::Run { run, env } => run::execute(cx, step, run, env),
+        Action::Report => report::execute(cx),
+        Action::Loop { .. } => Err(Error::runtime(format!(
+            "step `{}`: loops are run by the interpreter",
+            step.id
+        ))),
+    }
+}

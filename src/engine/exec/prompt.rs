@@ -1,0 +1,98 @@
+//! Builds the context a prompt template sees (DESIGN.md §4.1) from runner records only.
+
+use crate::engine::cx::RunCx;
+use crate::engine::plan::Plan;
+use crate::engine::state::LoopState;
+use crate::engine::turn::Turn;
+use crate::steps::check::CheckResult;
+use crate::steps::verdict::VERDICT_SCHEMA;
+use crate::workflow::context::{
+    CheckContext, CriterionContext, FeedbackContext, PlayerContext, ProfileContext,
+    PromptContext, TaskContext, VerifyContext, WorktreeContext,
+};
+
+pub fn prompt_context(cx: &RunCx) -> PromptContext {
+    let turn = cx.turn.as_ref();
+    let loop_state = turn.and_then(|t| cx.state.loops.get(&t.loop_id));
+    let worktree = WorktreeContext {
+        path: cx.state.worktree.display().to_string(),
+        branch: cx.state.branch.clone(),
+        base: cx.state.base_branch.clone(),
+    };
+    build_prompt_context(cx.plan, worktree, turn, loop_state)
+}
+
+/// The context from plain parts; `--dry-run` uses it with no turn and no loop state.
+pub fn build_prompt_context(
+    plan: &Plan,
+    worktree: WorktreeContext,
+    turn: Option<&Turn>,
+    loop_state: Option<&LoopState>,
+) -> PromptContext {
+    let task = &plan.task;
+    let feedback = loop_state
+        .and_then(|l| l.feedback.clone())
+        .and_then(|v| serde_json::from_value::<FeedbackContext>(v).ok());
+    PromptContext {
+        task: TaskContext {
+            id: task.id.clone(),
+            title: task.title.clone(),
+            requirements: task.requirements.clone(),
+            criteria: task
+                .criteria
+                .iter()
+                .map(|c| CriterionContext {
+                    id: c.id.clone(),
+                    text: c.text.clone(),
+                    verify: c.verify.clone(),
+                })
+                .collect(),
+            task_type: task.task_type.clone(),
+            complexity: task.complexity,
+            path: display_path(&plan.root, &task.path),
+        },
+        turn: turn.map_or(1, |t| t.number),
+        max_turns: turn.map_or(plan.max_turns, |t| t.max),
+        worktree,
+        profile: ProfileContext {
+            name: plan.profile.name.clone(),
+            require: plan.profile.require.iter().map(|r| r.to_string()).collect(),
+        },
+        feedback,
+        verify: turn.and_then(|t| t.verify.as_ref()).map(|v| VerifyContext {
+            passed: v.passed,
+            checks: v.checks.iter().map(check_context).collect(),
+            criteria: v.criteria.iter().map(check_context).collect(),
+        }),
+        player: turn.and_then(|t| t.player.as_ref()).map(|p| PlayerContext {
+            succeeded: p.succeeded(),
+            files_changed: p.files_changed.clone(),
+            diff_stat: p.diff_stat.clone(),
+            final_message: p.agent.final_message.clone(),
+        }),
+        stall_notice: loop_state.and_then(|l| l.stall_notice.clone()),
+        inputs: plan.inputs.clone(),
+        verdict_schema: VERDICT_SCHEMA.to_string(),
+    }
+}
+
+/// A check result as templates and feedback see it.
+pub fn check_context(check: &CheckResult) -> CheckContext {
+    CheckContext {
+        name: check.name.clone(),
+        command: check.command.clone(),
+        status: check.status.as_str().to_string(),
+        exit_code: check.exit_code,
+        summary: check.summary.clone(),
+        log_path: check.log_path.display().to_string(),
+        failure_class: check.failure_class.map(|c| c.as_str().to_string()),
+        advice: check.advice.clone(),
+    }
+}
+
+fn display_path(root: &std::path::Path, path: &std::path::Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}

@@ -1,0 +1,272 @@
+//! The `report` step: `report.md`, the run's summary — or, when the run did not get approved,
+//! the blocked report a human reads next morning: attempts, recurring issues with counts, the
+//! last feedback, the failure class, suggested actions and where the work is preserved.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::engine::cx::RunCx;
+use crate::engine::exec::StepDone;
+use crate::engine::outcome::Outcome;
+use crate::engine::paths::RunPaths;
+use crate::engine::state::RunState;
+use crate::engine::turn::{CoachRecord, GateRecord, PlayerRecord, VerifyRecord};
+use crate::error::Error;
+
+/// Everything recorded about one turn, loaded back from the run directory.
+#[derive(Debug, Default)]
+pub struct TurnRecords {
+    pub turn: u32,
+    pub player: Option<PlayerRecord>,
+    pub verify: Option<VerifyRecord>,
+    pub coach: Option<CoachRecord>,
+    pub gate: Option<GateRecord>,
+}
+
+/// Loads every turn's records, in order, until the first turn with none.
+pub fn load_turns(paths: &RunPaths) -> Vec<TurnRecords> {
+    (1..)
+        .map(|turn| TurnRecords {
+            turn,
+            player: read(&paths.turn_record("player", turn)),
+            verify: read(&paths.turn_record("verify", turn)),
+            coach: read(&paths.turn_record("coach", turn)),
+            gate: read(&paths.turn_record("gate", turn)),
+        })
+        .take_while(|t| t.player.is_some() || t.verify.is_some() || t.coach.is_some())
+        .collect()
+}
+
+fn read<T: serde::de::DeserializeOwned>(path: &Path) -> Option<T> {
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+}
+
+pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
+    let outcome = cx.outcome_so_far.clone().unwrap_or(Outcome::Approved { merged: false });
+    let path = write_report(&cx.paths, &cx.state, &outcome)?;
+    Ok(StepDone::ok(
+        path.display().to_string(),
+        json!({"path": path.display().to_string()}),
+    ))
+}
+
+/// Writes `report.md` for the run as it stands, returning its path.
+pub fn write_report(
+    paths: &RunPaths,
+    state: &RunState,
+    outcome: &Outcome,
+) -> Result<std::path::PathBuf, Error> {
+    let turns = load_turns(paths);
+    let text = render(state, outcome, &turns);
+    let path = paths.report();
+    crate::engine::state::write_atomic(&path, text.as_bytes())
+        .map_err(|e| Error::io("cannot write", &path, e))?;
+    Ok(path)
+}
+
+/// The report's Markdown, from plain records.
+pub fn render(state: &RunState, outcome: &Outcome, turns: &[TurnRecords]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# {}: {}\n", state.task_id, state.title);
+    let _ = writeln!(out, "**Outcome:** {}\n", outcome.message());
+    let _ = writeln!(out, "- Workflow: `{}`", state.workflow);
+    let _ = writeln!(out, "- Branch: `{}` (base `{}`)", state.branch, state.base_branch);
+    let _ = writeln!(out, "- Turns: {}", turns.len());
+    if state.cost_usd > 0.0 {
+        let _ = writeln!(out, "- Cost: ${:.2}", state.cost_usd);
+    }
+    if state.tokens_in + state.tokens_out > 0 {
+        let _ = writeln!(
+            out,
+            "- Tokens: {} in, {} out",
+            state.tokens_in, state.tokens_out
+        );
+    }
+    let preserved = !matches!(outcome, Outcome::Approved { merged: true });
+    if preserved {
+        let _ = writeln!(out, "- Worktree (preserved): `{}`", state.worktree.display());
+    }
+    out.push('\n');
+    render_history(&mut out, turns);
+    if !matches!(outcome, Outcome::Approved { .. }) {
+        render_blocked(&mut out, state, outcome, turns);
+    } else if matches!(outcome, Outcome::Approved { merged: false }) {
+        let _ = writeln!(
+            out,
+            "## Next step\n\nMerge with `autobuild complete {}`, or throw the work away with `autobuild discard {}`.",
+            state.task_id, state.task_id
+        );
+    }
+    out
+}
+
+fn render_history(out: &mut String, turns: &[TurnRecords]) {
+    if turns.is_empty() {
+        let _ = writeln!(out, "No turn ran.\n");
+        return;
+    }
+    let _ = writeln!(out, "## Turns\n");
+    let _ = writeln!(out, "| turn | player | checks | criteria | coach | gate |");
+    let _ = writeln!(out, "|---|---|---|---|---|---|");
+    for t in turns {
+        let player = t.player.as_ref().map_or("-".to_string(), |p| {
+            if p.succeeded() {
+                format!("{} file(s) changed", p.files_changed.len())
+            } else {
+                format!("failed ({})", p.agent.status.name())
+            }
+        });
+        let checks = t.verify.as_ref().map_or("-".to_string(), |v| {
+            let failed: Vec<&str> = v
+                .checks
+                .iter()
+                .filter(|c| !c.passed())
+                .map(|c| c.name.as_str())
+                .collect();
+            if failed.is_empty() {
+                format!("{} passed", v.checks.len())
+            } else {
+                format!("failed: {}", failed.join(", "))
+            }
+        });
+        let criteria = t.verify.as_ref().map_or("-".to_string(), |v| {
+            let met = v.criteria.iter().filter(|c| c.passed()).count();
+            format!("{met}/{} executable met", v.criteria.len())
+        });
+        let coach = t
+            .coach
+            .as_ref()
+            .and_then(|c| c.verdict.as_ref())
+            .map_or("-".to_string(), |v| {
+                format!("{} ({} issue(s))", v.decision.as_str(), v.issues.len())
+            });
+        let gate = t.gate.as_ref().map_or("-", |g| {
+            if g.approved {
+                "approved"
+            } else {
+                "not approved"
+            }
+        });
+        let _ = writeln!(
+            out,
+            "| {} | {player} | {checks} | {criteria} | {coach} | {gate} |",
+            t.turn
+        );
+    }
+    out.push('\n');
+}
+
+fn render_blocked(out: &mut String, state: &RunState, outcome: &Outcome, turns: &[TurnRecords]) {
+    let _ = writeln!(out, "## Why it stopped\n\n{}\n", outcome.message());
+    let recurring = recurring_issues(turns);
+    if !recurring.is_empty() {
+        let _ = writeln!(out, "## Recurring issues\n");
+        for (issue, count) in &recurring {
+            let _ = writeln!(out, "- {count}× {issue}");
+        }
+        out.push('\n');
+    }
+    let last_gate = turns.iter().rev().find_map(|t| t.gate.as_ref());
+    if let Some(gate) = last_gate {
+        let _ = writeln!(out, "## Last feedback\n\n{}\n", gate.feedback.summary);
+        for check in &gate.feedback.failing_checks {
+            let _ = writeln!(
+                out,
+                "- check `{}` {} (log: `{}`)\n\n```text\n{}\n```\n",
+                check.name,
+                check.status,
+                check.log_path,
+                check.summary.trim_end()
+            );
+        }
+        for criterion in &gate.feedback.unmet_criteria {
+            let _ = writeln!(
+                out,
+                "- {} not met: {} — {}",
+                criterion.id, criterion.text, criterion.reason
+            );
+        }
+        out.push('\n');
+    }
+    let class = failure_class(last_gate);
+    let _ = writeln!(out, "## Failure class\n\n{class}\n");
+    let _ = writeln!(out, "## Suggested actions\n");
+    if class.starts_with("infrastructure") {
+        let _ = writeln!(out, "- Fix the environment the runner and the agents share (`[env]` in `.autobuild/config.toml`), then resume.");
+    }
+    let _ = writeln!(
+        out,
+        "- Inspect the work in `{}` and the logs under `.autobuild/runs/{}/logs/`.",
+        state.worktree.display(),
+        state.task_id
+    );
+    let _ = writeln!(
+        out,
+        "- Clarify the task's requirements or criteria if the feedback shows a misunderstanding."
+    );
+    match outcome {
+        Outcome::Cancelled | Outcome::TimedOut | Outcome::Failed { .. } => {
+            let _ = writeln!(
+                out,
+                "- Continue where it stopped: `autobuild resume {}`.",
+                state.task_id
+            );
+        }
+        _ => {
+            let _ = writeln!(
+                out,
+                "- Give it more turns on the same branch: `autobuild task {} --resume --max-turns N`.",
+                state.task_id
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "- Throw the attempt away: `autobuild discard {}`.",
+        state.task_id
+    );
+}
+
+/// Coach issues and failing checks, counted across turns, most frequent first.
+fn recurring_issues(turns: &[TurnRecords]) -> Vec<(String, usize)> {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for gate in turns.iter().filter_map(|t| t.gate.as_ref()) {
+        for issue in &gate.feedback.issues {
+            *counts
+                .entry(format!("[{}] {}", issue.severity, issue.description))
+                .or_default() += 1;
+        }
+        for check in &gate.feedback.failing_checks {
+            *counts
+                .entry(format!("check `{}` {}", check.name, check.status))
+                .or_default() += 1;
+        }
+    }
+    let mut list: Vec<(String, usize)> = counts.into_iter().filter(|(_, n)| *n > 1).collect();
+    list.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    list
+}
+
+fn failure_class(gate: Option<&GateRecord>) -> String {
+    let Some(gate) = gate else {
+        return "unknown: no turn reached the gate".into();
+    };
+    let infrastructure = gate
+        .feedback
+        .failing_checks
+        .iter()
+        .filter(|c| c.failure_class.as_deref() == Some("infrastructure"))
+        .collect::<Vec<_>>();
+    if let Some(check) = infrastructure.first() {
+        let advice = check.advice.clone().unwrap_or_default();
+        return format!("infrastructure — {advice}");
+    }
+    if gate.feedback.failing_checks.is_empty() && gate.feedback.issues.is_empty() {
+        "process — see the reasons above".into()
+    } else {
+        "code — the implementation does not yet meet the requirements".into()
+    }
+}

@@ -1,0 +1,66 @@
+//! The `run` step: a shell command in the worktree with the project environment. Values from
+//! the workflow reach it only as environment variables (`env = { NAME = "${{ expr }}" }` is
+//! rendered by the workflow layer), never spliced into the command text.
+
+use std::collections::BTreeMap;
+use std::fs;
+
+use serde_json::json;
+
+use crate::engine::cx::RunCx;
+use crate::engine::exec::StepDone;
+use crate::error::Error;
+use crate::steps::verify::{run_checks, CheckSpec};
+use crate::workflow::model::Step;
+
+const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+
+pub fn execute(
+    cx: &mut RunCx,
+    step: &Step,
+    command: &str,
+    extra_env: &BTreeMap<String, String>,
+) -> Result<StepDone, Error> {
+    let logs = cx.paths.logs();
+    fs::create_dir_all(&logs).map_err(|e| Error::io("cannot create", &logs, e))?;
+    let mut env = cx.env_vars();
+    env.extend(extra_env.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let spec = CheckSpec {
+        name: step.id.clone(),
+        command: command.to_string(),
+        timeout: step.timeout.unwrap_or(DEFAULT_TIMEOUT),
+    };
+    let worktree = if cx.state.worktree.is_dir() {
+        cx.state.worktree.clone()
+    } else {
+        cx.plan.root.clone()
+    };
+    let shell = |cmd: &str| cx.project_env.shell_command(cmd);
+    let prefix = format!("turn_{}_run_", cx.turn_number());
+    let results = run_checks(
+        std::slice::from_ref(&spec),
+        &shell,
+        &env,
+        &worktree,
+        &logs,
+        &prefix,
+        &cx.cancel,
+    );
+    if cx.cancel.is_cancelled() {
+        return Ok(StepDone::cancelled());
+    }
+    let Some(result) = results.into_iter().next() else {
+        return Err(Error::runtime(format!("step `{}` did not run", step.id)));
+    };
+    let outputs = json!({"exit_code": result.exit_code, "passed": result.passed()});
+    let summary = format!(
+        "{} (log: {})",
+        result.status.as_str(),
+        result.log_path.display()
+    );
+    Ok(if result.passed() {
+        StepDone::ok(summary, outputs)
+    } else {
+        StepDone::failed(summary, outputs)
+    })
+}

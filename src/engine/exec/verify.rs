@@ -1,0 +1,93 @@
+//! The `verify` step: the runner runs the project's checks and the task's executable criteria
+//! in the worktree, with the same environment the agents got (the parity cure).
+
+use std::fs;
+
+use serde_json::json;
+
+use crate::engine::cx::RunCx;
+use crate::engine::exec::StepDone;
+use crate::engine::turn::{write_record, VerifyRecord};
+use crate::error::Error;
+use crate::steps::verify::{run_checks, CheckSpec};
+
+/// Executable criteria get the same timeout as a check unless the project says otherwise.
+const CRITERION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+
+pub fn execute(cx: &mut RunCx, only: Option<&[String]>) -> Result<StepDone, Error> {
+    let plan = cx.plan;
+    let turn = cx.turn_number();
+    let worktree = cx.state.worktree.clone();
+    let logs = cx.paths.logs();
+    fs::create_dir_all(&logs).map_err(|e| Error::io("cannot create", &logs, e))?;
+    let checks: Vec<CheckSpec> = plan
+        .checks
+        .iter()
+        .filter(|c| only.is_none_or(|names| names.iter().any(|n| n == &c.name)))
+        .map(|c| CheckSpec {
+            name: c.name.clone(),
+            command: c.cmd.clone(),
+            timeout: c.timeout,
+        })
+        .collect();
+    let criteria: Vec<CheckSpec> = plan
+        .task
+        .executable_criteria()
+        .map(|c| CheckSpec {
+            name: c.id.clone(),
+            command: c.verify.clone().unwrap_or_default(),
+            timeout: CRITERION_TIMEOUT,
+        })
+        .collect();
+    let env = cx.env_vars();
+    let shell = |cmd: &str| cx.project_env.shell_command(cmd);
+    let prefix = format!("turn_{turn}_");
+    let check_results = run_checks(&checks, &shell, &env, &worktree, &logs, &prefix, &cx.cancel);
+    let criteria_results = run_checks(
+        &criteria,
+        &shell,
+        &env,
+        &worktree,
+        &logs,
+        &format!("{prefix}criterion_"),
+        &cx.cancel,
+    );
+    if cx.cancel.is_cancelled() {
+        return Ok(StepDone::cancelled());
+    }
+    let failed: Vec<String> = check_results
+        .iter()
+        .chain(&criteria_results)
+        .filter(|c| !c.passed())
+        .map(|c| c.name.clone())
+        .collect();
+    let criteria_met = criteria_results.iter().filter(|c| c.passed()).count();
+    let record = VerifyRecord {
+        turn,
+        passed: failed.is_empty(),
+        checks: check_results,
+        criteria: criteria_results,
+    };
+    let path = cx.paths.turn_record("verify", turn);
+    write_record(&path, &record).map_err(|e| Error::io("cannot write", &path, e))?;
+    let summary = if failed.is_empty() {
+        format!(
+            "{} check(s) and {} criteria passed",
+            record.checks.len(),
+            record.criteria.len()
+        )
+    } else {
+        format!("failed: {}", failed.join(", "))
+    };
+    let outputs = json!({
+        "passed": record.passed,
+        "failed": failed,
+        "criteria_met": criteria_met,
+        "criteria_total": record.criteria.len(),
+    });
+    if let Some(turn) = cx.turn.as_mut() {
+        turn.verify = Some(record);
+    }
+    // A failing check is data for the gate, not a failed step.
+    Ok(StepDone::ok(summary, outputs))
+}

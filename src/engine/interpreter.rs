@@ -1,0 +1,482 @@
+//! The workflow interpreter: walks the steps in order, evaluates `if`/`until`, runs loops with
+//! their bound and stall detection, enforces run limits, and persists after every step.
+//!
+//! Resuming is the same walk over a loaded [`RunState`]: a step whose path is recorded as
+//! completed is not executed again, its outputs are restored into the expression context.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Map, Value};
+
+use crate::engine::cx::RunCx;
+use crate::engine::events::{EventKind, TurnSummary};
+use crate::engine::outcome::Outcome;
+use crate::engine::state::StepRecord;
+use crate::engine::turn::Turn;
+use crate::error::Error;
+use crate::engine::exec;
+use crate::steps::stall::{self, StallAction, StallPolicy, TurnFacts};
+use crate::workflow::expr;
+use crate::workflow::model::{Action, Step};
+
+/// Why the walk stops running ordinary steps (`always` steps still run).
+#[derive(Debug, Clone)]
+enum Stop {
+    Outcome(Outcome),
+}
+
+/// Outputs visible to expressions, one frame per loop nesting level.
+#[derive(Debug, Default, Clone)]
+struct Frame {
+    prefix: String,
+    outputs: Map<String, Value>,
+    prev: Map<String, Value>,
+}
+
+pub struct Interpreter<'a, 'p> {
+    cx: &'a mut RunCx<'p>,
+    frames: Vec<Frame>,
+    stop: Option<Stop>,
+    started: Instant,
+    /// The last loop's exit, which decides blocked vs stalled.
+    loop_exits: Vec<String>,
+    last_gate_approved: Option<bool>,
+    merged: bool,
+}
+
+impl<'a, 'p> Interpreter<'a, 'p> {
+    pub fn new(cx: &'a mut RunCx<'p>) -> Self {
+        Interpreter {
+            cx,
+            frames: vec![Frame::default()],
+            stop: None,
+            started: Instant::now(),
+            loop_exits: Vec::new(),
+            last_gate_approved: None,
+            merged: false,
+        }
+    }
+
+    /// Runs the whole workflow and says how it ended.
+    pub fn run(mut self) -> Result<Outcome, Error> {
+        let steps = self.cx.plan.resolved.workflow.steps.clone();
+        self.walk(&steps)?;
+        Ok(self.outcome())
+    }
+
+    fn outcome(&self) -> Outcome {
+        if let Some(Stop::Outcome(outcome)) = &self.stop {
+            return outcome.clone();
+        }
+        match self.loop_exits.last().map(String::as_str) {
+            Some("stalled") => {
+                return Outcome::Stalled {
+                    reason: self.cx.stall_reason.clone().unwrap_or_default(),
+                }
+            }
+            Some("exhausted") => return Outcome::TurnLimit,
+            _ => {}
+        }
+        match self.last_gate_approved {
+            Some(false) => Outcome::TurnLimit,
+            _ => Outcome::Approved {
+                merged: self.merged,
+            },
+        }
+    }
+
+    fn walk(&mut self, steps: &[Step]) -> Result<(), Error> {
+        for step in steps {
+            if let Some(stop) = self.limit_stop() {
+                self.stop.get_or_insert(stop);
+            }
+            let path = self.path_of(&step.id);
+            if self.stop.is_some() && !step.always {
+                continue;
+            }
+            if let Some(record) = self.cx.state.completed.get(&path).cloned() {
+                self.record_outputs(step, record.outputs);
+                if let Action::Loop { .. } = step.action {
+                    self.note_loop_exit(&step.id);
+                }
+                continue;
+            }
+            if let Some(condition) = &step.condition {
+                let holds = expr::eval_bool(condition, &self.expression_context())
+                    .map_err(|e| Error::runtime(format!("step `{}`: `if`: {e}", step.id)))?;
+                if !holds {
+                    self.cx.emit(EventKind::StepSkipped {
+                        step: step.id.clone(),
+                        reason: format!("`if` is false: {condition}"),
+                    });
+                    continue;
+                }
+            }
+            match &step.action {
+                Action::Loop {
+                    max_iterations,
+                    until,
+                    stall,
+                    steps: body,
+                } => {
+                    let max = self.cx.plan.max_turns_for(&step.id, *max_iterations);
+                    self.run_loop(step, max, until.as_deref(), stall.as_ref(), body)?;
+                }
+                _ => self.run_step(step, &path)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn run_step(&mut self, step: &Step, path: &str) -> Result<(), Error> {
+        self.cx.outcome_so_far = Some(self.outcome());
+        let turn = self.cx.turn.as_ref().map(|t| t.number);
+        self.cx.emit(EventKind::StepStarted {
+            step: step.id.clone(),
+            uses: step.action.uses().to_string(),
+            turn,
+        });
+        let clock = Instant::now();
+        let result = exec::execute(self.cx, step);
+        let duration_ms = clock.elapsed().as_millis() as u64;
+        let done = match result {
+            Ok(done) => done,
+            Err(error) => {
+                self.cx.emit(EventKind::StepFinished {
+                    step: step.id.clone(),
+                    uses: step.action.uses().to_string(),
+                    turn,
+                    ok: false,
+                    duration_ms,
+                    summary: error.to_string(),
+                });
+                self.stop.get_or_insert(Stop::Outcome(Outcome::Failed {
+                    message: format!("step `{}`: {error}", step.id),
+                }));
+                return Ok(());
+            }
+        };
+        self.cx.emit(EventKind::StepFinished {
+            step: step.id.clone(),
+            uses: step.action.uses().to_string(),
+            turn,
+            ok: done.ok,
+            duration_ms,
+            summary: done.summary.clone(),
+        });
+        if done.cancelled {
+            self.stop
+                .get_or_insert(Stop::Outcome(self.cx.cancel_outcome()));
+            return Ok(());
+        }
+        if let Action::Gate = step.action {
+            self.last_gate_approved = done.outputs.get("approved").and_then(Value::as_bool);
+        }
+        if let Action::Merge { .. } = step.action {
+            self.merged = done.outputs.get("merged").and_then(Value::as_bool) == Some(true);
+        }
+        let outputs = Value::Object(done.outputs);
+        self.cx.state.completed.insert(
+            path.to_string(),
+            StepRecord {
+                ok: done.ok,
+                outputs: outputs.clone(),
+            },
+        );
+        self.cx.save_state()?;
+        self.record_outputs(step, outputs);
+        if !done.ok && self.cx.turn.is_none() {
+            self.stop.get_or_insert(Stop::Outcome(Outcome::Failed {
+                message: format!("step `{}`: {}", step.id, done.summary),
+            }));
+        }
+        Ok(())
+    }
+
+    fn run_loop(
+        &mut self,
+        step: &Step,
+        max: u32,
+        until: Option<&str>,
+        stall_config: Option<&crate::workflow::model::StallConfig>,
+        body: &[Step],
+    ) -> Result<(), Error> {
+        let loop_id = step.id.clone();
+        let loop_path = self.path_of(&loop_id);
+        let first = self
+            .cx
+            .state
+            .loops
+            .get(&loop_id)
+            .map_or(1, |l| l.iteration.max(1));
+        let mut exit = "exhausted";
+        let mut iterations = first.saturating_sub(1);
+        let mut prev = self.restore_prev(&loop_path, first);
+        for iteration in first..=max {
+            if self.stop.is_some() {
+                break;
+            }
+            iterations = iteration;
+            self.cx
+                .state
+                .loops
+                .entry(loop_id.clone())
+                .or_default()
+                .iteration = iteration;
+            self.cx.start_turn(&loop_id, iteration, max);
+            self.cx.save_state()?;
+            self.frames.push(Frame {
+                prefix: format!("{loop_path}/{iteration}/"),
+                outputs: Map::new(),
+                prev: std::mem::take(&mut prev),
+            });
+            let walked = self.walk(body);
+            let done = match (&walked, until, self.stop.is_some()) {
+                (Ok(()), Some(expression), false) => {
+                    self.finish_turn(iteration, max);
+                    expr::eval_bool(expression, &self.expression_context()).map_err(|e| {
+                        Error::runtime(format!("loop `{loop_id}`: `until`: {e}"))
+                    })
+                }
+                (Ok(()), None, false) => {
+                    self.finish_turn(iteration, max);
+                    Ok(false)
+                }
+                _ => Ok(false),
+            };
+            if let Some(frame) = self.frames.pop() {
+                prev = frame.outputs;
+            }
+            walked?;
+            let done = done?;
+            if self.stop.is_some() {
+                self.cx.end_turn();
+                break;
+            }
+            if done {
+                exit = "done";
+                self.cx.end_turn();
+                break;
+            }
+            if let Some(config) = stall_config {
+                if let Some(reason) = self.check_stall(&loop_id, config) {
+                    exit = "stalled";
+                    self.cx.stall_reason = Some(reason);
+                    self.cx.end_turn();
+                    break;
+                }
+            }
+            self.cx.end_turn();
+        }
+        if self.stop.is_some() {
+            self.cx.save_state()?;
+            return Ok(());
+        }
+        if let Some(state) = self.cx.state.loops.get_mut(&loop_id) {
+            state.exit = Some(exit.to_string());
+        }
+        let outputs = json!({"iterations": iterations, "exit": exit});
+        self.cx.state.completed.insert(
+            loop_path,
+            StepRecord {
+                ok: exit == "done",
+                outputs: outputs.clone(),
+            },
+        );
+        self.cx.save_state()?;
+        self.record_outputs(step, outputs);
+        self.loop_exits.push(exit.to_string());
+        Ok(())
+    }
+
+    /// On resume, the previous iteration's outputs come back from the state.
+    fn restore_prev(&self, loop_path: &str, iteration: u32) -> Map<String, Value> {
+        let prefix = format!("{loop_path}/{}/", iteration.saturating_sub(1));
+        self.cx
+            .state
+            .completed
+            .iter()
+            .filter_map(|(path, record)| {
+                let id = path.strip_prefix(&prefix)?;
+                (!id.contains('/')).then(|| (id.to_string(), json!({"outputs": record.outputs})))
+            })
+            .collect()
+    }
+
+    fn note_loop_exit(&mut self, loop_id: &str) {
+        if let Some(exit) = self
+            .cx
+            .state
+            .loops
+            .get(loop_id)
+            .and_then(|l| l.exit.clone())
+        {
+            self.loop_exits.push(exit);
+        }
+    }
+
+    /// Records the turn's facts for stall detection and tells the display.
+    fn finish_turn(&mut self, iteration: u32, max: u32) {
+        let Some(turn) = self.cx.turn.as_ref() else {
+            return;
+        };
+        let summary = turn.summary();
+        let facts = turn.facts();
+        if let Some(approved) = turn.gate.as_ref().map(|g| g.approved) {
+            self.last_gate_approved = Some(approved);
+        }
+        let loop_id = turn.loop_id.clone();
+        if let Some(state) = self.cx.state.loops.get_mut(&loop_id) {
+            state.history.push(facts);
+        }
+        self.cx.emit(EventKind::TurnFinished {
+            turn: iteration,
+            max_turns: max,
+            summary,
+        });
+    }
+
+    fn check_stall(
+        &mut self,
+        loop_id: &str,
+        config: &crate::workflow::model::StallConfig,
+    ) -> Option<String> {
+        let state = self.cx.state.loops.get_mut(loop_id)?;
+        let reason = stall::detect_stall(&state.history, config.window);
+        let policy = StallPolicy {
+            nudge: config.nudge,
+        };
+        match stall::decide(&policy, state.nudged, reason) {
+            StallAction::Continue => None,
+            StallAction::Nudge(notice) => {
+                state.nudged = true;
+                state.stall_notice = Some(notice.clone());
+                self.cx.emit(EventKind::Warning {
+                    message: format!("stall detected; nudging the player: {notice}"),
+                });
+                None
+            }
+            StallAction::Stop(reason) => Some(reason.to_string()),
+        }
+    }
+
+    /// Cancellation, wall time and budget, checked between steps.
+    fn limit_stop(&self) -> Option<Stop> {
+        if self.cx.cancel.is_cancelled() {
+            return Some(Stop::Outcome(Outcome::Cancelled));
+        }
+        let limits = &self.cx.plan.resolved.workflow.limits;
+        if let Some(max) = limits.max_wall_time {
+            if self.cx.elapsed_before + self.started.elapsed() >= max {
+                return Some(Stop::Outcome(Outcome::TimedOut));
+            }
+        }
+        if let Some(limit) = limits.max_cost_usd {
+            if self.cx.state.cost_usd > limit {
+                return Some(Stop::Outcome(Outcome::OverBudget {
+                    spent: self.cx.state.cost_usd,
+                    limit,
+                }));
+            }
+        }
+        None
+    }
+
+    /// What is left of the wall-time limit, for agent and check deadlines.
+    pub fn remaining(&self) -> Option<Duration> {
+        self.cx
+            .plan
+            .resolved
+            .workflow
+            .limits
+            .max_wall_time
+            .map(|max| max.saturating_sub(self.cx.elapsed_before + self.started.elapsed()))
+    }
+
+    fn path_of(&self, id: &str) -> String {
+        let prefix = self.frames.last().map_or("", |f| f.prefix.as_str());
+        format!("{prefix}{id}")
+    }
+
+    fn record_outputs(&mut self, step: &Step, outputs: Value) {
+        if let Some(frame) = self.frames.last_mut() {
+            frame
+                .outputs
+                .insert(step.id.clone(), json!({ "outputs": outputs }));
+        }
+    }
+
+    /// `steps`, `prev`, `inputs`, `task`, `turn` for `if`/`until`.
+    fn expression_context(&self) -> Value {
+        let mut visible = Map::new();
+        for frame in &self.frames {
+            for (k, v) in &frame.outputs {
+                visible.insert(k.clone(), v.clone());
+            }
+        }
+        let prev = self
+            .frames
+            .last()
+            .map(|f| f.prev.clone())
+            .unwrap_or_default();
+        let task = &self.cx.plan.task;
+        json!({
+            "steps": visible,
+            "prev": prev,
+            "inputs": self.cx.plan.inputs.clone().into_iter().collect::<BTreeMap<_, _>>(),
+            "task": {
+                "id": task.id,
+                "title": task.title,
+                "task_type": task.task_type,
+                "complexity": task.complexity,
+            },
+            "turn": self.cx.turn.as_ref().map_or(0, |t| t.number),
+        })
+    }
+}
+
+impl Turn {
+    /// What the display shows for a finished turn.
+    pub fn summary(&self) -> TurnSummary {
+        let (checks_passed, checks_failed) = self.verify.as_ref().map_or((0, 0), |v| {
+            let passed = v.checks.iter().filter(|c| c.passed()).count();
+            (passed, v.checks.len() - passed)
+        });
+        let (criteria_met, criteria_total) = self.criteria_progress();
+        TurnSummary {
+            player_ok: self.player.as_ref().is_some_and(|p| p.succeeded()),
+            files_changed: self.player.as_ref().map_or(0, |p| p.files_changed.len()),
+            checks_passed,
+            checks_failed,
+            criteria_met,
+            criteria_total,
+            decision: self
+                .verdict()
+                .map(|v| v.decision.as_str().to_string())
+                .unwrap_or_default(),
+            issues: self.verdict().map_or(0, |v| v.issues.len()),
+            approved: self.gate.as_ref().is_some_and(|g| g.approved),
+            cost_usd: self.cost_usd(),
+        }
+    }
+
+    /// The facts stall detection compares across turns.
+    pub fn facts(&self) -> TurnFacts {
+        TurnFacts {
+            turn: self.number,
+            tree: self
+                .player
+                .as_ref()
+                .map(|p| p.checkpoint.tree.clone())
+                .unwrap_or_default(),
+            feedback_signature: self
+                .gate
+                .as_ref()
+                .map(|g| g.signature.clone())
+                .unwrap_or_default(),
+            criteria_met: self.criteria_progress().0,
+            approved: self.gate.as_ref().is_some_and(|g| g.approved),
+        }
+    }
+}

@@ -1,0 +1,261 @@
+//! Preflight: everything that can fail early is resolved and checked here, before any branch,
+//! worktree, run directory or file exists — workflow and config validation, the task, the
+//! profile, the checks, every role's agent program, the base branch, the task branch. A run
+//! that cannot start leaves the repository exactly as it found it. `--dry-run` prints the plan.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::agents::adapter_for;
+use crate::agents::process::locate;
+use crate::cli::RunFlags;
+use crate::engine::state::RunSettings;
+use crate::error::Error;
+use crate::git::Repo;
+use crate::profile::{self, Profile};
+use crate::project::{effective_checks, Config, EffectiveCheck, Layout, ProjectEnv};
+use crate::task::{self, Task};
+use crate::workflow::model::{Action, AgentKind};
+use crate::workflow::{self, Overrides, ResolvedWorkflow};
+
+/// The default workflow when neither the command line nor the task names one.
+pub const DEFAULT_WORKFLOW: &str = "player-coach";
+
+/// A fully resolved run, ready to start.
+pub struct Plan {
+    pub root: PathBuf,
+    pub layout: Layout,
+    pub config: Config,
+    pub task: Task,
+    pub resolved: ResolvedWorkflow,
+    pub profile: Profile,
+    pub checks: Vec<EffectiveCheck>,
+    pub base_branch: String,
+    pub branch: String,
+    pub worktree: PathBuf,
+    pub settings: RunSettings,
+    pub inputs: BTreeMap<String, String>,
+    /// The first loop's bound: what "turn N/M" counts against.
+    pub max_turns: u32,
+    /// Whether the task branch already exists (a resumed run continues on it).
+    pub branch_exists: bool,
+    /// Things the user should know that do not stop the run.
+    pub warnings: Vec<String>,
+}
+
+/// What the caller intends, which decides how an existing task branch is treated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BranchPolicy {
+    /// A new run: an existing branch is an error.
+    New,
+    /// Continue on an existing branch (`--resume`, `autobuild resume`).
+    Resume,
+    /// The caller will discard the existing branch (`--fresh`).
+    Fresh,
+}
+
+impl RunSettings {
+    pub fn from_flags(flags: &RunFlags) -> RunSettings {
+        RunSettings {
+            workflow_arg: flags.workflow.clone(),
+            auto_merge: flags.auto_merge,
+            no_merge: flags.no_merge,
+            overrides: flags.set.clone(),
+            max_turns: flags.max_turns,
+            player_model: flags.player_model.clone(),
+            coach_model: flags.coach_model.clone(),
+            agent: flags.agent.clone(),
+        }
+    }
+
+    fn overrides(&self) -> Overrides {
+        Overrides {
+            set: self.overrides.clone(),
+            max_turns: self.max_turns,
+            player_model: self.player_model.clone(),
+            coach_model: self.coach_model.clone(),
+            agent: self.agent.clone(),
+        }
+    }
+}
+
+/// Finds the repository root from `cwd`.
+pub fn repo_root(cwd: &Path) -> Result<PathBuf, Error> {
+    crate::project::find_repo_root(cwd).ok_or_else(|| {
+        Error::usage(format!("{} is not inside a git repository", cwd.display()))
+            .with_help("run autobuild inside the repository whose task you want to run (or use -C DIR)")
+    })
+}
+
+pub fn preflight(
+    root: &Path,
+    task_arg: &str,
+    settings: RunSettings,
+    policy: BranchPolicy,
+) -> Result<Plan, Error> {
+    let repo = Repo::discover(root).map_err(|e| Error::usage(e.to_string()))?;
+    let layout = Layout::new(root);
+    let config = Config::load(root)?;
+    let task = task::locate(root, task_arg)?;
+    let workflow_name = settings
+        .workflow_arg
+        .clone()
+        .or_else(|| task.workflow.clone())
+        .unwrap_or_else(|| DEFAULT_WORKFLOW.to_string());
+    let resolved = workflow::resolve(Some(root), &workflow_name, &settings.overrides())?;
+    let mut warnings = Vec::new();
+    let (profile, warning) = profile::resolve_profile(Some(root), &task.task_type)?;
+    warnings.extend(warning);
+    let checks = effective_checks(&config, root);
+    check_agents(&resolved, root, &config, &mut warnings)?;
+
+    let base_branch = match &config.project.base_branch {
+        Some(base) => base.clone(),
+        None => repo.current_branch().ok_or_else(|| {
+            Error::usage("HEAD is detached or has no commits, so there is no base branch to branch from")
+                .with_help("check out a branch, or set [project] base_branch in .autobuild/config.toml")
+        })?,
+    };
+    repo.resolve_branch(&base_branch)
+        .map_err(|e| Error::usage(e.to_string()))?;
+    let branch = format!("autobuild/{}", task.id);
+    let branch_exists = repo.branch_exists(&branch);
+    if branch_exists && policy == BranchPolicy::New {
+        return Err(Error::usage(format!(
+            "branch `{branch}` already exists from an earlier run of {}",
+            task.id
+        ))
+        .with_help(format!(
+            "continue it with `autobuild task {id} --resume`, or discard it with `autobuild task {id} --fresh` (asks first; --yes to skip)",
+            id = task.id
+        )));
+    }
+    if let Some(holder) = crate::engine::lock::holder(&layout.runs_dir(), &task.id) {
+        return Err(Error::usage(format!(
+            "task {} is already being run by process {holder}",
+            task.id
+        )));
+    }
+    let worktree = layout.worktrees_dir().join(&task.id);
+    let max_turns = first_loop_bound(&resolved).unwrap_or(1);
+    let inputs = resolved
+        .workflow
+        .inputs
+        .iter()
+        .filter_map(|(name, input)| input.default.clone().map(|d| (name.clone(), d)))
+        .collect();
+    Ok(Plan {
+        root: root.to_path_buf(),
+        layout,
+        config,
+        task,
+        resolved,
+        profile,
+        checks,
+        base_branch,
+        branch,
+        worktree,
+        settings,
+        inputs,
+        max_turns,
+        branch_exists,
+        warnings,
+    })
+}
+
+impl Plan {
+    /// A loop's bound; overrides were already applied when the workflow was resolved.
+    pub fn max_turns_for(&self, _loop_id: &str, declared: u32) -> u32 {
+        declared
+    }
+
+    /// The project environment for a worktree path.
+    pub fn project_env(&self, worktree: &Path) -> ProjectEnv {
+        ProjectEnv::new(&self.config.env, worktree)
+    }
+
+    /// Roles that agent steps use, in step order, without repeats.
+    pub fn used_roles(&self) -> Vec<String> {
+        let mut roles = Vec::new();
+        for step in self.resolved.workflow.all_steps() {
+            if let Action::Agent { role } = &step.action {
+                if !roles.contains(role) {
+                    roles.push(role.clone());
+                }
+            }
+        }
+        roles
+    }
+}
+
+fn first_loop_bound(resolved: &ResolvedWorkflow) -> Option<u32> {
+    resolved
+        .workflow
+        .all_steps()
+        .into_iter()
+        .find_map(|step| match step.action {
+            Action::Loop { max_iterations, .. } => Some(max_iterations),
+            _ => None,
+        })
+}
+
+/// Every role an agent step uses must have an adapter and a program that can be found.
+fn check_agents(
+    resolved: &ResolvedWorkflow,
+    root: &Path,
+    config: &Config,
+    warnings: &mut Vec<String>,
+) -> Result<(), Error> {
+    let env = ProjectEnv::new(&config.env, root).vars();
+    let mut problems = Vec::new();
+    for step in resolved.workflow.all_steps() {
+        let Action::Agent { role: role_name } = &step.action else {
+            continue;
+        };
+        let Some(role) = resolved.workflow.roles.get(role_name) else {
+            continue;
+        };
+        let Some(adapter) = adapter_for(role.agent) else {
+            problems.push(format!(
+                "role `{role_name}` uses the `{}` adapter, which this build does not provide yet; use `agent = \"command\"` (see README)",
+                role.agent
+            ));
+            continue;
+        };
+        let program = match role.agent {
+            AgentKind::Command => role
+                .command
+                .as_ref()
+                .and_then(|argv| argv.first())
+                .cloned()
+                .unwrap_or_default(),
+            AgentKind::ClaudeCode => "claude".to_string(),
+            AgentKind::Codex => "codex".to_string(),
+        };
+        if let Err(e) = locate(&program, root, &env) {
+            problems.push(format!("role `{role_name}`: {e}"));
+        }
+        let caps = adapter.capabilities();
+        if !caps.enforces_tool_allowlist && !role.tools.is_empty() {
+            let warning = format!(
+                "role `{role_name}`: the `{}` adapter cannot enforce the tool allowlist; {}",
+                role.agent,
+                if role.access == crate::workflow::model::Access::ReadOnly {
+                    "read-only is still enforced by the runner's audit after every turn"
+                } else {
+                    "the agent is trusted to use only the listed tools"
+                }
+            );
+            if !warnings.contains(&warning) {
+                warnings.push(warning);
+            }
+        }
+    }
+    problems.sort();
+    problems.dedup();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::usage(problems.join("\n")))
+    }
+}

@@ -1,0 +1,264 @@
+//! Starting and resuming runs: the side effects that follow a successful preflight, in order —
+//! discard an old branch when asked (`--fresh`), take the task's lock, keep an earlier run's
+//! records, create the run directory, then hand over to the interpreter and record the outcome.
+
+use std::fs;
+use std::path::Path;
+
+use crate::agents::process::CancelToken;
+use crate::engine::cx::{now, RunCx};
+use crate::engine::events::{EventKind, EventLog};
+use crate::engine::exec::write_report;
+use crate::engine::interpreter::Interpreter;
+use crate::engine::lock::{LockError, RunLock};
+use crate::engine::outcome::Outcome;
+use crate::engine::paths::RunPaths;
+use crate::engine::plan::{preflight, BranchPolicy, Plan};
+use crate::engine::state::{OutcomeRecord, RunSettings, RunState, RunStatus, STATE_VERSION};
+use crate::error::Error;
+use crate::git::{self, Repo};
+use crate::ui::progress::Display;
+
+/// How `autobuild task` treats an existing branch, and how progress is shown.
+#[derive(Debug, Clone, Copy)]
+pub struct StartOptions {
+    pub policy: BranchPolicy,
+    /// `--yes`: do not ask before discarding with `--fresh`.
+    pub yes: bool,
+    pub display: Display,
+}
+
+/// Runs a task from the start (or continues it on its branch with `--resume`).
+pub fn start(
+    root: &Path,
+    task_arg: &str,
+    settings: RunSettings,
+    options: StartOptions,
+) -> Result<Outcome, Error> {
+    let plan = preflight(root, task_arg, settings, options.policy)?;
+    let paths = RunPaths::new(&plan.layout.runs_dir(), &plan.task.id);
+    if options.policy == BranchPolicy::Resume {
+        if let Ok(state) = RunState::load(&paths.state()) {
+            if state.status == RunStatus::Running {
+                return continue_run(&plan, paths, state, options.display);
+            }
+        }
+    }
+    let repo = Repo::discover(root).map_err(|e| Error::runtime(e.to_string()))?;
+    if options.policy == BranchPolicy::Fresh && plan.branch_exists {
+        discard_branch(&repo, &plan, options.yes)?;
+    }
+    let lock = take_lock(&plan)?;
+    if paths.dir.exists() {
+        let target = RunPaths::archive_target(&plan.layout.runs_dir(), &plan.task.id);
+        fs::rename(&paths.dir, &target).map_err(|e| Error::io("cannot keep", &paths.dir, e))?;
+    }
+    create_run_dir(&plan, &paths)?;
+    let state = new_state(&plan);
+    state
+        .save(&paths.state())
+        .map_err(|e| Error::io("cannot write", paths.state(), e))?;
+    run_interpreter(&plan, paths, state, repo, options.display, lock, Vec::new())
+}
+
+/// `autobuild resume <ID>`: continues an interrupted run from its last completed step.
+pub fn resume(root: &Path, task_id: &str, display: Display) -> Result<Outcome, Error> {
+    let layout = crate::project::Layout::new(root);
+    let paths = RunPaths::new(&layout.runs_dir(), task_id);
+    let state = RunState::load(&paths.state()).map_err(|e| {
+        Error::usage(format!("no run of {task_id} to resume ({}: {e})", paths.state().display()))
+            .with_help(format!("start one with `autobuild task {task_id}`"))
+    })?;
+    if state.status != RunStatus::Running {
+        return Err(Error::usage(format!(
+            "the run of {task_id} is not interrupted: it ended {}",
+            state.status.as_str()
+        ))
+        .with_help(match state.status {
+            RunStatus::Approved => format!("merge it with `autobuild complete {task_id}`"),
+            RunStatus::Blocked | RunStatus::Stalled | RunStatus::Cancelled | RunStatus::Failed => {
+                format!("give it more turns on the same branch with `autobuild task {task_id} --resume --max-turns N`")
+            }
+            _ => format!("start a new run with `autobuild task {task_id}`"),
+        }));
+    }
+    let task_arg = state.task_path.display().to_string();
+    let plan = preflight(root, &task_arg, state.settings.clone(), BranchPolicy::Resume)?;
+    continue_run(&plan, paths, state, display)
+}
+
+fn continue_run(
+    plan: &Plan,
+    paths: RunPaths,
+    mut state: RunState,
+    display: Display,
+) -> Result<Outcome, Error> {
+    let lock = take_lock(plan)?;
+    let repo = Repo::discover(&plan.root).map_err(|e| Error::runtime(e.to_string()))?;
+    let mut notes = Vec::new();
+    if state.workflow_hash != plan.resolved.hash {
+        notes.push(format!(
+            "the workflow changed since the run started; continuing with the current one ({})",
+            plan.resolved.workflow.name
+        ));
+        state.workflow_hash = plan.resolved.hash.clone();
+    }
+    // An interrupted step restarts from the last checkpoint: whatever it half-did is reverted.
+    if let Some(checkpoint) = state.last_checkpoint.clone() {
+        if state.worktree.is_dir() {
+            let reverted = git::restore(&state.worktree, &checkpoint)
+                .map_err(|e| Error::runtime(e.to_string()))?;
+            if !reverted.is_empty() {
+                notes.push(format!(
+                    "reverted what the interrupted step left unfinished: {}",
+                    reverted.join(", ")
+                ));
+            }
+        }
+    }
+    run_interpreter(plan, paths, state, repo, display, lock, notes)
+}
+
+fn run_interpreter(
+    plan: &Plan,
+    paths: RunPaths,
+    state: RunState,
+    repo: Repo,
+    display: Display,
+    _lock: RunLock,
+    notes: Vec<String>,
+) -> Result<Outcome, Error> {
+    let resumed = !state.completed.is_empty();
+    let events = EventLog::open(&paths.events())
+        .map_err(|e| Error::io("cannot open", paths.events(), e))?;
+    let cancel = CancelToken::new();
+    install_signal_handlers(&cancel)?;
+    let project_env = plan.project_env(&plan.worktree);
+    let mut cx = RunCx::new(
+        plan,
+        paths,
+        state,
+        repo,
+        cancel,
+        project_env,
+        events,
+        display.sink(),
+    );
+    cx.emit(EventKind::RunStarted {
+        task: plan.task.id.clone(),
+        title: plan.task.title.clone(),
+        workflow: plan.resolved.workflow.name.clone(),
+        max_turns: plan.max_turns,
+        resumed,
+    });
+    for message in plan.warnings.iter().cloned().chain(notes) {
+        cx.emit(EventKind::Warning { message });
+    }
+    let outcome = Interpreter::new(&mut cx).run()?;
+    finish(&mut cx, &outcome)?;
+    Ok(outcome)
+}
+
+/// Records the outcome, makes sure a report exists, and says where everything is.
+fn finish(cx: &mut RunCx, outcome: &Outcome) -> Result<(), Error> {
+    cx.state.status = outcome.status();
+    cx.state.outcome = Some(OutcomeRecord {
+        outcome: outcome.name().to_string(),
+        exit_code: outcome.exit_code(),
+        message: outcome.message(),
+    });
+    cx.save_state()?;
+    let report = write_report(&cx.paths, &cx.state, outcome)?;
+    let worktree = (!matches!(outcome, Outcome::Approved { merged: true }))
+        .then(|| cx.state.worktree.clone())
+        .filter(|w| w.exists());
+    cx.emit(EventKind::RunFinished {
+        outcome: outcome.name().to_string(),
+        exit_code: outcome.exit_code(),
+        message: outcome.message(),
+        report: Some(report),
+        worktree,
+    });
+    Ok(())
+}
+
+fn take_lock(plan: &Plan) -> Result<RunLock, Error> {
+    RunLock::acquire(&plan.layout.runs_dir(), &plan.task.id).map_err(|e| match e {
+        LockError::Held { .. } => Error::usage(e.to_string())
+            .with_help("wait for it to finish, or stop it (Ctrl-C) and use `autobuild resume`"),
+        LockError::Io { .. } => Error::runtime(e.to_string()),
+    })
+}
+
+fn discard_branch(repo: &Repo, plan: &Plan, yes: bool) -> Result<(), Error> {
+    let question = format!(
+        "Discard branch {} and its worktree (unmerged work is lost)?",
+        plan.branch
+    );
+    if !yes {
+        if !crate::ui::is_interactive() {
+            return Err(Error::usage(format!(
+                "--fresh would delete branch {} and its unmerged work",
+                plan.branch
+            ))
+            .with_help("add --yes to confirm without a terminal"));
+        }
+        if !crate::ui::confirm(&question) {
+            return Err(Error::usage("kept the existing branch; nothing was changed"));
+        }
+    }
+    if plan.worktree.exists() {
+        repo.remove_worktree(&plan.worktree, &plan.branch)
+            .map_err(|e| Error::runtime(e.to_string()))?;
+    }
+    repo.delete_branch(&plan.branch, &plan.base_branch, true)
+        .map_err(|e| Error::runtime(e.to_string()))
+}
+
+fn create_run_dir(plan: &Plan, paths: &RunPaths) -> Result<(), Error> {
+    for dir in [paths.dir.clone(), paths.prompts(), paths.logs()] {
+        fs::create_dir_all(&dir).map_err(|e| Error::io("cannot create", &dir, e))?;
+    }
+    plan.layout
+        .ensure_gitignore()
+        .map_err(|e| Error::io("cannot write", plan.layout.gitignore(), e))?;
+    fs::write(paths.workflow_resolved(), &plan.resolved.toml)
+        .map_err(|e| Error::io("cannot write", paths.workflow_resolved(), e))?;
+    fs::write(paths.workflow_hash(), format!("{}\n", plan.resolved.hash))
+        .map_err(|e| Error::io("cannot write", paths.workflow_hash(), e))
+}
+
+fn new_state(plan: &Plan) -> RunState {
+    let started = now();
+    RunState {
+        version: STATE_VERSION,
+        task_id: plan.task.id.clone(),
+        task_path: plan.task.path.clone(),
+        title: plan.task.title.clone(),
+        workflow: plan.resolved.workflow.name.clone(),
+        workflow_hash: plan.resolved.hash.clone(),
+        status: RunStatus::Running,
+        started_at: started.clone(),
+        updated_at: started,
+        base_branch: plan.base_branch.clone(),
+        branch: plan.branch.clone(),
+        worktree: plan.worktree.clone(),
+        settings: plan.settings.clone(),
+        completed: Default::default(),
+        loops: Default::default(),
+        last_checkpoint: None,
+        cost_usd: 0.0,
+        tokens_in: 0,
+        tokens_out: 0,
+        outcome: None,
+    }
+}
+
+/// Ctrl-C and SIGTERM set the cancel token; running children are stopped by their watchdogs.
+fn install_signal_handlers(cancel: &CancelToken) -> Result<(), Error> {
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, cancel.flag())
+            .map_err(|e| Error::runtime(format!("cannot install a signal handler: {e}")))?;
+    }
+    Ok(())
+}

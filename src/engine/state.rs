@@ -1,0 +1,162 @@
+//! `state.json`: everything needed to resume a run after a crash, kill or Ctrl-C.
+//!
+//! The file is replaced atomically (write a sibling temp file, fsync, rename) after every step,
+//! so it always describes the last completed step. Steps are addressed by path: `worktree` for
+//! a top-level step, `cycle/2/implement` for a step of a loop's second iteration.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::steps::stall::TurnFacts;
+
+pub const STATE_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunState {
+    pub version: u32,
+    pub task_id: String,
+    pub task_path: PathBuf,
+    pub title: String,
+    pub workflow: String,
+    pub workflow_hash: String,
+    pub status: RunStatus,
+    pub started_at: String,
+    pub updated_at: String,
+    pub base_branch: String,
+    pub branch: String,
+    pub worktree: PathBuf,
+    pub settings: RunSettings,
+    /// Completed steps by path, with their outputs.
+    pub completed: BTreeMap<String, StepRecord>,
+    /// Per-loop progress, by loop step id.
+    pub loops: BTreeMap<String, LoopState>,
+    /// The last commit the runner made (or the base at start): what an interrupted step restarts from.
+    pub last_checkpoint: Option<String>,
+    pub cost_usd: f64,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    pub outcome: Option<OutcomeRecord>,
+}
+
+/// Where a run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Running,
+    /// Approved; the merge is waiting for `autobuild complete`.
+    Approved,
+    Merged,
+    Blocked,
+    Stalled,
+    Cancelled,
+    Failed,
+    Discarded,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Approved => "approved",
+            RunStatus::Merged => "merged",
+            RunStatus::Blocked => "blocked",
+            RunStatus::Stalled => "stalled",
+            RunStatus::Cancelled => "cancelled",
+            RunStatus::Failed => "failed",
+            RunStatus::Discarded => "discarded",
+        }
+    }
+
+    /// A run in one of these states has nothing left to do.
+    pub fn is_final(self) -> bool {
+        matches!(self, RunStatus::Merged | RunStatus::Discarded)
+    }
+}
+
+/// Command-line choices that must survive a resume.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunSettings {
+    pub workflow_arg: Option<String>,
+    pub auto_merge: bool,
+    pub no_merge: bool,
+    pub overrides: Vec<String>,
+    pub max_turns: Option<u32>,
+    pub player_model: Option<String>,
+    pub coach_model: Option<String>,
+    pub agent: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    pub ok: bool,
+    pub outputs: Value,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LoopState {
+    /// The iteration in progress or last completed (1-based).
+    pub iteration: u32,
+    /// Facts of finished turns, for stall detection.
+    pub history: Vec<TurnFacts>,
+    pub nudged: bool,
+    /// The notice the next player prompt carries.
+    pub stall_notice: Option<String>,
+    /// The previous turn's feedback (a `FeedbackContext`), for the next player prompt.
+    pub feedback: Option<Value>,
+    pub exit: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutcomeRecord {
+    pub outcome: String,
+    pub exit_code: u8,
+    pub message: String,
+}
+
+/// Writes `value` as pretty JSON to `path` atomically.
+pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> io::Result<()> {
+    let text = serde_json::to_vec_pretty(value).map_err(io::Error::other)?;
+    write_atomic(path, &text)
+}
+
+/// Replaces `path` with `bytes` so that readers see the old or the new content, never a mix.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+    temp.write_all(bytes)?;
+    temp.as_file().sync_all()?;
+    temp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+impl RunState {
+    pub fn load(path: &Path) -> io::Result<RunState> {
+        let text = fs::read_to_string(path)?;
+        serde_json::from_str(&text).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+    }
+
+    pub fn save(&self, path: &Path) -> io::Result<()> {
+        write_json_atomic(path, self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_replaces_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        write_json_atomic(&path, &serde_json::json!({"a": 1})).unwrap();
+        write_json_atomic(&path, &serde_json::json!({"a": 2})).unwrap();
+        let back: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(back["a"], 2);
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}

@@ -1,0 +1,160 @@
+//! One turn of a loop and the records its steps leave in the run directory
+//! (`player_turn_N.json`, `verify_turn_N.json`, `coach_turn_N.json`, `gate_turn_N.json`).
+//!
+//! The records are what the runner itself observed: the player's claims are never trusted,
+//! its changes come from git, its success from the process status.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::agents::AgentOutcome;
+use crate::engine::paths::RunPaths;
+use crate::git::Checkpoint;
+use crate::steps::check::CheckResult;
+use crate::steps::verdict::{CriterionStatus, Verdict};
+use crate::task::Task;
+use crate::workflow::context::FeedbackContext;
+
+/// What a writing agent (the player) did in one turn.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PlayerRecord {
+    pub turn: u32,
+    pub step: String,
+    pub role: String,
+    pub agent: AgentOutcome,
+    pub checkpoint: Checkpoint,
+    /// Worktree-relative, sorted, de-duplicated; computed by the runner from git.
+    pub files_changed: Vec<String>,
+    pub diff_stat: String,
+    pub prompt: PathBuf,
+    pub transcript: PathBuf,
+}
+
+impl PlayerRecord {
+    pub fn succeeded(&self) -> bool {
+        self.agent.status.is_success()
+    }
+}
+
+/// What a read-only agent (the coach) did in one turn.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CoachRecord {
+    pub turn: u32,
+    pub step: String,
+    pub role: String,
+    pub agent: AgentOutcome,
+    /// Present for verdict roles: an unusable answer becomes a `feedback` verdict saying why.
+    pub verdict: Option<Verdict>,
+    /// Why the agent's own output was rejected, if it was.
+    pub verdict_error: Option<String>,
+    pub retried: bool,
+    /// Paths the read-only agent changed; they were reverted.
+    pub scope_violation: Vec<String>,
+    pub prompt: PathBuf,
+    pub transcript: PathBuf,
+}
+
+/// The runner's own verification in one turn.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct VerifyRecord {
+    pub turn: u32,
+    pub passed: bool,
+    pub checks: Vec<CheckResult>,
+    /// Executable criteria, named by criterion id.
+    pub criteria: Vec<CheckResult>,
+}
+
+/// The gate's decision and the feedback the next turn receives.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GateRecord {
+    pub turn: u32,
+    pub approved: bool,
+    pub reasons: Vec<String>,
+    pub feedback: FeedbackContext,
+    /// Normalized feedback signature, for stall detection.
+    pub signature: String,
+}
+
+/// The turn in progress.
+#[derive(Debug, Clone)]
+pub struct Turn {
+    pub loop_id: String,
+    pub number: u32,
+    pub max: u32,
+    pub player: Option<PlayerRecord>,
+    pub verify: Option<VerifyRecord>,
+    pub coach: Option<CoachRecord>,
+    pub gate: Option<GateRecord>,
+    pub criteria_total: usize,
+    pub executable: Vec<String>,
+}
+
+impl Turn {
+    /// A fresh turn, or the records an interrupted run already left for it.
+    pub fn load(paths: &RunPaths, task: &Task, loop_id: &str, number: u32, max: u32) -> Turn {
+        Turn {
+            loop_id: loop_id.to_string(),
+            number,
+            max,
+            player: read_record(&paths.turn_record("player", number)),
+            verify: read_record(&paths.turn_record("verify", number)),
+            coach: read_record(&paths.turn_record("coach", number)),
+            gate: read_record(&paths.turn_record("gate", number)),
+            criteria_total: task.criteria.len(),
+            executable: task
+                .criteria
+                .iter()
+                .filter(|c| c.verify.is_some())
+                .map(|c| c.id.clone())
+                .collect(),
+        }
+    }
+
+    /// Criteria met this turn (executable ones by the runner, the rest by the coach), and all.
+    pub fn criteria_progress(&self) -> (usize, usize) {
+        let by_runner = self.verify.as_ref().map_or(0, |v| {
+            v.criteria
+                .iter()
+                .filter(|c| c.passed() && self.executable.contains(&c.name))
+                .count()
+        });
+        let by_coach = self.coach.as_ref().and_then(|c| c.verdict.as_ref()).map_or(0, |v| {
+            v.criteria
+                .iter()
+                .filter(|v| v.status == CriterionStatus::Met && !self.executable.contains(&v.id))
+                .count()
+        });
+        (by_runner + by_coach, self.criteria_total)
+    }
+
+    pub fn cost_usd(&self) -> Option<f64> {
+        let costs: Vec<f64> = [
+            self.player.as_ref().and_then(|p| p.agent.cost_usd),
+            self.coach.as_ref().and_then(|c| c.agent.cost_usd),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        (!costs.is_empty()).then(|| costs.iter().sum())
+    }
+}
+
+fn read_record<T: DeserializeOwned>(path: &Path) -> Option<T> {
+    let text = std::fs::read_to_string(path).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Writes a turn record; records are written once and never rewritten.
+pub fn write_record<T: Serialize>(path: &Path, record: &T) -> io::Result<()> {
+    crate::engine::state::write_json_atomic(path, record)
+}
+
+impl Turn {
+    /// The coach's verdict this turn, if a verdict role ran.
+    pub fn verdict(&self) -> Option<&Verdict> {
+        self.coach.as_ref().and_then(|c| c.verdict.as_ref())
+    }
+}

@@ -1,0 +1,227 @@
+//! Run progress, three ways (DESIGN.md §7): a live panel on a terminal (task, turn N/M, the
+//! current step with its elapsed time, one line per finished turn), one plain line per event
+//! without a terminal, and the raw event stream as NDJSON with `--json`.
+
+use std::io::{self, Write};
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::engine::events::{Event, EventKind, EventSink, TurnSummary};
+
+/// How progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Display {
+    Panel,
+    Plain,
+    Json,
+    Quiet,
+}
+
+impl Display {
+    /// `--json` wins; then a terminal on stderr gets the panel; otherwise plain lines.
+    pub fn choose(json: bool, quiet: bool) -> Display {
+        if json {
+            Display::Json
+        } else if quiet {
+            Display::Quiet
+        } else if super::stderr_is_terminal() {
+            Display::Panel
+        } else {
+            Display::Plain
+        }
+    }
+
+    pub fn sink(self) -> Box<dyn EventSink> {
+        match self {
+            Display::Panel => Box::new(Panel::new()),
+            Display::Plain => Box::new(Plain),
+            Display::Json => Box::new(Json),
+            Display::Quiet => Box::new(Quiet),
+        }
+    }
+}
+
+/// One finished turn as a line.
+pub fn turn_line(turn: u32, max: u32, s: &TurnSummary) -> String {
+    let player = if s.player_ok {
+        format!("player ok, {} file(s)", s.files_changed)
+    } else {
+        "player failed".to_string()
+    };
+    let checks = if s.checks_failed == 0 {
+        format!("checks {} passed", s.checks_passed)
+    } else {
+        format!("checks {} passed, {} failed", s.checks_passed, s.checks_failed)
+    };
+    let coach = if s.decision.is_empty() {
+        String::new()
+    } else {
+        format!(" · coach {} ({} issue(s))", s.decision, s.issues)
+    };
+    let cost = s
+        .cost_usd
+        .map(|c| format!(" · ${c:.2}"))
+        .unwrap_or_default();
+    let gate = if s.approved { "approved" } else { "not approved" };
+    format!(
+        "turn {turn}/{max}: {player} · {checks} · criteria {}/{}{coach} · {gate}{cost}",
+        s.criteria_met, s.criteria_total
+    )
+}
+
+/// The plain line for an event, or nothing for events too chatty to print.
+pub fn plain_line(event: &Event) -> Option<String> {
+    match &event.kind {
+        EventKind::RunStarted {
+            task,
+            title,
+            workflow,
+            max_turns,
+            resumed,
+        } => Some(format!(
+            "{} {task}: {title} (workflow {workflow}, up to {max_turns} turns)",
+            if *resumed { "resuming" } else { "running" }
+        )),
+        EventKind::StepStarted { .. } => None,
+        EventKind::StepFinished {
+            step,
+            turn,
+            ok,
+            duration_ms,
+            summary,
+            ..
+        } => {
+            let at = turn.map(|t| format!("[turn {t}] ")).unwrap_or_default();
+            let mark = if *ok { "ok" } else { "FAILED" };
+            Some(format!(
+                "{at}{step}: {mark} — {summary} ({})",
+                format_ms(*duration_ms)
+            ))
+        }
+        EventKind::StepSkipped { step, reason } => Some(format!("{step}: skipped ({reason})")),
+        EventKind::TurnFinished {
+            turn,
+            max_turns,
+            summary,
+        } => Some(turn_line(*turn, *max_turns, summary)),
+        EventKind::Warning { message } => Some(format!("warning: {message}")),
+        EventKind::RunFinished {
+            message,
+            report,
+            worktree,
+            ..
+        } => {
+            let mut line = format!("result: {message}");
+            if let Some(report) = report {
+                line.push_str(&format!("\nreport: {}", report.display()));
+            }
+            if let Some(worktree) = worktree {
+                line.push_str(&format!("\nworktree: {}", worktree.display()));
+            }
+            Some(line)
+        }
+    }
+}
+
+fn format_ms(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else {
+        format!("{:.1}s", ms as f64 / 1000.0)
+    }
+}
+
+struct Plain;
+
+impl EventSink for Plain {
+    fn emit(&mut self, event: &Event) {
+        if let Some(line) = plain_line(event) {
+            let _ = writeln!(io::stdout().lock(), "{line}");
+        }
+    }
+}
+
+struct Json;
+
+impl EventSink for Json {
+    fn emit(&mut self, event: &Event) {
+        if let Ok(line) = serde_json::to_string(event) {
+            let _ = writeln!(io::stdout().lock(), "{line}");
+        }
+    }
+}
+
+struct Quiet;
+
+impl EventSink for Quiet {
+    fn emit(&mut self, event: &Event) {
+        if let EventKind::RunFinished { .. } = event.kind {
+            Plain.emit(event);
+        }
+    }
+}
+
+/// The live panel: finished lines scroll above a spinner showing the current step.
+struct Panel {
+    bar: ProgressBar,
+    turn: Option<(u32, u32)>,
+    max_turns: u32,
+}
+
+impl Panel {
+    fn new() -> Panel {
+        let bar = ProgressBar::new_spinner();
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {prefix} {msg} {elapsed}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        Panel {
+            bar,
+            turn: None,
+            max_turns: 0,
+        }
+    }
+}
+
+impl EventSink for Panel {
+    fn emit(&mut self, event: &Event) {
+        match &event.kind {
+            EventKind::RunStarted { max_turns, .. } => {
+                self.max_turns = *max_turns;
+                if let Some(line) = plain_line(event) {
+                    self.bar.println(line);
+                }
+            }
+            EventKind::StepStarted { step, uses, turn } => {
+                self.turn = turn.map(|t| (t, self.max_turns));
+                let prefix = self
+                    .turn
+                    .map(|(t, m)| format!("turn {t}/{m}"))
+                    .unwrap_or_default();
+                self.bar.set_prefix(prefix);
+                self.bar.set_message(format!("{step} ({uses})"));
+                self.bar.reset_elapsed();
+                self.bar.enable_steady_tick(Duration::from_millis(120));
+            }
+            EventKind::StepFinished { .. } | EventKind::StepSkipped { .. } => {
+                if self.turn.is_none() {
+                    if let Some(line) = plain_line(event) {
+                        self.bar.println(line);
+                    }
+                }
+            }
+            EventKind::TurnFinished { .. } | EventKind::Warning { .. } => {
+                if let Some(line) = plain_line(event) {
+                    self.bar.println(line);
+                }
+            }
+            EventKind::RunFinished { .. } => {
+                self.bar.finish_and_clear();
+                if let Some(line) = plain_line(event) {
+                    let _ = writeln!(io::stdout().lock(), "{line}");
+                }
+            }
+        }
+    }
+}
