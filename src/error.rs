@@ -119,3 +119,26 @@ impl From<Diagnostic> for Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl From<crate::git::GitError> for Error {
+    fn from(e: crate::git::GitError) -> Error {
+        use crate::git::GitError as G;
+        let message = e.to_string();
+        match e {
+            G::BaseBranchNotFound { .. } => Error::usage(message).with_help(
+                "set `[project] base_branch` in .autobuild/config.toml or check out the branch to start from",
+            ),
+            G::BranchExists { .. } => Error::usage(message)
+                .with_help("continue it with `--resume`, or discard it with `--fresh`"),
+            G::DirtyCheckout { .. } => Error::runtime(message).with_help(
+                "commit or stash your changes to these files, then run `autobuild complete <ID>`",
+            ),
+            G::Conflict { .. } => Error::runtime(message)
+                .with_help("merge the branch by hand, or re-run the task from the current base"),
+            G::NotFastForward { .. } => {
+                Error::runtime(message).with_help("use the `squash` or `merge` strategy")
+            }
+            _ => Error::runtime(message),
+        }
+    }
+}

@@ -1,1 +1,360 @@
-//! TODO
+//! Agent adapters: one trait the engine drives, one implementation per agent CLI.
+//!
+//! An adapter turns a role plus a rendered prompt into a child process (through
+//! [`process::run`], so every agent gets the same guarantees: piped stdin, its own process
+//! group, deadline and idle watchdog, the project environment, a redacted transcript) and turns
+//! what the process printed into an [`AgentOutcome`]. An agent that fails, times out or is
+//! cancelled is an outcome with a non-success [`AgentStatus`] — data the gate and the report
+//! use — never an `Err`. [`AgentError`] means the agent could not be started at all.
+//!
+//! Each adapter declares in [`Capabilities`] what it can enforce; the workflow validator
+//! rejects a role that asks for a restriction its adapter cannot enforce.
+
+pub mod command;
+pub mod process;
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::workflow::model::{AgentKind, Role};
+use process::{ProcessEnd, ProcessError, ProcessSpec};
+
+/// How long an agent may run when its role sets no `timeout`.
+pub const DEFAULT_AGENT_TIMEOUT: Duration = Duration::from_secs(20 * 60);
+
+/// Bytes of an agent's stdout kept as its final message; the transcript has everything.
+pub const FINAL_MESSAGE_LIMIT: usize = 1 << 20;
+
+/// Lines of stderr quoted in the message of a failed agent.
+const STDERR_LINES_IN_MESSAGE: usize = 20;
+
+/// Inherited variables an agent must not see: `CLAUDECODE` makes a nested Claude Code refuse
+/// to start when autobuild itself runs inside one.
+pub const AGENT_ENV_REMOVE: &[&str] = &["CLAUDECODE"];
+
+/// Everything an adapter needs for one invocation.
+#[derive(Debug, Clone, Copy)]
+pub struct AgentRequest<'a> {
+    pub role_name: &'a str,
+    pub role: &'a Role,
+    pub prompt: &'a str,
+    pub worktree: &'a Path,
+    /// The project environment (DESIGN.md §3.2), already computed.
+    pub env: &'a [(String, String)],
+    pub run_dir: &'a Path,
+    /// The rendered prompt, already written here by the engine.
+    pub prompt_file: &'a Path,
+    pub transcript_path: &'a Path,
+    pub task_id: &'a str,
+    pub turn: u32,
+    /// The role must return a coach verdict.
+    pub wants_verdict: bool,
+    /// The verdict JSON schema, for adapters that can enforce it.
+    pub verdict_schema: &'a str,
+}
+
+/// What one agent invocation produced; recorded in `player_turn_N.json` / `coach_turn_N.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentOutcome {
+    pub final_message: String,
+    /// Output validated by the agent CLI itself (e.g. against `--json-schema`).
+    pub structured_output: Option<serde_json::Value>,
+    pub session_id: Option<String>,
+    pub usage: TokenUsage,
+    pub cost_usd: Option<f64>,
+    #[serde(rename = "duration_ms", with = "duration_ms")]
+    pub duration: Duration,
+    /// Agent-internal turns (tool-use rounds), when the CLI reports them.
+    pub agent_turns: Option<u32>,
+    /// Tool uses the agent CLI refused.
+    pub permission_denials: Vec<String>,
+    pub status: AgentStatus,
+}
+
+impl AgentOutcome {
+    /// An outcome with only a status, a message and a duration (no usage reported).
+    pub fn new(status: AgentStatus, final_message: String, duration: Duration) -> AgentOutcome {
+        AgentOutcome {
+            final_message,
+            structured_output: None,
+            session_id: None,
+            usage: TokenUsage::default(),
+            cost_usd: None,
+            duration,
+            agent_turns: None,
+            permission_denials: Vec::new(),
+            status,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenUsage {
+    pub input: u64,
+    pub output: u64,
+    pub cached: u64,
+}
+
+/// How an invocation ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum AgentStatus {
+    Succeeded,
+    Failed {
+        class: AgentErrorClass,
+        message: String,
+    },
+    TimedOut,
+    IdleTimedOut,
+    Cancelled,
+}
+
+impl AgentStatus {
+    pub fn is_success(&self) -> bool {
+        matches!(self, AgentStatus::Succeeded)
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self, AgentStatus::Cancelled)
+    }
+
+    /// The status as recorded and shown (`succeeded`, `failed`, `timed_out`, …).
+    pub fn name(&self) -> &'static str {
+        match self {
+            AgentStatus::Succeeded => "succeeded",
+            AgentStatus::Failed { .. } => "failed",
+            AgentStatus::TimedOut => "timed_out",
+            AgentStatus::IdleTimedOut => "idle_timed_out",
+            AgentStatus::Cancelled => "cancelled",
+        }
+    }
+
+    /// What happened, in words, for feedback and reports.
+    pub fn message(&self) -> String {
+        match self {
+            AgentStatus::Succeeded => "succeeded".to_string(),
+            AgentStatus::Failed { message, .. } => message.clone(),
+            AgentStatus::TimedOut => "timed out (the role's `timeout` was reached)".to_string(),
+            AgentStatus::IdleTimedOut => {
+                "stopped after printing nothing for too long (the role's `idle_timeout`)"
+                    .to_string()
+            }
+            AgentStatus::Cancelled => "cancelled".to_string(),
+        }
+    }
+
+    /// The status of an agent process from how it ended; a non-zero exit quotes the last
+    /// lines of stderr. Adapters that understand their CLI's output refine `Succeeded` and
+    /// `NonZeroExit` further (API errors, rate limits, …).
+    pub fn from_process_end(end: ProcessEnd, stderr_tail: &str) -> AgentStatus {
+        let failed = |class, what: String| AgentStatus::Failed {
+            class,
+            message: with_stderr(&what, stderr_tail),
+        };
+        match end {
+            ProcessEnd::Exited(0) => AgentStatus::Succeeded,
+            ProcessEnd::Exited(code) => failed(
+                AgentErrorClass::NonZeroExit,
+                format!("exited with code {code}"),
+            ),
+            ProcessEnd::Signaled(signal) => {
+                failed(AgentErrorClass::Other, format!("killed by signal {signal}"))
+            }
+            ProcessEnd::TimedOut => AgentStatus::TimedOut,
+            ProcessEnd::IdleTimedOut => AgentStatus::IdleTimedOut,
+            ProcessEnd::Cancelled => AgentStatus::Cancelled,
+        }
+    }
+}
+
+/// `what`, then the last lines of stderr (if any).
+fn with_stderr(what: &str, stderr_tail: &str) -> String {
+    let lines: Vec<&str> = stderr_tail
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .collect();
+    if lines.is_empty() {
+        return format!("{what} (nothing on stderr)");
+    }
+    let shown = &lines[lines.len().saturating_sub(STDERR_LINES_IN_MESSAGE)..];
+    format!("{what}; stderr ends with:\n{}", shown.join("\n"))
+}
+
+/// Why an agent failed, as far as its adapter can tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentErrorClass {
+    NonZeroExit,
+    ApiError,
+    AuthMissing,
+    RateLimited,
+    ModelNotFound,
+    MaxTurns,
+    Other,
+}
+
+impl AgentErrorClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentErrorClass::NonZeroExit => "non_zero_exit",
+            AgentErrorClass::ApiError => "api_error",
+            AgentErrorClass::AuthMissing => "auth_missing",
+            AgentErrorClass::RateLimited => "rate_limited",
+            AgentErrorClass::ModelNotFound => "model_not_found",
+            AgentErrorClass::MaxTurns => "max_turns",
+            AgentErrorClass::Other => "other",
+        }
+    }
+}
+
+/// What an adapter can enforce itself (rather than only ask for in the prompt).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Capabilities {
+    /// Only the role's `tools` are usable.
+    pub enforces_tool_allowlist: bool,
+    /// The agent cannot modify files.
+    pub enforces_read_only: bool,
+    /// The CLI validates output against a JSON schema.
+    pub structured_output: bool,
+}
+
+/// One agent CLI.
+pub trait Adapter: Send + Sync {
+    fn kind(&self) -> AgentKind;
+    fn capabilities(&self) -> Capabilities;
+    /// The argv `invoke` would run, for `--dry-run`.
+    fn command_line(&self, req: &AgentRequest<'_>) -> Vec<String>;
+    /// Runs the agent once. `Err` only when it could not be started at all.
+    fn invoke(
+        &self,
+        req: &AgentRequest<'_>,
+        cancel: &process::CancelToken,
+    ) -> Result<AgentOutcome, AgentError>;
+}
+
+/// The adapter for `kind`, or `None` when this build has none for it yet.
+pub fn adapter_for(kind: AgentKind) -> Option<Box<dyn Adapter>> {
+    match kind {
+        AgentKind::Command => Some(Box::new(command::CommandAdapter)),
+        AgentKind::ClaudeCode | AgentKind::Codex => None,
+    }
+}
+
+/// The process every adapter starts from: cwd = worktree, the prompt on stdin, the project
+/// environment, the role's deadline and idle watchdog, the transcript at the requested path.
+pub fn agent_process_spec(program: &str, args: &[String], req: &AgentRequest<'_>) -> ProcessSpec {
+    let mut spec = ProcessSpec::new(program, req.worktree, req.transcript_path);
+    spec.args = args.to_vec();
+    spec.env = req.env.to_vec();
+    spec.env_remove = AGENT_ENV_REMOVE.iter().map(|s| s.to_string()).collect();
+    spec.stdin = Some(req.prompt.as_bytes().to_vec());
+    spec.timeout = Some(req.role.timeout.unwrap_or(DEFAULT_AGENT_TIMEOUT));
+    spec.idle_timeout = req.role.idle_timeout;
+    spec.capture_limit = FINAL_MESSAGE_LIMIT;
+    spec
+}
+
+/// An agent could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error("role `{role}` uses the `command` agent but has no `command`")]
+    NoCommand { role: String },
+    #[error("role `{role}`: {source}")]
+    Start {
+        role: String,
+        #[source]
+        source: ProcessError,
+        /// How to fix it (install the CLI, fix the path, …).
+        help: String,
+    },
+}
+
+impl AgentError {
+    pub fn help(&self) -> String {
+        match self {
+            AgentError::NoCommand { role } => format!(
+                "set the program to run under [roles.{role}], e.g. \
+                 command = [\"sh\", \".autobuild/agents/{role}.sh\"]"
+            ),
+            AgentError::Start { help, .. } => help.clone(),
+        }
+    }
+}
+
+impl From<AgentError> for crate::error::Error {
+    fn from(error: AgentError) -> Self {
+        let help = error.help();
+        crate::error::Error::runtime(error.to_string()).with_help(help)
+    }
+}
+
+/// Durations in turn records are whole milliseconds.
+mod duration_ms {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(value: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(u64::try_from(value.as_millis()).unwrap_or(u64::MAX))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        u64::deserialize(d).map(Duration::from_millis)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcome_round_trips_through_json() {
+        let outcome = AgentOutcome::new(
+            AgentStatus::Failed {
+                class: AgentErrorClass::NonZeroExit,
+                message: "exited with code 2".into(),
+            },
+            "done".into(),
+            Duration::from_millis(1500),
+        );
+        let json = serde_json::to_value(&outcome).unwrap();
+        assert_eq!(json["duration_ms"], 1500);
+        assert_eq!(json["status"]["status"], "failed");
+        assert_eq!(json["status"]["class"], "non_zero_exit");
+        let back: AgentOutcome = serde_json::from_value(json).unwrap();
+        assert_eq!(back, outcome);
+    }
+
+    #[test]
+    fn process_end_maps_to_status_with_stderr_tail() {
+        let stderr: String = (1..=30).map(|i| format!("err {i}\n")).collect();
+        match AgentStatus::from_process_end(ProcessEnd::Exited(3), &stderr) {
+            AgentStatus::Failed { class, message } => {
+                assert_eq!(class, AgentErrorClass::NonZeroExit);
+                assert!(message.starts_with("exited with code 3; stderr ends with:\nerr 11\n"));
+                assert!(message.ends_with("err 30"));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert_eq!(
+            AgentStatus::from_process_end(ProcessEnd::Exited(0), "noise"),
+            AgentStatus::Succeeded
+        );
+        let timed_out = AgentStatus::from_process_end(ProcessEnd::TimedOut, "");
+        assert_eq!(timed_out, AgentStatus::TimedOut);
+        assert_eq!(timed_out.name(), "timed_out");
+        assert!(timed_out.message().contains("`timeout`"));
+        assert!(AgentStatus::from_process_end(ProcessEnd::Cancelled, "").is_cancelled());
+    }
+
+    #[test]
+    fn only_the_command_adapter_exists_so_far() {
+        let adapter = adapter_for(AgentKind::Command).expect("command adapter");
+        assert_eq!(adapter.kind(), AgentKind::Command);
+        assert_eq!(adapter.capabilities(), Capabilities::default());
+        assert!(adapter_for(AgentKind::ClaudeCode).is_none());
+        assert!(adapter_for(AgentKind::Codex).is_none());
+    }
+}

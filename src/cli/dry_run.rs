@@ -8,6 +8,7 @@ use std::path::Path;
 use crate::agents::{adapter_for, AgentRequest};
 use crate::engine::exec::build_prompt_context;
 use crate::engine::plan::Plan;
+use crate::project::CheckOrigin;
 use crate::steps::verdict::VERDICT_SCHEMA;
 use crate::ui;
 use crate::workflow::context::WorktreeContext;
@@ -27,7 +28,7 @@ pub fn render(plan: &Plan) -> String {
         out,
         "  workflow:   {} ({})",
         plan.resolved.workflow.name,
-        plan.resolved.source_label()
+        plan.resolved.source.display()
     );
     let requires: Vec<String> = plan.profile.require.iter().map(|r| r.to_string()).collect();
     let _ = writeln!(
@@ -70,7 +71,10 @@ pub fn render(plan: &Plan) -> String {
             check.name,
             check.cmd,
             humantime::format_duration(check.timeout),
-            check.origin
+            match check.origin {
+                CheckOrigin::Configured => "configured".to_string(),
+                CheckOrigin::Detected(reason) => format!("detected: {reason}"),
+            }
         );
     }
     let _ = writeln!(out, "\nAcceptance criteria:");
@@ -212,10 +216,10 @@ fn command_line(plan: &Plan, role_name: &str) -> String {
     let Some(adapter) = adapter_for(role.agent) else {
         return format!("({} adapter not available in this build)", role.agent);
     };
-    let prompt_file = plan.layout.runs_dir().join(&plan.task.id).join("prompts").join(format!("turn_1_{role_name}.md"));
-    let transcript = plan.layout.runs_dir().join(&plan.task.id).join("logs").join(format!("turn_1_{role_name}.log"));
+    let prompt_file = plan.layout.runs().join(&plan.task.id).join("prompts").join(format!("turn_1_{role_name}.md"));
+    let transcript = plan.layout.runs().join(&plan.task.id).join("logs").join(format!("turn_1_{role_name}.log"));
     let env = plan.project_env(&plan.worktree).vars();
-    let run_dir = plan.layout.runs_dir().join(&plan.task.id);
+    let run_dir = plan.layout.runs().join(&plan.task.id);
     let request = AgentRequest {
         role_name,
         role,

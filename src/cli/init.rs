@@ -1,7 +1,237 @@
-//! `autobuild init`.
+//! `autobuild init`: scaffold `.autobuild/` in the current repository — a commented
+//! `config.toml` with the detected test command, an example task, and the `.gitignore` that keeps
+//! run state out of commits.
+//!
+//! Init never overwrites: an existing file is kept and reported, so running it again (or in a
+//! repository that already uses autobuild) is always safe. The only edit it makes to an existing
+//! file is appending missing `runs/`/`worktrees/` lines to `.autobuild/.gitignore`.
 
-use crate::error::Error;
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use crate::error::{exit, Error};
+use crate::project::detect::{detect_test, Detection, ProjectFiles, DEFAULT_CHECK_TIMEOUT};
+use crate::project::{find_repo_root, GitignoreUpdate, Layout};
+use crate::ui;
+
+/// The id of the example task init writes.
+pub const EXAMPLE_TASK_ID: &str = "TASK-EXAMPLE";
+
+/// What init did to one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scaffolded {
+    Created { path: PathBuf, note: Option<String> },
+    Kept { path: PathBuf },
+    Updated { path: PathBuf, note: String },
+}
 
 pub fn run() -> Result<u8, Error> {
-    Err(Error::runtime("init is not built yet"))
+    let cwd = std::env::current_dir()
+        .map_err(|e| Error::io("cannot determine the current directory", ".", e))?;
+    let root = find_repo_root(&cwd).ok_or_else(|| {
+        Error::usage(format!("{} is not inside a git repository", cwd.display())).with_help(
+            "autobuild works in git worktrees; run `git init` first, or pass `-C <repository>`",
+        )
+    })?;
+    let layout = Layout::new(&root);
+    if root != cwd {
+        ui::line(&format!("initializing autobuild in {}", root.display()));
+    }
+    for item in scaffold(&layout)? {
+        ui::line(&describe(&layout, &item));
+    }
+    ui::line(&format!(
+        "next: edit {}, then run `autobuild task {EXAMPLE_TASK_ID} --dry-run`",
+        layout.display(&example_task_path(&layout))
+    ));
+    Ok(exit::APPROVED)
+}
+
+/// Creates the missing scaffold files of `layout`, keeping existing ones.
+pub fn scaffold(layout: &Layout) -> Result<Vec<Scaffolded>, Error> {
+    let detected = detect_test(&ProjectFiles::read(layout.root()));
+    let config_note = Some(match detected {
+        Some(d) => format!("checks.test = \"{}\": {}", d.cmd, d.reason),
+        None => "no test command detected; set [checks.test] in it".to_string(),
+    });
+    let mut done = vec![
+        create_new(layout.config(), &config_template(detected), config_note)?,
+        create_new(example_task_path(layout), EXAMPLE_TASK, None)?,
+    ];
+    let gitignore = layout.gitignore();
+    done.push(match layout.ensure_gitignore()? {
+        GitignoreUpdate::Created => Scaffolded::Created {
+            path: gitignore,
+            note: None,
+        },
+        GitignoreUpdate::Appended(lines) => Scaffolded::Updated {
+            path: gitignore,
+            note: format!("added {}", lines.join(", ")),
+        },
+        GitignoreUpdate::Unchanged => Scaffolded::Kept { path: gitignore },
+    });
+    Ok(done)
+}
+
+fn example_task_path(layout: &Layout) -> PathBuf {
+    layout.tasks().join(format!("{EXAMPLE_TASK_ID}.md"))
+}
+
+fn describe(layout: &Layout, item: &Scaffolded) -> String {
+    match item {
+        Scaffolded::Created { path, note: None } => format!("created {}", layout.display(path)),
+        Scaffolded::Created {
+            path,
+            note: Some(note),
+        } => format!("created {} ({note})", layout.display(path)),
+        Scaffolded::Kept { path } => format!("kept {} (exists)", layout.display(path)),
+        Scaffolded::Updated { path, note } => {
+            format!("updated {} ({note})", layout.display(path))
+        }
+    }
+}
+
+/// Writes `content` to `path` unless something already exists there.
+fn create_new(path: PathBuf, content: &str, note: Option<String>) -> Result<Scaffolded, Error> {
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir).map_err(|e| Error::io("cannot create directory", dir, e))?;
+    }
+    let mut file = match OpenOptions::new().write(true).create_new(true).open(&path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(Scaffolded::Kept { path }),
+        Err(e) => return Err(Error::io("cannot create", path, e)),
+    };
+    file.write_all(content.as_bytes())
+        .map_err(|e| Error::io("cannot write", &path, e))?;
+    Ok(Scaffolded::Created { path, note })
+}
+
+/// The commented `config.toml`, with `[checks.test]` filled in when a test command was detected.
+pub fn config_template(detected: Option<Detection>) -> String {
+    let timeout = humantime::format_duration(DEFAULT_CHECK_TIMEOUT);
+    let checks = match detected {
+        Some(Detection { cmd, reason }) => format!(
+            "# The runner runs every check in the task's worktree after each player turn.\n\
+             # Detected ({reason}); change it if your project tests differently.\n\
+             [checks.test]\n\
+             cmd = \"{cmd}\"\n\
+             timeout = \"{timeout}\"\n"
+        ),
+        None => format!(
+            "# The runner runs every check in the task's worktree after each player turn.\n\
+             # No test command was detected; declare one so the runner can verify the work:\n\
+             # [checks.test]\n\
+             # cmd = \"make test\"\n\
+             # timeout = \"{timeout}\"\n"
+        ),
+    };
+    format!("{CONFIG_HEAD}\n{checks}\n{CONFIG_TAIL}")
+}
+
+const CONFIG_HEAD: &str = r#"# autobuild project config. Commit it: it holds project facts shared by every run.
+# Everything is optional; unknown keys are errors.
+
+[project]
+# base_branch = "main"            # default: the branch checked out when a run starts
+# merge_strategy = "squash"       # squash | merge | ff
+
+[env]
+# Given to the agents AND to the runner's checks, so both work in the same environment.
+# vars = { DATABASE_URL = "sqlite:///tmp/dev.db" }
+# path_prepend = [".venv/bin"]    # relative to the task's worktree
+# setup = "source .venv/bin/activate"   # shell prelude before every check and agent bash command
+"#;
+
+const CONFIG_TAIL: &str = r#"# More checks; a profile requires them as "checks.<name>".
+# [checks.lint]
+# cmd = "make lint"
+
+# Overrides on top of the workflow's roles.
+# [roles.coach]
+# model = "opus"
+
+# Overrides on top of the built-in quality-gate profiles (selected by a task's task_type).
+# [profiles.feature]
+# require = ["checks.test", "criteria", "coach"]
+"#;
+
+/// A valid task showing both kinds of criteria.
+pub const EXAMPLE_TASK: &str = r#"---
+id: TASK-EXAMPLE
+title: Add a contributor greeting
+task_type: feature
+complexity: 1
+---
+# Add a contributor greeting
+
+An example task written by `autobuild init`; edit it or replace it with a real one.
+
+Create `GREETING.md` at the repository root with a short welcome for new contributors
+that says where to start reading the code.
+
+## Acceptance Criteria
+- [ ] AC-001: `GREETING.md` exists and contains the word "Welcome" `verify: grep -q Welcome GREETING.md`
+- [ ] AC-002: The greeting names the directory a newcomer should read first
+"#;
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::project::detect::combine_checks;
+    use crate::project::{CheckOrigin, Config};
+    use crate::task::Task;
+
+    fn scaffold_at(root: &Path) -> Vec<Scaffolded> {
+        scaffold(&Layout::new(root)).unwrap()
+    }
+
+    #[test]
+    fn config_templates_parse_and_keep_the_detected_command() {
+        let detected = Detection {
+            cmd: "cargo test",
+            reason: "Cargo.toml found",
+        };
+        let text = config_template(Some(detected));
+        let config = Config::parse(Path::new("config.toml"), &text).unwrap();
+        assert_eq!(config.checks["test"].cmd, "cargo test");
+        assert_eq!(config.checks["test"].timeout, Some(DEFAULT_CHECK_TIMEOUT));
+        let checks = combine_checks(&config, None);
+        assert_eq!(checks[0].origin, CheckOrigin::Configured);
+
+        let text = config_template(None);
+        let config = Config::parse(Path::new("config.toml"), &text).unwrap();
+        assert!(config.checks.is_empty());
+        assert!(text.contains("# [checks.test]"));
+    }
+
+    #[test]
+    fn example_task_is_valid_with_both_kinds_of_criteria() {
+        let task = Task::parse(Path::new("TASK-EXAMPLE.md"), EXAMPLE_TASK).unwrap();
+        assert_eq!(task.id, EXAMPLE_TASK_ID);
+        assert_eq!(task.criteria.len(), 2);
+        assert_eq!(
+            task.criteria[0].verify.as_deref(),
+            Some("grep -q Welcome GREETING.md")
+        );
+        assert_eq!(task.criteria[1].verify, None);
+    }
+
+    #[test]
+    fn scaffold_creates_then_keeps() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = scaffold_at(dir.path());
+        assert!(first
+            .iter()
+            .all(|s| matches!(s, Scaffolded::Created { .. })));
+        fs::write(dir.path().join(".autobuild/config.toml"), "# mine\n").unwrap();
+        let second = scaffold_at(dir.path());
+        assert!(second.iter().all(|s| matches!(s, Scaffolded::Kept { .. })));
+        assert_eq!(
+            fs::read_to_string(dir.path().join(".autobuild/config.toml")).unwrap(),
+            "# mine\n"
+        );
+    }
 }

@@ -2,8 +2,12 @@
 //!
 //! [`main`] is the only place that turns a result into an exit code and prints errors.
 
+pub mod demo;
+pub mod dry_run;
 pub mod init;
 pub mod profiles;
+pub mod runs;
+pub mod task;
 pub mod workflows;
 
 use std::path::PathBuf;
@@ -39,6 +43,42 @@ pub struct Cli {
 pub enum Command {
     /// Scaffold .autobuild/ (detected checks, an example task, .gitignore).
     Init,
+    /// Run a workflow on one task (or print its plan with --dry-run).
+    Task(task::TaskArgs),
+    /// Runs at a glance, or one run in detail.
+    Status {
+        /// Task id of the run.
+        id: Option<String>,
+    },
+    /// Continue an interrupted run from its last completed step.
+    Resume {
+        id: String,
+        /// Print events as NDJSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Merge an approved run into its base and clean up.
+    Complete { id: String },
+    /// Remove a run's worktree and branch (its records are kept).
+    Discard {
+        id: String,
+        /// Do not ask for confirmation.
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
+    /// Show a run's prompts, verdicts and check logs.
+    Logs {
+        id: String,
+        /// Only this turn.
+        #[arg(long, value_name = "N")]
+        turn: Option<u32>,
+    },
+    /// Run the default workflow on a bundled sample project with scripted agents, in a temp dir.
+    Demo {
+        /// Print events as NDJSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
     /// Inspect and validate workflows.
     #[command(subcommand)]
     Workflows(workflows::WorkflowsCommand),
@@ -102,8 +142,16 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<u8, Error> {
+    let quiet = cli.quiet;
     match cli.command {
         Command::Init => init::run(),
+        Command::Task(args) => task::run(args, quiet),
+        Command::Status { id } => runs::status(id),
+        Command::Resume { id, json } => runs::resume(&id, json, quiet),
+        Command::Complete { id } => runs::complete(&id),
+        Command::Discard { id, yes } => runs::discard(&id, yes),
+        Command::Logs { id, turn } => runs::logs(&id, turn),
+        Command::Demo { json } => demo::run(json, quiet),
         Command::Workflows(cmd) => workflows::run(cmd),
         Command::Profiles(cmd) => profiles::run(cmd),
     }

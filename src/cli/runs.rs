@@ -26,7 +26,7 @@ struct Located {
 
 fn locate_run(task_id: &str) -> Result<Located, Error> {
     let root = repo_root(&current_dir()?)?;
-    let paths = RunPaths::new(&Layout::new(&root).runs_dir(), task_id);
+    let paths = RunPaths::new(&Layout::new(&root).runs(), task_id);
     let state = RunState::load(&paths.state()).map_err(|_| {
         Error::usage(format!("no run of {task_id} here"))
             .with_help("`autobuild status` lists the runs of this repository")
@@ -37,7 +37,7 @@ fn locate_run(task_id: &str) -> Result<Located, Error> {
 /// `autobuild status [ID]`.
 pub fn status(task_id: Option<String>) -> Result<u8, Error> {
     let root = repo_root(&current_dir()?)?;
-    let runs_dir = Layout::new(&root).runs_dir();
+    let runs_dir = Layout::new(&root).runs();
     match task_id {
         Some(id) => {
             let run = locate_run(&id)?;
@@ -112,10 +112,10 @@ pub fn complete(task_id: &str) -> Result<u8, Error> {
             run.state.status.as_str()
         )));
     }
-    let _lock = RunLock::acquire(&Layout::new(&run.root).runs_dir(), task_id)
+    let _lock = RunLock::acquire(&Layout::new(&run.root).runs(), task_id)
         .map_err(|e| Error::usage(e.to_string()))?;
-    let repo = Repo::discover(&run.root).map_err(|e| Error::runtime(e.to_string()))?;
-    let config = Config::load(&run.root)?;
+    let repo = Repo::discover(&run.root)?;
+    let config = Config::load(&Layout::new(&run.root))?;
     let request = MergeRequest {
         task_id: task_id.to_string(),
         title: run.state.title.clone(),
@@ -142,9 +142,9 @@ pub fn complete(task_id: &str) -> Result<u8, Error> {
 /// `autobuild discard <ID>`: remove a run's worktree and branch (its records are kept).
 pub fn discard(task_id: &str, yes: bool) -> Result<u8, Error> {
     let mut run = locate_run(task_id)?;
-    let _lock = RunLock::acquire(&Layout::new(&run.root).runs_dir(), task_id)
+    let _lock = RunLock::acquire(&Layout::new(&run.root).runs(), task_id)
         .map_err(|e| Error::usage(e.to_string()))?;
-    let repo = Repo::discover(&run.root).map_err(|e| Error::runtime(e.to_string()))?;
+    let repo = Repo::discover(&run.root)?;
     let branch = run.state.branch.clone();
     let has_branch = repo.branch_exists(&branch);
     if !has_branch && !run.state.worktree.exists() {
@@ -162,11 +162,11 @@ pub fn discard(task_id: &str, yes: bool) -> Result<u8, Error> {
     }
     if run.state.worktree.exists() {
         repo.remove_worktree(&run.state.worktree, &branch)
-            .map_err(|e| Error::runtime(e.to_string()))?;
+            ?;
     }
     if has_branch {
         repo.delete_branch(&branch, &run.state.base_branch, true)
-            .map_err(|e| Error::runtime(e.to_string()))?;
+            ?;
     }
     run.state.status = RunStatus::Discarded;
     run.state

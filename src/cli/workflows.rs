@@ -1,15 +1,198 @@
-//! `autobuild workflows list|show|validate`.
+//! `autobuild workflows list|show|validate`: what workflows are visible here, what one says
+//! (as written, or resolved with where every value came from), and whether they are valid.
+
+use std::env;
+use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
 
+use crate::diagnostic::Diagnostic;
 use crate::error::Error;
+use crate::ui;
+use crate::workflow::catalog::{Catalog, Opened};
+use crate::workflow::resolve::is_path;
+use crate::workflow::Overrides;
 
 #[derive(Debug, Subcommand)]
 pub enum WorkflowsCommand {
     /// List the workflows available here (name, source, description).
     List,
+    /// Print a workflow: the file as written, or merged and validated with --resolved.
+    Show {
+        /// Workflow name or file.
+        #[arg(value_name = "NAME|PATH")]
+        name: String,
+        /// Print the merged result of every layer, marking where overridden values came from.
+        #[arg(long)]
+        resolved: bool,
+        /// Override a value before resolving, e.g. --set roles.coach.model=opus (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE", requires = "resolved")]
+        set: Vec<String>,
+    },
+    /// Validate workflow files (default: every workflow visible here).
+    Validate {
+        /// Workflow files to validate.
+        #[arg(value_name = "PATH")]
+        paths: Vec<PathBuf>,
+    },
 }
 
-pub fn run(_cmd: WorkflowsCommand) -> Result<u8, Error> {
-    Err(Error::runtime("workflows is not built yet"))
+pub fn run(cmd: WorkflowsCommand) -> Result<u8, Error> {
+    let catalog = Catalog::discover(Some(&repo_root()?))?;
+    match cmd {
+        WorkflowsCommand::List => list(&catalog),
+        WorkflowsCommand::Show {
+            name,
+            resolved,
+            set,
+        } => show(&catalog, &name, resolved, set),
+        WorkflowsCommand::Validate { paths } => validate(&catalog, &paths),
+    }
+}
+
+/// The repository containing the current directory, or the current directory itself.
+pub(crate) fn repo_root() -> Result<PathBuf, Error> {
+    let cwd = env::current_dir().map_err(|e| Error::io("cannot read", ".", e))?;
+    Ok(crate::project::find_repo_root(&cwd).unwrap_or(cwd))
+}
+
+fn list(catalog: &Catalog) -> Result<u8, Error> {
+    let mut rows = vec![vec![
+        "NAME".to_string(),
+        "SOURCE".to_string(),
+        "DESCRIPTION".to_string(),
+    ]];
+    for name in catalog.names() {
+        let Some(index) = catalog.find(name, None) else {
+            continue;
+        };
+        let document = &catalog.documents[index];
+        let description = match catalog.resolve_index(index, &Overrides::default()) {
+            Ok(resolved) => resolved.workflow.description,
+            Err(_) => "(invalid: see `autobuild workflows validate`)".to_string(),
+        };
+        rows.push(vec![
+            name.to_string(),
+            document.source.label(),
+            description,
+        ]);
+    }
+    for line in aligned(&rows) {
+        ui::line(&line);
+    }
+    Ok(0)
+}
+
+fn show(catalog: &Catalog, name: &str, resolved: bool, set: Vec<String>) -> Result<u8, Error> {
+    if resolved {
+        let overrides = Overrides {
+            set,
+            ..Overrides::default()
+        };
+        let resolved = catalog.resolve(name, &overrides)?;
+        ui::line(resolved.annotated_toml().trim_end());
+        return Ok(0);
+    }
+    let text = if is_path(name) {
+        match catalog.open_file(Path::new(name))? {
+            Opened::Discovered(index) => catalog.documents[index].source.text.clone(),
+            Opened::File(document) => document.source.text.clone(),
+        }
+    } else {
+        let index = catalog.find(name, None).ok_or_else(|| {
+            Error::usage(format!("unknown workflow `{name}`")).with_help(format!(
+                "the workflows here are: {}",
+                catalog.names().join(", ")
+            ))
+        })?;
+        catalog.documents[index].source.text.clone()
+    };
+    ui::line(text.trim_end());
+    Ok(0)
+}
+
+fn validate(catalog: &Catalog, paths: &[PathBuf]) -> Result<u8, Error> {
+    let mut problems: Vec<Diagnostic> = Vec::new();
+    let mut check = |result: Result<crate::workflow::ResolvedWorkflow, Error>| match result {
+        Ok(resolved) => {
+            ui::line(&format!(
+                "ok {} ({})",
+                resolved.workflow.name,
+                resolved.source.display()
+            ));
+            Ok(())
+        }
+        Err(Error::Invalid(found)) => {
+            for diagnostic in found.0 {
+                if !problems.contains(&diagnostic) {
+                    problems.push(diagnostic);
+                }
+            }
+            Ok(())
+        }
+        Err(other) => Err(other),
+    };
+    if paths.is_empty() {
+        for index in 0..catalog.documents.len() {
+            check(catalog.resolve_index(index, &Overrides::default()))?;
+        }
+    } else {
+        for path in paths {
+            let result = match catalog.open_file(path)? {
+                Opened::Discovered(index) => catalog.resolve_index(index, &Overrides::default()),
+                Opened::File(document) => catalog.resolve_file(&document, &Overrides::default()),
+            };
+            check(result)?;
+        }
+    }
+    if problems.is_empty() {
+        Ok(0)
+    } else {
+        Err(problems.into())
+    }
+}
+
+/// Rows as lines with every column but the last padded to its widest cell.
+pub(crate) fn aligned(rows: &[Vec<String>]) -> Vec<String> {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|cell| cell.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    rows.iter()
+        .map(|row| {
+            let mut line = String::new();
+            for (c, cell) in row.iter().enumerate() {
+                if c + 1 == row.len() {
+                    line.push_str(cell);
+                } else {
+                    line.push_str(cell);
+                    line.push_str(&" ".repeat(widths[c] - cell.chars().count() + 2));
+                }
+            }
+            line.trim_end().to_string()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_align_to_the_widest_cell() {
+        let rows = vec![
+            vec!["NAME".into(), "SOURCE".into()],
+            vec!["player-coach".into(), "built-in".into()],
+        ];
+        assert_eq!(
+            aligned(&rows),
+            ["NAME          SOURCE", "player-coach  built-in"]
+        );
+    }
 }

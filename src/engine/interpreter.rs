@@ -347,7 +347,7 @@ impl<'a, 'p> Interpreter<'a, 'p> {
         let policy = StallPolicy {
             nudge: config.nudge,
         };
-        match stall::decide(&policy, state.nudged, reason) {
+        match stall::decide(policy, state.nudged, reason) {
             StallAction::Continue => None,
             StallAction::Nudge(notice) => {
                 state.nudged = true;

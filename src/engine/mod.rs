@@ -1,4 +1,17 @@
-//! The engine: runs a resolved workflow for one task — preflight, the interpreter, the step
-//! executors, persisted state for resume, the event stream and the run lock.
+//! The engine: runs a resolved workflow for one task — preflight ([`plan`]), the
+//! [`interpreter`], the step executors ([`exec`]), persisted [`state`] for resume, the
+//! [`events`] stream and the run [`lock`].
 
+pub mod cx;
 pub mod events;
+pub mod exec;
+pub mod interpreter;
+pub mod lock;
+pub mod outcome;
+pub mod paths;
+pub mod plan;
+pub mod run;
+pub mod state;
+pub mod turn;
+
+pub use outcome::Outcome;

@@ -3,7 +3,7 @@
 use crate::engine::state::RunStatus;
 use crate::error::exit;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
     /// The gates approved; `merged` says whether it already landed on the base.
     Approved { merged: bool },

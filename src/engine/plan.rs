@@ -95,7 +95,7 @@ pub fn preflight(
 ) -> Result<Plan, Error> {
     let repo = Repo::discover(root).map_err(|e| Error::usage(e.to_string()))?;
     let layout = Layout::new(root);
-    let config = Config::load(root)?;
+    let config = Config::load(&layout)?;
     let task = task::locate(root, task_arg)?;
     let workflow_name = settings
         .workflow_arg
@@ -130,13 +130,13 @@ pub fn preflight(
             id = task.id
         )));
     }
-    if let Some(holder) = crate::engine::lock::holder(&layout.runs_dir(), &task.id) {
+    if let Some(holder) = crate::engine::lock::holder(&layout.runs(), &task.id) {
         return Err(Error::usage(format!(
             "task {} is already being run by process {holder}",
             task.id
         )));
     }
-    let worktree = layout.worktrees_dir().join(&task.id);
+    let worktree = layout.worktrees().join(&task.id);
     let max_turns = first_loop_bound(&resolved).unwrap_or(1);
     let inputs = resolved
         .workflow

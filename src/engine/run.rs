@@ -36,7 +36,7 @@ pub fn start(
     options: StartOptions,
 ) -> Result<Outcome, Error> {
     let plan = preflight(root, task_arg, settings, options.policy)?;
-    let paths = RunPaths::new(&plan.layout.runs_dir(), &plan.task.id);
+    let paths = RunPaths::new(&plan.layout.runs(), &plan.task.id);
     if options.policy == BranchPolicy::Resume {
         if let Ok(state) = RunState::load(&paths.state()) {
             if state.status == RunStatus::Running {
@@ -44,13 +44,13 @@ pub fn start(
             }
         }
     }
-    let repo = Repo::discover(root).map_err(|e| Error::runtime(e.to_string()))?;
+    let repo = Repo::discover(root)?;
     if options.policy == BranchPolicy::Fresh && plan.branch_exists {
         discard_branch(&repo, &plan, options.yes)?;
     }
     let lock = take_lock(&plan)?;
     if paths.dir.exists() {
-        let target = RunPaths::archive_target(&plan.layout.runs_dir(), &plan.task.id);
+        let target = RunPaths::archive_target(&plan.layout.runs(), &plan.task.id);
         fs::rename(&paths.dir, &target).map_err(|e| Error::io("cannot keep", &paths.dir, e))?;
     }
     create_run_dir(&plan, &paths)?;
@@ -64,7 +64,7 @@ pub fn start(
 /// `autobuild resume <ID>`: continues an interrupted run from its last completed step.
 pub fn resume(root: &Path, task_id: &str, display: Display) -> Result<Outcome, Error> {
     let layout = crate::project::Layout::new(root);
-    let paths = RunPaths::new(&layout.runs_dir(), task_id);
+    let paths = RunPaths::new(&layout.runs(), task_id);
     let state = RunState::load(&paths.state()).map_err(|e| {
         Error::usage(format!("no run of {task_id} to resume ({}: {e})", paths.state().display()))
             .with_help(format!("start one with `autobuild task {task_id}`"))
@@ -94,7 +94,7 @@ fn continue_run(
     display: Display,
 ) -> Result<Outcome, Error> {
     let lock = take_lock(plan)?;
-    let repo = Repo::discover(&plan.root).map_err(|e| Error::runtime(e.to_string()))?;
+    let repo = Repo::discover(&plan.root)?;
     let mut notes = Vec::new();
     if state.workflow_hash != plan.resolved.hash {
         notes.push(format!(
@@ -107,7 +107,7 @@ fn continue_run(
     if let Some(checkpoint) = state.last_checkpoint.clone() {
         if state.worktree.is_dir() {
             let reverted = git::restore(&state.worktree, &checkpoint)
-                .map_err(|e| Error::runtime(e.to_string()))?;
+                ?;
             if !reverted.is_empty() {
                 notes.push(format!(
                     "reverted what the interrupted step left unfinished: {}",
@@ -183,7 +183,7 @@ fn finish(cx: &mut RunCx, outcome: &Outcome) -> Result<(), Error> {
 }
 
 fn take_lock(plan: &Plan) -> Result<RunLock, Error> {
-    RunLock::acquire(&plan.layout.runs_dir(), &plan.task.id).map_err(|e| match e {
+    RunLock::acquire(&plan.layout.runs(), &plan.task.id).map_err(|e| match e {
         LockError::Held { .. } => Error::usage(e.to_string())
             .with_help("wait for it to finish, or stop it (Ctrl-C) and use `autobuild resume`"),
         LockError::Io { .. } => Error::runtime(e.to_string()),
@@ -209,19 +209,17 @@ fn discard_branch(repo: &Repo, plan: &Plan, yes: bool) -> Result<(), Error> {
     }
     if plan.worktree.exists() {
         repo.remove_worktree(&plan.worktree, &plan.branch)
-            .map_err(|e| Error::runtime(e.to_string()))?;
+            ?;
     }
     repo.delete_branch(&plan.branch, &plan.base_branch, true)
-        .map_err(|e| Error::runtime(e.to_string()))
+        .map_err(Error::from)
 }
 
 fn create_run_dir(plan: &Plan, paths: &RunPaths) -> Result<(), Error> {
     for dir in [paths.dir.clone(), paths.prompts(), paths.logs()] {
         fs::create_dir_all(&dir).map_err(|e| Error::io("cannot create", &dir, e))?;
     }
-    plan.layout
-        .ensure_gitignore()
-        .map_err(|e| Error::io("cannot write", plan.layout.gitignore(), e))?;
+    plan.layout.ensure_gitignore()?;
     fs::write(paths.workflow_resolved(), &plan.resolved.toml)
         .map_err(|e| Error::io("cannot write", paths.workflow_resolved(), e))?;
     fs::write(paths.workflow_hash(), format!("{}\n", plan.resolved.hash))

@@ -14,7 +14,7 @@ use crate::agents::AgentOutcome;
 use crate::engine::paths::RunPaths;
 use crate::git::Checkpoint;
 use crate::steps::check::CheckResult;
-use crate::steps::verdict::{CriterionStatus, Verdict};
+use crate::steps::verdict::Verdict;
 use crate::task::Task;
 use crate::workflow::context::FeedbackContext;
 
@@ -76,6 +76,9 @@ pub struct GateRecord {
     pub feedback: FeedbackContext,
     /// Normalized feedback signature, for stall detection.
     pub signature: String,
+    /// Criteria met this turn: executable ones by the runner, the rest by the coach.
+    pub criteria_met: usize,
+    pub criteria_total: usize,
 }
 
 /// The turn in progress.
@@ -89,7 +92,6 @@ pub struct Turn {
     pub coach: Option<CoachRecord>,
     pub gate: Option<GateRecord>,
     pub criteria_total: usize,
-    pub executable: Vec<String>,
 }
 
 impl Turn {
@@ -104,30 +106,14 @@ impl Turn {
             coach: read_record(&paths.turn_record("coach", number)),
             gate: read_record(&paths.turn_record("gate", number)),
             criteria_total: task.criteria.len(),
-            executable: task
-                .criteria
-                .iter()
-                .filter(|c| c.verify.is_some())
-                .map(|c| c.id.clone())
-                .collect(),
         }
     }
 
-    /// Criteria met this turn (executable ones by the runner, the rest by the coach), and all.
+    /// Criteria met this turn, and all, as the gate counted them.
     pub fn criteria_progress(&self) -> (usize, usize) {
-        let by_runner = self.verify.as_ref().map_or(0, |v| {
-            v.criteria
-                .iter()
-                .filter(|c| c.passed() && self.executable.contains(&c.name))
-                .count()
-        });
-        let by_coach = self.coach.as_ref().and_then(|c| c.verdict.as_ref()).map_or(0, |v| {
-            v.criteria
-                .iter()
-                .filter(|v| v.status == CriterionStatus::Met && !self.executable.contains(&v.id))
-                .count()
-        });
-        (by_runner + by_coach, self.criteria_total)
+        self.gate
+            .as_ref()
+            .map_or((0, self.criteria_total), |g| (g.criteria_met, g.criteria_total))
     }
 
     pub fn cost_usd(&self) -> Option<f64> {

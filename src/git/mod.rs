@@ -1,1 +1,28 @@
-//! TODO
+//! Everything autobuild does with git, through libgit2 (no `git` executable needed):
+//! per-task worktrees and branches, checkpoint commits after player steps, tree hashes of a
+//! worktree's current state, the audit-and-restore after read-only steps, diffs the runner
+//! computes itself, and merging an approved branch into its base.
+//!
+//! Commits are authored with the repository's configured identity, or `autobuild
+//! <autobuild@localhost>` when there is none. All paths reported to callers are relative to the
+//! repository root, `/`-separated, sorted and unique.
+
+mod branch;
+mod checkout;
+mod diff;
+mod error;
+mod init;
+mod merge;
+mod repo;
+mod restore;
+mod snapshot;
+mod worktree;
+
+pub use diff::{diff_stat, ChangeStatus, DiffStat, FileChange};
+pub use error::GitError;
+pub use init::init_with_commit;
+pub use merge::MergeOutcome;
+pub use repo::Repo;
+pub use restore::restore;
+pub use snapshot::{changed_files_since, checkpoint, head_commit, worktree_state_tree, Checkpoint};
+pub use worktree::{OpenedWorktree, WorktreeInfo};

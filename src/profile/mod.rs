@@ -1,13 +1,17 @@
 //! Quality-gate profiles: what must hold before a task of a given type is approved.
 //!
 //! A task's `task_type` selects a profile (`feature`, `bugfix`, …, with aliases such as `fix`).
-//! Built-in profiles are embedded from the repo's `profiles/`; users override them per project.
+//! Built-in profiles are embedded from the repo's `profiles/`; users override them per project
+//! ([`set`]).
 
 use serde::{Deserialize, Serialize};
 
+pub mod builtin;
 pub mod requirement;
+pub mod set;
 
 pub use requirement::Requirement;
+pub use set::{resolve_profile, LoadedProfile, ProfileSet};
 
 /// A resolved profile.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Top-level names a prompt template may use.
 pub const PROMPT_VARIABLES: &[&str] = &[
@@ -27,7 +27,7 @@ pub const PROMPT_VARIABLES: &[&str] = &[
 pub const EXPRESSION_VARIABLES: &[&str] = &["steps", "prev", "inputs", "task", "turn"];
 
 /// Everything a rendered prompt can see.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PromptContext {
     pub task: TaskContext,
     pub turn: u32,
@@ -47,7 +47,7 @@ pub struct PromptContext {
     pub verdict_schema: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TaskContext {
     pub id: String,
     pub title: String,
@@ -58,28 +58,28 @@ pub struct TaskContext {
     pub path: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CriterionContext {
     pub id: String,
     pub text: String,
     pub verify: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct WorktreeContext {
     pub path: String,
     pub branch: String,
     pub base: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ProfileContext {
     pub name: String,
     pub require: Vec<String>,
 }
 
 /// What the previous turn taught: coach issues, failing checks, unmet criteria.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct FeedbackContext {
     pub summary: String,
     pub issues: Vec<IssueContext>,
@@ -87,7 +87,7 @@ pub struct FeedbackContext {
     pub unmet_criteria: Vec<CriterionStatusContext>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct IssueContext {
     pub severity: String,
     pub category: String,
@@ -96,7 +96,7 @@ pub struct IssueContext {
     pub suggestion: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CheckContext {
     pub name: String,
     pub command: String,
@@ -111,7 +111,7 @@ pub struct CheckContext {
     pub advice: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CriterionStatusContext {
     pub id: String,
     pub text: String,
@@ -119,7 +119,7 @@ pub struct CriterionStatusContext {
     pub reason: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct VerifyContext {
     pub passed: bool,
     pub checks: Vec<CheckContext>,
@@ -127,10 +127,84 @@ pub struct VerifyContext {
     pub criteria: Vec<CheckContext>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PlayerContext {
     pub succeeded: bool,
     pub files_changed: Vec<String>,
     pub diff_stat: String,
     pub final_message: String,
+}
+
+impl PromptContext {
+    /// A context with every optional part present. The validator checks the attribute paths a
+    /// template reads (`task.title`, `feedback.failing_checks`) against its shape, so a typo in
+    /// a template is caught before any agent runs; `workflows validate` renders templates with it.
+    pub fn example() -> PromptContext {
+        let check = CheckContext {
+            name: "test".into(),
+            command: "cargo test".into(),
+            status: "failed".into(),
+            exit_code: Some(101),
+            summary: "test tests::greets ... FAILED".into(),
+            log_path: ".autobuild/runs/TASK-001/logs/verify_turn_1_test.log".into(),
+            failure_class: Some("code".into()),
+            advice: Some("fix the failing test".into()),
+        };
+        PromptContext {
+            task: TaskContext {
+                id: "TASK-001".into(),
+                title: "Add greeting function".into(),
+                requirements: "Add `greeting(name)`.".into(),
+                criteria: vec![CriterionContext {
+                    id: "AC-001".into(),
+                    text: "greeting(\"Ada\") returns \"Hello, Ada!\"".into(),
+                    verify: Some("python -c 'import x'".into()),
+                }],
+                task_type: "feature".into(),
+                complexity: Some(3),
+                path: ".autobuild/tasks/TASK-001.md".into(),
+            },
+            turn: 2,
+            max_turns: 5,
+            worktree: WorktreeContext {
+                path: ".autobuild/worktrees/TASK-001".into(),
+                branch: "autobuild/TASK-001".into(),
+                base: "main".into(),
+            },
+            profile: ProfileContext {
+                name: "feature".into(),
+                require: vec!["checks.test".into(), "coach".into()],
+            },
+            feedback: Some(FeedbackContext {
+                summary: "The test fails.".into(),
+                issues: vec![IssueContext {
+                    severity: "must_fix".into(),
+                    category: "correctness".into(),
+                    description: "wrong punctuation".into(),
+                    location: "src/utils.py:3".into(),
+                    suggestion: "add the exclamation mark".into(),
+                }],
+                failing_checks: vec![check.clone()],
+                unmet_criteria: vec![CriterionStatusContext {
+                    id: "AC-001".into(),
+                    text: "greeting works".into(),
+                    reason: "verify command exited 1".into(),
+                }],
+            }),
+            verify: Some(VerifyContext {
+                passed: false,
+                checks: vec![check.clone()],
+                criteria: vec![check],
+            }),
+            player: Some(PlayerContext {
+                succeeded: true,
+                files_changed: vec!["src/utils.py".into()],
+                diff_stat: " src/utils.py | 2 ++".into(),
+                final_message: "Done.".into(),
+            }),
+            stall_notice: Some("No progress in 3 turns.".into()),
+            inputs: BTreeMap::from([("focus".to_string(), "tests".to_string())]),
+            verdict_schema: "{\"type\": \"object\"}".into(),
+        }
+    }
 }

@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::profile::Requirement;
+
 /// The only workflow schema version this build understands.
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -32,6 +34,9 @@ pub struct Workflow {
     pub inputs: BTreeMap<String, Input>,
     #[serde(default)]
     pub limits: Limits,
+    /// Adjustments of the profile gate for this workflow.
+    #[serde(default, skip_serializing_if = "GateConfig::is_empty")]
+    pub gate: GateConfig,
     #[serde(default)]
     pub roles: BTreeMap<String, Role>,
     pub steps: Vec<Step>,
@@ -57,6 +62,26 @@ pub struct Limits {
     pub max_wall_time: Option<Duration>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_cost_usd: Option<f64>,
+}
+
+/// How the workflow's gate treats the task profile's requirements.
+///
+/// A workflow without a reviewing role (such as the shipped `solo`) cannot ever satisfy a
+/// `coach` requirement; it says so explicitly with `waive = ["coach"]` instead of the gate
+/// silently skipping requirements it cannot check. Validation rejects a workflow that has no
+/// role with `output = "verdict"` and does not waive `coach`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GateConfig {
+    /// Profile requirements this workflow does not check.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waive: Vec<Requirement>,
+}
+
+impl GateConfig {
+    pub fn is_empty(&self) -> bool {
+        self.waive.is_empty()
+    }
 }
 
 /// A named agent configuration.
@@ -206,6 +231,11 @@ pub struct Step {
     pub action: Action,
 }
 
+impl Step {
+    /// Keys every step may have, whatever it `uses`.
+    pub const COMMON_KEYS: [&'static str; 5] = ["id", "uses", "if", "always", "timeout"];
+}
+
 /// The built-in actions, tagged by `uses`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "uses", rename_all = "kebab-case")]
@@ -280,6 +310,20 @@ impl Action {
     pub const USES: [&'static str; 8] = [
         "worktree", "agent", "verify", "gate", "loop", "merge", "run", "report",
     ];
+
+    /// The keys a step with this `uses` may have besides [`Step::COMMON_KEYS`]; `None` for an
+    /// unknown `uses`. (`Step` flattens the action, so serde cannot reject unknown keys itself.)
+    pub fn keys(uses: &str) -> Option<&'static [&'static str]> {
+        Some(match uses {
+            "worktree" | "gate" | "report" => &[],
+            "agent" => &["role"],
+            "verify" => &["checks"],
+            "loop" => &["max_iterations", "until", "stall", "steps"],
+            "merge" => &["strategy"],
+            "run" => &["run", "env"],
+            _ => return None,
+        })
+    }
 }
 
 /// Stall detection settings of a loop.
@@ -336,6 +380,16 @@ impl MergeStrategy {
 }
 
 impl Workflow {
+    /// The requirements the gate checks for a profile: the profile's, minus what the workflow
+    /// waives.
+    pub fn gate_requirements(&self, profile_require: &[Requirement]) -> Vec<Requirement> {
+        profile_require
+            .iter()
+            .filter(|r| !self.gate.waive.contains(r))
+            .cloned()
+            .collect()
+    }
+
     /// Every step, depth first, in execution order (loop bodies after their loop).
     pub fn all_steps(&self) -> Vec<&Step> {
         fn walk<'a>(steps: &'a [Step], out: &mut Vec<&'a Step>) {
@@ -376,5 +430,79 @@ pub mod opt_duration {
         humantime::parse_duration(text.trim()).map_err(|e| {
             format!("invalid duration `{text}`: {e} (write it like \"90s\", \"20m\" or \"1h 30m\")")
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every action with every optional field set.
+    fn every_action() -> Vec<Action> {
+        vec![
+            Action::Worktree,
+            Action::Agent {
+                role: "player".into(),
+            },
+            Action::Verify {
+                checks: Some(vec!["test".into()]),
+            },
+            Action::Gate,
+            Action::Loop {
+                max_iterations: 1,
+                until: Some("true".into()),
+                stall: Some(StallConfig::default()),
+                steps: vec![],
+            },
+            Action::Merge {
+                strategy: Some(MergeStrategy::Squash),
+            },
+            Action::Run {
+                run: "true".into(),
+                env: BTreeMap::from([("A".into(), "1".into())]),
+            },
+            Action::Report,
+        ]
+    }
+
+    #[test]
+    fn declared_step_keys_match_the_actions() {
+        for action in every_action() {
+            let json = serde_json::to_value(&action).unwrap();
+            let mut written: Vec<&str> = json
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(String::as_str)
+                .filter(|k| *k != "uses")
+                .collect();
+            written.sort_unstable();
+            let mut declared = Action::keys(action.uses()).unwrap().to_vec();
+            declared.sort_unstable();
+            assert_eq!(written, declared, "keys of `{}`", action.uses());
+        }
+        assert!(Action::keys("lop").is_none());
+    }
+
+    #[test]
+    fn waived_requirements_leave_the_gate() {
+        let workflow = Workflow {
+            schema: SCHEMA_VERSION,
+            name: "solo".into(),
+            description: String::new(),
+            extends: None,
+            replaces: None,
+            inputs: BTreeMap::new(),
+            limits: Limits::default(),
+            gate: GateConfig {
+                waive: vec![Requirement::Coach],
+            },
+            roles: BTreeMap::new(),
+            steps: vec![],
+        };
+        assert_eq!(
+            workflow.gate_requirements(&[Requirement::Criteria, Requirement::Coach]),
+            [Requirement::Criteria]
+        );
     }
 }

@@ -59,9 +59,9 @@ fn run_writer(
     }
     let before = cx.state.last_checkpoint.clone().unwrap_or_default();
     let message = format!("autobuild: {} turn {turn} ({role_name})", cx.state.task_id);
-    let checkpoint = git::checkpoint(worktree, &message).map_err(git_error)?;
+    let checkpoint = git::checkpoint(worktree, &message)?;
     let stat = if checkpoint.changed && !before.is_empty() {
-        git::diff_stat(worktree, &before, &checkpoint.commit).map_err(git_error)?
+        git::diff_stat(worktree, &before, &checkpoint.commit)?
     } else {
         git::DiffStat::default()
     };
@@ -206,7 +206,7 @@ fn audit(cx: &RunCx, worktree: &Path) -> Result<Vec<String>, Error> {
     let Some(checkpoint) = cx.state.last_checkpoint.as_deref() else {
         return Ok(Vec::new());
     };
-    git::restore(worktree, checkpoint).map_err(git_error)
+    Ok(git::restore(worktree, checkpoint)?)
 }
 
 fn render(cx: &RunCx, role: &Role) -> Result<String, Error> {
@@ -269,6 +269,3 @@ fn invoke(
     })
 }
 
-fn git_error(e: git::GitError) -> Error {
-    Error::runtime(e.to_string())
-}

@@ -64,6 +64,8 @@ pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
     let feedback = build_feedback(&input, &decision);
     let record = GateRecord {
         turn: turn_number,
+        criteria_met: gate::criteria_met(&input),
+        criteria_total: plan.task.criteria.len(),
         approved: decision.approved,
         reasons: decision.reasons.clone(),
         signature: feedback_signature(&feedback),

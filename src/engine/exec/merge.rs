@@ -9,7 +9,7 @@ use serde_json::json;
 use crate::engine::cx::RunCx;
 use crate::engine::exec::StepDone;
 use crate::error::Error;
-use crate::git::{self, Repo};
+use crate::git::Repo;
 use crate::ui;
 use crate::workflow::model::MergeStrategy;
 
@@ -45,11 +45,11 @@ pub fn merge_run(repo: &Repo, request: &MergeRequest) -> Result<String, Error> {
         })?;
     if request.worktree.exists() {
         repo.remove_worktree(&request.worktree, &request.branch)
-            .map_err(|e| Error::runtime(e.to_string()))?;
+            ?;
     }
     // A squash leaves the branch unmerged by ancestry although its content landed.
     repo.delete_branch(&request.branch, &request.base, true)
-        .map_err(|e| Error::runtime(e.to_string()))?;
+        ?;
     Ok(outcome.commit)
 }
 
@@ -114,6 +114,3 @@ fn short(commit: &str) -> &str {
     commit.get(..10).unwrap_or(commit)
 }
 
-pub fn git_error(e: git::GitError) -> Error {
-    Error::runtime(e.to_string())
-}

@@ -15,7 +15,7 @@ mod worktree;
 
 pub use merge::{merge_run, MergeRequest};
 pub use prompt::{build_prompt_context, prompt_context};
-pub use report::write_report;
+pub use report::{load_turns, turn_summary, write_report, TurnRecords};
 
 use serde_json::{Map, Value};
 

@@ -7,16 +7,13 @@ use serde_json::json;
 use crate::engine::cx::RunCx;
 use crate::engine::exec::StepDone;
 use crate::error::Error;
-use crate::git;
 
 pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
     let plan = cx.plan;
     let path = plan.worktree.clone();
     let branch = plan.branch.clone();
     let base = plan.base_branch.clone();
-    plan.layout
-        .ensure_gitignore()
-        .map_err(|e| Error::io("cannot write", plan.layout.gitignore(), e))?;
+    plan.layout.ensure_gitignore()?;
     let resumed = cx.repo.branch_exists(&branch);
     let head = if resumed {
         let opened = if path.is_dir() {
@@ -24,12 +21,12 @@ pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
         } else {
             cx.repo.attach_worktree(&branch, &path)
         }
-        .map_err(git_error)?;
+        ?;
         opened.head
     } else {
         cx.repo
             .create_worktree(&branch, &base, &path)
-            .map_err(git_error)?
+            ?
             .base_commit
     };
     cx.state.worktree = path.clone();
@@ -50,6 +47,3 @@ pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
     ))
 }
 
-fn git_error(e: git::GitError) -> Error {
-    Error::runtime(e.to_string())
-}

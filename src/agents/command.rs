@@ -1,0 +1,92 @@
+//! The `command` adapter: any program as an agent (DESIGN.md §8).
+//!
+//! Runs the role's `command` argv in the worktree with the prompt on stdin and in the file
+//! named by `AUTOBUILD_PROMPT_FILE`, plus `AUTOBUILD_ROLE`, `AUTOBUILD_TURN`,
+//! `AUTOBUILD_TASK_ID`, `AUTOBUILD_WORKTREE`, `AUTOBUILD_RUN_DIR` (and `AUTOBUILD_MODEL` when
+//! the role names a model) on top of the project environment. Its stdout is the final message;
+//! exit 0 means success. It wraps other agent CLIs and drives scripted agents in tests and in
+//! `demo`. It can enforce nothing — no tool allowlist, no read-only access — so read-only roles
+//! on it rely on the engine's audit after every read-only step.
+
+use super::process::{self, CancelToken};
+use super::{
+    agent_process_spec, Adapter, AgentError, AgentOutcome, AgentRequest, AgentStatus, Capabilities,
+};
+use crate::workflow::model::AgentKind;
+
+pub struct CommandAdapter;
+
+impl Adapter for CommandAdapter {
+    fn kind(&self) -> AgentKind {
+        AgentKind::Command
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::default()
+    }
+
+    fn command_line(&self, req: &AgentRequest<'_>) -> Vec<String> {
+        req.role.command.clone().unwrap_or_default()
+    }
+
+    fn invoke(
+        &self,
+        req: &AgentRequest<'_>,
+        cancel: &CancelToken,
+    ) -> Result<AgentOutcome, AgentError> {
+        let (program, args) = req
+            .role
+            .command
+            .as_deref()
+            .and_then(|argv| argv.split_first())
+            .ok_or_else(|| AgentError::NoCommand {
+                role: req.role_name.to_string(),
+            })?;
+        let mut spec = agent_process_spec(program, args, req);
+        spec.env.extend(autobuild_env(req));
+
+        let outcome = process::run(&spec, cancel).map_err(|source| AgentError::Start {
+            role: req.role_name.to_string(),
+            help: format!(
+                "check `command` of role `{}` (in the workflow or .autobuild/config.toml): a \
+                 bare name is looked up on the PATH the agent gets (including [env] \
+                 path_prepend), a name with a `/` relative to the worktree",
+                req.role_name
+            ),
+            source,
+        })?;
+        if let Some(problem) = &outcome.transcript_error {
+            tracing::warn!("agent transcript incomplete: {problem}");
+        }
+        let mut final_message = outcome.stdout;
+        if outcome.stdout_truncated {
+            final_message.push_str(&format!(
+                "\n… (output truncated; the full text is in {})",
+                req.transcript_path.display()
+            ));
+        }
+        let status = AgentStatus::from_process_end(outcome.end, &outcome.stderr_tail);
+        Ok(AgentOutcome::new(status, final_message, outcome.duration))
+    }
+}
+
+/// The variables that tell a command agent what it is working on.
+fn autobuild_env(req: &AgentRequest<'_>) -> Vec<(String, String)> {
+    let mut env = vec![
+        ("AUTOBUILD_ROLE", req.role_name.to_string()),
+        ("AUTOBUILD_TURN", req.turn.to_string()),
+        ("AUTOBUILD_TASK_ID", req.task_id.to_string()),
+        ("AUTOBUILD_WORKTREE", req.worktree.display().to_string()),
+        ("AUTOBUILD_RUN_DIR", req.run_dir.display().to_string()),
+        (
+            "AUTOBUILD_PROMPT_FILE",
+            req.prompt_file.display().to_string(),
+        ),
+    ];
+    if let Some(model) = &req.role.model {
+        env.push(("AUTOBUILD_MODEL", model.clone()));
+    }
+    env.into_iter()
+        .map(|(name, value)| (name.to_string(), value))
+        .collect()
+}

@@ -1,0 +1,389 @@
+//! Running one child process safely: agents and runner checks both go through [`run`].
+//!
+//! The child never sees a terminal (stdin is the given bytes or /dev/null), runs in its own
+//! process group so a timeout, an idle watchdog or Ctrl-C stops it *and* everything it spawned,
+//! and has its stdout and stderr drained concurrently into a redacted transcript on disk. Only
+//! a bounded excerpt is kept in memory, so a chatty test suite or a multi-megabyte JSON line
+//! costs disk, not RAM. When the child exits, whatever it left running in its group is stopped
+//! too: a backgrounded server would otherwise hold the output pipes open and outlive the run.
+//! A program that cannot be found is reported by name before anything is spawned, resolved
+//! against the PATH the child will actually get.
+
+mod cancel;
+mod group;
+mod redact;
+mod stream;
+
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::Arc;
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+pub use cancel::CancelToken;
+pub use redact::{is_secret_name, redact, Redactor, REDACTED};
+
+use stream::{Activity, Drain, Keep, Transcript};
+
+/// Default wait between SIGINT, SIGTERM and SIGKILL.
+pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(5);
+
+/// How much of stderr is kept in memory for error messages.
+const STDERR_TAIL_BYTES: usize = 16 * 1024;
+
+/// How long to wait for the output pipes to close once the process group is gone. Only a
+/// process that escaped the group (e.g. via `setsid`) can hold them open longer.
+const PIPE_CLOSE_WAIT: Duration = Duration::from_secs(2);
+
+/// The longest pause between two checks of the child, the clock and the cancel token.
+const MAX_POLL: Duration = Duration::from_millis(50);
+
+/// What to run and how to bound it.
+#[derive(Debug, Clone)]
+pub struct ProcessSpec {
+    /// A name looked up on the child's PATH, or a path (relative to `cwd` when relative).
+    pub program: String,
+    pub args: Vec<String>,
+    pub cwd: PathBuf,
+    /// Added on top of the inherited environment (after `env_remove`).
+    pub env: Vec<(String, String)>,
+    /// Inherited variables the child must not see (e.g. `CLAUDECODE`).
+    pub env_remove: Vec<String>,
+    /// Written to the child's stdin, which is then closed; `None` gives it /dev/null.
+    pub stdin: Option<Vec<u8>>,
+    /// The full combined stdout+stderr transcript, streamed to disk.
+    pub log_path: PathBuf,
+    pub timeout: Option<Duration>,
+    /// Stop the child when it prints nothing for this long.
+    pub idle_timeout: Option<Duration>,
+    /// Bytes of stdout kept in memory; the rest is only on disk.
+    pub capture_limit: usize,
+    /// Wait between SIGINT, SIGTERM and SIGKILL when stopping the child.
+    pub kill_grace: Duration,
+}
+
+impl ProcessSpec {
+    /// A spec with no stdin, no extra env, no bounds and no stdout capture.
+    pub fn new(
+        program: impl Into<String>,
+        cwd: impl Into<PathBuf>,
+        log_path: impl Into<PathBuf>,
+    ) -> ProcessSpec {
+        ProcessSpec {
+            program: program.into(),
+            args: Vec::new(),
+            cwd: cwd.into(),
+            env: Vec::new(),
+            env_remove: Vec::new(),
+            stdin: None,
+            log_path: log_path.into(),
+            timeout: None,
+            idle_timeout: None,
+            capture_limit: 0,
+            kill_grace: DEFAULT_KILL_GRACE,
+        }
+    }
+
+    /// The PATH the child will see.
+    fn child_path(&self) -> Option<OsString> {
+        match self.env.iter().rev().find(|(name, _)| name == "PATH") {
+            Some((_, value)) => Some(value.into()),
+            None if self.env_remove.iter().any(|name| name == "PATH") => None,
+            None => std::env::var_os("PATH"),
+        }
+    }
+}
+
+/// How a process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProcessEnd {
+    Exited(i32),
+    /// Killed by this signal, not by us.
+    Signaled(i32),
+    TimedOut,
+    IdleTimedOut,
+    Cancelled,
+}
+
+#[derive(Debug, Clone)]
+pub struct ProcessOutcome {
+    pub end: ProcessEnd,
+    /// The first `capture_limit` bytes of stdout, lossy UTF-8, redacted.
+    pub stdout: String,
+    pub stdout_truncated: bool,
+    /// The last few KiB of stderr, lossy UTF-8, redacted.
+    pub stderr_tail: String,
+    pub duration: Duration,
+    /// Set when the transcript could not be fully written (e.g. the disk filled up).
+    pub transcript_error: Option<String>,
+}
+
+/// The process could not be started at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ProcessError {
+    #[error("`{program}` not found on PATH")]
+    NotFound { program: String },
+    #[error("`{program}` not found (looked for {})", path.display())]
+    PathNotFound { program: String, path: PathBuf },
+    #[error("`{}` is not executable", path.display())]
+    NotExecutable { path: PathBuf },
+    #[error("working directory {} does not exist", cwd.display())]
+    MissingCwd { cwd: PathBuf },
+    #[error("cannot create log {}: {source}", path.display())]
+    Log { path: PathBuf, source: io::Error },
+    #[error("cannot start `{program}`: {source}")]
+    Spawn { program: String, source: io::Error },
+    #[error("waiting for `{program}`: {source}")]
+    Wait { program: String, source: io::Error },
+}
+
+/// Runs `spec` to completion, a bound, or cancellation. A child that fails, times out or is
+/// cancelled is an `Ok` outcome; `Err` means it could not be started (or waited for).
+pub fn run(spec: &ProcessSpec, cancel: &CancelToken) -> Result<ProcessOutcome, ProcessError> {
+    let program = resolve_program(spec)?;
+    if !spec.cwd.is_dir() {
+        return Err(ProcessError::MissingCwd {
+            cwd: spec.cwd.clone(),
+        });
+    }
+    let transcript = Transcript::create(&spec.log_path).map_err(|source| ProcessError::Log {
+        path: spec.log_path.clone(),
+        source,
+    })?;
+    group::become_subreaper();
+    let redactor = Arc::new(Redactor::new(&spec.env));
+    let spawn_error = |source| ProcessError::Spawn {
+        program: spec.program.clone(),
+        source,
+    };
+
+    let mut command = Command::new(&program);
+    command
+        .args(&spec.args)
+        .current_dir(&spec.cwd)
+        .stdin(if spec.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    for name in &spec.env_remove {
+        command.env_remove(name);
+    }
+    command.envs(spec.env.iter().map(|(name, value)| (name, value)));
+
+    tracing::debug!(program = %program.display(), args = ?spec.args, cwd = %spec.cwd.display(), "spawning");
+    let start = Instant::now();
+    let mut child = spawn(&mut command).map_err(spawn_error)?;
+    let running = Running::attach(&mut child, spec, transcript, redactor, start);
+    let running = match running {
+        Ok(running) => running,
+        Err(source) => {
+            let _ = group::stop(&mut child, Duration::ZERO);
+            return Err(spawn_error(source));
+        }
+    };
+    let (end, status) = match supervise(&mut child, spec, cancel, &running.activity, start) {
+        Ok(ended) => ended,
+        Err(source) => {
+            group::kill(&child);
+            return Err(ProcessError::Wait {
+                program: spec.program.clone(),
+                source,
+            });
+        }
+    };
+    let duration = start.elapsed();
+    let end = end.unwrap_or_else(|| exit_end(status));
+    tracing::debug!(program = %spec.program, ?end, ?duration, "process ended");
+    Ok(running.collect(end, duration))
+}
+
+/// Spawns, retrying briefly when the program is "text file busy": a script written just before
+/// (by us or a test) can still be open for writing in a child forked concurrently by another
+/// thread, until that child execs.
+fn spawn(command: &mut Command) -> io::Result<Child> {
+    let mut attempts = 0;
+    loop {
+        match command.spawn() {
+            Err(error) if error.kind() == io::ErrorKind::ExecutableFileBusy && attempts < 10 => {
+                attempts += 1;
+                thread::sleep(Duration::from_millis(20));
+            }
+            result => return result,
+        }
+    }
+}
+
+/// The threads attached to a running child.
+struct Running {
+    activity: Arc<Activity>,
+    transcript: Arc<Transcript>,
+    stdin: Option<JoinHandle<()>>,
+    stdout: Drain,
+    stderr: Drain,
+}
+
+impl Running {
+    fn attach(
+        child: &mut Child,
+        spec: &ProcessSpec,
+        transcript: Transcript,
+        redactor: Arc<Redactor>,
+        start: Instant,
+    ) -> io::Result<Running> {
+        let missing = |name| io::Error::other(format!("child {name} was not piped"));
+        let activity = Arc::new(Activity::new(start));
+        let transcript = Arc::new(transcript);
+        let stdin = match (child.stdin.take(), &spec.stdin) {
+            (Some(pipe), Some(bytes)) => Some(feed_stdin(pipe, bytes.clone())?),
+            _ => None,
+        };
+        let stdout = Drain::start(
+            "stdout",
+            child.stdout.take().ok_or_else(|| missing("stdout"))?,
+            Arc::clone(&transcript),
+            Arc::clone(&redactor),
+            Arc::clone(&activity),
+            Keep::Head(spec.capture_limit),
+        )?;
+        let stderr = Drain::start(
+            "stderr",
+            child.stderr.take().ok_or_else(|| missing("stderr"))?,
+            Arc::clone(&transcript),
+            redactor,
+            Arc::clone(&activity),
+            Keep::Tail(STDERR_TAIL_BYTES),
+        )?;
+        Ok(Running {
+            activity,
+            transcript,
+            stdin,
+            stdout,
+            stderr,
+        })
+    }
+
+    /// Waits for the output pipes to close (the group is gone, so they close unless something
+    /// escaped it) and assembles the outcome.
+    fn collect(self, end: ProcessEnd, duration: Duration) -> ProcessOutcome {
+        let deadline = Instant::now() + PIPE_CLOSE_WAIT;
+        while !(self.stdout.is_finished() && self.stderr.is_finished()) && Instant::now() < deadline
+        {
+            thread::sleep(Duration::from_millis(5));
+        }
+        if !(self.stdout.is_finished() && self.stderr.is_finished()) {
+            tracing::warn!("a process outside the stopped group still holds the output pipes; the transcript may be incomplete");
+        }
+        if let Some(stdin) = self.stdin {
+            if stdin.is_finished() {
+                let _ = stdin.join();
+            }
+        }
+        let stdout = self.stdout.take();
+        let stderr = self.stderr.take();
+        ProcessOutcome {
+            end,
+            stdout: stdout.text,
+            stdout_truncated: stdout.truncated,
+            stderr_tail: stderr.text,
+            duration,
+            transcript_error: self.transcript.finish(),
+        }
+    }
+}
+
+/// Writes the input on its own thread (a child that does not read stdin must not block us),
+/// then closes the pipe. A child that exits without reading it is not an error.
+fn feed_stdin(mut pipe: ChildStdin, bytes: Vec<u8>) -> io::Result<JoinHandle<()>> {
+    thread::Builder::new()
+        .name("feed-stdin".to_string())
+        .spawn(move || {
+            if let Err(error) = pipe.write_all(&bytes) {
+                if error.kind() != io::ErrorKind::BrokenPipe {
+                    tracing::debug!("writing child stdin: {error}");
+                }
+            }
+        })
+}
+
+/// Polls the child until it exits or a bound or the cancel token stops it; then makes sure no
+/// process of its group is left. Returns why we stopped it (if we did) and the leader's status.
+fn supervise(
+    child: &mut Child,
+    spec: &ProcessSpec,
+    cancel: &CancelToken,
+    activity: &Activity,
+    start: Instant,
+) -> io::Result<(Option<ProcessEnd>, ExitStatus)> {
+    let mut pause = Duration::from_millis(2);
+    loop {
+        if child.try_wait()?.is_some() {
+            return Ok((None, group::stop_leftovers(child, spec.kill_grace)?));
+        }
+        let stop_reason = if cancel.is_cancelled() {
+            Some(ProcessEnd::Cancelled)
+        } else if spec.timeout.is_some_and(|limit| start.elapsed() >= limit) {
+            Some(ProcessEnd::TimedOut)
+        } else if spec
+            .idle_timeout
+            .is_some_and(|limit| activity.idle_for() >= limit)
+        {
+            Some(ProcessEnd::IdleTimedOut)
+        } else {
+            None
+        };
+        if let Some(reason) = stop_reason {
+            tracing::debug!(program = %spec.program, ?reason, "stopping process group");
+            return Ok((Some(reason), group::stop(child, spec.kill_grace)?));
+        }
+        thread::sleep(pause);
+        pause = (pause * 2).min(MAX_POLL);
+    }
+}
+
+fn exit_end(status: ExitStatus) -> ProcessEnd {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => ProcessEnd::Exited(code),
+        (None, Some(signal)) => ProcessEnd::Signaled(signal),
+        (None, None) => ProcessEnd::Exited(-1),
+    }
+}
+
+/// Finds the program the way the child's shell would: a bare name on the child's PATH, a
+/// name with a `/` relative to the working directory.
+fn resolve_program(spec: &ProcessSpec) -> Result<PathBuf, ProcessError> {
+    if spec.program.contains('/') {
+        let path = spec.cwd.join(&spec.program);
+        return match which::which_in(&path, None::<&str>, &spec.cwd) {
+            Ok(found) => Ok(found),
+            Err(_) if path.is_file() => Err(ProcessError::NotExecutable { path }),
+            Err(_) => Err(ProcessError::PathNotFound {
+                program: spec.program.clone(),
+                path,
+            }),
+        };
+    }
+    which::which_in(&spec.program, spec.child_path(), &spec.cwd).map_err(|_| {
+        ProcessError::NotFound {
+            program: spec.program.clone(),
+        }
+    })
+}
+
+/// Where `program` would be found for a child started in `cwd` with `env` on top of the
+/// current environment; used by preflight checks that must fail before any side effect.
+pub fn locate(
+    program: &str,
+    cwd: &Path,
+    env: &[(String, String)],
+) -> Result<PathBuf, ProcessError> {
+    let mut spec = ProcessSpec::new(program, cwd, PathBuf::new());
+    spec.env = env.to_vec();
+    resolve_program(&spec)
+}

@@ -1,0 +1,370 @@
+//! What changed between two commits, computed by the runner itself (never taken from an agent's
+//! claims): per-file status and line counts, and a compact `git diff --stat`-like rendering that
+//! stays bounded however large the change is.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use git2::{Delta, DiffDelta, DiffFindOptions, Oid, Patch, Repository};
+use serde::{Deserialize, Serialize};
+
+use super::error::{Context, GitError};
+use super::repo::{find_commit, open_checkout};
+
+/// At most this many file lines in [`DiffStat::render`]; the rest are counted in one line.
+const MAX_RENDERED_FILES: usize = 50;
+/// Longer paths are shortened from the left, keeping the file name visible.
+const MAX_PATH_WIDTH: usize = 60;
+/// The `+++---` bar is scaled down to this width, like git's.
+const MAX_BAR_WIDTH: usize = 40;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeStatus {
+    Added,
+    Modified,
+    Deleted,
+    Renamed,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileChange {
+    /// Relative to the repository root, `/`-separated; the new path of a rename.
+    pub path: String,
+    /// The previous path of a renamed file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub old_path: Option<String>,
+    pub status: ChangeStatus,
+    pub insertions: usize,
+    pub deletions: usize,
+    /// Binary files have no line counts.
+    #[serde(default)]
+    pub binary: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiffStat {
+    /// Sorted by path, one entry per path.
+    pub files: Vec<FileChange>,
+    pub insertions: usize,
+    pub deletions: usize,
+}
+
+/// The changes from `from_commit` to `to_commit` (hex ids or revisions), in the repository or
+/// worktree at `checkout`. Renames are detected.
+pub fn diff_stat(
+    checkout: &Path,
+    from_commit: &str,
+    to_commit: &str,
+) -> Result<DiffStat, GitError> {
+    let repo = open_checkout(checkout)?;
+    let from = find_commit(&repo, from_commit, checkout)?;
+    let to = find_commit(&repo, to_commit, checkout)?;
+    let (from_tree, to_tree) = (
+        from.tree().context("read a commit's tree", checkout)?,
+        to.tree().context("read a commit's tree", checkout)?,
+    );
+    let mut diff = repo
+        .diff_tree_to_tree(Some(&from_tree), Some(&to_tree), None)
+        .context(format_args!("diff {from_commit}..{to_commit}"), checkout)?;
+    diff.find_similar(Some(DiffFindOptions::new().renames(true)))
+        .context("detect renames", checkout)?;
+
+    let mut files = Vec::with_capacity(diff.deltas().len());
+    for (index, delta) in diff.deltas().enumerate() {
+        let patch = Patch::from_diff(&diff, index).context("compute line counts", checkout)?;
+        let (insertions, deletions) = match &patch {
+            Some(patch) => {
+                let (_, insertions, deletions) = patch
+                    .line_stats()
+                    .context("compute line counts", checkout)?;
+                (insertions, deletions)
+            }
+            None => (0, 0),
+        };
+        let binary = delta.flags().is_binary() || patch.is_none();
+        files.push(file_change(&delta, insertions, deletions, binary));
+    }
+    Ok(DiffStat::from_files(files))
+}
+
+fn file_change(
+    delta: &DiffDelta<'_>,
+    insertions: usize,
+    deletions: usize,
+    binary: bool,
+) -> FileChange {
+    let old = delta.old_file().path().map(git_path);
+    let new = delta.new_file().path().map(git_path);
+    let (status, path, old_path) = match delta.status() {
+        Delta::Added | Delta::Copied | Delta::Untracked => (ChangeStatus::Added, new, None),
+        Delta::Deleted => (ChangeStatus::Deleted, old, None),
+        Delta::Renamed => (ChangeStatus::Renamed, new, old),
+        _ => (ChangeStatus::Modified, new, None),
+    };
+    FileChange {
+        path: path.unwrap_or_default(),
+        old_path,
+        status,
+        insertions,
+        deletions,
+        binary,
+    }
+}
+
+/// The paths that differ between two trees (both sides of a rename), sorted and unique.
+pub(crate) fn changed_paths(
+    repo: &Repository,
+    old: Oid,
+    new: Oid,
+    path: &Path,
+) -> Result<Vec<String>, GitError> {
+    if old == new {
+        return Ok(Vec::new());
+    }
+    let old = repo.find_tree(old).context("read a tree", path)?;
+    let new = repo.find_tree(new).context("read a tree", path)?;
+    let diff = repo
+        .diff_tree_to_tree(Some(&old), Some(&new), None)
+        .context("compare trees", path)?;
+    let paths: BTreeSet<String> = diff
+        .deltas()
+        .flat_map(|delta| [delta.old_file().path(), delta.new_file().path()])
+        .flatten()
+        .map(git_path)
+        .collect();
+    Ok(paths.into_iter().collect())
+}
+
+/// Git stores paths `/`-separated and relative to the root; keep them that way as text.
+fn git_path(path: &Path) -> String {
+    path.to_string_lossy().replace('\\', "/")
+}
+
+impl DiffStat {
+    /// Sorts by path, merges duplicate entries for one path and computes the totals.
+    pub fn from_files(files: Vec<FileChange>) -> DiffStat {
+        let mut merged: Vec<FileChange> = Vec::with_capacity(files.len());
+        let mut sorted = files;
+        sorted.sort_by(|a, b| a.path.cmp(&b.path));
+        for file in sorted {
+            match merged.last_mut() {
+                Some(last) if last.path == file.path => {
+                    last.insertions += file.insertions;
+                    last.deletions += file.deletions;
+                    last.binary |= file.binary;
+                }
+                _ => merged.push(file),
+            }
+        }
+        let insertions = merged.iter().map(|f| f.insertions).sum();
+        let deletions = merged.iter().map(|f| f.deletions).sum();
+        DiffStat {
+            files: merged,
+            insertions,
+            deletions,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// Every changed path (new paths of renames), sorted.
+    pub fn paths(&self) -> Vec<String> {
+        self.files.iter().map(|f| f.path.clone()).collect()
+    }
+
+    /// A `git diff --stat`-like summary: one line per file (at most [`MAX_RENDERED_FILES`]),
+    /// then the totals.
+    pub fn render(&self) -> String {
+        let shown = &self.files[..self.files.len().min(MAX_RENDERED_FILES)];
+        let labels: Vec<String> = shown.iter().map(label).collect();
+        let label_width = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+        let counts: Vec<String> = shown
+            .iter()
+            .map(|f| {
+                if f.binary {
+                    "Bin".to_string()
+                } else {
+                    (f.insertions + f.deletions).to_string()
+                }
+            })
+            .collect();
+        let count_width = counts.iter().map(String::len).max().unwrap_or(0);
+        let largest = shown
+            .iter()
+            .map(|f| f.insertions + f.deletions)
+            .max()
+            .unwrap_or(0);
+
+        let mut out = String::new();
+        for ((file, label), count) in shown.iter().zip(&labels).zip(&counts) {
+            let bar = if file.binary {
+                String::new()
+            } else {
+                bar(file.insertions, file.deletions, largest)
+            };
+            let line = format!(" {label:<label_width$} | {count:>count_width$} {bar}");
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        let hidden = self.files.len() - shown.len();
+        if hidden > 0 {
+            out.push_str(&format!(
+                " ... and {hidden} more {}\n",
+                plural(hidden, "file")
+            ));
+        }
+        out.push_str(&self.summary_line());
+        out
+    }
+
+    /// ` 2 files changed, 5 insertions(+), 1 deletion(-)`, omitting zero counts like git.
+    fn summary_line(&self) -> String {
+        let files = self.files.len();
+        let mut line = format!(" {files} {} changed", plural(files, "file"));
+        if self.insertions > 0 {
+            let word = plural(self.insertions, "insertion");
+            line.push_str(&format!(", {} {word}(+)", self.insertions));
+        }
+        if self.deletions > 0 {
+            let word = plural(self.deletions, "deletion");
+            line.push_str(&format!(", {} {word}(-)", self.deletions));
+        }
+        line
+    }
+}
+
+fn label(file: &FileChange) -> String {
+    let full = match &file.old_path {
+        Some(old) => format!("{old} => {}", file.path),
+        None => file.path.clone(),
+    };
+    shorten_left(&full, MAX_PATH_WIDTH)
+}
+
+/// `...` plus the last characters of `text`, so it is at most `width` characters.
+fn shorten_left(text: &str, width: usize) -> String {
+    let length = text.chars().count();
+    if length <= width {
+        return text.to_string();
+    }
+    let keep = width.saturating_sub(3);
+    let tail: String = text.chars().skip(length - keep).collect();
+    format!("...{tail}")
+}
+
+/// The `+`/`-` bar, scaled like git's when the largest file exceeds [`MAX_BAR_WIDTH`].
+fn bar(insertions: usize, deletions: usize, largest: usize) -> String {
+    let (plus, minus) = if largest <= MAX_BAR_WIDTH {
+        (insertions, deletions)
+    } else {
+        let scale = |n: usize| {
+            if n == 0 {
+                0
+            } else {
+                1 + n * (MAX_BAR_WIDTH - 1) / largest
+            }
+        };
+        let total = scale(insertions + deletions);
+        let minus = scale(deletions).min(total);
+        (total - minus, minus)
+    };
+    format!("{}{}", "+".repeat(plus), "-".repeat(minus))
+}
+
+fn plural(count: usize, word: &str) -> String {
+    if count == 1 {
+        word.to_string()
+    } else {
+        format!("{word}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(path: &str, insertions: usize, deletions: usize) -> FileChange {
+        FileChange {
+            path: path.to_string(),
+            old_path: None,
+            status: ChangeStatus::Modified,
+            insertions,
+            deletions,
+            binary: false,
+        }
+    }
+
+    #[test]
+    fn from_files_sorts_merges_duplicates_and_totals() {
+        let stat = DiffStat::from_files(vec![
+            change("b.rs", 1, 0),
+            change("a.rs", 2, 3),
+            change("b.rs", 4, 1),
+        ]);
+        assert_eq!(stat.paths(), ["a.rs", "b.rs"]);
+        assert_eq!((stat.files[1].insertions, stat.files[1].deletions), (5, 1));
+        assert_eq!((stat.insertions, stat.deletions), (7, 4));
+    }
+
+    #[test]
+    fn render_matches_git_layout() {
+        let stat = DiffStat::from_files(vec![
+            change("src/utils.py", 8, 4),
+            change("tests/test_utils.py", 30, 0),
+        ]);
+        assert_eq!(
+            stat.render(),
+            " src/utils.py        | 12 ++++++++----\n \
+             tests/test_utils.py | 30 ++++++++++++++++++++++++++++++\n \
+             2 files changed, 38 insertions(+), 4 deletions(-)"
+        );
+    }
+
+    #[test]
+    fn render_omits_zero_totals_and_shows_binary_and_renames() {
+        let mut image = change("logo.png", 0, 0);
+        image.binary = true;
+        image.status = ChangeStatus::Added;
+        let mut moved = change("new.rs", 0, 1);
+        moved.old_path = Some("old.rs".to_string());
+        moved.status = ChangeStatus::Renamed;
+        let stat = DiffStat::from_files(vec![image, moved]);
+        assert_eq!(
+            stat.render(),
+            " logo.png         | Bin\n new.rs           |   1 -\n 2 files changed, 1 deletion(-)"
+                .replace("new.rs          ", "old.rs => new.rs")
+        );
+    }
+
+    #[test]
+    fn render_of_nothing_says_so() {
+        assert_eq!(DiffStat::default().render(), " 0 files changed");
+    }
+
+    #[test]
+    fn render_is_bounded_for_huge_diffs() {
+        let files = (0..500)
+            .map(|i| change(&format!("{}/f{i:03}.rs", "d".repeat(200)), 10_000, 0))
+            .collect();
+        let rendered = DiffStat::from_files(files).render();
+        let lines: Vec<&str> = rendered.lines().collect();
+        assert_eq!(lines.len(), MAX_RENDERED_FILES + 2);
+        assert_eq!(lines[MAX_RENDERED_FILES], " ... and 450 more files");
+        assert!(lines
+            .iter()
+            .all(|line| line.chars().count() <= MAX_PATH_WIDTH + MAX_BAR_WIDTH + 20));
+        assert!(lines[0].starts_with(" ...ddd"), "{}", lines[0]);
+        assert!(lines[0].contains("d/f000.rs |"), "{}", lines[0]);
+    }
+
+    #[test]
+    fn bar_scales_large_changes_to_the_maximum_width() {
+        assert_eq!(bar(1000, 0, 1000), "+".repeat(MAX_BAR_WIDTH));
+        assert_eq!(bar(500, 500, 1000).len(), MAX_BAR_WIDTH);
+        assert_eq!(bar(1, 0, 1000), "+");
+        assert_eq!(bar(3, 2, 10), "+++--");
+    }
+}

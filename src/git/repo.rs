@@ -1,0 +1,185 @@
+//! The user's repository as autobuild sees it: always the main checkout (never a linked
+//! worktree, even when autobuild is started from inside one), its branches, and the identity
+//! autobuild commits with.
+
+use std::fmt;
+use std::path::{Component, Path, PathBuf};
+
+use git2::{BranchType, Commit, ErrorCode, Oid, Repository, Signature};
+
+use super::error::{Context, GitError};
+
+/// Used when the repository has no `user.name` / `user.email`: autobuild must never fail a run
+/// because the user has no git identity configured.
+const FALLBACK_NAME: &str = "autobuild";
+const FALLBACK_EMAIL: &str = "autobuild@localhost";
+
+/// The main checkout of a non-bare repository.
+pub struct Repo {
+    pub(crate) repo: Repository,
+    root: PathBuf,
+}
+
+impl fmt::Debug for Repo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Repo").field("root", &self.root).finish()
+    }
+}
+
+impl Repo {
+    /// Finds the repository containing `start`. When `start` is inside a linked worktree, the
+    /// main checkout of the same repository is returned.
+    pub fn discover(start: &Path) -> Result<Repo, GitError> {
+        let found = Repository::discover(start).map_err(|_| GitError::NotARepository {
+            path: start.to_path_buf(),
+        })?;
+        let repo = if found.is_worktree() {
+            let common = found.commondir().to_path_buf();
+            Repository::open(&common).context("open the main repository", &common)?
+        } else {
+            found
+        };
+        let root = repo
+            .workdir()
+            .map(normalize)
+            .ok_or_else(|| GitError::BareRepository {
+                path: repo.path().to_path_buf(),
+            })?;
+        Ok(Repo { repo, root })
+    }
+
+    /// The main checkout's top-level directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The branch checked out in the main checkout; `None` when HEAD is detached or the branch
+    /// has no commit yet.
+    pub fn current_branch(&self) -> Option<String> {
+        let head = self.repo.head().ok()?;
+        if head.is_branch() {
+            head.shorthand().ok().map(str::to_string)
+        } else {
+            None
+        }
+    }
+
+    pub fn branch_exists(&self, name: &str) -> bool {
+        self.repo.find_branch(name, BranchType::Local).is_ok()
+    }
+
+    /// The tip commit (hex) of a local branch.
+    pub fn resolve_branch(&self, name: &str) -> Result<String, GitError> {
+        Ok(self.branch_tip(name)?.id().to_string())
+    }
+
+    /// Like [`Repo::resolve_branch`], for the branch a run starts from and merges into, so a
+    /// missing one is reported as the base branch.
+    pub fn resolve_base(&self, name: &str) -> Result<String, GitError> {
+        Ok(self.base_tip(name)?.id().to_string())
+    }
+
+    pub(crate) fn branch_tip(&self, name: &str) -> Result<Commit<'_>, GitError> {
+        let branch = match self.repo.find_branch(name, BranchType::Local) {
+            Ok(branch) => branch,
+            Err(e) if e.code() == ErrorCode::NotFound || e.code() == ErrorCode::InvalidSpec => {
+                return Err(GitError::BranchNotFound {
+                    branch: name.to_string(),
+                })
+            }
+            Err(e) => return Err(e).context(format_args!("look up branch `{name}`"), &self.root),
+        };
+        branch
+            .get()
+            .peel_to_commit()
+            .context(format_args!("read the tip of branch `{name}`"), &self.root)
+    }
+
+    pub(crate) fn base_tip(&self, name: &str) -> Result<Commit<'_>, GitError> {
+        self.branch_tip(name).map_err(|e| match e {
+            GitError::BranchNotFound { branch } => GitError::BaseBranchNotFound { branch },
+            other => other,
+        })
+    }
+}
+
+/// Opens the repository whose working tree is exactly `checkout` (a linked worktree or the main
+/// checkout).
+pub(crate) fn open_checkout(checkout: &Path) -> Result<Repository, GitError> {
+    let repo = Repository::open(checkout).map_err(|_| GitError::NotARepository {
+        path: checkout.to_path_buf(),
+    })?;
+    if repo.workdir().is_none() {
+        return Err(GitError::BareRepository {
+            path: checkout.to_path_buf(),
+        });
+    }
+    Ok(repo)
+}
+
+/// The commit HEAD points to in `repo`.
+pub(crate) fn head_of<'r>(repo: &'r Repository, path: &Path) -> Result<Commit<'r>, GitError> {
+    match repo.head() {
+        Ok(head) => head.peel_to_commit().context("read HEAD", path),
+        Err(e) if e.code() == ErrorCode::UnbornBranch || e.code() == ErrorCode::NotFound => {
+            Err(GitError::NoCommits {
+                path: path.to_path_buf(),
+            })
+        }
+        Err(e) => Err(e).context("read HEAD", path),
+    }
+}
+
+/// Finds a commit by full or abbreviated hex id (or any revision git understands).
+pub(crate) fn find_commit<'r>(
+    repo: &'r Repository,
+    commit: &str,
+    path: &Path,
+) -> Result<Commit<'r>, GitError> {
+    let not_found = || GitError::CommitNotFound {
+        commit: commit.to_string(),
+        path: path.to_path_buf(),
+    };
+    let found = match Oid::from_str(commit) {
+        Ok(id) if commit.len() == 40 => repo.find_commit(id).map_err(|_| not_found())?,
+        _ => repo
+            .revparse_single(commit)
+            .and_then(|object| object.peel_to_commit())
+            .map_err(|_| not_found())?,
+    };
+    Ok(found)
+}
+
+/// The repository's configured identity, else autobuild's own: a missing or unusable
+/// `user.name` / `user.email` never stops a checkpoint or a merge.
+pub(crate) fn signature(repo: &Repository, path: &Path) -> Result<Signature<'static>, GitError> {
+    let config = repo.config().ok();
+    let setting = |key: &str| {
+        config
+            .as_ref()
+            .and_then(|config| config.get_string(key).ok())
+            .map(|value| value.trim().to_string())
+            .filter(|value| !value.is_empty())
+    };
+    let name = setting("user.name").unwrap_or_else(|| FALLBACK_NAME.to_string());
+    let email = setting("user.email").unwrap_or_else(|| FALLBACK_EMAIL.to_string());
+    Signature::now(&name, &email)
+        .or_else(|_| Signature::now(FALLBACK_NAME, FALLBACK_EMAIL))
+        .context("create the commit signature", path)
+}
+
+/// `path` without `.` components or a trailing separator, so paths from libgit2 (which end in
+/// `/`) compare equal to paths built by callers.
+pub(crate) fn normalize(path: &Path) -> PathBuf {
+    path.components()
+        .filter(|component| !matches!(component, Component::CurDir))
+        .collect()
+}
+
+/// Whether two paths name the same directory, resolving symlinks when both exist.
+pub(crate) fn same_path(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => normalize(a) == normalize(b),
+    }
+}

@@ -1,0 +1,35 @@
+//! The audit after a read-only step: anything the step changed in the worktree is reported and
+//! reverted, so read-only is enforced by the runner and not only by an agent's tool list.
+
+use std::path::Path;
+
+use git2::build::CheckoutBuilder;
+use git2::ResetType;
+
+use super::diff::changed_paths;
+use super::error::{Context, GitError};
+use super::repo::{find_commit, open_checkout};
+use super::snapshot::state_tree;
+
+/// Returns the worktree to exactly `commit`: tracked files, index and branch tip are reset, and
+/// untracked files that are not ignored are removed (ignored files such as build output are
+/// kept). Returns the paths (relative, `/`-separated, sorted, unique) whose content differed;
+/// empty when the step changed nothing.
+pub fn restore(worktree: &Path, commit: &str) -> Result<Vec<String>, GitError> {
+    let repo = open_checkout(worktree)?;
+    let target = find_commit(&repo, commit, worktree)?;
+    let current = state_tree(&repo, worktree)?;
+    let reverted = changed_paths(&repo, target.tree_id(), current, worktree)?;
+    repo.reset(target.as_object(), ResetType::Hard, None)
+        .context(format_args!("reset the worktree to {commit}"), worktree)?;
+    // A hard reset leaves untracked files alone (libgit2 ignores `remove_untracked` there),
+    // so a second, forced checkout of the now-reset HEAD removes them.
+    let mut checkout = CheckoutBuilder::new();
+    checkout.force().remove_untracked(true);
+    repo.checkout_head(Some(&mut checkout))
+        .context("remove files the step created", worktree)?;
+    if !reverted.is_empty() {
+        tracing::debug!(?reverted, worktree = %worktree.display(), "restored worktree");
+    }
+    Ok(reverted)
+}

@@ -1,0 +1,104 @@
+//! Snapshots of a worktree: checkpoint commits after player steps, and the tree id the worktree
+//! would have right now (used to audit read-only steps and to detect stalls) without committing
+//! or touching the real index.
+//!
+//! Both stage exactly what `git add -A` would: new, modified and deleted files, honouring
+//! `.gitignore`. They share [`stage_all`] so a checkpoint's tree and a later state tree of the
+//! same files are always equal.
+
+use std::path::Path;
+
+use git2::{Index, IndexAddOption, Oid, Repository};
+use serde::{Deserialize, Serialize};
+
+use super::diff::changed_paths;
+use super::error::{Context, GitError};
+use super::repo::{find_commit, head_of, open_checkout, signature};
+
+/// The result of checkpointing a worktree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// The new commit (hex), or HEAD's when nothing changed.
+    pub commit: String,
+    /// The commit's tree (hex).
+    pub tree: String,
+    /// Whether a new commit was made.
+    pub changed: bool,
+}
+
+/// Stages everything in `worktree` and commits it on the worktree's branch with `message`;
+/// makes no commit when the staged tree equals HEAD's.
+pub fn checkpoint(worktree: &Path, message: &str) -> Result<Checkpoint, GitError> {
+    let repo = open_checkout(worktree)?;
+    let head = head_of(&repo, worktree)?;
+    let mut index = repo.index().context("open the index", worktree)?;
+    let tree_id = stage_all(&mut index, worktree)?;
+    index.write().context("write the index", worktree)?;
+    if tree_id == head.tree_id() {
+        return Ok(Checkpoint {
+            commit: head.id().to_string(),
+            tree: tree_id.to_string(),
+            changed: false,
+        });
+    }
+    let tree = repo
+        .find_tree(tree_id)
+        .context("read the staged tree", worktree)?;
+    let author = signature(&repo, worktree)?;
+    let commit = repo
+        .commit(Some("HEAD"), &author, &author, message, &tree, &[&head])
+        .context("commit the checkpoint", worktree)?;
+    tracing::debug!(%commit, worktree = %worktree.display(), "checkpoint");
+    Ok(Checkpoint {
+        commit: commit.to_string(),
+        tree: tree_id.to_string(),
+        changed: true,
+    })
+}
+
+/// The tree id (hex) `worktree` would have if everything in it were staged now, including
+/// untracked files that are not ignored. The worktree's index on disk is left untouched.
+pub fn worktree_state_tree(worktree: &Path) -> Result<String, GitError> {
+    let repo = open_checkout(worktree)?;
+    Ok(state_tree(&repo, worktree)?.to_string())
+}
+
+/// The commit (hex) HEAD points to in `worktree`.
+pub fn head_commit(worktree: &Path) -> Result<String, GitError> {
+    let repo = open_checkout(worktree)?;
+    let head = head_of(&repo, worktree)?.id();
+    Ok(head.to_string())
+}
+
+/// The paths (relative, `/`-separated, sorted) whose content in `worktree` now differs from
+/// `commit`, counting uncommitted and untracked (not ignored) files.
+pub fn changed_files_since(worktree: &Path, commit: &str) -> Result<Vec<String>, GitError> {
+    let repo = open_checkout(worktree)?;
+    let since = find_commit(&repo, commit, worktree)?;
+    let now = state_tree(&repo, worktree)?;
+    changed_paths(&repo, since.tree_id(), now, worktree)
+}
+
+/// The state tree of `repo`'s worktree, computed on the in-memory index only.
+pub(crate) fn state_tree(repo: &Repository, worktree: &Path) -> Result<Oid, GitError> {
+    let mut index = repo.index().context("open the index", worktree)?;
+    let tree = stage_all(&mut index, worktree);
+    // The repository caches its index object; reload it from disk so nothing staged here
+    // leaks into a later operation on the same repository handle.
+    index.read(true).context("reload the index", worktree)?;
+    tree
+}
+
+/// `git add -A` on `index` (in memory), returning the resulting tree id. Writes blobs and
+/// trees to the object database, not the index file.
+fn stage_all(index: &mut Index, worktree: &Path) -> Result<Oid, GitError> {
+    index
+        .add_all(["*"], IndexAddOption::DEFAULT, None)
+        .context("stage new and modified files", worktree)?;
+    index
+        .update_all(["*"], None)
+        .context("stage deleted files", worktree)?;
+    index
+        .write_tree()
+        .context("write the staged tree", worktree)
+}

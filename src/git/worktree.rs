@@ -1,0 +1,334 @@
+//! Linked worktrees: each task runs on its own branch in its own directory, so agents never
+//! touch the user's main checkout and several tasks can run side by side.
+//!
+//! Creation is all-or-nothing: when the worktree cannot be added, the branch created for it is
+//! deleted again, so a failed start leaves the repository as it was. Existing branches are never
+//! reused or replaced here; whether to resume or start fresh is the caller's decision.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use git2::{Branch, WorktreeAddOptions, WorktreePruneOptions};
+use serde::{Deserialize, Serialize};
+
+use super::error::{Context, GitError};
+use super::repo::{head_of, normalize, open_checkout, same_path, Repo};
+
+/// A worktree created for a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorktreeInfo {
+    pub path: PathBuf,
+    /// `autobuild/TASK-1`.
+    pub branch: String,
+    /// The branch the task branch was created from.
+    pub base: String,
+    /// The base tip (hex) the task branch started at.
+    pub base_commit: String,
+}
+
+/// An existing worktree reopened for a resumed run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpenedWorktree {
+    pub path: PathBuf,
+    pub branch: String,
+    /// The commit (hex) the worktree's branch points to.
+    pub head: String,
+}
+
+impl Repo {
+    /// Creates `branch` at the tip of `base` and a linked worktree at `path` checked out on it.
+    pub fn create_worktree(
+        &self,
+        branch: &str,
+        base: &str,
+        path: &Path,
+    ) -> Result<WorktreeInfo, GitError> {
+        if !Branch::name_is_valid(branch).unwrap_or(false) {
+            return Err(GitError::InvalidBranchName {
+                name: branch.to_string(),
+            });
+        }
+        if self.branch_exists(branch) {
+            return Err(GitError::BranchExists {
+                branch: branch.to_string(),
+            });
+        }
+        let base_commit = self.base_tip(base)?;
+        let path = std::path::absolute(path).context("resolve the worktree path", path)?;
+        let path = normalize(&path);
+        if is_occupied(&path) {
+            return Err(GitError::WorktreePathExists { path });
+        }
+        let existed = path.exists();
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).context("create directory", parent)?;
+        }
+        let name = self.free_worktree_name(&path)?;
+
+        let mut task_branch = self
+            .repo
+            .branch(branch, &base_commit, false)
+            .context(format_args!("create branch `{branch}`"), self.root())?;
+        let added = {
+            let mut options = WorktreeAddOptions::new();
+            options.reference(Some(task_branch.get()));
+            self.repo.worktree(&name, &path, Some(&options)).map(drop)
+        };
+        if let Err(source) = added {
+            self.undo_failed_add(
+                &mut task_branch,
+                &name,
+                (!existed).then_some(path.as_path()),
+            );
+            return Err(source).context(
+                format_args!("add a worktree for branch `{branch}` at {}", path.display()),
+                self.root(),
+            );
+        }
+        tracing::debug!(branch, base, path = %path.display(), "created worktree");
+        Ok(WorktreeInfo {
+            path,
+            branch: branch.to_string(),
+            base: base.to_string(),
+            base_commit: base_commit.id().to_string(),
+        })
+    }
+
+    /// Reopens the worktree at `path`, checking that it belongs to this repository and is on
+    /// `branch`.
+    pub fn open_worktree(&self, path: &Path, branch: &str) -> Result<OpenedWorktree, GitError> {
+        let not_a_worktree = || GitError::NotAWorktree {
+            path: path.to_path_buf(),
+        };
+        let worktree = open_checkout(path).map_err(|_| not_a_worktree())?;
+        let is_ours = worktree.is_worktree()
+            && same_path(worktree.commondir(), self.repo.path())
+            && worktree.workdir().is_some_and(|dir| same_path(dir, path));
+        if !is_ours {
+            return Err(not_a_worktree());
+        }
+        let actual = worktree
+            .head()
+            .ok()
+            .filter(|head| head.is_branch())
+            .and_then(|head| head.shorthand().ok().map(str::to_string));
+        if actual.as_deref() != Some(branch) {
+            return Err(GitError::WrongBranch {
+                path: path.to_path_buf(),
+                expected: branch.to_string(),
+                actual,
+            });
+        }
+        let head = head_of(&worktree, path)?.id().to_string();
+        Ok(OpenedWorktree {
+            path: path.to_path_buf(),
+            branch: branch.to_string(),
+            head,
+        })
+    }
+
+    /// Checks out the existing `branch` in a new worktree at `path` (a resumed run whose
+    /// worktree directory was removed). A stale admin entry for the branch is pruned first.
+    pub fn attach_worktree(&self, branch: &str, path: &Path) -> Result<OpenedWorktree, GitError> {
+        let reference = self
+            .repo
+            .find_branch(branch, git2::BranchType::Local)
+            .map_err(|_| GitError::BranchNotFound {
+                branch: branch.to_string(),
+            })?;
+        let path = std::path::absolute(path).context("resolve the worktree path", path)?;
+        let path = normalize(&path);
+        if is_occupied(&path) {
+            return Err(GitError::WorktreePathExists { path });
+        }
+        if let Some((name, registered)) = self.find_worktree_entry(&path, branch)? {
+            if !registered.exists() {
+                self.prune_worktree(&name)?;
+            }
+        }
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).context("create directory", parent)?;
+        }
+        let name = self.free_worktree_name(&path)?;
+        let mut options = WorktreeAddOptions::new();
+        options.reference(Some(reference.get()));
+        self.repo
+            .worktree(&name, &path, Some(&options))
+            .context(
+                format_args!("add a worktree for branch `{branch}` at {}", path.display()),
+                self.root(),
+            )?;
+        self.open_worktree(&path, branch)
+    }
+
+    /// Deletes the worktree directory at `path` and git's record of it. The entry is found by
+    /// its path, or by `branch` when the directory was moved or deleted by hand. The branch
+    /// itself is kept (see [`Repo::delete_branch`]). Removing a worktree that is already gone is
+    /// not an error.
+    pub fn remove_worktree(&self, path: &Path, branch: &str) -> Result<(), GitError> {
+        let entry = self.find_worktree_entry(path, branch)?;
+        if path.exists() {
+            let registered_here = entry
+                .as_ref()
+                .is_some_and(|(_, registered)| same_path(registered, path));
+            if !registered_here {
+                // Never delete a directory git does not know as one of this repository's
+                // worktrees: it may hold anything.
+                return Err(GitError::NotAWorktree {
+                    path: path.to_path_buf(),
+                });
+            }
+            fs::remove_dir_all(path).context("remove worktree directory", path)?;
+        }
+        if let Some((name, _)) = entry {
+            self.prune_worktree(&name)?;
+        }
+        tracing::debug!(branch, path = %path.display(), "removed worktree");
+        Ok(())
+    }
+
+    /// The admin entry name and registered path of the worktree at `path` or on `branch`.
+    fn find_worktree_entry(
+        &self,
+        path: &Path,
+        branch: &str,
+    ) -> Result<Option<(String, PathBuf)>, GitError> {
+        let names = self
+            .repo
+            .worktrees()
+            .context("list worktrees", self.root())?;
+        let mut on_branch = None;
+        for name in names.iter().flatten().flatten() {
+            let Ok(worktree) = self.repo.find_worktree(name) else {
+                continue;
+            };
+            let registered = worktree.path().to_path_buf();
+            if same_path(&registered, path) {
+                return Ok(Some((name.to_string(), registered)));
+            }
+            if on_branch.is_none() && self.admin_head(name) == Some(format!("refs/heads/{branch}"))
+            {
+                on_branch = Some((name.to_string(), registered));
+            }
+        }
+        Ok(on_branch)
+    }
+
+    /// The symbolic HEAD of a worktree, read from its admin directory so it works even when
+    /// the worktree's directory is gone.
+    fn admin_head(&self, name: &str) -> Option<String> {
+        let head = fs::read_to_string(self.admin_dir(name).join("HEAD")).ok()?;
+        head.trim().strip_prefix("ref: ").map(str::to_string)
+    }
+
+    fn admin_dir(&self, name: &str) -> PathBuf {
+        self.repo.path().join("worktrees").join(name)
+    }
+
+    fn prune_worktree(&self, name: &str) -> Result<(), GitError> {
+        let worktree = self
+            .repo
+            .find_worktree(name)
+            .context(format_args!("look up worktree `{name}`"), self.root())?;
+        let mut options = WorktreePruneOptions::new();
+        options.valid(true).working_tree(false);
+        worktree
+            .prune(Some(&mut options))
+            .context(format_args!("prune worktree `{name}`"), self.root())
+    }
+
+    /// A name for git's admin directory (`.git/worktrees/<name>`), derived from the worktree's
+    /// directory name like `git worktree add` does, made unique.
+    fn free_worktree_name(&self, path: &Path) -> Result<String, GitError> {
+        let wanted = admin_name(path);
+        let taken = self
+            .repo
+            .worktrees()
+            .context("list worktrees", self.root())?;
+        let is_free = |candidate: &str| {
+            !taken
+                .iter()
+                .flatten()
+                .flatten()
+                .any(|name| name == candidate)
+                && !self.admin_dir(candidate).exists()
+        };
+        let name = std::iter::once(wanted.clone())
+            .chain((1..).map(|n| format!("{wanted}-{n}")))
+            .find(|candidate| is_free(candidate))
+            .unwrap_or(wanted);
+        Ok(name)
+    }
+
+    /// Best effort: the add already failed, and that error is the one worth reporting.
+    fn undo_failed_add(&self, branch: &mut Branch<'_>, name: &str, created_dir: Option<&Path>) {
+        if let Err(e) = branch.delete() {
+            tracing::warn!(error = %e, "could not delete the branch of a failed worktree");
+        }
+        let admin = self.admin_dir(name);
+        if admin.exists() {
+            let _ = fs::remove_dir_all(&admin);
+        }
+        if let Some(dir) = created_dir.filter(|dir| dir.exists()) {
+            let _ = fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// A path where a worktree cannot be created: a file, or a directory with something in it.
+fn is_occupied(path: &Path) -> bool {
+    match fs::read_dir(path) {
+        Ok(mut entries) => entries.next().is_some(),
+        Err(_) => path.exists(),
+    }
+}
+
+/// `TASK-1` for `.../worktrees/TASK-1`: git admin names must be a single, plain path component.
+pub(crate) fn admin_name(path: &Path) -> String {
+    let raw = path
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let cleaned: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let trimmed = cleaned.trim_start_matches(['.', '-']).trim_end_matches('.');
+    if trimmed.is_empty() {
+        "worktree".to_string()
+    } else {
+        trimmed.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn admin_name_is_the_directory_name() {
+        assert_eq!(
+            admin_name(Path::new("/r/.autobuild/worktrees/TASK-1")),
+            "TASK-1"
+        );
+    }
+
+    #[test]
+    fn admin_name_replaces_characters_git_rejects() {
+        assert_eq!(admin_name(Path::new("/r/a b:c")), "a-b-c");
+        assert_eq!(admin_name(Path::new("/r/..hidden")), "hidden");
+        assert_eq!(admin_name(Path::new("/r/task.")), "task");
+    }
+
+    #[test]
+    fn admin_name_never_empty() {
+        assert_eq!(admin_name(Path::new("/")), "worktree");
+        assert_eq!(admin_name(Path::new("/r/...")), "worktree");
+    }
+}

@@ -1,0 +1,262 @@
+//! Every profile visible from a repository, merged over the precedence layers, and the lookup
+//! of a task's `task_type`.
+//!
+//! A profile file is named after its profile (`profiles/bugfix.toml` defines `bugfix`) and holds
+//! `description`, `aliases` and `require`. Built-in profiles come first; a user or repo file of
+//! the same name patches it (tables deep-merge, arrays replace), and so does a
+//! `[profiles.<name>]` table of `.autobuild/config.toml`. A name nothing defined before creates
+//! a new profile, which then needs `require`.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::diagnostic::{did_you_mean, Diagnostic};
+use crate::error::Error;
+use crate::profile::builtin::DEFAULT_PROFILE;
+use crate::profile::{Profile, Requirement};
+use crate::workflow::annotate;
+use crate::workflow::catalog::Catalog;
+use crate::workflow::merge::merge;
+use crate::workflow::parse_toml;
+use crate::workflow::tree::Node;
+use crate::workflow::typed::decode;
+
+/// What a profile file may say.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProfileFile {
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    aliases: Vec<String>,
+    require: Vec<Requirement>,
+}
+
+/// One profile with the merged tree it was decoded from (for `profiles show`).
+#[derive(Debug, Clone)]
+pub struct LoadedProfile {
+    pub profile: Profile,
+    tree: Node,
+}
+
+impl LoadedProfile {
+    /// The profile as TOML, with where each value came from.
+    pub fn annotated_toml(&self) -> String {
+        let text = toml::to_string(&ProfileText::from(&self.profile)).unwrap_or_default();
+        annotate::annotate(&text, &self.tree)
+    }
+}
+
+/// The written form of a profile (its name is the file name).
+#[derive(serde::Serialize)]
+struct ProfileText<'a> {
+    description: &'a str,
+    aliases: &'a [String],
+    require: &'a [Requirement],
+}
+
+impl<'a> From<&'a Profile> for ProfileText<'a> {
+    fn from(p: &'a Profile) -> Self {
+        ProfileText {
+            description: &p.description,
+            aliases: &p.aliases,
+            require: &p.require,
+        }
+    }
+}
+
+/// Every profile, in the order they were first defined.
+#[derive(Debug, Clone)]
+pub struct ProfileSet {
+    profiles: Vec<LoadedProfile>,
+}
+
+impl ProfileSet {
+    /// The profiles visible from `root` (a repository root, or none).
+    pub fn load(root: Option<&Path>) -> Result<ProfileSet, Error> {
+        ProfileSet::from_catalog(&Catalog::discover(root)?)
+    }
+
+    pub fn from_catalog(catalog: &Catalog) -> Result<ProfileSet, Error> {
+        let mut problems = Vec::new();
+        let mut trees: Vec<(String, Node)> = Vec::new();
+        for source in &catalog.profiles {
+            let name = source
+                .path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            match parse_toml::parse(source) {
+                Ok(tree) => add_layer(&mut trees, name, tree),
+                Err(mut found) => problems.append(&mut found),
+            }
+        }
+        if let Some(config) = &catalog.config.profiles {
+            match config.as_table() {
+                Some(table) => {
+                    for entry in table.iter() {
+                        add_layer(&mut trees, entry.key.clone(), entry.value.clone());
+                    }
+                }
+                None => problems.push(config.pos.error(format!(
+                    "`profiles` must be a table of profile tables, found {}",
+                    config.kind()
+                ))),
+            }
+        }
+        let mut profiles = Vec::new();
+        for (name, tree) in trees {
+            match decode::<ProfileFile>(&tree) {
+                Ok(file) if file.require.is_empty() => problems.push(
+                    tree.get("require")
+                        .map_or(&tree.pos, |n| &n.pos)
+                        .error(format!("profile `{name}` requires nothing, so every turn would be approved"))
+                        .with_help(format!("require at least one of: {}", Requirement::FORMS.join(", "))),
+                ),
+                Ok(file) => profiles.push(LoadedProfile {
+                    profile: Profile {
+                        name,
+                        description: file.description,
+                        aliases: file.aliases,
+                        require: file.require,
+                    },
+                    tree,
+                }),
+                Err(mut found) => problems.append(&mut found),
+            }
+        }
+        problems.extend(alias_conflicts(&profiles));
+        if problems.is_empty() {
+            Ok(ProfileSet { profiles })
+        } else {
+            Err(problems.into())
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &LoadedProfile> {
+        self.profiles.iter()
+    }
+
+    /// The profile with this name or alias (exact first, then ignoring ASCII case).
+    pub fn get(&self, name: &str) -> Option<&LoadedProfile> {
+        let matches = |p: &&LoadedProfile, eq: &dyn Fn(&str) -> bool| {
+            eq(&p.profile.name) || p.profile.aliases.iter().any(|a| eq(a))
+        };
+        self.profiles
+            .iter()
+            .find(|p| matches(p, &|n| n == name))
+            .or_else(|| {
+                self.profiles
+                    .iter()
+                    .find(|p| matches(p, &|n| n.eq_ignore_ascii_case(name)))
+            })
+    }
+
+    /// The profile for a task type; an unknown type gets the default profile and a warning.
+    pub fn resolve(&self, task_type: &str) -> Result<(Profile, Option<String>), Error> {
+        if let Some(found) = self.get(task_type) {
+            return Ok((found.profile.clone(), None));
+        }
+        let default = self.get(DEFAULT_PROFILE).ok_or_else(|| {
+            Error::runtime(format!("the default profile `{DEFAULT_PROFILE}` is not defined"))
+        })?;
+        let known = self.names().join(", ");
+        let hint = match did_you_mean(task_type, self.all_names()) {
+            Some(close) => format!(" (did you mean `{close}`?)"),
+            None => String::new(),
+        };
+        Ok((
+            default.profile.clone(),
+            Some(format!(
+                "unknown task type `{task_type}`{hint}; using the `{DEFAULT_PROFILE}` profile. Known task types: {known}"
+            )),
+        ))
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.profiles.iter().map(|p| p.profile.name.as_str()).collect()
+    }
+
+    fn all_names(&self) -> impl Iterator<Item = &str> {
+        self.profiles.iter().flat_map(|p| {
+            std::iter::once(p.profile.name.as_str()).chain(p.profile.aliases.iter().map(String::as_str))
+        })
+    }
+}
+
+/// Resolves a task type to its profile as seen from `root`; see [`ProfileSet::resolve`].
+pub fn resolve_profile(root: Option<&Path>, task_type: &str) -> Result<(Profile, Option<String>), Error> {
+    ProfileSet::load(root)?.resolve(task_type)
+}
+
+fn add_layer(trees: &mut Vec<(String, Node)>, name: String, tree: Node) {
+    match trees.iter_mut().find(|(n, _)| *n == name) {
+        Some((_, existing)) => merge(existing, tree),
+        None => trees.push((name, tree)),
+    }
+}
+
+/// An alias that is also another profile's name or alias would make lookups ambiguous.
+fn alias_conflicts(profiles: &[LoadedProfile]) -> Vec<Diagnostic> {
+    let mut problems = Vec::new();
+    for (index, loaded) in profiles.iter().enumerate() {
+        let alias_nodes = loaded.tree.get("aliases").and_then(Node::as_array).unwrap_or_default();
+        for (alias, node) in loaded.profile.aliases.iter().zip(alias_nodes) {
+            let clash = profiles.iter().enumerate().find(|(other, p)| {
+                p.profile.name == *alias || (*other < index && p.profile.aliases.contains(alias))
+            });
+            if let Some((_, other)) = clash {
+                problems.push(node.pos.error(format!(
+                    "alias `{alias}` of profile `{}` is already taken by profile `{}`",
+                    loaded.profile.name, other.profile.name
+                )));
+            }
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn builtins() -> ProfileSet {
+        ProfileSet::from_catalog(&Catalog::builtin()).unwrap()
+    }
+
+    #[test]
+    fn aliases_resolve_to_their_profile() {
+        let set = builtins();
+        let (profile, warning) = set.resolve("fix").unwrap();
+        assert_eq!(profile.name, "bugfix");
+        assert!(warning.is_none());
+        assert_eq!(set.resolve("Docs").unwrap().0.name, "documentation");
+    }
+
+    #[test]
+    fn unknown_task_types_fall_back_to_feature_with_a_warning() {
+        let (profile, warning) = builtins().resolve("featrue").unwrap();
+        assert_eq!(profile.name, "feature");
+        let warning = warning.unwrap();
+        assert!(warning.contains("did you mean `feature`?"), "{warning}");
+        assert!(warning.contains("bugfix"), "{warning}");
+    }
+
+    #[test]
+    fn shipped_profiles_require_what_the_design_suggests() {
+        let set = builtins();
+        let require = |name: &str| {
+            set.get(name)
+                .unwrap()
+                .profile
+                .require
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(require("feature"), ["checks.test", "criteria", "coach", "changes"]);
+        assert_eq!(require("scaffolding"), ["criteria", "coach", "changes"]);
+        assert_eq!(set.names().len(), 6);
+    }
+}

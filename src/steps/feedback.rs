@@ -1,0 +1,189 @@
+//! What the next player turn learns from this one, and the signature stall detection compares.
+//!
+//! Feedback is built from the gate's facts, not from the coach's prose alone: every failing
+//! check (required or not) with its bounded summary, log path and failure class, every unmet
+//! criterion with its reason, and the coach's issues with the blocking ones first. Nothing is cut
+//! to "the last three lines"; check summaries are already bounded by the verify step and the full
+//! logs are on disk.
+//!
+//! The signature deliberately ignores the coach's wording, which changes every turn even when
+//! the problem does not: it is made of runner-observed failures, normalized
+//! ([`crate::steps::normalize`]), plus the ids of unmet criteria.
+
+use crate::profile::Requirement;
+use crate::steps::check::CheckResult;
+use crate::steps::gate::{self, outcome, GateDecision, GateInput, Shortfall};
+use crate::steps::normalize::fingerprint;
+use crate::workflow::context::{
+    CheckContext, CriterionStatusContext, FeedbackContext, IssueContext,
+};
+
+/// The feedback for the turn after the one `input` describes.
+pub fn build_feedback(input: &GateInput, decision: &GateDecision) -> FeedbackContext {
+    FeedbackContext {
+        summary: summary(input, decision),
+        issues: issues(input),
+        failing_checks: failing_checks(input),
+        unmet_criteria: unmet_criteria(input),
+    }
+}
+
+/// One paragraph: approved or not and why, non-blocking failures, and the coach's summary.
+fn summary(input: &GateInput, decision: &GateDecision) -> String {
+    let mut text = if decision.approved {
+        "Approved: every required gate holds.".to_string()
+    } else {
+        let count = decision.reasons.len();
+        format!(
+            "Not approved: {count} unmet requirement{}: {}.",
+            if count == 1 { "" } else { "s" },
+            decision.reasons.join("; ")
+        )
+    };
+    let non_blocking: Vec<&str> = input
+        .checks
+        .iter()
+        .filter(|check| !check.passed() && !check_required(input, &check.name))
+        .map(|check| check.name.as_str())
+        .collect();
+    if !non_blocking.is_empty() {
+        text.push_str(&format!(
+            " Failing but not required: {}.",
+            non_blocking.join(", ")
+        ));
+    }
+    if let Some(verdict) = &input.verdict {
+        text.push_str(&format!(" Coach: {}", verdict.summary.trim()));
+    }
+    text
+}
+
+fn check_required(input: &GateInput, name: &str) -> bool {
+    input
+        .requirements
+        .iter()
+        .any(|requirement| match requirement {
+            Requirement::Check(required) => required == name,
+            _ => false,
+        })
+}
+
+/// The coach's issues, must_fix first, otherwise in the coach's order.
+fn issues(input: &GateInput) -> Vec<IssueContext> {
+    let Some(verdict) = &input.verdict else {
+        return Vec::new();
+    };
+    let mut issues: Vec<_> = verdict.issues.iter().collect();
+    issues.sort_by_key(|issue| issue.severity);
+    issues
+        .into_iter()
+        .map(|issue| IssueContext {
+            severity: issue.severity.as_str().to_string(),
+            category: issue.category.clone(),
+            description: issue.description.clone(),
+            location: issue.location.clone(),
+            suggestion: issue.suggestion.clone(),
+        })
+        .collect()
+}
+
+/// Every project check and executable criterion that did not pass, in the order they ran.
+fn failing_checks(input: &GateInput) -> Vec<CheckContext> {
+    let criteria_results = input
+        .criteria
+        .iter()
+        .filter_map(|criterion| criterion.result.as_ref());
+    input
+        .checks
+        .iter()
+        .chain(criteria_results)
+        .filter(|check| !check.passed())
+        .map(check_context)
+        .collect()
+}
+
+/// The prompt-facing view of a check result.
+pub fn check_context(check: &CheckResult) -> CheckContext {
+    CheckContext {
+        name: check.name.clone(),
+        command: check.command.clone(),
+        status: check.status.as_str().to_string(),
+        exit_code: check.exit_code,
+        summary: check.summary.clone(),
+        log_path: check.log_path.display().to_string(),
+        failure_class: check.failure_class.map(|class| class.as_str().to_string()),
+        advice: check.advice.clone(),
+    }
+}
+
+/// One entry per unmet criterion, in task order, with every reason it is unmet.
+fn unmet_criteria(input: &GateInput) -> Vec<CriterionStatusContext> {
+    let mut entries: Vec<CriterionStatusContext> = Vec::new();
+    for (id, shortfall) in gate::unmet_criteria(input) {
+        let Some(criterion) = input.criteria.iter().find(|criterion| criterion.id == id) else {
+            continue;
+        };
+        let command = criterion.verify.as_deref().unwrap_or_default();
+        let reason = match shortfall {
+            Shortfall::VerifyFailed { status, exit_code } => format!(
+                "its verify command `{command}` {}; its output is under the failing check `{id}`",
+                outcome(status, exit_code)
+            ),
+            Shortfall::VerifyNotRun => {
+                format!("its verify command `{command}` did not run this turn")
+            }
+            Shortfall::CoachNotMet { evidence } if evidence.trim().is_empty() => {
+                "the coach marked it not met".to_string()
+            }
+            Shortfall::CoachNotMet { evidence } => {
+                format!("the coach marked it not met: {}", evidence.trim())
+            }
+        };
+        match entries.iter_mut().find(|entry| entry.id == id) {
+            Some(entry) => {
+                entry.reason.push_str("; ");
+                entry.reason.push_str(&reason);
+            }
+            None => entries.push(CriterionStatusContext {
+                id,
+                text: criterion.text.clone(),
+                reason,
+            }),
+        }
+    }
+    entries
+}
+
+/// A normalized signature of what failed: one line per failing check (name, status, exit code,
+/// failure class and the fingerprint of its summary) and one per unmet criterion id, sorted.
+/// Empty when nothing the runner observed failed; the coach's wording never enters it.
+pub fn feedback_signature(feedback: &FeedbackContext) -> String {
+    let mut lines: Vec<String> = feedback
+        .failing_checks
+        .iter()
+        .map(|check| {
+            format!(
+                "check {} {} exit {} {}: {}",
+                check.name,
+                check.status,
+                check
+                    .exit_code
+                    .map_or_else(|| "none".to_string(), |code| code.to_string()),
+                check.failure_class.as_deref().unwrap_or("unclassified"),
+                fingerprint(&check.summary).replace('\n', " | ")
+            )
+        })
+        .chain(
+            feedback
+                .unmet_criteria
+                .iter()
+                .map(|criterion| format!("criterion {}", criterion.id)),
+        )
+        .collect();
+    lines.sort_unstable();
+    lines.dedup();
+    lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests;

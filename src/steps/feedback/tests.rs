@@ -1,0 +1,179 @@
+use super::*;
+use crate::steps::check::FailureClass;
+use crate::steps::gate::evaluate;
+use crate::steps::gate::fixtures::*;
+use crate::steps::verdict::{CriterionStatus, Decision, Severity};
+
+fn feedback_for(input: &GateInput) -> FeedbackContext {
+    build_feedback(input, &evaluate(input))
+}
+
+#[test]
+fn an_approved_turn_says_so_and_still_reports_non_blocking_failures() {
+    let mut input = approvable();
+    input
+        .checks
+        .push(failed("lint", "E501 line too long", FailureClass::Code));
+    let feedback = feedback_for(&input);
+    assert_eq!(
+        feedback.summary,
+        "Approved: every required gate holds. Failing but not required: lint. Coach: coach says approve"
+    );
+    assert_eq!(feedback.failing_checks.len(), 1);
+    assert_eq!(feedback.failing_checks[0].name, "lint");
+    assert!(feedback.unmet_criteria.is_empty());
+}
+
+#[test]
+fn a_rejected_turn_lists_every_reason_and_the_coach_summary() {
+    let mut input = approvable();
+    input.player.changed = false;
+    input.checks = vec![failed("test", "E   boom", FailureClass::Code)];
+    let feedback = feedback_for(&input);
+    assert_eq!(
+        feedback.summary,
+        "Not approved: 2 unmet requirements: required check `test` failed (exit 1, code \
+         failure); the player's turn changed nothing in the worktree. Coach: coach says approve"
+    );
+}
+
+#[test]
+fn issues_put_must_fix_first_and_keep_the_coach_order_otherwise() {
+    let mut input = approvable();
+    input.verdict = Some(verdict(
+        Decision::Feedback,
+        vec![
+            issue(Severity::NiceToHave, "rename x"),
+            issue(Severity::MustFix, "crashes on empty name"),
+            issue(Severity::ShouldFix, "missing docstring"),
+            issue(Severity::MustFix, "no test"),
+        ],
+        &[],
+    ));
+    let described: Vec<(String, String)> = feedback_for(&input)
+        .issues
+        .into_iter()
+        .map(|issue| (issue.severity, issue.description))
+        .collect();
+    assert_eq!(
+        described,
+        [
+            ("must_fix", "crashes on empty name"),
+            ("must_fix", "no test"),
+            ("should_fix", "missing docstring"),
+            ("nice_to_have", "rename x"),
+        ]
+        .map(|(severity, description)| (severity.to_string(), description.to_string()))
+    );
+}
+
+#[test]
+fn failing_checks_carry_summary_log_class_and_advice_including_criteria() {
+    let mut input = approvable();
+    input.checks = vec![failed(
+        "test",
+        "E   ModuleNotFoundError: No module named 'requests'",
+        FailureClass::Infrastructure,
+    )];
+    input.criteria[0].result = Some(failed("AC-001", "AssertionError", FailureClass::Code));
+    let checks = feedback_for(&input).failing_checks;
+    assert_eq!(checks.len(), 2);
+    let test = &checks[0];
+    assert_eq!(test.name, "test");
+    assert_eq!(test.status, "failed");
+    assert_eq!(test.exit_code, Some(1));
+    assert_eq!(
+        test.summary,
+        "E   ModuleNotFoundError: No module named 'requests'"
+    );
+    assert_eq!(
+        test.log_path,
+        ".autobuild/runs/TASK-001/logs/turn-1-test.log"
+    );
+    assert_eq!(test.failure_class.as_deref(), Some("infrastructure"));
+    assert_eq!(
+        test.advice.as_deref(),
+        Some("fix the environment, not the tests")
+    );
+    assert_eq!(checks[1].name, "AC-001");
+    assert_eq!(checks[1].failure_class.as_deref(), Some("code"));
+}
+
+#[test]
+fn unmet_criteria_combine_the_command_and_the_coach_reasons() {
+    let mut input = approvable();
+    input.criteria[0].result = Some(failed("AC-001", "AssertionError", FailureClass::Code));
+    input.verdict = Some(verdict(
+        Decision::Feedback,
+        Vec::new(),
+        &[
+            ("AC-001", CriterionStatus::NotMet),
+            ("AC-002", CriterionStatus::NotMet),
+        ],
+    ));
+    let unmet = feedback_for(&input).unmet_criteria;
+    assert_eq!(unmet.len(), 2);
+    assert_eq!(unmet[0].id, "AC-001");
+    assert_eq!(unmet[0].text, "AC-001 holds");
+    assert_eq!(
+        unmet[0].reason,
+        "its verify command `check-AC-001` failed (exit 1); its output is under the failing \
+         check `AC-001`; the coach marked it not met: evidence for AC-001"
+    );
+    assert_eq!(
+        unmet[1].reason,
+        "the coach marked it not met: evidence for AC-002"
+    );
+}
+
+#[test]
+fn the_signature_ignores_coach_wording_and_test_names_but_not_the_failure() {
+    let with = |summary: &str, coach_summary: &str| {
+        let mut input = approvable();
+        input.checks = vec![failed("test", summary, FailureClass::Infrastructure)];
+        let mut coach = verdict(
+            Decision::Feedback,
+            vec![issue(Severity::MustFix, coach_summary)],
+            &[
+                ("AC-001", CriterionStatus::Met),
+                ("AC-002", CriterionStatus::NotMet),
+            ],
+        );
+        coach.summary = coach_summary.to_string();
+        input.verdict = Some(coach);
+        feedback_signature(&feedback_for(&input))
+    };
+    let first = with(
+        "FAILED tests/test_a.py::test_one - ModuleNotFoundError: No module named 'requests'\n1 failed in 0.10s",
+        "The tests cannot import requests.",
+    );
+    let second = with(
+        "FAILED tests/unit/test_b_v2.py::test_two_v2 - ModuleNotFoundError: No module named 'requests'\n3 failed in 2.31s",
+        "Still failing: the requests package seems to be missing from the environment.",
+    );
+    let different = with(
+        "FAILED tests/test_a.py::test_one - AssertionError: assert 'Hi' == 'Hello'\n1 failed in 0.10s",
+        "The tests cannot import requests.",
+    );
+    assert_eq!(first, second);
+    assert_ne!(first, different);
+    assert!(first.contains("criterion AC-002"), "{first}");
+    assert!(
+        first.contains("check test failed exit 1 infrastructure"),
+        "{first}"
+    );
+}
+
+#[test]
+fn the_signature_is_empty_when_nothing_failed() {
+    let mut input = approvable();
+    input.verdict = Some(verdict(
+        Decision::Feedback,
+        vec![issue(Severity::MustFix, "naming")],
+        &[
+            ("AC-001", CriterionStatus::Met),
+            ("AC-002", CriterionStatus::Met),
+        ],
+    ));
+    assert_eq!(feedback_signature(&feedback_for(&input)), "");
+}

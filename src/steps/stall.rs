@@ -1,0 +1,174 @@
+//! Stall detection: noticing that more turns will not help, from facts the runner recorded.
+//!
+//! Three patterns, each over recent turns of the loop:
+//! - **unchanged**: the worktree tree hash after the player step is the same in every turn of the
+//!   window, so the player is not changing anything;
+//! - **repeated feedback**: the normalized feedback signature is the same, non-empty, in every
+//!   turn of the window and no turn met more criteria than the window's first. An empty
+//!   signature (nothing the runner observed failed; only the coach disagrees) is not evidence of
+//!   repetition and never counts;
+//! - **oscillation**: the tree alternates A, B, A, B over the last four turns. This looks at the
+//!   last four turns whatever the window is (the window only needs to be at least 2), because an
+//!   alternation needs four turns to be told apart from a single undo.
+//!
+//! A window below 2 is treated as 2: one turn cannot repeat anything. The response is a small
+//! state machine ([`decide`]): the first stall nudges the player once (a `stall_notice` in the
+//! next prompt) when the loop allows it, and the next detected stall stops the loop.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::workflow::model::StallConfig;
+
+/// What the runner recorded about one finished turn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnFacts {
+    pub turn: u32,
+    /// The worktree's tree hash after the player step.
+    pub tree: String,
+    /// [`crate::steps::feedback::feedback_signature`] of the turn's feedback.
+    pub feedback_signature: String,
+    pub criteria_met: usize,
+    pub approved: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum StallReason {
+    Unchanged { turns: u32, tree: String },
+    RepeatedFeedback { turns: u32, signature: String },
+    Oscillation { first: String, second: String },
+}
+
+/// How much of a signature a message shows.
+const SIGNATURE_EXCERPT_CHARS: usize = 160;
+/// How much of a tree hash a message shows.
+const TREE_EXCERPT_CHARS: usize = 10;
+
+impl fmt::Display for StallReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StallReason::Unchanged { turns, tree } => write!(
+                f,
+                "the worktree was identical after each of the last {turns} turns (tree {})",
+                excerpt(tree, TREE_EXCERPT_CHARS)
+            ),
+            StallReason::RepeatedFeedback { turns, signature } => write!(
+                f,
+                "the same failure repeated for {turns} turns with no new criteria met: {}",
+                excerpt(
+                    signature.lines().next().unwrap_or_default(),
+                    SIGNATURE_EXCERPT_CHARS
+                )
+            ),
+            StallReason::Oscillation { first, second } => write!(
+                f,
+                "the worktree alternated between two states over the last 4 turns (trees {} and {})",
+                excerpt(first, TREE_EXCERPT_CHARS),
+                excerpt(second, TREE_EXCERPT_CHARS)
+            ),
+        }
+    }
+}
+
+fn excerpt(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
+    }
+}
+
+/// The stall the recent turns show, if any. Never reports a stall when the latest turn was
+/// approved. Patterns are checked in the order unchanged, repeated feedback, oscillation.
+pub fn detect_stall(history: &[TurnFacts], window: u32) -> Option<StallReason> {
+    let latest = history.last()?;
+    if latest.approved {
+        return None;
+    }
+    let window = window.max(2);
+    let size = usize::try_from(window).ok()?;
+    if history.len() >= size {
+        let recent = &history[history.len() - size..];
+        let first = &recent[0];
+        if recent.iter().all(|turn| turn.tree == first.tree) {
+            return Some(StallReason::Unchanged {
+                turns: window,
+                tree: first.tree.clone(),
+            });
+        }
+        let same_signature = !first.feedback_signature.is_empty()
+            && recent
+                .iter()
+                .all(|turn| turn.feedback_signature == first.feedback_signature);
+        let no_progress = recent
+            .iter()
+            .all(|turn| turn.criteria_met <= first.criteria_met);
+        if same_signature && no_progress {
+            return Some(StallReason::RepeatedFeedback {
+                turns: window,
+                signature: first.feedback_signature.clone(),
+            });
+        }
+    }
+    if let [a, b, c, d] = &history[history.len().saturating_sub(4)..] {
+        if a.tree == c.tree && b.tree == d.tree && a.tree != b.tree {
+            return Some(StallReason::Oscillation {
+                first: a.tree.clone(),
+                second: b.tree.clone(),
+            });
+        }
+    }
+    None
+}
+
+/// Whether a loop nudges the player once before stopping on a stall.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StallPolicy {
+    pub nudge: bool,
+}
+
+impl From<StallConfig> for StallPolicy {
+    fn from(config: StallConfig) -> Self {
+        StallPolicy {
+            nudge: config.nudge,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StallAction {
+    Continue,
+    /// Run the next turn with this `stall_notice` in the player's prompt.
+    Nudge(String),
+    /// End the loop with exit `stalled`.
+    Stop(StallReason),
+}
+
+/// What the loop does about this turn's stall detection. `already_nudged` is whether an
+/// earlier turn of this loop was nudged; a stall detected after that stops the loop.
+pub fn decide(
+    policy: StallPolicy,
+    already_nudged: bool,
+    reason: Option<StallReason>,
+) -> StallAction {
+    match reason {
+        None => StallAction::Continue,
+        Some(reason) if policy.nudge && !already_nudged => StallAction::Nudge(notice(&reason)),
+        Some(reason) => StallAction::Stop(reason),
+    }
+}
+
+/// The one-time notice for the player's next prompt.
+fn notice(reason: &StallReason) -> String {
+    format!(
+        "The runner detected a stall: {reason}. Repeating the previous approach will not help, \
+         and the loop stops if the next turn stalls too. Before changing code, read the full \
+         logs named in the feedback and find the root cause. If the failure comes from the \
+         environment (a missing package, tool, service or setting), fix that rather than \
+         rewriting or renaming tests. Then take a different approach from the last turns."
+    )
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,132 @@
+//! The Markdown body of a task file: its title heading, its `## Acceptance Criteria` section, and
+//! the requirements (everything else).
+//!
+//! Requirements are the whole body minus the title line and the criteria section, so sections
+//! such as "Context" or "Notes" reach the agents too (GuardKit's "first paragraph only" lost them).
+
+use super::markdown::{heading, lines_from, Fences, Line};
+
+const CRITERIA_HEADING: &str = "acceptance criteria";
+
+/// The parts of a body.
+#[derive(Debug, Default)]
+pub(crate) struct Body<'a> {
+    /// The text of the first level-1 heading.
+    pub title: Option<String>,
+    pub criteria: Option<CriteriaSection<'a>>,
+    /// A second criteria heading, which would otherwise be silently ignored.
+    pub duplicate_criteria: Option<Line<'a>>,
+    /// An "Acceptance Criteria" heading at another level than 2, for a precise hint.
+    pub misplaced_criteria: Option<Line<'a>>,
+    pub requirements: String,
+}
+
+/// The `## Acceptance Criteria` heading and the lines up to the next heading of level 1 or 2.
+#[derive(Debug)]
+pub(crate) struct CriteriaSection<'a> {
+    pub heading: Line<'a>,
+    pub lines: Vec<Line<'a>>,
+}
+
+/// Splits the body starting at byte `body_offset` of `source`.
+pub(crate) fn read(source: &str, body_offset: usize) -> Body<'_> {
+    let mut body = Body::default();
+    let mut requirements: Vec<&str> = Vec::new();
+    let mut in_criteria = false;
+    let mut fences = Fences::default();
+    for line in lines_from(source, body_offset) {
+        let parsed = if fences.is_code(line.text) {
+            None
+        } else {
+            heading(line.text)
+        };
+        if let Some((level, text)) = parsed {
+            let is_criteria = text
+                .trim_end_matches(':')
+                .trim()
+                .eq_ignore_ascii_case(CRITERIA_HEADING);
+            if level <= 2 {
+                in_criteria = false;
+            }
+            if level == 1 && body.title.is_none() {
+                body.title = Some(text.to_string()).filter(|t| !t.is_empty());
+                continue;
+            }
+            if is_criteria && level == 2 {
+                if body.criteria.is_none() {
+                    body.criteria = Some(CriteriaSection {
+                        heading: line,
+                        lines: Vec::new(),
+                    });
+                    in_criteria = true;
+                    continue;
+                }
+                body.duplicate_criteria.get_or_insert(line);
+            } else if is_criteria {
+                body.misplaced_criteria.get_or_insert(line);
+            }
+        }
+        match (&mut body.criteria, in_criteria) {
+            (Some(section), true) => section.lines.push(line),
+            _ => requirements.push(line.text),
+        }
+    }
+    body.requirements = collapse_blank_runs(&requirements);
+    body
+}
+
+/// Joins lines, turning runs of blank lines into one and trimming the ends.
+fn collapse_blank_runs(lines: &[&str]) -> String {
+    let mut out = String::new();
+    let mut previous_blank = true;
+    for line in lines {
+        let blank = line.trim().is_empty();
+        if blank && previous_blank {
+            continue;
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+        previous_blank = blank;
+    }
+    out.trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn separates_title_criteria_and_requirements() {
+        let src = "# Title\n\nIntro.\n\n## Acceptance Criteria\n- [ ] one\n\n### Group\n- two\n\n## Notes\nKeep it small.\n";
+        let body = read(src, 0);
+        assert_eq!(body.title.as_deref(), Some("Title"));
+        let section = body.criteria.unwrap();
+        assert_eq!(section.heading.text, "## Acceptance Criteria");
+        let texts: Vec<_> = section.lines.iter().map(|l| l.text).collect();
+        assert_eq!(texts, vec!["- [ ] one", "", "### Group", "- two", ""]);
+        assert_eq!(body.requirements, "Intro.\n\n## Notes\nKeep it small.");
+    }
+
+    #[test]
+    fn headings_inside_fences_do_not_count() {
+        let src = "Text\n```md\n# Not the title\n## Acceptance Criteria\n```\n";
+        let body = read(src, 0);
+        assert_eq!(body.title, None);
+        assert!(body.criteria.is_none());
+        assert!(body.requirements.contains("# Not the title"));
+    }
+
+    #[test]
+    fn notes_misplaced_and_duplicate_criteria_headings() {
+        let body = read("### Acceptance criteria:\n- a\n", 0);
+        assert!(body.criteria.is_none());
+        assert_eq!(body.misplaced_criteria.unwrap().offset, 0);
+
+        let body = read(
+            "## Acceptance Criteria\n- a\n## Acceptance Criteria\n- b\n",
+            0,
+        );
+        assert_eq!(body.criteria.unwrap().lines.len(), 1);
+        assert!(body.duplicate_criteria.is_some());
+    }
+}

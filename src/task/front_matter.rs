@@ -1,0 +1,343 @@
+//! The YAML front matter of a task file: splitting it from the body and reading its fields with
+//! located, per-field diagnostics.
+//!
+//! Fields are read from a generic YAML mapping rather than through a derived struct so that every
+//! wrong field is reported (not only the first), each at its own line, and so that keys other
+//! tools put in shared task files are kept instead of rejected (DESIGN.md §3.1).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::LazyLock;
+
+use regex::Regex;
+use yaml_serde::Value;
+
+use super::id::validate_id;
+use super::markdown::{lines_from, Line};
+use crate::diagnostic::Diagnostic;
+
+/// The keys autobuild reads; every other key lands in [`FrontMatter::extra`].
+const KNOWN_KEYS: [&str; 6] = [
+    "id",
+    "title",
+    "task_type",
+    "complexity",
+    "dependencies",
+    "workflow",
+];
+
+static YAML_POSITION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r" at (line \d+ column \d+|position \d+)").expect("position pattern is valid")
+});
+
+/// Where the front matter and the body are in the file.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Split<'a> {
+    /// The `---` line that opens the front matter.
+    pub open: Line<'a>,
+    /// The YAML text between the delimiters.
+    pub yaml: &'a str,
+    pub yaml_offset: usize,
+    /// Byte offset of the first body line (the file's length when there is no body).
+    pub body_offset: usize,
+}
+
+/// Separates the front matter from the body; the error is the diagnostic to report.
+pub(crate) fn split<'a>(path: &Path, source: &'a str) -> Result<Split<'a>, Diagnostic> {
+    let start = if source.starts_with('\u{feff}') { 3 } else { 0 };
+    let lines = lines_from(source, start);
+    let help = "a task file starts with YAML front matter:\n  ---\n  id: TASK-001\n  title: Short title\n  ---";
+    let open = match lines.first() {
+        Some(first) if first.text.trim_end() == "---" => *first,
+        first => {
+            let offset = first.map_or(start, |l| l.offset);
+            return Err(Diagnostic::at_offset(
+                path,
+                source,
+                offset,
+                "missing YAML front matter: the file must start with a `---` line",
+            )
+            .with_help(help));
+        }
+    };
+    let yaml_offset = open.offset + open.text.len() + line_break_len(source, open);
+    let close = lines[1..]
+        .iter()
+        .find(|l| matches!(l.text.trim_end(), "---" | "..."));
+    let Some(close) = close else {
+        return Err(Diagnostic::at_offset(
+            path,
+            source,
+            open.offset,
+            "the front matter opened here is never closed by a `---` line",
+        )
+        .with_help(help));
+    };
+    Ok(Split {
+        open,
+        yaml: &source[yaml_offset.min(close.offset)..close.offset],
+        yaml_offset: yaml_offset.min(close.offset),
+        body_offset: close.offset + close.text.len() + line_break_len(source, *close),
+    })
+}
+
+fn line_break_len(source: &str, line: Line<'_>) -> usize {
+    let rest = &source[line.offset + line.text.len()..];
+    if rest.starts_with("\r\n") {
+        2
+    } else if rest.starts_with('\n') {
+        1
+    } else {
+        0
+    }
+}
+
+/// The front-matter fields, each `None`/empty when absent or invalid (the problem is reported).
+#[derive(Debug, Default)]
+pub(crate) struct FrontMatter {
+    pub id: Option<String>,
+    pub title: Option<String>,
+    pub task_type: Option<String>,
+    pub complexity: Option<u8>,
+    pub dependencies: Vec<String>,
+    pub workflow: Option<String>,
+    pub extra: BTreeMap<String, Value>,
+}
+
+/// Reads the fields of the front matter, pushing one diagnostic per problem.
+pub(crate) fn read(
+    path: &Path,
+    source: &str,
+    split: &Split<'_>,
+    problems: &mut Vec<Diagnostic>,
+) -> FrontMatter {
+    let located = Locator {
+        path,
+        source,
+        split,
+    };
+    let value: Value = match yaml_serde::from_str(split.yaml) {
+        Ok(value) => value,
+        Err(e) => {
+            let offset = e
+                .location()
+                .map_or(split.open.offset, |l| split.yaml_offset + l.index());
+            problems.push(located.at(
+                offset,
+                format!("malformed YAML front matter: {}", yaml_message(&e)),
+            ));
+            return FrontMatter::default();
+        }
+    };
+    let mapping = match value {
+        Value::Mapping(mapping) => mapping,
+        Value::Null => yaml_serde::Mapping::new(),
+        other => {
+            problems.push(located.at(
+                split.yaml_offset,
+                format!(
+                    "the front matter must be a mapping of `key: value` lines, not {}",
+                    type_name(&other)
+                ),
+            ));
+            return FrontMatter::default();
+        }
+    };
+
+    let mut fields = FrontMatter::default();
+    let mut known: BTreeMap<&str, Value> = BTreeMap::new();
+    for (key, value) in mapping {
+        let name = match &key {
+            Value::String(s) => s.clone(),
+            Value::Number(n) => n.to_string(),
+            Value::Bool(b) => b.to_string(),
+            other => {
+                problems.push(located.at(
+                    split.yaml_offset,
+                    format!(
+                        "front-matter keys must be plain names, not {}",
+                        type_name(other)
+                    ),
+                ));
+                continue;
+            }
+        };
+        match KNOWN_KEYS.iter().find(|k| **k == name) {
+            Some(k) if !value.is_null() => {
+                known.insert(*k, value);
+            }
+            Some(_) => {}
+            None => {
+                fields.extra.insert(name, value);
+            }
+        }
+    }
+
+    match known.remove("id") {
+        None => problems.push(
+            located
+                .at(split.open.offset, "the front matter has no `id`")
+                .with_help("add a line such as `id: TASK-001`; the id names the task's branch and run directory"),
+        ),
+        Some(Value::String(id)) => match validate_id(&id) {
+            Ok(()) => fields.id = Some(id),
+            Err(why) => problems.push(located.key("id", format!("invalid task id: {why}"))),
+        },
+        Some(Value::Number(n)) => problems.push(
+            located
+                .key("id", format!("`id` must be a string, found the number {n}"))
+                .with_help(format!("quote it: `id: \"{n}\"`")),
+        ),
+        Some(other) => problems.push(located.key("id", wrong_type("id", "a string", &other))),
+    }
+    fields.title = match known.remove("title") {
+        None => None,
+        Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        Some(other) => {
+            problems.push(located.key("title", wrong_type("title", "a non-empty string", &other)));
+            None
+        }
+    };
+    fields.task_type = located.text_field(&mut known, "task_type", problems);
+    fields.workflow = located.text_field(&mut known, "workflow", problems);
+    fields.complexity = match known.remove("complexity") {
+        None => None,
+        Some(Value::Number(n)) => match n.as_u64().filter(|c| (1..=10).contains(c)) {
+            Some(c) => u8::try_from(c).ok(),
+            None => {
+                problems.push(located.key(
+                    "complexity",
+                    format!("`complexity` must be a whole number from 1 to 10, found {n}"),
+                ));
+                None
+            }
+        },
+        Some(other) => {
+            problems.push(located.key(
+                "complexity",
+                wrong_type("complexity", "a whole number from 1 to 10", &other),
+            ));
+            None
+        }
+    };
+    fields.dependencies = match known.remove("dependencies") {
+        None => Vec::new(),
+        Some(Value::Sequence(items)) => {
+            let mut ids = Vec::new();
+            for item in items {
+                match item {
+                    Value::String(dep) => match validate_id(&dep) {
+                        Ok(()) => ids.push(dep),
+                        Err(why) => problems.push(
+                            located.key("dependencies", format!("invalid dependency: {why}")),
+                        ),
+                    },
+                    other => problems.push(located.key(
+                        "dependencies",
+                        format!(
+                            "`dependencies` must list task ids (strings), found {}",
+                            type_name(&other)
+                        ),
+                    )),
+                }
+            }
+            ids
+        }
+        Some(other) => {
+            problems.push(
+                located
+                    .key(
+                        "dependencies",
+                        wrong_type("dependencies", "a list of task ids", &other),
+                    )
+                    .with_help("write it as `dependencies: [TASK-001, TASK-002]`"),
+            );
+            Vec::new()
+        }
+    };
+    fields
+}
+
+/// Builds diagnostics located in the task file.
+struct Locator<'a> {
+    path: &'a Path,
+    source: &'a str,
+    split: &'a Split<'a>,
+}
+
+impl Locator<'_> {
+    fn at(&self, offset: usize, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::at_offset(self.path, self.source, offset, message)
+    }
+
+    /// A problem with the value of top-level key `key`.
+    fn key(&self, key: &str, message: impl Into<String>) -> Diagnostic {
+        self.at(self.key_offset(key), message)
+    }
+
+    /// Where the value of top-level key `key` starts (the key itself when the value is on the
+    /// following lines); the opening `---` when the key cannot be found textually.
+    fn key_offset(&self, key: &str) -> usize {
+        let lines = lines_from(self.source, self.split.yaml_offset);
+        let yaml_end = self.split.yaml_offset + self.split.yaml.len();
+        for line in lines.iter().take_while(|l| l.offset < yaml_end) {
+            let text = line.text;
+            let after_key = [key.to_string(), format!("\"{key}\""), format!("'{key}'")]
+                .into_iter()
+                .find_map(|k| text.strip_prefix(k.as_str()).map(str::to_string));
+            let Some(rest) = after_key else { continue };
+            let Some(value) = rest.trim_start().strip_prefix(':') else {
+                continue;
+            };
+            let value_start = text.len() - value.trim_start().len();
+            return if value.trim().is_empty() {
+                line.offset
+            } else {
+                line.offset + value_start
+            };
+        }
+        self.split.open.offset
+    }
+
+    /// An optional, non-empty string field.
+    fn text_field(
+        &self,
+        known: &mut BTreeMap<&str, Value>,
+        key: &str,
+        problems: &mut Vec<Diagnostic>,
+    ) -> Option<String> {
+        match known.remove(key) {
+            None => None,
+            Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
+            Some(other) => {
+                problems.push(self.key(key, wrong_type(key, "a non-empty string", &other)));
+                None
+            }
+        }
+    }
+}
+
+fn wrong_type(key: &str, expected: &str, found: &Value) -> String {
+    format!("`{key}` must be {expected}, found {}", type_name(found))
+}
+
+fn type_name(value: &Value) -> String {
+    match value {
+        Value::Null => "nothing".to_string(),
+        Value::Bool(b) => format!("the boolean {b}"),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(s) if s.trim().is_empty() => "an empty string".to_string(),
+        Value::String(s) => format!("the string \"{s}\""),
+        Value::Sequence(_) => "a list".to_string(),
+        Value::Mapping(_) => "a mapping".to_string(),
+        Value::Tagged(t) => format!("a value tagged {}", t.tag),
+    }
+}
+
+/// The parser's message without its " at line N column M" parts (the diagnostic locates it).
+fn yaml_message(error: &yaml_serde::Error) -> String {
+    YAML_POSITION
+        .replace_all(&error.to_string(), "")
+        .into_owned()
+}

@@ -1,0 +1,227 @@
+//! Finding task files: the one list of places tasks live, and lookup by id or path.
+//!
+//! Tasks live under `.autobuild/tasks/**` and, for GuardKit projects, under
+//! `tasks/{backlog,in_progress,design_approved,in_review,blocked}/**` (DESIGN.md §3). Lookup by
+//! id matches the front-matter `id` exactly. A file that fails to parse does not hide the other
+//! tasks, but when it is the file that declares the requested id its problems are what the user
+//! sees. Two files declaring one id is an error naming both: silently picking one would run the
+//! wrong task.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::front_matter;
+use super::markdown::lines_from;
+use super::Task;
+use crate::diagnostic::{Diagnostic, Diagnostics};
+use crate::error::Error;
+use crate::project::Layout;
+
+/// GuardKit's task state directories under `tasks/`.
+pub const GUARDKIT_TASK_DIRS: [&str; 5] = [
+    "backlog",
+    "in_progress",
+    "design_approved",
+    "in_review",
+    "blocked",
+];
+
+/// How many close ids a "not found" error suggests.
+const MAX_SUGGESTIONS: usize = 3;
+
+/// The directories searched for task files, in search order.
+pub fn search_dirs(root: &Path) -> Vec<PathBuf> {
+    let mut dirs = vec![Layout::new(root).tasks()];
+    dirs.extend(
+        GUARDKIT_TASK_DIRS
+            .iter()
+            .map(|d| root.join("tasks").join(d)),
+    );
+    dirs
+}
+
+/// Every task file of the project, parsed.
+#[derive(Debug, Default)]
+pub struct TaskScan {
+    pub tasks: Vec<Task>,
+    pub invalid: Vec<InvalidTask>,
+}
+
+/// A task file that could not be read or parsed.
+#[derive(Debug)]
+pub struct InvalidTask {
+    pub path: PathBuf,
+    /// The `id` its front matter declares, when one can be read.
+    pub id: Option<String>,
+    pub problems: Diagnostics,
+}
+
+/// Parses every `*.md` file under the [`search_dirs`], in path order.
+pub fn list_tasks(root: &Path) -> Result<TaskScan, Error> {
+    let mut files = Vec::new();
+    for dir in search_dirs(root) {
+        collect_markdown(&dir, &mut files)?;
+    }
+    let mut scan = TaskScan::default();
+    for path in files {
+        let source = match fs::read_to_string(&path) {
+            Ok(source) => source,
+            Err(e) => {
+                scan.invalid.push(InvalidTask {
+                    problems: Diagnostics(vec![Diagnostic::new(
+                        &path,
+                        format!("cannot read task file: {e}"),
+                    )]),
+                    path,
+                    id: None,
+                });
+                continue;
+            }
+        };
+        match Task::parse(&path, &source) {
+            Ok(task) => scan.tasks.push(task),
+            Err(problems) => scan.invalid.push(InvalidTask {
+                id: declared_id(&path, &source),
+                path,
+                problems,
+            }),
+        }
+    }
+    Ok(scan)
+}
+
+/// The task named by `id_or_path`: an existing file (relative to the current directory or to
+/// `root`), else the task whose front-matter `id` is exactly `id_or_path`.
+pub fn locate(root: &Path, id_or_path: &str) -> Result<Task, Error> {
+    let as_path = Path::new(id_or_path);
+    for candidate in [as_path.to_path_buf(), root.join(as_path)] {
+        if candidate.is_file() {
+            return Task::load(&candidate);
+        }
+    }
+    if id_or_path.contains(['/', '\\']) {
+        return Err(Error::usage(format!(
+            "task file `{id_or_path}` does not exist"
+        )));
+    }
+
+    let scan = list_tasks(root)?;
+    let mut found: Vec<Result<&Task, &InvalidTask>> = scan
+        .tasks
+        .iter()
+        .filter(|t| t.id == id_or_path)
+        .map(Ok)
+        .collect();
+    found.extend(
+        scan.invalid
+            .iter()
+            .filter(|t| t.id.as_deref() == Some(id_or_path))
+            .map(Err),
+    );
+    match found.as_slice() {
+        [Ok(task)] => Ok((*task).clone()),
+        [Err(invalid)] => Err(Error::Invalid(invalid.problems.clone())),
+        [] => Err(not_found(root, id_or_path, &scan)),
+        many => {
+            let paths: Vec<String> = many
+                .iter()
+                .map(|f| match f {
+                    Ok(task) => task.path.display().to_string(),
+                    Err(invalid) => invalid.path.display().to_string(),
+                })
+                .collect();
+            Err(Error::usage(format!(
+                "task id `{id_or_path}` is declared by more than one file: {}",
+                paths.join(" and ")
+            ))
+            .with_help("task ids must be unique; change the `id` of all but one, or pass the file path instead"))
+        }
+    }
+}
+
+fn not_found(root: &Path, id: &str, scan: &TaskScan) -> Error {
+    let known: Vec<&str> = scan
+        .tasks
+        .iter()
+        .map(|t| t.id.as_str())
+        .chain(scan.invalid.iter().filter_map(|t| t.id.as_deref()))
+        .collect();
+    let searched: Vec<String> = search_dirs(root)
+        .iter()
+        .map(|d| format!("{}/", d.strip_prefix(root).unwrap_or(d).display()))
+        .collect();
+    let close = close_ids(id, &known);
+    let help = if close.is_empty() {
+        format!(
+            "searched {} for *.md files whose front matter has `id: {id}`",
+            searched.join(", ")
+        )
+    } else {
+        let names: Vec<String> = close.iter().map(|c| format!("`{c}`")).collect();
+        format!(
+            "did you mean {}? (searched {})",
+            names.join(" or "),
+            searched.join(", ")
+        )
+    };
+    Error::usage(format!("no task with id `{id}`")).with_help(help)
+}
+
+/// Up to [`MAX_SUGGESTIONS`] known ids that look like `id`, closest first (case-insensitive).
+fn close_ids<'a>(id: &str, known: &[&'a str]) -> Vec<&'a str> {
+    let wanted = id.to_lowercase();
+    let mut scored: Vec<(f64, &str)> = known
+        .iter()
+        .map(|k| (strsim::jaro_winkler(&wanted, &k.to_lowercase()), *k))
+        .filter(|(score, _)| *score > 0.8)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored
+        .into_iter()
+        .take(MAX_SUGGESTIONS)
+        .map(|(_, k)| k)
+        .collect()
+}
+
+/// The `id:` line of a front matter that may not parse as a whole.
+fn declared_id(path: &Path, source: &str) -> Option<String> {
+    let split = front_matter::split(path, source).ok()?;
+    lines_from(source, split.yaml_offset)
+        .into_iter()
+        .take_while(|l| l.offset < split.yaml_offset + split.yaml.len())
+        .find_map(|l| l.text.strip_prefix("id:"))
+        .map(|v| {
+            let v = v.split(" #").next().unwrap_or(v).trim();
+            v.trim_matches(|c| c == '"' || c == '\'').to_string()
+        })
+        .filter(|v| !v.is_empty())
+}
+
+/// Appends the `*.md` files under `dir` (recursively, sorted) to `out`. Symlinked directories
+/// are not followed, so a link cycle cannot hang the search.
+fn collect_markdown(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io("cannot list task directory", dir, e)),
+    };
+    let mut paths: Vec<(PathBuf, fs::FileType)> = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io("cannot list task directory", dir, e))?;
+        let file_type = entry
+            .file_type()
+            .map_err(|e| Error::io("cannot inspect", entry.path(), e))?;
+        paths.push((entry.path(), file_type));
+    }
+    paths.sort_by(|a, b| a.0.cmp(&b.0));
+    for (path, file_type) in paths {
+        if file_type.is_dir() {
+            collect_markdown(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "md") && path.is_file() {
+            out.push(path);
+        }
+    }
+    Ok(())
+}

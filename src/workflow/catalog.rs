@@ -1,0 +1,280 @@
+//! Discovery: every workflow, prompt template and profile file visible from a repository, and
+//! the role/profile overrides of its `.autobuild/config.toml`, in precedence order.
+//!
+//! Lowest to highest (DESIGN.md §3): built-in (embedded) → user directory
+//! (`$AUTOBUILD_CONFIG_DIR`, else `$XDG_CONFIG_HOME/autobuild`, else `~/.config/autobuild`) →
+//! repository `.autobuild/` → `[roles.*]`/`[profiles.*]` of `.autobuild/config.toml` → command
+//! line. Each directory holds `workflows/*.toml|yaml|yml`, `prompts/*.md` and
+//! `profiles/*.toml`. Files are read once here; resolution ([`crate::workflow::resolve`]) and the
+//! profile set ([`crate::profile::ProfileSet`]) work from this catalog.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::diagnostic::Diagnostic;
+use crate::error::Error;
+use crate::profile;
+use crate::workflow::builtin;
+use crate::workflow::source::{Layer, Source};
+use crate::workflow::tree::Node;
+use crate::workflow::{parse_toml, parse_yaml};
+
+/// Environment variable naming the user configuration directory (tests set it so they never
+/// read the real home directory).
+pub const CONFIG_DIR_ENV: &str = "AUTOBUILD_CONFIG_DIR";
+
+const WORKFLOW_EXTENSIONS: &[&str] = &["toml", "yaml", "yml"];
+
+/// One workflow file.
+#[derive(Debug, Clone)]
+pub struct Document {
+    pub source: Arc<Source>,
+    /// The parsed tree, or why the file could not be parsed.
+    pub tree: Result<Node, Vec<Diagnostic>>,
+    /// The `name` the file declares; its file stem when it declares none or does not parse.
+    pub name: String,
+}
+
+impl Document {
+    /// Parses a workflow file by its extension (`.yaml`/`.yml` are YAML, anything else TOML).
+    pub fn parse(source: Arc<Source>) -> Document {
+        let yaml = matches!(
+            source.path.extension().and_then(|e| e.to_str()),
+            Some("yaml" | "yml")
+        );
+        let tree = if yaml {
+            parse_yaml::parse(&source)
+        } else {
+            parse_toml::parse(&source)
+        };
+        let stem = source
+            .path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let name = tree
+            .as_ref()
+            .ok()
+            .and_then(|t| t.get_str("name"))
+            .map_or(stem, str::to_string);
+        Document { source, tree, name }
+    }
+
+    /// The `description` the file declares, if it parses and has one.
+    pub fn description(&self) -> Option<&str> {
+        self.tree.as_ref().ok()?.get_str("description")
+    }
+
+    /// The string value of a top-level key (`extends`, `replaces`).
+    pub fn key(&self, key: &str) -> Option<&str> {
+        self.tree.as_ref().ok()?.get_str(key)
+    }
+}
+
+/// The `[roles]` and `[profiles]` tables of `.autobuild/config.toml`.
+#[derive(Debug, Clone, Default)]
+pub struct ConfigOverrides {
+    pub roles: Option<Node>,
+    pub profiles: Option<Node>,
+}
+
+/// Everything visible from one repository (or from the user directory alone).
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    pub root: Option<PathBuf>,
+    /// Workflow files, lowest precedence first.
+    pub documents: Vec<Document>,
+    /// Prompt templates, lowest precedence first.
+    pub prompts: Vec<Arc<Source>>,
+    /// Profile files, lowest precedence first.
+    pub profiles: Vec<Arc<Source>>,
+    pub config: ConfigOverrides,
+}
+
+impl Catalog {
+    /// Reads the built-ins, the user directory and, with a root, the repository's `.autobuild/`.
+    pub fn discover(root: Option<&Path>) -> Result<Catalog, Error> {
+        let mut catalog = Catalog::builtin();
+        catalog.root = root.map(Path::to_path_buf);
+        if let Some(dir) = user_dir() {
+            catalog.read_dir(&dir, None, Layer::User)?;
+        }
+        if let Some(root) = root {
+            let dir = root.join(".autobuild");
+            catalog.read_dir(&dir, Some(root), Layer::Repo)?;
+            catalog.config = read_config(&dir.join("config.toml"), root)?;
+        }
+        Ok(catalog)
+    }
+
+    /// The built-in layer alone.
+    pub fn builtin() -> Catalog {
+        Catalog {
+            root: None,
+            documents: builtin::WORKFLOWS
+                .iter()
+                .map(|(file, text)| {
+                    Document::parse(Source::new(
+                        builtin::display_path("workflows", file),
+                        *text,
+                        Layer::BuiltIn,
+                    ))
+                })
+                .collect(),
+            prompts: builtin::PROMPTS
+                .iter()
+                .map(|(file, text)| {
+                    Source::new(builtin::display_path("prompts", file), *text, Layer::BuiltIn)
+                })
+                .collect(),
+            profiles: profile::builtin::PROFILES
+                .iter()
+                .map(|(file, text)| {
+                    Source::new(builtin::display_path("profiles", file), *text, Layer::BuiltIn)
+                })
+                .collect(),
+            config: ConfigOverrides::default(),
+        }
+    }
+
+    fn read_dir(&mut self, dir: &Path, root: Option<&Path>, layer: Layer) -> Result<(), Error> {
+        for path in files(&dir.join("workflows"), WORKFLOW_EXTENSIONS)? {
+            self.documents
+                .push(Document::parse(read_source(&path, root, layer)?));
+        }
+        for path in files(&dir.join("prompts"), &["md"])? {
+            self.prompts.push(read_source(&path, root, layer)?);
+        }
+        for path in files(&dir.join("profiles"), &["toml"])? {
+            self.profiles.push(read_source(&path, root, layer)?);
+        }
+        Ok(())
+    }
+
+    /// Reads a workflow file named on the command line. When it is one of the discovered files,
+    /// that document's index is returned instead, so it keeps its place in the precedence order.
+    pub fn open_file(&self, path: &Path) -> Result<Opened, Error> {
+        let canonical = fs::canonicalize(path).map_err(|e| Error::io("cannot read", path, e))?;
+        let discovered = self.documents.iter().position(|doc| {
+            doc.source.layer != Layer::BuiltIn
+                && self
+                    .absolute(&doc.source.path)
+                    .and_then(|p| fs::canonicalize(p).ok())
+                    .is_some_and(|p| p == canonical)
+        });
+        match discovered {
+            Some(index) => Ok(Opened::Discovered(index)),
+            None => Ok(Opened::File(Document::parse(read_source(
+                path,
+                self.root.as_deref(),
+                Layer::File,
+            )?))),
+        }
+    }
+
+    /// The path on disk of a discovered file, from the path shown for it.
+    fn absolute(&self, shown: &Path) -> Option<PathBuf> {
+        if shown.is_absolute() {
+            return Some(shown.to_path_buf());
+        }
+        self.root.as_ref().map(|root| root.join(shown))
+    }
+
+    /// The highest-precedence document named `name` among the first `below` documents (all of
+    /// them with `None`).
+    pub fn find(&self, name: &str, below: Option<usize>) -> Option<usize> {
+        let end = below.unwrap_or(self.documents.len());
+        self.documents[..end].iter().rposition(|doc| doc.name == name)
+    }
+
+    /// Every workflow name, each once, in first-seen order.
+    pub fn names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = Vec::new();
+        for doc in &self.documents {
+            if !names.contains(&doc.name.as_str()) {
+                names.push(&doc.name);
+            }
+        }
+        names
+    }
+}
+
+/// A workflow file named on the command line.
+#[derive(Debug)]
+pub enum Opened {
+    /// It is the catalog's document at this index.
+    Discovered(usize),
+    /// It is outside the discovery directories.
+    File(Document),
+}
+
+/// The user configuration directory.
+pub fn user_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os(CONFIG_DIR_ENV) {
+        return Some(PathBuf::from(dir));
+    }
+    if let Some(dir) = std::env::var_os("XDG_CONFIG_HOME").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir).join("autobuild"));
+    }
+    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config").join("autobuild"))
+}
+
+/// The files of `dir` with one of `extensions`, sorted by name; none when `dir` does not exist.
+fn files(dir: &Path, extensions: &[&str]) -> Result<Vec<PathBuf>, Error> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io("cannot list", dir, e)),
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let path = entry.map_err(|e| Error::io("cannot list", dir, e))?.path();
+        let wanted = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| extensions.contains(&e));
+        if wanted && path.is_file() {
+            out.push(path);
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Reads a file; it is shown relative to `root` when it lies inside it.
+pub fn read_source(path: &Path, root: Option<&Path>, layer: Layer) -> Result<Arc<Source>, Error> {
+    let text = fs::read_to_string(path).map_err(|e| Error::io("cannot read", path, e))?;
+    let shown = root
+        .and_then(|root| path.strip_prefix(root).ok())
+        .map_or_else(|| path.to_path_buf(), Path::to_path_buf);
+    Ok(Source::new(shown, text, layer))
+}
+
+/// The `roles` and `profiles` tables of the project config; its other keys belong to
+/// [`crate::project`].
+fn read_config(path: &Path, root: &Path) -> Result<ConfigOverrides, Error> {
+    if !path.exists() {
+        return Ok(ConfigOverrides::default());
+    }
+    let source = read_source(path, Some(root), Layer::Config)?;
+    let tree = parse_toml::parse(&source)?;
+    Ok(ConfigOverrides {
+        roles: tree.get("roles").cloned(),
+        profiles: tree.get("profiles").cloned(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn documents_are_named_by_their_name_key_or_file_stem() {
+        let doc = Document::parse(Source::new("w/a.toml", "name = \"b\"\n", Layer::Repo));
+        assert_eq!(doc.name, "b");
+        let broken = Document::parse(Source::new("w/c.yaml", "name: [\n", Layer::Repo));
+        assert_eq!(broken.name, "c");
+        assert!(broken.tree.is_err());
+    }
+}

@@ -1,0 +1,280 @@
+//! A merged workflow tree → the typed [`Workflow`], with every problem of the file reported.
+//!
+//! The header, each role and each step (nested loop steps included) are decoded separately, so
+//! a mistake in one role does not hide a mistake in a step. Steps flatten their action into the
+//! step table, which serde cannot check for unknown keys; the keys are checked here against
+//! [`Step::COMMON_KEYS`] and [`Action::keys`], and the common part and the action are decoded
+//! apart so that every error keeps a precise position.
+
+use crate::diagnostic::{did_you_mean, Diagnostic};
+use crate::workflow::model::{Action, Step, Workflow};
+use crate::workflow::tree::{Entry, Node, Table, Value};
+use crate::workflow::typed::decode;
+
+/// Decodes a whole workflow.
+pub fn decode_workflow(tree: &Node) -> Result<Workflow, Vec<Diagnostic>> {
+    let Some(table) = tree.as_table() else {
+        return Err(vec![tree.pos.error(format!(
+            "a workflow is a table of settings, found {}",
+            tree.kind()
+        ))]);
+    };
+    let mut problems = Vec::new();
+
+    let mut header = tree.clone();
+    let header_table = header.as_table_mut().expect("checked to be a table above");
+    for key in ["roles", "steps"] {
+        if let Some(node) = header_table.get_mut(key) {
+            node.value = if key == "roles" {
+                Value::Table(Table::default())
+            } else {
+                Value::Array(Vec::new())
+            };
+        }
+    }
+    let workflow = collect(decode::<Workflow>(&header), &mut problems);
+
+    let roles = match table.get("roles") {
+        Some(node) => match node.as_table() {
+            Some(roles) => roles
+                .iter()
+                .filter_map(|entry| {
+                    collect(decode(&entry.value), &mut problems).map(|r| (entry.key.clone(), r))
+                })
+                .collect(),
+            None => {
+                problems.push(expected_kind(node, "`roles`", "a table of roles"));
+                Default::default()
+            }
+        },
+        None => Default::default(),
+    };
+
+    let steps = match table.get("steps") {
+        Some(node) => decode_steps(node, &mut problems),
+        None => Vec::new(),
+    };
+
+    match workflow {
+        Some(mut workflow) if problems.is_empty() => {
+            workflow.roles = roles;
+            workflow.steps = steps;
+            Ok(workflow)
+        }
+        _ => Err(problems),
+    }
+}
+
+fn decode_steps(node: &Node, problems: &mut Vec<Diagnostic>) -> Vec<Step> {
+    let Some(items) = node.as_array() else {
+        problems.push(expected_kind(node, "`steps`", "an array of step tables"));
+        return Vec::new();
+    };
+    items
+        .iter()
+        .filter_map(|item| decode_step(item, problems))
+        .collect()
+}
+
+fn decode_step(node: &Node, problems: &mut Vec<Diagnostic>) -> Option<Step> {
+    let Some(table) = node.as_table() else {
+        problems.push(expected_kind(node, "a step", "a table"));
+        return None;
+    };
+    let uses = step_uses(node, table, problems)?;
+    let action_keys = Action::keys(uses).unwrap_or_default();
+    let before = problems.len();
+    check_step_keys(table, uses, action_keys, problems);
+
+    let mut common = Table::default();
+    let mut action = Table::default();
+    for entry in table.iter() {
+        if entry.key == "uses" {
+            action.insert(entry.clone());
+        } else if Step::COMMON_KEYS.contains(&entry.key.as_str()) {
+            common.insert(entry.clone());
+        } else if entry.key == "steps" {
+            action.insert(Entry {
+                value: Node::new(Value::Array(Vec::new()), entry.value.pos.clone()),
+                ..entry.clone()
+            });
+        } else if action_keys.contains(&entry.key.as_str()) {
+            action.insert(entry.clone());
+        }
+    }
+    // The common part is decoded as a step with the simplest action, so that its own fields
+    // are reported with their exact paths.
+    common.insert(Entry {
+        key: "uses".into(),
+        key_pos: node.pos.clone(),
+        value: Node::new(Value::String("worktree".into()), node.pos.clone()),
+    });
+    let step = collect(
+        decode::<Step>(&Node::new(Value::Table(common), node.pos.clone())),
+        problems,
+    );
+    let action = collect(
+        decode::<Action>(&Node::new(Value::Table(action), node.pos.clone())),
+        problems,
+    );
+    let body = match table.get("steps") {
+        Some(body) if uses == "loop" => decode_steps(body, problems),
+        _ => Vec::new(),
+    };
+
+    let (mut step, mut action) = (step?, action?);
+    if problems.len() > before {
+        return None;
+    }
+    if let Action::Loop { steps, .. } = &mut action {
+        *steps = body;
+    }
+    step.action = action;
+    Some(step)
+}
+
+/// The step's `uses`, when it names a built-in action.
+fn step_uses<'a>(node: &'a Node, table: &'a Table, problems: &mut Vec<Diagnostic>) -> Option<&'a str> {
+    let known = Action::USES.join(", ");
+    let Some(uses) = table.get("uses") else {
+        let id = table
+            .get("id")
+            .and_then(Node::as_str)
+            .map_or(String::new(), |id| format!(" `{id}`"));
+        problems.push(
+            node.pos
+                .error(format!("step{id} has no `uses`"))
+                .with_help(format!("say which built-in action it runs: {known}")),
+        );
+        return None;
+    };
+    let Some(name) = uses.as_str() else {
+        problems.push(expected_kind(uses, "`uses`", "a string"));
+        return None;
+    };
+    if Action::keys(name).is_none() {
+        let help = match did_you_mean(name, Action::USES) {
+            Some(close) => format!("did you mean `{close}`?"),
+            None => format!("the built-in actions are: {known}"),
+        };
+        problems.push(
+            uses.pos
+                .error(format!("unknown action `uses = \"{name}\"`"))
+                .with_help(help),
+        );
+        return None;
+    }
+    Some(name)
+}
+
+fn check_step_keys(table: &Table, uses: &str, action_keys: &[&str], problems: &mut Vec<Diagnostic>) {
+    let allowed: Vec<&str> = Step::COMMON_KEYS.iter().chain(action_keys).copied().collect();
+    for entry in table.iter() {
+        let key = entry.key.as_str();
+        if allowed.contains(&key) {
+            continue;
+        }
+        let help = match did_you_mean(key, allowed.iter().copied()) {
+            Some(close) => format!("did you mean `{close}`?"),
+            None => match Action::USES
+                .iter()
+                .find(|other| Action::keys(other).is_some_and(|keys| keys.contains(&key)))
+            {
+                Some(owner) => format!("`{key}` is a key of `uses = \"{owner}\"` steps"),
+                None => format!("a `{uses}` step accepts: {}", allowed.join(", ")),
+            },
+        };
+        problems.push(
+            entry
+                .key_pos
+                .error(format!("unknown key `{key}` for a `uses = \"{uses}\"` step"))
+                .with_help(help),
+        );
+    }
+}
+
+fn expected_kind(node: &Node, what: &str, expected: &str) -> Diagnostic {
+    node.pos
+        .error(format!("{what} must be {expected}, found {}", node.kind()))
+}
+
+fn collect<T>(result: Result<T, Vec<Diagnostic>>, problems: &mut Vec<Diagnostic>) -> Option<T> {
+    result.map_err(|mut found| problems.append(&mut found)).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workflow::model::AgentKind;
+    use crate::workflow::parse_toml;
+    use crate::workflow::source::{Layer, Source};
+
+    fn decode_text(text: &str) -> Result<Workflow, Vec<Diagnostic>> {
+        let tree = parse_toml::parse(&Source::new("w.toml", text, Layer::Repo)).unwrap();
+        decode_workflow(&tree)
+    }
+
+    const VALID: &str = r#"
+schema = 1
+name = "w"
+
+[roles.player]
+agent = "command"
+prompt = "player.md"
+command = ["sh", "p.sh"]
+
+[[steps]]
+id = "cycle"
+uses = "loop"
+max_iterations = 2
+  [[steps.steps]]
+  id = "implement"
+  uses = "agent"
+  role = "player"
+"#;
+
+    #[test]
+    fn decodes_nested_steps_and_roles() {
+        let workflow = decode_text(VALID).unwrap();
+        assert_eq!(workflow.roles["player"].agent, AgentKind::Command);
+        let Action::Loop { steps, max_iterations, .. } = &workflow.steps[0].action else {
+            panic!("not a loop");
+        };
+        assert_eq!(*max_iterations, 2);
+        assert_eq!(steps[0].id, "implement");
+    }
+
+    #[test]
+    fn reports_problems_of_every_role_and_step() {
+        let text = VALID
+            .replace("prompt = \"player.md\"", "prompt = \"player.md\"\nmodle = \"x\"")
+            .replace("max_iterations = 2", "max_iterations = \"two\"\nuntill = \"x\"")
+            .replace("role = \"player\"", "role = 3");
+        let problems = decode_text(&text).unwrap_err();
+        let messages: Vec<_> = problems.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(problems.len(), 4, "{messages:#?}");
+        assert!(messages[0].contains("unknown key `modle`"));
+        assert!(messages[1].contains("unknown key `untill`"));
+        assert_eq!(problems[1].help.as_deref(), Some("did you mean `until`?"));
+        assert!(messages[2].contains("invalid type: string \"two\""));
+        assert!(messages[3].contains("invalid type: integer `3`"));
+        let lines: Vec<_> = problems.iter().map(|d| d.location.unwrap().line).collect();
+        assert_eq!(lines, [8, 15, 14, 19]);
+    }
+
+    #[test]
+    fn unknown_uses_suggests_the_closest() {
+        let problems = decode_text(&VALID.replace("uses = \"loop\"", "uses = \"lop\"")).unwrap_err();
+        assert_eq!(problems.len(), 1, "{problems:#?}");
+        assert_eq!(problems[0].help.as_deref(), Some("did you mean `loop`?"));
+        assert_eq!(problems[0].location.unwrap().line, 12);
+    }
+
+    #[test]
+    fn missing_max_iterations_points_at_the_step() {
+        let problems =
+            decode_text(&VALID.replace("max_iterations = 2\n", "")).unwrap_err();
+        assert_eq!(problems.len(), 1, "{problems:#?}");
+        assert_eq!(problems[0].message, "missing key `max_iterations`");
+    }
+}

@@ -1,0 +1,289 @@
+//! YAML text → [`Node`] tree, with the position of every key and value.
+//!
+//! `yaml_serde` reports locations only for syntax errors; a validator also needs them for keys
+//! and values of a *valid* document (an unknown key, a wrong type). So YAML is read here from
+//! `saphyr-parser`'s event stream, whose events carry markers, into the same tree TOML produces.
+//! Plain scalars are typed by the YAML 1.2 core schema (`true`, `3`, `2.5`, `~`); quoted and
+//! block scalars are strings. Anchors and aliases are supported; duplicate keys are errors.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use regex::Regex;
+use saphyr_parser::{Event, Marker, Parser, ScalarStyle, ScanError, Tag};
+
+use crate::diagnostic::{Diagnostic, Location};
+use crate::workflow::source::{Pos, Source};
+use crate::workflow::tree::{Entry, Node, Table, Value};
+
+/// Parses a YAML document into a node; an empty document is an empty table.
+pub fn parse(source: &Arc<Source>) -> Result<Node, Vec<Diagnostic>> {
+    let mut builder = Builder::default();
+    let mut parser = Parser::new_from_str(&source.text);
+    let mut documents = 0;
+    while let Some(next) = parser.next_event() {
+        let (event, span) = next.map_err(|e| vec![scan_error(source, &e)])?;
+        let pos = position(source, span.start);
+        match event {
+            Event::DocumentStart(_) => {
+                documents += 1;
+                if documents > 1 {
+                    return Err(vec![pos.error(
+                        "a second YAML document: a workflow file holds exactly one",
+                    )]);
+                }
+            }
+            Event::Scalar(text, style, anchor, tag) => {
+                if builder.expects_key() {
+                    builder.set_key(text.into_owned(), pos);
+                } else {
+                    let node = Node::new(scalar(&text, style, tag.as_deref()), pos);
+                    builder.complete(node, anchor);
+                }
+            }
+            Event::Alias(anchor) => {
+                let Some(node) = builder.anchors.get(&anchor).cloned() else {
+                    return Err(vec![pos.error("alias of an unknown anchor")]);
+                };
+                if builder.expects_key() {
+                    match node.as_str() {
+                        Some(key) => builder.set_key(key.to_string(), pos),
+                        None => return Err(vec![pos.error("keys must be strings")]),
+                    }
+                } else {
+                    builder.complete(node, 0);
+                }
+            }
+            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                if builder.expects_key() {
+                    return Err(vec![pos.error("keys must be strings, not tables or lists")]);
+                }
+                let container = match event {
+                    Event::SequenceStart(..) => Container::Array(Vec::new()),
+                    _ => Container::Table {
+                        table: Table::default(),
+                        key: None,
+                    },
+                };
+                builder.stack.push(Frame {
+                    pos,
+                    anchor,
+                    container,
+                });
+            }
+            Event::SequenceEnd | Event::MappingEnd => builder.close(),
+            Event::StreamEnd => break,
+            Event::Nothing | Event::StreamStart | Event::DocumentEnd => {}
+        }
+    }
+    if !builder.errors.is_empty() {
+        return Err(builder.errors);
+    }
+    Ok(builder.root.unwrap_or_else(|| {
+        Node::new(
+            Value::Table(Table::default()),
+            source.pos(Location { line: 1, column: 1 }),
+        )
+    }))
+}
+
+#[derive(Default)]
+struct Builder {
+    stack: Vec<Frame>,
+    anchors: HashMap<usize, Node>,
+    root: Option<Node>,
+    errors: Vec<Diagnostic>,
+}
+
+struct Frame {
+    pos: Pos,
+    anchor: usize,
+    container: Container,
+}
+
+enum Container {
+    Array(Vec<Node>),
+    Table {
+        table: Table,
+        /// The key read last, waiting for its value.
+        key: Option<(String, Pos)>,
+    },
+}
+
+impl Builder {
+    fn expects_key(&self) -> bool {
+        matches!(
+            self.stack.last(),
+            Some(Frame {
+                container: Container::Table { key: None, .. },
+                ..
+            })
+        )
+    }
+
+    fn set_key(&mut self, name: String, pos: Pos) {
+        if let Some(Frame {
+            container: Container::Table { key, .. },
+            ..
+        }) = self.stack.last_mut()
+        {
+            *key = Some((name, pos));
+        }
+    }
+
+    fn close(&mut self) {
+        let Some(frame) = self.stack.pop() else {
+            return;
+        };
+        let value = match frame.container {
+            Container::Array(items) => Value::Array(items),
+            Container::Table { table, .. } => Value::Table(table),
+        };
+        self.complete(Node::new(value, frame.pos), frame.anchor);
+    }
+
+    /// Attaches a finished value to its parent (or makes it the document).
+    fn complete(&mut self, node: Node, anchor: usize) {
+        if anchor > 0 {
+            self.anchors.insert(anchor, node.clone());
+        }
+        match self.stack.last_mut().map(|f| &mut f.container) {
+            None => self.root = Some(node),
+            Some(Container::Array(items)) => items.push(node),
+            Some(Container::Table { table, key }) => {
+                let Some((name, key_pos)) = key.take() else {
+                    return;
+                };
+                if let Some(first) = table.entry(&name) {
+                    let first_line = first.key_pos.location.line;
+                    self.errors.push(
+                        key_pos
+                            .error(format!("duplicate key `{name}`"))
+                            .with_help(format!("`{name}` is already set on line {first_line}")),
+                    );
+                    return;
+                }
+                table.insert(Entry {
+                    key: name,
+                    key_pos,
+                    value: node,
+                });
+            }
+        }
+    }
+}
+
+/// Types a scalar by the YAML 1.2 core schema; only plain scalars can be non-strings.
+fn scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>) -> Value {
+    let forced_string = tag.is_some_and(|t| t.is_yaml_core_schema() && t.suffix == "str");
+    if style != ScalarStyle::Plain || forced_string {
+        return Value::String(text.to_string());
+    }
+    match text {
+        "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
+        "true" | "True" | "TRUE" => return Value::Bool(true),
+        "false" | "False" | "FALSE" => return Value::Bool(false),
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => {
+            return Value::Float(f64::INFINITY)
+        }
+        "-.inf" | "-.Inf" | "-.INF" => return Value::Float(f64::NEG_INFINITY),
+        ".nan" | ".NaN" | ".NAN" => return Value::Float(f64::NAN),
+        _ => {}
+    }
+    if let Some(n) = integer(text) {
+        return Value::Integer(n);
+    }
+    static FLOAT: OnceLock<Regex> = OnceLock::new();
+    let float = FLOAT.get_or_init(|| {
+        Regex::new(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$").expect("valid regex")
+    });
+    if float.is_match(text) {
+        if let Ok(f) = text.parse() {
+            return Value::Float(f);
+        }
+    }
+    Value::String(text.to_string())
+}
+
+fn integer(text: &str) -> Option<i64> {
+    if let Some(hex) = text.strip_prefix("0x") {
+        return i64::from_str_radix(hex, 16).ok();
+    }
+    if let Some(octal) = text.strip_prefix("0o") {
+        return i64::from_str_radix(octal, 8).ok();
+    }
+    let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
+}
+
+fn position(source: &Arc<Source>, marker: Marker) -> Pos {
+    source.pos(Location {
+        line: marker.line().max(1),
+        column: marker.col() + 1,
+    })
+}
+
+fn scan_error(source: &Arc<Source>, error: &ScanError) -> Diagnostic {
+    position(source, *error.marker()).error(format!("invalid YAML: {}", error.info()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workflow::source::Layer;
+
+    fn parse_text(text: &str) -> Result<Node, Vec<Diagnostic>> {
+        parse(&Source::new("w.yaml", text, Layer::Repo))
+    }
+
+    #[test]
+    fn keys_and_values_know_their_lines() {
+        let tree = parse_text("name: x\nroles:\n  coach:\n    model: opus\n").unwrap();
+        let coach = tree.get("roles").unwrap().get("coach").unwrap();
+        let entry = coach.as_table().unwrap().entry("model").unwrap();
+        assert_eq!(entry.key_pos.location, Location { line: 4, column: 5 });
+        assert_eq!(entry.value.pos.location, Location { line: 4, column: 12 });
+    }
+
+    #[test]
+    fn plain_scalars_follow_the_core_schema() {
+        let tree =
+            parse_text("a: 3\nb: 2.5\nc: true\nd: ~\ne: '3'\nf: 3a\ng: 0x10\nh: .inf\n").unwrap();
+        let value = |k: &str| tree.get(k).unwrap().value.clone();
+        assert!(matches!(value("a"), Value::Integer(3)));
+        assert!(matches!(value("b"), Value::Float(f) if f == 2.5));
+        assert!(matches!(value("c"), Value::Bool(true)));
+        assert!(matches!(value("d"), Value::Null));
+        assert!(matches!(value("e"), Value::String(s) if s == "3"));
+        assert!(matches!(value("f"), Value::String(s) if s == "3a"));
+        assert!(matches!(value("g"), Value::Integer(16)));
+        assert!(matches!(value("h"), Value::Float(f) if f.is_infinite()));
+    }
+
+    #[test]
+    fn sequences_of_mappings_and_aliases() {
+        let tree = parse_text("base: &b {x: 1}\nsteps:\n  - id: a\n  - *b\n").unwrap();
+        let steps = tree.get("steps").unwrap().as_array().unwrap();
+        assert_eq!(steps[0].get_str("id"), Some("a"));
+        assert!(matches!(steps[1].get("x").unwrap().value, Value::Integer(1)));
+    }
+
+    #[test]
+    fn duplicate_keys_and_syntax_errors_are_located() {
+        let errors = parse_text("a: 1\nb: 2\na: 3\n").unwrap_err();
+        assert_eq!(errors[0].location.map(|l| l.line), Some(3));
+        assert!(errors[0].message.contains("duplicate key `a`"));
+
+        let errors = parse_text("a: [1, 2\nb: 3\n").unwrap_err();
+        assert!(errors[0].message.starts_with("invalid YAML"));
+        assert!(errors[0].location.is_some());
+    }
+
+    #[test]
+    fn empty_document_is_an_empty_table() {
+        assert!(parse_text("").unwrap().as_table().unwrap().is_empty());
+    }
+}

@@ -1,0 +1,161 @@
+//! Where a value came from: the file (or command-line flag) it was written in, the precedence
+//! layer of that file, and the line and column inside it.
+//!
+//! Every key and value of a parsed document carries a [`Pos`], and merging keeps the position
+//! of whichever layer supplied the value. That is what lets one validator report errors inside
+//! `.autobuild/config.toml` or a `--set` flag as precisely as inside a workflow file, and what
+//! `workflows show --resolved` prints next to overridden values.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::diagnostic::{Diagnostic, Location};
+
+/// Precedence layers, lowest first (DESIGN.md §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Layer {
+    /// Embedded in the binary from the crate's `workflows/`, `prompts/`, `profiles/`.
+    BuiltIn,
+    /// The user's configuration directory.
+    User,
+    /// The repository's `.autobuild/` directory.
+    Repo,
+    /// A file named explicitly on the command line.
+    File,
+    /// `[roles.*]` and `[profiles.*]` tables of `.autobuild/config.toml`.
+    Config,
+    /// `--set`, `--max-turns`, `--player-model`, `--coach-model`, `--agent`.
+    CommandLine,
+}
+
+impl Layer {
+    pub fn label(self) -> &'static str {
+        match self {
+            Layer::BuiltIn => "built-in",
+            Layer::User => "user",
+            Layer::Repo => "repo",
+            Layer::File => "file",
+            Layer::Config => "config",
+            Layer::CommandLine => "command line",
+        }
+    }
+}
+
+/// How a file is named in listings: `built-in` for embedded files, else its path.
+pub fn label(path: &Path, layer: Layer) -> String {
+    match layer {
+        Layer::BuiltIn => Layer::BuiltIn.label().to_string(),
+        _ => path.display().to_string(),
+    }
+}
+
+/// The text of one file or flag, with the name diagnostics show for it.
+pub struct Source {
+    /// The path shown to users: relative to the repository root where possible,
+    /// `<built-in>/…` for embedded files, the flag for command-line values.
+    pub path: PathBuf,
+    pub text: String,
+    pub layer: Layer,
+}
+
+impl Source {
+    pub fn new(path: impl Into<PathBuf>, text: impl Into<String>, layer: Layer) -> Arc<Source> {
+        Arc::new(Source {
+            path: path.into(),
+            text: text.into(),
+            layer,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// How the file is named in listings: `built-in`, else its path.
+    pub fn label(&self) -> String {
+        label(&self.path, self.layer)
+    }
+
+    /// The position of a byte offset of the text.
+    pub fn pos_at_offset(self: &Arc<Self>, offset: usize) -> Pos {
+        Pos {
+            location: Location::from_offset(&self.text, offset),
+            source: Arc::clone(self),
+        }
+    }
+
+    pub fn pos(self: &Arc<Self>, location: Location) -> Pos {
+        Pos {
+            source: Arc::clone(self),
+            location,
+        }
+    }
+
+    /// A problem with the file as a whole.
+    pub fn error(&self, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(&self.path, message)
+    }
+}
+
+impl fmt::Debug for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Source({}, {:?})", self.path.display(), self.layer)
+    }
+}
+
+/// A line and column in a [`Source`].
+#[derive(Clone)]
+pub struct Pos {
+    pub source: Arc<Source>,
+    pub location: Location,
+}
+
+impl Pos {
+    /// A located problem with the offending line and a caret.
+    pub fn error(&self, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::at(
+            &self.source.path,
+            &self.source.text,
+            self.location,
+            message,
+        )
+    }
+
+    /// The same source, `columns` characters further right on the same line.
+    pub fn shifted(&self, columns: usize) -> Pos {
+        Pos {
+            source: Arc::clone(&self.source),
+            location: Location {
+                line: self.location.line,
+                column: self.location.column + columns,
+            },
+        }
+    }
+
+    pub fn layer(&self) -> Layer {
+        self.source.layer
+    }
+
+    /// `path:line`, as shown next to overridden values.
+    pub fn describe(&self) -> String {
+        format!("{}:{}", self.source.path.display(), self.location.line)
+    }
+
+    /// Whether both positions are in the same source text.
+    pub fn same_source(&self, other: &Pos) -> bool {
+        Arc::ptr_eq(&self.source, &other.source)
+    }
+}
+
+impl fmt::Debug for Pos {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}",
+            self.source.path.display(),
+            self.location.line,
+            self.location.column
+        )
+    }
+}

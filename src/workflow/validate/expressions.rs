@@ -1,0 +1,278 @@
+//! Expressions read only what exists when they are evaluated.
+//!
+//! A step's `if` (and the `${{ }}` in its `env`) runs before the step, so it may read the
+//! outputs of steps that precede it in execution order, but not of itself, of later steps, or of
+//! a loop it is inside (that loop has not finished). A loop's `until` runs after each iteration,
+//! so it may also read its own body. `prev.<id>` reads the previous iteration of a step in the
+//! body of an enclosing loop. `run` commands never interpolate: data reaches commands only
+//! through environment variables.
+
+use crate::diagnostic::{did_you_mean, Diagnostic};
+use crate::workflow::context::{PromptContext, EXPRESSION_VARIABLES};
+use crate::workflow::expr::{interpolations, Expr, ExprError};
+use crate::workflow::model::{Action, Workflow};
+use crate::workflow::source::Pos;
+use crate::workflow::tree::Node;
+use crate::workflow::validate::StepInfo;
+
+/// Where an expression is evaluated.
+enum Site {
+    /// Before step `index` runs (its `if`, its `env`).
+    Before(usize),
+    /// After each iteration of the loop at `index` (its `until`).
+    Until(usize),
+}
+
+pub(super) fn check(workflow: &Workflow, steps: &[StepInfo<'_>], problems: &mut Vec<Diagnostic>) {
+    for info in steps {
+        if let Some(condition) = &info.step.condition {
+            let node = info.node.get("if").unwrap_or(info.node);
+            check_expression(condition, node, 0, &Site::Before(info.index), workflow, steps, problems);
+        }
+        match &info.step.action {
+            Action::Loop {
+                until: Some(until), ..
+            } => {
+                let node = info.node.get("until").unwrap_or(info.node);
+                check_expression(until, node, 0, &Site::Until(info.index), workflow, steps, problems);
+            }
+            Action::Run { run, env } => {
+                if run.contains("${{") {
+                    problems.push(
+                        super::pos_of(info.node, "run")
+                            .error("`run` commands do not interpolate `${{ }}`")
+                            .with_help("data reaches commands only through environment variables: set `env = { NAME = \"${{ expr }}\" }` and use $NAME in the command"),
+                    );
+                }
+                let env_node = info.node.get("env").unwrap_or(info.node);
+                for (name, value) in env {
+                    let node = env_node.get(name).unwrap_or(env_node);
+                    match interpolations(value) {
+                        Ok(parts) => {
+                            for part in parts {
+                                check_expression(&part.expr, node, part.offset, &Site::Before(info.index), workflow, steps, problems);
+                            }
+                        }
+                        Err(e) => problems.push(at_offset(node, value, error_offset(&e), e.to_string())),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Checks the expression written at byte `offset` of the string value `node`.
+fn check_expression(
+    text: &str,
+    node: &Node,
+    offset: usize,
+    site: &Site,
+    workflow: &Workflow,
+    steps: &[StepInfo<'_>],
+    problems: &mut Vec<Diagnostic>,
+) {
+    let value = node.as_str().unwrap_or(text);
+    let expr = match Expr::compile(text) {
+        Ok(expr) => expr,
+        Err(e) => {
+            let inner = error_offset(&e).unwrap_or(0);
+            problems.push(at_offset(node, value, Some(offset + inner), e.to_string()));
+            return;
+        }
+    };
+    for variable in expr.variables() {
+        if let Some((message, help)) = reference_problem(&variable, site, workflow, steps) {
+            let head = variable.split('.').next().unwrap_or(&variable);
+            let inner = crate::workflow::expr::find_variable(text, head).unwrap_or(0);
+            problems.push(at_offset(node, value, Some(offset + inner), message).with_help(help));
+        }
+    }
+}
+
+/// What is wrong with reading `variable` (a dotted path) at `site`: (message, help).
+fn reference_problem(
+    variable: &str,
+    site: &Site,
+    workflow: &Workflow,
+    steps: &[StepInfo<'_>],
+) -> Option<(String, String)> {
+    let segments: Vec<&str> = variable.split('.').collect();
+    let head = segments[0];
+    match head {
+        "steps" | "prev" => step_reference(head, &segments[1..], site, steps),
+        "inputs" => {
+            let name = segments.get(1)?;
+            if workflow.inputs.contains_key(*name) {
+                return None;
+            }
+            let help = match did_you_mean(name, workflow.inputs.keys().map(String::as_str)) {
+                Some(close) => format!("did you mean `inputs.{close}`?"),
+                None => format!("declare it: [inputs.{name}]"),
+            };
+            Some((format!("no input `{name}`"), help))
+        }
+        "task" => {
+            let field = segments.get(1)?;
+            let example = serde_json::to_value(PromptContext::example().task).ok()?;
+            let fields: Vec<&str> = example.as_object()?.keys().map(String::as_str).collect();
+            if fields.contains(field) {
+                return None;
+            }
+            let help = match did_you_mean(field, fields.iter().copied()) {
+                Some(close) => format!("did you mean `task.{close}`?"),
+                None => format!("a task has: {}", fields.join(", ")),
+            };
+            Some((format!("a task has no field `{field}`"), help))
+        }
+        "turn" => (segments.len() > 1).then(|| {
+            (
+                format!("`turn` is a number and has no `{}`", segments[1]),
+                "use `turn` alone".to_string(),
+            )
+        }),
+        _ => {
+            let help = match did_you_mean(head, EXPRESSION_VARIABLES.iter().copied()) {
+                Some(close) => format!("did you mean `{close}`?"),
+                None => format!("expressions can read: {}", EXPRESSION_VARIABLES.join(", ")),
+            };
+            Some((format!("unknown variable `{head}`"), help))
+        }
+    }
+}
+
+fn step_reference(
+    head: &str,
+    rest: &[&str],
+    site: &Site,
+    steps: &[StepInfo<'_>],
+) -> Option<(String, String)> {
+    let form = format!("read a step's outputs as `{head}.<id>.outputs.<name>`");
+    let [id, outputs, name, ..] = rest else {
+        return Some((format!("incomplete reference `{head}{}`", dotted(rest)), form));
+    };
+    if *outputs != "outputs" {
+        return Some((format!("`{head}.{id}.{outputs}` is not a step output"), form));
+    }
+    let Some(target) = steps.iter().find(|s| s.step.id == *id) else {
+        let ids = steps.iter().map(|s| s.step.id.as_str());
+        let help = match did_you_mean(id, ids) {
+            Some(close) => format!("did you mean `{close}`?"),
+            None => "no step has this id".to_string(),
+        };
+        return Some((format!("no step `{id}`"), help));
+    };
+    if let Some(problem) = if head == "steps" {
+        visibility(target, site, steps)
+    } else {
+        previous_iteration(target, site, steps)
+    } {
+        return Some(problem);
+    }
+    let outputs = target.step.action.outputs();
+    if outputs.contains(name) {
+        return None;
+    }
+    let uses = target.step.action.uses();
+    let help = match did_you_mean(name, outputs.iter().copied()) {
+        Some(close) => format!("did you mean `{close}`?"),
+        None => format!("its outputs are: {}", outputs.join(", ")),
+    };
+    Some((
+        format!("step `{id}` (uses = \"{uses}\") has no output `{name}`"),
+        help,
+    ))
+}
+
+/// Whether `steps.<target>` has run when the expression at `site` is evaluated.
+fn visibility(target: &StepInfo<'_>, site: &Site, steps: &[StepInfo<'_>]) -> Option<(String, String)> {
+    let id = &target.step.id;
+    let (index, body_of) = match site {
+        Site::Before(index) => (*index, None),
+        Site::Until(index) => (*index, Some(*index)),
+    };
+    if body_of.is_some_and(|l| target.inside(l)) {
+        return None;
+    }
+    let here = &steps[index];
+    if target.index == index {
+        let message = match site {
+            Site::Before(_) => format!("step `{id}` cannot read its own outputs before it runs"),
+            Site::Until(_) => format!("loop `{id}` cannot read its own outputs in its `until`"),
+        };
+        return Some((message, "read the outputs of the steps in its body".into()));
+    }
+    if here.inside(target.index) {
+        return Some((
+            format!("loop `{id}` has not finished while its body runs"),
+            format!("read the body's steps instead, or `prev.<id>` for the previous iteration of `{id}`"),
+        ));
+    }
+    if target.index > index {
+        return Some((
+            format!("step `{id}` runs after this expression is evaluated"),
+            "a step can only read the outputs of steps that run before it".into(),
+        ));
+    }
+    None
+}
+
+/// Whether `prev.<target>` names a step in the body of a loop around `site`.
+fn previous_iteration(target: &StepInfo<'_>, site: &Site, steps: &[StepInfo<'_>]) -> Option<(String, String)> {
+    let mut loops = match site {
+        Site::Before(index) => steps[*index].loops.clone(),
+        Site::Until(index) => steps[*index].loops.clone(),
+    };
+    if let Site::Until(index) = site {
+        loops.push(*index);
+    }
+    let id = &target.step.id;
+    if loops.is_empty() {
+        return Some((
+            format!("`prev.{id}` is only defined inside a loop"),
+            format!("use `steps.{id}.outputs` to read its outputs"),
+        ));
+    }
+    if loops.iter().any(|l| target.inside(*l)) {
+        return None;
+    }
+    Some((
+        format!("`prev.{id}` reads the previous iteration of a step in this loop, and `{id}` is not in it"),
+        format!("use `steps.{id}.outputs` to read its outputs"),
+    ))
+}
+
+fn dotted(rest: &[&str]) -> String {
+    rest.iter().map(|s| format!(".{s}")).collect()
+}
+
+fn error_offset(error: &ExprError) -> Option<usize> {
+    match error {
+        ExprError::Syntax { offset, .. } => *offset,
+        ExprError::Unterminated { offset, .. } => Some(*offset),
+        _ => None,
+    }
+}
+
+/// A problem at byte `offset` of the string `value` written at `node`.
+fn at_offset(node: &Node, value: &str, offset: Option<usize>, message: String) -> Diagnostic {
+    let columns = offset.map_or(0, |o| value.get(..o).map_or(0, |s| s.chars().count()));
+    value_start(&node.pos).shifted(columns).error(message)
+}
+
+/// The position of a string's first character: after its opening quote(s), if any.
+fn value_start(pos: &Pos) -> Pos {
+    let line = pos
+        .source
+        .text
+        .lines()
+        .nth(pos.location.line.saturating_sub(1))
+        .unwrap_or("");
+    let rest: String = line.chars().skip(pos.location.column.saturating_sub(1)).collect();
+    let quotes = match rest.chars().next() {
+        Some(q @ ('"' | '\'')) if rest.starts_with(&q.to_string().repeat(3)) => 3,
+        Some('"' | '\'') => 1,
+        _ => 0,
+    };
+    pos.shifted(quotes)
+}

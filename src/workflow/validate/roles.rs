@@ -1,0 +1,112 @@
+//! Roles are coherent: read-only roles cannot write, `command` roles say what to run, bounds
+//! are positive, prompt templates exist and read only the prompt context; and a gated workflow
+//! can actually satisfy the `coach` requirement or says it waives it.
+
+use std::collections::BTreeSet;
+
+use crate::diagnostic::{did_you_mean, Diagnostic};
+use crate::profile::Requirement;
+use crate::workflow::model::{Access, Action, AgentKind, OutputKind, Workflow};
+use crate::workflow::prompts::Prompts;
+use crate::workflow::tree::Node;
+use crate::workflow::validate::{pos_of, zero_duration, StepInfo};
+
+pub(super) fn check(
+    workflow: &Workflow,
+    tree: &Node,
+    prompts: &Prompts,
+    steps: &[StepInfo<'_>],
+    problems: &mut Vec<Diagnostic>,
+) {
+    let roles_node = tree.get("roles").unwrap_or(tree);
+    let mut templates = BTreeSet::new();
+    for (name, role) in &workflow.roles {
+        let node = roles_node.get(name).unwrap_or(roles_node);
+        if role.access == Access::ReadOnly {
+            let tool_nodes = node.get("tools").and_then(Node::as_array).unwrap_or_default();
+            for (tool, tool_node) in role.tools.iter().zip(tool_nodes) {
+                if tool.writes() {
+                    problems.push(
+                        tool_node
+                            .pos
+                            .error(format!("role `{name}` is read-only but has the `{tool}` tool"))
+                            .with_help("remove it, or set access = \"write\""),
+                    );
+                }
+            }
+        }
+        if role.agent == AgentKind::Command {
+            let empty = role
+                .command
+                .as_ref()
+                .is_none_or(|argv| argv.first().is_none_or(|program| program.trim().is_empty()));
+            if empty {
+                problems.push(
+                    pos_of(node, "agent")
+                        .error(format!("role `{name}` uses agent = \"command\" but names no program"))
+                        .with_help("add command = [\"sh\", \"path/to/agent.sh\"] (run in the worktree, prompt on stdin)"),
+                );
+            }
+        }
+        if role.max_agent_turns == Some(0) {
+            problems.push(
+                pos_of(node, "max_agent_turns")
+                    .error("`max_agent_turns` must be at least 1")
+                    .with_help("0 never means unlimited: remove the key for the adapter's default"),
+            );
+        }
+        for (value, key) in [(role.timeout, "timeout"), (role.idle_timeout, "idle_timeout")] {
+            if let Some(problem) = zero_duration(value, node, key) {
+                problems.push(problem);
+            }
+        }
+        if prompts.source(&role.prompt).is_none() {
+            let help = match did_you_mean(&role.prompt, prompts.names()) {
+                Some(close) => format!("did you mean `{close}`?"),
+                None => format!(
+                    "templates are looked up by file name in prompts/ (built-in, user, .autobuild/prompts/); known: {}",
+                    prompts.names().collect::<Vec<_>>().join(", ")
+                ),
+            };
+            problems.push(
+                pos_of(node, "prompt")
+                    .error(format!("no prompt template `{}`", role.prompt))
+                    .with_help(help),
+            );
+        } else if templates.insert(role.prompt.as_str()) {
+            problems.extend(prompts.check(&role.prompt));
+        }
+    }
+    check_gate(workflow, steps, problems);
+}
+
+/// A workflow with a gate needs a verdict for `coach`, or must waive it.
+fn check_gate(workflow: &Workflow, steps: &[StepInfo<'_>], problems: &mut Vec<Diagnostic>) {
+    let Some(gate) = steps
+        .iter()
+        .find(|s| matches!(s.step.action, Action::Gate))
+    else {
+        return;
+    };
+    let unknown_role = steps.iter().any(|s| {
+        matches!(&s.step.action, Action::Agent { role } if !workflow.roles.contains_key(role))
+    });
+    if unknown_role {
+        // Already reported; which role was meant is unknown.
+        return;
+    }
+    let has_verdict = steps.iter().any(|s| match &s.step.action {
+        Action::Agent { role } => workflow
+            .roles
+            .get(role)
+            .is_some_and(|r| r.output == Some(OutputKind::Verdict)),
+        _ => false,
+    });
+    if !has_verdict && !workflow.gate.waive.contains(&Requirement::Coach) {
+        problems.push(
+            pos_of(gate.node, "uses")
+                .error("no agent step produces a verdict, so the gate's `coach` requirement can never hold")
+                .with_help("add a reviewing role with output = \"verdict\", or waive the requirement with [gate] waive = [\"coach\"]"),
+        );
+    }
+}

@@ -1,0 +1,168 @@
+use super::*;
+use crate::workflow::builtin;
+use crate::workflow::decode::decode_workflow;
+use crate::workflow::parse_toml;
+use crate::workflow::source::{Layer, Source};
+
+fn prompts() -> Prompts {
+    Prompts::new(
+        builtin::PROMPTS
+            .iter()
+            .map(|(file, text)| Source::new(*file, *text, Layer::BuiltIn)),
+    )
+}
+
+fn problems(text: &str) -> Vec<Diagnostic> {
+    let tree = parse_toml::parse(&Source::new("w.toml", text, Layer::Repo)).unwrap();
+    let workflow = decode_workflow(&tree).unwrap();
+    validate(&workflow, &tree, &prompts())
+}
+
+/// The built-in player-coach workflow with `from` replaced by `to`.
+fn player_coach_with(from: &str, to: &str) -> String {
+    let text = builtin::WORKFLOWS[0].1;
+    assert!(text.contains(from), "`{from}` is not in player-coach.toml");
+    text.replacen(from, to, 1)
+}
+
+/// (line, message) of every problem.
+fn found(text: &str) -> Vec<(usize, String)> {
+    problems(text)
+        .into_iter()
+        .map(|d| (d.location.map_or(0, |l| l.line), d.message))
+        .collect()
+}
+
+#[test]
+fn shipped_workflows_are_valid() {
+    for (file, text) in builtin::WORKFLOWS {
+        assert!(problems(text).is_empty(), "{file}: {:#?}", problems(text));
+    }
+}
+
+#[test]
+fn schema_and_limits_are_checked() {
+    let text = player_coach_with("schema = 1", "schema = 2")
+        .replace("max_cost_usd = 25.0", "max_cost_usd = 0.0")
+        .replace("max_wall_time = \"60m\"", "max_wall_time = \"0s\"");
+    let found = found(&text);
+    assert_eq!(found.len(), 3, "{found:#?}");
+    assert!(found.iter().any(|(l, m)| *l == 1 && m.contains("schema version 2")));
+    assert!(found.iter().any(|(l, m)| *l == 6 && m.contains("max_wall_time")));
+    assert!(found.iter().any(|(l, m)| *l == 7 && m.contains("max_cost_usd")));
+}
+
+#[test]
+fn duplicate_ids_and_loop_bounds() {
+    let text = player_coach_with("id = \"verify\"", "id = \"implement\"")
+        .replace("max_iterations = 5 ", "max_iterations = 0 ");
+    let found = found(&text);
+    assert_eq!(found.len(), 2, "{found:#?}");
+    assert!(found[0].1.contains("must be at least 1"));
+    assert_eq!(found[1], (43, "duplicate step id `implement`".to_string()));
+}
+
+#[test]
+fn unknown_roles_are_suggested() {
+    let problems = problems(&player_coach_with("role = \"coach\"", "role = \"caoch\""));
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert_eq!(problems[0].message, "step `review` uses unknown role `caoch`");
+    assert_eq!(problems[0].help.as_deref(), Some("did you mean `coach`?"));
+}
+
+#[test]
+fn expressions_read_only_earlier_steps() {
+    let text = player_coach_with(
+        "if = \"steps.cycle.outputs.exit == 'done'\"",
+        "if = \"steps.report.outputs.path and steps.gate.outputs.aproved and prev.gate.outputs.approved\"",
+    );
+    let problems = problems(&text);
+    let messages: Vec<_> = problems.iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(
+        messages,
+        [
+            "`prev.gate` is only defined inside a loop",
+            "step `gate` (uses = \"gate\") has no output `aproved`",
+            "step `report` runs after this expression is evaluated",
+        ]
+    );
+    assert_eq!(problems[1].help.as_deref(), Some("did you mean `approved`?"));
+    // Columns point into the expression: after `if = "`.
+    let report = &problems[2];
+    assert_eq!(report.location.unwrap().column, 7);
+}
+
+#[test]
+fn until_reads_its_body_and_prev_its_loop() {
+    let text = player_coach_with(
+        "until = \"steps.gate.outputs.approved\"",
+        "until = \"steps.gate.outputs.approved and not prev.gate.outputs.approved and turn > 1\"",
+    );
+    assert!(found(&text).is_empty(), "{:#?}", found(&text));
+
+    let own = player_coach_with(
+        "until = \"steps.gate.outputs.approved\"",
+        "until = \"steps.cycle.outputs.iterations > 2\"",
+    );
+    assert!(found(&own)[0].1.contains("cannot read its own outputs"));
+}
+
+#[test]
+fn syntax_errors_and_unknown_variables_in_expressions() {
+    let found = found(&player_coach_with(
+        "if = \"steps.cycle.outputs.exit == 'done'\"",
+        "if = \"steps.cycle.outputs.exit ==\"",
+    ));
+    assert_eq!(found.len(), 1);
+    assert!(found[0].1.starts_with("invalid expression"), "{found:#?}");
+
+    let problems = problems(&player_coach_with(
+        "if = \"steps.cycle.outputs.exit == 'done'\"",
+        "if = \"stepz.cycle.outputs.exit == 'done' and task.titel\"",
+    ));
+    assert_eq!(problems[0].message, "unknown variable `stepz`");
+    assert_eq!(problems[0].help.as_deref(), Some("did you mean `steps`?"));
+    assert_eq!(problems[1].message, "a task has no field `titel`");
+}
+
+#[test]
+fn run_steps_pass_data_through_env_only() {
+    let text = player_coach_with(
+        "[[steps]]\nid = \"report\"",
+        "[[steps]]\nid = \"notify\"\nuses = \"run\"\nrun = \"echo ${{ task.id }}\"\nenv = { EXIT = \"${{ steps.cycle.outputs.exit }}\", BAD = \"${{ steps.nope.outputs.x }}\" }\n\n[[steps]]\nid = \"report\"",
+    );
+    let found = found(&text);
+    assert_eq!(found.len(), 2, "{found:#?}");
+    assert!(found[0].1.contains("do not interpolate"));
+    assert_eq!(found[1].1, "no step `nope`");
+}
+
+#[test]
+fn read_only_roles_cannot_write_and_command_roles_need_a_program() {
+    let text = player_coach_with(
+        "tools = [\"read\", \"grep\", \"glob\", \"bash\"]",
+        "tools = [\"read\", \"write\", \"glob\"]",
+    )
+    .replacen("agent = \"claude-code\"", "agent = \"command\"", 1);
+    let found = found(&text);
+    assert_eq!(found.len(), 2, "{found:#?}");
+    assert!(found.iter().any(|(l, m)| *l == 10 && m.contains("names no program")));
+    assert!(found
+        .iter()
+        .any(|(l, m)| *l == 22 && m == "role `coach` is read-only but has the `write` tool"));
+}
+
+#[test]
+fn prompt_templates_must_exist() {
+    let problems = problems(&player_coach_with("prompt = \"coach.md\"", "prompt = \"coah.md\""));
+    assert_eq!(problems.len(), 1);
+    assert_eq!(problems[0].help.as_deref(), Some("did you mean `coach.md`?"));
+}
+
+#[test]
+fn a_gate_without_a_verdict_must_waive_coach() {
+    let text = player_coach_with("output = \"verdict\"", "");
+    let found = found(&text);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(found[0].1.contains("`coach` requirement can never hold"));
+}

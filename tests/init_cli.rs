@@ -1,0 +1,123 @@
+//! `autobuild init` run as a user would: the built binary in a fresh git repository.
+//!
+//! Covered here rather than by trycmd because a case's `.in` directory cannot contain a `.git`
+//! (git refuses to track one), and init needs a repository.
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use autobuild::project::Config;
+use autobuild::task::locate;
+
+fn init(dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_autobuild"))
+        .arg("init")
+        .current_dir(dir)
+        .env_remove("AUTOBUILD_LOG")
+        .output()
+        .unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    git2::Repository::init(dir.path()).unwrap();
+    dir
+}
+
+#[test]
+fn scaffolds_config_with_detected_test_example_task_and_gitignore() {
+    let dir = repo();
+    fs::write(dir.path().join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+    let output = init(dir.path());
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(
+        stdout(&output),
+        "created .autobuild/config.toml (checks.test = \"cargo test\": Cargo.toml found)\n\
+         created .autobuild/tasks/TASK-EXAMPLE.md\n\
+         created .autobuild/.gitignore\n\
+         next: edit .autobuild/tasks/TASK-EXAMPLE.md, then run `autobuild task TASK-EXAMPLE --dry-run`\n"
+    );
+
+    let config = Config::load_file(&dir.path().join(".autobuild/config.toml")).unwrap();
+    assert_eq!(config.checks["test"].cmd, "cargo test");
+    let task = locate(dir.path(), "TASK-EXAMPLE").unwrap();
+    assert_eq!(task.criteria.len(), 2);
+    let gitignore = fs::read_to_string(dir.path().join(".autobuild/.gitignore")).unwrap();
+    assert!(gitignore.lines().any(|l| l == "runs/"));
+    assert!(gitignore.lines().any(|l| l == "worktrees/"));
+}
+
+#[test]
+fn a_second_run_keeps_every_existing_file() {
+    let dir = repo();
+    assert!(init(dir.path()).status.success());
+    let config_path = dir.path().join(".autobuild/config.toml");
+    fs::write(&config_path, "[checks.test]\ncmd = \"make check\"\n").unwrap();
+    fs::write(dir.path().join(".autobuild/.gitignore"), "runs/\n").unwrap();
+
+    let output = init(dir.path());
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let text = stdout(&output);
+    assert!(
+        text.contains("kept .autobuild/config.toml (exists)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("kept .autobuild/tasks/TASK-EXAMPLE.md (exists)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("updated .autobuild/.gitignore (added worktrees/)\n"),
+        "{text}"
+    );
+    assert_eq!(
+        fs::read_to_string(&config_path).unwrap(),
+        "[checks.test]\ncmd = \"make check\"\n"
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join(".autobuild/.gitignore")).unwrap(),
+        "runs/\nworktrees/\n"
+    );
+}
+
+#[test]
+fn without_a_detectable_test_command_the_config_shows_an_example() {
+    let dir = repo();
+    let output = init(dir.path());
+    assert!(stdout(&output).starts_with(
+        "created .autobuild/config.toml (no test command detected; set [checks.test] in it)\n"
+    ));
+    let config = Config::load_file(&dir.path().join(".autobuild/config.toml")).unwrap();
+    assert!(config.checks.is_empty());
+}
+
+#[test]
+fn from_a_subdirectory_it_scaffolds_the_repository_root() {
+    let dir = repo();
+    let sub = dir.path().join("src/deep");
+    fs::create_dir_all(&sub).unwrap();
+    let output = init(&sub);
+    assert!(output.status.success(), "{output:?}");
+    assert!(stdout(&output).starts_with("initializing autobuild in "));
+    assert!(dir.path().join(".autobuild/config.toml").is_file());
+    assert!(!sub.join(".autobuild").exists());
+}
+
+#[test]
+fn outside_a_git_repository_it_fails_with_exit_2_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = init(dir.path());
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("is not inside a git repository"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("git init"), "{stderr}");
+    assert!(!dir.path().join(".autobuild").exists());
+}

@@ -1,0 +1,143 @@
+//! Task lookup across `.autobuild/tasks/` and GuardKit's `tasks/<state>/` directories.
+
+use std::fs;
+use std::path::Path;
+
+use autobuild::error::Error;
+use autobuild::task::{list_tasks, locate};
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, text).unwrap();
+}
+
+fn task(id: &str) -> String {
+    format!("---\nid: {id}\n---\n# {id}\n\n## Acceptance Criteria\n- done\n")
+}
+
+fn help(error: &Error) -> String {
+    error.help().unwrap_or_default().to_string()
+}
+
+#[test]
+fn finds_tasks_in_every_documented_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, ".autobuild/tasks/nested/a.md", &task("TASK-A"));
+    write(root, "tasks/backlog/b.md", &task("TASK-B"));
+    write(root, "tasks/in_progress/deep/er/c.md", &task("TASK-C"));
+    write(root, "tasks/design_approved/d.md", &task("TASK-D"));
+    write(root, "tasks/in_review/e.md", &task("TASK-E"));
+    write(root, "tasks/blocked/f.md", &task("TASK-F"));
+    write(root, "tasks/completed/g.md", &task("TASK-G"));
+    write(root, "tasks/backlog/notes.txt", &task("TASK-H"));
+
+    for (id, rel) in [
+        ("TASK-A", ".autobuild/tasks/nested/a.md"),
+        ("TASK-B", "tasks/backlog/b.md"),
+        ("TASK-C", "tasks/in_progress/deep/er/c.md"),
+        ("TASK-D", "tasks/design_approved/d.md"),
+        ("TASK-E", "tasks/in_review/e.md"),
+        ("TASK-F", "tasks/blocked/f.md"),
+    ] {
+        let found = locate(root, id).unwrap();
+        assert_eq!(found.id, id);
+        assert_eq!(found.path, root.join(rel));
+    }
+    let err = locate(root, "TASK-G").unwrap_err();
+    assert_eq!(err.exit_code(), 2);
+    let scan = list_tasks(root).unwrap();
+    assert_eq!(scan.tasks.len(), 6);
+    assert!(scan.invalid.is_empty());
+}
+
+#[test]
+fn matches_the_front_matter_id_exactly_not_the_file_name() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), ".autobuild/tasks/TASK-1.md", &task("TASK-10"));
+    write(dir.path(), ".autobuild/tasks/other.md", &task("TASK-1"));
+    let found = locate(dir.path(), "TASK-1").unwrap();
+    assert!(found.path.ends_with("other.md"));
+}
+
+#[test]
+fn a_path_is_parsed_directly() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "elsewhere/x.md", &task("TASK-X"));
+    let by_root_relative = locate(dir.path(), "elsewhere/x.md").unwrap();
+    assert_eq!(by_root_relative.id, "TASK-X");
+    let absolute = dir.path().join("elsewhere/x.md");
+    assert_eq!(
+        locate(dir.path(), absolute.to_str().unwrap()).unwrap().id,
+        "TASK-X"
+    );
+    let err = locate(dir.path(), "elsewhere/missing.md").unwrap_err();
+    assert!(err.to_string().contains("does not exist"), "{err}");
+}
+
+#[test]
+fn two_files_with_one_id_name_both() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), ".autobuild/tasks/one.md", &task("TASK-DUP"));
+    write(dir.path(), "tasks/backlog/two.md", &task("TASK-DUP"));
+    let err = locate(dir.path(), "TASK-DUP").unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("more than one file"), "{text}");
+    assert!(text.contains("one.md") && text.contains("two.md"), "{text}");
+    assert_eq!(err.exit_code(), 2);
+}
+
+#[test]
+fn not_found_suggests_close_ids_and_says_where_it_looked() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), ".autobuild/tasks/a.md", &task("TASK-001"));
+    write(dir.path(), ".autobuild/tasks/b.md", &task("OTHER-9"));
+    let err = locate(dir.path(), "task-001").unwrap_err();
+    assert_eq!(err.to_string(), "no task with id `task-001`");
+    let help = help(&err);
+    assert!(help.starts_with("did you mean `TASK-001`?"), "{help}");
+    assert!(!help.contains("OTHER-9"), "{help}");
+    assert!(
+        help.contains(".autobuild/tasks/") && help.contains("tasks/backlog/"),
+        "{help}"
+    );
+
+    let err = locate(dir.path(), "ZZZ").unwrap_err();
+    assert!(
+        help_of(&err).starts_with("searched .autobuild/tasks/"),
+        "{}",
+        help_of(&err)
+    );
+}
+
+fn help_of(error: &Error) -> String {
+    help(error)
+}
+
+#[test]
+fn broken_files_are_skipped_unless_they_declare_the_wanted_id() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), ".autobuild/tasks/good.md", &task("TASK-GOOD"));
+    write(
+        dir.path(),
+        ".autobuild/tasks/README.md",
+        "How we write tasks.\n",
+    );
+    write(
+        dir.path(),
+        ".autobuild/tasks/broken.md",
+        "---\nid: TASK-BROKEN\ntitle: [oops\n---\n# x\n",
+    );
+    assert_eq!(locate(dir.path(), "TASK-GOOD").unwrap().id, "TASK-GOOD");
+
+    let err = locate(dir.path(), "TASK-BROKEN").unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("broken.md:"), "{text}");
+    assert!(text.contains("malformed YAML front matter"), "{text}");
+
+    let scan = list_tasks(dir.path()).unwrap();
+    assert_eq!(scan.tasks.len(), 1);
+    let ids: Vec<Option<&str>> = scan.invalid.iter().map(|t| t.id.as_deref()).collect();
+    assert_eq!(ids, vec![None, Some("TASK-BROKEN")]);
+}
