@@ -89,8 +89,11 @@ fn status_detail(state: &RunState, paths: &RunPaths) -> String {
     let _ = writeln!(out, "  cost:      ${:.2} ({} tokens in, {} out)", state.cost_usd, state.tokens_in, state.tokens_out);
     for turn in crate::engine::exec::load_turns(paths) {
         let summary = crate::engine::exec::turn_summary(&turn);
-        let max = state.loops.values().next().map_or(turn.turn, |_| turn.turn);
-        let _ = writeln!(out, "  {}", crate::ui::progress::turn_line(turn.turn, max, &summary));
+        let _ = writeln!(
+            out,
+            "  {}",
+            crate::ui::progress::turn_line(turn.turn, state.max_turns, &summary)
+        );
     }
     let _ = write!(out, "  records:   {}", paths.dir.display());
     out

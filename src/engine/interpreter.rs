@@ -177,13 +177,16 @@ impl<'a, 'p> Interpreter<'a, 'p> {
             self.merged = done.outputs.get("merged").and_then(Value::as_bool) == Some(true);
         }
         let outputs = Value::Object(done.outputs);
-        self.cx.state.completed.insert(
-            path.to_string(),
-            StepRecord {
-                ok: done.ok,
-                outputs: outputs.clone(),
-            },
-        );
+        // An `always` step that ran because the run is stopping runs again after a resume.
+        if self.stop.is_none() {
+            self.cx.state.completed.insert(
+                path.to_string(),
+                StepRecord {
+                    ok: done.ok,
+                    outputs: outputs.clone(),
+                },
+            );
+        }
         self.cx.save_state()?;
         self.record_outputs(step, outputs);
         if !done.ok && self.cx.turn.is_none() {

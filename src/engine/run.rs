@@ -39,7 +39,7 @@ pub fn start(
     let paths = RunPaths::new(&plan.layout.runs(), &plan.task.id);
     if options.policy == BranchPolicy::Resume {
         if let Ok(state) = RunState::load(&paths.state()) {
-            if state.status == RunStatus::Running {
+            if state.status.is_resumable() {
                 return continue_run(&plan, paths, state, options.display);
             }
         }
@@ -69,14 +69,14 @@ pub fn resume(root: &Path, task_id: &str, display: Display) -> Result<Outcome, E
         Error::usage(format!("no run of {task_id} to resume ({}: {e})", paths.state().display()))
             .with_help(format!("start one with `autobuild task {task_id}`"))
     })?;
-    if state.status != RunStatus::Running {
+    if !state.status.is_resumable() {
         return Err(Error::usage(format!(
             "the run of {task_id} is not interrupted: it ended {}",
             state.status.as_str()
         ))
         .with_help(match state.status {
             RunStatus::Approved => format!("merge it with `autobuild complete {task_id}`"),
-            RunStatus::Blocked | RunStatus::Stalled | RunStatus::Cancelled | RunStatus::Failed => {
+            RunStatus::Blocked | RunStatus::Stalled | RunStatus::Failed => {
                 format!("give it more turns on the same branch with `autobuild task {task_id} --resume --max-turns N`")
             }
             _ => format!("start a new run with `autobuild task {task_id}`"),
@@ -133,7 +133,12 @@ fn run_interpreter(
         .map_err(|e| Error::io("cannot open", paths.events(), e))?;
     let cancel = CancelToken::new();
     install_signal_handlers(&cancel)?;
-    let project_env = plan.project_env(&plan.worktree);
+    let mut project_env = plan.project_env(&plan.worktree);
+    // Agents' own bash tools source the project's setup through BASH_ENV (parity).
+    let bash_env = paths.dir.join("env_setup.sh");
+    project_env
+        .write_bash_env(&bash_env)
+        .map_err(|e| Error::io("cannot write", &bash_env, e))?;
     let mut cx = RunCx::new(
         plan,
         paths,
@@ -242,6 +247,7 @@ fn new_state(plan: &Plan) -> RunState {
         branch: plan.branch.clone(),
         worktree: plan.worktree.clone(),
         settings: plan.settings.clone(),
+        max_turns: plan.max_turns,
         completed: Default::default(),
         loops: Default::default(),
         last_checkpoint: None,

@@ -31,6 +31,9 @@ pub struct RunState {
     pub branch: String,
     pub worktree: PathBuf,
     pub settings: RunSettings,
+    /// The first loop's bound, for "turn N/M" displays.
+    #[serde(default)]
+    pub max_turns: u32,
     /// Completed steps by path, with their outputs.
     pub completed: BTreeMap<String, StepRecord>,
     /// Per-loop progress, by loop step id.
@@ -70,6 +73,11 @@ impl RunStatus {
             RunStatus::Failed => "failed",
             RunStatus::Discarded => "discarded",
         }
+    }
+
+    /// Interrupted (crash, kill, Ctrl-C, a run limit): `autobuild resume` continues it.
+    pub fn is_resumable(self) -> bool {
+        matches!(self, RunStatus::Running | RunStatus::Cancelled)
     }
 
     /// A run in one of these states has nothing left to do.

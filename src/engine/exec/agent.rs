@@ -53,6 +53,13 @@ fn run_writer(
 ) -> Result<StepDone, Error> {
     let turn = cx.turn_number();
     let prompt = render(cx, role)?;
+    // The stall notice is said once.
+    if let Some(turn) = cx.turn.as_ref() {
+        let loop_id = turn.loop_id.clone();
+        if let Some(state) = cx.state.loops.get_mut(&loop_id) {
+            state.stall_notice = None;
+        }
+    }
     let invocation = invoke(cx, role_name, role, adapter, worktree, &prompt, 1)?;
     if invocation.outcome.status.is_cancelled() {
         return Ok(StepDone::cancelled());
@@ -108,6 +115,18 @@ fn run_reader(
 ) -> Result<StepDone, Error> {
     let turn = cx.turn_number();
     let wants_verdict = role.output == Some(OutputKind::Verdict);
+    // The reviewer sees exactly the checkpoint: leftovers of the runner's own checks are not
+    // the reviewer's doing, so they are cleaned before it starts, not blamed on it after.
+    let leftovers = audit(cx, worktree)?;
+    if !leftovers.is_empty() {
+        cx.emit(crate::engine::events::EventKind::Warning {
+            message: format!(
+                "the checks left files in the worktree; removed before `{}`: {} (add them to .gitignore)",
+                step.id,
+                leftovers.join(", ")
+            ),
+        });
+    }
     let prompt = render(cx, role)?;
     let mut invocation = invoke(cx, role_name, role, adapter, worktree, &prompt, 1)?;
     let mut violation = audit(cx, worktree)?;

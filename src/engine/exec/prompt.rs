@@ -4,10 +4,10 @@ use crate::engine::cx::RunCx;
 use crate::engine::plan::Plan;
 use crate::engine::state::LoopState;
 use crate::engine::turn::Turn;
-use crate::steps::check::CheckResult;
+use crate::steps::feedback::check_context;
 use crate::steps::verdict::VERDICT_SCHEMA;
 use crate::workflow::context::{
-    CheckContext, CriterionContext, FeedbackContext, PlayerContext, ProfileContext,
+    CriterionContext, FeedbackContext, PlayerContext, ProfileContext,
     PromptContext, TaskContext, VerifyContext, WorktreeContext,
 };
 
@@ -73,20 +73,6 @@ pub fn build_prompt_context(
         stall_notice: loop_state.and_then(|l| l.stall_notice.clone()),
         inputs: plan.inputs.clone(),
         verdict_schema: VERDICT_SCHEMA.to_string(),
-    }
-}
-
-/// A check result as templates and feedback see it.
-pub fn check_context(check: &CheckResult) -> CheckContext {
-    CheckContext {
-        name: check.name.clone(),
-        command: check.command.clone(),
-        status: check.status.as_str().to_string(),
-        exit_code: check.exit_code,
-        summary: check.summary.clone(),
-        log_path: check.log_path.display().to_string(),
-        failure_class: check.failure_class.map(|c| c.as_str().to_string()),
-        advice: check.advice.clone(),
     }
 }
 

@@ -1,0 +1,314 @@
+//! A tiny POSIX-sh project in a temporary git repository, driven through the real `autobuild`
+//! binary with scripted `command` agents from tests/fixtures/loop/. The loop scenario tests
+//! assert on what a user would see: exit codes, run records, reports and git state.
+
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+pub const TASK: &str = "TASK-1";
+
+const TASK_FILE: &str = r#"---
+id: TASK-1
+title: Add a greeting function
+task_type: feature
+---
+# Add a greeting function
+
+Add `greeting NAME` to `lib/greet.sh`; it prints `Hello, NAME!`.
+
+## Acceptance Criteria
+- [ ] AC-001: `greeting Ada` prints "Hello, Ada!" `verify: sh -c '. ./lib/greet.sh && test "$(greeting Ada)" = "Hello, Ada!"'`
+"#;
+
+const GREET: &str = "# greet.sh: greeting helpers, sourced by scripts and tests.\n\
+farewell() {\n    printf 'Goodbye, %s.\\n' \"$1\"\n}\n";
+
+const RUN_TESTS: &str = r#"#!/bin/sh
+# Runs every tests/test_*.sh; each exits non-zero on failure.
+failed=0
+passed=0
+for t in tests/test_*.sh; do
+    [ -e "$t" ] || continue
+    if sh "$t"; then passed=$((passed + 1)); echo "ok   $t"; else failed=$((failed + 1)); echo "FAIL $t"; fi
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
+"#;
+
+const TEST_FAREWELL: &str = r#". ./lib/greet.sh
+got=$(farewell Ada)
+[ "$got" = "Goodbye, Ada." ] || { echo "error: farewell Ada: expected \"Goodbye, Ada.\", got \"$got\""; exit 1; }
+"#;
+
+/// A project being set up (before [`Project::commit`]) or run (after).
+pub struct Project {
+    _dir: TempDir,
+    pub root: PathBuf,
+    player_timeout: String,
+    coach_timeout: String,
+    extra_config: String,
+    env: Vec<(String, String)>,
+}
+
+impl Project {
+    /// The sample project with a correct player and a coach that checks the work.
+    pub fn new() -> Project {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("project");
+        let project = Project {
+            _dir: dir,
+            root,
+            player_timeout: "20s".into(),
+            coach_timeout: "20s".into(),
+            extra_config: String::new(),
+            env: Vec::new(),
+        };
+        project.write("lib/greet.sh", GREET);
+        project.write("tests/run.sh", RUN_TESTS);
+        project.write("tests/test_farewell.sh", TEST_FAREWELL);
+        project.write(".autobuild/.gitignore", "runs/\nworktrees/\n");
+        project.write(".autobuild/tasks/TASK-1.md", TASK_FILE);
+        project.write(
+            ".autobuild/agents/write_greeting.sh",
+            &fixture("write_greeting.sh"),
+        );
+        project.player("player_correct.sh").coach("coach_checks.sh")
+    }
+
+    /// Uses tests/fixtures/loop/`script` as the player.
+    pub fn player(self, script: &str) -> Project {
+        self.write(".autobuild/agents/player.sh", &fixture(script));
+        self
+    }
+
+    /// Uses tests/fixtures/loop/`script` as the coach.
+    pub fn coach(self, script: &str) -> Project {
+        self.write(".autobuild/agents/coach.sh", &fixture(script));
+        self
+    }
+
+    pub fn player_timeout(mut self, timeout: &str) -> Project {
+        self.player_timeout = timeout.into();
+        self
+    }
+
+    /// TOML appended to `.autobuild/config.toml` (e.g. an `[env]` table).
+    pub fn config(mut self, toml: &str) -> Project {
+        self.extra_config.push_str(toml);
+        self
+    }
+
+    /// An environment variable for every `autobuild` process (and so its agents).
+    pub fn env(mut self, name: &str, value: &str) -> Project {
+        self.env.push((name.into(), value.into()));
+        self
+    }
+
+    /// Writes the config, then `git init` on `main` with everything in one commit.
+    pub fn commit(self) -> Project {
+        self.write(".autobuild/config.toml", &self.config_toml());
+        git(&self.root, &["init", "-q", "-b", "main"]);
+        git(&self.root, &["add", "-A"]);
+        git(&self.root, &["commit", "-q", "-m", "initial"]);
+        self
+    }
+
+    fn config_toml(&self) -> String {
+        format!(
+            r#"[checks.test]
+cmd = "sh tests/run.sh"
+timeout = "30s"
+
+[roles.player]
+agent = "command"
+command = ["sh", ".autobuild/agents/player.sh"]
+timeout = "{}"
+
+[roles.coach]
+agent = "command"
+command = ["sh", ".autobuild/agents/coach.sh"]
+timeout = "{}"
+{}"#,
+            self.player_timeout, self.coach_timeout, self.extra_config
+        )
+    }
+
+    pub fn write(&self, path: &str, content: &str) {
+        let file = self.root.join(path);
+        fs::create_dir_all(file.parent().unwrap()).unwrap();
+        fs::write(file, content).unwrap();
+    }
+
+    pub fn read(&self, path: &str) -> String {
+        fs::read_to_string(self.root.join(path))
+            .unwrap_or_else(|e| panic!("cannot read {path}: {e}"))
+    }
+
+    /// `autobuild -C <root> ARGS…`, to completion.
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+
+    /// `autobuild -C <root> ARGS…`, in the background.
+    pub fn spawn(&self, args: &[&str]) -> Child {
+        self.command(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_autobuild"));
+        command
+            .arg("-C")
+            .arg(&self.root)
+            .args(args)
+            .stdin(Stdio::null())
+            .env("AUTOBUILD_CONFIG_DIR", self.root.join("no-such-config-dir"))
+            .env_remove("RUST_LOG");
+        for (name, value) in &self.env {
+            command.env(name, value);
+        }
+        command
+    }
+
+    pub fn run_dir(&self) -> PathBuf {
+        self.root.join(".autobuild/runs").join(TASK)
+    }
+
+    pub fn worktree(&self) -> PathBuf {
+        self.root.join(".autobuild/worktrees").join(TASK)
+    }
+
+    pub fn branch(&self) -> String {
+        format!("autobuild/{TASK}")
+    }
+
+    /// `<run dir>/<kind>_turn_<turn>.json`, parsed.
+    pub fn record(&self, kind: &str, turn: u32) -> Value {
+        json(&self.run_dir().join(format!("{kind}_turn_{turn}.json")))
+    }
+
+    pub fn state(&self) -> Value {
+        json(&self.run_dir().join("state.json"))
+    }
+
+    pub fn report(&self) -> String {
+        fs::read_to_string(self.run_dir().join("report.md")).unwrap()
+    }
+
+    pub fn branch_exists(&self, branch: &str) -> bool {
+        Command::new("git")
+            .current_dir(&self.root)
+            .args(["rev-parse", "--verify", "--quiet"])
+            .arg(format!("refs/heads/{branch}"))
+            .output()
+            .unwrap()
+            .status
+            .success()
+    }
+
+    /// A file's content at a revision (`main`, a branch, a commit).
+    pub fn show(&self, rev: &str, path: &str) -> String {
+        git(&self.root, &["show", &format!("{rev}:{path}")])
+    }
+
+    pub fn git(&self, args: &[&str]) -> String {
+        git(&self.root, args)
+    }
+}
+
+pub fn fixture(script: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/loop")
+        .join(script);
+    fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+}
+
+pub fn json(path: &Path) -> Value {
+    let text =
+        fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Runs git with a fixed identity; panics with git's stderr on failure.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// Polls until `condition` holds; panics after `limit`.
+pub fn wait_until(limit: Duration, what: &str, mut condition: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !condition() {
+        assert!(start.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The exit code, with the process's output in the panic message when it is not `expected`.
+pub fn assert_exit(output: &Output, expected: i32) {
+    assert_eq!(
+        output.status.code(),
+        Some(expected),
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Live (non-zombie) processes of process group `pgid`, from /proc.
+pub fn live_group_members(pgid: i32) -> Vec<i32> {
+    fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                return false;
+            };
+            // Fields after the parenthesised command name: state, ppid, pgrp, …
+            let after_name = stat.rsplit_once(") ").map_or("", |(_, rest)| rest);
+            let fields: Vec<&str> = after_name.split_whitespace().collect();
+            fields.first() != Some(&"Z") && fields.get(2) == Some(&pgid.to_string().as_str())
+        })
+        .collect()
+}
+
+/// Kills every process of group `pgid` (a simulated crash takes the agents down too).
+pub fn kill_group(pgid: i32) {
+    // SAFETY: plain kill(2) on a process group this test's runner started.
+    unsafe {
+        libc::kill(-pgid, libc::SIGKILL);
+    }
+}
+
+pub fn read_pid(path: &Path) -> i32 {
+    fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+        .trim()
+        .parse()
+        .unwrap()
+}
