@@ -1,9 +1,42 @@
 //! Command-line cases: every user-visible command, README examples included, is checked
 //! against its recorded output so documentation cannot drift from behaviour.
 
+use std::path::Path;
+
 #[test]
 fn cli_cases() {
     trycmd::TestCases::new()
+        .env("AUTOBUILD_CONFIG_DIR", "/nonexistent/autobuild-config")
         .case("tests/cmd/*.toml")
         .case("README.md");
+}
+
+/// Cases that need a git repository: trycmd cannot keep a `.git` in a `.in` directory, so the
+/// demo's sample project is committed into a temp repository and the cases run there through
+/// `AUTOBUILD_DIR` (the environment form of `-C`).
+#[test]
+fn cli_cases_in_a_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(Path::new("demo/project"), dir.path());
+    autobuild::git::init_with_commit(dir.path(), "main", "sample project").unwrap();
+    let repo = dir.path().canonicalize().unwrap();
+    trycmd::TestCases::new()
+        .env("AUTOBUILD_DIR", repo.display().to_string())
+        .env("AUTOBUILD_CONFIG_DIR", "/nonexistent/autobuild-config")
+        .insert_var("[REPO]", repo.display().to_string())
+        .unwrap()
+        .case("tests/cmd-repo/*.toml");
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
 }

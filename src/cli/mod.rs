@@ -27,7 +27,7 @@ use crate::ui;
 )]
 pub struct Cli {
     /// Run as if started in DIR.
-    #[arg(short = 'C', global = true, value_name = "DIR")]
+    #[arg(short = 'C', global = true, value_name = "DIR", env = "AUTOBUILD_DIR")]
     pub directory: Option<PathBuf>,
     /// More detail (debug logs on stderr).
     #[arg(short, long, global = true)]

@@ -19,6 +19,7 @@ use crate::workflow::annotate;
 use crate::workflow::catalog::Catalog;
 use crate::workflow::merge::merge;
 use crate::workflow::parse_toml;
+use crate::workflow::resolve::in_reading_order;
 use crate::workflow::tree::Node;
 use crate::workflow::typed::decode;
 
@@ -130,7 +131,7 @@ impl ProfileSet {
         if problems.is_empty() {
             Ok(ProfileSet { profiles })
         } else {
-            Err(problems.into())
+            Err(in_reading_order(problems).into())
         }
     }
 

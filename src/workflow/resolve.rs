@@ -81,6 +81,20 @@ pub fn resolve(
     Catalog::discover(root)?.resolve(name_or_path, overrides)
 }
 
+/// Problems grouped by file (files in the order they first appear), each file's from top to
+/// bottom.
+pub fn in_reading_order(problems: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    for problem in &problems {
+        if !files.contains(&problem.path) {
+            files.push(problem.path.clone());
+        }
+    }
+    let mut ordered = problems;
+    ordered.sort_by_key(|p| (files.iter().position(|f| *f == p.path), p.location));
+    ordered
+}
+
 /// Whether a `--workflow` argument names a file rather than a workflow.
 pub fn is_path(name_or_path: &str) -> bool {
     name_or_path.contains(['/', '\\'])
@@ -140,11 +154,11 @@ impl Catalog {
             }
             Err(mut found) => {
                 problems.append(&mut found);
-                return Err(problems.into());
+                return Err(in_reading_order(problems).into());
             }
         };
         if !problems.is_empty() {
-            return Err(problems.into());
+            return Err(in_reading_order(problems).into());
         }
         let toml = toml::to_string(&workflow).map_err(|e| {
             Error::runtime(format!("cannot write workflow `{}` as TOML: {e}", workflow.name))
