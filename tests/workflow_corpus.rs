@@ -13,7 +13,9 @@ use autobuild::workflow::source::Layer;
 use autobuild::workflow::Overrides;
 
 fn fixtures(dir: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/workflows").join(dir)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/workflows")
+        .join(dir)
 }
 
 /// Resolves a file against the built-in layer only (no user directory, no repository).
@@ -29,9 +31,12 @@ fn problems(path: &Path) -> Vec<Diagnostic> {
 fn expectation(path: &Path) -> (usize, String) {
     let text = fs::read_to_string(path).unwrap();
     let first = text.lines().next().unwrap();
-    let rest = first
-        .strip_prefix("# expect: ")
-        .unwrap_or_else(|| panic!("{}: first line must be `# expect: LINE: TEXT`", path.display()));
+    let rest = first.strip_prefix("# expect: ").unwrap_or_else(|| {
+        panic!(
+            "{}: first line must be `# expect: LINE: TEXT`",
+            path.display()
+        )
+    });
     let (line, fragment) = rest.split_once(": ").unwrap();
     (line.parse().unwrap(), fragment.to_string())
 }
@@ -83,7 +88,10 @@ fn every_type_problem_of_a_file_is_reported() {
     let expected = [
         (7, "unknown key `modle`"),
         (8, "unknown value `wirte` for `tools`"),
-        (20, "invalid type: string \"none\", expected a non-negative integer"),
+        (
+            20,
+            "invalid type: string \"none\", expected a non-negative integer",
+        ),
         (38, "invalid type: string \"yes\", expected a boolean"),
     ];
     assert_eq!(found.len(), expected.len(), "{found:#?}");

@@ -76,7 +76,16 @@ fn extends_patches_roles_and_steps_by_id() {
     let ids: Vec<_> = w.all_steps().iter().map(|s| s.id.as_str()).collect();
     assert_eq!(
         ids,
-        ["worktree", "cycle", "implement", "verify", "review", "gate", "merge", "report"]
+        [
+            "worktree",
+            "cycle",
+            "implement",
+            "verify",
+            "review",
+            "gate",
+            "merge",
+            "report"
+        ]
     );
     assert_eq!(resolved.source, Path::new(".autobuild/workflows/x.toml"));
     assert_eq!(resolved.layer, Layer::Repo);
@@ -87,14 +96,18 @@ fn extends_patches_roles_and_steps_by_id() {
         "{annotated}"
     );
     assert!(annotated.contains("max_iterations = 8  # .autobuild/workflows/x.toml:10"));
-    assert!(annotated.contains("model = \"sonnet\"\n"), "base values stay unmarked");
+    assert!(
+        annotated.contains("model = \"sonnet\"\n"),
+        "base values stay unmarked"
+    );
 }
 
 #[test]
 fn resolved_toml_round_trips_and_is_hashed() {
     no_user_dir();
     let resolved = resolve(None, "player-coach", &Overrides::default()).unwrap();
-    let tree = parse_toml::parse(&Source::new("r.toml", resolved.toml.as_str(), Layer::File)).unwrap();
+    let tree =
+        parse_toml::parse(&Source::new("r.toml", resolved.toml.as_str(), Layer::File)).unwrap();
     assert_eq!(decode_workflow(&tree).unwrap(), resolved.workflow);
     assert_eq!(resolved.hash.len(), 64);
     let again = resolve(None, "player-coach", &Overrides::default()).unwrap();
@@ -108,7 +121,10 @@ fn config_roles_and_command_line_overrides_apply_in_order() {
         "[project]\nbase_branch = \"main\"\n\n[roles.coach]\nmodel = \"opus\"\n\n[roles.player]\nagent = \"command\"\ncommand = [\"sh\", \"p.sh\"]\n",
     )]);
     let overrides = Overrides {
-        set: vec!["roles.coach.model=haiku".into(), "limits.max_cost_usd=5".into()],
+        set: vec![
+            "roles.coach.model=haiku".into(),
+            "limits.max_cost_usd=5".into(),
+        ],
         max_turns: Some(2),
         player_model: Some("big".into()),
         ..Overrides::default()
@@ -121,15 +137,27 @@ fn config_roles_and_command_line_overrides_apply_in_order() {
     assert_eq!(w.limits.max_cost_usd, Some(5.0));
     assert_eq!(loop_bound(w), 2);
     let annotated = resolved.annotated_toml();
-    assert!(annotated.contains("agent = \"command\"  # .autobuild/config.toml:8"), "{annotated}");
-    assert!(annotated.contains("model = \"haiku\"  # --set:1"), "{annotated}");
+    assert!(
+        annotated.contains("agent = \"command\"  # .autobuild/config.toml:8"),
+        "{annotated}"
+    );
+    assert!(
+        annotated.contains("model = \"haiku\"  # --set:1"),
+        "{annotated}"
+    );
 }
 
 #[test]
 fn unknown_set_keys_and_config_roles_are_located_errors() {
-    let dir = repo(&[(".autobuild/config.toml", "[roles.coahc]\nmodel = \"opus\"\n")]);
+    let dir = repo(&[(
+        ".autobuild/config.toml",
+        "[roles.coahc]\nmodel = \"opus\"\n",
+    )]);
     let overrides = Overrides {
-        set: vec!["roles.coach.modle=opus".into(), "limit.max_cost_usd=3".into()],
+        set: vec![
+            "roles.coach.modle=opus".into(),
+            "limit.max_cost_usd=3".into(),
+        ],
         ..Overrides::default()
     };
     let found = problems(resolve(Some(dir.path()), "player-coach", &overrides));
@@ -137,46 +165,78 @@ fn unknown_set_keys_and_config_roles_are_located_errors() {
     assert_eq!(found.len(), 3, "{shown:#?}");
     assert!(shown[0].starts_with(".autobuild/config.toml:1:8: no workflow has a role `coahc`"));
     assert!(shown[0].contains("did you mean `coach`?"));
-    assert!(shown.iter().any(|s| s.starts_with("--set:1:13: unknown key `modle`")
-        && s.contains("did you mean `model`?")));
-    assert!(shown.iter().any(|s| s.starts_with("--set:1:1: unknown key `limit`")
-        && s.contains("did you mean `limits`?")));
+    assert!(shown
+        .iter()
+        .any(|s| s.starts_with("--set:1:13: unknown key `modle`")
+            && s.contains("did you mean `model`?")));
+    assert!(shown
+        .iter()
+        .any(|s| s.starts_with("--set:1:1: unknown key `limit`")
+            && s.contains("did you mean `limits`?")));
 }
 
 #[test]
 fn shadowing_a_builtin_needs_extends_or_replaces() {
-    let shadow = "schema = 1\nname = \"player-coach\"\n[[steps]]\nid = \"report\"\nuses = \"report\"\n";
+    let shadow =
+        "schema = 1\nname = \"player-coach\"\n[[steps]]\nid = \"report\"\nuses = \"report\"\n";
     let dir = repo(&[(".autobuild/workflows/pc.toml", shadow)]);
-    let found = problems(resolve(Some(dir.path()), "player-coach", &Overrides::default()));
+    let found = problems(resolve(
+        Some(dir.path()),
+        "player-coach",
+        &Overrides::default(),
+    ));
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].location.unwrap().line, 2);
     assert!(found[0].to_string().contains("extends = \"player-coach\""));
 
-    let replacing = shadow.replace("name = \"player-coach\"", "name = \"player-coach\"\nreplaces = \"player-coach\"");
+    let replacing = shadow.replace(
+        "name = \"player-coach\"",
+        "name = \"player-coach\"\nreplaces = \"player-coach\"",
+    );
     let dir = repo(&[(".autobuild/workflows/pc.toml", replacing.as_str())]);
     let resolved = resolve(Some(dir.path()), "player-coach", &Overrides::default()).unwrap();
-    assert_eq!(resolved.workflow.all_steps().len(), 1, "replaces takes nothing from the built-in");
+    assert_eq!(
+        resolved.workflow.all_steps().len(),
+        1,
+        "replaces takes nothing from the built-in"
+    );
     assert!(resolved.workflow.roles.is_empty());
 
-    let patching = "name = \"player-coach\"\nextends = \"player-coach\"\n[roles.player]\nmodel = \"opus\"\n";
+    let patching =
+        "name = \"player-coach\"\nextends = \"player-coach\"\n[roles.player]\nmodel = \"opus\"\n";
     let dir = repo(&[(".autobuild/workflows/pc.toml", patching)]);
     let resolved = resolve(Some(dir.path()), "player-coach", &Overrides::default()).unwrap();
-    assert_eq!(resolved.workflow.roles["player"].model.as_deref(), Some("opus"));
+    assert_eq!(
+        resolved.workflow.roles["player"].model.as_deref(),
+        Some("opus")
+    );
     assert_eq!(resolved.workflow.all_steps().len(), 8);
 }
 
 #[test]
 fn extends_cycles_and_unknown_bases_are_errors() {
     let dir = repo(&[
-        (".autobuild/workflows/a.toml", "name = \"a\"\nextends = \"b\"\n"),
-        (".autobuild/workflows/b.toml", "name = \"b\"\nextends = \"a\"\n"),
-        (".autobuild/workflows/c.toml", "name = \"c\"\nextends = \"player-coch\"\n"),
+        (
+            ".autobuild/workflows/a.toml",
+            "name = \"a\"\nextends = \"b\"\n",
+        ),
+        (
+            ".autobuild/workflows/b.toml",
+            "name = \"b\"\nextends = \"a\"\n",
+        ),
+        (
+            ".autobuild/workflows/c.toml",
+            "name = \"c\"\nextends = \"player-coch\"\n",
+        ),
     ]);
     let found = problems(resolve(Some(dir.path()), "a", &Overrides::default()));
     assert!(found[0].message.contains("goes in a circle"), "{found:#?}");
     let found = problems(resolve(Some(dir.path()), "c", &Overrides::default()));
     assert_eq!(found[0].message, "unknown workflow `player-coch`");
-    assert_eq!(found[0].help.as_deref(), Some("did you mean `player-coach`?"));
+    assert_eq!(
+        found[0].help.as_deref(),
+        Some("did you mean `player-coach`?")
+    );
     match resolve(Some(dir.path()), "solo2", &Overrides::default()) {
         Err(e @ Error::Usage { .. }) => assert_eq!(e.exit_code(), 2),
         other => panic!("{other:?}"),
@@ -189,7 +249,11 @@ fn repo_prompts_override_builtins_and_are_checked() {
         ".autobuild/prompts/coach.md",
         "Review {{ task.id }}.\n\nTitle: {{ task.titel }}\n",
     )]);
-    let found = problems(resolve(Some(dir.path()), "player-coach", &Overrides::default()));
+    let found = problems(resolve(
+        Some(dir.path()),
+        "player-coach",
+        &Overrides::default(),
+    ));
     assert_eq!(found.len(), 1, "{found:#?}");
     let shown = found[0].to_string();
     assert!(
@@ -200,7 +264,9 @@ fn repo_prompts_override_builtins_and_are_checked() {
 
     let dir = repo(&[(".autobuild/prompts/coach.md", "Review {{ task.id }}.\n")]);
     let resolved = resolve(Some(dir.path()), "player-coach", &Overrides::default()).unwrap();
-    let text = resolved.render_prompt("coach.md", &PromptContext::example()).unwrap();
+    let text = resolved
+        .render_prompt("coach.md", &PromptContext::example())
+        .unwrap();
     assert_eq!(text, "Review TASK-001.\n");
 }
 
@@ -230,7 +296,10 @@ fn builtin_prompts_render_on_the_first_and_later_turns() {
         "No progress in 3 turns.",
         "Do not commit",
     ] {
-        assert!(player.contains(expected), "player prompt lacks `{expected}`:\n{player}");
+        assert!(
+            player.contains(expected),
+            "player prompt lacks `{expected}`:\n{player}"
+        );
     }
     let player_first = resolved.render_prompt("player.md", &first).unwrap();
     assert!(!player_first.contains("Feedback from the previous turn"));
@@ -244,7 +313,10 @@ fn builtin_prompts_render_on_the_first_and_later_turns() {
         "exactly one fenced JSON block",
         "{\"type\": \"object\"}",
     ] {
-        assert!(coach.contains(expected), "coach prompt lacks `{expected}`:\n{coach}");
+        assert!(
+            coach.contains(expected),
+            "coach prompt lacks `{expected}`:\n{coach}"
+        );
     }
     let coach_first = resolved.render_prompt("coach.md", &first).unwrap();
     assert!(coach_first.contains("The runner has not verified this turn."));
@@ -254,9 +326,14 @@ fn builtin_prompts_render_on_the_first_and_later_turns() {
 fn yaml_and_toml_forms_of_player_coach_are_the_same_workflow() {
     let (file, text) = autobuild::workflow::builtin::WORKFLOWS[0];
     let toml_tree = parse_toml::parse(&Source::new(file, text, Layer::BuiltIn)).unwrap();
-    let yaml_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/workflows/player-coach.yaml");
-    let yaml_tree = parse_yaml::parse(&read_source(&yaml_path, None, Layer::File).unwrap()).unwrap();
-    assert_eq!(decode_workflow(&yaml_tree).unwrap(), decode_workflow(&toml_tree).unwrap());
+    let yaml_path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/workflows/player-coach.yaml");
+    let yaml_tree =
+        parse_yaml::parse(&read_source(&yaml_path, None, Layer::File).unwrap()).unwrap();
+    assert_eq!(
+        decode_workflow(&yaml_tree).unwrap(),
+        decode_workflow(&toml_tree).unwrap()
+    );
 }
 
 #[test]
@@ -264,23 +341,47 @@ fn yaml_workflows_resolve_from_the_repo() {
     let yaml = "name: y\nextends: solo\nroles:\n  player:\n    model: opus\n";
     let dir = repo(&[(".autobuild/workflows/y.yml", yaml)]);
     let resolved = resolve(Some(dir.path()), "y", &Overrides::default()).unwrap();
-    assert_eq!(resolved.workflow.roles["player"].model.as_deref(), Some("opus"));
+    assert_eq!(
+        resolved.workflow.roles["player"].model.as_deref(),
+        Some("opus")
+    );
     assert_eq!(resolved.workflow.gate.waive, [Requirement::Coach]);
 }
 
 #[test]
 fn profiles_merge_repo_files_and_config_and_resolve_aliases() {
     let dir = repo(&[
-        (".autobuild/profiles/feature.toml", "require = [\"checks.test\", \"checks.lint\", \"criteria\", \"coach\"]\n"),
-        (".autobuild/profiles/spike.toml", "description = \"Throwaway.\"\nrequire = [\"changes\"]\n"),
-        (".autobuild/config.toml", "[profiles.bugfix]\naliases = [\"hotfix\"]\n"),
+        (
+            ".autobuild/profiles/feature.toml",
+            "require = [\"checks.test\", \"checks.lint\", \"criteria\", \"coach\"]\n",
+        ),
+        (
+            ".autobuild/profiles/spike.toml",
+            "description = \"Throwaway.\"\nrequire = [\"changes\"]\n",
+        ),
+        (
+            ".autobuild/config.toml",
+            "[profiles.bugfix]\naliases = [\"hotfix\"]\n",
+        ),
     ]);
     let (feature, warning) = resolve_profile(Some(dir.path()), "feature").unwrap();
     assert!(warning.is_none());
     assert_eq!(feature.require.len(), 4);
-    assert!(feature.description.starts_with("New behaviour"), "description kept from the built-in");
-    assert_eq!(resolve_profile(Some(dir.path()), "hotfix").unwrap().0.name, "bugfix");
-    assert_eq!(resolve_profile(Some(dir.path()), "spike").unwrap().0.require, [Requirement::Changes]);
+    assert!(
+        feature.description.starts_with("New behaviour"),
+        "description kept from the built-in"
+    );
+    assert_eq!(
+        resolve_profile(Some(dir.path()), "hotfix").unwrap().0.name,
+        "bugfix"
+    );
+    assert_eq!(
+        resolve_profile(Some(dir.path()), "spike")
+            .unwrap()
+            .0
+            .require,
+        [Requirement::Changes]
+    );
     let (fallback, warning) = resolve_profile(Some(dir.path()), "research").unwrap();
     assert_eq!(fallback.name, "feature");
     assert!(warning.unwrap().contains("spike"));
@@ -295,6 +396,10 @@ fn invalid_profiles_are_located_errors() {
     let found = problems(resolve_profile(Some(dir.path()), "feature"));
     let shown: Vec<String> = found.iter().map(ToString::to_string).collect();
     assert_eq!(found.len(), 2, "{shown:#?}");
-    assert!(shown.iter().any(|s| s.starts_with(".autobuild/config.toml:2:27: unknown requirement `coahc`")));
-    assert!(shown.iter().any(|s| s.starts_with(".autobuild/config.toml:3:1: unknown key `alias`")));
+    assert!(shown
+        .iter()
+        .any(|s| s.starts_with(".autobuild/config.toml:2:27: unknown requirement `coahc`")));
+    assert!(shown
+        .iter()
+        .any(|s| s.starts_with(".autobuild/config.toml:3:1: unknown key `alias`")));
 }

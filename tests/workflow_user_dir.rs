@@ -39,9 +39,18 @@ fn user_layer_patches_builtins_and_the_repo_patches_both() {
     assert_eq!(roles["player"].model.as_deref(), Some("user-player"));
     assert_eq!(roles["coach"].model.as_deref(), Some("repo-coach"));
     let context = PromptContext::example();
-    assert_eq!(resolved.render_prompt("player.md", &context).unwrap(), "user player 2\n");
-    assert_eq!(resolved.render_prompt("coach.md", &context).unwrap(), "repo coach\n");
+    assert_eq!(
+        resolved.render_prompt("player.md", &context).unwrap(),
+        "user player 2\n"
+    );
+    assert_eq!(
+        resolved.render_prompt("coach.md", &context).unwrap(),
+        "repo coach\n"
+    );
 
     let user_only = resolve(None, "player-coach", &Overrides::default()).unwrap();
-    assert_eq!(user_only.workflow.roles["coach"].model.as_deref(), Some("user-coach"));
+    assert_eq!(
+        user_only.workflow.roles["coach"].model.as_deref(),
+        Some("user-coach")
+    );
 }

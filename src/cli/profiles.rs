@@ -33,7 +33,11 @@ pub fn run(cmd: ProfilesCommand) -> Result<u8, Error> {
                 let p = &loaded.profile;
                 rows.push(vec![
                     p.name.clone(),
-                    p.require.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "),
+                    p.require
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", "),
                     p.aliases.join(", "),
                 ]);
             }

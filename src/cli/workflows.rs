@@ -71,11 +71,7 @@ fn list(catalog: &Catalog) -> Result<u8, Error> {
             Ok(resolved) => resolved.workflow.description,
             Err(_) => "(invalid: see `autobuild workflows validate`)".to_string(),
         };
-        rows.push(vec![
-            name.to_string(),
-            document.source.label(),
-            description,
-        ]);
+        rows.push(vec![name.to_string(), document.source.label(), description]);
     }
     for line in aligned(&rows) {
         ui::line(&line);

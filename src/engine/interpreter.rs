@@ -103,7 +103,7 @@ impl<'a, 'p> Interpreter<'a, 'p> {
                 continue;
             }
             if let Some(condition) = &step.condition {
-                let holds = expr::eval_bool(condition, &self.expression_context())
+                let holds = expr::eval_bool(condition, self.expression_context())
                     .map_err(|e| Error::runtime(format!("step `{}`: `if`: {e}", step.id)))?;
                 if !holds {
                     self.cx.emit(EventKind::StepSkipped {
@@ -238,7 +238,7 @@ impl<'a, 'p> Interpreter<'a, 'p> {
             let done = match (&walked, until, self.stop.is_some()) {
                 (Ok(()), Some(expression), false) => {
                     self.finish_turn(iteration, max);
-                    expr::eval_bool(expression, &self.expression_context()).map_err(|e| {
+                    expr::eval_bool(expression, self.expression_context()).map_err(|e| {
                         Error::runtime(format!("loop `{loop_id}`: `until`: {e}"))
                     })
                 }

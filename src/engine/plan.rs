@@ -120,6 +120,12 @@ pub fn preflight(
         .map_err(|e| Error::usage(e.to_string()))?;
     let branch = format!("autobuild/{}", task.id);
     let branch_exists = repo.branch_exists(&branch);
+    if let Some(holder) = crate::engine::lock::holder(&layout.runs(), &task.id) {
+        return Err(Error::usage(format!(
+            "task {} is already being run by process {holder}",
+            task.id
+        )));
+    }
     if branch_exists && policy == BranchPolicy::New {
         return Err(Error::usage(format!(
             "branch `{branch}` already exists from an earlier run of {}",
@@ -128,12 +134,6 @@ pub fn preflight(
         .with_help(format!(
             "continue it with `autobuild task {id} --resume`, or discard it with `autobuild task {id} --fresh` (asks first; --yes to skip)",
             id = task.id
-        )));
-    }
-    if let Some(holder) = crate::engine::lock::holder(&layout.runs(), &task.id) {
-        return Err(Error::usage(format!(
-            "task {} is already being run by process {holder}",
-            task.id
         )));
     }
     let worktree = layout.worktrees().join(&task.id);

@@ -38,7 +38,7 @@ mod tests {
         std::fs::write(dir.path().join("src/a.txt"), "a").unwrap();
         init_with_commit(dir.path(), "main", "first").unwrap();
         let repo = Repository::open(dir.path()).unwrap();
-        assert_eq!(repo.head().unwrap().shorthand(), Some("main"));
+        assert_eq!(repo.head().unwrap().shorthand().ok(), Some("main"));
         let tree = repo.head().unwrap().peel_to_tree().unwrap();
         assert!(tree.get_path(Path::new("src/a.txt")).is_ok());
     }

@@ -8,7 +8,10 @@ pub const DEFAULT_PROFILE: &str = "feature";
 pub const PROFILES: &[(&str, &str)] = &[
     ("feature.toml", include_str!("../../profiles/feature.toml")),
     ("bugfix.toml", include_str!("../../profiles/bugfix.toml")),
-    ("refactor.toml", include_str!("../../profiles/refactor.toml")),
+    (
+        "refactor.toml",
+        include_str!("../../profiles/refactor.toml"),
+    ),
     ("testing.toml", include_str!("../../profiles/testing.toml")),
     (
         "scaffolding.toml",

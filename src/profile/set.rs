@@ -112,8 +112,13 @@ impl ProfileSet {
                 Ok(file) if file.require.is_empty() => problems.push(
                     tree.get("require")
                         .map_or(&tree.pos, |n| &n.pos)
-                        .error(format!("profile `{name}` requires nothing, so every turn would be approved"))
-                        .with_help(format!("require at least one of: {}", Requirement::FORMS.join(", "))),
+                        .error(format!(
+                            "profile `{name}` requires nothing, so every turn would be approved"
+                        ))
+                        .with_help(format!(
+                            "require at least one of: {}",
+                            Requirement::FORMS.join(", ")
+                        )),
                 ),
                 Ok(file) => profiles.push(LoadedProfile {
                     profile: Profile {
@@ -160,7 +165,9 @@ impl ProfileSet {
             return Ok((found.profile.clone(), None));
         }
         let default = self.get(DEFAULT_PROFILE).ok_or_else(|| {
-            Error::runtime(format!("the default profile `{DEFAULT_PROFILE}` is not defined"))
+            Error::runtime(format!(
+                "the default profile `{DEFAULT_PROFILE}` is not defined"
+            ))
         })?;
         let known = self.names().join(", ");
         let hint = match did_you_mean(task_type, self.all_names()) {
@@ -176,18 +183,25 @@ impl ProfileSet {
     }
 
     pub fn names(&self) -> Vec<&str> {
-        self.profiles.iter().map(|p| p.profile.name.as_str()).collect()
+        self.profiles
+            .iter()
+            .map(|p| p.profile.name.as_str())
+            .collect()
     }
 
     fn all_names(&self) -> impl Iterator<Item = &str> {
         self.profiles.iter().flat_map(|p| {
-            std::iter::once(p.profile.name.as_str()).chain(p.profile.aliases.iter().map(String::as_str))
+            std::iter::once(p.profile.name.as_str())
+                .chain(p.profile.aliases.iter().map(String::as_str))
         })
     }
 }
 
 /// Resolves a task type to its profile as seen from `root`; see [`ProfileSet::resolve`].
-pub fn resolve_profile(root: Option<&Path>, task_type: &str) -> Result<(Profile, Option<String>), Error> {
+pub fn resolve_profile(
+    root: Option<&Path>,
+    task_type: &str,
+) -> Result<(Profile, Option<String>), Error> {
     ProfileSet::load(root)?.resolve(task_type)
 }
 
@@ -202,7 +216,11 @@ fn add_layer(trees: &mut Vec<(String, Node)>, name: String, tree: Node) {
 fn alias_conflicts(profiles: &[LoadedProfile]) -> Vec<Diagnostic> {
     let mut problems = Vec::new();
     for (index, loaded) in profiles.iter().enumerate() {
-        let alias_nodes = loaded.tree.get("aliases").and_then(Node::as_array).unwrap_or_default();
+        let alias_nodes = loaded
+            .tree
+            .get("aliases")
+            .and_then(Node::as_array)
+            .unwrap_or_default();
         for (alias, node) in loaded.profile.aliases.iter().zip(alias_nodes) {
             let clash = profiles.iter().enumerate().find(|(other, p)| {
                 p.profile.name == *alias || (*other < index && p.profile.aliases.contains(alias))
@@ -256,7 +274,10 @@ mod tests {
                 .map(ToString::to_string)
                 .collect::<Vec<_>>()
         };
-        assert_eq!(require("feature"), ["checks.test", "criteria", "coach", "changes"]);
+        assert_eq!(
+            require("feature"),
+            ["checks.test", "criteria", "coach", "changes"]
+        );
         assert_eq!(require("scaffolding"), ["criteria", "coach", "changes"]);
         assert_eq!(set.names().len(), 6);
     }

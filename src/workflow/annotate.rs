@@ -22,7 +22,11 @@ pub fn annotate(resolved: &str, merged: &Node) -> String {
 
     let mut out = String::from("# Resolved from (lowest precedence first):\n");
     for layer in layers(merged) {
-        out.push_str(&format!("#   {} ({})\n", layer.path.display(), layer.layer.label()));
+        out.push_str(&format!(
+            "#   {} ({})\n",
+            layer.path.display(),
+            layer.layer.label()
+        ));
     }
     out.push('\n');
     for (index, line) in resolved.lines().enumerate() {
@@ -46,7 +50,9 @@ fn collect(written: &Node, merged: &Node, base: &Pos, notes: &mut BTreeMap<usize
                 }
             }
         }
-        (Value::Array(w), Value::Array(m)) if w.iter().all(|n| n.as_table().is_some()) && !w.is_empty() => {
+        (Value::Array(w), Value::Array(m))
+            if w.iter().all(|n| n.as_table().is_some()) && !w.is_empty() =>
+        {
             for (index, item) in w.iter().enumerate() {
                 let counterpart = match item.get_str("id") {
                     Some(id) => m.iter().find(|n| n.get_str("id") == Some(id)),

@@ -60,16 +60,6 @@ impl Document {
             .map_or(stem, str::to_string);
         Document { source, tree, name }
     }
-
-    /// The `description` the file declares, if it parses and has one.
-    pub fn description(&self) -> Option<&str> {
-        self.tree.as_ref().ok()?.get_str("description")
-    }
-
-    /// The string value of a top-level key (`extends`, `replaces`).
-    pub fn key(&self, key: &str) -> Option<&str> {
-        self.tree.as_ref().ok()?.get_str(key)
-    }
 }
 
 /// The `[roles]` and `[profiles]` tables of `.autobuild/config.toml`.
@@ -125,13 +115,21 @@ impl Catalog {
             prompts: builtin::PROMPTS
                 .iter()
                 .map(|(file, text)| {
-                    Source::new(builtin::display_path("prompts", file), *text, Layer::BuiltIn)
+                    Source::new(
+                        builtin::display_path("prompts", file),
+                        *text,
+                        Layer::BuiltIn,
+                    )
                 })
                 .collect(),
             profiles: profile::builtin::PROFILES
                 .iter()
                 .map(|(file, text)| {
-                    Source::new(builtin::display_path("profiles", file), *text, Layer::BuiltIn)
+                    Source::new(
+                        builtin::display_path("profiles", file),
+                        *text,
+                        Layer::BuiltIn,
+                    )
                 })
                 .collect(),
             config: ConfigOverrides::default(),
@@ -155,7 +153,14 @@ impl Catalog {
     /// Reads a workflow file named on the command line. When it is one of the discovered files,
     /// that document's index is returned instead, so it keeps its place in the precedence order.
     pub fn open_file(&self, path: &Path) -> Result<Opened, Error> {
-        let canonical = fs::canonicalize(path).map_err(|e| Error::io("cannot read", path, e))?;
+        let canonical = fs::canonicalize(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                Error::usage(format!("no workflow file {}", path.display())).with_help(
+                    "name a workflow file, or a workflow listed by `autobuild workflows list`",
+                )
+            }
+            _ => Error::io("cannot read", path, e),
+        })?;
         let discovered = self.documents.iter().position(|doc| {
             doc.source.layer != Layer::BuiltIn
                 && self
@@ -185,7 +190,9 @@ impl Catalog {
     /// them with `None`).
     pub fn find(&self, name: &str, below: Option<usize>) -> Option<usize> {
         let end = below.unwrap_or(self.documents.len());
-        self.documents[..end].iter().rposition(|doc| doc.name == name)
+        self.documents[..end]
+            .iter()
+            .rposition(|doc| doc.name == name)
     }
 
     /// Every workflow name, each once, in first-seen order.

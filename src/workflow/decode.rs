@@ -134,7 +134,11 @@ fn decode_step(node: &Node, problems: &mut Vec<Diagnostic>) -> Option<Step> {
 }
 
 /// The step's `uses`, when it names a built-in action.
-fn step_uses<'a>(node: &'a Node, table: &'a Table, problems: &mut Vec<Diagnostic>) -> Option<&'a str> {
+fn step_uses<'a>(
+    node: &'a Node,
+    table: &'a Table,
+    problems: &mut Vec<Diagnostic>,
+) -> Option<&'a str> {
     let known = Action::USES.join(", ");
     let Some(uses) = table.get("uses") else {
         let id = table
@@ -167,8 +171,17 @@ fn step_uses<'a>(node: &'a Node, table: &'a Table, problems: &mut Vec<Diagnostic
     Some(name)
 }
 
-fn check_step_keys(table: &Table, uses: &str, action_keys: &[&str], problems: &mut Vec<Diagnostic>) {
-    let allowed: Vec<&str> = Step::COMMON_KEYS.iter().chain(action_keys).copied().collect();
+fn check_step_keys(
+    table: &Table,
+    uses: &str,
+    action_keys: &[&str],
+    problems: &mut Vec<Diagnostic>,
+) {
+    let allowed: Vec<&str> = Step::COMMON_KEYS
+        .iter()
+        .chain(action_keys)
+        .copied()
+        .collect();
     for entry in table.iter() {
         let key = entry.key.as_str();
         if allowed.contains(&key) {
@@ -187,7 +200,9 @@ fn check_step_keys(table: &Table, uses: &str, action_keys: &[&str], problems: &m
         problems.push(
             entry
                 .key_pos
-                .error(format!("unknown key `{key}` for a `uses = \"{uses}\"` step"))
+                .error(format!(
+                    "unknown key `{key}` for a `uses = \"{uses}\"` step"
+                ))
                 .with_help(help),
         );
     }
@@ -237,7 +252,12 @@ max_iterations = 2
     fn decodes_nested_steps_and_roles() {
         let workflow = decode_text(VALID).unwrap();
         assert_eq!(workflow.roles["player"].agent, AgentKind::Command);
-        let Action::Loop { steps, max_iterations, .. } = &workflow.steps[0].action else {
+        let Action::Loop {
+            steps,
+            max_iterations,
+            ..
+        } = &workflow.steps[0].action
+        else {
             panic!("not a loop");
         };
         assert_eq!(*max_iterations, 2);
@@ -247,8 +267,14 @@ max_iterations = 2
     #[test]
     fn reports_problems_of_every_role_and_step() {
         let text = VALID
-            .replace("prompt = \"player.md\"", "prompt = \"player.md\"\nmodle = \"x\"")
-            .replace("max_iterations = 2", "max_iterations = \"two\"\nuntill = \"x\"")
+            .replace(
+                "prompt = \"player.md\"",
+                "prompt = \"player.md\"\nmodle = \"x\"",
+            )
+            .replace(
+                "max_iterations = 2",
+                "max_iterations = \"two\"\nuntill = \"x\"",
+            )
             .replace("role = \"player\"", "role = 3");
         let problems = decode_text(&text).unwrap_err();
         let messages: Vec<_> = problems.iter().map(|d| d.message.as_str()).collect();
@@ -264,7 +290,8 @@ max_iterations = 2
 
     #[test]
     fn unknown_uses_suggests_the_closest() {
-        let problems = decode_text(&VALID.replace("uses = \"loop\"", "uses = \"lop\"")).unwrap_err();
+        let problems =
+            decode_text(&VALID.replace("uses = \"loop\"", "uses = \"lop\"")).unwrap_err();
         assert_eq!(problems.len(), 1, "{problems:#?}");
         assert_eq!(problems[0].help.as_deref(), Some("did you mean `loop`?"));
         assert_eq!(problems[0].location.unwrap().line, 12);
@@ -272,8 +299,7 @@ max_iterations = 2
 
     #[test]
     fn missing_max_iterations_points_at_the_step() {
-        let problems =
-            decode_text(&VALID.replace("max_iterations = 2\n", "")).unwrap_err();
+        let problems = decode_text(&VALID.replace("max_iterations = 2\n", "")).unwrap_err();
         assert_eq!(problems.len(), 1, "{problems:#?}");
         assert_eq!(problems[0].message, "missing key `max_iterations`");
     }

@@ -67,14 +67,13 @@ impl Expr {
         })
     }
 
-    pub fn text(&self) -> &str {
-        &self.text
-    }
-
     /// The variables the expression reads, as dotted paths (`steps.gate.outputs.approved`);
     /// a subscript or a call ends a path (`steps[x]` reads `steps`).
     pub fn variables(&self) -> BTreeSet<String> {
-        self.compiled.undeclared_variables(true).into_iter().collect()
+        self.compiled
+            .undeclared_variables(true)
+            .into_iter()
+            .collect()
     }
 
     pub fn eval<S: Serialize>(&self, context: S) -> Result<minijinja::Value, ExprError> {

@@ -58,7 +58,11 @@ pub struct Input {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Limits {
-    #[serde(default, with = "opt_duration", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        with = "opt_duration",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub max_wall_time: Option<Duration>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_cost_usd: Option<f64>,
@@ -105,10 +109,18 @@ pub struct Role {
     pub output: Option<OutputKind>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_agent_turns: Option<u32>,
-    #[serde(default, with = "opt_duration", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        with = "opt_duration",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub timeout: Option<Duration>,
     /// Kill the agent when it prints nothing for this long.
-    #[serde(default, with = "opt_duration", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        with = "opt_duration",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub idle_timeout: Option<Duration>,
     /// Program and arguments for the `command` adapter.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -225,7 +237,11 @@ pub struct Step {
     /// Run even after an earlier step failed or the run was stopped.
     #[serde(default, skip_serializing_if = "is_false")]
     pub always: bool,
-    #[serde(default, with = "opt_duration", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        with = "opt_duration",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub timeout: Option<Duration>,
     #[serde(flatten)]
     pub action: Action,

@@ -40,7 +40,11 @@ pub fn apply(tree: &mut Node, overrides: &Overrides) -> Result<(), Vec<Diagnosti
     if let Some(agent) = &overrides.agent {
         let value = flag_value("--agent", agent);
         for role in role_names(tree) {
-            patches.push(role_patch(&role, &[("agent", value.pos.clone())], value.clone()));
+            patches.push(role_patch(
+                &role,
+                &[("agent", value.pos.clone())],
+                value.clone(),
+            ));
         }
     }
     for (flag, role, model) in [
@@ -66,7 +70,12 @@ pub fn apply(tree: &mut Node, overrides: &Overrides) -> Result<(), Vec<Diagnosti
         match first_loop(tree_steps(tree)) {
             Some(ids) => {
                 let value = Node::new(Value::Integer(i64::from(max)), pos.clone());
-                patches.push(step_patch(&ids, &pos, &[("max_iterations", pos.clone())], value));
+                patches.push(step_patch(
+                    &ids,
+                    &pos,
+                    &[("max_iterations", pos.clone())],
+                    value,
+                ));
             }
             None => problems.push(pos.error("the workflow has no loop step to bound")),
         }
@@ -134,7 +143,10 @@ fn set_patch(tree: &Node, assignment: &str) -> Result<Node, Diagnostic> {
                     .error(format!("a step's `{field}` cannot be changed with --set"))
                     .with_help("write a workflow that extends this one instead"));
             }
-            let rest: Vec<(&str, Pos)> = keys[2..].iter().map(|(k, p)| (k.as_str(), p.clone())).collect();
+            let rest: Vec<(&str, Pos)> = keys[2..]
+                .iter()
+                .map(|(k, p)| (k.as_str(), p.clone()))
+                .collect();
             Ok(step_patch(&ids, id_pos, &rest, value))
         }
         "roles" => {
@@ -151,11 +163,15 @@ fn set_patch(tree: &Node, assignment: &str) -> Result<Node, Diagnostic> {
                 };
                 return Err(role_pos.error(format!("no role `{role}`")).with_help(help));
             }
-            let rest: Vec<(&str, Pos)> = keys[2..].iter().map(|(k, p)| (k.as_str(), p.clone())).collect();
+            let rest: Vec<(&str, Pos)> = keys[2..]
+                .iter()
+                .map(|(k, p)| (k.as_str(), p.clone()))
+                .collect();
             Ok(role_patch(role, &rest, value))
         }
         _ => {
-            let path: Vec<(&str, Pos)> = keys.iter().map(|(k, p)| (k.as_str(), p.clone())).collect();
+            let path: Vec<(&str, Pos)> =
+                keys.iter().map(|(k, p)| (k.as_str(), p.clone())).collect();
             Ok(nest(&path, value))
         }
     }
@@ -182,11 +198,14 @@ fn key_segments(source: &Arc<Source>, key: &str) -> Result<Vec<(String, Pos)>, D
 /// `{k1 = {k2 = … value}}`.
 fn nest(keys: &[(&str, Pos)], value: Node) -> Node {
     keys.iter().rev().fold(value, |inner, (key, pos)| {
-        table(vec![Entry {
-            key: (*key).to_string(),
-            key_pos: pos.clone(),
-            value: inner,
-        }], pos.clone())
+        table(
+            vec![Entry {
+                key: (*key).to_string(),
+                key_pos: pos.clone(),
+                value: inner,
+            }],
+            pos.clone(),
+        )
     })
 }
 
@@ -219,16 +238,21 @@ fn step_patch(ids: &[String], id_pos: &Pos, keys: &[(&str, Pos)], value: Node) -
                 value: Node::new(Value::String(id.clone()), id_pos.clone()),
             });
         }
-        table(vec![Entry {
-            key: "steps".into(),
-            key_pos: id_pos.clone(),
-            value: Node::new(Value::Array(vec![element]), id_pos.clone()),
-        }], id_pos.clone())
+        table(
+            vec![Entry {
+                key: "steps".into(),
+                key_pos: id_pos.clone(),
+                value: Node::new(Value::Array(vec![element]), id_pos.clone()),
+            }],
+            id_pos.clone(),
+        )
     })
 }
 
 fn tree_steps(tree: &Node) -> &[Node] {
-    tree.get("steps").and_then(Node::as_array).unwrap_or_default()
+    tree.get("steps")
+        .and_then(Node::as_array)
+        .unwrap_or_default()
 }
 
 fn role_names(tree: &Node) -> Vec<String> {
@@ -315,10 +339,19 @@ mod tests {
             ]),
         )
         .unwrap();
-        assert_eq!(tree.at(&path("roles.coach.model")).unwrap().as_str(), Some("opus"));
-        assert!(matches!(tree.at(&path("limits.max_cost_usd")).unwrap().value, Value::Integer(5)));
+        assert_eq!(
+            tree.at(&path("roles.coach.model")).unwrap().as_str(),
+            Some("opus")
+        );
+        assert!(matches!(
+            tree.at(&path("limits.max_cost_usd")).unwrap().value,
+            Value::Integer(5)
+        ));
         let cycle = &tree_steps(&tree)[1];
-        assert!(matches!(cycle.get("max_iterations").unwrap().value, Value::Integer(3)));
+        assert!(matches!(
+            cycle.get("max_iterations").unwrap().value,
+            Value::Integer(3)
+        ));
         let review = &cycle.get("steps").unwrap().as_array().unwrap()[2];
         assert_eq!(review.get_str("role"), Some("player"));
         let model = tree.at(&path("roles.coach.model")).unwrap();
@@ -336,18 +369,33 @@ mod tests {
             ..Overrides::default()
         };
         apply(&mut tree, &overrides).unwrap();
-        assert_eq!(tree.at(&path("roles.player.model")).unwrap().as_str(), Some("haiku"));
-        assert_eq!(tree.at(&path("roles.coach.agent")).unwrap().as_str(), Some("codex"));
+        assert_eq!(
+            tree.at(&path("roles.player.model")).unwrap().as_str(),
+            Some("haiku")
+        );
+        assert_eq!(
+            tree.at(&path("roles.coach.agent")).unwrap().as_str(),
+            Some("codex")
+        );
         let cycle = &tree_steps(&tree)[1];
-        assert!(matches!(cycle.get("max_iterations").unwrap().value, Value::Integer(9)));
+        assert!(matches!(
+            cycle.get("max_iterations").unwrap().value,
+            Value::Integer(9)
+        ));
     }
 
     #[test]
     fn unknown_steps_and_roles_are_located_with_suggestions() {
         let mut tree = player_coach();
-        let problems =
-            apply(&mut tree, &set(&["steps.cylce.max_iterations=3", "roles.coahc.model=x", "oops"]))
-                .unwrap_err();
+        let problems = apply(
+            &mut tree,
+            &set(&[
+                "steps.cylce.max_iterations=3",
+                "roles.coahc.model=x",
+                "oops",
+            ]),
+        )
+        .unwrap_err();
         assert_eq!(problems[0].message, "no step `cylce`");
         assert_eq!(problems[0].help.as_deref(), Some("did you mean `cycle`?"));
         assert_eq!(problems[0].location.unwrap().column, 7);
@@ -356,6 +404,9 @@ mod tests {
     }
 
     fn path(dotted: &str) -> Vec<crate::workflow::tree::Seg> {
-        dotted.split('.').map(crate::workflow::tree::Seg::key).collect()
+        dotted
+            .split('.')
+            .map(crate::workflow::tree::Seg::key)
+            .collect()
     }
 }

@@ -24,7 +24,10 @@ pub fn parse(source: &Arc<Source>) -> Result<Node, Vec<Diagnostic>> {
     }
     let span = document.span();
     let table = convert_table(source, 0, document.into_inner());
-    Ok(Node::new(Value::Table(table), source.pos_at_offset(span.start)))
+    Ok(Node::new(
+        Value::Table(table),
+        source.pos_at_offset(span.start),
+    ))
 }
 
 /// Parses the text of `source` from byte `start` on as one TOML value (the right-hand side of
@@ -114,7 +117,10 @@ mod tests {
         .unwrap();
         let steps = tree.get("steps").unwrap().as_array().unwrap();
         assert_eq!(steps.len(), 2);
-        assert!(matches!(steps[0].get("max").unwrap().value, Value::Integer(16)));
+        assert!(matches!(
+            steps[0].get("max").unwrap().value,
+            Value::Integer(16)
+        ));
         assert!(matches!(steps[0].get("cost").unwrap().value, Value::Float(f) if f == 2.5));
         assert_eq!(steps[1].get("id").unwrap().pos.location.line, 6);
     }
@@ -124,7 +130,13 @@ mod tests {
         let source = src("max_iterations=3");
         let node = parse_value(&source, 15).unwrap();
         assert!(matches!(node.value, Value::Integer(3)));
-        assert_eq!(node.pos.location, Location { line: 1, column: 16 });
+        assert_eq!(
+            node.pos.location,
+            Location {
+                line: 1,
+                column: 16
+            }
+        );
         assert!(parse_value(&src("model=opus"), 6).is_none());
     }
 

@@ -245,7 +245,13 @@ mod tests {
         let coach = tree.get("roles").unwrap().get("coach").unwrap();
         let entry = coach.as_table().unwrap().entry("model").unwrap();
         assert_eq!(entry.key_pos.location, Location { line: 4, column: 5 });
-        assert_eq!(entry.value.pos.location, Location { line: 4, column: 12 });
+        assert_eq!(
+            entry.value.pos.location,
+            Location {
+                line: 4,
+                column: 12
+            }
+        );
     }
 
     #[test]
@@ -268,7 +274,10 @@ mod tests {
         let tree = parse_text("base: &b {x: 1}\nsteps:\n  - id: a\n  - *b\n").unwrap();
         let steps = tree.get("steps").unwrap().as_array().unwrap();
         assert_eq!(steps[0].get_str("id"), Some("a"));
-        assert!(matches!(steps[1].get("x").unwrap().value, Value::Integer(1)));
+        assert!(matches!(
+            steps[1].get("x").unwrap().value,
+            Value::Integer(1)
+        ));
     }
 
     #[test]

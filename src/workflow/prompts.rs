@@ -74,7 +74,10 @@ impl Prompts {
     /// Renders a template; a failure is a located problem in the template file.
     pub fn render(&self, name: &str, context: &PromptContext) -> Result<String, Diagnostic> {
         let Some(source) = self.sources.get(name) else {
-            return Err(Diagnostic::new(name, format!("no prompt template `{name}`")));
+            return Err(Diagnostic::new(
+                name,
+                format!("no prompt template `{name}`"),
+            ));
         };
         if let Some(error) = self.broken.get(name) {
             return Err(template_error(source, error));
@@ -137,9 +140,7 @@ fn unknown_variable(path: &str, example: &Json) -> Option<UnknownVariable> {
     let mut value = example.get(top)?;
     let mut walked = top.to_string();
     for segment in segments {
-        let Some(object) = value.as_object() else {
-            return None;
-        };
+        let object = value.as_object()?;
         match object.get(segment) {
             Some(next) => value = next,
             None => {
@@ -167,9 +168,7 @@ fn template_error(source: &Source, error: &minijinja::Error) -> Diagnostic {
         None => error.kind().to_string(),
     };
     match (error.range(), error.line()) {
-        (Some(range), _) => {
-            Diagnostic::at_offset(&source.path, &source.text, range.start, message)
-        }
+        (Some(range), _) => Diagnostic::at_offset(&source.path, &source.text, range.start, message),
         (None, Some(line)) => Diagnostic::at(
             &source.path,
             &source.text,
@@ -219,10 +218,16 @@ mod tests {
         let problems = p.check("p.md");
         assert_eq!(problems.len(), 2, "{problems:#?}");
         assert_eq!(problems[0].message, "unknown variable `feedback.sumary`");
-        assert_eq!(problems[0].help.as_deref(), Some("did you mean `feedback.summary`?"));
+        assert_eq!(
+            problems[0].help.as_deref(),
+            Some("did you mean `feedback.summary`?")
+        );
         assert_eq!(problems[0].location.unwrap().line, 3);
         assert_eq!(problems[1].message, "unknown variable `taks`");
-        assert_eq!(problems[1].location.unwrap(), Location { line: 2, column: 4 });
+        assert_eq!(
+            problems[1].location.unwrap(),
+            Location { line: 2, column: 4 }
+        );
     }
 
     #[test]

@@ -65,11 +65,6 @@ impl ResolvedWorkflow {
     pub fn source_label(&self) -> String {
         crate::workflow::source::label(&self.source, self.layer)
     }
-
-    /// The merged tree, with the position every value was written at.
-    pub fn tree(&self) -> &Node {
-        &self.tree
-    }
 }
 
 /// Resolves a workflow by name or path as seen from `root` (a repository root, or none).
@@ -104,7 +99,11 @@ pub fn is_path(name_or_path: &str) -> bool {
 }
 
 impl Catalog {
-    pub fn resolve(&self, name_or_path: &str, overrides: &Overrides) -> Result<ResolvedWorkflow, Error> {
+    pub fn resolve(
+        &self,
+        name_or_path: &str,
+        overrides: &Overrides,
+    ) -> Result<ResolvedWorkflow, Error> {
         if is_path(name_or_path) {
             return match self.open_file(Path::new(name_or_path))? {
                 Opened::Discovered(index) => self.resolve_index(index, overrides),
@@ -125,12 +124,20 @@ impl Catalog {
     }
 
     /// Resolves the catalog's document at `index`.
-    pub fn resolve_index(&self, index: usize, overrides: &Overrides) -> Result<ResolvedWorkflow, Error> {
+    pub fn resolve_index(
+        &self,
+        index: usize,
+        overrides: &Overrides,
+    ) -> Result<ResolvedWorkflow, Error> {
         self.resolve_document(&self.documents[index], Some(index), overrides)
     }
 
     /// Resolves a workflow file outside the discovery directories (see [`Catalog::open_file`]).
-    pub fn resolve_file(&self, document: &Document, overrides: &Overrides) -> Result<ResolvedWorkflow, Error> {
+    pub fn resolve_file(
+        &self,
+        document: &Document,
+        overrides: &Overrides,
+    ) -> Result<ResolvedWorkflow, Error> {
         self.resolve_document(document, None, overrides)
     }
 
@@ -161,7 +168,10 @@ impl Catalog {
             return Err(in_reading_order(problems).into());
         }
         let toml = toml::to_string(&workflow).map_err(|e| {
-            Error::runtime(format!("cannot write workflow `{}` as TOML: {e}", workflow.name))
+            Error::runtime(format!(
+                "cannot write workflow `{}` as TOML: {e}",
+                workflow.name
+            ))
         })?;
         let hash = format!("{:x}", Sha256::digest(toml.as_bytes()));
         Ok(ResolvedWorkflow {
@@ -232,7 +242,9 @@ impl Catalog {
                 if self.find(name, rank).is_none() {
                     return Err(vec![replaces
                         .pos
-                        .error(format!("there is no lower-precedence workflow `{name}` to replace"))
+                        .error(format!(
+                            "there is no lower-precedence workflow `{name}` to replace"
+                        ))
                         .with_help("remove `replaces`")]);
                 }
                 Ok(tree)
@@ -283,9 +295,10 @@ impl Catalog {
             return Vec::new();
         };
         let Some(table) = roles.as_table() else {
-            return vec![roles
-                .pos
-                .error(format!("`roles` must be a table of role tables, found {}", roles.kind()))];
+            return vec![roles.pos.error(format!(
+                "`roles` must be a table of role tables, found {}",
+                roles.kind()
+            ))];
         };
         let mut problems = Vec::new();
         for entry in table.iter() {
@@ -307,7 +320,8 @@ impl Catalog {
                 None => {
                     let known = self.role_names();
                     if !known.contains(&entry.key) {
-                        let help = match did_you_mean(&entry.key, known.iter().map(String::as_str)) {
+                        let help = match did_you_mean(&entry.key, known.iter().map(String::as_str))
+                        {
                             Some(close) => format!("did you mean `{close}`?"),
                             None => format!("the workflows' roles are: {}", known.join(", ")),
                         };
@@ -328,7 +342,12 @@ impl Catalog {
     fn role_names(&self) -> Vec<String> {
         let mut names: Vec<String> = Vec::new();
         for document in &self.documents {
-            let roles = document.tree.as_ref().ok().and_then(|t| t.get("roles")).and_then(Node::as_table);
+            let roles = document
+                .tree
+                .as_ref()
+                .ok()
+                .and_then(|t| t.get("roles"))
+                .and_then(Node::as_table);
             for name in roles.into_iter().flat_map(|r| r.keys()) {
                 if !names.iter().any(|n| n == name) {
                     names.push(name.to_string());

@@ -68,10 +68,6 @@ impl Source {
         })
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// How the file is named in listings: `built-in`, else its path.
     pub fn label(&self) -> String {
         label(&self.path, self.layer)
@@ -91,11 +87,6 @@ impl Source {
             location,
         }
     }
-
-    /// A problem with the file as a whole.
-    pub fn error(&self, message: impl Into<String>) -> Diagnostic {
-        Diagnostic::new(&self.path, message)
-    }
 }
 
 impl fmt::Debug for Source {
@@ -114,12 +105,7 @@ pub struct Pos {
 impl Pos {
     /// A located problem with the offending line and a caret.
     pub fn error(&self, message: impl Into<String>) -> Diagnostic {
-        Diagnostic::at(
-            &self.source.path,
-            &self.source.text,
-            self.location,
-            message,
-        )
+        Diagnostic::at(&self.source.path, &self.source.text, self.location, message)
     }
 
     /// The same source, `columns` characters further right on the same line.

@@ -88,10 +88,6 @@ impl Table {
         self.entries.iter()
     }
 
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut Entry> {
-        self.entries.iter_mut()
-    }
-
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.entries.iter().map(|e| e.key.as_str())
     }
@@ -168,11 +164,12 @@ impl Node {
 
     /// The node at `path`, if every step exists.
     pub fn at(&self, path: &[Seg]) -> Option<&Node> {
-        path.iter().try_fold(self, |node, seg| match (seg, &node.value) {
-            (Seg::Key(k), Value::Table(t)) => t.get(k),
-            (Seg::Index(i), Value::Array(items)) => items.get(*i),
-            _ => None,
-        })
+        path.iter()
+            .try_fold(self, |node, seg| match (seg, &node.value) {
+                (Seg::Key(k), Value::Table(t)) => t.get(k),
+                (Seg::Index(i), Value::Array(items)) => items.get(*i),
+                _ => None,
+            })
     }
 
     pub fn at_mut(&mut self, path: &[Seg]) -> Option<&mut Node> {
@@ -273,10 +270,7 @@ pub(crate) mod tests {
     fn paths_reach_and_remove_nested_values() {
         let mut tree = table(vec![(
             "steps",
-            Node::new(
-                Value::Array(vec![table(vec![("id", string("a"))])]),
-                pos(),
-            ),
+            Node::new(Value::Array(vec![table(vec![("id", string("a"))])]), pos()),
         )]);
         let path = [Seg::key("steps"), Seg::Index(0), Seg::key("id")];
         assert_eq!(tree.at(&path).and_then(Node::as_str), Some("a"));

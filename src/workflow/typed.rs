@@ -107,7 +107,9 @@ fn locate<T: DeserializeOwned>(tree: &Node, failure: &Failure) -> (Diagnostic, O
         } else {
             find_key(target, &name).map(|rest| [path.clone(), rest].concat())
         };
-        let at = found.as_deref().map_or(target, |p| tree.at(p).unwrap_or(target));
+        let at = found
+            .as_deref()
+            .map_or(target, |p| tree.at(p).unwrap_or(target));
         let pos = found
             .as_deref()
             .and_then(|p| key_pos(tree, p))
@@ -124,7 +126,10 @@ fn locate<T: DeserializeOwned>(tree: &Node, failure: &Failure) -> (Diagnostic, O
         });
         let diagnostic = target
             .pos
-            .error(format!("unknown value `{name}`{}", field.unwrap_or_default()))
+            .error(format!(
+                "unknown value `{name}`{}",
+                field.unwrap_or_default()
+            ))
             .with_help(suggestion(&name, &expected, "values"));
         return (diagnostic, removable(path));
     }
@@ -149,7 +154,11 @@ fn locate<T: DeserializeOwned>(tree: &Node, failure: &Failure) -> (Diagnostic, O
 /// The key of `table_path` whose removal changes the failure. Removing an enum's tag changes
 /// it too (into a missing tag), so when several keys qualify, the one whose value the message
 /// quotes wins.
-fn culprit<T: DeserializeOwned>(tree: &Node, table_path: &[Seg], failure: &Failure) -> Option<String> {
+fn culprit<T: DeserializeOwned>(
+    tree: &Node,
+    table_path: &[Seg],
+    failure: &Failure,
+) -> Option<String> {
     let table = tree.at(table_path)?.as_table()?;
     let candidates: Vec<&crate::workflow::tree::Entry> = table
         .iter()
@@ -170,7 +179,9 @@ fn culprit<T: DeserializeOwned>(tree: &Node, table_path: &[Seg], failure: &Failu
 /// Whether serde's message quotes this value (`string "two"`, `integer `3``, `map`).
 fn quoted_in(node: &Node, message: &str) -> bool {
     match &node.value {
-        Value::String(s) => message.contains(&format!("\"{s}\"")) || message.contains(&format!("`{s}`")),
+        Value::String(s) => {
+            message.contains(&format!("\"{s}\"")) || message.contains(&format!("`{s}`"))
+        }
         Value::Integer(i) => message.contains(&format!("`{i}`")),
         Value::Float(f) => message.contains(&format!("`{f}`")),
         Value::Bool(b) => message.contains(&format!("`{b}`")),
@@ -187,7 +198,8 @@ fn find_key(node: &Node, name: &str) -> Option<Vec<Seg>> {
             if entry.key == name {
                 Some(vec![Seg::Key(entry.key.clone())])
             } else {
-                find_key(&entry.value, name).map(|rest| [vec![Seg::Key(entry.key.clone())], rest].concat())
+                find_key(&entry.value, name)
+                    .map(|rest| [vec![Seg::Key(entry.key.clone())], rest].concat())
             }
         }),
         Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| {
@@ -224,7 +236,10 @@ fn unknown_field(message: &str) -> Option<(String, Vec<String>)> {
             .expect("valid regex")
     });
     let caps = re.captures(message)?;
-    Some((caps[1].to_string(), backticked(caps.get(2).map_or("", |m| m.as_str()))))
+    Some((
+        caps[1].to_string(),
+        backticked(caps.get(2).map_or("", |m| m.as_str())),
+    ))
 }
 
 fn unknown_variant(message: &str) -> Option<(String, Vec<String>)> {
@@ -234,7 +249,10 @@ fn unknown_variant(message: &str) -> Option<(String, Vec<String>)> {
             .expect("valid regex")
     });
     let caps = re.captures(message)?;
-    Some((caps[1].to_string(), backticked(caps.get(2).map_or("", |m| m.as_str()))))
+    Some((
+        caps[1].to_string(),
+        backticked(caps.get(2).map_or("", |m| m.as_str())),
+    ))
 }
 
 fn missing_field(message: &str) -> Option<String> {
@@ -269,7 +287,9 @@ fn readable(message: &str) -> String {
         ("invalid type: unit value", "invalid type: null"),
     ]
     .iter()
-    .fold(message.into_owned(), |text, (from, to)| text.replace(from, to))
+    .fold(message.into_owned(), |text, (from, to)| {
+        text.replace(from, to)
+    })
 }
 
 #[cfg(test)]
@@ -318,16 +338,22 @@ mod tests {
         assert_eq!(problems[0].message, "unknown key `modle`");
         assert_eq!(problems[1].message, "unknown value `wirte` for `tools`");
         assert_eq!(problems[1].help.as_deref(), Some("did you mean `write`?"));
-        assert!(problems[2].message.contains("expected a non-negative integer"));
+        assert!(problems[2]
+            .message
+            .contains("expected a non-negative integer"));
     }
 
     #[test]
     fn missing_keys_point_at_the_table() {
-        let problems = decode::<BTreeMap<String, Role>>(&tree("x = 1\n[a]\ntools = []\n")).unwrap_err();
+        let problems =
+            decode::<BTreeMap<String, Role>>(&tree("x = 1\n[a]\ntools = []\n")).unwrap_err();
         assert_eq!(problems.len(), 2, "{problems:#?}");
         assert_eq!(problems[0].message, "missing key `agent`");
         assert_eq!(problems[0].location.unwrap().line, 2);
-        assert_eq!(problems[1].message, "invalid type: integer `1`, expected a table");
+        assert_eq!(
+            problems[1].message,
+            "invalid type: integer `1`, expected a table"
+        );
     }
 
     #[test]
@@ -337,7 +363,9 @@ mod tests {
         ))
         .unwrap_err();
         assert_eq!(lines(&problems), [3], "{problems:#?}");
-        assert!(problems[0].message.contains("invalid type: string \"three\""));
+        assert!(problems[0]
+            .message
+            .contains("invalid type: string \"three\""));
     }
 
     #[test]

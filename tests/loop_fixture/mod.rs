@@ -297,6 +297,16 @@ pub fn live_group_members(pgid: i32) -> Vec<i32> {
         .collect()
 }
 
+/// Whether `pid` is a live (non-zombie) process.
+pub fn process_alive(pid: i32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| {
+            let after_name = stat.rsplit_once(") ").map_or("", |(_, rest)| rest);
+            !after_name.starts_with('Z')
+        })
+        .unwrap_or(false)
+}
+
 /// Kills every process of group `pgid` (a simulated crash takes the agents down too).
 pub fn kill_group(pgid: i32) {
     // SAFETY: plain kill(2) on a process group this test's runner started.

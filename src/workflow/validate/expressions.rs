@@ -27,14 +27,30 @@ pub(super) fn check(workflow: &Workflow, steps: &[StepInfo<'_>], problems: &mut 
     for info in steps {
         if let Some(condition) = &info.step.condition {
             let node = info.node.get("if").unwrap_or(info.node);
-            check_expression(condition, node, 0, &Site::Before(info.index), workflow, steps, problems);
+            check_expression(
+                condition,
+                node,
+                0,
+                &Site::Before(info.index),
+                workflow,
+                steps,
+                problems,
+            );
         }
         match &info.step.action {
             Action::Loop {
                 until: Some(until), ..
             } => {
                 let node = info.node.get("until").unwrap_or(info.node);
-                check_expression(until, node, 0, &Site::Until(info.index), workflow, steps, problems);
+                check_expression(
+                    until,
+                    node,
+                    0,
+                    &Site::Until(info.index),
+                    workflow,
+                    steps,
+                    problems,
+                );
             }
             Action::Run { run, env } => {
                 if run.contains("${{") {
@@ -50,10 +66,20 @@ pub(super) fn check(workflow: &Workflow, steps: &[StepInfo<'_>], problems: &mut 
                     match interpolations(value) {
                         Ok(parts) => {
                             for part in parts {
-                                check_expression(&part.expr, node, part.offset, &Site::Before(info.index), workflow, steps, problems);
+                                check_expression(
+                                    &part.expr,
+                                    node,
+                                    part.offset,
+                                    &Site::Before(info.index),
+                                    workflow,
+                                    steps,
+                                    problems,
+                                );
                             }
                         }
-                        Err(e) => problems.push(at_offset(node, value, error_offset(&e), e.to_string())),
+                        Err(e) => {
+                            problems.push(at_offset(node, value, error_offset(&e), e.to_string()))
+                        }
                     }
                 }
             }
@@ -149,10 +175,16 @@ fn step_reference(
 ) -> Option<(String, String)> {
     let form = format!("read a step's outputs as `{head}.<id>.outputs.<name>`");
     let [id, outputs, name, ..] = rest else {
-        return Some((format!("incomplete reference `{head}{}`", dotted(rest)), form));
+        return Some((
+            format!("incomplete reference `{head}{}`", dotted(rest)),
+            form,
+        ));
     };
     if *outputs != "outputs" {
-        return Some((format!("`{head}.{id}.{outputs}` is not a step output"), form));
+        return Some((
+            format!("`{head}.{id}.{outputs}` is not a step output"),
+            form,
+        ));
     }
     let Some(target) = steps.iter().find(|s| s.step.id == *id) else {
         let ids = steps.iter().map(|s| s.step.id.as_str());
@@ -185,7 +217,11 @@ fn step_reference(
 }
 
 /// Whether `steps.<target>` has run when the expression at `site` is evaluated.
-fn visibility(target: &StepInfo<'_>, site: &Site, steps: &[StepInfo<'_>]) -> Option<(String, String)> {
+fn visibility(
+    target: &StepInfo<'_>,
+    site: &Site,
+    steps: &[StepInfo<'_>],
+) -> Option<(String, String)> {
     let id = &target.step.id;
     let (index, body_of) = match site {
         Site::Before(index) => (*index, None),
@@ -218,7 +254,11 @@ fn visibility(target: &StepInfo<'_>, site: &Site, steps: &[StepInfo<'_>]) -> Opt
 }
 
 /// Whether `prev.<target>` names a step in the body of a loop around `site`.
-fn previous_iteration(target: &StepInfo<'_>, site: &Site, steps: &[StepInfo<'_>]) -> Option<(String, String)> {
+fn previous_iteration(
+    target: &StepInfo<'_>,
+    site: &Site,
+    steps: &[StepInfo<'_>],
+) -> Option<(String, String)> {
     let mut loops = match site {
         Site::Before(index) => steps[*index].loops.clone(),
         Site::Until(index) => steps[*index].loops.clone(),
@@ -268,7 +308,10 @@ fn value_start(pos: &Pos) -> Pos {
         .lines()
         .nth(pos.location.line.saturating_sub(1))
         .unwrap_or("");
-    let rest: String = line.chars().skip(pos.location.column.saturating_sub(1)).collect();
+    let rest: String = line
+        .chars()
+        .skip(pos.location.column.saturating_sub(1))
+        .collect();
     let quotes = match rest.chars().next() {
         Some(q @ ('"' | '\'')) if rest.starts_with(&q.to_string().repeat(3)) => 3,
         Some('"' | '\'') => 1,

@@ -62,7 +62,12 @@ impl StepInfo<'_> {
 /// Every step in execution order. The tree's steps line up with the decoded ones: decoding
 /// keeps their order and fails as a whole when any step is invalid.
 fn flatten<'a>(workflow: &'a Workflow, tree: &'a Node) -> Vec<StepInfo<'a>> {
-    fn walk<'a>(steps: &'a [Step], nodes: &'a [Node], loops: &mut Vec<usize>, out: &mut Vec<StepInfo<'a>>) {
+    fn walk<'a>(
+        steps: &'a [Step],
+        nodes: &'a [Node],
+        loops: &mut Vec<usize>,
+        out: &mut Vec<StepInfo<'a>>,
+    ) {
         for (step, node) in steps.iter().zip(nodes) {
             let index = out.len();
             out.push(StepInfo {
@@ -72,14 +77,20 @@ fn flatten<'a>(workflow: &'a Workflow, tree: &'a Node) -> Vec<StepInfo<'a>> {
                 loops: loops.clone(),
             });
             if let Action::Loop { steps: body, .. } = &step.action {
-                let body_nodes = node.get("steps").and_then(Node::as_array).unwrap_or_default();
+                let body_nodes = node
+                    .get("steps")
+                    .and_then(Node::as_array)
+                    .unwrap_or_default();
                 loops.push(index);
                 walk(body, body_nodes, loops, out);
                 loops.pop();
             }
         }
     }
-    let nodes = tree.get("steps").and_then(Node::as_array).unwrap_or_default();
+    let nodes = tree
+        .get("steps")
+        .and_then(Node::as_array)
+        .unwrap_or_default();
     let mut out = Vec::new();
     walk(&workflow.steps, nodes, &mut Vec::new(), &mut out);
     out
@@ -94,7 +105,9 @@ fn check_limits(workflow: &Workflow, tree: &Node, problems: &mut Vec<Diagnostic>
         if !(cost.is_finite() && cost > 0.0) {
             problems.push(
                 pos_of(limits, "max_cost_usd")
-                    .error(format!("`max_cost_usd` must be a positive amount, found {cost}"))
+                    .error(format!(
+                        "`max_cost_usd` must be a positive amount, found {cost}"
+                    ))
                     .with_help("0 never means unlimited: remove the key for no budget cap"),
             );
         }
@@ -112,7 +125,8 @@ pub(crate) fn zero_duration(value: Option<Duration>, node: &Node, key: &str) -> 
 
 fn check_steps(workflow: &Workflow, steps: &[StepInfo<'_>], problems: &mut Vec<Diagnostic>) {
     static ID: OnceLock<Regex> = OnceLock::new();
-    let id_pattern = ID.get_or_init(|| Regex::new(r"^[A-Za-z_][A-Za-z0-9_]*$").expect("valid regex"));
+    let id_pattern =
+        ID.get_or_init(|| Regex::new(r"^[A-Za-z_][A-Za-z0-9_]*$").expect("valid regex"));
     let mut first_seen: HashMap<&str, &Pos> = HashMap::new();
     for info in steps {
         let step = info.step;
@@ -143,10 +157,17 @@ fn check_steps(workflow: &Workflow, steps: &[StepInfo<'_>], problems: &mut Vec<D
             Action::Agent { role } if !workflow.roles.contains_key(role) => {
                 let help = match did_you_mean(role, workflow.roles.keys().map(String::as_str)) {
                     Some(close) => format!("did you mean `{close}`?"),
-                    None if workflow.roles.is_empty() => "the workflow defines no roles".to_string(),
+                    None if workflow.roles.is_empty() => {
+                        "the workflow defines no roles".to_string()
+                    }
                     None => format!(
                         "the roles are: {}",
-                        workflow.roles.keys().cloned().collect::<Vec<_>>().join(", ")
+                        workflow
+                            .roles
+                            .keys()
+                            .cloned()
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ),
                 };
                 problems.push(

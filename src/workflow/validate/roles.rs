@@ -23,13 +23,18 @@ pub(super) fn check(
     for (name, role) in &workflow.roles {
         let node = roles_node.get(name).unwrap_or(roles_node);
         if role.access == Access::ReadOnly {
-            let tool_nodes = node.get("tools").and_then(Node::as_array).unwrap_or_default();
+            let tool_nodes = node
+                .get("tools")
+                .and_then(Node::as_array)
+                .unwrap_or_default();
             for (tool, tool_node) in role.tools.iter().zip(tool_nodes) {
                 if tool.writes() {
                     problems.push(
                         tool_node
                             .pos
-                            .error(format!("role `{name}` is read-only but has the `{tool}` tool"))
+                            .error(format!(
+                                "role `{name}` is read-only but has the `{tool}` tool"
+                            ))
                             .with_help("remove it, or set access = \"write\""),
                     );
                 }
@@ -55,7 +60,10 @@ pub(super) fn check(
                     .with_help("0 never means unlimited: remove the key for the adapter's default"),
             );
         }
-        for (value, key) in [(role.timeout, "timeout"), (role.idle_timeout, "idle_timeout")] {
+        for (value, key) in [
+            (role.timeout, "timeout"),
+            (role.idle_timeout, "idle_timeout"),
+        ] {
             if let Some(problem) = zero_duration(value, node, key) {
                 problems.push(problem);
             }
@@ -82,15 +90,12 @@ pub(super) fn check(
 
 /// A workflow with a gate needs a verdict for `coach`, or must waive it.
 fn check_gate(workflow: &Workflow, steps: &[StepInfo<'_>], problems: &mut Vec<Diagnostic>) {
-    let Some(gate) = steps
-        .iter()
-        .find(|s| matches!(s.step.action, Action::Gate))
-    else {
+    let Some(gate) = steps.iter().find(|s| matches!(s.step.action, Action::Gate)) else {
         return;
     };
-    let unknown_role = steps.iter().any(|s| {
-        matches!(&s.step.action, Action::Agent { role } if !workflow.roles.contains_key(role))
-    });
+    let unknown_role = steps.iter().any(
+        |s| matches!(&s.step.action, Action::Agent { role } if !workflow.roles.contains_key(role)),
+    );
     if unknown_role {
         // Already reported; which role was meant is unknown.
         return;

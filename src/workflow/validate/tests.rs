@@ -47,9 +47,15 @@ fn schema_and_limits_are_checked() {
         .replace("max_wall_time = \"60m\"", "max_wall_time = \"0s\"");
     let found = found(&text);
     assert_eq!(found.len(), 3, "{found:#?}");
-    assert!(found.iter().any(|(l, m)| *l == 1 && m.contains("schema version 2")));
-    assert!(found.iter().any(|(l, m)| *l == 6 && m.contains("max_wall_time")));
-    assert!(found.iter().any(|(l, m)| *l == 7 && m.contains("max_cost_usd")));
+    assert!(found
+        .iter()
+        .any(|(l, m)| *l == 1 && m.contains("schema version 2")));
+    assert!(found
+        .iter()
+        .any(|(l, m)| *l == 6 && m.contains("max_wall_time")));
+    assert!(found
+        .iter()
+        .any(|(l, m)| *l == 7 && m.contains("max_cost_usd")));
 }
 
 #[test]
@@ -66,7 +72,10 @@ fn duplicate_ids_and_loop_bounds() {
 fn unknown_roles_are_suggested() {
     let problems = problems(&player_coach_with("role = \"coach\"", "role = \"caoch\""));
     assert_eq!(problems.len(), 1, "{problems:#?}");
-    assert_eq!(problems[0].message, "step `review` uses unknown role `caoch`");
+    assert_eq!(
+        problems[0].message,
+        "step `review` uses unknown role `caoch`"
+    );
     assert_eq!(problems[0].help.as_deref(), Some("did you mean `coach`?"));
 }
 
@@ -86,7 +95,10 @@ fn expressions_read_only_earlier_steps() {
             "step `report` runs after this expression is evaluated",
         ]
     );
-    assert_eq!(problems[1].help.as_deref(), Some("did you mean `approved`?"));
+    assert_eq!(
+        problems[1].help.as_deref(),
+        Some("did you mean `approved`?")
+    );
     // Columns point into the expression: after `if = "`.
     let report = &problems[2];
     assert_eq!(report.location.unwrap().column, 7);
@@ -146,7 +158,9 @@ fn read_only_roles_cannot_write_and_command_roles_need_a_program() {
     .replacen("agent = \"claude-code\"", "agent = \"command\"", 1);
     let found = found(&text);
     assert_eq!(found.len(), 2, "{found:#?}");
-    assert!(found.iter().any(|(l, m)| *l == 10 && m.contains("names no program")));
+    assert!(found
+        .iter()
+        .any(|(l, m)| *l == 10 && m.contains("names no program")));
     assert!(found
         .iter()
         .any(|(l, m)| *l == 22 && m == "role `coach` is read-only but has the `write` tool"));
@@ -154,9 +168,15 @@ fn read_only_roles_cannot_write_and_command_roles_need_a_program() {
 
 #[test]
 fn prompt_templates_must_exist() {
-    let problems = problems(&player_coach_with("prompt = \"coach.md\"", "prompt = \"coah.md\""));
+    let problems = problems(&player_coach_with(
+        "prompt = \"coach.md\"",
+        "prompt = \"coah.md\"",
+    ));
     assert_eq!(problems.len(), 1);
-    assert_eq!(problems[0].help.as_deref(), Some("did you mean `coach.md`?"));
+    assert_eq!(
+        problems[0].help.as_deref(),
+        Some("did you mean `coach.md`?")
+    );
 }
 
 #[test]
