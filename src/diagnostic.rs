@@ -186,10 +186,7 @@ mod tests {
     #[test]
     fn suggests_close_names_only() {
         let names = ["max_iterations", "until", "stall"];
-        assert_eq!(
-            did_you_mean("max_iteration", names),
-            Some("max_iterations")
-        );
+        assert_eq!(did_you_mean("max_iteration", names), Some("max_iterations"));
         assert_eq!(did_you_mean("zzz", names), None);
     }
 }

@@ -18,8 +18,14 @@ use crate::ui::progress::Display;
 /// The sample project, embedded so the demo works from the binary alone.
 const FILES: &[(&str, &str)] = &[
     ("README.md", include_str!("../../demo/project/README.md")),
-    ("lib/greet.sh", include_str!("../../demo/project/lib/greet.sh")),
-    ("tests/run.sh", include_str!("../../demo/project/tests/run.sh")),
+    (
+        "lib/greet.sh",
+        include_str!("../../demo/project/lib/greet.sh"),
+    ),
+    (
+        "tests/run.sh",
+        include_str!("../../demo/project/tests/run.sh"),
+    ),
     (
         "tests/test_farewell.sh",
         include_str!("../../demo/project/tests/test_farewell.sh"),
@@ -52,7 +58,13 @@ pub fn run(json: bool, quiet: bool) -> Result<u8, Error> {
     let dir = tempfile::Builder::new()
         .prefix("autobuild-demo-")
         .tempdir()
-        .map_err(|e| Error::io("cannot create a temporary directory in", std::env::temp_dir(), e))?
+        .map_err(|e| {
+            Error::io(
+                "cannot create a temporary directory in",
+                std::env::temp_dir(),
+                e,
+            )
+        })?
         .keep();
     write_project(&dir)?;
     git::init_with_commit(&dir, "main", "Sample project for the autobuild demo")

@@ -21,8 +21,17 @@ pub fn print(plan: &Plan) {
 pub fn render(plan: &Plan) -> String {
     let mut out = String::new();
     let task = &plan.task;
-    let rel = |p: &Path| p.strip_prefix(&plan.root).unwrap_or(p).display().to_string();
-    let _ = writeln!(out, "Plan for {}: {} (dry run: nothing is created)", task.id, task.title);
+    let rel = |p: &Path| {
+        p.strip_prefix(&plan.root)
+            .unwrap_or(p)
+            .display()
+            .to_string()
+    };
+    let _ = writeln!(
+        out,
+        "Plan for {}: {} (dry run: nothing is created)",
+        task.id, task.title
+    );
     let _ = writeln!(out, "  task file:  {}", rel(&task.path));
     let _ = writeln!(
         out,
@@ -43,7 +52,11 @@ pub fn render(plan: &Plan) -> String {
         "  branch:     {} from {}{}",
         plan.branch,
         plan.base_branch,
-        if plan.branch_exists { " (exists: the run would continue on it)" } else { "" }
+        if plan.branch_exists {
+            " (exists: the run would continue on it)"
+        } else {
+            ""
+        }
     );
     let _ = writeln!(out, "  worktree:   {}", rel(&plan.worktree));
     let limits = &plan.resolved.workflow.limits;
@@ -60,7 +73,10 @@ pub fn render(plan: &Plan) -> String {
         let _ = writeln!(out, "  warning:    {warning}");
     }
 
-    let _ = writeln!(out, "\nChecks (run by the runner in the worktree, same environment as the agents):");
+    let _ = writeln!(
+        out,
+        "\nChecks (run by the runner in the worktree, same environment as the agents):"
+    );
     if plan.checks.is_empty() {
         let _ = writeln!(out, "  (none configured or detected)");
     }
@@ -81,10 +97,18 @@ pub fn render(plan: &Plan) -> String {
     for criterion in &task.criteria {
         match &criterion.verify {
             Some(cmd) => {
-                let _ = writeln!(out, "  {}  {}\n          runner verifies: {cmd}", criterion.id, criterion.text);
+                let _ = writeln!(
+                    out,
+                    "  {}  {}\n          runner verifies: {cmd}",
+                    criterion.id, criterion.text
+                );
             }
             None => {
-                let _ = writeln!(out, "  {}  {}\n          judged by the coach", criterion.id, criterion.text);
+                let _ = writeln!(
+                    out,
+                    "  {}  {}\n          judged by the coach",
+                    criterion.id, criterion.text
+                );
             }
         }
     }
@@ -125,7 +149,10 @@ pub fn render(plan: &Plan) -> String {
 fn render_env(out: &mut String, plan: &Plan) {
     let env = &plan.config.env;
     if env.vars.is_empty() && env.path_prepend.is_empty() && env.setup.is_none() {
-        let _ = writeln!(out, "  env:        (inherited; no [env] in .autobuild/config.toml)");
+        let _ = writeln!(
+            out,
+            "  env:        (inherited; no [env] in .autobuild/config.toml)"
+        );
         return;
     }
     let names: Vec<&str> = env.vars.keys().map(String::as_str).collect();
@@ -163,7 +190,9 @@ fn render_steps(out: &mut String, steps: &[Step], indent: &str, number: &str) {
             }
             Action::Merge { strategy } => format!(
                 "merge ({})",
-                strategy.map(|s| s.as_str()).unwrap_or("project default, squash")
+                strategy
+                    .map(|s| s.as_str())
+                    .unwrap_or("project default, squash")
             ),
             Action::Run { run, .. } => format!("run: {run}"),
             other => other.uses().to_string(),
@@ -216,8 +245,18 @@ fn command_line(plan: &Plan, role_name: &str) -> String {
     let Some(adapter) = adapter_for(role.agent) else {
         return format!("({} adapter not available in this build)", role.agent);
     };
-    let prompt_file = plan.layout.runs().join(&plan.task.id).join("prompts").join(format!("turn_1_{role_name}.md"));
-    let transcript = plan.layout.runs().join(&plan.task.id).join("logs").join(format!("turn_1_{role_name}.log"));
+    let prompt_file = plan
+        .layout
+        .runs()
+        .join(&plan.task.id)
+        .join("prompts")
+        .join(format!("turn_1_{role_name}.md"));
+    let transcript = plan
+        .layout
+        .runs()
+        .join(&plan.task.id)
+        .join("logs")
+        .join(format!("turn_1_{role_name}.log"));
     let env = plan.project_env(&plan.worktree).vars();
     let run_dir = plan.layout.runs().join(&plan.task.id);
     let request = AgentRequest {

@@ -60,7 +60,10 @@ fn status_table(runs_dir: &Path) -> String {
         return "no runs yet (start one with `autobuild task <ID>`)".into();
     }
     states.sort_by(|a, b| a.task_id.cmp(&b.task_id));
-    let mut out = format!("{:<20} {:<10} {:>5} {:>8}  {}", "TASK", "STATUS", "TURN", "COST", "TITLE");
+    let mut out = format!(
+        "{:<20} {:<10} {:>5} {:>8}  {}",
+        "TASK", "STATUS", "TURN", "COST", "TITLE"
+    );
     for s in &states {
         let turn = s.loops.values().map(|l| l.iteration).max().unwrap_or(0);
         let _ = write!(
@@ -80,13 +83,38 @@ fn status_detail(state: &RunState, paths: &RunPaths) -> String {
     let mut out = format!("{}: {}\n", state.task_id, state.title);
     let _ = writeln!(out, "  status:    {}", state.status.as_str());
     if let Some(outcome) = &state.outcome {
-        let _ = writeln!(out, "  outcome:   {} (exit {})", outcome.message, outcome.exit_code);
+        let _ = writeln!(
+            out,
+            "  outcome:   {} (exit {})",
+            outcome.message, outcome.exit_code
+        );
     }
     let _ = writeln!(out, "  workflow:  {}", state.workflow);
-    let _ = writeln!(out, "  branch:    {} (base {})", state.branch, state.base_branch);
-    let _ = writeln!(out, "  worktree:  {}{}", state.worktree.display(), if state.worktree.exists() { "" } else { " (removed)" });
-    let _ = writeln!(out, "  started:   {}, updated {}", state.started_at, state.updated_at);
-    let _ = writeln!(out, "  cost:      ${:.2} ({} tokens in, {} out)", state.cost_usd, state.tokens_in, state.tokens_out);
+    let _ = writeln!(
+        out,
+        "  branch:    {} (base {})",
+        state.branch, state.base_branch
+    );
+    let _ = writeln!(
+        out,
+        "  worktree:  {}{}",
+        state.worktree.display(),
+        if state.worktree.exists() {
+            ""
+        } else {
+            " (removed)"
+        }
+    );
+    let _ = writeln!(
+        out,
+        "  started:   {}, updated {}",
+        state.started_at, state.updated_at
+    );
+    let _ = writeln!(
+        out,
+        "  cost:      ${:.2} ({} tokens in, {} out)",
+        state.cost_usd, state.tokens_in, state.tokens_out
+    );
     for turn in crate::engine::exec::load_turns(paths) {
         let summary = crate::engine::exec::turn_summary(&turn);
         let _ = writeln!(
@@ -126,7 +154,13 @@ pub fn complete(task_id: &str) -> Result<u8, Error> {
         base: run.state.base_branch.clone(),
         worktree: run.state.worktree.clone(),
         strategy: config.project.merge_strategy.unwrap_or_default(),
-        turns: run.state.loops.values().map(|l| l.iteration).max().unwrap_or(0),
+        turns: run
+            .state
+            .loops
+            .values()
+            .map(|l| l.iteration)
+            .max()
+            .unwrap_or(0),
     };
     let commit = merge_run(&repo, &request)?;
     run.state.status = RunStatus::Merged;
@@ -151,25 +185,29 @@ pub fn discard(task_id: &str, yes: bool) -> Result<u8, Error> {
     let branch = run.state.branch.clone();
     let has_branch = repo.branch_exists(&branch);
     if !has_branch && !run.state.worktree.exists() {
-        ui::line(&format!("nothing to discard: {branch} and its worktree are already gone"));
+        ui::line(&format!(
+            "nothing to discard: {branch} and its worktree are already gone"
+        ));
         return Ok(0);
     }
     if !yes {
         if !ui::is_interactive() {
-            return Err(Error::usage(format!("discarding deletes {branch} and its unmerged work"))
-                .with_help("add --yes to confirm without a terminal"));
+            return Err(
+                Error::usage(format!("discarding deletes {branch} and its unmerged work"))
+                    .with_help("add --yes to confirm without a terminal"),
+            );
         }
-        if !ui::confirm(&format!("Delete {branch} and its worktree? Unmerged work is lost.")) {
+        if !ui::confirm(&format!(
+            "Delete {branch} and its worktree? Unmerged work is lost."
+        )) {
             return Err(Error::usage("nothing was discarded"));
         }
     }
     if run.state.worktree.exists() {
-        repo.remove_worktree(&run.state.worktree, &branch)
-            ?;
+        repo.remove_worktree(&run.state.worktree, &branch)?;
     }
     if has_branch {
-        repo.delete_branch(&branch, &run.state.base_branch, true)
-            ?;
+        repo.delete_branch(&branch, &run.state.base_branch, true)?;
     }
     run.state.status = RunStatus::Discarded;
     run.state
@@ -197,9 +235,14 @@ pub fn logs(task_id: &str, turn: Option<u32>) -> Result<u8, Error> {
         files.extend(entries);
     }
     let wanted = |p: &Path| {
-        let name = p.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
         match turn {
-            Some(n) => name.contains(&format!("turn_{n}_")) || name.ends_with(&format!("turn_{n}.json")),
+            Some(n) => {
+                name.contains(&format!("turn_{n}_")) || name.ends_with(&format!("turn_{n}.json"))
+            }
             None => true,
         }
     };
@@ -209,7 +252,10 @@ pub fn logs(task_id: &str, turn: Option<u32>) -> Result<u8, Error> {
         let _ = writeln!(out, "==> {} <==\n{}", file.display(), text.trim_end());
     }
     if out.is_empty() {
-        return Err(Error::usage(format!("no records for turn {} of {task_id}", turn.unwrap_or(0))));
+        return Err(Error::usage(format!(
+            "no records for turn {} of {task_id}",
+            turn.unwrap_or(0)
+        )));
     }
     ui::line(out.trim_end());
     Ok(0)

@@ -60,5 +60,6 @@ pub fn run(args: TaskArgs, quiet: bool) -> Result<u8, Error> {
 }
 
 pub fn current_dir() -> Result<std::path::PathBuf, Error> {
-    std::env::current_dir().map_err(|e| Error::io("cannot read the current directory", Path::new("."), e))
+    std::env::current_dir()
+        .map_err(|e| Error::io("cannot read the current directory", Path::new("."), e))
 }

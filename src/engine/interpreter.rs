@@ -11,11 +11,11 @@ use serde_json::{json, Map, Value};
 
 use crate::engine::cx::RunCx;
 use crate::engine::events::{EventKind, TurnSummary};
+use crate::engine::exec;
 use crate::engine::outcome::Outcome;
 use crate::engine::state::StepRecord;
 use crate::engine::turn::Turn;
 use crate::error::Error;
-use crate::engine::exec;
 use crate::steps::stall::{self, StallAction, StallPolicy, TurnFacts};
 use crate::workflow::expr;
 use crate::workflow::model::{Action, Step};
@@ -238,9 +238,8 @@ impl<'a, 'p> Interpreter<'a, 'p> {
             let done = match (&walked, until, self.stop.is_some()) {
                 (Ok(()), Some(expression), false) => {
                     self.finish_turn(iteration, max);
-                    expr::eval_bool(expression, self.expression_context()).map_err(|e| {
-                        Error::runtime(format!("loop `{loop_id}`: `until`: {e}"))
-                    })
+                    expr::eval_bool(expression, self.expression_context())
+                        .map_err(|e| Error::runtime(format!("loop `{loop_id}`: `until`: {e}")))
                 }
                 (Ok(()), None, false) => {
                     self.finish_turn(iteration, max);

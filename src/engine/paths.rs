@@ -54,8 +54,7 @@ impl RunPaths {
         } else {
             String::new()
         };
-        self.prompts()
-            .join(format!("turn_{turn}_{role}{retry}.md"))
+        self.prompts().join(format!("turn_{turn}_{role}{retry}.md"))
     }
 
     /// The transcript of one agent invocation.

@@ -82,8 +82,9 @@ impl RunSettings {
 /// Finds the repository root from `cwd`.
 pub fn repo_root(cwd: &Path) -> Result<PathBuf, Error> {
     crate::project::find_repo_root(cwd).ok_or_else(|| {
-        Error::usage(format!("{} is not inside a git repository", cwd.display()))
-            .with_help("run autobuild inside the repository whose task you want to run (or use -C DIR)")
+        Error::usage(format!("{} is not inside a git repository", cwd.display())).with_help(
+            "run autobuild inside the repository whose task you want to run (or use -C DIR)",
+        )
     })
 }
 
@@ -112,8 +113,10 @@ pub fn preflight(
     let base_branch = match &config.project.base_branch {
         Some(base) => base.clone(),
         None => repo.current_branch().ok_or_else(|| {
-            Error::usage("HEAD is detached or has no commits, so there is no base branch to branch from")
-                .with_help("check out a branch, or set [project] base_branch in .autobuild/config.toml")
+            Error::usage(
+                "HEAD is detached or has no commits, so there is no base branch to branch from",
+            )
+            .with_help("check out a branch, or set [project] base_branch in .autobuild/config.toml")
         })?,
     };
     repo.resolve_branch(&base_branch)

@@ -66,8 +66,11 @@ pub fn resume(root: &Path, task_id: &str, display: Display) -> Result<Outcome, E
     let layout = crate::project::Layout::new(root);
     let paths = RunPaths::new(&layout.runs(), task_id);
     let state = RunState::load(&paths.state()).map_err(|e| {
-        Error::usage(format!("no run of {task_id} to resume ({}: {e})", paths.state().display()))
-            .with_help(format!("start one with `autobuild task {task_id}`"))
+        Error::usage(format!(
+            "no run of {task_id} to resume ({}: {e})",
+            paths.state().display()
+        ))
+        .with_help(format!("start one with `autobuild task {task_id}`"))
     })?;
     if !state.status.is_resumable() {
         return Err(Error::usage(format!(
@@ -83,7 +86,12 @@ pub fn resume(root: &Path, task_id: &str, display: Display) -> Result<Outcome, E
         }));
     }
     let task_arg = state.task_path.display().to_string();
-    let plan = preflight(root, &task_arg, state.settings.clone(), BranchPolicy::Resume)?;
+    let plan = preflight(
+        root,
+        &task_arg,
+        state.settings.clone(),
+        BranchPolicy::Resume,
+    )?;
     continue_run(&plan, paths, state, display)
 }
 
@@ -106,8 +114,7 @@ fn continue_run(
     // An interrupted step restarts from the last checkpoint: whatever it half-did is reverted.
     if let Some(checkpoint) = state.last_checkpoint.clone() {
         if state.worktree.is_dir() {
-            let reverted = git::restore(&state.worktree, &checkpoint)
-                ?;
+            let reverted = git::restore(&state.worktree, &checkpoint)?;
             if !reverted.is_empty() {
                 notes.push(format!(
                     "reverted what the interrupted step left unfinished: {}",
@@ -129,8 +136,8 @@ fn run_interpreter(
     notes: Vec<String>,
 ) -> Result<Outcome, Error> {
     let resumed = !state.completed.is_empty();
-    let events = EventLog::open(&paths.events())
-        .map_err(|e| Error::io("cannot open", paths.events(), e))?;
+    let events =
+        EventLog::open(&paths.events()).map_err(|e| Error::io("cannot open", paths.events(), e))?;
     let cancel = CancelToken::new();
     install_signal_handlers(&cancel)?;
     let mut project_env = plan.project_env(&plan.worktree);
@@ -209,12 +216,13 @@ fn discard_branch(repo: &Repo, plan: &Plan, yes: bool) -> Result<(), Error> {
             .with_help("add --yes to confirm without a terminal"));
         }
         if !crate::ui::confirm(&question) {
-            return Err(Error::usage("kept the existing branch; nothing was changed"));
+            return Err(Error::usage(
+                "kept the existing branch; nothing was changed",
+            ));
         }
     }
     if plan.worktree.exists() {
-        repo.remove_worktree(&plan.worktree, &plan.branch)
-            ?;
+        repo.remove_worktree(&plan.worktree, &plan.branch)?;
     }
     repo.delete_branch(&plan.branch, &plan.base_branch, true)
         .map_err(Error::from)

@@ -111,9 +111,9 @@ impl Turn {
 
     /// Criteria met this turn, and all, as the gate counted them.
     pub fn criteria_progress(&self) -> (usize, usize) {
-        self.gate
-            .as_ref()
-            .map_or((0, self.criteria_total), |g| (g.criteria_met, g.criteria_total))
+        self.gate.as_ref().map_or((0, self.criteria_total), |g| {
+            (g.criteria_met, g.criteria_total)
+        })
     }
 
     pub fn cost_usd(&self) -> Option<f64> {

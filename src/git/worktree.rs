@@ -152,12 +152,10 @@ impl Repo {
         let name = self.free_worktree_name(&path)?;
         let mut options = WorktreeAddOptions::new();
         options.reference(Some(reference.get()));
-        self.repo
-            .worktree(&name, &path, Some(&options))
-            .context(
-                format_args!("add a worktree for branch `{branch}` at {}", path.display()),
-                self.root(),
-            )?;
+        self.repo.worktree(&name, &path, Some(&options)).context(
+            format_args!("add a worktree for branch `{branch}` at {}", path.display()),
+            self.root(),
+        )?;
         self.open_worktree(&path, branch)
     }
 

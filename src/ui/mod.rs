@@ -17,7 +17,8 @@ pub fn init_logging(verbose: bool, quiet: bool) {
     } else {
         "warn"
     };
-    let filter = EnvFilter::try_from_env("AUTOBUILD_LOG").unwrap_or_else(|_| EnvFilter::new(default));
+    let filter =
+        EnvFilter::try_from_env("AUTOBUILD_LOG").unwrap_or_else(|_| EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(io::stderr)

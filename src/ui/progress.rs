@@ -52,7 +52,10 @@ pub fn turn_line(turn: u32, max: u32, s: &TurnSummary) -> String {
     let checks = if s.checks_failed == 0 {
         format!("checks {} passed", s.checks_passed)
     } else {
-        format!("checks {} passed, {} failed", s.checks_passed, s.checks_failed)
+        format!(
+            "checks {} passed, {} failed",
+            s.checks_passed, s.checks_failed
+        )
     };
     let coach = if s.decision.is_empty() {
         String::new()
@@ -63,7 +66,11 @@ pub fn turn_line(turn: u32, max: u32, s: &TurnSummary) -> String {
         .cost_usd
         .map(|c| format!(" · ${c:.2}"))
         .unwrap_or_default();
-    let gate = if s.approved { "approved" } else { "not approved" };
+    let gate = if s.approved {
+        "approved"
+    } else {
+        "not approved"
+    };
     format!(
         "turn {turn}/{max}: {player} · {checks} · criteria {}/{}{coach} · {gate}{cost}",
         s.criteria_met, s.criteria_total

@@ -212,7 +212,10 @@ fn run_reader(
     })
 }
 
-fn parse(outcome: &AgentOutcome, criteria_ids: &[String]) -> Result<Verdict, verdict::VerdictError> {
+fn parse(
+    outcome: &AgentOutcome,
+    criteria_ids: &[String],
+) -> Result<Verdict, verdict::VerdictError> {
     verdict::parse_verdict(
         outcome.structured_output.as_ref(),
         &outcome.final_message,
@@ -287,4 +290,3 @@ fn invoke(
         transcript_path,
     })
 }
-

@@ -44,12 +44,10 @@ pub fn merge_run(repo: &Repo, request: &MergeRequest) -> Result<String, Error> {
             ))
         })?;
     if request.worktree.exists() {
-        repo.remove_worktree(&request.worktree, &request.branch)
-            ?;
+        repo.remove_worktree(&request.worktree, &request.branch)?;
     }
     // A squash leaves the branch unmerged by ancestry although its content landed.
-    repo.delete_branch(&request.branch, &request.base, true)
-        ?;
+    repo.delete_branch(&request.branch, &request.base, true)?;
     Ok(outcome.commit)
 }
 
@@ -113,4 +111,3 @@ pub fn execute(cx: &mut RunCx, strategy: Option<MergeStrategy>) -> Result<StepDo
 fn short(commit: &str) -> &str {
     commit.get(..10).unwrap_or(commit)
 }
-

@@ -7,8 +7,8 @@ use crate::engine::turn::Turn;
 use crate::steps::feedback::check_context;
 use crate::steps::verdict::VERDICT_SCHEMA;
 use crate::workflow::context::{
-    CriterionContext, FeedbackContext, PlayerContext, ProfileContext,
-    PromptContext, TaskContext, VerifyContext, WorktreeContext,
+    CriterionContext, FeedbackContext, PlayerContext, ProfileContext, PromptContext, TaskContext,
+    VerifyContext, WorktreeContext,
 };
 
 pub fn prompt_context(cx: &RunCx) -> PromptContext {

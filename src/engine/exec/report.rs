@@ -45,7 +45,10 @@ fn read<T: serde::de::DeserializeOwned>(path: &Path) -> Option<T> {
 }
 
 pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
-    let outcome = cx.outcome_so_far.clone().unwrap_or(Outcome::Approved { merged: false });
+    let outcome = cx
+        .outcome_so_far
+        .clone()
+        .unwrap_or(Outcome::Approved { merged: false });
     let path = write_report(&cx.paths, &cx.state, &outcome)?;
     Ok(StepDone::ok(
         path.display().to_string(),
@@ -73,7 +76,11 @@ pub fn render(state: &RunState, outcome: &Outcome, turns: &[TurnRecords]) -> Str
     let _ = writeln!(out, "# {}: {}\n", state.task_id, state.title);
     let _ = writeln!(out, "**Outcome:** {}\n", outcome.message());
     let _ = writeln!(out, "- Workflow: `{}`", state.workflow);
-    let _ = writeln!(out, "- Branch: `{}` (base `{}`)", state.branch, state.base_branch);
+    let _ = writeln!(
+        out,
+        "- Branch: `{}` (base `{}`)",
+        state.branch, state.base_branch
+    );
     let _ = writeln!(out, "- Turns: {}", turns.len());
     if state.cost_usd > 0.0 {
         let _ = writeln!(out, "- Cost: ${:.2}", state.cost_usd);
@@ -87,7 +94,11 @@ pub fn render(state: &RunState, outcome: &Outcome, turns: &[TurnRecords]) -> Str
     }
     let preserved = !matches!(outcome, Outcome::Approved { merged: true });
     if preserved {
-        let _ = writeln!(out, "- Worktree (preserved): `{}`", state.worktree.display());
+        let _ = writeln!(
+            out,
+            "- Worktree (preserved): `{}`",
+            state.worktree.display()
+        );
     }
     out.push('\n');
     render_history(&mut out, turns);
@@ -285,7 +296,9 @@ pub fn turn_summary(t: &TurnRecords) -> crate::engine::events::TurnSummary {
         checks_failed,
         criteria_met: t.gate.as_ref().map_or(0, |g| g.criteria_met),
         criteria_total: t.gate.as_ref().map_or(0, |g| g.criteria_total),
-        decision: verdict.map(|v| v.decision.as_str().to_string()).unwrap_or_default(),
+        decision: verdict
+            .map(|v| v.decision.as_str().to_string())
+            .unwrap_or_default(),
         issues: verdict.map_or(0, |v| v.issues.len()),
         approved: t.gate.as_ref().is_some_and(|g| g.approved),
         cost_usd: None,

@@ -20,14 +20,10 @@ pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
             cx.repo.open_worktree(&path, &branch)
         } else {
             cx.repo.attach_worktree(&branch, &path)
-        }
-        ?;
+        }?;
         opened.head
     } else {
-        cx.repo
-            .create_worktree(&branch, &base, &path)
-            ?
-            .base_commit
+        cx.repo.create_worktree(&branch, &base, &path)?.base_commit
     };
     cx.state.worktree = path.clone();
     cx.state.last_checkpoint = Some(head);
@@ -46,4 +42,3 @@ pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
         }),
     ))
 }
-
