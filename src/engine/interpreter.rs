@@ -138,7 +138,8 @@ impl<'a, 'p> Interpreter<'a, 'p> {
             turn,
         });
         let clock = Instant::now();
-        let result = exec::execute(self.cx, step);
+        let context = self.expression_context();
+        let result = exec::execute(self.cx, step, &context);
         let duration_ms = clock.elapsed().as_millis() as u64;
         let done = match result {
             Ok(done) => done,

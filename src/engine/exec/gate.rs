@@ -48,7 +48,10 @@ pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
         .filter(|c| !c.scope_violation.is_empty())
         .map(|c| c.scope_violation.clone());
     let input = GateInput {
-        requirements: plan.profile.require.clone(),
+        requirements: plan
+            .resolved
+            .workflow
+            .gate_requirements(&plan.profile.require),
         player,
         checks: turn
             .verify

@@ -67,14 +67,15 @@ fn into_map(value: Value) -> Map<String, Value> {
     }
 }
 
-pub fn execute(cx: &mut RunCx, step: &Step) -> Result<StepDone, Error> {
+/// Performs `step`; `context` is what `${{ }}` in the step's strings may read.
+pub fn execute(cx: &mut RunCx, step: &Step, context: &Value) -> Result<StepDone, Error> {
     match &step.action {
         Action::Worktree => worktree::execute(cx),
         Action::Agent { role } => agent::execute(cx, step, role),
         Action::Verify { checks } => verify::execute(cx, checks.as_deref()),
         Action::Gate => gate::execute(cx),
         Action::Merge { strategy } => merge::execute(cx, *strategy),
-        Action::Run { run, env } => run::execute(cx, step, run, env),
+        Action::Run { run, env } => run::execute(cx, step, run, env, context),
         Action::Report => report::execute(cx),
         Action::Loop { .. } => Err(Error::runtime(format!(
             "step `{}`: loops are run by the interpreter",

@@ -56,7 +56,13 @@ pub fn build_prompt_context(
         worktree,
         profile: ProfileContext {
             name: plan.profile.name.clone(),
-            require: plan.profile.require.iter().map(|r| r.to_string()).collect(),
+            require: plan
+                .resolved
+                .workflow
+                .gate_requirements(&plan.profile.require)
+                .iter()
+                .map(|r| r.to_string())
+                .collect(),
         },
         feedback,
         verify: turn.and_then(|t| t.verify.as_ref()).map(|v| VerifyContext {

@@ -11,6 +11,7 @@ use crate::engine::cx::RunCx;
 use crate::engine::exec::StepDone;
 use crate::error::Error;
 use crate::steps::verify::{run_checks, CheckSpec};
+use crate::workflow::expr::interpolate;
 use crate::workflow::model::Step;
 
 const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
@@ -20,11 +21,16 @@ pub fn execute(
     step: &Step,
     command: &str,
     extra_env: &BTreeMap<String, String>,
+    context: &serde_json::Value,
 ) -> Result<StepDone, Error> {
     let logs = cx.paths.logs();
     fs::create_dir_all(&logs).map_err(|e| Error::io("cannot create", &logs, e))?;
     let mut env = cx.env_vars();
-    env.extend(extra_env.iter().map(|(k, v)| (k.clone(), v.clone())));
+    for (name, template) in extra_env {
+        let value = interpolate(template, context)
+            .map_err(|e| Error::runtime(format!("step `{}`: env `{name}`: {e}", step.id)))?;
+        env.push((name.clone(), value));
+    }
     let spec = CheckSpec {
         name: step.id.clone(),
         command: command.to_string(),
