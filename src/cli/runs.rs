@@ -130,7 +130,7 @@ fn status_detail(state: &RunState, paths: &RunPaths) -> String {
 /// `autobuild resume <ID>`.
 pub fn resume(task_id: &str, json: bool, quiet: bool) -> Result<u8, Error> {
     let root = repo_root(&current_dir()?)?;
-    let outcome = crate::engine::run::resume(&root, task_id, Display::choose(json, quiet))?;
+    let outcome = crate::engine::run::resume(&root, task_id, Display::choose(json, quiet).sink())?;
     Ok(outcome.exit_code())
 }
 

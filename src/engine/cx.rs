@@ -1,7 +1,7 @@
 //! The live context of a run: the plan, the persisted state, the repository, the project
 //! environment, the turn in progress and the event sinks. Step executors receive it.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::agents::process::CancelToken;
 use crate::engine::events::{Event, EventKind, EventLog, EventSink};
@@ -28,8 +28,10 @@ pub struct RunCx<'p> {
     pub outcome_so_far: Option<Outcome>,
     /// Wall time spent by earlier sessions of a resumed run.
     pub elapsed_before: Duration,
+    /// When `limits.max_wall_time` runs out: no agent or check may outlive it.
+    pub deadline: Option<Instant>,
     events: EventLog,
-    display: Box<dyn EventSink + 'p>,
+    display: Box<dyn EventSink + Send + 'p>,
 }
 
 impl<'p> RunCx<'p> {
@@ -42,7 +44,7 @@ impl<'p> RunCx<'p> {
         cancel: CancelToken,
         project_env: ProjectEnv,
         events: EventLog,
-        display: Box<dyn EventSink + 'p>,
+        display: Box<dyn EventSink + Send + 'p>,
     ) -> Self {
         RunCx {
             plan,
@@ -55,6 +57,12 @@ impl<'p> RunCx<'p> {
             stall_reason: None,
             outcome_so_far: None,
             elapsed_before: Duration::ZERO,
+            deadline: plan
+                .resolved
+                .workflow
+                .limits
+                .max_wall_time
+                .map(|max| Instant::now() + max),
             events,
             display,
         }
@@ -98,6 +106,14 @@ impl<'p> RunCx<'p> {
 
     pub fn cancel_outcome(&self) -> Outcome {
         Outcome::Cancelled
+    }
+
+    /// A child's timeout, shortened so it cannot outlive the run's wall-time limit.
+    pub fn clamp(&self, timeout: Duration) -> Duration {
+        match self.deadline {
+            Some(deadline) => timeout.min(deadline.saturating_duration_since(Instant::now())),
+            None => timeout,
+        }
     }
 
     /// The project environment's variables for a child process.

@@ -5,7 +5,7 @@
 //! completed is not executed again, its outputs are restored into the expression context.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
@@ -384,17 +384,6 @@ impl<'a, 'p> Interpreter<'a, 'p> {
             }
         }
         None
-    }
-
-    /// What is left of the wall-time limit, for agent and check deadlines.
-    pub fn remaining(&self) -> Option<Duration> {
-        self.cx
-            .plan
-            .resolved
-            .workflow
-            .limits
-            .max_wall_time
-            .map(|max| max.saturating_sub(self.cx.elapsed_before + self.started.elapsed()))
     }
 
     fn path_of(&self, id: &str) -> String {

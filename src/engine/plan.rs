@@ -65,6 +65,7 @@ impl RunSettings {
             player_model: flags.player_model.clone(),
             coach_model: flags.coach_model.clone(),
             agent: flags.agent.clone(),
+            base_branch: None,
         }
     }
 
@@ -110,7 +111,11 @@ pub fn preflight(
     let checks = effective_checks(&config, root);
     check_agents(&resolved, root, &config, &mut warnings)?;
 
-    let base_branch = match &config.project.base_branch {
+    let base_branch = match settings
+        .base_branch
+        .as_ref()
+        .or(config.project.base_branch.as_ref())
+    {
         Some(base) => base.clone(),
         None => repo.current_branch().ok_or_else(|| {
             Error::usage(
@@ -119,8 +124,7 @@ pub fn preflight(
             .with_help("check out a branch, or set [project] base_branch in .autobuild/config.toml")
         })?,
     };
-    repo.resolve_branch(&base_branch)
-        .map_err(|e| Error::usage(e.to_string()))?;
+    repo.resolve_base(&base_branch)?;
     let branch = format!("autobuild/{}", task.id);
     let branch_exists = repo.branch_exists(&branch);
     if let Some(holder) = crate::engine::lock::holder(&layout.runs(), &task.id) {

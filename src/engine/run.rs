@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::agents::process::CancelToken;
 use crate::engine::cx::{now, RunCx};
-use crate::engine::events::{EventKind, EventLog};
+use crate::engine::events::{EventKind, EventLog, EventSink};
 use crate::engine::exec::write_report;
 use crate::engine::interpreter::Interpreter;
 use crate::engine::lock::{LockError, RunLock};
@@ -19,13 +19,23 @@ use crate::error::Error;
 use crate::git::{self, Repo};
 use crate::ui::progress::Display;
 
-/// How `autobuild task` treats an existing branch, and how progress is shown.
-#[derive(Debug, Clone, Copy)]
+/// How `autobuild task` treats an existing branch, and where progress goes.
 pub struct StartOptions {
     pub policy: BranchPolicy,
     /// `--yes`: do not ask before discarding with `--fresh`.
     pub yes: bool,
-    pub display: Display,
+    /// Receives every event of the run (a display, or a feature's aggregator).
+    pub sink: Box<dyn EventSink + Send>,
+}
+
+impl StartOptions {
+    pub fn new(policy: BranchPolicy, yes: bool, display: Display) -> StartOptions {
+        StartOptions {
+            policy,
+            yes,
+            sink: display.sink(),
+        }
+    }
 }
 
 /// Runs a task from the start (or continues it on its branch with `--resume`).
@@ -40,7 +50,7 @@ pub fn start(
     if options.policy == BranchPolicy::Resume {
         if let Ok(state) = RunState::load(&paths.state()) {
             if state.status.is_resumable() {
-                return continue_run(&plan, paths, state, options.display);
+                return continue_run(&plan, paths, state, options.sink);
             }
         }
     }
@@ -58,11 +68,15 @@ pub fn start(
     state
         .save(&paths.state())
         .map_err(|e| Error::io("cannot write", paths.state(), e))?;
-    run_interpreter(&plan, paths, state, repo, options.display, lock, Vec::new())
+    run_interpreter(&plan, paths, state, repo, options.sink, lock, Vec::new())
 }
 
 /// `autobuild resume <ID>`: continues an interrupted run from its last completed step.
-pub fn resume(root: &Path, task_id: &str, display: Display) -> Result<Outcome, Error> {
+pub fn resume(
+    root: &Path,
+    task_id: &str,
+    sink: Box<dyn EventSink + Send>,
+) -> Result<Outcome, Error> {
     let layout = crate::project::Layout::new(root);
     let paths = RunPaths::new(&layout.runs(), task_id);
     let state = RunState::load(&paths.state()).map_err(|e| {
@@ -92,14 +106,14 @@ pub fn resume(root: &Path, task_id: &str, display: Display) -> Result<Outcome, E
         state.settings.clone(),
         BranchPolicy::Resume,
     )?;
-    continue_run(&plan, paths, state, display)
+    continue_run(&plan, paths, state, sink)
 }
 
 fn continue_run(
     plan: &Plan,
     paths: RunPaths,
     mut state: RunState,
-    display: Display,
+    sink: Box<dyn EventSink + Send>,
 ) -> Result<Outcome, Error> {
     let lock = take_lock(plan)?;
     let repo = Repo::discover(&plan.root)?;
@@ -123,7 +137,7 @@ fn continue_run(
             }
         }
     }
-    run_interpreter(plan, paths, state, repo, display, lock, notes)
+    run_interpreter(plan, paths, state, repo, sink, lock, notes)
 }
 
 fn run_interpreter(
@@ -131,7 +145,7 @@ fn run_interpreter(
     paths: RunPaths,
     state: RunState,
     repo: Repo,
-    display: Display,
+    sink: Box<dyn EventSink + Send>,
     _lock: RunLock,
     notes: Vec<String>,
 ) -> Result<Outcome, Error> {
@@ -146,16 +160,7 @@ fn run_interpreter(
     project_env
         .write_bash_env(&bash_env)
         .map_err(|e| Error::io("cannot write", &bash_env, e))?;
-    let mut cx = RunCx::new(
-        plan,
-        paths,
-        state,
-        repo,
-        cancel,
-        project_env,
-        events,
-        display.sink(),
-    );
+    let mut cx = RunCx::new(plan, paths, state, repo, cancel, project_env, events, sink);
     cx.emit(EventKind::RunStarted {
         task: plan.task.id.clone(),
         title: plan.task.title.clone(),

@@ -97,6 +97,10 @@ pub struct RunSettings {
     pub player_model: Option<String>,
     pub coach_model: Option<String>,
     pub agent: Option<String>,
+    /// Branch from this base instead of `[project] base_branch` / the current branch
+    /// (a feature's tasks branch from the feature branch).
+    #[serde(default)]
+    pub base_branch: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -32,7 +32,7 @@ impl Display {
         }
     }
 
-    pub fn sink(self) -> Box<dyn EventSink> {
+    pub fn sink(self) -> Box<dyn EventSink + Send> {
         match self {
             Display::Panel => Box::new(Panel::new()),
             Display::Plain => Box::new(Plain),

@@ -56,6 +56,10 @@ pub struct ProcessSpec {
     pub stdin: Option<Vec<u8>>,
     /// The full combined stdout+stderr transcript, streamed to disk.
     pub log_path: PathBuf,
+    /// Where stdout alone is also streamed (redacted, otherwise byte for byte), for callers
+    /// that parse it: in the combined transcript stderr lines can land between the pieces of
+    /// a very long stdout line, and the in-memory capture is bounded.
+    pub stdout_path: Option<PathBuf>,
     pub timeout: Option<Duration>,
     /// Stop the child when it prints nothing for this long.
     pub idle_timeout: Option<Duration>,
@@ -80,6 +84,7 @@ impl ProcessSpec {
             env_remove: Vec::new(),
             stdin: None,
             log_path: log_path.into(),
+            stdout_path: None,
             timeout: None,
             idle_timeout: None,
             capture_limit: 0,
@@ -117,7 +122,8 @@ pub struct ProcessOutcome {
     /// The last few KiB of stderr, lossy UTF-8, redacted.
     pub stderr_tail: String,
     pub duration: Duration,
-    /// Set when the transcript could not be fully written (e.g. the disk filled up).
+    /// Set when the transcript or the stdout copy could not be fully written (e.g. the disk
+    /// filled up).
     pub transcript_error: Option<String>,
 }
 
@@ -149,10 +155,14 @@ pub fn run(spec: &ProcessSpec, cancel: &CancelToken) -> Result<ProcessOutcome, P
             cwd: spec.cwd.clone(),
         });
     }
-    let transcript = Transcript::create(&spec.log_path).map_err(|source| ProcessError::Log {
-        path: spec.log_path.clone(),
-        source,
-    })?;
+    let create = |path: &Path| {
+        Transcript::create(path).map_err(|source| ProcessError::Log {
+            path: path.to_path_buf(),
+            source,
+        })
+    };
+    let transcript = create(&spec.log_path)?;
+    let stdout_copy = spec.stdout_path.as_deref().map(create).transpose()?;
     group::become_subreaper();
     let redactor = Arc::new(Redactor::new(&spec.env));
     let spawn_error = |source| ProcessError::Spawn {
@@ -180,7 +190,7 @@ pub fn run(spec: &ProcessSpec, cancel: &CancelToken) -> Result<ProcessOutcome, P
     tracing::debug!(program = %program.display(), args = ?spec.args, cwd = %spec.cwd.display(), "spawning");
     let start = Instant::now();
     let mut child = spawn(&mut command).map_err(spawn_error)?;
-    let running = Running::attach(&mut child, spec, transcript, redactor, start);
+    let running = Running::attach(&mut child, spec, transcript, stdout_copy, redactor, start);
     let running = match running {
         Ok(running) => running,
         Err(source) => {
@@ -224,6 +234,7 @@ fn spawn(command: &mut Command) -> io::Result<Child> {
 struct Running {
     activity: Arc<Activity>,
     transcript: Arc<Transcript>,
+    stdout_copy: Option<Arc<Transcript>>,
     stdin: Option<JoinHandle<()>>,
     stdout: Drain,
     stderr: Drain,
@@ -234,12 +245,16 @@ impl Running {
         child: &mut Child,
         spec: &ProcessSpec,
         transcript: Transcript,
+        stdout_copy: Option<Transcript>,
         redactor: Arc<Redactor>,
         start: Instant,
     ) -> io::Result<Running> {
         let missing = |name| io::Error::other(format!("child {name} was not piped"));
         let activity = Arc::new(Activity::new(start));
         let transcript = Arc::new(transcript);
+        let stdout_copy = stdout_copy.map(Arc::new);
+        let mut stdout_sinks = vec![Arc::clone(&transcript)];
+        stdout_sinks.extend(stdout_copy.iter().cloned());
         let stdin = match (child.stdin.take(), &spec.stdin) {
             (Some(pipe), Some(bytes)) => Some(feed_stdin(pipe, bytes.clone())?),
             _ => None,
@@ -247,7 +262,7 @@ impl Running {
         let stdout = Drain::start(
             "stdout",
             child.stdout.take().ok_or_else(|| missing("stdout"))?,
-            Arc::clone(&transcript),
+            stdout_sinks,
             Arc::clone(&redactor),
             Arc::clone(&activity),
             Keep::Head(spec.capture_limit),
@@ -255,7 +270,7 @@ impl Running {
         let stderr = Drain::start(
             "stderr",
             child.stderr.take().ok_or_else(|| missing("stderr"))?,
-            Arc::clone(&transcript),
+            vec![Arc::clone(&transcript)],
             redactor,
             Arc::clone(&activity),
             Keep::Tail(STDERR_TAIL_BYTES),
@@ -263,6 +278,7 @@ impl Running {
         Ok(Running {
             activity,
             transcript,
+            stdout_copy,
             stdin,
             stdout,
             stderr,
@@ -287,13 +303,15 @@ impl Running {
         }
         let stdout = self.stdout.take();
         let stderr = self.stderr.take();
+        let transcript_error = self.transcript.finish();
+        let stdout_copy_error = self.stdout_copy.as_ref().and_then(|copy| copy.finish());
         ProcessOutcome {
             end,
             stdout: stdout.text,
             stdout_truncated: stdout.truncated,
             stderr_tail: stderr.text,
             duration,
-            transcript_error: self.transcript.finish(),
+            transcript_error: transcript_error.or(stdout_copy_error),
         }
     }
 }

@@ -157,11 +157,12 @@ pub(super) struct Drain {
 }
 
 impl Drain {
-    /// Starts draining `reader` into `transcript`.
+    /// Starts draining `reader` into every file of `sinks` (the combined transcript, and for
+    /// stdout optionally a file of its own).
     pub(super) fn start(
         name: &str,
         mut reader: impl Read + Send + 'static,
-        transcript: Arc<Transcript>,
+        sinks: Vec<Arc<Transcript>>,
         redactor: Arc<Redactor>,
         activity: Arc<Activity>,
         keep: Keep,
@@ -177,7 +178,9 @@ impl Drain {
                     if pieces.is_empty() {
                         return;
                     }
-                    transcript.write_all(&pieces);
+                    for sink in &sinks {
+                        sink.write_all(&pieces);
+                    }
                     let mut kept = shared.lock().unwrap_or_else(PoisonError::into_inner);
                     for piece in &pieces {
                         kept.push(piece, keep);

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::agents::{adapter_for, Adapter, AgentOutcome, AgentRequest};
+use crate::agents::{adapter_for, Adapter, AgentOutcome, AgentRequest, DEFAULT_AGENT_TIMEOUT};
 use crate::engine::cx::RunCx;
 use crate::engine::exec::prompt::prompt_context;
 use crate::engine::exec::StepDone;
@@ -21,12 +21,17 @@ use crate::workflow::model::{Access, OutputKind, Role, Step};
 
 pub fn execute(cx: &mut RunCx, step: &Step, role_name: &str) -> Result<StepDone, Error> {
     let plan = cx.plan;
-    let role = plan
+    let declared = plan
         .resolved
         .workflow
         .roles
         .get(role_name)
         .ok_or_else(|| Error::runtime(format!("role `{role_name}` is not defined")))?;
+    // The role's timeout, capped by the step's and by what is left of the run's wall time.
+    let mut role = declared.clone();
+    let timeout = declared.timeout.unwrap_or(DEFAULT_AGENT_TIMEOUT);
+    role.timeout = Some(cx.clamp(step.timeout.map_or(timeout, |t| t.min(timeout))));
+    let role = &role;
     let adapter = adapter_for(role.agent).ok_or_else(|| {
         Error::runtime(format!("the `{}` adapter is not available yet", role.agent))
     })?;

@@ -72,7 +72,7 @@ pub fn execute(cx: &mut RunCx, step: &Step, context: &Value) -> Result<StepDone,
     match &step.action {
         Action::Worktree => worktree::execute(cx),
         Action::Agent { role } => agent::execute(cx, step, role),
-        Action::Verify { checks } => verify::execute(cx, checks.as_deref()),
+        Action::Verify { checks } => verify::execute(cx, checks.as_deref(), step.timeout),
         Action::Gate => gate::execute(cx),
         Action::Merge { strategy } => merge::execute(cx, *strategy),
         Action::Run { run, env } => run::execute(cx, step, run, env, context),

@@ -34,7 +34,7 @@ pub fn execute(
     let spec = CheckSpec {
         name: step.id.clone(),
         command: command.to_string(),
-        timeout: step.timeout.unwrap_or(DEFAULT_TIMEOUT),
+        timeout: cx.clamp(step.timeout.unwrap_or(DEFAULT_TIMEOUT)),
     };
     let worktree = if cx.state.worktree.is_dir() {
         cx.state.worktree.clone()

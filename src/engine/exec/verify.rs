@@ -14,7 +14,12 @@ use crate::steps::verify::{run_checks, CheckSpec};
 /// Executable criteria get the same timeout as a check unless the project says otherwise.
 const CRITERION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
 
-pub fn execute(cx: &mut RunCx, only: Option<&[String]>) -> Result<StepDone, Error> {
+pub fn execute(
+    cx: &mut RunCx,
+    only: Option<&[String]>,
+    step_timeout: Option<std::time::Duration>,
+) -> Result<StepDone, Error> {
+    let cap = |t: std::time::Duration| cx.clamp(step_timeout.map_or(t, |s| t.min(s)));
     let plan = cx.plan;
     let turn = cx.turn_number();
     let worktree = cx.state.worktree.clone();
@@ -27,7 +32,7 @@ pub fn execute(cx: &mut RunCx, only: Option<&[String]>) -> Result<StepDone, Erro
         .map(|c| CheckSpec {
             name: c.name.clone(),
             command: c.cmd.clone(),
-            timeout: c.timeout,
+            timeout: cap(c.timeout),
         })
         .collect();
     let criteria: Vec<CheckSpec> = plan
@@ -36,7 +41,7 @@ pub fn execute(cx: &mut RunCx, only: Option<&[String]>) -> Result<StepDone, Erro
         .map(|c| CheckSpec {
             name: c.id.clone(),
             command: c.verify.clone().unwrap_or_default(),
-            timeout: CRITERION_TIMEOUT,
+            timeout: cap(CRITERION_TIMEOUT),
         })
         .collect();
     let env = cx.env_vars();
