@@ -134,3 +134,37 @@ fn an_existing_branch_without_resume_or_fresh_changes_nothing() {
     assert!(!project.worktree().exists());
     assert_eq!(project.git(&["rev-parse", &project.branch()]), tip);
 }
+
+#[test]
+fn ctrl_c_cancels_with_exit_5_and_resume_finishes_the_run() {
+    let project = Project::new()
+        .player("player_slow.sh")
+        .env("LOOP_PLAYER_DELAY", "30")
+        .commit();
+    let run_dir = project.run_dir();
+    let runner = project.spawn(&["task", TASK, "--no-merge"]);
+    wait_until(
+        Duration::from_secs(20),
+        "the turn 1 player to start",
+        || run_dir.join("prompts/turn_1_player.md").exists(),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: sending a signal to a child we spawned.
+    unsafe { libc::kill(runner.id() as i32, libc::SIGINT) };
+    let started = std::time::Instant::now();
+    let output = runner.wait_with_output().unwrap();
+
+    assert_exit(&output, 5);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "the cancelled player was not stopped promptly"
+    );
+    assert_eq!(project.state()["status"], "cancelled");
+    assert!(project.report().contains("autobuild resume"));
+
+    let output = project.run_with_env(&["resume", TASK], &[("LOOP_PLAYER_DELAY", "0")]);
+
+    assert_exit(&output, 0);
+    assert_eq!(project.state()["status"], "approved");
+    assert_eq!(project.record("gate", 1)["approved"], true);
+}

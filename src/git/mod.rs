@@ -8,6 +8,7 @@
 //! repository root, `/`-separated, sorted and unique.
 
 mod branch;
+mod branch_create;
 mod checkout;
 mod diff;
 mod error;

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use git2::build::CheckoutBuilder;
-use git2::ResetType;
+use git2::{Oid, Repository, ResetType, StatusOptions};
 
 use super::diff::changed_paths;
 use super::error::{Context, GitError};
@@ -18,6 +18,9 @@ use super::snapshot::state_tree;
 pub fn restore(worktree: &Path, commit: &str) -> Result<Vec<String>, GitError> {
     let repo = open_checkout(worktree)?;
     let target = find_commit(&repo, commit, worktree)?;
+    if is_pristine(&repo, target.id(), worktree)? {
+        return Ok(Vec::new());
+    }
     let current = state_tree(&repo, worktree)?;
     let reverted = changed_paths(&repo, target.tree_id(), current, worktree)?;
     repo.reset(target.as_object(), ResetType::Hard, None)
@@ -32,4 +35,24 @@ pub fn restore(worktree: &Path, commit: &str) -> Result<Vec<String>, GitError> {
         tracing::debug!(?reverted, worktree = %worktree.display(), "restored worktree");
     }
     Ok(reverted)
+}
+
+/// HEAD is `commit` and `git status` shows nothing (no staged, unstaged or untracked change):
+/// the common case after a well-behaved read-only step, answered from the index's stat cache
+/// without staging or checking out anything.
+fn is_pristine(repo: &Repository, commit: Oid, worktree: &Path) -> Result<bool, GitError> {
+    let head = repo.head().ok().and_then(|h| h.target());
+    if head != Some(commit) {
+        return Ok(false);
+    }
+    let mut options = StatusOptions::new();
+    options
+        .include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .include_ignored(false)
+        .exclude_submodules(true);
+    let statuses = repo
+        .statuses(Some(&mut options))
+        .context("read the worktree status", worktree)?;
+    Ok(statuses.is_empty())
 }

@@ -6,9 +6,11 @@
 //! `.gitignore`. They share [`stage_all`] so a checkpoint's tree and a later state tree of the
 //! same files are always equal.
 
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use git2::{Index, IndexAddOption, Oid, Repository};
+use git2::{Index, Oid, Repository, Status, StatusOptions};
 use serde::{Deserialize, Serialize};
 
 use super::diff::changed_paths;
@@ -32,7 +34,7 @@ pub fn checkpoint(worktree: &Path, message: &str) -> Result<Checkpoint, GitError
     let repo = open_checkout(worktree)?;
     let head = head_of(&repo, worktree)?;
     let mut index = repo.index().context("open the index", worktree)?;
-    let tree_id = stage_all(&mut index, worktree)?;
+    let tree_id = stage_all(&repo, &mut index, worktree)?;
     index.write().context("write the index", worktree)?;
     if tree_id == head.tree_id() {
         return Ok(Checkpoint {
@@ -82,7 +84,7 @@ pub fn changed_files_since(worktree: &Path, commit: &str) -> Result<Vec<String>,
 /// The state tree of `repo`'s worktree, computed on the in-memory index only.
 pub(crate) fn state_tree(repo: &Repository, worktree: &Path) -> Result<Oid, GitError> {
     let mut index = repo.index().context("open the index", worktree)?;
-    let tree = stage_all(&mut index, worktree);
+    let tree = stage_all(repo, &mut index, worktree);
     // The repository caches its index object; reload it from disk so nothing staged here
     // leaks into a later operation on the same repository handle.
     index.read(true).context("reload the index", worktree)?;
@@ -91,13 +93,42 @@ pub(crate) fn state_tree(repo: &Repository, worktree: &Path) -> Result<Oid, GitE
 
 /// `git add -A` on `index` (in memory), returning the resulting tree id. Writes blobs and
 /// trees to the object database, not the index file.
-fn stage_all(index: &mut Index, worktree: &Path) -> Result<Oid, GitError> {
-    index
-        .add_all(["*"], IndexAddOption::DEFAULT, None)
-        .context("stage new and modified files", worktree)?;
-    index
-        .update_all(["*"], None)
-        .context("stage deleted files", worktree)?;
+///
+/// Only the paths `git status` reports are staged: the status walk answers unchanged files
+/// from the index's stat cache, so a large repository with a small change costs a scan of
+/// file metadata, not a re-hash of every file.
+fn stage_all(repo: &Repository, index: &mut Index, worktree: &Path) -> Result<Oid, GitError> {
+    let mut options = StatusOptions::new();
+    options
+        .include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .include_ignored(false)
+        .exclude_submodules(true)
+        .renames_index_to_workdir(false);
+    let statuses = repo
+        .statuses(Some(&mut options))
+        .context("read the worktree status", worktree)?;
+    let changed_in_worktree = Status::WT_NEW
+        | Status::WT_MODIFIED
+        | Status::WT_TYPECHANGE
+        | Status::WT_RENAMED
+        | Status::WT_DELETED;
+    for entry in statuses.iter() {
+        let status = entry.status();
+        if !status.intersects(changed_in_worktree) {
+            continue;
+        }
+        let path = Path::new(OsStr::from_bytes(entry.path_bytes()));
+        if status.contains(Status::WT_DELETED) {
+            index
+                .remove_path(path)
+                .context(format_args!("unstage deleted {}", path.display()), worktree)?;
+        } else {
+            index
+                .add_path(path)
+                .context(format_args!("stage {}", path.display()), worktree)?;
+        }
+    }
     index
         .write_tree()
         .context("write the staged tree", worktree)

@@ -156,6 +156,15 @@ timeout = "{}"
         self.command(args).output().unwrap()
     }
 
+    /// `autobuild -C <root> ARGS…` with extra environment variables, to completion.
+    pub fn run_with_env(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut command = self.command(args);
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        command.output().unwrap()
+    }
+
     /// `autobuild -C <root> ARGS…`, in the background.
     pub fn spawn(&self, args: &[&str]) -> Child {
         self.command(args)
