@@ -8,7 +8,8 @@ fn cli_cases() {
     trycmd::TestCases::new()
         .env("AUTOBUILD_CONFIG_DIR", "/nonexistent/autobuild-config")
         .case("tests/cmd/*.toml")
-        .case("README.md");
+        .case("README.md")
+        .case("docs/*.md");
 }
 
 /// Cases that need a git repository: trycmd cannot keep a `.git` in a `.in` directory, so the

@@ -70,6 +70,7 @@ fn request<'a>(
         turn: 2,
         wants_verdict: false,
         verdict_schema: "{}",
+        pricing: None,
     }
 }
 

@@ -10,6 +10,8 @@
 //! Each adapter declares in [`Capabilities`] what it can enforce; the workflow validator
 //! rejects a role that asks for a restriction its adapter cannot enforce.
 
+pub mod claude_code;
+pub mod codex;
 pub mod command;
 pub mod process;
 
@@ -53,6 +55,8 @@ pub struct AgentRequest<'a> {
     pub wants_verdict: bool,
     /// The verdict JSON schema, for adapters that can enforce it.
     pub verdict_schema: &'a str,
+    /// `[pricing]` of the project config, for adapters that estimate cost from tokens.
+    pub pricing: Option<&'a crate::project::config::PriceTable>,
 }
 
 /// What one agent invocation produced; recorded in `player_turn_N.json` / `coach_turn_N.json`.
@@ -64,6 +68,9 @@ pub struct AgentOutcome {
     pub session_id: Option<String>,
     pub usage: TokenUsage,
     pub cost_usd: Option<f64>,
+    /// `cost_usd` was computed from token counts and list prices, not reported by the CLI.
+    #[serde(default)]
+    pub cost_estimated: bool,
     #[serde(rename = "duration_ms", with = "duration_ms")]
     pub duration: Duration,
     /// Agent-internal turns (tool-use rounds), when the CLI reports them.
@@ -82,6 +89,7 @@ impl AgentOutcome {
             session_id: None,
             usage: TokenUsage::default(),
             cost_usd: None,
+            cost_estimated: false,
             duration,
             agent_turns: None,
             permission_denials: Vec::new(),
@@ -238,7 +246,8 @@ pub trait Adapter: Send + Sync {
 pub fn adapter_for(kind: AgentKind) -> Option<Box<dyn Adapter>> {
     match kind {
         AgentKind::Command => Some(Box::new(command::CommandAdapter)),
-        AgentKind::ClaudeCode | AgentKind::Codex => None,
+        AgentKind::ClaudeCode => Some(Box::new(claude_code::ClaudeCodeAdapter::new())),
+        AgentKind::Codex => Some(Box::new(codex::CodexAdapter::default())),
     }
 }
 
@@ -350,11 +359,12 @@ mod tests {
     }
 
     #[test]
-    fn only_the_command_adapter_exists_so_far() {
+    fn adapter_for_returns_the_adapters_this_build_has() {
         let adapter = adapter_for(AgentKind::Command).expect("command adapter");
         assert_eq!(adapter.kind(), AgentKind::Command);
         assert_eq!(adapter.capabilities(), Capabilities::default());
-        assert!(adapter_for(AgentKind::ClaudeCode).is_none());
-        assert!(adapter_for(AgentKind::Codex).is_none());
+        let claude = adapter_for(AgentKind::ClaudeCode).expect("claude-code adapter");
+        assert!(claude.capabilities().enforces_read_only);
+        assert!(adapter_for(AgentKind::Codex).is_some());
     }
 }

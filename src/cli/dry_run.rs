@@ -272,6 +272,38 @@ fn command_line(plan: &Plan, role_name: &str) -> String {
         turn: 1,
         wants_verdict: role.output == Some(OutputKind::Verdict),
         verdict_schema: VERDICT_SCHEMA,
+        pricing: Some(&plan.config.pricing),
     };
-    adapter.command_line(&request).join(" ")
+    adapter
+        .command_line(&request)
+        .iter()
+        .map(|arg| shell_quote(arg))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// An argument as a POSIX shell would need it written, so the printed line can be pasted.
+fn shell_quote(arg: &str) -> String {
+    let plain = !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@+%".contains(c));
+    if plain {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_quote;
+
+    #[test]
+    fn quotes_only_what_needs_it() {
+        assert_eq!(shell_quote("--model"), "--model");
+        assert_eq!(shell_quote("a b"), "'a b'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
 }

@@ -3,7 +3,9 @@
 //! [`main`] is the only place that turns a result into an exit code and prints errors.
 
 pub mod demo;
+pub mod doctor;
 pub mod dry_run;
+pub mod feature;
 pub mod init;
 pub mod profiles;
 pub mod runs;
@@ -45,6 +47,8 @@ pub enum Command {
     Init,
     /// Run a workflow on one task (or print its plan with --dry-run).
     Task(task::TaskArgs),
+    /// Run a feature's tasks in dependency waves (or print the waves with --dry-run).
+    Feature(feature::FeatureArgs),
     /// Runs at a glance, or one run in detail.
     Status {
         /// Task id of the run.
@@ -85,6 +89,8 @@ pub enum Command {
     /// Inspect quality-gate profiles.
     #[command(subcommand)]
     Profiles(profiles::ProfilesCommand),
+    /// Check git, the agent CLIs and their credentials, and the config and workflows.
+    Doctor(doctor::DoctorArgs),
 }
 
 /// Flags shared by the commands that run a workflow.
@@ -146,6 +152,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
     match cli.command {
         Command::Init => init::run(),
         Command::Task(args) => task::run(args, quiet),
+        Command::Feature(args) => feature::run(args, quiet),
         Command::Status { id } => runs::status(id),
         Command::Resume { id, json } => runs::resume(&id, json, quiet),
         Command::Complete { id } => runs::complete(&id),
@@ -154,5 +161,6 @@ fn run(cli: Cli) -> Result<u8, Error> {
         Command::Demo { json } => demo::run(json, quiet),
         Command::Workflows(cmd) => workflows::run(cmd),
         Command::Profiles(cmd) => profiles::run(cmd),
+        Command::Doctor(args) => doctor::run(args),
     }
 }

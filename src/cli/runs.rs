@@ -39,6 +39,9 @@ pub fn status(task_id: Option<String>) -> Result<u8, Error> {
     let root = repo_root(&current_dir()?)?;
     let runs_dir = Layout::new(&root).runs();
     match task_id {
+        Some(id) if crate::feature::run::is_feature_run(&root, &id) => {
+            return crate::feature::run::status(&root, &id)
+        }
         Some(id) => {
             let run = locate_run(&id)?;
             ui::line(&status_detail(&run.state, &run.paths));
@@ -72,7 +75,11 @@ fn status_table(runs_dir: &Path) -> String {
             s.task_id,
             s.status.as_str(),
             turn,
-            format!("${:.2}", s.cost_usd),
+            format!(
+                "{}${:.2}",
+                if s.cost_estimated { "~" } else { "" },
+                s.cost_usd
+            ),
             s.title
         );
     }
@@ -112,8 +119,11 @@ fn status_detail(state: &RunState, paths: &RunPaths) -> String {
     );
     let _ = writeln!(
         out,
-        "  cost:      ${:.2} ({} tokens in, {} out)",
-        state.cost_usd, state.tokens_in, state.tokens_out
+        "  cost:      {}${:.2} ({} tokens in, {} out)",
+        if state.cost_estimated { "~" } else { "" },
+        state.cost_usd,
+        state.tokens_in,
+        state.tokens_out
     );
     for turn in crate::engine::exec::load_turns(paths) {
         let summary = crate::engine::exec::turn_summary(&turn);
@@ -130,12 +140,20 @@ fn status_detail(state: &RunState, paths: &RunPaths) -> String {
 /// `autobuild resume <ID>`.
 pub fn resume(task_id: &str, json: bool, quiet: bool) -> Result<u8, Error> {
     let root = repo_root(&current_dir()?)?;
+    if crate::feature::run::is_feature_run(&root, task_id) {
+        let display = crate::feature::display::Display::choose(json, quiet);
+        return crate::feature::run::resume(&root, task_id, None, display);
+    }
     let outcome = crate::engine::run::resume(&root, task_id, Display::choose(json, quiet).sink())?;
     Ok(outcome.exit_code())
 }
 
 /// `autobuild complete <ID>`: merge an approved run that was left for later.
 pub fn complete(task_id: &str) -> Result<u8, Error> {
+    let root = repo_root(&current_dir()?)?;
+    if crate::feature::run::is_feature_run(&root, task_id) {
+        return crate::feature::run::complete(&root, task_id);
+    }
     let mut run = locate_run(task_id)?;
     if run.state.status != RunStatus::Approved {
         return Err(Error::usage(format!(

@@ -240,7 +240,21 @@ fn check_agents(
             AgentKind::Codex => "codex".to_string(),
         };
         if let Err(e) = locate(&program, root, &env) {
-            problems.push(format!("role `{role_name}`: {e}"));
+            let install = match role.agent {
+                AgentKind::ClaudeCode => " (install: npm install -g @anthropic-ai/claude-code)",
+                AgentKind::Codex => " (install: npm install -g @openai/codex)",
+                AgentKind::Command => "",
+            };
+            problems.push(format!("role `{role_name}`: {e}{install}"));
+        }
+        if role.agent == AgentKind::Codex {
+            if let Some(why) = role
+                .model
+                .as_deref()
+                .and_then(crate::agents::codex::unsuitable_model)
+            {
+                problems.push(format!("role `{role_name}`: {why}"));
+            }
         }
         let caps = adapter.capabilities();
         if !caps.enforces_tool_allowlist && !role.tools.is_empty() {

@@ -265,6 +265,7 @@ fn new_state(plan: &Plan) -> RunState {
         loops: Default::default(),
         last_checkpoint: None,
         cost_usd: 0.0,
+        cost_estimated: false,
         tokens_in: 0,
         tokens_out: 0,
         outcome: None,

@@ -41,6 +41,9 @@ pub struct RunState {
     /// The last commit the runner made (or the base at start): what an interrupted step restarts from.
     pub last_checkpoint: Option<String>,
     pub cost_usd: f64,
+    /// Some of the cost was estimated from token counts and a price table (codex).
+    #[serde(default)]
+    pub cost_estimated: bool,
     pub tokens_in: u64,
     pub tokens_out: u64,
     pub outcome: Option<OutcomeRecord>,

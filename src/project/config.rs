@@ -1,6 +1,7 @@
 //! The project config `.autobuild/config.toml` (DESIGN.md §3.2): project facts that every run of
 //! every workflow shares — the base branch, the environment given to agents and checks alike,
-//! the checks, and overrides for roles and profiles.
+//! the checks, overrides for roles and profiles, and per-model token prices for adapters that
+//! estimate cost themselves.
 //!
 //! An absent file means defaults. Unknown keys are errors (with the location and a "did you
 //! mean"), except inside `[roles]` and `[profiles]`, which are kept as opaque tables because the
@@ -41,6 +42,22 @@ pub struct Config {
     pub roles: toml::Table,
     /// `[profiles.<name>]` overrides, validated by the profile loader.
     pub profiles: toml::Table,
+    /// `[pricing."<model>"]`: token prices that replace an adapter's built-in estimates.
+    pub pricing: PriceTable,
+}
+
+/// Token prices by model name.
+pub type PriceTable = BTreeMap<String, ModelPrice>;
+
+/// `[pricing."<model>"]`: what one model costs, in USD per million tokens. Used by adapters
+/// whose agent CLI reports tokens but no cost (codex), so the cost is an estimate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ModelPrice {
+    /// Per million input tokens not served from the prompt cache.
+    pub input: f64,
+    /// Per million input tokens served from the prompt cache.
+    pub cached_input: f64,
+    pub output: f64,
 }
 
 /// `[project]`
@@ -115,6 +132,8 @@ struct RawConfig {
     roles: toml::Table,
     #[serde(default)]
     profiles: toml::Table,
+    #[serde(default)]
+    pricing: BTreeMap<Spanned<String>, RawPrice>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -139,6 +158,48 @@ struct RawEnv {
 struct RawCheck {
     cmd: Spanned<String>,
     timeout: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPrice {
+    input: Spanned<Amount>,
+    /// Defaults to `input`: without a cache price, cached tokens are not assumed cheaper.
+    cached_input: Option<Spanned<Amount>>,
+    output: Spanned<Amount>,
+}
+
+/// A price as written: TOML integers (`output = 10`) are accepted as well as floats.
+#[derive(Debug, Clone, Copy)]
+struct Amount(f64);
+
+impl<'de> Deserialize<'de> for Amount {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct AmountVisitor;
+
+        impl serde::de::Visitor<'_> for AmountVisitor {
+            type Value = Amount;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a number (USD per million tokens)")
+            }
+
+            fn visit_f64<E>(self, value: f64) -> Result<Amount, E> {
+                Ok(Amount(value))
+            }
+
+            fn visit_i64<E>(self, value: i64) -> Result<Amount, E> {
+                // Prices are small; nobody writes one beyond f64's exact integer range.
+                Ok(Amount(value as f64))
+            }
+
+            fn visit_u64<E>(self, value: u64) -> Result<Amount, E> {
+                Ok(Amount(value as f64))
+            }
+        }
+
+        deserializer.deserialize_any(AmountVisitor)
+    }
 }
 
 type Report<'a> = dyn FnMut(std::ops::Range<usize>, String) + 'a;
@@ -226,6 +287,23 @@ impl RawConfig {
             }
         }
 
+        let pricing = self
+            .pricing
+            .into_iter()
+            .filter_map(|(model, price)| {
+                let price = price.validate(report)?;
+                if model.get_ref().trim().is_empty() {
+                    report(
+                        model.span(),
+                        "empty model name in `[pricing]`; write `[pricing.\"<model>\"]`"
+                            .to_string(),
+                    );
+                    return None;
+                }
+                Some((model.into_inner(), price))
+            })
+            .collect();
+
         Config {
             project: ProjectConfig {
                 base_branch,
@@ -239,7 +317,38 @@ impl RawConfig {
             checks,
             roles: self.roles,
             profiles: self.profiles,
+            pricing,
         }
+    }
+}
+
+impl RawPrice {
+    /// The price, or `None` after reporting every amount that is negative or not finite.
+    fn validate(self, report: &mut Report<'_>) -> Option<ModelPrice> {
+        let mut valid = true;
+        let mut amount = |name: &str, value: Spanned<Amount>| {
+            let number = value.get_ref().0;
+            if !(number.is_finite() && number >= 0.0) {
+                report(
+                    value.span(),
+                    format!(
+                        "`{name}` must be a price in USD per million tokens (0 or more), found {number}"
+                    ),
+                );
+                valid = false;
+            }
+            number
+        };
+        let input = amount("input", self.input);
+        let cached_input = self
+            .cached_input
+            .map_or(input, |value| amount("cached_input", value));
+        let output = amount("output", self.output);
+        valid.then_some(ModelPrice {
+            input,
+            cached_input,
+            output,
+        })
     }
 }
 
@@ -384,6 +493,58 @@ require = ["checks.test", "checks.lint", "criteria", "coach"]
             headers[0].starts_with("config.toml:2:24: a `path_prepend` entry cannot contain `:`")
         );
         assert!(headers[1].starts_with("config.toml:2:31: empty `path_prepend` entry"));
+    }
+
+    #[test]
+    fn reads_model_prices() {
+        let config = parse(
+            "[pricing.\"gpt-5-codex\"]\ninput = 1.25\ncached_input = 0.125\noutput = 10\n\n[pricing.o3]\ninput = 2\noutput = 8.0\n",
+        )
+        .unwrap();
+        assert_eq!(
+            config.pricing["gpt-5-codex"],
+            ModelPrice {
+                input: 1.25,
+                cached_input: 0.125,
+                output: 10.0
+            }
+        );
+        assert_eq!(
+            config.pricing["o3"],
+            ModelPrice {
+                input: 2.0,
+                cached_input: 2.0,
+                output: 8.0
+            },
+            "without a cache price, cached input costs as much as input"
+        );
+    }
+
+    #[test]
+    fn invalid_prices_are_located() {
+        let err = parse("[pricing.m]\ninput = -1\noutput = 10\ncahced_input = 0.1\n").unwrap_err();
+        assert!(
+            err.starts_with("config.toml:4:1: unknown field `cahced_input`"),
+            "{err}"
+        );
+        assert!(err.contains("did you mean `cached_input`?"), "{err}");
+
+        let err = parse("[pricing.m]\ninput = -1\noutput = nan\n").unwrap_err();
+        let headers: Vec<&str> = err
+            .lines()
+            .filter(|l| l.starts_with("config.toml:"))
+            .collect();
+        assert_eq!(headers.len(), 2, "{err}");
+        assert!(headers[0].starts_with("config.toml:2:9: `input` must be a price"));
+        assert!(headers[1].starts_with("config.toml:3:10: `output` must be a price"));
+
+        let err = parse("[pricing.m]\ninput = 1.0\n").unwrap_err();
+        assert!(err.contains("missing field `output`"), "{err}");
+        let err = parse("[pricing.m]\ninput = \"cheap\"\noutput = 1\n").unwrap_err();
+        assert!(
+            err.starts_with("config.toml:2:9: invalid type: string \"cheap\", expected a number"),
+            "{err}"
+        );
     }
 
     #[test]

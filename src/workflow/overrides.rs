@@ -15,7 +15,7 @@ use crate::diagnostic::{did_you_mean, Diagnostic, Location};
 use crate::workflow::merge::merge;
 use crate::workflow::parse_toml;
 use crate::workflow::source::{Layer, Pos, Source};
-use crate::workflow::tree::{Entry, Node, Table, Value};
+use crate::workflow::tree::{Entry, Node, Seg, Table, Value};
 
 /// What the command line changes in a workflow.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -40,6 +40,9 @@ pub fn apply(tree: &mut Node, overrides: &Overrides) -> Result<(), Vec<Diagnosti
     if let Some(agent) = &overrides.agent {
         let value = flag_value("--agent", agent);
         for role in role_names(tree) {
+            // A model was chosen for the adapter being replaced: the new adapter starts from its
+            // own default unless --player-model/--coach-model name one.
+            tree.remove_at(&[Seg::key("roles"), Seg::key(&role), Seg::key("model")]);
             patches.push(role_patch(
                 &role,
                 &[("agent", value.pos.clone())],
@@ -377,6 +380,8 @@ mod tests {
             tree.at(&path("roles.coach.agent")).unwrap().as_str(),
             Some("codex")
         );
+        // The coach's model was chosen for the replaced adapter.
+        assert!(tree.at(&path("roles.coach.model")).is_none());
         let cycle = &tree_steps(&tree)[1];
         assert!(matches!(
             cycle.get("max_iterations").unwrap().value,

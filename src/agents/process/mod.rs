@@ -405,3 +405,33 @@ pub fn locate(
     spec.env = env.to_vec();
     resolve_program(&spec)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stdout_alone_is_copied_whole_and_redacted() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut spec = ProcessSpec::new("sh", dir.path(), dir.path().join("logs/all.log"));
+        // A line several times the in-memory bound while stderr is written concurrently: in the
+        // combined transcript stderr may land inside it, in the stdout copy it may not.
+        spec.args = vec![
+            "-c".into(),
+            "(for i in 1 2 3 4 5 6 7 8; do echo err$i >&2; done) &\n\
+             printf 'key=%s ' \"$STREAM_TOKEN\"; head -c 3000000 /dev/zero | tr '\\0' a; echo; \
+             echo second; wait"
+                .into(),
+        ];
+        spec.env = vec![("STREAM_TOKEN".into(), "tok-1234567890".into())];
+        spec.stdout_path = Some(dir.path().join("logs/out.jsonl"));
+        let outcome = run(&spec, &CancelToken::new()).unwrap();
+        assert_eq!(outcome.end, ProcessEnd::Exited(0));
+        let copy = std::fs::read_to_string(dir.path().join("logs/out.jsonl")).unwrap();
+        let expected = format!("key={REDACTED} {}\nsecond\n", "a".repeat(3_000_000));
+        assert!(copy == expected, "the stdout copy differs from stdout");
+        let transcript = std::fs::read_to_string(dir.path().join("logs/all.log")).unwrap();
+        assert!(transcript.contains("err8"));
+        assert!(!transcript.contains("tok-1234567890"));
+    }
+}

@@ -280,12 +280,12 @@ fn invoke(
         turn,
         wants_verdict: role.output == Some(OutputKind::Verdict),
         verdict_schema: VERDICT_SCHEMA,
+        pricing: Some(&cx.plan.config.pricing),
     };
-    let outcome = adapter
-        .invoke(&request, &cx.cancel)
-        .map_err(|e| Error::runtime(format!("role `{role_name}`: {e}")))?;
+    let outcome = adapter.invoke(&request, &cx.cancel).map_err(Error::from)?;
     if let Some(cost) = outcome.cost_usd {
         cx.state.cost_usd += cost;
+        cx.state.cost_estimated |= outcome.cost_estimated;
     }
     cx.state.tokens_in += outcome.usage.input;
     cx.state.tokens_out += outcome.usage.output;

@@ -83,7 +83,12 @@ pub fn render(state: &RunState, outcome: &Outcome, turns: &[TurnRecords]) -> Str
     );
     let _ = writeln!(out, "- Turns: {}", turns.len());
     if state.cost_usd > 0.0 {
-        let _ = writeln!(out, "- Cost: ${:.2}", state.cost_usd);
+        let estimate = if state.cost_estimated {
+            " (partly estimated from token counts)"
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "- Cost: ${:.2}{estimate}", state.cost_usd);
     }
     if state.tokens_in + state.tokens_out > 0 {
         let _ = writeln!(

@@ -1,0 +1,204 @@
+//! What went wrong with a codex run, and what the user can do about it.
+//!
+//! codex reports failures as free text (in `turn.failed`, `error` events, `error` items, or on
+//! stderr before the event stream even starts), so the class is recognised from well-known
+//! phrases of the OpenAI API and the codex CLI. The class decides two things: the fix shown to
+//! the user, and whether the invocation is retried (only a transient rate limit is; an
+//! exhausted plan quota or a billing limit is not, because seconds of waiting do not fix it).
+
+use crate::agents::AgentErrorClass;
+
+/// The class of a failure described by `text`; `None` when no known cause is recognised.
+pub fn classify(text: &str) -> Option<AgentErrorClass> {
+    let text = text.to_lowercase();
+    let has = |needles: &[&str]| needles.iter().any(|needle| text.contains(needle));
+    if has_status_code(&text, "429")
+        || has(&[
+            "rate limit",
+            "rate_limit",
+            "ratelimit",
+            "too many requests",
+            "usage limit",
+            "usage_limit",
+            "insufficient_quota",
+            "exceeded your current quota",
+        ])
+    {
+        Some(AgentErrorClass::RateLimited)
+    } else if has(&[
+        "401 unauthorized",
+        "status 401",
+        "unauthorized",
+        "not logged in",
+        "invalid_api_key",
+        "incorrect api key",
+        "invalid api key",
+        "missing api key",
+        "no api key",
+        "openai_api_key",
+        "codex login",
+        "access token could not be refreshed",
+        "authentication",
+    ]) {
+        Some(AgentErrorClass::AuthMissing)
+    } else if text.contains("model")
+        && has(&[
+            "not found",
+            "does not exist",
+            "not supported",
+            "model_not_found",
+            "unknown model",
+            "do not have access",
+            "not available",
+        ])
+    {
+        Some(AgentErrorClass::ModelNotFound)
+    } else {
+        None
+    }
+}
+
+/// Whether `code` appears in `text` as a number of its own (not inside `a4291` or `v1.429`).
+fn has_status_code(text: &str, code: &str) -> bool {
+    text.match_indices(code).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + code.len()..].chars().next();
+        let separate = |c: Option<char>| c.is_none_or(|c| !c.is_alphanumeric() && c != '.');
+        separate(before) && separate(after)
+    })
+}
+
+/// Whether waiting a little and trying again can help: a rate limit, but not a spent quota.
+pub fn is_transient_rate_limit(text: &str) -> bool {
+    let text = text.to_lowercase();
+    classify(&text) == Some(AgentErrorClass::RateLimited)
+        && !["usage limit", "usage_limit", "quota", "billing"]
+            .iter()
+            .any(|needle| text.contains(needle))
+}
+
+/// How to fix a failure of `class` for the role `role_name` using `model`.
+pub fn fix(class: AgentErrorClass, role_name: &str, model: Option<&str>) -> Option<String> {
+    match class {
+        AgentErrorClass::AuthMissing => Some(
+            "sign codex in: run `codex login` (ChatGPT account), or `printenv OPENAI_API_KEY | \
+             codex login --with-api-key`; for unattended runs `codex exec` also reads an API key \
+             from CODEX_API_KEY (older codex versions: OPENAI_API_KEY)"
+                .to_string(),
+        ),
+        AgentErrorClass::ModelNotFound => Some(format!(
+            "{} is not available to codex with this account: set `model` of role `{role_name}` \
+             to an OpenAI model you can use (e.g. gpt-5-codex) under [roles.{role_name}] in \
+             .autobuild/config.toml, or pass --player-model/--coach-model{}",
+            model.map_or("the default model".to_string(), |m| format!("model `{m}`")),
+            if model.is_some_and(is_claude_model) {
+                " (this name is a Claude model, probably inherited from a workflow written for \
+                 claude-code)"
+            } else {
+                ""
+            }
+        )),
+        AgentErrorClass::RateLimited => Some(
+            "the OpenAI rate limit or plan quota was hit: wait and continue with `autobuild \
+             resume <ID>`, or lower the run's concurrency"
+                .to_string(),
+        ),
+        _ => None,
+    }
+}
+
+/// Why `model` cannot be meant for codex, when its name alone says so: a Claude model, most
+/// likely inherited from a workflow written for claude-code. For checks before a run starts.
+pub fn unsuitable_model(model: &str) -> Option<String> {
+    is_claude_model(model).then(|| {
+        format!(
+            "`{model}` is a Claude model, which codex cannot use; set `model` to an OpenAI model \
+             (e.g. gpt-5-codex) where the role switches to `agent = \"codex\"`"
+        )
+    })
+}
+
+fn is_claude_model(model: &str) -> bool {
+    let model = model.to_lowercase();
+    model.starts_with("claude") || ["sonnet", "opus", "haiku"].contains(&model.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognises_the_common_causes() {
+        let cases = [
+            (
+                "exceeded retry limit, last status: 429 Too Many Requests",
+                Some(AgentErrorClass::RateLimited),
+            ),
+            (
+                "You've hit your usage limit. Try again in 3 days.",
+                Some(AgentErrorClass::RateLimited),
+            ),
+            (
+                "unexpected status 401 Unauthorized: Missing bearer authentication in header",
+                Some(AgentErrorClass::AuthMissing),
+            ),
+            (
+                "Not logged in. Run `codex login`.",
+                Some(AgentErrorClass::AuthMissing),
+            ),
+            (
+                "{\"detail\":\"The 'o3-mini' model is not supported when using Codex with a ChatGPT account.\"}",
+                Some(AgentErrorClass::ModelNotFound),
+            ),
+            (
+                "The model `gpt-9` does not exist or you do not have access to it.",
+                Some(AgentErrorClass::ModelNotFound),
+            ),
+            ("stream disconnected before completion", None),
+            ("file not found: src/a.rs", None),
+            ("request a4291 took 1.429s", None),
+        ];
+        for (text, class) in cases {
+            assert_eq!(classify(text), class, "{text}");
+        }
+    }
+
+    #[test]
+    fn only_a_rate_limit_is_worth_retrying() {
+        assert!(is_transient_rate_limit("429 Too Many Requests"));
+        assert!(is_transient_rate_limit(
+            "Rate limit reached for gpt-5-codex"
+        ));
+        assert!(!is_transient_rate_limit(
+            "You've hit your usage limit. Try again in 3 days."
+        ));
+        assert!(!is_transient_rate_limit(
+            "429: You exceeded your current quota, please check your plan and billing details"
+        ));
+        assert!(!is_transient_rate_limit("401 Unauthorized"));
+    }
+
+    #[test]
+    fn fixes_name_the_role_and_the_model() {
+        let fix_text = fix(AgentErrorClass::ModelNotFound, "coach", Some("sonnet")).unwrap();
+        assert!(fix_text.contains("model `sonnet`"), "{fix_text}");
+        assert!(fix_text.contains("[roles.coach]"), "{fix_text}");
+        assert!(fix_text.contains("Claude model"), "{fix_text}");
+        let fix_text = fix(AgentErrorClass::ModelNotFound, "player", Some("o3-mini")).unwrap();
+        assert!(!fix_text.contains("Claude"), "{fix_text}");
+        assert!(fix(AgentErrorClass::AuthMissing, "player", None)
+            .unwrap()
+            .contains("codex login"));
+        assert_eq!(fix(AgentErrorClass::NonZeroExit, "player", None), None);
+    }
+
+    #[test]
+    fn claude_models_are_unsuitable() {
+        for model in ["sonnet", "Opus", "haiku", "claude-sonnet-4-5"] {
+            assert!(unsuitable_model(model).is_some(), "{model}");
+        }
+        for model in ["gpt-5-codex", "o3", "my-sonnet-finetune"] {
+            assert_eq!(unsuitable_model(model), None, "{model}");
+        }
+    }
+}

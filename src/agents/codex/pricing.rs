@@ -1,0 +1,177 @@
+//! Cost estimates for codex runs.
+//!
+//! `codex exec --json` reports tokens but no cost, and a run's `max_cost_usd` budget needs one,
+//! so the adapter estimates it from list prices: the project's `[pricing."<model>"]` table when
+//! it names the model, otherwise the built-in table below. The built-in prices are OpenAI's
+//! published per-token API prices at the time of writing — an estimate, not a bill: a ChatGPT
+//! plan is not billed per token at all, and prices change. Every cost computed here is marked
+//! `cost_estimated` in the turn record.
+
+use crate::project::config::{ModelPrice, PriceTable};
+
+/// USD per million tokens: (model, input, cached input, output).
+const BUILT_IN: &[(&str, f64, f64, f64)] = &[
+    ("gpt-5", 1.25, 0.125, 10.0),
+    ("gpt-5-codex", 1.25, 0.125, 10.0),
+    ("gpt-5-mini", 0.25, 0.025, 2.0),
+    ("gpt-5-nano", 0.05, 0.005, 0.40),
+    ("gpt-5.1", 1.25, 0.125, 10.0),
+    ("gpt-5.1-codex", 1.25, 0.125, 10.0),
+    ("gpt-5.1-codex-max", 1.25, 0.125, 10.0),
+    ("gpt-5.1-codex-mini", 0.25, 0.025, 2.0),
+    ("codex-mini-latest", 1.50, 0.375, 6.0),
+    ("o3", 2.0, 0.50, 8.0),
+    ("o4-mini", 1.10, 0.275, 4.40),
+    ("gpt-4.1", 2.0, 0.50, 8.0),
+    ("gpt-4.1-mini", 0.40, 0.10, 1.60),
+];
+
+/// Tokens as codex counts them: `input` includes the `cached_input` tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CodexUsage {
+    pub input_tokens: u64,
+    pub cached_input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl CodexUsage {
+    pub fn add(&mut self, other: CodexUsage) {
+        self.input_tokens += other.input_tokens;
+        self.cached_input_tokens += other.cached_input_tokens;
+        self.output_tokens += other.output_tokens;
+    }
+
+    /// Input tokens billed at the full rate.
+    pub fn uncached_input_tokens(&self) -> u64 {
+        self.input_tokens.saturating_sub(self.cached_input_tokens)
+    }
+}
+
+/// The price of `model`: from `overrides` first, then the built-in table. A dated snapshot
+/// name (`o3-2025-04-16`) falls back to its base model's price.
+pub fn price_of(model: &str, overrides: Option<&PriceTable>) -> Option<ModelPrice> {
+    let lookup = |name: &str| {
+        overrides
+            .and_then(|table| table.get(name).copied())
+            .or_else(|| built_in(name))
+    };
+    lookup(model).or_else(|| strip_date_suffix(model).and_then(lookup))
+}
+
+/// The estimated cost in USD of `usage` on `model`, or `None` when no price is known.
+pub fn estimate(
+    model: Option<&str>,
+    usage: CodexUsage,
+    overrides: Option<&PriceTable>,
+) -> Option<f64> {
+    let price = price_of(model?, overrides)?;
+    let per_million = |tokens: u64, usd: f64| tokens as f64 * usd / 1_000_000.0;
+    Some(
+        per_million(usage.uncached_input_tokens(), price.input)
+            + per_million(usage.cached_input_tokens, price.cached_input)
+            + per_million(usage.output_tokens, price.output),
+    )
+}
+
+fn built_in(model: &str) -> Option<ModelPrice> {
+    BUILT_IN
+        .iter()
+        .find(|(name, ..)| *name == model)
+        .map(|&(_, input, cached_input, output)| ModelPrice {
+            input,
+            cached_input,
+            output,
+        })
+}
+
+/// `name` without a trailing `-YYYY-MM-DD`, if it has one.
+fn strip_date_suffix(name: &str) -> Option<&str> {
+    let (base, date) = name.split_at_checked(name.len().checked_sub(11)?)?;
+    let date = date.strip_prefix('-')?;
+    let shape_ok = date.char_indices().all(|(i, c)| match i {
+        4 | 7 => c == '-',
+        _ => c.is_ascii_digit(),
+    });
+    shape_ok.then_some(base)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usage(input: u64, cached: u64, output: u64) -> CodexUsage {
+        CodexUsage {
+            input_tokens: input,
+            cached_input_tokens: cached,
+            output_tokens: output,
+        }
+    }
+
+    #[test]
+    fn cached_tokens_are_billed_at_the_cache_rate_only() {
+        let cost = estimate(
+            Some("gpt-5-codex"),
+            usage(1_000_000, 400_000, 100_000),
+            None,
+        )
+        .unwrap();
+        // 600k uncached × 1.25 + 400k cached × 0.125 + 100k output × 10.
+        assert!((cost - (0.75 + 0.05 + 1.0)).abs() < 1e-9, "{cost}");
+    }
+
+    #[test]
+    fn the_project_table_wins_over_the_built_in_one() {
+        let mut table = PriceTable::new();
+        table.insert(
+            "gpt-5-codex".to_string(),
+            ModelPrice {
+                input: 2.0,
+                cached_input: 1.0,
+                output: 20.0,
+            },
+        );
+        table.insert(
+            "my-finetune".to_string(),
+            ModelPrice {
+                input: 1.0,
+                cached_input: 1.0,
+                output: 1.0,
+            },
+        );
+        let tokens = usage(1_000_000, 0, 1_000_000);
+        assert_eq!(
+            estimate(Some("gpt-5-codex"), tokens, Some(&table)),
+            Some(22.0)
+        );
+        assert_eq!(
+            estimate(Some("my-finetune"), tokens, Some(&table)),
+            Some(2.0)
+        );
+        assert_eq!(estimate(Some("o3"), tokens, Some(&table)), Some(10.0));
+    }
+
+    #[test]
+    fn unknown_or_unnamed_models_have_no_estimate() {
+        let tokens = usage(10, 0, 10);
+        assert_eq!(estimate(Some("sonnet"), tokens, None), None);
+        assert_eq!(estimate(None, tokens, None), None);
+    }
+
+    #[test]
+    fn dated_snapshots_use_their_base_price() {
+        assert_eq!(price_of("o3-2025-04-16", None), price_of("o3", None));
+        assert!(price_of("o3-2025-04-16", None).is_some());
+        assert_eq!(strip_date_suffix("gpt-5-codex"), None);
+        assert_eq!(strip_date_suffix("x-2025-4-160"), None);
+        assert_eq!(strip_date_suffix("-2025-04-16"), Some(""));
+        assert_eq!(strip_date_suffix("é"), None);
+    }
+
+    #[test]
+    fn usage_adds_up() {
+        let mut total = usage(100, 40, 10);
+        total.add(usage(50, 10, 5));
+        assert_eq!(total, usage(150, 50, 15));
+        assert_eq!(total.uncached_input_tokens(), 100);
+    }
+}

@@ -1,0 +1,439 @@
+//! `autobuild doctor`: can a workflow run here? One line per check (`ok`, `warn`, `missing`),
+//! then what the selected workflow (`--workflow`, default `player-coach`) still needs, role by
+//! role, with the fix.
+//!
+//! Only what the selected workflow's roles need decides the exit code (0 ready, 1 not): an
+//! agent CLI no role uses is reported as `warn`, never `missing`. Credentials are reported by
+//! the name of the variable or file that provides them — values are never read or printed.
+//! The doctor changes nothing: version probes run in a temporary directory, and writability
+//! is tested with a temporary file only inside an existing `.autobuild/` (elsewhere with
+//! access(2), which creates nothing).
+
+mod credentials;
+mod probe;
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use crate::agents::claude_code;
+use crate::agents::process;
+use crate::engine::plan::DEFAULT_WORKFLOW;
+use crate::error::Error;
+use crate::project::{find_repo_root, Config, Layout, ProjectEnv};
+use crate::ui;
+use crate::workflow::catalog::Catalog;
+use crate::workflow::model::{Action, AgentKind, Role};
+use crate::workflow::resolve::is_path;
+use crate::workflow::Overrides;
+pub use credentials::{claude_credentials, codex_credentials, Credentials};
+use probe::{version_check, writable};
+
+#[derive(Debug, Clone, Args)]
+pub struct DoctorArgs {
+    /// Check what this workflow needs (default: player-coach).
+    #[arg(long, value_name = "NAME|PATH")]
+    pub workflow: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Ok,
+    Warn,
+    Missing,
+}
+
+impl Level {
+    fn as_str(self) -> &'static str {
+        match self {
+            Level::Ok => "ok",
+            Level::Warn => "warn",
+            Level::Missing => "missing",
+        }
+    }
+}
+
+/// One line of the report; a `Missing` check with a `need` stops the selected workflow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    pub level: Level,
+    pub subject: String,
+    pub detail: String,
+    /// Who needs it and how to fix it, when the selected workflow cannot run without it.
+    pub need: Option<String>,
+}
+
+impl Check {
+    fn new(level: Level, subject: impl Into<String>, detail: impl Into<String>) -> Check {
+        Check {
+            level,
+            subject: subject.into(),
+            detail: detail.into(),
+            need: None,
+        }
+    }
+
+    /// Marks a missing check as blocking the selected workflow.
+    fn needed(mut self, need: impl Into<String>) -> Check {
+        if self.level == Level::Missing {
+            self.need = Some(need.into());
+        }
+        self
+    }
+}
+
+/// The report: every check line, then the verdict for `workflow`.
+pub fn render(checks: &[Check], workflow: &str) -> Vec<String> {
+    let mut lines: Vec<String> = checks
+        .iter()
+        .map(|check| {
+            format!(
+                "{:<8} {}: {}",
+                check.level.as_str(),
+                check.subject,
+                check.detail
+            )
+        })
+        .collect();
+    let needs: Vec<&str> = checks.iter().filter_map(|c| c.need.as_deref()).collect();
+    lines.push(String::new());
+    if needs.is_empty() {
+        lines.push(format!(
+            "Everything the `{workflow}` workflow needs is here."
+        ));
+    } else {
+        lines.push(format!("The `{workflow}` workflow cannot run here yet:"));
+        lines.extend(needs.iter().map(|need| format!("  - {need}")));
+    }
+    lines
+}
+
+pub fn run(args: DoctorArgs) -> Result<u8, Error> {
+    let cwd = std::env::current_dir().map_err(|e| Error::io("cannot read", ".", e))?;
+    let workflow = args
+        .workflow
+        .unwrap_or_else(|| DEFAULT_WORKFLOW.to_string());
+    let checks = diagnose(&cwd, &workflow);
+    for line in render(&checks, &workflow) {
+        ui::line(&line);
+    }
+    Ok(if checks.iter().any(|c| c.need.is_some()) {
+        1
+    } else {
+        0
+    })
+}
+
+/// Every check, in report order.
+pub fn diagnose(cwd: &Path, workflow: &str) -> Vec<Check> {
+    let mut checks = vec![git_library(), git_executable()];
+    let root = find_repo_root(cwd);
+    let config = match &root {
+        Some(root) => {
+            checks.push(Check::new(
+                Level::Ok,
+                "repository",
+                root.display().to_string(),
+            ));
+            let (check, config) = config_check(root);
+            checks.push(check);
+            config
+        }
+        None => {
+            checks.push(
+                Check::new(
+                    Level::Missing,
+                    "repository",
+                    format!("{} is not inside a git repository", cwd.display()),
+                )
+                .needed("a git repository: run autobuild inside one (`git init`), or pass -C DIR"),
+            );
+            Some(Config::default())
+        }
+    };
+    let base = root.clone().unwrap_or_else(|| cwd.to_path_buf());
+    match config {
+        Some(config) => {
+            let (workflow_checks, roles) = workflow_checks(root.as_deref(), workflow);
+            checks.extend(workflow_checks);
+            let env = ProjectEnv::new(&config.env, &base).vars();
+            checks.extend(agent_checks(&roles, &base, &env));
+        }
+        None => {
+            checks.push(Check::new(
+                Level::Warn,
+                "workflows",
+                "not checked, because config.toml is invalid",
+            ));
+            checks.extend(agent_checks(&[], &base, &[]));
+        }
+    }
+    if let Some(root) = &root {
+        checks.push(writable(root));
+    }
+    checks
+}
+
+fn git_library() -> Check {
+    let (major, minor, rev) = git2::Version::get().libgit2_version();
+    Check::new(Level::Ok, "git", format!("libgit2 {major}.{minor}.{rev}"))
+}
+
+fn git_executable() -> Check {
+    match which::which("git") {
+        Ok(path) => Check::new(Level::Ok, "git executable", path.display().to_string()),
+        Err(_) => Check::new(
+            Level::Warn,
+            "git executable",
+            "not found on PATH (autobuild itself uses libgit2; you need git to inspect its branches)",
+        ),
+    }
+}
+
+fn config_check(root: &Path) -> (Check, Option<Config>) {
+    let layout = Layout::new(root);
+    let path = layout.config();
+    let shown = path
+        .strip_prefix(root)
+        .unwrap_or(&path)
+        .display()
+        .to_string();
+    match Config::load(&layout) {
+        Ok(config) if path.is_file() => (Check::new(Level::Ok, "config", shown), Some(config)),
+        Ok(config) => (
+            Check::new(Level::Ok, "config", format!("{shown} absent (defaults)")),
+            Some(config),
+        ),
+        Err(error) => (
+            Check::new(Level::Missing, "config", problem(&shown, &error))
+                .needed(format!("a valid {shown}: fix the problems shown above")),
+            None,
+        ),
+    }
+}
+
+/// What is wrong with `what`: an invalid file's problems indented under its line, or the
+/// error and its help.
+fn problem(what: &str, error: &Error) -> String {
+    match error {
+        Error::Invalid(_) => {
+            let text = error.to_string();
+            let indented: Vec<String> = text.lines().map(|line| format!("    {line}")).collect();
+            format!("{what} is invalid:\n{}", indented.join("\n"))
+        }
+        other => match other.help() {
+            Some(help) => format!("{other} ({help})"),
+            None => other.to_string(),
+        },
+    }
+}
+
+/// Every visible workflow's validity, and the roles the selected one runs.
+fn workflow_checks(root: Option<&Path>, selected: &str) -> (Vec<Check>, Vec<(String, Role)>) {
+    let catalog = match Catalog::discover(root) {
+        Ok(catalog) => catalog,
+        Err(error) => {
+            let check = Check::new(Level::Missing, "workflows", problem("discovery", &error))
+                .needed("readable workflow files: fix the problem shown above");
+            return (vec![check], Vec::new());
+        }
+    };
+    let selected_index = if is_path(selected) {
+        None
+    } else {
+        catalog.find(selected, None)
+    };
+    let must_be_valid =
+        format!("the `{selected}` workflow must be valid: fix the problems shown above");
+    let mut checks = Vec::new();
+    for (index, document) in catalog.documents.iter().enumerate() {
+        let subject = format!("workflow {}", document.name);
+        let label = document.source.label();
+        checks.push(match catalog.resolve_index(index, &Overrides::default()) {
+            Ok(_) => Check::new(Level::Ok, subject, label),
+            Err(error) if selected_index == Some(index) => {
+                Check::new(Level::Missing, subject, problem(&label, &error))
+                    .needed(must_be_valid.clone())
+            }
+            Err(error) => Check::new(Level::Warn, subject, problem(&label, &error)),
+        });
+    }
+    match catalog.resolve(selected, &Overrides::default()) {
+        Ok(resolved) => {
+            let mut roles: Vec<(String, Role)> = Vec::new();
+            for step in resolved.workflow.all_steps() {
+                if let Action::Agent { role } = &step.action {
+                    let known = resolved.workflow.roles.get(role);
+                    if let Some(definition) =
+                        known.filter(|_| !roles.iter().any(|(n, _)| n == role))
+                    {
+                        roles.push((role.clone(), definition.clone()));
+                    }
+                }
+            }
+            (checks, roles)
+        }
+        Err(_) if selected_index.is_some() => (checks, Vec::new()),
+        Err(error) => {
+            checks.push(
+                Check::new(
+                    Level::Missing,
+                    format!("workflow {selected}"),
+                    problem(selected, &error),
+                )
+                .needed(must_be_valid),
+            );
+            (checks, Vec::new())
+        }
+    }
+}
+
+/// An agent CLI autobuild can drive, and how to tell whether it can authenticate.
+struct AgentCli {
+    kind: AgentKind,
+    program: &'static str,
+    install: String,
+    credentials: credentials::Detect,
+}
+
+fn agent_clis() -> [AgentCli; 2] {
+    [
+        AgentCli {
+            kind: AgentKind::ClaudeCode,
+            program: claude_code::args::PROGRAM,
+            install: claude_code::install_help(),
+            credentials: claude_credentials,
+        },
+        AgentCli {
+            kind: AgentKind::Codex,
+            program: "codex",
+            install: "install Codex with `npm install -g @openai/codex`".to_string(),
+            credentials: codex_credentials,
+        },
+    ]
+}
+
+/// Binary, version and credentials of each agent CLI, and the programs of `command` roles.
+fn agent_checks(roles: &[(String, Role)], base: &Path, env: &[(String, String)]) -> Vec<Check> {
+    let lookup = |name: &str| {
+        env.iter()
+            .rev()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.clone())
+            .or_else(|| std::env::var(name).ok())
+            .filter(|value| !value.is_empty())
+    };
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let mut checks = Vec::new();
+    for cli in agent_clis() {
+        let users: Vec<&str> = roles
+            .iter()
+            .filter(|(_, role)| role.agent == cli.kind)
+            .map(|(name, _)| name.as_str())
+            .collect();
+        let absent = if users.is_empty() {
+            Level::Warn
+        } else {
+            Level::Missing
+        };
+        let who = format!(
+            "{} ({}) {}",
+            role_list(&users),
+            cli.kind,
+            if users.len() == 1 { "needs" } else { "need" }
+        );
+        let subject = cli.kind.to_string();
+        checks.push(match process::locate(cli.program, base, env) {
+            Ok(path) => version_check(&subject, &path, env),
+            Err(_) => Check::new(
+                absent,
+                subject,
+                format!("`{}` not found on PATH", cli.program),
+            )
+            .needed(format!("{who} `{}`: {}", cli.program, cli.install)),
+        });
+        let found = (cli.credentials)(&lookup, home.as_deref());
+        let level = match found {
+            Credentials::Present(_) => Level::Ok,
+            Credentials::Likely(_) => Level::Warn,
+            Credentials::Absent(_) => absent,
+        };
+        let (detail, fix) = found.describe();
+        checks.push(
+            Check::new(level, format!("{} credentials", cli.kind), detail)
+                .needed(format!("{who} credentials: {fix}")),
+        );
+    }
+    for (name, role) in roles.iter().filter(|(_, r)| r.agent == AgentKind::Command) {
+        let program = role
+            .command
+            .as_ref()
+            .and_then(|argv| argv.first())
+            .cloned()
+            .unwrap_or_default();
+        let subject = format!("role {name} (command)");
+        checks.push(match process::locate(&program, base, env) {
+            Ok(path) => Check::new(
+                Level::Ok,
+                subject,
+                format!("`{program}` is {}", path.display()),
+            ),
+            Err(error) => Check::new(Level::Missing, subject, error.to_string()).needed(format!(
+                "role `{name}` needs `{program}`: fix `command` of [roles.{name}] or install it"
+            )),
+        });
+    }
+    checks
+}
+
+/// `role `a`` / `roles `a` and `b``, or a note that no role of the workflow uses it.
+fn role_list(roles: &[&str]) -> String {
+    match roles {
+        [] => "no role of this workflow; other workflows".to_string(),
+        [one] => format!("role `{one}`"),
+        many => {
+            let quoted: Vec<String> = many.iter().map(|r| format!("`{r}`")).collect();
+            format!("roles {}", quoted.join(" and "))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_report_lists_what_the_workflow_still_needs() {
+        let checks = vec![
+            Check::new(Level::Ok, "git", "libgit2 1.9.0"),
+            Check::new(Level::Warn, "codex", "`codex` not found on PATH").needed("ignored"),
+            Check::new(Level::Missing, "claude-code", "`claude` not found on PATH")
+                .needed("role `player` (claude-code) need `claude`: install it"),
+        ];
+        assert_eq!(
+            render(&checks, "player-coach"),
+            [
+                "ok       git: libgit2 1.9.0",
+                "warn     codex: `codex` not found on PATH",
+                "missing  claude-code: `claude` not found on PATH",
+                "",
+                "The `player-coach` workflow cannot run here yet:",
+                "  - role `player` (claude-code) need `claude`: install it",
+            ]
+        );
+        let fine = render(&checks[..1], "solo");
+        assert_eq!(
+            fine.last().unwrap(),
+            "Everything the `solo` workflow needs is here."
+        );
+    }
+
+    #[test]
+    fn roles_are_listed_in_words() {
+        assert_eq!(role_list(&["player"]), "role `player`");
+        assert_eq!(
+            role_list(&["coach", "player"]),
+            "roles `coach` and `player`"
+        );
+    }
+}

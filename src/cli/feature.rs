@@ -1,0 +1,63 @@
+//! `autobuild feature <ID|PATH>`: run a feature's tasks in dependency waves, or print the
+//! waves (`--dry-run`). Also the feature side of `status`, `resume` and `complete`, which
+//! delegate here when the id names a feature run.
+
+use clap::Args;
+
+use crate::cli::task::current_dir;
+use crate::cli::RunFlags;
+use crate::engine::plan::repo_root;
+use crate::engine::state::RunSettings;
+use crate::error::Error;
+use crate::feature::preflight::{preflight, Intent};
+use crate::feature::state::FeatureSettings;
+use crate::feature::{self, show};
+use crate::ui;
+
+#[derive(Debug, Args)]
+pub struct FeatureArgs {
+    /// Feature id (file name or `id`) or path to the feature file.
+    #[arg(value_name = "ID|PATH")]
+    pub feature: String,
+    /// Run at most N tasks at once (default: the feature's recommended_parallel, else the wave size up to 4).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_parallel: Option<u32>,
+    /// Stop the feature at the first task that is not approved (no further task starts).
+    #[arg(long)]
+    pub stop_on_failure: bool,
+    /// Continue the feature's earlier run: merged tasks are skipped, interrupted ones resume.
+    #[arg(long, conflicts_with = "fresh")]
+    pub resume: bool,
+    /// Discard the earlier run's feature branch and task branches first (asks; --yes to skip).
+    #[arg(long)]
+    pub fresh: bool,
+    /// Answer yes to confirmations.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    #[command(flatten)]
+    pub flags: RunFlags,
+}
+
+pub fn run(args: FeatureArgs, quiet: bool) -> Result<u8, Error> {
+    let root = repo_root(&current_dir()?)?;
+    let settings = FeatureSettings {
+        run: RunSettings::from_flags(&args.flags),
+        max_parallel: args.max_parallel,
+        stop_on_failure: args.stop_on_failure,
+    };
+    if args.flags.dry_run {
+        let setup = preflight(&root, &args.feature, settings, Intent::DryRun)?;
+        ui::line(&show::render_plan(&setup));
+        return Ok(0);
+    }
+    let display = feature::display::Display::choose(args.flags.json, quiet);
+    if args.resume {
+        return feature::run::resume(&root, &args.feature, Some(settings), display);
+    }
+    let intent = if args.fresh {
+        Intent::Fresh
+    } else {
+        Intent::Start
+    };
+    feature::run::start(&root, &args.feature, settings, intent, args.yes, display)
+}

@@ -1,0 +1,435 @@
+//! Feature progress, three ways (DESIGN.md §7): on a terminal a live panel with one line per
+//! task (wave, state, turn N/M, current step, last coach decision, elapsed, cost); without a
+//! terminal one plain line per event, prefixed with the task id; with `--json` every feature
+//! and task event as NDJSON on stdout.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+
+use crate::engine::events::{Event, EventKind};
+use crate::feature::events::{FeatureEvent, FeatureEventKind};
+use crate::ui;
+use crate::ui::progress::{self, plain_line};
+
+/// How progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Display {
+    Panel,
+    Plain,
+    Json,
+    Quiet,
+}
+
+/// Receives the feature's events and every task's engine events.
+pub trait FeatureSink {
+    fn feature(&mut self, event: &FeatureEvent);
+    fn task(&mut self, event: &Event);
+}
+
+impl Display {
+    /// The same choice as for a task run: `--json`, `--quiet`, a terminal, else plain lines.
+    pub fn choose(json: bool, quiet: bool) -> Display {
+        match progress::Display::choose(json, quiet) {
+            progress::Display::Json => Display::Json,
+            progress::Display::Quiet => Display::Quiet,
+            progress::Display::Panel => Display::Panel,
+            progress::Display::Plain => Display::Plain,
+        }
+    }
+
+    pub fn sink(self) -> Box<dyn FeatureSink> {
+        match self {
+            Display::Panel => Box::new(Panel::default()),
+            Display::Plain => Box::new(Plain::default()),
+            Display::Json => Box::new(Json),
+            Display::Quiet => Box::new(Quiet),
+        }
+    }
+}
+
+/// The plain line for a feature event.
+pub fn feature_line(event: &FeatureEvent) -> String {
+    match &event.kind {
+        FeatureEventKind::FeatureStarted {
+            name,
+            branch,
+            base,
+            waves,
+            resumed,
+        } => {
+            let tasks: usize = waves.iter().map(Vec::len).sum();
+            format!(
+                "{} {}: {name} ({tasks} task(s) in {} wave(s) on {branch}, from {base})",
+                if *resumed { "resuming" } else { "running" },
+                event.feature,
+                waves.len()
+            )
+        }
+        FeatureEventKind::WaveStarted {
+            wave,
+            tasks,
+            max_parallel,
+        } => format!(
+            "wave {wave}: {} (up to {max_parallel} at once)",
+            tasks.join(", ")
+        ),
+        FeatureEventKind::TaskStarted {
+            task,
+            wave,
+            resumed,
+        } => format!(
+            "[{task}] {} (wave {wave})",
+            if *resumed { "resuming" } else { "started" }
+        ),
+        FeatureEventKind::TaskFinished {
+            task,
+            message,
+            report,
+            ..
+        } => match report {
+            Some(report) => format!("[{task}] {message}\n[{task}] report: {}", report.display()),
+            None => format!("[{task}] {message}"),
+        },
+        FeatureEventKind::TaskSkipped { task, reason } => format!("[{task}] skipped: {reason}"),
+        FeatureEventKind::TaskMerged {
+            task,
+            commit,
+            files,
+        } => format!(
+            "[{task}] merged into the feature branch ({files} file(s), {})",
+            commit.get(..10).unwrap_or(commit)
+        ),
+        FeatureEventKind::WaveFinished { wave, duration_ms } => {
+            format!("wave {wave} done in {:.1}s", *duration_ms as f64 / 1000.0)
+        }
+        FeatureEventKind::Conflict {
+            task,
+            with_tasks,
+            paths,
+        } => {
+            let with = if with_tasks.is_empty() {
+                "the feature branch".to_string()
+            } else {
+                with_tasks.join(", ")
+            };
+            format!(
+                "conflict: {task} cannot be merged; it and {with} changed {}",
+                paths.join(", ")
+            )
+        }
+        FeatureEventKind::Warning { message } => format!("warning: {message}"),
+        FeatureEventKind::FeatureFinished {
+            message, report, ..
+        } => format!("result: {message}\nreport: {}", report.display()),
+    }
+}
+
+/// A task event as plain lines prefixed with its task, or nothing for chatty events.
+pub fn task_lines(event: &Event) -> Option<String> {
+    plain_line(event).map(|text| {
+        text.lines()
+            .map(|line| format!("[{}] {line}", event.run))
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
+}
+
+/// Plain lines. A task's own final lines are left out (the feature's `TaskFinished` line says
+/// how it ended in the feature's terms), and so are task warnings the feature already printed.
+#[derive(Default)]
+struct Plain {
+    warnings: Vec<String>,
+}
+
+impl FeatureSink for Plain {
+    fn feature(&mut self, event: &FeatureEvent) {
+        if let FeatureEventKind::Warning { message } = &event.kind {
+            self.warnings.push(message.clone());
+        }
+        ui::line(&feature_line(event));
+    }
+
+    fn task(&mut self, event: &Event) {
+        let repeated = match &event.kind {
+            EventKind::Warning { message } => self.warnings.contains(message),
+            EventKind::RunFinished { .. } => true,
+            _ => false,
+        };
+        if repeated {
+            return;
+        }
+        if let Some(lines) = task_lines(event) {
+            ui::line(&lines);
+        }
+    }
+}
+
+struct Json;
+
+impl FeatureSink for Json {
+    fn feature(&mut self, event: &FeatureEvent) {
+        if let Ok(line) = serde_json::to_string(event) {
+            ui::line(&line);
+        }
+    }
+
+    fn task(&mut self, event: &Event) {
+        if let Ok(line) = serde_json::to_string(event) {
+            ui::line(&line);
+        }
+    }
+}
+
+struct Quiet;
+
+impl FeatureSink for Quiet {
+    fn feature(&mut self, event: &FeatureEvent) {
+        if let FeatureEventKind::FeatureFinished { .. } = event.kind {
+            ui::line(&feature_line(event));
+        }
+    }
+
+    fn task(&mut self, _event: &Event) {}
+}
+
+/// What the panel shows for one task.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TaskLine {
+    pub wave: usize,
+    pub state: String,
+    pub turn: u32,
+    pub max_turns: u32,
+    pub step: Option<String>,
+    pub decision: String,
+    pub cost: f64,
+}
+
+impl TaskLine {
+    /// Follows a task's engine event.
+    pub fn apply(&mut self, event: &Event) {
+        match &event.kind {
+            EventKind::RunStarted { max_turns, .. } => {
+                self.max_turns = *max_turns;
+                self.state = "running".into();
+            }
+            EventKind::StepStarted { step, turn, .. } => {
+                if let Some(turn) = turn {
+                    self.turn = *turn;
+                }
+                self.step = Some(step.clone());
+            }
+            EventKind::TurnFinished { turn, summary, .. } => {
+                self.turn = *turn;
+                if !summary.decision.is_empty() {
+                    self.decision = summary.decision.clone();
+                }
+                self.cost += summary.cost_usd.unwrap_or(0.0);
+            }
+            EventKind::RunFinished { outcome, .. } => {
+                self.state = outcome.clone();
+                self.step = None;
+            }
+            EventKind::StepFinished { .. }
+            | EventKind::StepSkipped { .. }
+            | EventKind::Warning { .. } => {}
+        }
+    }
+
+    /// `wave 1  running  turn 2/5  review  coach feedback  $0.12`.
+    pub fn render(&self) -> String {
+        let mut parts = vec![format!("wave {}", self.wave), format!("{:<9}", self.state)];
+        if self.turn > 0 {
+            parts.push(format!("turn {}/{}", self.turn, self.max_turns));
+        }
+        if let Some(step) = &self.step {
+            parts.push(step.clone());
+        }
+        if !self.decision.is_empty() {
+            parts.push(format!("coach {}", self.decision));
+        }
+        if self.cost > 0.0 {
+            parts.push(format!("${:.2}", self.cost));
+        }
+        parts.join("  ")
+    }
+}
+
+/// The live panel: one bar per task; feature lines scroll above.
+#[derive(Default)]
+struct Panel {
+    multi: MultiProgress,
+    bars: BTreeMap<String, (ProgressBar, TaskLine, Option<Instant>)>,
+    warnings: Vec<String>,
+}
+
+impl Panel {
+    fn idle_style() -> ProgressStyle {
+        ProgressStyle::with_template("  {prefix} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+    }
+
+    fn busy_style() -> ProgressStyle {
+        ProgressStyle::with_template("{spinner} {prefix} {msg}  {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner())
+    }
+
+    fn redraw(&mut self, task: &str) {
+        if let Some((bar, line, _)) = self.bars.get(task) {
+            bar.set_message(line.render());
+        }
+    }
+
+    fn set_state(&mut self, task: &str, state: &str) {
+        if let Some((_, line, _)) = self.bars.get_mut(task) {
+            line.state = state.to_string();
+        }
+        self.redraw(task);
+    }
+}
+
+impl FeatureSink for Panel {
+    fn feature(&mut self, event: &FeatureEvent) {
+        match &event.kind {
+            FeatureEventKind::FeatureStarted { waves, .. } => {
+                let width = waves.iter().flatten().map(String::len).max().unwrap_or(0);
+                for (w, wave) in waves.iter().enumerate() {
+                    for task in wave {
+                        let bar = self.multi.add(ProgressBar::new_spinner());
+                        bar.set_style(Self::idle_style());
+                        bar.set_prefix(format!("{task:<width$}"));
+                        let line = TaskLine {
+                            wave: w + 1,
+                            state: "pending".into(),
+                            ..TaskLine::default()
+                        };
+                        bar.set_message(line.render());
+                        self.bars.insert(task.clone(), (bar, line, None));
+                    }
+                }
+                let _ = self.multi.println(feature_line(event));
+            }
+            FeatureEventKind::TaskStarted { task, .. } => {
+                if let Some((bar, _, started)) = self.bars.get_mut(task) {
+                    bar.set_style(Self::busy_style());
+                    bar.reset_elapsed();
+                    bar.enable_steady_tick(Duration::from_millis(200));
+                    *started = Some(Instant::now());
+                }
+                self.set_state(task, "starting");
+            }
+            FeatureEventKind::TaskFinished { task, status, .. } => {
+                if let Some((bar, line, started)) = self.bars.get_mut(task) {
+                    line.state = status.clone();
+                    line.step = None;
+                    let took = started
+                        .map(|s| format!("  {}s", s.elapsed().as_secs()))
+                        .unwrap_or_default();
+                    bar.set_style(Self::idle_style());
+                    bar.finish_with_message(format!("{}{took}", line.render()));
+                }
+            }
+            FeatureEventKind::TaskSkipped { task, reason } => {
+                if let Some((bar, line, _)) = self.bars.get_mut(task) {
+                    line.state = "skipped".into();
+                    bar.finish_with_message(format!("{} ({reason})", line.render()));
+                }
+            }
+            FeatureEventKind::TaskMerged { task, .. } => {
+                if let Some((bar, line, _)) = self.bars.get_mut(task) {
+                    line.state = "merged".into();
+                    bar.finish_with_message(line.render());
+                }
+            }
+            FeatureEventKind::FeatureFinished { .. } => {
+                for (bar, _, _) in self.bars.values() {
+                    if !bar.is_finished() {
+                        bar.finish();
+                    }
+                }
+                ui::line(&feature_line(event));
+            }
+            FeatureEventKind::Warning { message } => {
+                self.warnings.push(message.clone());
+                let _ = self.multi.println(feature_line(event));
+            }
+            _ => {
+                let _ = self.multi.println(feature_line(event));
+            }
+        }
+    }
+
+    fn task(&mut self, event: &Event) {
+        if let Some((_, line, _)) = self.bars.get_mut(&event.run) {
+            line.apply(event);
+        }
+        self.redraw(&event.run.clone());
+        if let EventKind::Warning { message } = &event.kind {
+            if !self.warnings.contains(message) {
+                if let Some(lines) = task_lines(event) {
+                    let _ = self.multi.println(lines);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::events::TurnSummary;
+
+    fn event(kind: EventKind) -> Event {
+        Event::now("TASK-1", kind)
+    }
+
+    #[test]
+    fn a_task_line_follows_its_run() {
+        let mut line = TaskLine {
+            wave: 2,
+            state: "pending".into(),
+            ..Default::default()
+        };
+        line.apply(&event(EventKind::RunStarted {
+            task: "TASK-1".into(),
+            title: "t".into(),
+            workflow: "player-coach".into(),
+            max_turns: 5,
+            resumed: false,
+        }));
+        line.apply(&event(EventKind::StepStarted {
+            step: "review".into(),
+            uses: "agent".into(),
+            turn: Some(2),
+        }));
+        line.apply(&event(EventKind::TurnFinished {
+            turn: 2,
+            max_turns: 5,
+            summary: TurnSummary {
+                decision: "feedback".into(),
+                cost_usd: Some(0.25),
+                ..Default::default()
+            },
+        }));
+        assert_eq!(
+            line.render(),
+            "wave 2  running    turn 2/5  review  coach feedback  $0.25"
+        );
+    }
+
+    #[test]
+    fn plain_task_lines_are_prefixed_with_the_task() {
+        let finished = event(EventKind::RunFinished {
+            outcome: "approved".into(),
+            exit_code: 0,
+            message: "approved; not merged yet".into(),
+            report: Some("r.md".into()),
+            worktree: None,
+        });
+        assert_eq!(
+            task_lines(&finished).unwrap(),
+            "[TASK-1] result: approved; not merged yet\n[TASK-1] report: r.md"
+        );
+    }
+}

@@ -1,0 +1,179 @@
+//! Finding a feature file: by path, or by id under `.autobuild/features/` and GuardKit's
+//! `.guardkit/features/` (DESIGN.md §3). A file matches an id when its name is `<ID>.yaml`
+//! (`.yml`), as GuardKit names them, or when its top-level `id` is the id. Two matching files
+//! are an error naming both, never a silent pick.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::diagnostic::did_you_mean;
+use crate::error::Error;
+use crate::project::Layout;
+use crate::workflow::parse_yaml;
+use crate::workflow::source::{Layer, Source};
+
+/// A feature file: where it is, and how messages name it (relative to the repository root).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundFeature {
+    pub path: PathBuf,
+    pub shown: PathBuf,
+}
+
+/// The directories searched for feature files, in search order.
+pub fn feature_dirs(root: &Path) -> Vec<PathBuf> {
+    vec![
+        Layout::new(root).features(),
+        root.join(".guardkit").join("features"),
+    ]
+}
+
+/// The feature named by `id_or_path`: an existing file (relative to the current directory or
+/// to `root`), else the feature file whose name or `id` is `id_or_path`.
+pub fn locate_feature(root: &Path, id_or_path: &str) -> Result<FoundFeature, Error> {
+    let as_path = Path::new(id_or_path);
+    for candidate in [as_path.to_path_buf(), root.join(as_path)] {
+        if candidate.is_file() {
+            return Ok(found(root, candidate));
+        }
+    }
+    if id_or_path.contains(['/', '\\']) {
+        return Err(Error::usage(format!(
+            "feature file `{id_or_path}` does not exist"
+        )));
+    }
+    let mut matches = Vec::new();
+    let mut known = Vec::new();
+    for file in feature_files(root)? {
+        let stem = file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let declared = declared_id(&file);
+        if stem == id_or_path || declared.as_deref() == Some(id_or_path) {
+            matches.push(file);
+        } else {
+            known.extend(declared);
+        }
+    }
+    match matches.as_slice() {
+        [one] => Ok(found(root, one.clone())),
+        [] => Err(not_found(root, id_or_path, &known)),
+        many => {
+            let names: Vec<String> = many
+                .iter()
+                .map(|p| found(root, p.clone()).shown.display().to_string())
+                .collect();
+            Err(Error::usage(format!(
+                "more than one feature file is named or declares `{id_or_path}`: {}",
+                names.join(" and ")
+            ))
+            .with_help("feature ids must be unique; pass the file path instead"))
+        }
+    }
+}
+
+fn found(root: &Path, path: PathBuf) -> FoundFeature {
+    let absolute = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
+    let shown = absolute
+        .strip_prefix(root)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|_| path.clone());
+    FoundFeature {
+        path: absolute,
+        shown,
+    }
+}
+
+fn not_found(root: &Path, id: &str, known: &[String]) -> Error {
+    let searched: Vec<String> = feature_dirs(root)
+        .iter()
+        .map(|d| format!("{}/", d.strip_prefix(root).unwrap_or(d).display()))
+        .collect();
+    let help = match did_you_mean(id, known.iter().map(String::as_str)) {
+        Some(close) => format!("did you mean `{close}`? (searched {})", searched.join(", ")),
+        None => format!(
+            "searched {} for `{id}.yaml` or a YAML file with `id: {id}`",
+            searched.join(", ")
+        ),
+    };
+    Error::usage(format!("no feature with id `{id}`")).with_help(help)
+}
+
+/// The `*.yaml` / `*.yml` files directly in the [`feature_dirs`], sorted.
+fn feature_files(root: &Path) -> Result<Vec<PathBuf>, Error> {
+    let mut files = Vec::new();
+    for dir in feature_dirs(root) {
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(Error::io("cannot list feature directory", &dir, e)),
+        };
+        let mut here: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_file())
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+            .collect();
+        here.sort();
+        files.extend(here);
+    }
+    Ok(files)
+}
+
+/// The top-level `id` of a YAML file, when it parses.
+fn declared_id(path: &Path) -> Option<String> {
+    let text = fs::read_to_string(path).ok()?;
+    let tree = parse_yaml::parse(&Source::new(path, text, Layer::Repo)).ok()?;
+    tree.get_str("id").map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(root: &Path, path: &str, text: &str) {
+        let file = root.join(path);
+        fs::create_dir_all(file.parent().unwrap()).unwrap();
+        fs::write(file, text).unwrap();
+    }
+
+    #[test]
+    fn finds_by_file_name_by_declared_id_and_by_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, ".autobuild/features/FEAT-1.yaml", "id: FEAT-1\n");
+        write(root, ".guardkit/features/auth.yml", "id: FEAT-AUTH\n");
+        let one = locate_feature(root, "FEAT-1").unwrap();
+        assert_eq!(one.shown, Path::new(".autobuild/features/FEAT-1.yaml"));
+        let auth = locate_feature(root, "FEAT-AUTH").unwrap();
+        assert_eq!(auth.shown, Path::new(".guardkit/features/auth.yml"));
+        let by_path = locate_feature(root, ".guardkit/features/auth.yml").unwrap();
+        assert_eq!(by_path, auth);
+    }
+
+    #[test]
+    fn an_unknown_id_suggests_a_close_one() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), ".autobuild/features/x.yaml", "id: FEAT-AUTH\n");
+        let error = locate_feature(dir.path(), "FEAT-AUTJ").unwrap_err();
+        assert_eq!(error.to_string(), "no feature with id `FEAT-AUTJ`");
+        assert!(error.help().unwrap().contains("did you mean `FEAT-AUTH`?"));
+    }
+
+    #[test]
+    fn two_files_for_one_id_are_an_error_naming_both() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            ".autobuild/features/FEAT-1.yaml",
+            "id: FEAT-1\n",
+        );
+        write(dir.path(), ".guardkit/features/FEAT-1.yaml", "id: FEAT-1\n");
+        let error = locate_feature(dir.path(), "FEAT-1")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains(".autobuild/features/FEAT-1.yaml"), "{error}");
+        assert!(error.contains(".guardkit/features/FEAT-1.yaml"), "{error}");
+    }
+}

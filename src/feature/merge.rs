@@ -1,0 +1,162 @@
+//! Landing work: an approved task onto the feature branch (one squashed commit per task, the
+//! task's worktree and branch removed afterwards), and the finished feature branch onto the
+//! base under the project's merge strategy. Neither branch is checked out anywhere, so only
+//! refs move. A task whose merge conflicts keeps its branch and worktree for the user.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use crate::engine::paths::RunPaths;
+use crate::engine::state::{RunState, RunStatus};
+use crate::error::Error;
+use crate::git::{diff_stat, GitError, Repo};
+use crate::workflow::model::MergeStrategy;
+
+/// What merging one task into the feature branch did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TaskMerge {
+    Merged {
+        /// The feature branch's new tip.
+        commit: String,
+        /// Files the task changed on the feature branch.
+        paths: Vec<String>,
+    },
+    Conflict {
+        paths: Vec<String>,
+    },
+}
+
+/// The branch a task runs on.
+pub fn task_branch(task_id: &str) -> String {
+    format!("autobuild/{task_id}")
+}
+
+/// Squashes `autobuild/<task>` onto `feature_branch`, then removes the task's worktree and
+/// branch and marks its run merged. Merging a task whose work is already there changes nothing.
+pub fn merge_task(
+    repo: &Repo,
+    runs_dir: &Path,
+    worktree: &Path,
+    task_id: &str,
+    title: &str,
+    feature_branch: &str,
+) -> Result<TaskMerge, Error> {
+    let branch = task_branch(task_id);
+    let before = repo.resolve_branch(feature_branch)?;
+    let message = format!("{task_id}: {title}\n\nApproved by autobuild on {branch}.\n");
+    let outcome =
+        match repo.merge_into_base(&branch, feature_branch, MergeStrategy::Squash, &message) {
+            Ok(outcome) => outcome,
+            Err(GitError::Conflict { paths, .. }) => return Ok(TaskMerge::Conflict { paths }),
+            Err(e) => return Err(e.into()),
+        };
+    let paths = diff_stat(repo.root(), &before, &outcome.commit)?.paths();
+    remove_task_branch(repo, worktree, &branch, feature_branch)?;
+    mark_run_merged(runs_dir, task_id)?;
+    Ok(TaskMerge::Merged {
+        commit: outcome.commit,
+        paths,
+    })
+}
+
+/// Removes a landed task's worktree and branch, whichever still exist.
+pub fn remove_task_branch(
+    repo: &Repo,
+    worktree: &Path,
+    branch: &str,
+    feature_branch: &str,
+) -> Result<(), Error> {
+    if worktree.exists() {
+        repo.remove_worktree(worktree, branch)?;
+    }
+    if repo.branch_exists(branch) {
+        // A squash leaves the branch unmerged by ancestry although its content landed.
+        repo.delete_branch(branch, feature_branch, true)?;
+    }
+    Ok(())
+}
+
+/// The task's own run record says where its work went, so `autobuild status` and
+/// `autobuild complete` agree with the feature.
+fn mark_run_merged(runs_dir: &Path, task_id: &str) -> Result<(), Error> {
+    let paths = RunPaths::new(runs_dir, task_id);
+    let Ok(mut state) = RunState::load(&paths.state()) else {
+        return Ok(());
+    };
+    state.status = RunStatus::Merged;
+    state
+        .save(&paths.state())
+        .map_err(|e| Error::io("cannot write", paths.state(), e))
+}
+
+/// The tasks already on the feature branch whose changes touch `paths`, in the order given.
+pub fn conflicting_tasks<'a>(
+    merged: impl IntoIterator<Item = (&'a str, &'a [String])>,
+    paths: &[String],
+) -> Vec<String> {
+    let wanted: BTreeSet<&str> = paths.iter().map(String::as_str).collect();
+    merged
+        .into_iter()
+        .filter(|(_, changed)| changed.iter().any(|p| wanted.contains(p.as_str())))
+        .map(|(task, _)| task.to_string())
+        .collect()
+}
+
+/// What the finished feature is, for its merge commit message.
+pub struct FeatureLanding<'a> {
+    pub feature_id: &'a str,
+    pub name: &'a str,
+    pub branch: &'a str,
+    pub base: &'a str,
+    pub strategy: MergeStrategy,
+    /// `(task id, title)` in merge order.
+    pub tasks: Vec<(&'a str, &'a str)>,
+}
+
+/// Merges the feature branch into the base, then deletes the feature branch. Returns the
+/// base's new tip.
+pub fn land_feature(repo: &Repo, landing: &FeatureLanding<'_>) -> Result<String, Error> {
+    let mut message = format!(
+        "{}: {}\n\nApproved by autobuild, task by task, on {}:\n",
+        landing.feature_id, landing.name, landing.branch
+    );
+    for (id, title) in &landing.tasks {
+        message.push_str(&format!("- {id}: {title}\n"));
+    }
+    let outcome = repo
+        .merge_into_base(landing.branch, landing.base, landing.strategy, &message)
+        .map_err(|e| {
+            Error::runtime(format!(
+                "cannot merge {} into {}: {e}",
+                landing.branch, landing.base
+            ))
+            .with_help(format!(
+                "resolve the problem, then run `autobuild complete {}`",
+                landing.feature_id
+            ))
+        })?;
+    repo.delete_branch(landing.branch, landing.base, true)?;
+    Ok(outcome.commit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conflicting_tasks_are_those_that_changed_a_conflicting_file() {
+        let a = vec!["lib/greet.sh".to_string(), "README.md".to_string()];
+        let b = vec!["tests/test_b.sh".to_string()];
+        let c = vec!["lib/greet.sh".to_string()];
+        let merged = [
+            ("A", a.as_slice()),
+            ("B", b.as_slice()),
+            ("C", c.as_slice()),
+        ];
+        assert_eq!(
+            conflicting_tasks(merged, &["lib/greet.sh".to_string()]),
+            vec!["A", "C"]
+        );
+        assert!(conflicting_tasks(merged, &["other".to_string()]).is_empty());
+    }
+}

@@ -1,0 +1,27 @@
+//! Features (DESIGN.md §3.3): several tasks with dependencies, run in waves.
+//!
+//! A feature file ([`file`], found by [`locate`]) lists tasks; they are looked up and checked
+//! as a whole before anything runs ([`plan`], over the pure wave computation in [`graph`]),
+//! then each task's engine run is preflighted ([`preflight`]). A run ([`run`], [`runner`])
+//! creates the feature branch `autobuild/<FEAT-ID>`, runs each wave's tasks in parallel
+//! worktrees branched from it ([`schedule`] decides what runs), squashes approved tasks onto it
+//! ([`merge`]) and finally lands it on the base. Its state lives in `runs/<FEAT-ID>/`
+//! ([`state`], [`events`], [`report`]), never in the feature file; progress is shown by
+//! [`display`].
+
+pub mod display;
+pub mod events;
+pub mod file;
+pub mod graph;
+pub mod locate;
+pub mod merge;
+pub mod plan;
+pub mod preflight;
+pub mod report;
+pub mod run;
+pub mod runner;
+pub mod schedule;
+pub mod show;
+pub mod state;
+
+pub use plan::{FeaturePlan, PlannedTask};

@@ -1,0 +1,495 @@
+//! A feature, checked as a whole before anything runs: the file parses, every task is found
+//! (by `file_path`, else by id), dependencies name tasks of the feature, there is no cycle, and
+//! declared `parallel_groups` list every task once with its dependencies in earlier groups.
+//! Every problem is reported at once, each at the line that causes it (exit 2, nothing started).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::diagnostic::{did_you_mean, Diagnostic};
+use crate::error::Error;
+use crate::feature::file::{FeatureFile, Located, TaskEntry};
+use crate::feature::graph::{plan_waves, GraphTask, Problem};
+use crate::feature::locate::locate_feature;
+use crate::task::{list_tasks, validate_id, Task, TaskScan};
+use crate::workflow::source::{Layer, Pos, Source};
+
+/// A valid feature, ready to run.
+#[derive(Debug, Clone)]
+pub struct FeaturePlan {
+    pub root: PathBuf,
+    /// The feature file, relative to the repository root.
+    pub file: PathBuf,
+    pub id: String,
+    pub name: String,
+    pub description: String,
+    /// In file order.
+    pub tasks: Vec<PlannedTask>,
+    /// Task ids per wave, in run (and merge) order.
+    pub waves: Vec<Vec<String>>,
+    /// Whether the waves are the file's `parallel_groups` (else computed from dependencies).
+    pub declared_waves: bool,
+    pub recommended_parallel: Option<u32>,
+}
+
+#[derive(Debug, Clone)]
+pub struct PlannedTask {
+    pub task: Task,
+    pub dependencies: Vec<String>,
+    /// 0-based.
+    pub wave: usize,
+}
+
+impl PlannedTask {
+    pub fn id(&self) -> &str {
+        &self.task.id
+    }
+}
+
+impl FeaturePlan {
+    pub fn task(&self, id: &str) -> Option<&PlannedTask> {
+        self.tasks.iter().find(|t| t.task.id == id)
+    }
+
+    /// A task's file relative to the repository root, for messages.
+    pub fn shown_path(&self, path: &Path) -> PathBuf {
+        path.strip_prefix(&self.root).unwrap_or(path).to_path_buf()
+    }
+}
+
+/// Finds, parses and checks the feature named by `id_or_path`.
+pub fn load(root: &Path, id_or_path: &str) -> Result<FeaturePlan, Error> {
+    let found = locate_feature(root, id_or_path)?;
+    let file = FeatureFile::load(&found.path, &found.shown)?;
+    check(root, file)
+}
+
+/// Looks up the tasks of a parsed feature file and checks the whole.
+pub fn check(root: &Path, file: FeatureFile) -> Result<FeaturePlan, Error> {
+    let mut problems = Vec::new();
+    if let Err(why) = validate_id(&file.id.value) {
+        problems.push(file.id.pos.error(format!("invalid feature id: {why}")));
+    }
+    if file.tasks.is_empty() {
+        problems.push(
+            file.tasks_pos
+                .error("the feature has no tasks")
+                .with_help("list its tasks under `tasks:`, each with an `id` (and a `file_path`)"),
+        );
+    }
+    let mut scan = LazyScan::new(root);
+    let resolved: Vec<Option<Task>> = file
+        .tasks
+        .iter()
+        .map(|entry| resolve_task(root, entry, &mut scan, &mut problems))
+        .collect();
+    for (entry, task) in file.tasks.iter().zip(&resolved) {
+        if task.is_some() && entry.id.value == file.id.value {
+            problems.push(entry.id.pos.error(format!(
+                "the task id `{}` is also the feature's id; runs of both would share .autobuild/runs/{}",
+                entry.id.value, entry.id.value
+            )));
+        }
+    }
+
+    let dependencies: Vec<Vec<Located>> = file
+        .tasks
+        .iter()
+        .zip(&resolved)
+        .map(|(entry, task)| dependencies_of(root, entry, task.as_ref()))
+        .collect();
+    let graph: Vec<GraphTask> = file
+        .tasks
+        .iter()
+        .zip(&dependencies)
+        .map(|(entry, deps)| GraphTask {
+            id: entry.id.value.clone(),
+            dependencies: deps.iter().map(|d| d.value.clone()).collect(),
+        })
+        .collect();
+    let groups: Option<Vec<Vec<String>>> = file.parallel_groups.as_ref().map(|groups| {
+        groups
+            .iter()
+            .map(|g| g.iter().map(|l| l.value.clone()).collect())
+            .collect()
+    });
+    let waves = match plan_waves(&graph, groups.as_deref()) {
+        Ok(waves) => waves,
+        Err(graph_problems) => {
+            let located = Locator {
+                file: &file,
+                dependencies: &dependencies,
+            };
+            for problem in graph_problems {
+                problems.push(located.diagnostic(&problem, &mut scan));
+            }
+            Vec::new()
+        }
+    };
+    if !problems.is_empty() {
+        problems.sort_by(|a, b| (&a.path, a.location).cmp(&(&b.path, b.location)));
+        problems.dedup();
+        return Err(Error::from(problems));
+    }
+
+    let mut tasks: Vec<PlannedTask> = resolved
+        .into_iter()
+        .flatten()
+        .zip(&dependencies)
+        .map(|(task, deps)| PlannedTask {
+            task,
+            dependencies: deps.iter().map(|d| d.value.clone()).collect(),
+            wave: 0,
+        })
+        .collect();
+    for (w, wave) in waves.iter().enumerate() {
+        for &i in wave {
+            tasks[i].wave = w;
+        }
+    }
+    let wave_ids = waves
+        .iter()
+        .map(|w| w.iter().map(|&i| tasks[i].task.id.clone()).collect())
+        .collect();
+    Ok(FeaturePlan {
+        root: root.to_path_buf(),
+        file: file.path.clone(),
+        id: file.id.value.clone(),
+        name: file.name.clone(),
+        description: file.description.clone(),
+        tasks,
+        waves: wave_ids,
+        declared_waves: file.parallel_groups.is_some(),
+        recommended_parallel: file.recommended_parallel,
+    })
+}
+
+/// The project's tasks, scanned once and only when some entry needs a lookup by id.
+struct LazyScan<'r> {
+    root: &'r Path,
+    scan: Option<Result<TaskScan, String>>,
+}
+
+impl<'r> LazyScan<'r> {
+    fn new(root: &'r Path) -> Self {
+        LazyScan { root, scan: None }
+    }
+
+    fn get(&mut self) -> Result<&TaskScan, String> {
+        let root = self.root;
+        self.scan
+            .get_or_insert_with(|| list_tasks(root).map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
+/// The task an entry names, or the problems that prevent finding it.
+fn resolve_task(
+    root: &Path,
+    entry: &TaskEntry,
+    scan: &mut LazyScan<'_>,
+    problems: &mut Vec<Diagnostic>,
+) -> Option<Task> {
+    let id = &entry.id;
+    if let Some(file_path) = &entry.file_path {
+        let path = root.join(&file_path.value);
+        if !path.is_file() {
+            let elsewhere = scan
+                .get()
+                .ok()
+                .and_then(|s| s.tasks.iter().find(|t| t.id == id.value))
+                .map(|t| shown(root, &t.path));
+            let help = match elsewhere {
+                Some(other) => format!(
+                    "a task with id `{}` is at {}; correct `file_path`",
+                    id.value,
+                    other.display()
+                ),
+                None => "`file_path` is relative to the repository root".to_string(),
+            };
+            problems.push(
+                file_path
+                    .pos
+                    .error(format!("task file `{}` does not exist", file_path.value))
+                    .with_help(help),
+            );
+            return None;
+        }
+        return match Task::load(&path) {
+            Ok(task) if task.id == id.value => Some(task),
+            Ok(task) => {
+                problems.push(id.pos.error(format!(
+                    "{} declares the id `{}`, not `{}`",
+                    file_path.value, task.id, id.value
+                )));
+                None
+            }
+            Err(Error::Invalid(d)) => {
+                problems.extend(d.0);
+                None
+            }
+            Err(other) => {
+                problems.push(file_path.pos.error(other.to_string()));
+                None
+            }
+        };
+    }
+    let scan = match scan.get() {
+        Ok(scan) => scan,
+        Err(message) => {
+            problems.push(id.pos.error(message));
+            return None;
+        }
+    };
+    let found: Vec<&Task> = scan.tasks.iter().filter(|t| t.id == id.value).collect();
+    let invalid: Vec<_> = scan
+        .invalid
+        .iter()
+        .filter(|t| t.id.as_deref() == Some(id.value.as_str()))
+        .collect();
+    match (found.as_slice(), invalid.as_slice()) {
+        ([task], []) => Some((*task).clone()),
+        ([], [bad]) => {
+            problems.extend(bad.problems.0.iter().cloned());
+            None
+        }
+        ([], []) => {
+            let known = scan.tasks.iter().map(|t| t.id.as_str());
+            let diagnostic = id.pos.error(format!("unknown task `{}`", id.value));
+            problems.push(match did_you_mean(&id.value, known) {
+                Some(close) => diagnostic.with_help(format!("did you mean `{close}`?")),
+                None => diagnostic.with_help(
+                    "no task file declares this id; give the entry a `file_path`, or create the task under .autobuild/tasks/",
+                ),
+            });
+            None
+        }
+        _ => {
+            let paths: Vec<String> = found
+                .iter()
+                .map(|t| shown(root, &t.path).display().to_string())
+                .chain(
+                    invalid
+                        .iter()
+                        .map(|t| shown(root, &t.path).display().to_string()),
+                )
+                .collect();
+            problems.push(
+                id.pos
+                    .error(format!(
+                        "task id `{}` is declared by more than one file: {}",
+                        id.value,
+                        paths.join(" and ")
+                    ))
+                    .with_help("give the entry a `file_path`, or make the ids unique"),
+            );
+            None
+        }
+    }
+}
+
+/// The entry's `dependencies`, else the task file's own front-matter list, located in
+/// whichever file declares them.
+fn dependencies_of(root: &Path, entry: &TaskEntry, task: Option<&Task>) -> Vec<Located> {
+    if let Some(deps) = &entry.dependencies {
+        return deps.clone();
+    }
+    let Some(task) = task else {
+        return Vec::new();
+    };
+    if task.dependencies.is_empty() {
+        return Vec::new();
+    }
+    let text = fs::read_to_string(&task.path).unwrap_or_default();
+    let source = Source::new(shown(root, &task.path), text, Layer::Repo);
+    task.dependencies
+        .iter()
+        .map(|dep| Located {
+            value: dep.clone(),
+            pos: front_matter_position(&source, dep).unwrap_or_else(|| entry.id.pos.clone()),
+        })
+        .collect()
+}
+
+/// Where `id` is written after the `dependencies:` key of a task file's front matter.
+fn front_matter_position(source: &std::sync::Arc<Source>, id: &str) -> Option<Pos> {
+    let text = &source.text;
+    let key = text.find("\ndependencies:")? + 1;
+    let end = text[key..].find("\n---").map_or(text.len(), |e| key + e);
+    let mut from = key;
+    while let Some(offset) = text[from..end].find(id) {
+        let start = from + offset;
+        let after = text[start + id.len()..].chars().next();
+        let before = text[..start].chars().next_back();
+        let boundary = |c: Option<char>| {
+            c.is_none_or(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+        };
+        if boundary(before) && boundary(after) {
+            return Some(source.pos_at_offset(start));
+        }
+        from = start + id.len();
+    }
+    None
+}
+
+fn shown(root: &Path, path: &Path) -> PathBuf {
+    path.strip_prefix(root).unwrap_or(path).to_path_buf()
+}
+
+/// Turns graph problems (indices) into diagnostics at the lines that cause them.
+struct Locator<'a> {
+    file: &'a FeatureFile,
+    dependencies: &'a [Vec<Located>],
+}
+
+impl Locator<'_> {
+    fn id(&self, task: usize) -> &str {
+        &self.file.tasks[task].id.value
+    }
+
+    fn group_item(&self, group: usize, item: usize) -> &Located {
+        &self
+            .file
+            .parallel_groups
+            .as_ref()
+            .expect("group problems need groups")[group][item]
+    }
+
+    fn diagnostic(&self, problem: &Problem, scan: &mut LazyScan<'_>) -> Diagnostic {
+        let tasks = &self.file.tasks;
+        match problem {
+            Problem::DuplicateTask { index, first } => tasks[*index]
+                .id
+                .pos
+                .error(format!("task `{}` is listed twice", self.id(*index)))
+                .with_help(format!(
+                    "it is first listed on line {}; remove one of the entries",
+                    tasks[*first].id.pos.location.line
+                )),
+            Problem::UnknownDependency {
+                task,
+                dependency,
+                suggestion,
+            } => {
+                let dep = &self.dependencies[*task][*dependency];
+                let diagnostic = dep.pos.error(format!(
+                    "`{}` depends on `{}`, which is not a task of this feature",
+                    self.id(*task),
+                    dep.value
+                ));
+                let in_project = scan
+                    .get()
+                    .is_ok_and(|s| s.tasks.iter().any(|t| t.id == dep.value));
+                match (suggestion, in_project) {
+                    (Some(close), false) => diagnostic.with_help(format!("did you mean `{close}`?")),
+                    (_, true) => diagnostic.with_help(format!(
+                        "`{}` is a task of this project; add it to the feature's `tasks`, or remove the dependency",
+                        dep.value
+                    )),
+                    (None, false) => diagnostic.with_help(format!(
+                        "the feature's tasks are: {}",
+                        tasks
+                            .iter()
+                            .map(|t| t.id.value.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
+                }
+            }
+            Problem::Cycle { cycle } => {
+                let names: Vec<&str> = cycle
+                    .iter()
+                    .chain(cycle.first())
+                    .map(|&i| self.id(i))
+                    .collect();
+                let next = self.id(cycle[1 % cycle.len()]);
+                let pos = self.dependencies[cycle[0]]
+                    .iter()
+                    .find(|d| d.value == next)
+                    .map_or(&tasks[cycle[0]].id.pos, |d| &d.pos);
+                pos.error(format!("dependency cycle: {}", names.join(" → ")))
+                    .with_help(
+                        "each task depends on the next, so none can start; remove one of these dependencies",
+                    )
+            }
+            Problem::UnknownInGroup {
+                group,
+                item,
+                suggestion,
+            } => {
+                let entry = self.group_item(*group, *item);
+                let diagnostic = entry.pos.error(format!(
+                    "`parallel_groups` lists `{}`, which is not a task of this feature",
+                    entry.value
+                ));
+                match suggestion {
+                    Some(close) => diagnostic.with_help(format!("did you mean `{close}`?")),
+                    None => diagnostic,
+                }
+            }
+            Problem::DuplicateInGroups {
+                group,
+                item,
+                first_group,
+                first_item,
+            } => {
+                let entry = self.group_item(*group, *item);
+                let first = self.group_item(*first_group, *first_item);
+                entry
+                    .pos
+                    .error(format!(
+                        "task `{}` is in `parallel_groups` twice",
+                        entry.value
+                    ))
+                    .with_help(format!(
+                        "it is already in group {} (line {}); a task runs in exactly one wave",
+                        first_group + 1,
+                        first.pos.location.line
+                    ))
+            }
+            Problem::MissingFromGroups { task } => tasks[*task]
+                .id
+                .pos
+                .error(format!(
+                    "task `{}` is in none of the `parallel_groups`",
+                    self.id(*task)
+                ))
+                .with_help(
+                    "add it to a group after its dependencies' groups, or remove `parallel_groups` to have the waves computed",
+                ),
+            Problem::DependencyNotEarlier {
+                task,
+                dependency,
+                task_group,
+                dependency_group,
+            } => {
+                let dep = &self.dependencies[*task][*dependency];
+                let groups = self.file.parallel_groups.as_ref().expect("groups");
+                let pos = groups[*task_group]
+                    .iter()
+                    .find(|l| l.value == self.id(*task))
+                    .map_or(&dep.pos, |l| &l.pos);
+                let relation = if dependency_group == task_group {
+                    "the same group".to_string()
+                } else {
+                    format!("a later group ({})", dependency_group + 1)
+                };
+                pos.error(format!(
+                    "`{}` is in group {} but depends on `{}`, which is in {relation}",
+                    self.id(*task),
+                    task_group + 1,
+                    dep.value
+                ))
+                .with_help(format!(
+                    "a task runs after the waves of all its dependencies; move `{}` to a group after `{}`'s",
+                    self.id(*task),
+                    dep.value
+                ))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

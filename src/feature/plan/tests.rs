@@ -1,0 +1,213 @@
+use std::fs;
+use std::path::Path;
+
+use super::*;
+
+fn task_file(id: &str, deps: &[&str]) -> String {
+    format!(
+        "---\nid: {id}\ntitle: Task {id}\ndependencies: [{}]\n---\n# Task {id}\n\nDo it.\n\n## Acceptance Criteria\n- [ ] done\n",
+        deps.join(", ")
+    )
+}
+
+struct Repo {
+    dir: tempfile::TempDir,
+}
+
+impl Repo {
+    fn new() -> Repo {
+        Repo {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn write(&self, path: &str, text: &str) -> &Repo {
+        let file = self.root().join(path);
+        fs::create_dir_all(file.parent().unwrap()).unwrap();
+        fs::write(file, text).unwrap();
+        self
+    }
+
+    fn task(&self, id: &str, deps: &[&str]) -> &Repo {
+        self.write(&format!(".autobuild/tasks/{id}.md"), &task_file(id, deps))
+    }
+
+    fn feature(&self, text: &str) -> Result<FeaturePlan, Error> {
+        self.write(".autobuild/features/FEAT-1.yaml", text);
+        load(self.root(), "FEAT-1")
+    }
+}
+
+fn messages(error: Error) -> String {
+    match error {
+        Error::Invalid(d) => d.to_string(),
+        other => panic!("expected located problems, got: {other}"),
+    }
+}
+
+#[test]
+fn tasks_are_found_by_id_and_by_file_path_and_waves_computed() {
+    let repo = Repo::new();
+    repo.task("A", &[])
+        .task("B", &[])
+        .write("tasks/backlog/c.md", &task_file("C", &["A", "B"]));
+    let plan = repo
+        .feature(
+            "id: FEAT-1\nname: Demo\ntasks:\n  - id: A\n  - id: B\n  - id: C\n    file_path: tasks/backlog/c.md\n",
+        )
+        .unwrap();
+    assert_eq!(plan.waves, vec![vec!["A", "B"], vec!["C"]]);
+    assert!(!plan.declared_waves);
+    let c = plan.task("C").unwrap();
+    assert_eq!(c.dependencies, vec!["A", "B"], "taken from the task file");
+    assert_eq!(c.wave, 1);
+    assert_eq!(
+        plan.shown_path(&c.task.path),
+        Path::new("tasks/backlog/c.md")
+    );
+    assert_eq!(plan.file, Path::new(".autobuild/features/FEAT-1.yaml"));
+}
+
+#[test]
+fn the_feature_file_dependencies_override_the_task_file() {
+    let repo = Repo::new();
+    repo.task("A", &[]).task("B", &["A"]);
+    let plan = repo
+        .feature("id: FEAT-1\ntasks:\n  - id: A\n  - id: B\n    dependencies: []\n")
+        .unwrap();
+    assert_eq!(plan.waves, vec![vec!["A", "B"]]);
+}
+
+#[test]
+fn unknown_task_and_unknown_dependency_are_located_with_suggestions() {
+    let repo = Repo::new();
+    repo.task("TASK-001", &[]).task("TASK-002", &[]);
+    let text = messages(
+        repo.feature(
+            "id: FEAT-1\ntasks:\n  - id: TASK-001\n  - id: TASK-02\n  - id: TASK-002\n    dependencies: [TASK-01]\n",
+        )
+        .unwrap_err(),
+    );
+    assert!(
+        text.contains(".autobuild/features/FEAT-1.yaml:4:9: unknown task `TASK-02`"),
+        "{text}"
+    );
+    assert!(text.contains("did you mean `TASK-002`?"), "{text}");
+    assert!(
+        text.contains(
+            ".autobuild/features/FEAT-1.yaml:6:20: `TASK-002` depends on `TASK-01`, which is not a task of this feature"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("did you mean `TASK-001`?"), "{text}");
+}
+
+#[test]
+fn a_cycle_is_printed_at_the_dependency_that_closes_it() {
+    let repo = Repo::new();
+    repo.task("A", &[]).task("B", &[]);
+    let text = messages(
+        repo.feature(
+            "id: FEAT-1\ntasks:\n  - id: A\n    dependencies: [B]\n  - id: B\n    dependencies: [A]\n",
+        )
+        .unwrap_err(),
+    );
+    assert!(
+        text.starts_with(".autobuild/features/FEAT-1.yaml:4:20: dependency cycle: A → B → A"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_cycle_from_task_files_is_located_in_the_task_file() {
+    let repo = Repo::new();
+    repo.task("A", &["B"]).task("B", &["A"]);
+    let text = messages(
+        repo.feature("id: FEAT-1\ntasks:\n  - id: A\n  - id: B\n")
+            .unwrap_err(),
+    );
+    assert!(
+        text.starts_with(".autobuild/tasks/A.md:4:16: dependency cycle: A → B → A"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_missing_task_file_is_reported_at_its_file_path() {
+    let repo = Repo::new();
+    repo.task("A", &[]);
+    let text = messages(
+        repo.feature("id: FEAT-1\ntasks:\n  - id: A\n    file_path: tasks/backlog/A.md\n")
+            .unwrap_err(),
+    );
+    assert!(
+        text.contains("FEAT-1.yaml:4:16: task file `tasks/backlog/A.md` does not exist"),
+        "{text}"
+    );
+    assert!(
+        text.contains("a task with id `A` is at .autobuild/tasks/A.md"),
+        "{text}"
+    );
+}
+
+#[test]
+fn declared_groups_are_checked_against_dependencies() {
+    let repo = Repo::new();
+    repo.task("A", &[]).task("B", &["A"]).task("C", &[]);
+    let text = messages(
+        repo.feature(
+            "id: FEAT-1\ntasks:\n  - id: A\n  - id: B\n  - id: C\norchestration:\n  parallel_groups:\n    - [A, B]\n    - [A]\n",
+        )
+        .unwrap_err(),
+    );
+    assert!(
+        text.contains("FEAT-1.yaml:5:9: task `C` is in none of the `parallel_groups`"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "FEAT-1.yaml:8:11: `B` is in group 1 but depends on `A`, which is in the same group"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("FEAT-1.yaml:9:8: task `A` is in `parallel_groups` twice"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_task_listed_twice_and_a_bad_feature_id_are_reported() {
+    let repo = Repo::new();
+    repo.task("A", &[]);
+    let text = messages(
+        repo.feature("id: FEAT 1\ntasks:\n  - id: A\n  - id: A\n")
+            .unwrap_err(),
+    );
+    assert!(
+        text.contains("FEAT-1.yaml:1:5: invalid feature id"),
+        "{text}"
+    );
+    assert!(
+        text.contains("FEAT-1.yaml:4:9: task `A` is listed twice"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_file_declaring_another_id_is_reported() {
+    let repo = Repo::new();
+    repo.task("A", &[]);
+    let text = messages(
+        repo.feature("id: FEAT-1\ntasks:\n  - id: B\n    file_path: .autobuild/tasks/A.md\n")
+            .unwrap_err(),
+    );
+    assert!(
+        text.contains("FEAT-1.yaml:3:9: .autobuild/tasks/A.md declares the id `A`, not `B`"),
+        "{text}"
+    );
+}

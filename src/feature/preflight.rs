@@ -1,0 +1,204 @@
+//! Preflight for a feature: the feature file and every task are checked, each task's run is
+//! preflighted by the engine (workflow, config, agents on PATH, locks, branches), the base
+//! branch is resolved and the feature branch's state is known — all before any branch,
+//! worktree or run directory exists. `--dry-run` prints what this finds.
+
+use std::path::{Path, PathBuf};
+
+use crate::diagnostic::Diagnostic;
+use crate::engine::plan::{preflight as task_preflight, BranchPolicy};
+use crate::engine::state::RunSettings;
+use crate::error::Error;
+use crate::feature::plan::{self, FeaturePlan};
+use crate::feature::state::FeatureSettings;
+use crate::git::Repo;
+use crate::project::{Config, Layout};
+use crate::workflow::model::MergeStrategy;
+
+/// What the caller intends, which decides how existing branches are treated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Intent {
+    /// A new feature run: an existing feature branch is an error.
+    Start,
+    /// Continue the feature's run (`--resume`, `autobuild resume`).
+    Resume,
+    /// The caller discards the earlier run's branches first (`--fresh`).
+    Fresh,
+    /// Print the plan; nothing is created.
+    DryRun,
+}
+
+/// A feature that can start.
+pub struct FeatureSetup {
+    pub plan: FeaturePlan,
+    pub layout: Layout,
+    pub base_branch: String,
+    /// `autobuild/<FEAT-ID>`.
+    pub branch: String,
+    pub branch_exists: bool,
+    /// Per task (file order): the workflow and its turn bound.
+    pub checks: Vec<TaskCheck>,
+    pub warnings: Vec<String>,
+    pub settings: FeatureSettings,
+    /// How the finished feature lands on the base.
+    pub strategy: MergeStrategy,
+}
+
+/// What a task's engine preflight resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskCheck {
+    pub task: String,
+    pub workflow: String,
+    pub max_turns: u32,
+}
+
+impl FeatureSetup {
+    pub fn check(&self, task: &str) -> Option<&TaskCheck> {
+        self.checks.iter().find(|c| c.task == task)
+    }
+
+    /// The settings a task of this feature runs with: it branches from the feature branch and
+    /// leaves its approved branch for the feature to merge.
+    pub fn task_settings(&self) -> RunSettings {
+        task_settings(&self.settings.run, &self.branch)
+    }
+
+    pub fn runs_dir(&self) -> PathBuf {
+        self.layout.runs()
+    }
+}
+
+/// The branch a feature's tasks branch from and merge into.
+pub fn feature_branch(feature_id: &str) -> String {
+    format!("autobuild/{feature_id}")
+}
+
+pub fn task_settings(feature: &RunSettings, feature_branch: &str) -> RunSettings {
+    RunSettings {
+        base_branch: Some(feature_branch.to_string()),
+        auto_merge: false,
+        no_merge: true,
+        ..feature.clone()
+    }
+}
+
+/// Checks everything a feature run needs. `settings.run.base_branch`, when set, is the base
+/// the feature started from (a resumed run keeps it).
+pub fn preflight(
+    root: &Path,
+    feature_arg: &str,
+    mut settings: FeatureSettings,
+    intent: Intent,
+) -> Result<FeatureSetup, Error> {
+    let repo = Repo::discover(root).map_err(|e| Error::usage(e.to_string()))?;
+    let layout = Layout::new(root);
+    let config = Config::load(&layout)?;
+    let plan = plan::load(root, feature_arg)?;
+    let base_branch = match settings
+        .run
+        .base_branch
+        .clone()
+        .or(config.project.base_branch.clone())
+    {
+        Some(base) => base,
+        None => repo.current_branch().ok_or_else(|| {
+            Error::usage(
+                "HEAD is detached or has no commits, so there is no base branch to branch from",
+            )
+            .with_help("check out a branch, or set [project] base_branch in .autobuild/config.toml")
+        })?,
+    };
+    repo.resolve_base(&base_branch)?;
+    settings.run.base_branch = Some(base_branch.clone());
+    let branch = feature_branch(&plan.id);
+    let branch_exists = repo.branch_exists(&branch);
+    if let Some(holder) = crate::engine::lock::holder(&layout.runs(), &plan.id) {
+        return Err(Error::usage(format!(
+            "feature {} is already being run by process {holder}",
+            plan.id
+        )));
+    }
+    if branch_exists && intent == Intent::Start {
+        return Err(Error::usage(format!(
+            "branch `{branch}` already exists from an earlier run of {}",
+            plan.id
+        ))
+        .with_help(format!(
+            "continue it with `autobuild feature {id} --resume`, or discard it with `autobuild feature {id} --fresh` (asks first; --yes to skip)",
+            id = plan.id
+        )));
+    }
+    if intent == Intent::Resume && !branch_exists {
+        return Err(Error::usage(format!(
+            "there is no branch `{branch}` to resume {} on",
+            plan.id
+        ))
+        .with_help(format!(
+            "start the feature with `autobuild feature {}`",
+            plan.id
+        )));
+    }
+
+    // Tasks of a running feature branch from the feature branch; before it exists, the base
+    // stands in for it (same commit).
+    let task_base = if branch_exists && intent != Intent::Fresh {
+        branch.clone()
+    } else {
+        base_branch.clone()
+    };
+    let policy = match intent {
+        Intent::Start => BranchPolicy::New,
+        Intent::Fresh => BranchPolicy::Fresh,
+        Intent::Resume | Intent::DryRun => BranchPolicy::Resume,
+    };
+    let run_settings = task_settings(&settings.run, &task_base);
+    let mut checks = Vec::new();
+    let mut warnings: Vec<String> = Vec::new();
+    let mut located: Vec<Diagnostic> = Vec::new();
+    let mut other: Vec<String> = Vec::new();
+    for task in &plan.tasks {
+        let task_path = task.task.path.display().to_string();
+        match task_preflight(root, &task_path, run_settings.clone(), policy) {
+            Ok(task_plan) => {
+                for warning in task_plan.warnings {
+                    if !warnings.contains(&warning) {
+                        warnings.push(warning);
+                    }
+                }
+                checks.push(TaskCheck {
+                    task: task.task.id.clone(),
+                    workflow: task_plan.resolved.workflow.name.clone(),
+                    max_turns: task_plan.max_turns,
+                });
+            }
+            Err(Error::Invalid(d)) => located.extend(d.0),
+            Err(e) => {
+                let mut message = format!("task {}: {e}", task.task.id);
+                if let Some(help) = e.help() {
+                    message.push_str(&format!("\n  help: {help}"));
+                }
+                if !other.contains(&message) {
+                    other.push(message);
+                }
+            }
+        }
+    }
+    if !other.is_empty() {
+        return Err(Error::usage(other.join("\n")));
+    }
+    if !located.is_empty() {
+        located.dedup();
+        return Err(Error::from(located));
+    }
+    Ok(FeatureSetup {
+        plan,
+        layout,
+        base_branch,
+        branch,
+        branch_exists,
+        checks,
+        warnings,
+        settings,
+        strategy: config.project.merge_strategy.unwrap_or_default(),
+    })
+}

@@ -1,0 +1,308 @@
+//! A feature run in words: `runs/<FEAT-ID>/report.md` (waves, each task's result with a link to
+//! its own report, a conflict's files and tasks, what to do next) and `autobuild status
+//! <FEAT-ID>`. Both render from `feature.json` plus what each task's run directory says.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::engine::exec::{load_turns, turn_summary};
+use crate::engine::paths::RunPaths;
+use crate::engine::state::RunState;
+use crate::feature::state::{FeatureState, FeatureStatus, TaskRecord, TaskStatus};
+
+/// What a task's own run directory says, for reports and status.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TaskRunInfo {
+    pub turn: u32,
+    pub max_turns: u32,
+    pub cost: f64,
+    /// The last coach decision, empty when no coach ran.
+    pub decision: String,
+    /// The task's `report.md`, when it exists.
+    pub report: Option<PathBuf>,
+}
+
+/// Reads the latest run of `task_id`, when there is one.
+pub fn task_run_info(runs_dir: &Path, task_id: &str) -> Option<TaskRunInfo> {
+    let paths = RunPaths::new(runs_dir, task_id);
+    let state = RunState::load(&paths.state()).ok()?;
+    let decision = load_turns(&paths)
+        .iter()
+        .rev()
+        .map(|t| turn_summary(t).decision)
+        .find(|d| !d.is_empty())
+        .unwrap_or_default();
+    Some(TaskRunInfo {
+        turn: state.loops.values().map(|l| l.iteration).max().unwrap_or(0),
+        max_turns: state.max_turns,
+        cost: state.cost_usd,
+        decision,
+        report: Some(paths.report()).filter(|p| p.is_file()),
+    })
+}
+
+/// Every task's run info, by id.
+pub fn task_infos(runs_dir: &Path, state: &FeatureState) -> BTreeMap<String, TaskRunInfo> {
+    state
+        .tasks
+        .keys()
+        .filter_map(|id| task_run_info(runs_dir, id).map(|info| (id.clone(), info)))
+        .collect()
+}
+
+/// One sentence on a finished feature run.
+pub fn outcome_message(state: &FeatureState) -> String {
+    let count = |status: TaskStatus| state.tasks.values().filter(|t| t.status == status).count();
+    let total = state.tasks.len();
+    match state.status {
+        FeatureStatus::Merged => format!(
+            "all {total} task(s) approved; the feature is merged into {}",
+            state.base_branch
+        ),
+        FeatureStatus::Approved => format!(
+            "all {total} task(s) approved and on {}; merge it with `autobuild complete {}`",
+            state.branch, state.feature_id
+        ),
+        FeatureStatus::Conflict => match &state.conflict {
+            Some(conflict) => format!(
+                "stopped: {} conflicts with the feature branch in {}",
+                conflict.task,
+                conflict.paths.join(", ")
+            ),
+            None => "stopped by a merge conflict".to_string(),
+        },
+        FeatureStatus::Cancelled => "cancelled; `autobuild resume` continues it".to_string(),
+        FeatureStatus::Blocked | FeatureStatus::Running | FeatureStatus::Discarded => {
+            let not_approved: Vec<String> = state
+                .tasks
+                .iter()
+                .filter(|(_, t)| t.status.is_failure() && t.status != TaskStatus::Skipped)
+                .map(|(id, t)| format!("{id} {}", t.status.as_str()))
+                .collect();
+            let mut sentence = format!(
+                "blocked: {} of {total} task(s) merged",
+                count(TaskStatus::Merged)
+            );
+            if !not_approved.is_empty() {
+                sentence.push_str(&format!("; {}", not_approved.join(", ")));
+            }
+            let skipped = count(TaskStatus::Skipped);
+            if skipped > 0 {
+                sentence.push_str(&format!("; {skipped} skipped"));
+            }
+            let pending = count(TaskStatus::Pending);
+            if pending > 0 {
+                sentence.push_str(&format!("; {pending} not started"));
+            }
+            sentence
+        }
+    }
+}
+
+/// `report.md`.
+pub fn render_report(state: &FeatureState, infos: &BTreeMap<String, TaskRunInfo>) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# {}: {}\n", state.feature_id, state.name);
+    let _ = writeln!(
+        out,
+        "**Outcome:** {}\n",
+        state
+            .message
+            .clone()
+            .unwrap_or_else(|| outcome_message(state))
+    );
+    let _ = writeln!(out, "- Feature file: `{}`", state.file.display());
+    let _ = writeln!(
+        out,
+        "- Branch: `{}` (base `{}`)",
+        state.branch, state.base_branch
+    );
+    if let Some(commit) = &state.merged_commit {
+        let _ = writeln!(out, "- Merged as: `{commit}`");
+    }
+    let cost: f64 = infos.values().map(|i| i.cost).sum();
+    if cost > 0.0 {
+        let _ = writeln!(out, "- Cost: ${cost:.2}");
+    }
+    for (w, wave) in state.waves.iter().enumerate() {
+        let _ = writeln!(out, "\n## Wave {}\n", w + 1);
+        let _ = writeln!(out, "| Task | Title | Status | Turns | Cost | Report |");
+        let _ = writeln!(out, "|---|---|---|---|---|---|");
+        for id in wave {
+            let record = state.tasks.get(id).cloned().unwrap_or_default();
+            let info = infos.get(id).cloned().unwrap_or_default();
+            let turns = if info.max_turns > 0 {
+                format!("{}/{}", info.turn, info.max_turns)
+            } else {
+                "–".to_string()
+            };
+            let report = match &info.report {
+                Some(_) => format!("[report](../{id}/report.md)"),
+                None => "–".to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "| {id} | {} | {} | {turns} | ${:.2} | {report} |",
+                record.title.replace('|', "\\|"),
+                record.status.as_str(),
+                info.cost
+            );
+        }
+        let notes: Vec<String> = wave
+            .iter()
+            .filter_map(|id| {
+                let record = state.tasks.get(id)?;
+                let message = record.message.as_ref()?;
+                (record.status != TaskStatus::Merged).then(|| format!("- **{id}**: {message}"))
+            })
+            .collect();
+        if !notes.is_empty() {
+            let _ = writeln!(out, "\n{}", notes.join("\n"));
+        }
+    }
+    if let Some(conflict) = &state.conflict {
+        render_conflict(&mut out, state, conflict);
+    }
+    let steps = next_steps(state);
+    if !steps.is_empty() {
+        let _ = writeln!(out, "\n## Next steps\n");
+        for step in steps {
+            let _ = writeln!(out, "- {step}");
+        }
+    }
+    out
+}
+
+fn render_conflict(
+    out: &mut String,
+    state: &FeatureState,
+    conflict: &crate::feature::state::ConflictRecord,
+) {
+    let with = if conflict.with_tasks.is_empty() {
+        "the work already on the feature branch".to_string()
+    } else {
+        format!("{} (merged before it)", conflict.with_tasks.join(", "))
+    };
+    let _ = writeln!(out, "\n## Merge conflict\n");
+    let _ = writeln!(
+        out,
+        "{} was approved but cannot be merged into `{}`: it and {with} changed the same lines of:\n",
+        conflict.task, state.branch
+    );
+    for path in &conflict.paths {
+        let _ = writeln!(out, "- `{path}`");
+    }
+    let _ = writeln!(
+        out,
+        "\nThe branch `autobuild/{task}` and its worktree `.autobuild/worktrees/{task}` are kept.",
+        task = conflict.task
+    );
+}
+
+fn next_steps(state: &FeatureState) -> Vec<String> {
+    let id = &state.feature_id;
+    match state.status {
+        FeatureStatus::Merged | FeatureStatus::Discarded | FeatureStatus::Running => Vec::new(),
+        FeatureStatus::Approved => vec![format!(
+            "merge the feature into {} with `autobuild complete {id}`",
+            state.base_branch
+        )],
+        FeatureStatus::Cancelled => vec![format!(
+            "continue with `autobuild resume {id}`: merged tasks are kept, interrupted ones continue from their last completed step"
+        )],
+        FeatureStatus::Conflict => {
+            let task = state
+                .conflict
+                .as_ref()
+                .map_or("the task", |c| c.task.as_str());
+            vec![
+                format!(
+                    "either merge `autobuild/{task}` into `{}` by hand and commit, then `autobuild resume {id}`",
+                    state.branch
+                ),
+                format!(
+                    "or discard it with `autobuild discard {task} --yes`, then `autobuild resume {id}`: it runs again on top of the feature branch"
+                ),
+            ]
+        }
+        FeatureStatus::Blocked => {
+            let mut steps = Vec::new();
+            for (task, record) in &state.tasks {
+                if record.status.is_failure() && record.status != TaskStatus::Skipped {
+                    steps.push(format!(
+                        "read `.autobuild/runs/{task}/report.md` ({})",
+                        record.status.as_str()
+                    ));
+                }
+            }
+            steps.push(format!(
+                "fix the task files if needed, then `autobuild feature {id} --resume` (add `--max-turns N` for more turns): merged tasks are not run again"
+            ));
+            steps
+        }
+    }
+}
+
+/// `autobuild status <FEAT-ID>`.
+pub fn render_status(
+    state: &FeatureState,
+    infos: &BTreeMap<String, TaskRunInfo>,
+    run_dir: &Path,
+) -> String {
+    let mut out = format!("{}: {}\n", state.feature_id, state.name);
+    let _ = writeln!(
+        out,
+        "  status:    {} (exit {})",
+        state.status.as_str(),
+        state.exit_code()
+    );
+    if let Some(message) = &state.message {
+        let _ = writeln!(out, "  outcome:   {message}");
+    }
+    let _ = writeln!(out, "  file:      {}", state.file.display());
+    let _ = writeln!(
+        out,
+        "  branch:    {} (base {})",
+        state.branch, state.base_branch
+    );
+    let _ = writeln!(
+        out,
+        "  started:   {}, updated {}",
+        state.started_at, state.updated_at
+    );
+    let width = state.tasks.keys().map(String::len).max().unwrap_or(0);
+    for (w, wave) in state.waves.iter().enumerate() {
+        let _ = writeln!(out, "  wave {}:", w + 1);
+        for id in wave {
+            let record = state.tasks.get(id).cloned().unwrap_or_default();
+            let info = infos.get(id).cloned().unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "    {id:<width$}  {}",
+                task_status_line(&record, &info)
+            );
+        }
+    }
+    let _ = write!(out, "  records:   {}", run_dir.display());
+    out
+}
+
+fn task_status_line(record: &TaskRecord, info: &TaskRunInfo) -> String {
+    let mut parts = vec![format!("{:<9}", record.status.as_str())];
+    if info.max_turns > 0 && record.status != TaskStatus::Skipped {
+        parts.push(format!("turn {}/{}", info.turn, info.max_turns));
+    }
+    if !info.decision.is_empty() {
+        parts.push(format!("coach {}", info.decision));
+    }
+    if info.cost > 0.0 {
+        parts.push(format!("${:.2}", info.cost));
+    }
+    if record.status == TaskStatus::Skipped {
+        if let Some(message) = &record.message {
+            parts.push(format!("({message})"));
+        }
+    }
+    parts.join("  ").trim_end().to_string()
+}

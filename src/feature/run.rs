@@ -1,0 +1,308 @@
+//! Starting, resuming and completing feature runs: the side effects that follow a successful
+//! preflight, in order — discard an earlier run's branches when asked (`--fresh`), take the
+//! feature's lock, keep an earlier run's records, create the run directory and the feature
+//! branch `autobuild/<FEAT-ID>` from the base, then hand over to the [`Runner`].
+
+use std::fs;
+use std::path::Path;
+
+use crate::engine::cx::now;
+use crate::engine::lock::{LockError, RunLock};
+use crate::engine::paths::RunPaths;
+use crate::error::Error;
+use crate::feature::display::Display;
+use crate::feature::merge::{remove_task_branch, task_branch};
+use crate::feature::plan;
+use crate::feature::preflight::{preflight, FeatureSetup, Intent};
+use crate::feature::report::{render_status, task_infos};
+use crate::feature::runner::{self, state_file, write_report, Runner};
+use crate::feature::state::{
+    FeatureSettings, FeatureState, FeatureStatus, TaskRecord, FEATURE_STATE_FILE,
+    FEATURE_STATE_VERSION,
+};
+use crate::git::Repo;
+use crate::project::{Config, Layout};
+use crate::ui;
+
+/// `autobuild feature <ID|PATH>` (`--fresh` discards an earlier run first).
+pub fn start(
+    root: &Path,
+    feature_arg: &str,
+    settings: FeatureSettings,
+    intent: Intent,
+    yes: bool,
+    display: Display,
+) -> Result<u8, Error> {
+    let setup = preflight(root, feature_arg, settings, intent)?;
+    if intent == Intent::Fresh {
+        discard_earlier(&setup, yes)?;
+    }
+    let lock = take_lock(&setup.layout, &setup.plan.id)?;
+    let paths = RunPaths::new(&setup.runs_dir(), &setup.plan.id);
+    if paths.dir.exists() {
+        let target = RunPaths::archive_target(&setup.runs_dir(), &setup.plan.id);
+        fs::rename(&paths.dir, &target).map_err(|e| Error::io("cannot keep", &paths.dir, e))?;
+    }
+    fs::create_dir_all(&paths.dir).map_err(|e| Error::io("cannot create", &paths.dir, e))?;
+    setup.layout.ensure_gitignore()?;
+    let repo = Repo::discover(root)?;
+    repo.create_branch(&setup.branch, &setup.base_branch)?;
+    let state = new_state(&setup);
+    state
+        .save(&state_file(&paths))
+        .map_err(|e| Error::io("cannot write", state_file(&paths), e))?;
+    Runner::new(setup, state, paths, display.sink(), lock, false)?.run()
+}
+
+/// `autobuild feature <ID> --resume` (with the flags given now) and `autobuild resume <ID>`
+/// (with the flags the run started with, `settings` = `None`).
+pub fn resume(
+    root: &Path,
+    feature_arg: &str,
+    settings: Option<FeatureSettings>,
+    display: Display,
+) -> Result<u8, Error> {
+    let (paths, state) = load_state(root, feature_arg)?;
+    match state.status {
+        FeatureStatus::Merged | FeatureStatus::Discarded => {
+            return Err(Error::usage(format!(
+                "the run of {} ended {}; there is nothing to resume",
+                state.feature_id,
+                state.status.as_str()
+            ))
+            .with_help(format!(
+                "start a new run with `autobuild feature {}`",
+                state.feature_id
+            )))
+        }
+        FeatureStatus::Approved => {
+            return Err(Error::usage(format!(
+                "every task of {} is approved and on {}",
+                state.feature_id, state.branch
+            ))
+            .with_help(format!(
+                "merge it with `autobuild complete {}`",
+                state.feature_id
+            )))
+        }
+        _ => {}
+    }
+    let mut settings = settings.unwrap_or_else(|| state.settings.clone());
+    settings.run.base_branch = state.settings.run.base_branch.clone();
+    let file = root.join(&state.file);
+    let file_arg = if file.is_file() {
+        file.display().to_string()
+    } else {
+        feature_arg.to_string()
+    };
+    let setup = preflight(root, &file_arg, settings, Intent::Resume)?;
+    if setup.plan.id != state.feature_id {
+        return Err(Error::usage(format!(
+            "{} now declares the id `{}`, but its run is {}",
+            state.file.display(),
+            setup.plan.id,
+            state.feature_id
+        )));
+    }
+    let lock = take_lock(&setup.layout, &setup.plan.id)?;
+    let state = reconcile(state, &setup);
+    state
+        .save(&state_file(&paths))
+        .map_err(|e| Error::io("cannot write", state_file(&paths), e))?;
+    Runner::new(setup, state, paths, display.sink(), lock, true)?.run()
+}
+
+/// `autobuild complete <FEAT-ID>`: merges an approved feature into its base.
+pub fn complete(root: &Path, feature_id: &str) -> Result<u8, Error> {
+    let (paths, mut state) = load_state(root, feature_id)?;
+    if state.status != FeatureStatus::Approved {
+        return Err(Error::usage(format!(
+            "the run of {feature_id} is {}, not approved; only a feature whose tasks are all approved can be completed",
+            state.status.as_str()
+        )));
+    }
+    let layout = Layout::new(root);
+    let _lock = take_lock(&layout, feature_id)?;
+    let strategy = Config::load(&layout)?
+        .project
+        .merge_strategy
+        .unwrap_or_default();
+    let titles = state
+        .tasks
+        .iter()
+        .map(|(id, record)| (id.clone(), record.title.clone()))
+        .collect();
+    let repo = Repo::discover(root)?;
+    let commit = runner::land(&repo, &state, &titles, strategy)?;
+    state.status = FeatureStatus::Merged;
+    state.merged_commit = Some(commit.clone());
+    state.message = Some(crate::feature::report::outcome_message(&state));
+    state.updated_at = now();
+    state
+        .save(&state_file(&paths))
+        .map_err(|e| Error::io("cannot write", state_file(&paths), e))?;
+    write_report(&state, &layout.runs(), &paths)?;
+    ui::line(&format!(
+        "merged {} into {} ({}); feature branch removed",
+        state.branch,
+        state.base_branch,
+        commit.get(..10).unwrap_or(&commit)
+    ));
+    Ok(0)
+}
+
+/// `autobuild status <FEAT-ID>`.
+pub fn status(root: &Path, feature_id: &str) -> Result<u8, Error> {
+    let (paths, state) = load_state(root, feature_id)?;
+    let infos = task_infos(&Layout::new(root).runs(), &state);
+    let shown = paths.dir.strip_prefix(root).unwrap_or(&paths.dir);
+    ui::line(&render_status(&state, &infos, shown));
+    Ok(0)
+}
+
+/// Whether `.autobuild/runs/<id>/` holds a feature run (rather than a task run).
+pub fn is_feature_run(root: &Path, id: &str) -> bool {
+    Layout::new(root)
+        .run_dir(id)
+        .join(FEATURE_STATE_FILE)
+        .is_file()
+}
+
+/// The run directory and `feature.json` of the feature named by id (or by its file).
+fn load_state(root: &Path, feature_arg: &str) -> Result<(RunPaths, FeatureState), Error> {
+    let runs = Layout::new(root).runs();
+    let id = if is_feature_run(root, feature_arg) {
+        feature_arg.to_string()
+    } else {
+        plan::load(root, feature_arg)?.id
+    };
+    let paths = RunPaths::new(&runs, &id);
+    let state = FeatureState::load(&state_file(&paths)).map_err(|e| {
+        Error::usage(format!(
+            "no run of feature {id} here ({}: {e})",
+            state_file(&paths).display()
+        ))
+        .with_help(format!("start one with `autobuild feature {id}`"))
+    })?;
+    Ok((paths, state))
+}
+
+fn take_lock(layout: &Layout, feature_id: &str) -> Result<RunLock, Error> {
+    RunLock::acquire(&layout.runs(), feature_id).map_err(|e| match e {
+        LockError::Held { holder, .. } => Error::usage(format!(
+            "feature {feature_id} is already being run by process {holder}"
+        ))
+        .with_help("wait for it to finish, or stop it (Ctrl-C) and use `autobuild resume`"),
+        LockError::Io { .. } => Error::runtime(e.to_string()),
+    })
+}
+
+/// `--fresh`: deletes the feature branch and the branches and worktrees of the feature's
+/// tasks, after a confirmation (or `--yes`). Records are kept.
+fn discard_earlier(setup: &FeatureSetup, yes: bool) -> Result<(), Error> {
+    let repo = Repo::discover(&setup.plan.root)?;
+    let task_branches: Vec<(String, std::path::PathBuf)> = setup
+        .plan
+        .tasks
+        .iter()
+        .map(|t| (task_branch(t.id()), setup.layout.worktree(t.id())))
+        .filter(|(branch, worktree)| repo.branch_exists(branch) || worktree.exists())
+        .collect();
+    if !setup.branch_exists && task_branches.is_empty() {
+        return Ok(());
+    }
+    let mut doomed: Vec<String> = task_branches.iter().map(|(b, _)| b.clone()).collect();
+    if setup.branch_exists {
+        doomed.insert(0, setup.branch.clone());
+    }
+    if !yes {
+        if !ui::is_interactive() {
+            return Err(Error::usage(format!(
+                "--fresh would delete {} and their unmerged work",
+                doomed.join(", ")
+            ))
+            .with_help("add --yes to confirm without a terminal"));
+        }
+        if !ui::confirm(&format!(
+            "Discard {} and their worktrees (unmerged work is lost)?",
+            doomed.join(", ")
+        )) {
+            return Err(Error::usage(
+                "kept the existing branches; nothing was changed",
+            ));
+        }
+    }
+    for (branch, worktree) in &task_branches {
+        remove_task_branch(&repo, worktree, branch, &setup.base_branch)?;
+    }
+    if setup.branch_exists {
+        repo.delete_branch(&setup.branch, &setup.base_branch, true)?;
+    }
+    Ok(())
+}
+
+fn new_state(setup: &FeatureSetup) -> FeatureState {
+    let started = now();
+    let plan = &setup.plan;
+    FeatureState {
+        version: FEATURE_STATE_VERSION,
+        feature_id: plan.id.clone(),
+        name: plan.name.clone(),
+        file: plan.file.clone(),
+        status: FeatureStatus::Running,
+        started_at: started.clone(),
+        updated_at: started,
+        base_branch: setup.base_branch.clone(),
+        branch: setup.branch.clone(),
+        settings: setup.settings.clone(),
+        waves: plan.waves.clone(),
+        tasks: plan
+            .tasks
+            .iter()
+            .map(|t| {
+                (
+                    t.id().to_string(),
+                    TaskRecord {
+                        title: t.task.title.clone(),
+                        wave: t.wave + 1,
+                        ..TaskRecord::default()
+                    },
+                )
+            })
+            .collect(),
+        conflict: None,
+        message: None,
+        merged_commit: None,
+    }
+}
+
+/// The recorded run, brought up to date with the feature file as it is now: waves as planned
+/// now, tasks added since are pending, tasks removed since are dropped; each task keeps its
+/// recorded status, which decides what happens to it.
+fn reconcile(mut state: FeatureState, setup: &FeatureSetup) -> FeatureState {
+    let mut old = std::mem::take(&mut state.tasks);
+    state.tasks = setup
+        .plan
+        .tasks
+        .iter()
+        .map(|t| {
+            let record = old.remove(t.id()).unwrap_or_default();
+            (
+                t.id().to_string(),
+                TaskRecord {
+                    title: t.task.title.clone(),
+                    wave: t.wave + 1,
+                    ..record
+                },
+            )
+        })
+        .collect();
+    state.waves = setup.plan.waves.clone();
+    state.name = setup.plan.name.clone();
+    state.file = setup.plan.file.clone();
+    state.settings = setup.settings.clone();
+    state.status = FeatureStatus::Running;
+    state.conflict = None;
+    state.message = None;
+    state
+}

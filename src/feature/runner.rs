@@ -1,0 +1,581 @@
+//! Running a feature's waves. Each wave's runnable tasks run the task workflow through the
+//! engine, each in its own worktree branched from the feature branch's tip at wave start and in
+//! its own thread, at most N at once; their events flow over a channel to this thread, which
+//! owns the display and `feature.json`. After the wave, approved tasks are squashed onto the
+//! feature branch in wave order; a conflict stops the feature.
+//!
+//! A task run ends only when its engine run ends — the engine's own timeouts stop its agent
+//! processes — and the runner waits for every task thread before it finishes, so nothing keeps
+//! running after the feature ends. Ctrl-C cancels every running task (each engine run listens
+//! for it) and starts nothing new; `--stop-on-failure` starts nothing new after a task fails.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Sender};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use crate::agents::process::CancelToken;
+use crate::engine::cx::now;
+use crate::engine::events::{Event, EventKind, EventSink};
+use crate::engine::lock::RunLock;
+use crate::engine::paths::RunPaths;
+use crate::engine::plan::BranchPolicy;
+use crate::engine::run::StartOptions;
+use crate::engine::state::{RunSettings, RunState};
+use crate::engine::Outcome;
+use crate::error::{exit, Error};
+use crate::feature::display::FeatureSink;
+use crate::feature::events::{FeatureEvent, FeatureEventKind, FeatureLog};
+use crate::feature::merge::{
+    conflicting_tasks, land_feature, merge_task, FeatureLanding, TaskMerge,
+};
+use crate::feature::preflight::FeatureSetup;
+use crate::feature::report::{outcome_message, render_report, task_infos};
+use crate::feature::schedule::{decide, parallelism, Action, PriorRun};
+use crate::feature::state::{
+    ConflictRecord, FeatureState, FeatureStatus, TaskStatus, FEATURE_STATE_FILE,
+};
+use crate::git::Repo;
+use crate::ui;
+use crate::workflow::model::MergeStrategy;
+
+/// How often the runner looks at the cancel flag while tasks run.
+const POLL: Duration = Duration::from_millis(200);
+
+/// One feature run in progress.
+pub struct Runner {
+    setup: FeatureSetup,
+    state: FeatureState,
+    paths: RunPaths,
+    repo: Repo,
+    log: FeatureLog,
+    sink: Box<dyn FeatureSink>,
+    cancel: CancelToken,
+    /// Some task ended without approval (for `--stop-on-failure`).
+    failed: bool,
+    resumed: bool,
+    _lock: RunLock,
+}
+
+/// What a task thread reports.
+enum Message {
+    Event(Event),
+    Done(String, Result<Outcome, Error>),
+}
+
+/// Forwards a task run's events to the runner's thread.
+struct ChannelSink(Sender<Message>);
+
+impl EventSink for ChannelSink {
+    fn emit(&mut self, event: &Event) {
+        let _ = self.0.send(Message::Event(event.clone()));
+    }
+}
+
+struct Job {
+    task: String,
+    resume: bool,
+}
+
+/// Whether a task run is past its worktree step: the step finished (or was skipped), or a
+/// later step started (a resumed run skips its completed worktree step silently).
+fn past_worktree(event: &Event) -> bool {
+    match &event.kind {
+        EventKind::StepFinished { .. } | EventKind::StepSkipped { .. } => true,
+        EventKind::StepStarted { uses, .. } => uses != "worktree",
+        _ => false,
+    }
+}
+
+/// Where a feature's `feature.json` is.
+pub fn state_file(paths: &RunPaths) -> PathBuf {
+    paths.dir.join(FEATURE_STATE_FILE)
+}
+
+impl Runner {
+    pub fn new(
+        setup: FeatureSetup,
+        state: FeatureState,
+        paths: RunPaths,
+        sink: Box<dyn FeatureSink>,
+        lock: RunLock,
+        resumed: bool,
+    ) -> Result<Runner, Error> {
+        let repo = Repo::discover(&setup.plan.root)?;
+        let log = FeatureLog::open(&paths.events())
+            .map_err(|e| Error::io("cannot open", paths.events(), e))?;
+        let cancel = CancelToken::new();
+        for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+            signal_hook::flag::register(signal, cancel.flag())
+                .map_err(|e| Error::runtime(format!("cannot install a signal handler: {e}")))?;
+        }
+        Ok(Runner {
+            setup,
+            state,
+            paths,
+            repo,
+            log,
+            sink,
+            cancel,
+            failed: false,
+            resumed,
+            _lock: lock,
+        })
+    }
+
+    /// Runs the remaining waves and finishes; returns the exit code.
+    pub fn run(mut self) -> Result<u8, Error> {
+        self.emit(FeatureEventKind::FeatureStarted {
+            name: self.state.name.clone(),
+            branch: self.state.branch.clone(),
+            base: self.state.base_branch.clone(),
+            waves: self.state.waves.clone(),
+            resumed: self.resumed,
+        });
+        for message in self.setup.warnings.clone() {
+            self.emit(FeatureEventKind::Warning { message });
+        }
+        for wave in 0..self.state.waves.len() {
+            if self.stopping() || self.state.conflict.is_some() {
+                break;
+            }
+            self.run_wave(wave)?;
+        }
+        self.finish()
+    }
+
+    fn stopping(&self) -> bool {
+        self.cancel.is_cancelled() || (self.setup.settings.stop_on_failure && self.failed)
+    }
+
+    fn emit(&mut self, kind: FeatureEventKind) {
+        let event = FeatureEvent::now(&self.state.feature_id, kind);
+        self.log.append(&event);
+        self.sink.feature(&event);
+    }
+
+    fn save(&mut self) -> Result<(), Error> {
+        self.state.updated_at = now();
+        let path = state_file(&self.paths);
+        self.state
+            .save(&path)
+            .map_err(|e| Error::io("cannot write", path, e))
+    }
+
+    fn set_status(&mut self, task: &str, status: TaskStatus, message: Option<String>) {
+        if let Some(record) = self.state.tasks.get_mut(task) {
+            record.status = status;
+            record.message = message;
+        }
+    }
+
+    fn run_wave(&mut self, wave: usize) -> Result<(), Error> {
+        let started = Instant::now();
+        let tasks = self.state.waves[wave].clone();
+        let mut jobs = Vec::new();
+        for id in &tasks {
+            match self.action_for(id) {
+                Action::Done => {
+                    if self.state.status_of(id) != TaskStatus::Merged {
+                        self.set_status(
+                            id,
+                            TaskStatus::Merged,
+                            Some("merged into the feature branch by `autobuild complete`".into()),
+                        );
+                    }
+                }
+                Action::Merge => self.set_status(id, TaskStatus::Approved, None),
+                Action::Run { resume } => jobs.push(Job {
+                    task: id.clone(),
+                    resume,
+                }),
+                Action::Skip { blocked_by } => {
+                    let causes: Vec<String> = blocked_by
+                        .iter()
+                        .map(|d| format!("{d} ({})", self.state.status_of(d).as_str()))
+                        .collect();
+                    let reason = format!("blocked by {}", causes.join(", "));
+                    self.set_status(id, TaskStatus::Skipped, Some(reason.clone()));
+                    self.emit(FeatureEventKind::TaskSkipped {
+                        task: id.clone(),
+                        reason,
+                    });
+                }
+            }
+        }
+        self.save()?;
+        if !jobs.is_empty() && !self.stopping() {
+            let limit = parallelism(
+                self.setup.settings.max_parallel,
+                self.setup.plan.recommended_parallel,
+                jobs.len(),
+            );
+            self.emit(FeatureEventKind::WaveStarted {
+                wave: wave + 1,
+                tasks: jobs.iter().map(|j| j.task.clone()).collect(),
+                max_parallel: limit.min(jobs.len()),
+            });
+            self.run_jobs(jobs, limit, wave + 1)?;
+        }
+        if self.cancel.is_cancelled() {
+            // Approved tasks are merged when the feature resumes.
+            return Ok(());
+        }
+        for id in &tasks {
+            if self.state.status_of(id) == TaskStatus::Approved {
+                self.merge(id)?;
+                if self.state.conflict.is_some() {
+                    break;
+                }
+            }
+        }
+        self.emit(FeatureEventKind::WaveFinished {
+            wave: wave + 1,
+            duration_ms: started.elapsed().as_millis() as u64,
+        });
+        Ok(())
+    }
+
+    fn action_for(&self, id: &str) -> Action {
+        let dependencies: Vec<(String, TaskStatus)> = self
+            .setup
+            .plan
+            .task(id)
+            .map(|t| t.dependencies.clone())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|d| {
+                let status = self.state.status_of(&d);
+                (d, status)
+            })
+            .collect();
+        let prior = RunState::load(&RunPaths::new(&self.setup.runs_dir(), id).state())
+            .ok()
+            .map(|s| PriorRun {
+                status: s.status,
+                base_branch: s.base_branch,
+            });
+        decide(
+            self.state.status_of(id),
+            &dependencies,
+            prior.as_ref(),
+            &self.state.branch,
+        )
+    }
+
+    /// Runs the jobs, at most `limit` at once, until all ended or the feature stops.
+    ///
+    /// Starts are staggered: a task starts once the task started before it is past its
+    /// worktree step, so git's worktree bookkeeping (`.git/worktrees/`) is never created by
+    /// two threads at once.
+    fn run_jobs(&mut self, jobs: Vec<Job>, limit: usize, wave: usize) -> Result<(), Error> {
+        let (tx, rx) = mpsc::channel();
+        let mut queue: VecDeque<Job> = jobs.into();
+        let mut running: HashMap<String, JoinHandle<()>> = HashMap::new();
+        let mut starting: Option<String> = None;
+        loop {
+            while running.len() < limit && starting.is_none() && !self.stopping() {
+                let Some(job) = queue.pop_front() else {
+                    break;
+                };
+                if let Some(record) = self.state.tasks.get_mut(&job.task) {
+                    record.status = TaskStatus::Running;
+                    record.message = None;
+                    record.started_at = Some(now());
+                    record.finished_at = None;
+                }
+                self.save()?;
+                self.emit(FeatureEventKind::TaskStarted {
+                    task: job.task.clone(),
+                    wave,
+                    resumed: job.resume,
+                });
+                let handle = self.spawn(&job, tx.clone())?;
+                starting = Some(job.task.clone());
+                running.insert(job.task, handle);
+            }
+            if running.is_empty() {
+                return Ok(());
+            }
+            match rx.recv_timeout(POLL) {
+                Ok(Message::Event(event)) => {
+                    if starting.as_deref() == Some(event.run.as_str()) && past_worktree(&event) {
+                        starting = None;
+                    }
+                    self.sink.task(&event);
+                }
+                Ok(Message::Done(task, result)) => {
+                    if starting.as_deref() == Some(task.as_str()) {
+                        starting = None;
+                    }
+                    if let Some(handle) = running.remove(&task) {
+                        let _ = handle.join();
+                    }
+                    self.task_done(&task, result)?;
+                }
+                Err(_) => {}
+            }
+        }
+    }
+
+    fn spawn(&self, job: &Job, tx: Sender<Message>) -> Result<JoinHandle<()>, Error> {
+        let root = self.setup.plan.root.clone();
+        let task_path = self
+            .setup
+            .plan
+            .task(&job.task)
+            .map(|t| t.task.path.display().to_string())
+            .unwrap_or_else(|| job.task.clone());
+        let settings: RunSettings = self.setup.task_settings();
+        let policy = if job.resume {
+            BranchPolicy::Resume
+        } else {
+            BranchPolicy::New
+        };
+        let task = job.task.clone();
+        thread::Builder::new()
+            .name(format!("task {task}"))
+            .spawn(move || {
+                let options = StartOptions {
+                    policy,
+                    yes: false,
+                    sink: Box::new(ChannelSink(tx.clone())),
+                };
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    crate::engine::run::start(&root, &task_path, settings, options)
+                }))
+                .unwrap_or_else(|_| Err(Error::runtime(format!("the run of {task} panicked"))));
+                let _ = tx.send(Message::Done(task, result));
+            })
+            .map_err(|e| Error::runtime(format!("cannot start a thread for {}: {e}", job.task)))
+    }
+
+    fn task_done(&mut self, task: &str, result: Result<Outcome, Error>) -> Result<(), Error> {
+        let (status, message) = match result {
+            Ok(Outcome::Approved { .. }) => (
+                TaskStatus::Approved,
+                format!("approved; lands on {} after its wave", self.state.branch),
+            ),
+            Ok(outcome) => (TaskStatus::from_outcome(&outcome), outcome.message()),
+            Err(error) => {
+                let mut message = format!("failed: {error}");
+                if let Some(help) = error.help() {
+                    message.push_str(&format!(" ({help})"));
+                }
+                (TaskStatus::Failed, message)
+            }
+        };
+        if let Some(record) = self.state.tasks.get_mut(task) {
+            record.status = status;
+            record.message = Some(message.clone());
+            record.finished_at = Some(now());
+        }
+        if status.is_failure() {
+            self.failed = true;
+        }
+        self.save()?;
+        let report =
+            Some(RunPaths::new(&self.setup.runs_dir(), task).report()).filter(|p| p.is_file());
+        self.emit(FeatureEventKind::TaskFinished {
+            task: task.to_string(),
+            status: status.as_str().to_string(),
+            message,
+            report,
+        });
+        Ok(())
+    }
+
+    fn merge(&mut self, id: &str) -> Result<(), Error> {
+        let title = self
+            .setup
+            .plan
+            .task(id)
+            .map(|t| t.task.title.clone())
+            .unwrap_or_default();
+        let worktree = self.setup.layout.worktree(id);
+        let merged = merge_task(
+            &self.repo,
+            &self.setup.runs_dir(),
+            &worktree,
+            id,
+            &title,
+            &self.state.branch,
+        )?;
+        match merged {
+            TaskMerge::Merged { commit, paths } => {
+                if let Some(record) = self.state.tasks.get_mut(id) {
+                    record.status = TaskStatus::Merged;
+                    record.message = None;
+                    record.merged_commit = Some(commit.clone());
+                    record.changed_paths = paths.clone();
+                }
+                self.save()?;
+                self.emit(FeatureEventKind::TaskMerged {
+                    task: id.to_string(),
+                    commit,
+                    files: paths.len(),
+                });
+            }
+            TaskMerge::Conflict { paths } => {
+                let merged: Vec<(&str, &[String])> = self
+                    .state
+                    .waves
+                    .iter()
+                    .flatten()
+                    .filter_map(|t| {
+                        let record = self.state.tasks.get(t)?;
+                        (record.status == TaskStatus::Merged)
+                            .then_some((t.as_str(), record.changed_paths.as_slice()))
+                    })
+                    .collect();
+                let with_tasks = conflicting_tasks(merged, &paths);
+                self.set_status(
+                    id,
+                    TaskStatus::Conflict,
+                    Some(format!(
+                        "approved, but merging it into {} conflicts in {}",
+                        self.state.branch,
+                        paths.join(", ")
+                    )),
+                );
+                self.state.conflict = Some(ConflictRecord {
+                    task: id.to_string(),
+                    paths: paths.clone(),
+                    with_tasks: with_tasks.clone(),
+                });
+                self.save()?;
+                self.emit(FeatureEventKind::Conflict {
+                    task: id.to_string(),
+                    with_tasks,
+                    paths,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<u8, Error> {
+        let all_merged = self
+            .setup
+            .plan
+            .tasks
+            .iter()
+            .all(|t| self.state.status_of(t.id()) == TaskStatus::Merged);
+        self.state.status = if all_merged {
+            FeatureStatus::Approved
+        } else if self.cancel.is_cancelled() {
+            FeatureStatus::Cancelled
+        } else if self.state.conflict.is_some() {
+            FeatureStatus::Conflict
+        } else {
+            FeatureStatus::Blocked
+        };
+        let mut landing_error = None;
+        if all_merged && self.merge_now() {
+            match self.land() {
+                Ok(commit) => {
+                    self.state.status = FeatureStatus::Merged;
+                    self.state.merged_commit = Some(commit);
+                }
+                Err(error) => landing_error = Some(error),
+            }
+        }
+        self.state.message = Some(outcome_message(&self.state));
+        self.save()?;
+        let report = write_report(&self.state, &self.setup.runs_dir(), &self.paths)?;
+        let exit_code = feature_exit_code(&self.state);
+        self.emit(FeatureEventKind::FeatureFinished {
+            status: self.state.status.as_str().to_string(),
+            exit_code,
+            message: self.state.message.clone().unwrap_or_default(),
+            report,
+        });
+        match landing_error {
+            Some(error) => Err(error),
+            None => Ok(exit_code),
+        }
+    }
+
+    /// `--no-merge`, `--auto-merge`, a question on a terminal, else later.
+    fn merge_now(&self) -> bool {
+        let run = &self.state.settings.run;
+        if run.no_merge {
+            false
+        } else if run.auto_merge {
+            true
+        } else if ui::is_interactive() {
+            ui::confirm(&format!(
+                "Merge {} into {} ({})?",
+                self.state.branch,
+                self.state.base_branch,
+                self.setup.strategy.as_str()
+            ))
+        } else {
+            false
+        }
+    }
+
+    fn land(&self) -> Result<String, Error> {
+        let titles = self
+            .setup
+            .plan
+            .tasks
+            .iter()
+            .map(|t| (t.id().to_string(), t.task.title.clone()))
+            .collect();
+        land(&self.repo, &self.state, &titles, self.setup.strategy)
+    }
+}
+
+/// Merges a finished feature into its base; `titles` name the tasks in the commit message.
+pub fn land(
+    repo: &Repo,
+    state: &FeatureState,
+    titles: &BTreeMap<String, String>,
+    strategy: MergeStrategy,
+) -> Result<String, Error> {
+    let tasks: Vec<(&str, &str)> = state
+        .waves
+        .iter()
+        .flatten()
+        .map(|id| (id.as_str(), titles.get(id).map_or("", String::as_str)))
+        .collect();
+    land_feature(
+        repo,
+        &FeatureLanding {
+            feature_id: &state.feature_id,
+            name: &state.name,
+            branch: &state.branch,
+            base: &state.base_branch,
+            strategy,
+            tasks,
+        },
+    )
+}
+
+/// Writes `report.md` next to `feature.json`.
+pub fn write_report(
+    state: &FeatureState,
+    runs_dir: &Path,
+    paths: &RunPaths,
+) -> Result<PathBuf, Error> {
+    let text = render_report(state, &task_infos(runs_dir, state));
+    let path = paths.report();
+    crate::engine::state::write_atomic(&path, text.as_bytes())
+        .map_err(|e| Error::io("cannot write", &path, e))?;
+    Ok(path)
+}
+
+/// DESIGN.md §7 for a feature: 0 when every task is approved, 5 when cancelled, else the most
+/// serious task result (3 turn limit, 4 stalled, 1 failed or conflict).
+pub fn feature_exit_code(state: &FeatureState) -> u8 {
+    match state.status {
+        FeatureStatus::Approved | FeatureStatus::Merged => exit::APPROVED,
+        FeatureStatus::Cancelled => exit::CANCELLED,
+        _ => match state.exit_code() {
+            exit::APPROVED => exit::RUNTIME,
+            code => code,
+        },
+    }
+}

@@ -1,0 +1,275 @@
+//! `feature.json`: where a feature run stands, under `.autobuild/runs/<FEAT-ID>/` — never in the
+//! user's feature file. Each task keeps its own run directory (`runs/<TASK-ID>/`) with the
+//! engine's `state.json`; this file records only what the feature adds: waves, which tasks were
+//! started, merged into the feature branch, skipped or in conflict, and the feature's outcome.
+//! Replaced atomically after every change, so a killed feature resumes from what it says.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::state::{write_json_atomic, RunSettings};
+use crate::engine::Outcome;
+use crate::error::exit;
+
+pub const FEATURE_STATE_VERSION: u32 = 1;
+
+/// The file whose presence marks a run directory as a feature's.
+pub const FEATURE_STATE_FILE: &str = "feature.json";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FeatureState {
+    pub version: u32,
+    pub feature_id: String,
+    pub name: String,
+    /// The feature file, relative to the repository root.
+    pub file: PathBuf,
+    pub status: FeatureStatus,
+    pub started_at: String,
+    pub updated_at: String,
+    pub base_branch: String,
+    /// `autobuild/<FEAT-ID>`.
+    pub branch: String,
+    pub settings: FeatureSettings,
+    /// Task ids per wave, as planned when the run started (or last resumed).
+    pub waves: Vec<Vec<String>>,
+    pub tasks: BTreeMap<String, TaskRecord>,
+    /// Set when merging a task into the feature branch conflicted.
+    pub conflict: Option<ConflictRecord>,
+    /// One sentence on how the run ended, once it has.
+    pub message: Option<String>,
+    /// The base commit the feature landed as, once merged.
+    pub merged_commit: Option<String>,
+}
+
+/// Command-line choices that must survive a resume.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FeatureSettings {
+    /// Applied to every task run (workflow, models, `--set`, …); its `auto_merge`/`no_merge`
+    /// decide how the finished feature lands on the base.
+    pub run: RunSettings,
+    pub max_parallel: Option<u32>,
+    pub stop_on_failure: bool,
+}
+
+/// Where a feature run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FeatureStatus {
+    Running,
+    /// Every task landed on the feature branch; the merge into the base is pending.
+    Approved,
+    Merged,
+    /// Some task was not approved; its dependants were skipped.
+    Blocked,
+    /// Merging a task into the feature branch conflicted.
+    Conflict,
+    Cancelled,
+    Discarded,
+}
+
+impl FeatureStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FeatureStatus::Running => "running",
+            FeatureStatus::Approved => "approved",
+            FeatureStatus::Merged => "merged",
+            FeatureStatus::Blocked => "blocked",
+            FeatureStatus::Conflict => "conflict",
+            FeatureStatus::Cancelled => "cancelled",
+            FeatureStatus::Discarded => "discarded",
+        }
+    }
+}
+
+/// One task of the feature.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskRecord {
+    pub title: String,
+    /// 1-based.
+    pub wave: usize,
+    pub status: TaskStatus,
+    /// The outcome's sentence, or why the task was skipped.
+    pub message: Option<String>,
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+    /// The feature branch commit the task landed as.
+    pub merged_commit: Option<String>,
+    /// Files the task changed on the feature branch (for conflict reports).
+    #[serde(default)]
+    pub changed_paths: Vec<String>,
+}
+
+/// Where one task of a feature stands.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    #[default]
+    Pending,
+    Running,
+    /// Approved; waiting to be merged into the feature branch after its wave.
+    Approved,
+    /// On the feature branch.
+    Merged,
+    /// The turn limit was reached without approval.
+    Blocked,
+    Stalled,
+    Failed,
+    Cancelled,
+    /// Not run because a dependency did not succeed.
+    Skipped,
+    /// Approved, but merging it into the feature branch conflicted.
+    Conflict,
+}
+
+impl TaskStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Pending => "pending",
+            TaskStatus::Running => "running",
+            TaskStatus::Approved => "approved",
+            TaskStatus::Merged => "merged",
+            TaskStatus::Blocked => "blocked",
+            TaskStatus::Stalled => "stalled",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Cancelled => "cancelled",
+            TaskStatus::Skipped => "skipped",
+            TaskStatus::Conflict => "conflict",
+        }
+    }
+
+    /// The task's status after its run ended with `outcome`.
+    pub fn from_outcome(outcome: &Outcome) -> TaskStatus {
+        match outcome {
+            Outcome::Approved { .. } => TaskStatus::Approved,
+            Outcome::TurnLimit => TaskStatus::Blocked,
+            Outcome::Stalled { .. } => TaskStatus::Stalled,
+            Outcome::Cancelled | Outcome::TimedOut | Outcome::OverBudget { .. } => {
+                TaskStatus::Cancelled
+            }
+            Outcome::Failed { .. } => TaskStatus::Failed,
+        }
+    }
+
+    /// A run ended without approval: its dependants cannot run.
+    pub fn is_failure(self) -> bool {
+        matches!(
+            self,
+            TaskStatus::Blocked
+                | TaskStatus::Stalled
+                | TaskStatus::Failed
+                | TaskStatus::Cancelled
+                | TaskStatus::Skipped
+                | TaskStatus::Conflict
+        )
+    }
+
+    /// The exit code this status contributes to the feature's (DESIGN.md §7).
+    pub fn exit_code(self) -> u8 {
+        match self {
+            TaskStatus::Blocked => exit::TURN_LIMIT,
+            TaskStatus::Stalled => exit::STALLED,
+            TaskStatus::Cancelled => exit::CANCELLED,
+            TaskStatus::Failed | TaskStatus::Conflict => exit::RUNTIME,
+            _ => exit::APPROVED,
+        }
+    }
+}
+
+/// A task that could not be merged into the feature branch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConflictRecord {
+    pub task: String,
+    /// Files both sides changed.
+    pub paths: Vec<String>,
+    /// Tasks already on the feature branch that changed those files.
+    pub with_tasks: Vec<String>,
+}
+
+impl FeatureState {
+    pub fn load(path: &Path) -> io::Result<FeatureState> {
+        let text = std::fs::read_to_string(path)?;
+        serde_json::from_str(&text).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+    }
+
+    pub fn save(&self, path: &Path) -> io::Result<()> {
+        write_json_atomic(path, self)
+    }
+
+    pub fn status_of(&self, task: &str) -> TaskStatus {
+        self.tasks.get(task).map(|t| t.status).unwrap_or_default()
+    }
+
+    /// The feature's exit code: cancelled beats a runtime failure, which beats a stall, which
+    /// beats a turn limit; 0 only when nothing went wrong.
+    pub fn exit_code(&self) -> u8 {
+        let codes: Vec<u8> = self.tasks.values().map(|t| t.status.exit_code()).collect();
+        [
+            exit::CANCELLED,
+            exit::RUNTIME,
+            exit::STALLED,
+            exit::TURN_LIMIT,
+        ]
+        .into_iter()
+        .find(|code| codes.contains(code))
+        .unwrap_or(exit::APPROVED)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state_with(statuses: &[TaskStatus]) -> FeatureState {
+        FeatureState {
+            version: FEATURE_STATE_VERSION,
+            feature_id: "F".into(),
+            name: "F".into(),
+            file: PathBuf::from("f.yaml"),
+            status: FeatureStatus::Running,
+            started_at: String::new(),
+            updated_at: String::new(),
+            base_branch: "main".into(),
+            branch: "autobuild/F".into(),
+            settings: FeatureSettings::default(),
+            waves: Vec::new(),
+            tasks: statuses
+                .iter()
+                .enumerate()
+                .map(|(i, &status)| {
+                    (
+                        format!("T{i}"),
+                        TaskRecord {
+                            status,
+                            ..Default::default()
+                        },
+                    )
+                })
+                .collect(),
+            conflict: None,
+            message: None,
+            merged_commit: None,
+        }
+    }
+
+    #[test]
+    fn the_most_serious_task_status_decides_the_exit_code() {
+        use TaskStatus::*;
+        assert_eq!(state_with(&[Merged, Merged]).exit_code(), 0);
+        assert_eq!(state_with(&[Merged, Blocked, Skipped]).exit_code(), 3);
+        assert_eq!(state_with(&[Blocked, Stalled]).exit_code(), 4);
+        assert_eq!(state_with(&[Stalled, Conflict]).exit_code(), 1);
+        assert_eq!(state_with(&[Failed, Cancelled]).exit_code(), 5);
+    }
+
+    #[test]
+    fn state_round_trips_through_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FEATURE_STATE_FILE);
+        let state = state_with(&[TaskStatus::Merged, TaskStatus::Running]);
+        state.save(&path).unwrap();
+        assert_eq!(FeatureState::load(&path).unwrap(), state);
+    }
+}

@@ -1,0 +1,195 @@
+//! The Player/Coach loop end to end with the `claude-code` adapter: the real binary on the
+//! sample project of tests/loop_fixture, with the fake `claude` of tests/fixtures/fake-claude
+//! found through the project's `[env] path_prepend`.
+
+mod loop_fixture;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use loop_fixture::{assert_exit, Project, TASK};
+use serde_json::{json, Value};
+
+const SECRET: &str = "sk-secret-123456";
+
+fn fake_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-claude")
+}
+
+/// The sample project with both roles on `claude-code` and the fake scripted by `scenario`.
+fn claude_project(scenario: Value) -> (Project, PathBuf) {
+    let project = Project::new().commit();
+    let outside = project.root.parent().unwrap().to_path_buf();
+    fs::write(outside.join("scenario.json"), scenario.to_string()).unwrap();
+    let config = format!(
+        r#"[checks.test]
+cmd = "sh tests/run.sh"
+timeout = "30s"
+
+[env]
+path_prepend = ["{fake}"]
+
+[roles.player]
+agent = "claude-code"
+timeout = "30s"
+
+[roles.coach]
+agent = "claude-code"
+timeout = "30s"
+"#,
+        fake = fake_dir().display()
+    );
+    project.write(".autobuild/config.toml", &config);
+    project.git(&["commit", "-q", "-am", "use claude-code"]);
+    let record = outside.join("record.jsonl");
+    let project = project
+        .env(
+            "FAKE_CLAUDE_SCRIPT",
+            &outside.join("scenario.json").display().to_string(),
+        )
+        .env("FAKE_CLAUDE_RECORD", &record.display().to_string())
+        .env("ANTHROPIC_API_KEY", SECRET);
+    (project, record)
+}
+
+fn approve() -> Value {
+    json!({
+        "decision": "approve",
+        "summary": "greeting works and is tested",
+        "issues": [],
+        "criteria": [{"id": "AC-001", "status": "met", "evidence": "ran it"}],
+    })
+}
+
+/// Every file below `dir`, recursively.
+fn files_below(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(files_below(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+#[test]
+fn the_loop_runs_end_to_end_with_claude_code_and_merges() {
+    let (project, record) = claude_project(json!({
+        "player": [{
+            "run": ". .autobuild/agents/write_greeting.sh && write_greeting '!'",
+            "text": "Implemented greeting with a test.",
+            "leak_env": ["ANTHROPIC_API_KEY"],
+            "stderr": format!("debug: using key {SECRET}"),
+        }],
+        "coach": [{
+            "structured_output": approve(),
+            "leak_env": ["ANTHROPIC_API_KEY"],
+        }],
+    }));
+
+    let output = project.run(&["task", TASK, "--auto-merge"]);
+
+    assert_exit(&output, 0);
+    assert_eq!(project.state()["status"], "merged");
+    assert!(project.show("main", "lib/greet.sh").contains("greeting()"));
+    let player = project.record("player", 1);
+    assert_eq!(player["agent"]["status"]["status"], "succeeded");
+    assert_eq!(player["agent"]["usage"]["input"], 200);
+    assert_eq!(player["agent"]["cost_usd"], 0.0125);
+    assert!(player["files_changed"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("lib/greet.sh")));
+    let coach = project.record("coach", 1);
+    assert_eq!(coach["verdict"]["decision"], "approve");
+    assert_eq!(coach["retried"], false);
+
+    let invocations: Vec<Value> = fs::read_to_string(&record)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(invocations.len(), 2, "one player and one coach invocation");
+    let worktree = project.worktree().display().to_string();
+    for invocation in &invocations {
+        assert_eq!(invocation["cwd"], worktree);
+        let argv: Vec<&str> = invocation["argv"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        let is_coach = argv.contains(&"--json-schema");
+        let tools = argv[argv.iter().position(|a| *a == "--tools").unwrap() + 1];
+        assert_eq!(tools.contains("Write"), !is_coach, "{argv:?}");
+    }
+    assert!(invocations[0]["stdin"]
+        .as_str()
+        .unwrap()
+        .contains("Add a greeting function"));
+
+    let mut checked = 0;
+    for file in files_below(&project.root.join(".autobuild")) {
+        let bytes = fs::read(&file).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(
+            !text.contains(SECRET),
+            "{} contains the API key",
+            file.display()
+        );
+        checked += 1;
+    }
+    assert!(checked > 10, "only {checked} files under .autobuild");
+    let transcripts = fs::read_to_string(project.run_dir().join("logs/turn_1_player.log")).unwrap();
+    assert!(transcripts.contains("[REDACTED]"));
+}
+
+#[test]
+fn a_player_that_hits_max_agent_turns_fails_its_turn_and_the_loop_goes_on() {
+    let (project, _) = claude_project(json!({
+        "player": [
+            {"subtype": "error_max_turns", "is_error": true, "result": ""},
+            {"run": ". .autobuild/agents/write_greeting.sh && write_greeting '!'"},
+        ],
+        "coach": [{"structured_output": approve()}],
+    }));
+
+    let output = project.run(&["task", TASK, "--no-merge"]);
+
+    assert_exit(&output, 0);
+    let first = project.record("player", 1);
+    assert_eq!(first["agent"]["status"]["status"], "failed");
+    assert_eq!(first["agent"]["status"]["class"], "max_turns");
+    assert_eq!(project.record("gate", 1)["approved"], false);
+    assert_eq!(project.record("gate", 2)["approved"], true);
+}
+
+#[test]
+fn a_missing_claude_stops_the_run_before_anything_is_created() {
+    let (project, _) = claude_project(json!({}));
+    let config = project.read(".autobuild/config.toml");
+    let fake = format!("path_prepend = [\"{}\"]\n", fake_dir().display());
+    project.write(".autobuild/config.toml", &config.replace(&fake, ""));
+    project.git(&["commit", "-q", "-am", "no fake claude"]);
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let without_claude: Vec<PathBuf> = std::env::split_paths(&path)
+        .filter(|dir| !dir.join("claude").exists())
+        .collect();
+    let project = project.env(
+        "PATH",
+        &std::env::join_paths(without_claude)
+            .unwrap()
+            .to_string_lossy(),
+    );
+
+    let output = project.run(&["task", TASK]);
+
+    assert_exit(&output, 2);
+    let stderr = loop_fixture::stderr(&output);
+    assert!(stderr.contains("`claude` not found on PATH"), "{stderr}");
+    assert!(!project.run_dir().exists());
+    assert!(!project.branch_exists(&project.branch()));
+}

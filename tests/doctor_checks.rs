@@ -1,0 +1,270 @@
+//! `autobuild doctor` in real repositories: what the selected workflow's roles need decides
+//! the exit code, credentials are reported by name only, and nothing is left behind.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use tempfile::TempDir;
+
+const SECRET: &str = "sk-secret-123456";
+
+/// Variables that would let a real login leak into the test.
+const CREDENTIAL_VARS: &[&str] = &[
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "CLAUDE_CODE_USE_BEDROCK",
+    "CLAUDE_CODE_USE_VERTEX",
+    "CLAUDE_CONFIG_DIR",
+    "OPENAI_API_KEY",
+    "CODEX_API_KEY",
+    "CODEX_HOME",
+];
+
+const CLAUDE_ROLES: &str = r#"
+[roles.player]
+agent = "claude-code"
+
+[roles.coach]
+agent = "claude-code"
+"#;
+
+const COMMAND_ROLES: &str = r#"
+[roles.player]
+agent = "command"
+command = ["sh", "player.sh"]
+
+[roles.coach]
+agent = "command"
+command = ["sh", "coach.sh"]
+"#;
+
+struct Repo {
+    dir: TempDir,
+    home: PathBuf,
+    bin: PathBuf,
+    vars: Vec<(String, String)>,
+}
+
+impl Repo {
+    /// A committed repository with `.autobuild/config.toml` = `config`, an empty HOME and an
+    /// empty directory for extra programs.
+    fn new(config: &str) -> Repo {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        let home = dir.path().join("home");
+        let bin = dir.path().join("bin");
+        for d in [&root.join(".autobuild"), &home, &bin] {
+            fs::create_dir_all(d).unwrap();
+        }
+        fs::write(root.join(".autobuild/config.toml"), config).unwrap();
+        fs::write(root.join("README.md"), "sample\n").unwrap();
+        git(&root, &["init", "-q", "-b", "main"]);
+        git(&root, &["add", "-A"]);
+        git(&root, &["commit", "-q", "-m", "initial"]);
+        Repo {
+            dir,
+            home,
+            bin,
+            vars: Vec::new(),
+        }
+    }
+
+    fn root(&self) -> PathBuf {
+        self.dir.path().join("repo")
+    }
+
+    fn var(mut self, name: &str, value: &str) -> Repo {
+        self.vars.push((name.into(), value.into()));
+        self
+    }
+
+    /// Puts an executable script named `name` on the doctor's PATH.
+    fn program(self, name: &str, script: &str) -> Repo {
+        let path = self.bin.join(name);
+        fs::write(&path, script).unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+        self
+    }
+
+    fn doctor(&self, args: &[&str]) -> Output {
+        let path = std::env::join_paths(
+            [self.bin.clone()]
+                .into_iter()
+                .chain(path_without(&["claude", "codex"])),
+        )
+        .unwrap();
+        let mut command = Command::new(env!("CARGO_BIN_EXE_autobuild"));
+        command
+            .arg("-C")
+            .arg(self.root())
+            .arg("doctor")
+            .args(args)
+            .env("PATH", path)
+            .env("HOME", &self.home)
+            .env("AUTOBUILD_CONFIG_DIR", self.dir.path().join("no-config"));
+        for name in CREDENTIAL_VARS {
+            command.env_remove(name);
+        }
+        for (name, value) in &self.vars {
+            command.env(name, value);
+        }
+        command.output().unwrap()
+    }
+}
+
+/// The directories of the current PATH that hold none of `programs`.
+fn path_without(programs: &[&str]) -> Vec<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .filter(|dir| !programs.iter().any(|p| dir.join(p).exists()))
+        .collect()
+}
+
+fn fake_claude() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-claude/claude");
+    fs::read_to_string(path).unwrap()
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(args)
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Every path below `dir` (files and directories), sorted.
+fn tree(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(tree(&path));
+        }
+        found.push(path);
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn a_ready_repository_passes_without_printing_secrets_or_leaving_files() {
+    let repo = Repo::new(CLAUDE_ROLES)
+        .program("claude", &fake_claude())
+        .var("ANTHROPIC_API_KEY", SECRET);
+    let before = tree(&repo.root());
+
+    let output = repo.doctor(&[]);
+
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{text}");
+    let claude = repo.bin.join("claude").display().to_string();
+    assert!(
+        text.contains(&format!(
+            "ok       claude-code: {claude} (2.0.99 (Claude Code))"
+        )),
+        "{text}"
+    );
+    assert!(text.contains("ok       claude-code credentials: ANTHROPIC_API_KEY is set"));
+    assert!(text.contains("ok       config: .autobuild/config.toml"));
+    assert!(text.contains("ok       worktrees: .autobuild/ is writable"));
+    assert!(text.contains("warn     codex: `codex` not found on PATH"));
+    assert!(text.contains("Everything the `player-coach` workflow needs is here."));
+    assert!(!text.contains(SECRET));
+    assert!(!String::from_utf8_lossy(&output.stderr).contains(SECRET));
+    assert_eq!(tree(&repo.root()), before, "doctor changed the repository");
+}
+
+#[test]
+fn missing_claude_and_credentials_are_listed_per_role() {
+    let repo = Repo::new(CLAUDE_ROLES);
+
+    let output = repo.doctor(&[]);
+
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    assert!(text.contains("missing  claude-code: `claude` not found on PATH"));
+    assert!(text.contains("missing  claude-code credentials: none found"));
+    assert!(text.contains("The `player-coach` workflow cannot run here yet:"));
+    assert!(text.contains(
+        "  - roles `player` and `coach` (claude-code) need `claude`: install Claude Code with \
+         `npm install -g @anthropic-ai/claude-code`"
+    ));
+    assert!(text.contains("need credentials: export ANTHROPIC_API_KEY"));
+}
+
+#[test]
+fn a_claude_login_counts_as_credentials() {
+    let repo = Repo::new(CLAUDE_ROLES).program("claude", &fake_claude());
+    fs::create_dir_all(repo.home.join(".claude")).unwrap();
+    fs::write(repo.home.join(".claude/.credentials.json"), "{}").unwrap();
+
+    let output = repo.doctor(&[]);
+
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{text}");
+    assert!(text.contains("ok       claude-code credentials: logged in ("));
+}
+
+#[test]
+fn a_failing_version_probe_is_reported_not_fatal() {
+    let repo = Repo::new(CLAUDE_ROLES)
+        .program("claude", "#!/bin/sh\necho 'broken install' >&2\nexit 3\n")
+        .var("ANTHROPIC_API_KEY", SECRET);
+
+    let output = repo.doctor(&[]);
+
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("but `--version` failed: exit code 3: broken install"),
+        "{text}"
+    );
+}
+
+#[test]
+fn agent_clis_no_role_uses_are_only_warnings() {
+    let repo = Repo::new(COMMAND_ROLES);
+
+    let output = repo.doctor(&[]);
+
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{text}");
+    assert!(text.contains("warn     claude-code: `claude` not found on PATH"));
+    assert!(text.contains("ok       role player (command): `sh` is "));
+
+    let solo = repo.doctor(&["--workflow", "solo"]);
+    assert_eq!(solo.status.code(), Some(0), "{}", stdout(&solo));
+}
+
+#[test]
+fn an_invalid_config_is_a_problem() {
+    let repo = Repo::new("[roles.player]\nagent = \"claude-code\"\n[bogus]\nx = 1\n");
+
+    let output = repo.doctor(&[]);
+
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    assert!(text.contains("missing  config: .autobuild/config.toml is invalid:"));
+    assert!(text.contains("bogus"), "{text}");
+}
+
+#[test]
+fn an_unknown_workflow_is_a_problem() {
+    let repo = Repo::new(COMMAND_ROLES);
+
+    let output = repo.doctor(&["--workflow", "nope"]);
+
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    assert!(text.contains("missing  workflow nope: "), "{text}");
+}

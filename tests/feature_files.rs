@@ -1,0 +1,118 @@
+//! Feature files as users write them (DESIGN.md §3.3): a GuardKit feature with
+//! `parallel_groups` under `.guardkit/features/` loads and runs without being written to, and
+//! invalid features are rejected with located messages before anything is created.
+
+mod feature_fixture;
+
+use std::fs;
+
+use feature_fixture::{assert_exit, stderr, Project};
+
+#[test]
+fn a_guardkit_feature_with_parallel_groups_loads_and_runs() {
+    let project = Project::new()
+        .fixture_tree("guardkit")
+        .behaviour(
+            "TASK-GK-001",
+            "printf 'en() { echo Hello; }\\n' > lib/en.sh",
+        )
+        .behaviour("TASK-GK-002", "printf 'es() { echo Hola; }\\n' > lib/es.sh")
+        .behaviour(
+            "TASK-GK-003",
+            "mkdir -p bin\nprintf '. lib/en.sh\\n. lib/es.sh\\nen\\nes\\n' > bin/greet\n",
+        )
+        .commit();
+    let feature_file = project.root.join(".guardkit/features/FEAT-A1B2.yaml");
+    let before = fs::read(&feature_file).unwrap();
+
+    let output = project.run(&["feature", "FEAT-A1B2", "--auto-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 0);
+    let state = project.feature_state("FEAT-A1B2");
+    assert_eq!(
+        state["waves"],
+        serde_json::json!([["TASK-GK-001", "TASK-GK-002"], ["TASK-GK-003"]])
+    );
+    assert_eq!(state["status"], "merged");
+    assert_eq!(state["tasks"]["TASK-GK-003"]["title"], "Add greeting CLI");
+    assert!(project.show("main", "bin/greet").is_some());
+    assert_eq!(
+        fs::read(&feature_file).unwrap(),
+        before,
+        "the feature file is never written"
+    );
+}
+
+#[test]
+fn a_dependency_cycle_is_rejected_with_the_cycle_and_nothing_is_created() {
+    let project = Project::new()
+        .task("TASK-A", "true", "true")
+        .task("TASK-B", "true", "true")
+        .feature(
+            "FEAT-CYCLE",
+            "id: FEAT-CYCLE\ntasks:\n  - id: TASK-A\n    dependencies: [TASK-B]\n  - id: TASK-B\n    dependencies: [TASK-A]\n",
+        )
+        .commit();
+
+    let output = project.run(&["feature", "FEAT-CYCLE"]);
+
+    assert_exit(&output, 2);
+    let text = stderr(&output);
+    assert!(
+        text.starts_with(
+            ".autobuild/features/FEAT-CYCLE.yaml:4:20: dependency cycle: TASK-A → TASK-B → TASK-A"
+        ),
+        "{text}"
+    );
+    assert!(!project.branch_exists("autobuild/FEAT-CYCLE"));
+    assert!(!project.root.join(".autobuild/runs").exists());
+}
+
+#[test]
+fn an_unknown_dependency_is_rejected_with_a_suggestion() {
+    let project = Project::new()
+        .task("TASK-LOGIN", "true", "true")
+        .task("TASK-LOGOUT", "true", "true")
+        .feature(
+            "FEAT-U",
+            "id: FEAT-U\ntasks:\n  - id: TASK-LOGIN\n  - id: TASK-LOGOUT\n    dependencies: [TASK-LOGN]\n",
+        )
+        .commit();
+
+    let output = project.run(&["feature", "FEAT-U", "--dry-run"]);
+
+    assert_exit(&output, 2);
+    let text = stderr(&output);
+    assert!(
+        text.contains(
+            ".autobuild/features/FEAT-U.yaml:5:20: `TASK-LOGOUT` depends on `TASK-LOGN`, which is not a task of this feature"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("help: did you mean `TASK-LOGIN`?"), "{text}");
+}
+
+#[test]
+fn an_existing_feature_branch_is_refused_unless_resumed() {
+    let project = Project::new()
+        .task("TASK-A", "test -f lib/a.txt", "echo a > lib/a.txt")
+        .feature("FEAT-R", "id: FEAT-R\ntasks:\n  - id: TASK-A\n")
+        .commit();
+    assert_exit(&project.run(&["feature", "FEAT-R", "--max-turns", "1"]), 0);
+
+    let again = project.run(&["feature", "FEAT-R"]);
+
+    assert_exit(&again, 2);
+    let text = stderr(&again);
+    assert!(
+        text.contains("branch `autobuild/FEAT-R` already exists from an earlier run of FEAT-R"),
+        "{text}"
+    );
+    let resumed = project.run(&["feature", "FEAT-R", "--resume"]);
+    assert_exit(&resumed, 2);
+    assert!(
+        stderr(&resumed).contains("every task of FEAT-R is approved"),
+        "{}",
+        stderr(&resumed)
+    );
+}

@@ -1,0 +1,327 @@
+//! A small POSIX-sh project in a temporary git repository for the feature tests, driven through
+//! the real `autobuild` binary. Every task's Player runs a behaviour script the test writes
+//! (`.autobuild/agents/tasks/<TASK-ID>.sh`) and logs its start and end to a file outside the
+//! repository; the Coach approves, so the runner's checks and criteria decide each gate.
+
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+const RUN_TESTS: &str = r#"#!/bin/sh
+# Runs every tests/test_*.sh; each exits non-zero on failure.
+failed=0
+passed=0
+for t in tests/test_*.sh; do
+    [ -e "$t" ] || continue
+    if sh "$t"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL $t"; fi
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
+"#;
+
+const GREET: &str =
+    "# greet.sh: greeting helpers.\ngreeting() {\n    printf 'Hello, %s!\\n' \"$1\"\n}\n";
+
+pub struct Project {
+    dir: TempDir,
+    pub root: PathBuf,
+    env: Vec<(String, String)>,
+}
+
+impl Project {
+    pub fn new() -> Project {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("project");
+        let project = Project {
+            dir,
+            root,
+            env: Vec::new(),
+        };
+        project.write("lib/greet.sh", GREET);
+        project.write("tests/run.sh", RUN_TESTS);
+        project.write(".autobuild/.gitignore", "runs/\nworktrees/\n");
+        project.write(".autobuild/agents/player.sh", &fixture("agents/player.sh"));
+        project.write(".autobuild/agents/coach.sh", &fixture("agents/coach.sh"));
+        project.write(
+            ".autobuild/config.toml",
+            r#"[checks.test]
+cmd = "sh tests/run.sh"
+timeout = "30s"
+
+[roles.player]
+agent = "command"
+command = ["sh", ".autobuild/agents/player.sh"]
+timeout = "30s"
+
+[roles.coach]
+agent = "command"
+command = ["sh", ".autobuild/agents/coach.sh"]
+timeout = "30s"
+"#,
+        );
+        project
+    }
+
+    /// A task whose single criterion runs `verify`, and whose Player runs `behaviour` (sh).
+    pub fn task(self, id: &str, verify: &str, behaviour: &str) -> Project {
+        self.write(
+            &format!(".autobuild/tasks/{id}.md"),
+            &format!(
+                "---\nid: {id}\ntitle: Task {id}\n---\n# Task {id}\n\nDo {id}.\n\n## Acceptance Criteria\n- [ ] AC-001: {id} is done `verify: {verify}`\n"
+            ),
+        );
+        self.behaviour(id, behaviour)
+    }
+
+    /// What the Player does for task `id`.
+    pub fn behaviour(self, id: &str, script: &str) -> Project {
+        self.write(&format!(".autobuild/agents/tasks/{id}.sh"), script);
+        self
+    }
+
+    /// `.autobuild/features/<id>.yaml`.
+    pub fn feature(self, id: &str, yaml: &str) -> Project {
+        self.write(&format!(".autobuild/features/{id}.yaml"), yaml);
+        self
+    }
+
+    /// Copies tests/fixtures/features/`name`/ into the project.
+    pub fn fixture_tree(self, name: &str) -> Project {
+        let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/features")
+            .join(name);
+        copy_tree(&from, &self.root);
+        self
+    }
+
+    /// An environment variable for every `autobuild` process (and so its agents).
+    pub fn env(mut self, name: &str, value: &str) -> Project {
+        self.env.push((name.into(), value.into()));
+        self
+    }
+
+    /// `git init` on `main` with everything in one commit.
+    pub fn commit(self) -> Project {
+        git(&self.root, &["init", "-q", "-b", "main"]);
+        git(&self.root, &["add", "-A"]);
+        git(&self.root, &["commit", "-q", "-m", "initial"]);
+        self
+    }
+
+    pub fn write(&self, path: &str, content: &str) {
+        let file = self.root.join(path);
+        fs::create_dir_all(file.parent().unwrap()).unwrap();
+        fs::write(file, content).unwrap();
+    }
+
+    /// A path in the temp directory but outside the repository.
+    pub fn outside(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Where the Players log their starts and ends (pass it as `FEATURE_LOG`).
+    pub fn log_path(&self) -> PathBuf {
+        self.outside("players.log")
+    }
+
+    /// Logs Player starts and ends to [`Project::log_path`].
+    pub fn logged(self) -> Project {
+        let log = self.log_path().display().to_string();
+        self.env("FEATURE_LOG", &log)
+    }
+
+    /// The Player log: `(event, task, turn, seconds)`.
+    pub fn log(&self) -> Vec<(String, String, u32, f64)> {
+        fs::read_to_string(self.log_path())
+            .unwrap_or_default()
+            .lines()
+            .map(|line| {
+                let parts: Vec<&str> = line.split_whitespace().collect();
+                (
+                    parts[0].to_string(),
+                    parts[1].to_string(),
+                    parts[2].parse().unwrap(),
+                    parts[3].parse().unwrap(),
+                )
+            })
+            .collect()
+    }
+
+    /// How many times the Player of `task` started.
+    pub fn starts(&self, task: &str) -> usize {
+        self.log()
+            .iter()
+            .filter(|(event, t, _, _)| event == "start" && t == task)
+            .count()
+    }
+
+    /// `autobuild -C <root> ARGS…`, to completion.
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+
+    /// `autobuild -C <root> ARGS…`, in the background.
+    pub fn spawn(&self, args: &[&str]) -> Child {
+        self.command(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_autobuild"));
+        command
+            .arg("-C")
+            .arg(&self.root)
+            .args(args)
+            .stdin(Stdio::null())
+            .env("AUTOBUILD_CONFIG_DIR", self.root.join("no-such-config-dir"))
+            .env_remove("RUST_LOG");
+        for (name, value) in &self.env {
+            command.env(name, value);
+        }
+        command
+    }
+
+    pub fn run_dir(&self, id: &str) -> PathBuf {
+        self.root.join(".autobuild/runs").join(id)
+    }
+
+    /// `runs/<FEAT-ID>/feature.json`.
+    pub fn feature_state(&self, id: &str) -> Value {
+        json(&self.run_dir(id).join("feature.json"))
+    }
+
+    pub fn task_status(&self, feature: &str, task: &str) -> String {
+        self.feature_state(feature)["tasks"][task]["status"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    /// The feature's own events (`runs/<FEAT-ID>/events.jsonl`).
+    pub fn feature_events(&self, id: &str) -> Vec<Value> {
+        fs::read_to_string(self.run_dir(id).join("events.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    pub fn report(&self, id: &str) -> String {
+        fs::read_to_string(self.run_dir(id).join("report.md")).unwrap()
+    }
+
+    pub fn branch_exists(&self, branch: &str) -> bool {
+        Command::new("git")
+            .current_dir(&self.root)
+            .args(["rev-parse", "--verify", "--quiet"])
+            .arg(format!("refs/heads/{branch}"))
+            .output()
+            .unwrap()
+            .status
+            .success()
+    }
+
+    /// A file's content at a revision, or `None` when it does not exist there.
+    pub fn show(&self, rev: &str, path: &str) -> Option<String> {
+        let output = Command::new("git")
+            .current_dir(&self.root)
+            .args(["show", &format!("{rev}:{path}")])
+            .output()
+            .unwrap();
+        output
+            .status
+            .success()
+            .then(|| String::from_utf8(output.stdout).unwrap())
+    }
+
+    pub fn git(&self, args: &[&str]) -> String {
+        git(&self.root, args)
+    }
+}
+
+fn fixture(path: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/features")
+        .join(path);
+    fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            fs::create_dir_all(&target).unwrap();
+            copy_tree(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+pub fn json(path: &Path) -> Value {
+    let text =
+        fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Runs git with a fixed identity; panics with git's stderr on failure.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// Polls until `condition` holds; panics after `limit`.
+pub fn wait_until(limit: Duration, what: &str, mut condition: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !condition() {
+        assert!(start.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The exit code, with the process's output in the panic message when it is not `expected`.
+pub fn assert_exit(output: &Output, expected: i32) {
+    assert_eq!(
+        output.status.code(),
+        Some(expected),
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Kills every process of group `pgid` (a simulated crash takes the agents down too).
+pub fn kill_group(pgid: i32) {
+    // SAFETY: plain kill(2) on a process group this test's runner started.
+    unsafe {
+        libc::kill(-pgid, libc::SIGKILL);
+    }
+}

@@ -1,0 +1,144 @@
+//! Features that are interrupted or cannot be merged (DESIGN.md §5 "State", §7): a feature
+//! killed during wave 2 resumes without re-running wave 1, and two tasks editing the same lines
+//! produce the documented conflict report and can be recovered.
+
+mod feature_fixture;
+
+use std::fs;
+use std::time::Duration;
+
+use feature_fixture::{assert_exit, kill_group, stdout, wait_until, Project};
+
+#[test]
+fn a_feature_killed_during_wave_two_resumes_without_rerunning_wave_one() {
+    let project = Project::new();
+    let marker = project.outside("go-on");
+    let pgid_file = project.outside("pgid");
+    let project = project
+        .task("TASK-A", "test -f lib/a.txt", "echo 'from A' > lib/a.txt")
+        .task("TASK-B", "test -f lib/b.txt", "echo 'from B' > lib/b.txt")
+        .task(
+            "TASK-C",
+            "test -f lib/c.txt",
+            // Hangs (so the test can kill the feature) until the marker exists.
+            "if [ ! -e \"$FEATURE_MARKER\" ]; then\n    cut -d' ' -f5 /proc/$$/stat > \"$FEATURE_PGID.tmp\"\n    mv \"$FEATURE_PGID.tmp\" \"$FEATURE_PGID\"\n    sleep 30\nfi\ncat lib/a.txt lib/b.txt > lib/c.txt\n",
+        )
+        .feature(
+            "FEAT-K",
+            "id: FEAT-K\ntasks:\n  - id: TASK-A\n  - id: TASK-B\n  - id: TASK-C\n    dependencies: [TASK-A, TASK-B]\n",
+        )
+        .env("FEATURE_MARKER", marker.to_str().unwrap())
+        .env("FEATURE_PGID", pgid_file.to_str().unwrap())
+        .logged()
+        .commit();
+    let mut runner = project.spawn(&["feature", "FEAT-K", "--max-turns", "2"]);
+    wait_until(
+        Duration::from_secs(30),
+        "the wave 2 player to start",
+        || pgid_file.exists(),
+    );
+
+    // A crash: the runner and its agents die at once, no cleanup.
+    runner.kill().unwrap();
+    runner.wait().unwrap();
+    kill_group(
+        fs::read_to_string(&pgid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap(),
+    );
+    assert_eq!(project.task_status("FEAT-K", "TASK-A"), "merged");
+    assert_eq!(project.task_status("FEAT-K", "TASK-B"), "merged");
+    assert_eq!(project.task_status("FEAT-K", "TASK-C"), "running");
+    fs::write(&marker, "").unwrap();
+
+    let output = project.run(&["resume", "FEAT-K"]);
+
+    assert_exit(&output, 0);
+    assert_eq!(project.starts("TASK-A"), 1, "wave 1 ran again");
+    assert_eq!(project.starts("TASK-B"), 1, "wave 1 ran again");
+    assert_eq!(project.feature_state("FEAT-K")["status"], "approved");
+    let c = project.show("autobuild/FEAT-K", "lib/c.txt").unwrap();
+    assert!(c.contains("from A") && c.contains("from B"), "{c}");
+    // TASK-C's run continued: its records were not archived as an earlier run.
+    assert!(!project.run_dir("TASK-C@1").exists());
+    let events = fs::read_to_string(project.run_dir("TASK-C").join("events.jsonl")).unwrap();
+    assert!(events.contains("\"resumed\":true"), "{events}");
+}
+
+/// X and Y both rewrite the greeting line of lib/greet.sh; Y copes with X's change if it runs
+/// after it.
+fn conflicting_tasks() -> Project {
+    Project::new()
+        .task(
+            "TASK-X",
+            "grep -q Hi lib/greet.sh",
+            "sed -i 's/Hello/Hi/' lib/greet.sh",
+        )
+        .task(
+            "TASK-Y",
+            "grep -q Howdy lib/greet.sh",
+            "sed -i -e 's/Hello/Howdy/' -e 's/Hi,/Howdy,/' lib/greet.sh",
+        )
+        .feature(
+            "FEAT-C",
+            "id: FEAT-C\nname: Two greetings\ntasks:\n  - id: TASK-X\n  - id: TASK-Y\n",
+        )
+        .commit()
+}
+
+#[test]
+fn two_tasks_editing_the_same_lines_stop_the_feature_with_a_conflict_report() {
+    let project = conflicting_tasks();
+
+    let output = project.run(&["feature", "FEAT-C", "--max-turns", "1"]);
+
+    assert_exit(&output, 1);
+    let text = stdout(&output);
+    assert!(
+        text.contains("conflict: TASK-Y cannot be merged; it and TASK-X changed lib/greet.sh"),
+        "{text}"
+    );
+    let state = project.feature_state("FEAT-C");
+    assert_eq!(state["status"], "conflict");
+    assert_eq!(state["tasks"]["TASK-X"]["status"], "merged");
+    assert_eq!(state["tasks"]["TASK-Y"]["status"], "conflict");
+    assert_eq!(
+        state["conflict"],
+        serde_json::json!({"task": "TASK-Y", "paths": ["lib/greet.sh"], "with_tasks": ["TASK-X"]})
+    );
+    let report = project.report("FEAT-C");
+    assert!(report.contains("## Merge conflict"), "{report}");
+    assert!(
+        report.contains(
+            "TASK-Y was approved but cannot be merged into `autobuild/FEAT-C`: it and TASK-X (merged before it) changed the same lines of:\n\n- `lib/greet.sh`"
+        ),
+        "{report}"
+    );
+    assert!(
+        report.contains("`autobuild discard TASK-Y --yes`"),
+        "{report}"
+    );
+    // Y's work is kept for the user.
+    assert!(project.branch_exists("autobuild/TASK-Y"));
+    assert!(project.root.join(".autobuild/worktrees/TASK-Y").is_dir());
+    assert!(project
+        .show("autobuild/FEAT-C", "lib/greet.sh")
+        .unwrap()
+        .contains("Hi,"));
+}
+
+#[test]
+fn a_discarded_conflicting_task_runs_again_on_top_of_the_feature_branch() {
+    let project = conflicting_tasks();
+    assert_exit(&project.run(&["feature", "FEAT-C", "--max-turns", "1"]), 1);
+
+    assert_exit(&project.run(&["discard", "TASK-Y", "--yes"]), 0);
+    let output = project.run(&["resume", "FEAT-C"]);
+
+    assert_exit(&output, 0);
+    assert_eq!(project.task_status("FEAT-C", "TASK-Y"), "merged");
+    let greet = project.show("autobuild/FEAT-C", "lib/greet.sh").unwrap();
+    assert!(greet.contains("Howdy,"), "{greet}");
+}

@@ -1,0 +1,217 @@
+//! Features run end to end (DESIGN.md §3.3, §7): waves of tasks in parallel worktrees branched
+//! from one feature branch, approved tasks merged into it after their wave, failures blocking
+//! only their dependants, and the finished feature landing on the base.
+
+mod feature_fixture;
+
+use std::time::Duration;
+
+use feature_fixture::{assert_exit, stdout, Project};
+
+/// A and B are independent; C needs both and copies what they wrote into lib/c.txt.
+fn three_tasks() -> Project {
+    Project::new()
+        .task("TASK-A", "test -f lib/a.txt", "echo 'from A' > lib/a.txt")
+        .task("TASK-B", "test -f lib/b.txt", "echo 'from B' > lib/b.txt")
+        .task(
+            "TASK-C",
+            "grep -q 'from A' lib/c.txt && grep -q 'from B' lib/c.txt",
+            "cat lib/a.txt lib/b.txt > lib/c.txt 2>/dev/null || true",
+        )
+        .feature(
+            "FEAT-1",
+            "id: FEAT-1\nname: Three tasks\ntasks:\n  - id: TASK-A\n  - id: TASK-B\n  - id: TASK-C\n    dependencies: [TASK-A, TASK-B]\n",
+        )
+}
+
+#[test]
+fn independent_tasks_then_their_dependant_are_all_approved_and_merged() {
+    let project = three_tasks().commit();
+
+    let output = project.run(&["feature", "FEAT-1", "--auto-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 0);
+    let state = project.feature_state("FEAT-1");
+    assert_eq!(state["status"], "merged");
+    for task in ["TASK-A", "TASK-B", "TASK-C"] {
+        assert_eq!(state["tasks"][task]["status"], "merged", "{task}");
+        assert!(
+            !project.branch_exists(&format!("autobuild/{task}")),
+            "{task}"
+        );
+    }
+    assert_eq!(
+        state["waves"],
+        serde_json::json!([["TASK-A", "TASK-B"], ["TASK-C"]])
+    );
+    // The dependant ran on top of both: it copied their content.
+    let c = project.show("main", "lib/c.txt").unwrap();
+    assert!(c.contains("from A") && c.contains("from B"), "{c}");
+    assert!(project.show("main", "lib/a.txt").is_some());
+    assert!(project.show("main", "lib/b.txt").is_some());
+    assert!(!project.branch_exists("autobuild/FEAT-1"));
+    // One squashed commit on main for the feature.
+    let log = project.git(&["log", "--format=%s", "main"]);
+    assert_eq!(
+        log.lines().collect::<Vec<_>>(),
+        ["FEAT-1: Three tasks", "initial"]
+    );
+    let report = project.report("FEAT-1");
+    assert!(report.contains("[report](../TASK-C/report.md)"), "{report}");
+    assert!(project.run_dir("TASK-C").join("report.md").is_file());
+}
+
+#[test]
+fn without_auto_merge_the_feature_branch_holds_all_three_tasks_for_complete() {
+    let project = three_tasks().commit();
+
+    let output = project.run(&["feature", "FEAT-1", "--max-turns", "1"]);
+
+    assert_exit(&output, 0);
+    assert_eq!(project.feature_state("FEAT-1")["status"], "approved");
+    assert!(
+        project.show("main", "lib/a.txt").is_none(),
+        "main is untouched"
+    );
+    let feature_log = project.git(&["log", "--format=%s", "autobuild/FEAT-1"]);
+    for task in ["TASK-A", "TASK-B", "TASK-C"] {
+        assert!(
+            feature_log.contains(&format!("{task}: Task {task}")),
+            "{feature_log}"
+        );
+    }
+    let status = project.run(&["status", "FEAT-1"]);
+    assert_exit(&status, 0);
+    let text = stdout(&status);
+    assert!(text.contains("status:    approved (exit 0)"), "{text}");
+    assert!(text.contains("wave 2:"), "{text}");
+
+    let complete = project.run(&["complete", "FEAT-1"]);
+
+    assert_exit(&complete, 0);
+    assert!(project.show("main", "lib/c.txt").is_some());
+    assert_eq!(project.feature_state("FEAT-1")["status"], "merged");
+    assert!(!project.branch_exists("autobuild/FEAT-1"));
+}
+
+#[test]
+fn a_failing_task_blocks_its_dependant_but_not_an_independent_task() {
+    let project = Project::new()
+        .task("TASK-OK", "test -f lib/ok.txt", "echo ok > lib/ok.txt")
+        .task("TASK-BAD", "test -f lib/bad.txt", "true")
+        .task("TASK-AFTER-BAD", "test -f lib/after.txt", "echo after > lib/after.txt")
+        .task("TASK-AFTER-OK", "test -f lib/after-ok.txt", "echo after > lib/after-ok.txt")
+        .feature(
+            "FEAT-2",
+            "id: FEAT-2\ntasks:\n  - id: TASK-OK\n  - id: TASK-BAD\n  - id: TASK-AFTER-BAD\n    dependencies: [TASK-BAD]\n  - id: TASK-AFTER-OK\n    dependencies: [TASK-OK]\n",
+        )
+        .logged()
+        .commit();
+
+    let output = project.run(&["feature", "FEAT-2", "--max-turns", "1", "--auto-merge"]);
+
+    assert_exit(&output, 3);
+    let state = project.feature_state("FEAT-2");
+    assert_eq!(state["status"], "blocked");
+    assert_eq!(state["tasks"]["TASK-OK"]["status"], "merged");
+    assert_eq!(state["tasks"]["TASK-BAD"]["status"], "blocked");
+    assert_eq!(state["tasks"]["TASK-AFTER-BAD"]["status"], "skipped");
+    assert_eq!(state["tasks"]["TASK-AFTER-OK"]["status"], "merged");
+    assert_eq!(
+        project.starts("TASK-AFTER-BAD"),
+        0,
+        "a skipped task never runs"
+    );
+    assert!(
+        project.show("main", "lib/ok.txt").is_none(),
+        "not merged into main"
+    );
+    assert!(project
+        .show("autobuild/FEAT-2", "lib/after-ok.txt")
+        .is_some());
+    let report = project.report("FEAT-2");
+    assert!(
+        report.contains("**TASK-AFTER-BAD** skipped: blocked by TASK-BAD (blocked)"),
+        "{report}"
+    );
+}
+
+#[test]
+fn stop_on_failure_starts_no_further_task() {
+    let project = Project::new()
+        .task("TASK-BAD", "test -f lib/bad.txt", "true")
+        .task(
+            "TASK-LATER",
+            "test -f lib/later.txt",
+            "echo later > lib/later.txt",
+        )
+        .feature(
+            "FEAT-3",
+            "id: FEAT-3\ntasks:\n  - id: TASK-BAD\n  - id: TASK-LATER\n",
+        )
+        .logged()
+        .commit();
+
+    let output = project.run(&[
+        "feature",
+        "FEAT-3",
+        "--max-turns",
+        "1",
+        "--max-parallel",
+        "1",
+        "--stop-on-failure",
+    ]);
+
+    assert_exit(&output, 3);
+    assert_eq!(project.task_status("FEAT-3", "TASK-LATER"), "pending");
+    assert_eq!(project.starts("TASK-LATER"), 0);
+}
+
+#[test]
+fn tasks_of_a_wave_run_in_parallel() {
+    let project = Project::new()
+        .task(
+            "TASK-S1",
+            "test -f lib/s1.txt",
+            "sleep 2; echo 1 > lib/s1.txt",
+        )
+        .task(
+            "TASK-S2",
+            "test -f lib/s2.txt",
+            "sleep 2; echo 2 > lib/s2.txt",
+        )
+        .feature(
+            "FEAT-P",
+            "id: FEAT-P\ntasks:\n  - id: TASK-S1\n  - id: TASK-S2\n",
+        )
+        .logged()
+        .commit();
+
+    let output = project.run(&[
+        "feature",
+        "FEAT-P",
+        "--max-turns",
+        "1",
+        "--max-parallel",
+        "2",
+    ]);
+
+    assert_exit(&output, 0);
+    let wave = project
+        .feature_events("FEAT-P")
+        .into_iter()
+        .find(|e| e["event"] == "wave_finished")
+        .unwrap();
+    let took = Duration::from_millis(wave["duration_ms"].as_u64().unwrap());
+    // Run one after the other, the two Players alone would take 4 s.
+    assert!(took < Duration::from_millis(3800), "wave 1 took {took:?}");
+    let log = project.log();
+    let at = |event: &str, task: &str| {
+        log.iter()
+            .find(|(e, t, _, _)| e == event && t == task)
+            .map(|(_, _, _, s)| *s)
+            .unwrap()
+    };
+    assert!(at("start", "TASK-S2") < at("end", "TASK-S1"), "{log:?}");
+    assert!(at("start", "TASK-S1") < at("end", "TASK-S2"), "{log:?}");
+}
