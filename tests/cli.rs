@@ -13,12 +13,14 @@ fn cli_cases() {
 }
 
 /// Cases that need a git repository: trycmd cannot keep a `.git` in a `.in` directory, so the
-/// demo's sample project is committed into a temp repository and the cases run there through
-/// `AUTOBUILD_DIR` (the environment form of `-C`).
+/// demo's sample project (plus the feature of tests/fixtures/features/demo) is committed into a
+/// temp repository and the cases run there through `AUTOBUILD_DIR` (the environment form of
+/// `-C`).
 #[test]
 fn cli_cases_in_a_repository() {
     let dir = tempfile::tempdir().unwrap();
     copy_tree(Path::new("demo/project"), dir.path());
+    copy_tree(Path::new("tests/fixtures/features/demo"), dir.path());
     autobuild::git::init_with_commit(dir.path(), "main", "sample project").unwrap();
     let repo = dir.path().canonicalize().unwrap();
     trycmd::TestCases::new()
@@ -26,7 +28,8 @@ fn cli_cases_in_a_repository() {
         .env("AUTOBUILD_CONFIG_DIR", "/nonexistent/autobuild-config")
         .insert_var("[REPO]", repo.display().to_string())
         .unwrap()
-        .case("tests/cmd-repo/*.toml");
+        .case("tests/cmd-repo/*.toml")
+        .case("docs/features.md");
 }
 
 fn copy_tree(from: &Path, to: &Path) {

@@ -131,7 +131,7 @@ fn a_failing_task_blocks_its_dependant_but_not_an_independent_task() {
         .is_some());
     let report = project.report("FEAT-2");
     assert!(
-        report.contains("**TASK-AFTER-BAD** skipped: blocked by TASK-BAD (blocked)"),
+        report.contains("**TASK-AFTER-BAD**: blocked by TASK-BAD (blocked)"),
         "{report}"
     );
 }

@@ -88,6 +88,9 @@ pub struct TurnSummary {
     pub decision: String,
     pub issues: usize,
     pub approved: bool,
+    /// Why the gate did not approve (empty when it did).
+    #[serde(default)]
+    pub reasons: Vec<String>,
     pub cost_usd: Option<f64>,
 }
 

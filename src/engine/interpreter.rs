@@ -10,7 +10,7 @@ use std::time::Instant;
 use serde_json::{json, Map, Value};
 
 use crate::engine::cx::RunCx;
-use crate::engine::events::{EventKind, TurnSummary};
+use crate::engine::events::EventKind;
 use crate::engine::exec;
 use crate::engine::outcome::Outcome;
 use crate::engine::state::StepRecord;
@@ -429,30 +429,6 @@ impl<'a, 'p> Interpreter<'a, 'p> {
 }
 
 impl Turn {
-    /// What the display shows for a finished turn.
-    pub fn summary(&self) -> TurnSummary {
-        let (checks_passed, checks_failed) = self.verify.as_ref().map_or((0, 0), |v| {
-            let passed = v.checks.iter().filter(|c| c.passed()).count();
-            (passed, v.checks.len() - passed)
-        });
-        let (criteria_met, criteria_total) = self.criteria_progress();
-        TurnSummary {
-            player_ok: self.player.as_ref().is_some_and(|p| p.succeeded()),
-            files_changed: self.player.as_ref().map_or(0, |p| p.files_changed.len()),
-            checks_passed,
-            checks_failed,
-            criteria_met,
-            criteria_total,
-            decision: self
-                .verdict()
-                .map(|v| v.decision.as_str().to_string())
-                .unwrap_or_default(),
-            issues: self.verdict().map_or(0, |v| v.issues.len()),
-            approved: self.gate.as_ref().is_some_and(|g| g.approved),
-            cost_usd: self.cost_usd(),
-        }
-    }
-
     /// The facts stall detection compares across turns.
     pub fn facts(&self) -> TurnFacts {
         TurnFacts {

@@ -11,6 +11,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::agents::AgentOutcome;
+use crate::engine::events::TurnSummary;
 use crate::engine::paths::RunPaths;
 use crate::git::Checkpoint;
 use crate::steps::check::CheckResult;
@@ -115,17 +116,6 @@ impl Turn {
             (g.criteria_met, g.criteria_total)
         })
     }
-
-    pub fn cost_usd(&self) -> Option<f64> {
-        let costs: Vec<f64> = [
-            self.player.as_ref().and_then(|p| p.agent.cost_usd),
-            self.coach.as_ref().and_then(|c| c.agent.cost_usd),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
-        (!costs.is_empty()).then(|| costs.iter().sum())
-    }
 }
 
 fn read_record<T: DeserializeOwned>(path: &Path) -> Option<T> {
@@ -142,5 +132,52 @@ impl Turn {
     /// The coach's verdict this turn, if a verdict role ran.
     pub fn verdict(&self) -> Option<&Verdict> {
         self.coach.as_ref().and_then(|c| c.verdict.as_ref())
+    }
+}
+
+impl Turn {
+    /// What the display shows for this turn.
+    pub fn summary(&self) -> TurnSummary {
+        summarize(
+            self.player.as_ref(),
+            self.verify.as_ref(),
+            self.coach.as_ref(),
+            self.gate.as_ref(),
+        )
+    }
+}
+
+/// A turn's records as the display summarizes them (live, and later from disk).
+pub fn summarize(
+    player: Option<&PlayerRecord>,
+    verify: Option<&VerifyRecord>,
+    coach: Option<&CoachRecord>,
+    gate: Option<&GateRecord>,
+) -> TurnSummary {
+    let (checks_passed, checks_failed) = verify.map_or((0, 0), |v| {
+        let passed = v.checks.iter().filter(|c| c.passed()).count();
+        (passed, v.checks.len() - passed)
+    });
+    let verdict = coach.and_then(|c| c.verdict.as_ref());
+    TurnSummary {
+        player_ok: player.is_some_and(|p| p.succeeded()),
+        files_changed: player.map_or(0, |p| p.files_changed.len()),
+        checks_passed,
+        checks_failed,
+        criteria_met: gate.map_or(0, |g| g.criteria_met),
+        criteria_total: gate.map_or(0, |g| g.criteria_total),
+        decision: verdict
+            .map(|v| v.decision.as_str().to_string())
+            .unwrap_or_default(),
+        issues: verdict.map_or(0, |v| v.issues.len()),
+        approved: gate.is_some_and(|g| g.approved),
+        reasons: gate.map(|g| g.reasons.clone()).unwrap_or_default(),
+        cost_usd: [
+            player.and_then(|p| p.agent.cost_usd),
+            coach.and_then(|c| c.agent.cost_usd),
+        ]
+        .into_iter()
+        .flatten()
+        .reduce(|a, b| a + b),
     }
 }

@@ -36,15 +36,14 @@ pub fn render_plan(setup: &FeatureSetup) -> String {
             "computed from dependencies"
         }
     );
+    let strategy = setup.strategy.as_str();
+    let base = &setup.base_branch;
     let landing = if setup.settings.run.no_merge {
-        "left for `autobuild complete`".to_string()
+        format!("left for `autobuild complete` ({strategy} into {base})")
     } else if setup.settings.run.auto_merge {
-        format!("merged into {} automatically", setup.base_branch)
+        format!("merged into {base} ({strategy})")
     } else {
-        format!(
-            "merged into {} after a question on a terminal, else left for `autobuild complete`",
-            setup.base_branch
-        )
+        format!("merged into {base} ({strategy}) after a question on a terminal, else left for `autobuild complete`")
     };
     let _ = writeln!(
         out,
@@ -53,8 +52,7 @@ pub fn render_plan(setup: &FeatureSetup) -> String {
     );
     let _ = writeln!(
         out,
-        "  feature lands: {landing} ({}), once every task is approved",
-        setup.strategy.as_str()
+        "  feature lands: once every task is approved: {landing}"
     );
     if setup.settings.stop_on_failure {
         let _ = writeln!(out, "  on failure:    stop the feature (--stop-on-failure)");

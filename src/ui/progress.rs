@@ -42,7 +42,17 @@ impl Display {
     }
 }
 
-/// One finished turn as a line.
+const MAX_REASONS_SHOWN: usize = 4;
+const MAX_REASON_CHARS: usize = 160;
+
+fn bounded(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+/// One finished turn as a line, then why it was not approved.
 pub fn turn_line(turn: u32, max: u32, s: &TurnSummary) -> String {
     let player = if s.player_ok {
         format!("player ok, {} file(s)", s.files_changed)
@@ -71,10 +81,21 @@ pub fn turn_line(turn: u32, max: u32, s: &TurnSummary) -> String {
     } else {
         "not approved"
     };
-    format!(
+    let mut line = format!(
         "turn {turn}/{max}: {player} · {checks} · criteria {}/{}{coach} · {gate}{cost}",
         s.criteria_met, s.criteria_total
-    )
+    );
+    for reason in s.reasons.iter().take(MAX_REASONS_SHOWN) {
+        line.push_str("\n    - ");
+        line.push_str(&bounded(reason, MAX_REASON_CHARS));
+    }
+    if s.reasons.len() > MAX_REASONS_SHOWN {
+        line.push_str(&format!(
+            "\n    - … and {} more (see the report)",
+            s.reasons.len() - MAX_REASONS_SHOWN
+        ));
+    }
+    line
 }
 
 /// The plain line for an event, or nothing for events too chatty to print.
@@ -100,9 +121,9 @@ pub fn plain_line(event: &Event) -> Option<String> {
             ..
         } => {
             let at = turn.map(|t| format!("[turn {t}] ")).unwrap_or_default();
-            let mark = if *ok { "ok" } else { "FAILED" };
+            let mark = if *ok { "" } else { " FAILED" };
             Some(format!(
-                "{at}{step}: {mark} — {summary} ({})",
+                "{at}{step}{mark}: {summary} ({})",
                 format_ms(*duration_ms)
             ))
         }

@@ -83,7 +83,7 @@ pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
     let summary = if record.approved {
         "approved".to_string()
     } else {
-        format!("not approved: {}", record.reasons.join("; "))
+        format!("not approved ({} reason(s))", record.reasons.len())
     };
     let outputs = json!({"approved": record.approved, "reasons": record.reasons});
     if let Some(turn) = cx.turn.as_mut() {

@@ -289,23 +289,10 @@ fn failure_class(gate: Option<&GateRecord>) -> String {
 
 /// A recorded turn as the display summarizes it.
 pub fn turn_summary(t: &TurnRecords) -> crate::engine::events::TurnSummary {
-    let (checks_passed, checks_failed) = t.verify.as_ref().map_or((0, 0), |v| {
-        let passed = v.checks.iter().filter(|c| c.passed()).count();
-        (passed, v.checks.len() - passed)
-    });
-    let verdict = t.coach.as_ref().and_then(|c| c.verdict.as_ref());
-    crate::engine::events::TurnSummary {
-        player_ok: t.player.as_ref().is_some_and(|p| p.succeeded()),
-        files_changed: t.player.as_ref().map_or(0, |p| p.files_changed.len()),
-        checks_passed,
-        checks_failed,
-        criteria_met: t.gate.as_ref().map_or(0, |g| g.criteria_met),
-        criteria_total: t.gate.as_ref().map_or(0, |g| g.criteria_total),
-        decision: verdict
-            .map(|v| v.decision.as_str().to_string())
-            .unwrap_or_default(),
-        issues: verdict.map_or(0, |v| v.issues.len()),
-        approved: t.gate.as_ref().is_some_and(|g| g.approved),
-        cost_usd: None,
-    }
+    crate::engine::turn::summarize(
+        t.player.as_ref(),
+        t.verify.as_ref(),
+        t.coach.as_ref(),
+        t.gate.as_ref(),
+    )
 }

@@ -82,7 +82,7 @@ pub fn execute(
             record.criteria.len()
         )
     } else {
-        format!("failed: {}", failed.join(", "))
+        format!("did not pass: {}", failed.join(", "))
     };
     let outputs = json!({
         "passed": record.passed,
