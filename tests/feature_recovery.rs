@@ -7,7 +7,7 @@ mod feature_fixture;
 use std::fs;
 use std::time::Duration;
 
-use feature_fixture::{assert_exit, kill_group, stdout, wait_until, Project};
+use feature_fixture::{assert_exit, kill_group, live_group_members, stdout, wait_until, Project};
 
 #[test]
 fn a_feature_killed_during_wave_two_resumes_without_rerunning_wave_one() {
@@ -141,4 +141,82 @@ fn a_discarded_conflicting_task_runs_again_on_top_of_the_feature_branch() {
     assert_eq!(project.task_status("FEAT-C", "TASK-Y"), "merged");
     let greet = project.show("autobuild/FEAT-C", "lib/greet.sh").unwrap();
     assert!(greet.contains("Howdy,"), "{greet}");
+}
+
+#[test]
+fn ctrl_c_cancels_the_running_tasks_and_resume_finishes_the_feature() {
+    let project = Project::new();
+    let marker = project.outside("go-on");
+    let started = project.outside("started");
+    let project = project
+        .task(
+            "TASK-SLOW",
+            "test -f lib/slow.txt",
+            "if [ ! -e \"$FEATURE_MARKER\" ]; then\n    touch \"$FEATURE_STARTED\"\n    sleep 30\nfi\necho slow > lib/slow.txt\n",
+        )
+        .task("TASK-NEXT", "test -f lib/next.txt", "echo next > lib/next.txt")
+        .feature(
+            "FEAT-I",
+            "id: FEAT-I\ntasks:\n  - id: TASK-SLOW\n  - id: TASK-NEXT\n    dependencies: [TASK-SLOW]\n",
+        )
+        .env("FEATURE_MARKER", marker.to_str().unwrap())
+        .env("FEATURE_STARTED", started.to_str().unwrap())
+        .logged()
+        .commit();
+    let mut runner = project.spawn(&["feature", "FEAT-I", "--max-turns", "2"]);
+    wait_until(Duration::from_secs(30), "the player to start", || {
+        started.exists()
+    });
+
+    // SAFETY: plain kill(2) on the child this test started.
+    unsafe {
+        libc::kill(runner.id() as i32, libc::SIGINT);
+    }
+    let status = runner.wait().unwrap();
+
+    assert_eq!(status.code(), Some(5));
+    let state = project.feature_state("FEAT-I");
+    assert_eq!(state["status"], "cancelled");
+    assert_eq!(state["tasks"]["TASK-SLOW"]["status"], "cancelled");
+    assert_eq!(state["tasks"]["TASK-NEXT"]["status"], "pending");
+    assert_eq!(project.starts("TASK-NEXT"), 0);
+
+    fs::write(&marker, "").unwrap();
+    let output = project.run(&["resume", "FEAT-I"]);
+
+    assert_exit(&output, 0);
+    assert_eq!(project.task_status("FEAT-I", "TASK-NEXT"), "merged");
+    assert!(project.show("autobuild/FEAT-I", "lib/next.txt").is_some());
+}
+
+#[test]
+fn a_task_timeout_stops_its_agent_and_nothing_outlives_the_feature() {
+    let project = Project::new();
+    let pgid_file = project.outside("pgid");
+    let project = project
+        .player_timeout("1s")
+        .task(
+            "TASK-HANG",
+            "test -f lib/hang.txt",
+            "cut -d' ' -f5 /proc/$$/stat > \"$FEATURE_PGID.tmp\"\nmv \"$FEATURE_PGID.tmp\" \"$FEATURE_PGID\"\nsleep 30\n",
+        )
+        .task("TASK-FINE", "test -f lib/fine.txt", "echo fine > lib/fine.txt")
+        .feature(
+            "FEAT-T",
+            "id: FEAT-T\ntasks:\n  - id: TASK-HANG\n  - id: TASK-FINE\n",
+        )
+        .env("FEATURE_PGID", pgid_file.to_str().unwrap())
+        .commit();
+
+    let output = project.run(&["feature", "FEAT-T", "--max-turns", "1"]);
+
+    assert_exit(&output, 3);
+    assert_eq!(project.task_status("FEAT-T", "TASK-HANG"), "blocked");
+    assert_eq!(project.task_status("FEAT-T", "TASK-FINE"), "merged");
+    let pgid: i32 = fs::read_to_string(&pgid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(live_group_members(pgid), Vec::<i32>::new());
 }

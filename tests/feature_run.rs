@@ -194,9 +194,20 @@ fn tasks_of_a_wave_run_in_parallel() {
         "1",
         "--max-parallel",
         "2",
+        "--json",
     ]);
 
     assert_exit(&output, 0);
+    let events: Vec<serde_json::Value> = stdout(&output)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect();
+    assert!(events
+        .iter()
+        .any(|e| e["event"] == "feature_started" && e["feature"] == "FEAT-P"));
+    assert!(events
+        .iter()
+        .any(|e| e["event"] == "turn_finished" && e["run"] == "TASK-S2"));
     let wave = project
         .feature_events("FEAT-P")
         .into_iter()

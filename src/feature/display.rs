@@ -58,6 +58,7 @@ pub fn feature_line(event: &FeatureEvent) -> String {
             base,
             waves,
             resumed,
+            ..
         } => {
             let tasks: usize = waves.iter().map(Vec::len).sum();
             format!(
@@ -256,96 +257,123 @@ impl TaskLine {
     }
 }
 
-/// The live panel: one bar per task; feature lines scroll above.
+/// One task's row of the panel.
+struct Row {
+    bar: ProgressBar,
+    line: TaskLine,
+    started: Option<Instant>,
+    /// How long its run took, once it ended (`12s`).
+    took: Option<String>,
+    /// Why it was skipped.
+    note: Option<String>,
+}
+
+impl Row {
+    fn text(&self) -> String {
+        let mut text = self.line.render();
+        for extra in [&self.took, &self.note].into_iter().flatten() {
+            text.push_str("  ");
+            text.push_str(extra);
+        }
+        text
+    }
+
+    fn show(&self) {
+        self.bar.set_message(self.text());
+    }
+
+    /// Stops the spinner and freezes the row.
+    fn settle(&self) {
+        self.bar.set_style(idle_style());
+        self.bar.finish_with_message(self.text());
+    }
+}
+
+fn idle_style() -> ProgressStyle {
+    ProgressStyle::with_template("  {prefix} {msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+}
+
+fn busy_style() -> ProgressStyle {
+    ProgressStyle::with_template("{spinner} {prefix} {msg}  {elapsed}")
+        .unwrap_or_else(|_| ProgressStyle::default_spinner())
+}
+
+/// The live panel: one row per task; feature lines scroll above.
 #[derive(Default)]
 struct Panel {
     multi: MultiProgress,
-    bars: BTreeMap<String, (ProgressBar, TaskLine, Option<Instant>)>,
+    rows: BTreeMap<String, Row>,
     warnings: Vec<String>,
-}
-
-impl Panel {
-    fn idle_style() -> ProgressStyle {
-        ProgressStyle::with_template("  {prefix} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-    }
-
-    fn busy_style() -> ProgressStyle {
-        ProgressStyle::with_template("{spinner} {prefix} {msg}  {elapsed}")
-            .unwrap_or_else(|_| ProgressStyle::default_spinner())
-    }
-
-    fn redraw(&mut self, task: &str) {
-        if let Some((bar, line, _)) = self.bars.get(task) {
-            bar.set_message(line.render());
-        }
-    }
-
-    fn set_state(&mut self, task: &str, state: &str) {
-        if let Some((_, line, _)) = self.bars.get_mut(task) {
-            line.state = state.to_string();
-        }
-        self.redraw(task);
-    }
 }
 
 impl FeatureSink for Panel {
     fn feature(&mut self, event: &FeatureEvent) {
         match &event.kind {
-            FeatureEventKind::FeatureStarted { waves, .. } => {
+            FeatureEventKind::FeatureStarted {
+                waves, statuses, ..
+            } => {
                 let width = waves.iter().flatten().map(String::len).max().unwrap_or(0);
                 for (w, wave) in waves.iter().enumerate() {
                     for task in wave {
                         let bar = self.multi.add(ProgressBar::new_spinner());
-                        bar.set_style(Self::idle_style());
+                        bar.set_style(idle_style());
                         bar.set_prefix(format!("{task:<width$}"));
-                        let line = TaskLine {
-                            wave: w + 1,
-                            state: "pending".into(),
-                            ..TaskLine::default()
+                        let row = Row {
+                            bar,
+                            line: TaskLine {
+                                wave: w + 1,
+                                state: statuses
+                                    .get(task)
+                                    .cloned()
+                                    .unwrap_or_else(|| "pending".into()),
+                                ..TaskLine::default()
+                            },
+                            started: None,
+                            took: None,
+                            note: None,
                         };
-                        bar.set_message(line.render());
-                        self.bars.insert(task.clone(), (bar, line, None));
+                        row.show();
+                        self.rows.insert(task.clone(), row);
                     }
                 }
                 let _ = self.multi.println(feature_line(event));
             }
             FeatureEventKind::TaskStarted { task, .. } => {
-                if let Some((bar, _, started)) = self.bars.get_mut(task) {
-                    bar.set_style(Self::busy_style());
-                    bar.reset_elapsed();
-                    bar.enable_steady_tick(Duration::from_millis(200));
-                    *started = Some(Instant::now());
+                if let Some(row) = self.rows.get_mut(task) {
+                    row.line.state = "starting".into();
+                    row.started = Some(Instant::now());
+                    row.bar.set_style(busy_style());
+                    row.bar.reset_elapsed();
+                    row.bar.enable_steady_tick(Duration::from_millis(200));
+                    row.show();
                 }
-                self.set_state(task, "starting");
             }
             FeatureEventKind::TaskFinished { task, status, .. } => {
-                if let Some((bar, line, started)) = self.bars.get_mut(task) {
-                    line.state = status.clone();
-                    line.step = None;
-                    let took = started
-                        .map(|s| format!("  {}s", s.elapsed().as_secs()))
-                        .unwrap_or_default();
-                    bar.set_style(Self::idle_style());
-                    bar.finish_with_message(format!("{}{took}", line.render()));
+                if let Some(row) = self.rows.get_mut(task) {
+                    row.line.state = status.clone();
+                    row.line.step = None;
+                    row.took = row.started.map(|s| format!("{}s", s.elapsed().as_secs()));
+                    row.settle();
                 }
             }
             FeatureEventKind::TaskSkipped { task, reason } => {
-                if let Some((bar, line, _)) = self.bars.get_mut(task) {
-                    line.state = "skipped".into();
-                    bar.finish_with_message(format!("{} ({reason})", line.render()));
+                if let Some(row) = self.rows.get_mut(task) {
+                    row.line.state = "skipped".into();
+                    row.note = Some(format!("({reason})"));
+                    row.settle();
                 }
             }
             FeatureEventKind::TaskMerged { task, .. } => {
-                if let Some((bar, line, _)) = self.bars.get_mut(task) {
-                    line.state = "merged".into();
-                    bar.finish_with_message(line.render());
+                if let Some(row) = self.rows.get_mut(task) {
+                    row.line.state = "merged".into();
+                    row.settle();
                 }
             }
             FeatureEventKind::FeatureFinished { .. } => {
-                for (bar, _, _) in self.bars.values() {
-                    if !bar.is_finished() {
-                        bar.finish();
+                for row in self.rows.values() {
+                    if !row.bar.is_finished() {
+                        row.settle();
                     }
                 }
                 ui::line(&feature_line(event));
@@ -361,10 +389,10 @@ impl FeatureSink for Panel {
     }
 
     fn task(&mut self, event: &Event) {
-        if let Some((_, line, _)) = self.bars.get_mut(&event.run) {
-            line.apply(event);
+        if let Some(row) = self.rows.get_mut(&event.run) {
+            row.line.apply(event);
+            row.show();
         }
-        self.redraw(&event.run.clone());
         if let EventKind::Warning { message } = &event.kind {
             if !self.warnings.contains(message) {
                 if let Some(lines) = task_lines(event) {

@@ -36,6 +36,8 @@ pub enum FeatureEventKind {
         branch: String,
         base: String,
         waves: Vec<Vec<String>>,
+        /// Each task's status as the run starts (all `pending` unless resumed).
+        statuses: std::collections::BTreeMap<String, String>,
         resumed: bool,
     },
     /// `wave` is 1-based; `tasks` are the ones that will run.

@@ -9,6 +9,8 @@ use std::path::Path;
 use crate::engine::paths::RunPaths;
 use crate::engine::state::{RunState, RunStatus};
 use crate::error::Error;
+use crate::feature::events::FeatureEventKind;
+use crate::feature::state::{ConflictRecord, FeatureState, TaskStatus};
 use crate::git::{diff_stat, GitError, Repo};
 use crate::workflow::model::MergeStrategy;
 
@@ -89,6 +91,53 @@ fn mark_run_merged(runs_dir: &Path, task_id: &str) -> Result<(), Error> {
         .map_err(|e| Error::io("cannot write", paths.state(), e))
 }
 
+/// Records how merging `task` went in the feature's state; returns the event that says so. A
+/// conflict names the tasks already on the feature branch that changed the same files.
+pub fn record_merge(state: &mut FeatureState, task: &str, merged: TaskMerge) -> FeatureEventKind {
+    match merged {
+        TaskMerge::Merged { commit, paths } => {
+            if let Some(record) = state.tasks.get_mut(task) {
+                record.status = TaskStatus::Merged;
+                record.message = None;
+                record.merged_commit = Some(commit.clone());
+                record.changed_paths = paths.clone();
+            }
+            FeatureEventKind::TaskMerged {
+                task: task.to_string(),
+                commit,
+                files: paths.len(),
+            }
+        }
+        TaskMerge::Conflict { paths } => {
+            let merged_before = state.waves.iter().flatten().filter_map(|t| {
+                let record = state.tasks.get(t)?;
+                (record.status == TaskStatus::Merged)
+                    .then_some((t.as_str(), record.changed_paths.as_slice()))
+            });
+            let with_tasks = conflicting_tasks(merged_before, &paths);
+            let message = format!(
+                "approved, but merging it into {} conflicts in {}",
+                state.branch,
+                paths.join(", ")
+            );
+            if let Some(record) = state.tasks.get_mut(task) {
+                record.status = TaskStatus::Conflict;
+                record.message = Some(message);
+            }
+            state.conflict = Some(ConflictRecord {
+                task: task.to_string(),
+                paths: paths.clone(),
+                with_tasks: with_tasks.clone(),
+            });
+            FeatureEventKind::Conflict {
+                task: task.to_string(),
+                with_tasks,
+                paths,
+            }
+        }
+    }
+}
+
 /// The tasks already on the feature branch whose changes touch `paths`, in the order given.
 pub fn conflicting_tasks<'a>(
     merged: impl IntoIterator<Item = (&'a str, &'a [String])>,
@@ -158,5 +207,31 @@ mod tests {
             vec!["A", "C"]
         );
         assert!(conflicting_tasks(merged, &["other".to_string()]).is_empty());
+    }
+
+    #[test]
+    fn a_conflict_is_recorded_with_the_tasks_that_changed_the_files() {
+        use crate::feature::state::sample_state;
+        let mut state = sample_state(&[TaskStatus::Approved, TaskStatus::Approved]);
+        let merged = TaskMerge::Merged {
+            commit: "abc".into(),
+            paths: vec!["lib/greet.sh".into()],
+        };
+        record_merge(&mut state, "T0", merged);
+        let conflict = TaskMerge::Conflict {
+            paths: vec!["lib/greet.sh".into()],
+        };
+
+        let event = record_merge(&mut state, "T1", conflict);
+
+        assert_eq!(state.status_of("T0"), TaskStatus::Merged);
+        assert_eq!(state.status_of("T1"), TaskStatus::Conflict);
+        let expected = ConflictRecord {
+            task: "T1".into(),
+            paths: vec!["lib/greet.sh".into()],
+            with_tasks: vec!["T0".into()],
+        };
+        assert_eq!(state.conflict, Some(expected));
+        assert!(matches!(event, FeatureEventKind::Conflict { .. }));
     }
 }

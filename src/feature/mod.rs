@@ -4,14 +4,15 @@
 //! as a whole before anything runs ([`plan`], over the pure wave computation in [`graph`]),
 //! then each task's engine run is preflighted ([`preflight`]). A run ([`run`], [`runner`])
 //! creates the feature branch `autobuild/<FEAT-ID>`, runs each wave's tasks in parallel
-//! worktrees branched from it ([`schedule`] decides what runs), squashes approved tasks onto it
-//! ([`merge`]) and finally lands it on the base. Its state lives in `runs/<FEAT-ID>/`
+//! worktrees branched from it ([`schedule`] decides what runs, [`task_thread`] runs one), squashes
+//! approved tasks onto it ([`merge`]) and finally lands it on the base ([`finish`]). Its state lives in `runs/<FEAT-ID>/`
 //! ([`state`], [`events`], [`report`]), never in the feature file; progress is shown by
 //! [`display`].
 
 pub mod display;
 pub mod events;
 pub mod file;
+pub mod finish;
 pub mod graph;
 pub mod locate;
 pub mod merge;
@@ -23,5 +24,6 @@ pub mod runner;
 pub mod schedule;
 pub mod show;
 pub mod state;
+pub mod task_thread;
 
 pub use plan::{FeaturePlan, PlannedTask};

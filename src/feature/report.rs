@@ -306,3 +306,62 @@ fn task_status_line(record: &TaskRecord, info: &TaskRunInfo) -> String {
     }
     parts.join("  ").trim_end().to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::feature::state::{sample_state, ConflictRecord};
+
+    #[test]
+    fn the_report_links_task_reports_and_explains_a_conflict() {
+        let mut state = sample_state(&[TaskStatus::Merged, TaskStatus::Conflict]);
+        state.status = FeatureStatus::Conflict;
+        state.conflict = Some(ConflictRecord {
+            task: "T1".into(),
+            paths: vec!["lib/greet.sh".into()],
+            with_tasks: vec!["T0".into()],
+        });
+        let infos = BTreeMap::from([(
+            "T0".to_string(),
+            TaskRunInfo {
+                turn: 2,
+                max_turns: 5,
+                report: Some(PathBuf::from("runs/T0/report.md")),
+                ..Default::default()
+            },
+        )]);
+
+        let report = render_report(&state, &infos);
+
+        assert!(
+            report.contains(
+                "**Outcome:** stopped: T1 conflicts with the feature branch in lib/greet.sh"
+            ),
+            "{report}"
+        );
+        assert!(
+            report.contains("| T0 |  | merged | 2/5 | $0.00 | [report](../T0/report.md) |"),
+            "{report}"
+        );
+        assert!(
+            report.contains("it and T0 (merged before it) changed"),
+            "{report}"
+        );
+        assert!(
+            report.contains("`autobuild discard T1 --yes`, then `autobuild resume F`"),
+            "{report}"
+        );
+    }
+
+    #[test]
+    fn status_lists_tasks_by_wave() {
+        let mut state = sample_state(&[TaskStatus::Merged, TaskStatus::Skipped]);
+        state.tasks.get_mut("T1").unwrap().message = Some("blocked by X (stalled)".into());
+        let text = render_status(&state, &BTreeMap::new(), Path::new(".autobuild/runs/F"));
+        assert!(
+            text.contains("  wave 1:\n    T0  merged\n    T1  skipped    (blocked by X (stalled))"),
+            "{text}"
+        );
+        assert!(text.ends_with("records:   .autobuild/runs/F"), "{text}");
+    }
+}

@@ -11,13 +11,14 @@ use crate::engine::lock::{LockError, RunLock};
 use crate::engine::paths::RunPaths;
 use crate::error::Error;
 use crate::feature::display::Display;
+use crate::feature::finish::{land, write_report};
 use crate::feature::merge::{remove_task_branch, task_branch};
 use crate::feature::plan;
 use crate::feature::preflight::{preflight, FeatureSetup, Intent};
 use crate::feature::report::{render_status, task_infos};
-use crate::feature::runner::{self, state_file, write_report, Runner};
+use crate::feature::runner::Runner;
 use crate::feature::state::{
-    FeatureSettings, FeatureState, FeatureStatus, TaskRecord, FEATURE_STATE_FILE,
+    state_file, FeatureSettings, FeatureState, FeatureStatus, TaskRecord, FEATURE_STATE_FILE,
     FEATURE_STATE_VERSION,
 };
 use crate::git::Repo;
@@ -133,7 +134,7 @@ pub fn complete(root: &Path, feature_id: &str) -> Result<u8, Error> {
         .map(|(id, record)| (id.clone(), record.title.clone()))
         .collect();
     let repo = Repo::discover(root)?;
-    let commit = runner::land(&repo, &state, &titles, strategy)?;
+    let commit = land(&repo, &state, &titles, strategy)?;
     state.status = FeatureStatus::Merged;
     state.merged_commit = Some(commit.clone());
     state.message = Some(crate::feature::report::outcome_message(&state));

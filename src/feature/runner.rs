@@ -9,36 +9,30 @@
 //! running after the feature ends. Ctrl-C cancels every running task (each engine run listens
 //! for it) and starts nothing new; `--stop-on-failure` starts nothing new after a task fails.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::path::{Path, PathBuf};
+use std::collections::{HashMap, VecDeque};
 use std::sync::mpsc::{self, Sender};
-use std::thread::{self, JoinHandle};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::agents::process::CancelToken;
 use crate::engine::cx::now;
-use crate::engine::events::{Event, EventKind, EventSink};
 use crate::engine::lock::RunLock;
 use crate::engine::paths::RunPaths;
 use crate::engine::plan::BranchPolicy;
-use crate::engine::run::StartOptions;
-use crate::engine::state::{RunSettings, RunState};
+use crate::engine::state::RunState;
 use crate::engine::Outcome;
-use crate::error::{exit, Error};
+use crate::error::Error;
 use crate::feature::display::FeatureSink;
 use crate::feature::events::{FeatureEvent, FeatureEventKind, FeatureLog};
-use crate::feature::merge::{
-    conflicting_tasks, land_feature, merge_task, FeatureLanding, TaskMerge,
-};
+use crate::feature::finish::{feature_exit_code, land, write_report};
+use crate::feature::merge::{merge_task, record_merge};
 use crate::feature::preflight::FeatureSetup;
-use crate::feature::report::{outcome_message, render_report, task_infos};
+use crate::feature::report::outcome_message;
 use crate::feature::schedule::{decide, parallelism, Action, PriorRun};
-use crate::feature::state::{
-    ConflictRecord, FeatureState, FeatureStatus, TaskStatus, FEATURE_STATE_FILE,
-};
+use crate::feature::state::{state_file, FeatureState, FeatureStatus, TaskStatus};
+use crate::feature::task_thread::{past_worktree, spawn_task, Message, TaskRun};
 use crate::git::Repo;
 use crate::ui;
-use crate::workflow::model::MergeStrategy;
 
 /// How often the runner looks at the cancel flag while tasks run.
 const POLL: Duration = Duration::from_millis(200);
@@ -58,39 +52,9 @@ pub struct Runner {
     _lock: RunLock,
 }
 
-/// What a task thread reports.
-enum Message {
-    Event(Event),
-    Done(String, Result<Outcome, Error>),
-}
-
-/// Forwards a task run's events to the runner's thread.
-struct ChannelSink(Sender<Message>);
-
-impl EventSink for ChannelSink {
-    fn emit(&mut self, event: &Event) {
-        let _ = self.0.send(Message::Event(event.clone()));
-    }
-}
-
 struct Job {
     task: String,
     resume: bool,
-}
-
-/// Whether a task run is past its worktree step: the step finished (or was skipped), or a
-/// later step started (a resumed run skips its completed worktree step silently).
-fn past_worktree(event: &Event) -> bool {
-    match &event.kind {
-        EventKind::StepFinished { .. } | EventKind::StepSkipped { .. } => true,
-        EventKind::StepStarted { uses, .. } => uses != "worktree",
-        _ => false,
-    }
-}
-
-/// Where a feature's `feature.json` is.
-pub fn state_file(paths: &RunPaths) -> PathBuf {
-    paths.dir.join(FEATURE_STATE_FILE)
 }
 
 impl Runner {
@@ -131,6 +95,12 @@ impl Runner {
             branch: self.state.branch.clone(),
             base: self.state.base_branch.clone(),
             waves: self.state.waves.clone(),
+            statuses: self
+                .state
+                .tasks
+                .iter()
+                .map(|(id, record)| (id.clone(), record.status.as_str().to_string()))
+                .collect(),
             resumed: self.resumed,
         });
         for message in self.setup.warnings.clone() {
@@ -274,29 +244,28 @@ impl Runner {
         let mut queue: VecDeque<Job> = jobs.into();
         let mut running: HashMap<String, JoinHandle<()>> = HashMap::new();
         let mut starting: Option<String> = None;
+        // After an error of the runner itself, no task starts and the running ones are waited
+        // for before the error is returned: no task run outlives the feature run.
+        let mut failure: Option<Error> = None;
         loop {
-            while running.len() < limit && starting.is_none() && !self.stopping() {
+            while running.len() < limit
+                && starting.is_none()
+                && failure.is_none()
+                && !self.stopping()
+            {
                 let Some(job) = queue.pop_front() else {
                     break;
                 };
-                if let Some(record) = self.state.tasks.get_mut(&job.task) {
-                    record.status = TaskStatus::Running;
-                    record.message = None;
-                    record.started_at = Some(now());
-                    record.finished_at = None;
+                match self.start_job(&job, wave, tx.clone()) {
+                    Ok(handle) => {
+                        starting = Some(job.task.clone());
+                        running.insert(job.task, handle);
+                    }
+                    Err(error) => failure = Some(error),
                 }
-                self.save()?;
-                self.emit(FeatureEventKind::TaskStarted {
-                    task: job.task.clone(),
-                    wave,
-                    resumed: job.resume,
-                });
-                let handle = self.spawn(&job, tx.clone())?;
-                starting = Some(job.task.clone());
-                running.insert(job.task, handle);
             }
             if running.is_empty() {
-                return Ok(());
+                return failure.map_or(Ok(()), Err);
             }
             match rx.recv_timeout(POLL) {
                 Ok(Message::Event(event)) => {
@@ -312,43 +281,57 @@ impl Runner {
                     if let Some(handle) = running.remove(&task) {
                         let _ = handle.join();
                     }
-                    self.task_done(&task, result)?;
+                    if let Err(error) = self.task_done(&task, result) {
+                        failure.get_or_insert(error);
+                    }
                 }
                 Err(_) => {}
             }
         }
     }
 
+    /// Records the task as running and starts its thread.
+    fn start_job(
+        &mut self,
+        job: &Job,
+        wave: usize,
+        tx: Sender<Message>,
+    ) -> Result<JoinHandle<()>, Error> {
+        if let Some(record) = self.state.tasks.get_mut(&job.task) {
+            record.status = TaskStatus::Running;
+            record.message = None;
+            record.started_at = Some(now());
+            record.finished_at = None;
+        }
+        self.save()?;
+        self.emit(FeatureEventKind::TaskStarted {
+            task: job.task.clone(),
+            wave,
+            resumed: job.resume,
+        });
+        self.spawn(job, tx)
+    }
+
     fn spawn(&self, job: &Job, tx: Sender<Message>) -> Result<JoinHandle<()>, Error> {
-        let root = self.setup.plan.root.clone();
         let task_path = self
             .setup
             .plan
             .task(&job.task)
             .map(|t| t.task.path.display().to_string())
             .unwrap_or_else(|| job.task.clone());
-        let settings: RunSettings = self.setup.task_settings();
         let policy = if job.resume {
             BranchPolicy::Resume
         } else {
             BranchPolicy::New
         };
-        let task = job.task.clone();
-        thread::Builder::new()
-            .name(format!("task {task}"))
-            .spawn(move || {
-                let options = StartOptions {
-                    policy,
-                    yes: false,
-                    sink: Box::new(ChannelSink(tx.clone())),
-                };
-                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    crate::engine::run::start(&root, &task_path, settings, options)
-                }))
-                .unwrap_or_else(|_| Err(Error::runtime(format!("the run of {task} panicked"))));
-                let _ = tx.send(Message::Done(task, result));
-            })
-            .map_err(|e| Error::runtime(format!("cannot start a thread for {}: {e}", job.task)))
+        spawn_task(TaskRun {
+            root: self.setup.plan.root.clone(),
+            task: job.task.clone(),
+            task_path,
+            settings: self.setup.task_settings(),
+            policy,
+            tx,
+        })
     }
 
     fn task_done(&mut self, task: &str, result: Result<Outcome, Error>) -> Result<(), Error> {
@@ -402,56 +385,9 @@ impl Runner {
             &title,
             &self.state.branch,
         )?;
-        match merged {
-            TaskMerge::Merged { commit, paths } => {
-                if let Some(record) = self.state.tasks.get_mut(id) {
-                    record.status = TaskStatus::Merged;
-                    record.message = None;
-                    record.merged_commit = Some(commit.clone());
-                    record.changed_paths = paths.clone();
-                }
-                self.save()?;
-                self.emit(FeatureEventKind::TaskMerged {
-                    task: id.to_string(),
-                    commit,
-                    files: paths.len(),
-                });
-            }
-            TaskMerge::Conflict { paths } => {
-                let merged: Vec<(&str, &[String])> = self
-                    .state
-                    .waves
-                    .iter()
-                    .flatten()
-                    .filter_map(|t| {
-                        let record = self.state.tasks.get(t)?;
-                        (record.status == TaskStatus::Merged)
-                            .then_some((t.as_str(), record.changed_paths.as_slice()))
-                    })
-                    .collect();
-                let with_tasks = conflicting_tasks(merged, &paths);
-                self.set_status(
-                    id,
-                    TaskStatus::Conflict,
-                    Some(format!(
-                        "approved, but merging it into {} conflicts in {}",
-                        self.state.branch,
-                        paths.join(", ")
-                    )),
-                );
-                self.state.conflict = Some(ConflictRecord {
-                    task: id.to_string(),
-                    paths: paths.clone(),
-                    with_tasks: with_tasks.clone(),
-                });
-                self.save()?;
-                self.emit(FeatureEventKind::Conflict {
-                    task: id.to_string(),
-                    with_tasks,
-                    paths,
-                });
-            }
-        }
+        let event = record_merge(&mut self.state, id, merged);
+        self.save()?;
+        self.emit(event);
         Ok(())
     }
 
@@ -525,57 +461,5 @@ impl Runner {
             .map(|t| (t.id().to_string(), t.task.title.clone()))
             .collect();
         land(&self.repo, &self.state, &titles, self.setup.strategy)
-    }
-}
-
-/// Merges a finished feature into its base; `titles` name the tasks in the commit message.
-pub fn land(
-    repo: &Repo,
-    state: &FeatureState,
-    titles: &BTreeMap<String, String>,
-    strategy: MergeStrategy,
-) -> Result<String, Error> {
-    let tasks: Vec<(&str, &str)> = state
-        .waves
-        .iter()
-        .flatten()
-        .map(|id| (id.as_str(), titles.get(id).map_or("", String::as_str)))
-        .collect();
-    land_feature(
-        repo,
-        &FeatureLanding {
-            feature_id: &state.feature_id,
-            name: &state.name,
-            branch: &state.branch,
-            base: &state.base_branch,
-            strategy,
-            tasks,
-        },
-    )
-}
-
-/// Writes `report.md` next to `feature.json`.
-pub fn write_report(
-    state: &FeatureState,
-    runs_dir: &Path,
-    paths: &RunPaths,
-) -> Result<PathBuf, Error> {
-    let text = render_report(state, &task_infos(runs_dir, state));
-    let path = paths.report();
-    crate::engine::state::write_atomic(&path, text.as_bytes())
-        .map_err(|e| Error::io("cannot write", &path, e))?;
-    Ok(path)
-}
-
-/// DESIGN.md §7 for a feature: 0 when every task is approved, 5 when cancelled, else the most
-/// serious task result (3 turn limit, 4 stalled, 1 failed or conflict).
-pub fn feature_exit_code(state: &FeatureState) -> u8 {
-    match state.status {
-        FeatureStatus::Approved | FeatureStatus::Merged => exit::APPROVED,
-        FeatureStatus::Cancelled => exit::CANCELLED,
-        _ => match state.exit_code() {
-            exit::APPROVED => exit::RUNTIME,
-            code => code,
-        },
     }
 }

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::engine::paths::RunPaths;
 use crate::engine::state::{write_json_atomic, RunSettings};
 use crate::engine::Outcome;
 use crate::error::exit;
@@ -18,6 +19,11 @@ pub const FEATURE_STATE_VERSION: u32 = 1;
 
 /// The file whose presence marks a run directory as a feature's.
 pub const FEATURE_STATE_FILE: &str = "feature.json";
+
+/// Where a feature's `feature.json` is, in its run directory.
+pub fn state_file(paths: &RunPaths) -> PathBuf {
+    paths.dir.join(FEATURE_STATE_FILE)
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FeatureState {
@@ -218,57 +224,60 @@ impl FeatureState {
     }
 }
 
+/// A feature state with tasks `T0`, `T1`, … in one wave, for tests.
+#[cfg(test)]
+pub(crate) fn sample_state(statuses: &[TaskStatus]) -> FeatureState {
+    let ids: Vec<String> = (0..statuses.len()).map(|i| format!("T{i}")).collect();
+    FeatureState {
+        version: FEATURE_STATE_VERSION,
+        feature_id: "F".into(),
+        name: "F".into(),
+        file: PathBuf::from("f.yaml"),
+        status: FeatureStatus::Running,
+        started_at: String::new(),
+        updated_at: String::new(),
+        base_branch: "main".into(),
+        branch: "autobuild/F".into(),
+        settings: FeatureSettings::default(),
+        waves: vec![ids.clone()],
+        tasks: ids
+            .into_iter()
+            .zip(statuses)
+            .map(|(id, &status)| {
+                (
+                    id,
+                    TaskRecord {
+                        status,
+                        ..Default::default()
+                    },
+                )
+            })
+            .collect(),
+        conflict: None,
+        message: None,
+        merged_commit: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn state_with(statuses: &[TaskStatus]) -> FeatureState {
-        FeatureState {
-            version: FEATURE_STATE_VERSION,
-            feature_id: "F".into(),
-            name: "F".into(),
-            file: PathBuf::from("f.yaml"),
-            status: FeatureStatus::Running,
-            started_at: String::new(),
-            updated_at: String::new(),
-            base_branch: "main".into(),
-            branch: "autobuild/F".into(),
-            settings: FeatureSettings::default(),
-            waves: Vec::new(),
-            tasks: statuses
-                .iter()
-                .enumerate()
-                .map(|(i, &status)| {
-                    (
-                        format!("T{i}"),
-                        TaskRecord {
-                            status,
-                            ..Default::default()
-                        },
-                    )
-                })
-                .collect(),
-            conflict: None,
-            message: None,
-            merged_commit: None,
-        }
-    }
-
     #[test]
     fn the_most_serious_task_status_decides_the_exit_code() {
         use TaskStatus::*;
-        assert_eq!(state_with(&[Merged, Merged]).exit_code(), 0);
-        assert_eq!(state_with(&[Merged, Blocked, Skipped]).exit_code(), 3);
-        assert_eq!(state_with(&[Blocked, Stalled]).exit_code(), 4);
-        assert_eq!(state_with(&[Stalled, Conflict]).exit_code(), 1);
-        assert_eq!(state_with(&[Failed, Cancelled]).exit_code(), 5);
+        assert_eq!(sample_state(&[Merged, Merged]).exit_code(), 0);
+        assert_eq!(sample_state(&[Merged, Blocked, Skipped]).exit_code(), 3);
+        assert_eq!(sample_state(&[Blocked, Stalled]).exit_code(), 4);
+        assert_eq!(sample_state(&[Stalled, Conflict]).exit_code(), 1);
+        assert_eq!(sample_state(&[Failed, Cancelled]).exit_code(), 5);
     }
 
     #[test]
     fn state_round_trips_through_its_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(FEATURE_STATE_FILE);
-        let state = state_with(&[TaskStatus::Merged, TaskStatus::Running]);
+        let state = sample_state(&[TaskStatus::Merged, TaskStatus::Running]);
         state.save(&path).unwrap();
         assert_eq!(FeatureState::load(&path).unwrap(), state);
     }

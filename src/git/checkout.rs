@@ -6,10 +6,10 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use git2::build::CheckoutBuilder;
-use git2::{CheckoutNotificationType, ErrorCode, Oid, Repository, StatusOptions};
+use git2::{CheckoutNotificationType, ErrorCode, Oid, Repository};
 
 use super::error::{Context, GitError};
-use super::repo::{normalize, Repo};
+use super::repo::{normalize, status_options, Repo};
 
 /// A working tree (main checkout or linked worktree) with a given branch checked out.
 pub(crate) struct BranchCheckout {
@@ -71,15 +71,9 @@ impl BranchCheckout {
     /// any of `touched`.
     pub(crate) fn ensure_clean(&self, touched: &[String]) -> Result<(), GitError> {
         let touched: BTreeSet<&str> = touched.iter().map(String::as_str).collect();
-        let mut options = StatusOptions::new();
-        options
-            .include_untracked(true)
-            .recurse_untracked_dirs(true)
-            .include_ignored(false)
-            .exclude_submodules(true);
         let statuses = self
             .repo
-            .statuses(Some(&mut options))
+            .statuses(Some(&mut status_options()))
             .context("read the status", &self.path)?;
         let dirty: Vec<String> = statuses
             .iter()

@@ -183,3 +183,16 @@ pub(crate) fn same_path(a: &Path, b: &Path) -> bool {
         _ => normalize(a) == normalize(b),
     }
 }
+
+/// What `git status` shows by default, file by file: staged, unstaged and untracked changes
+/// (untracked directories listed file by file), ignored files and submodules left out.
+pub(crate) fn status_options() -> git2::StatusOptions {
+    let mut options = git2::StatusOptions::new();
+    options
+        .include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .include_ignored(false)
+        .exclude_submodules(true)
+        .renames_index_to_workdir(false);
+    options
+}

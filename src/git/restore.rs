@@ -4,11 +4,11 @@
 use std::path::Path;
 
 use git2::build::CheckoutBuilder;
-use git2::{Oid, Repository, ResetType, StatusOptions};
+use git2::{Oid, Repository, ResetType};
 
 use super::diff::changed_paths;
 use super::error::{Context, GitError};
-use super::repo::{find_commit, open_checkout};
+use super::repo::{find_commit, open_checkout, status_options};
 use super::snapshot::state_tree;
 
 /// Returns the worktree to exactly `commit`: tracked files, index and branch tip are reset, and
@@ -45,14 +45,8 @@ fn is_pristine(repo: &Repository, commit: Oid, worktree: &Path) -> Result<bool, 
     if head != Some(commit) {
         return Ok(false);
     }
-    let mut options = StatusOptions::new();
-    options
-        .include_untracked(true)
-        .recurse_untracked_dirs(true)
-        .include_ignored(false)
-        .exclude_submodules(true);
     let statuses = repo
-        .statuses(Some(&mut options))
+        .statuses(Some(&mut status_options()))
         .context("read the worktree status", worktree)?;
     Ok(statuses.is_empty())
 }

@@ -10,12 +10,12 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use git2::{Index, Oid, Repository, Status, StatusOptions};
+use git2::{Index, Oid, Repository, Status};
 use serde::{Deserialize, Serialize};
 
 use super::diff::changed_paths;
 use super::error::{Context, GitError};
-use super::repo::{find_commit, head_of, open_checkout, signature};
+use super::repo::{find_commit, head_of, open_checkout, signature, status_options};
 
 /// The result of checkpointing a worktree.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -98,15 +98,8 @@ pub(crate) fn state_tree(repo: &Repository, worktree: &Path) -> Result<Oid, GitE
 /// from the index's stat cache, so a large repository with a small change costs a scan of
 /// file metadata, not a re-hash of every file.
 fn stage_all(repo: &Repository, index: &mut Index, worktree: &Path) -> Result<Oid, GitError> {
-    let mut options = StatusOptions::new();
-    options
-        .include_untracked(true)
-        .recurse_untracked_dirs(true)
-        .include_ignored(false)
-        .exclude_submodules(true)
-        .renames_index_to_workdir(false);
     let statuses = repo
-        .statuses(Some(&mut options))
+        .statuses(Some(&mut status_options()))
         .context("read the worktree status", worktree)?;
     let changed_in_worktree = Status::WT_NEW
         | Status::WT_MODIFIED

@@ -48,24 +48,37 @@ impl Project {
         project.write(".autobuild/.gitignore", "runs/\nworktrees/\n");
         project.write(".autobuild/agents/player.sh", &fixture("agents/player.sh"));
         project.write(".autobuild/agents/coach.sh", &fixture("agents/coach.sh"));
-        project.write(
+        project.write_config("30s");
+        project
+    }
+
+    /// `.autobuild/config.toml`: the runner's check and the scripted agents.
+    fn write_config(&self, player_timeout: &str) {
+        self.write(
             ".autobuild/config.toml",
-            r#"[checks.test]
+            &format!(
+                r#"[checks.test]
 cmd = "sh tests/run.sh"
 timeout = "30s"
 
 [roles.player]
 agent = "command"
 command = ["sh", ".autobuild/agents/player.sh"]
-timeout = "30s"
+timeout = "{player_timeout}"
 
 [roles.coach]
 agent = "command"
 command = ["sh", ".autobuild/agents/coach.sh"]
 timeout = "30s"
-"#,
+"#
+            ),
         );
-        project
+    }
+
+    /// How long a Player may run before the engine stops it.
+    pub fn player_timeout(self, timeout: &str) -> Project {
+        self.write_config(timeout);
+        self
     }
 
     /// A task whose single criterion runs `verify`, and whose Player runs `behaviour` (sh).
@@ -316,6 +329,24 @@ pub fn stdout(output: &Output) -> String {
 
 pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Live (non-zombie) processes of process group `pgid`, from /proc.
+pub fn live_group_members(pgid: i32) -> Vec<i32> {
+    fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                return false;
+            };
+            // Fields after the parenthesised command name: state, ppid, pgrp, …
+            let after_name = stat.rsplit_once(") ").map_or("", |(_, rest)| rest);
+            let fields: Vec<&str> = after_name.split_whitespace().collect();
+            fields.first() != Some(&"Z") && fields.get(2) == Some(&pgid.to_string().as_str())
+        })
+        .collect()
 }
 
 /// Kills every process of group `pgid` (a simulated crash takes the agents down too).

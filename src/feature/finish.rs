@@ -1,0 +1,65 @@
+//! How a feature run ends: the finished feature branch landing on the base, the feature's
+//! `report.md`, and its exit code.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::engine::paths::RunPaths;
+use crate::error::{exit, Error};
+use crate::feature::merge::{land_feature, FeatureLanding};
+use crate::feature::report::{render_report, task_infos};
+use crate::feature::state::{FeatureState, FeatureStatus};
+use crate::git::Repo;
+use crate::workflow::model::MergeStrategy;
+
+/// Merges a finished feature into its base; `titles` name the tasks in the commit message.
+pub fn land(
+    repo: &Repo,
+    state: &FeatureState,
+    titles: &BTreeMap<String, String>,
+    strategy: MergeStrategy,
+) -> Result<String, Error> {
+    let tasks: Vec<(&str, &str)> = state
+        .waves
+        .iter()
+        .flatten()
+        .map(|id| (id.as_str(), titles.get(id).map_or("", String::as_str)))
+        .collect();
+    land_feature(
+        repo,
+        &FeatureLanding {
+            feature_id: &state.feature_id,
+            name: &state.name,
+            branch: &state.branch,
+            base: &state.base_branch,
+            strategy,
+            tasks,
+        },
+    )
+}
+
+/// Writes `report.md` next to `feature.json`.
+pub fn write_report(
+    state: &FeatureState,
+    runs_dir: &Path,
+    paths: &RunPaths,
+) -> Result<PathBuf, Error> {
+    let text = render_report(state, &task_infos(runs_dir, state));
+    let path = paths.report();
+    crate::engine::state::write_atomic(&path, text.as_bytes())
+        .map_err(|e| Error::io("cannot write", &path, e))?;
+    Ok(path)
+}
+
+/// DESIGN.md §7 for a feature: 0 when every task is approved, 5 when cancelled, else the most
+/// serious task result (3 turn limit, 4 stalled, 1 failed or conflict).
+pub fn feature_exit_code(state: &FeatureState) -> u8 {
+    match state.status {
+        FeatureStatus::Approved | FeatureStatus::Merged => exit::APPROVED,
+        FeatureStatus::Cancelled => exit::CANCELLED,
+        _ => match state.exit_code() {
+            exit::APPROVED => exit::RUNTIME,
+            code => code,
+        },
+    }
+}
