@@ -81,7 +81,7 @@ pub fn run(json: bool, quiet: bool) -> Result<u8, Error> {
         auto_merge: true,
         ..RunSettings::default()
     };
-    let options = StartOptions::new(BranchPolicy::New, false, Display::choose(json, quiet));
+    let options = StartOptions::new(BranchPolicy::New, false, Display::choose(json, quiet))?;
     let outcome = start(&dir, TASK, settings, options)?;
     if !json {
         ui::line(&format!(

@@ -13,6 +13,7 @@ use crate::engine::paths::RunPaths;
 use crate::engine::plan::repo_root;
 use crate::engine::state::{RunState, RunStatus};
 use crate::error::Error;
+use crate::feature::state::{FeatureState, TaskStatus};
 use crate::git::Repo;
 use crate::project::{Config, Layout};
 use crate::ui;
@@ -26,6 +27,14 @@ struct Located {
 
 fn locate_run(task_id: &str) -> Result<Located, Error> {
     let root = repo_root(&current_dir()?)?;
+    if crate::feature::run::is_feature_run(&root, task_id) {
+        return Err(Error::usage(format!(
+            "{task_id} is a feature; this command works on one task's run"
+        ))
+        .with_help(format!(
+            "`autobuild status {task_id}` lists its tasks; discard its branches with `autobuild feature {task_id} --fresh`"
+        )));
+    }
     let paths = RunPaths::new(&Layout::new(&root).runs(), task_id);
     let state = RunState::load(&paths.state()).map_err(|_| {
         Error::usage(format!("no run of {task_id} here"))
@@ -52,20 +61,56 @@ pub fn status(task_id: Option<String>) -> Result<u8, Error> {
 }
 
 fn status_table(runs_dir: &Path) -> String {
-    let mut states: Vec<RunState> = fs::read_dir(runs_dir)
+    let current_runs: Vec<PathBuf> = fs::read_dir(runs_dir)
         .into_iter()
         .flatten()
         .flatten()
         .filter(|e| !e.file_name().to_string_lossy().contains('@'))
-        .filter_map(|e| RunState::load(&e.path().join("state.json")).ok())
+        .map(|e| e.path())
         .collect();
-    if states.is_empty() {
+    let mut states: Vec<RunState> = current_runs
+        .iter()
+        .filter_map(|dir| RunState::load(&dir.join("state.json")).ok())
+        .collect();
+    let mut features: Vec<FeatureState> = current_runs
+        .iter()
+        .filter_map(|dir| FeatureState::load(&dir.join("feature.json")).ok())
+        .collect();
+    if states.is_empty() && features.is_empty() {
         return "no runs yet (start one with `autobuild task <ID>`)".into();
     }
+    features.sort_by(|a, b| a.feature_id.cmp(&b.feature_id));
+    let mut out = String::new();
+    if !features.is_empty() {
+        out = format!(
+            "{:<20} {:<10} {:>7}  {}",
+            "FEATURE", "STATUS", "MERGED", "NAME"
+        );
+        for f in &features {
+            let merged = f
+                .tasks
+                .keys()
+                .filter(|t| f.status_of(t) == TaskStatus::Merged)
+                .count();
+            let _ = write!(
+                out,
+                "\n{:<20} {:<10} {:>7}  {}",
+                f.feature_id,
+                f.status.as_str(),
+                format!("{merged}/{}", f.tasks.len()),
+                f.name
+            );
+        }
+        if states.is_empty() {
+            return out;
+        }
+        out.push_str("\n\n");
+    }
     states.sort_by(|a, b| a.task_id.cmp(&b.task_id));
-    let mut out = format!(
-        "{:<20} {:<10} {:>5} {:>8}  {}",
-        "TASK", "STATUS", "TURN", "COST", "TITLE"
+    let _ = write!(
+        out,
+        "{:<20} {:<10} {:>5} {:>8}  TITLE",
+        "TASK", "STATUS", "TURN", "COST"
     );
     for s in &states {
         let turn = s.loops.values().map(|l| l.iteration).max().unwrap_or(0);
@@ -144,7 +189,20 @@ pub fn resume(task_id: &str, json: bool, quiet: bool) -> Result<u8, Error> {
         let display = crate::feature::display::Display::choose(json, quiet);
         return crate::feature::run::resume(&root, task_id, None, display);
     }
-    let outcome = crate::engine::run::resume(&root, task_id, Display::choose(json, quiet).sink())?;
+    let never_ran = !Layout::new(&root)
+        .run_dir(task_id)
+        .join("state.json")
+        .exists();
+    if never_ran && crate::feature::locate::locate_feature(&root, task_id).is_ok() {
+        return Err(Error::usage(format!("feature {task_id} has not run yet"))
+            .with_help(format!("start it with `autobuild feature {task_id}`")));
+    }
+    let outcome = crate::engine::run::resume(
+        &root,
+        task_id,
+        Display::choose(json, quiet).sink(),
+        crate::engine::run::cancel_on_signals()?,
+    )?;
     Ok(outcome.exit_code())
 }
 

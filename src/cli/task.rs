@@ -50,7 +50,7 @@ pub fn run(args: TaskArgs, quiet: bool) -> Result<u8, Error> {
         dry_run::print(&plan);
         return Ok(0);
     }
-    let options = StartOptions::new(policy, args.yes, Display::choose(args.flags.json, quiet));
+    let options = StartOptions::new(policy, args.yes, Display::choose(args.flags.json, quiet))?;
     let outcome = start(&root, &args.task, settings, options)?;
     Ok(outcome.exit_code())
 }

@@ -19,22 +19,26 @@ use crate::error::Error;
 use crate::git::{self, Repo};
 use crate::ui::progress::Display;
 
-/// How `autobuild task` treats an existing branch, and where progress goes.
+/// How `autobuild task` treats an existing branch, where progress goes, and what stops it.
 pub struct StartOptions {
     pub policy: BranchPolicy,
     /// `--yes`: do not ask before discarding with `--fresh`.
     pub yes: bool,
     /// Receives every event of the run (a display, or a feature's aggregator).
     pub sink: Box<dyn EventSink + Send>,
+    /// Setting it stops the run like Ctrl-C does (a feature shares one across its tasks).
+    pub cancel: CancelToken,
 }
 
 impl StartOptions {
-    pub fn new(policy: BranchPolicy, yes: bool, display: Display) -> StartOptions {
-        StartOptions {
+    /// Options for a run started from the command line: Ctrl-C and SIGTERM cancel it.
+    pub fn new(policy: BranchPolicy, yes: bool, display: Display) -> Result<StartOptions, Error> {
+        Ok(StartOptions {
             policy,
             yes,
             sink: display.sink(),
-        }
+            cancel: cancel_on_signals()?,
+        })
     }
 }
 
@@ -50,7 +54,7 @@ pub fn start(
     if options.policy == BranchPolicy::Resume {
         if let Ok(state) = RunState::load(&paths.state()) {
             if state.status.is_resumable() {
-                return continue_run(&plan, paths, state, options.sink);
+                return continue_run(&plan, paths, state, options.sink, options.cancel);
             }
         }
     }
@@ -68,7 +72,15 @@ pub fn start(
     state
         .save(&paths.state())
         .map_err(|e| Error::io("cannot write", paths.state(), e))?;
-    run_interpreter(&plan, paths, state, repo, options.sink, lock, Vec::new())
+    run_interpreter(
+        &plan,
+        paths,
+        state,
+        repo,
+        (options.sink, options.cancel),
+        lock,
+        Vec::new(),
+    )
 }
 
 /// `autobuild resume <ID>`: continues an interrupted run from its last completed step.
@@ -76,6 +88,7 @@ pub fn resume(
     root: &Path,
     task_id: &str,
     sink: Box<dyn EventSink + Send>,
+    cancel: CancelToken,
 ) -> Result<Outcome, Error> {
     let layout = crate::project::Layout::new(root);
     let paths = RunPaths::new(&layout.runs(), task_id);
@@ -106,7 +119,7 @@ pub fn resume(
         state.settings.clone(),
         BranchPolicy::Resume,
     )?;
-    continue_run(&plan, paths, state, sink)
+    continue_run(&plan, paths, state, sink, cancel)
 }
 
 fn continue_run(
@@ -114,6 +127,7 @@ fn continue_run(
     paths: RunPaths,
     mut state: RunState,
     sink: Box<dyn EventSink + Send>,
+    cancel: CancelToken,
 ) -> Result<Outcome, Error> {
     let lock = take_lock(plan)?;
     let repo = Repo::discover(&plan.root)?;
@@ -137,7 +151,7 @@ fn continue_run(
             }
         }
     }
-    run_interpreter(plan, paths, state, repo, sink, lock, notes)
+    run_interpreter(plan, paths, state, repo, (sink, cancel), lock, notes)
 }
 
 fn run_interpreter(
@@ -145,15 +159,13 @@ fn run_interpreter(
     paths: RunPaths,
     state: RunState,
     repo: Repo,
-    sink: Box<dyn EventSink + Send>,
+    (sink, cancel): (Box<dyn EventSink + Send>, CancelToken),
     _lock: RunLock,
     notes: Vec<String>,
 ) -> Result<Outcome, Error> {
     let resumed = !state.completed.is_empty();
     let events =
         EventLog::open(&paths.events()).map_err(|e| Error::io("cannot open", paths.events(), e))?;
-    let cancel = CancelToken::new();
-    install_signal_handlers(&cancel)?;
     let mut project_env = plan.project_env(&plan.worktree);
     // Agents' own bash tools source the project's setup through BASH_ENV (parity).
     let bash_env = paths.dir.join("env_setup.sh");
@@ -272,11 +284,12 @@ fn new_state(plan: &Plan) -> RunState {
     }
 }
 
-/// Ctrl-C and SIGTERM set the cancel token; running children are stopped by their watchdogs.
-fn install_signal_handlers(cancel: &CancelToken) -> Result<(), Error> {
+/// A token that Ctrl-C and SIGTERM set; running children are stopped by their watchdogs.
+pub fn cancel_on_signals() -> Result<CancelToken, Error> {
+    let cancel = CancelToken::new();
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(signal, cancel.flag())
             .map_err(|e| Error::runtime(format!("cannot install a signal handler: {e}")))?;
     }
-    Ok(())
+    Ok(cancel)
 }

@@ -7,7 +7,8 @@
 //! A task run ends only when its engine run ends — the engine's own timeouts stop its agent
 //! processes — and the runner waits for every task thread before it finishes, so nothing keeps
 //! running after the feature ends. Ctrl-C cancels every running task (each engine run listens
-//! for it) and starts nothing new; `--stop-on-failure` starts nothing new after a task fails.
+//! for it) and starts nothing new; with `--stop-on-failure` the first failure cancels the
+//! running tasks too.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::mpsc::{self, Sender};
@@ -19,6 +20,7 @@ use crate::engine::cx::now;
 use crate::engine::lock::RunLock;
 use crate::engine::paths::RunPaths;
 use crate::engine::plan::BranchPolicy;
+use crate::engine::run::cancel_on_signals;
 use crate::engine::state::RunState;
 use crate::engine::Outcome;
 use crate::error::Error;
@@ -45,7 +47,10 @@ pub struct Runner {
     repo: Repo,
     log: FeatureLog,
     sink: Box<dyn FeatureSink>,
+    /// Ctrl-C (the user stopped the feature).
     cancel: CancelToken,
+    /// Shared by every task run: set by Ctrl-C too, and by `--stop-on-failure` after a failure.
+    tasks_cancel: CancelToken,
     /// Some task ended without approval (for `--stop-on-failure`).
     failed: bool,
     resumed: bool,
@@ -69,11 +74,8 @@ impl Runner {
         let repo = Repo::discover(&setup.plan.root)?;
         let log = FeatureLog::open(&paths.events())
             .map_err(|e| Error::io("cannot open", paths.events(), e))?;
-        let cancel = CancelToken::new();
-        for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-            signal_hook::flag::register(signal, cancel.flag())
-                .map_err(|e| Error::runtime(format!("cannot install a signal handler: {e}")))?;
-        }
+        let cancel = cancel_on_signals()?;
+        let tasks_cancel = cancel_on_signals()?;
         Ok(Runner {
             setup,
             state,
@@ -82,6 +84,7 @@ impl Runner {
             log,
             sink,
             cancel,
+            tasks_cancel,
             failed: false,
             resumed,
             _lock: lock,
@@ -330,6 +333,7 @@ impl Runner {
             task_path,
             settings: self.setup.task_settings(),
             policy,
+            cancel: self.tasks_cancel.clone(),
             tx,
         })
     }
@@ -356,6 +360,9 @@ impl Runner {
         }
         if status.is_failure() {
             self.failed = true;
+            if self.setup.settings.stop_on_failure {
+                self.tasks_cancel.cancel();
+            }
         }
         self.save()?;
         let report =

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::mpsc::Sender;
 use std::thread::{self, JoinHandle};
 
+use crate::agents::process::CancelToken;
 use crate::engine::events::{Event, EventKind, EventSink};
 use crate::engine::plan::BranchPolicy;
 use crate::engine::run::{start, StartOptions};
@@ -37,6 +38,7 @@ pub struct TaskRun {
     pub task_path: String,
     pub settings: RunSettings,
     pub policy: BranchPolicy,
+    pub cancel: CancelToken,
     pub tx: Sender<Message>,
 }
 
@@ -48,6 +50,7 @@ pub fn spawn_task(run: TaskRun) -> Result<JoinHandle<()>, Error> {
         task_path,
         settings,
         policy,
+        cancel,
         tx,
     } = run;
     let name = format!("task {task}");
@@ -58,6 +61,7 @@ pub fn spawn_task(run: TaskRun) -> Result<JoinHandle<()>, Error> {
                 policy,
                 yes: false,
                 sink: Box::new(ChannelSink(tx.clone())),
+                cancel,
             };
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 start(&root, &task_path, settings, options)

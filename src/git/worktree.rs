@@ -43,6 +43,7 @@ impl Repo {
         base: &str,
         path: &Path,
     ) -> Result<WorktreeInfo, GitError> {
+        let _serialized = admin_lock();
         if !Branch::name_is_valid(branch).unwrap_or(false) {
             return Err(GitError::InvalidBranchName {
                 name: branch.to_string(),
@@ -130,6 +131,7 @@ impl Repo {
     /// Checks out the existing `branch` in a new worktree at `path` (a resumed run whose
     /// worktree directory was removed). A stale admin entry for the branch is pruned first.
     pub fn attach_worktree(&self, branch: &str, path: &Path) -> Result<OpenedWorktree, GitError> {
+        let _serialized = admin_lock();
         let reference = self
             .repo
             .find_branch(branch, git2::BranchType::Local)
@@ -303,6 +305,16 @@ pub(crate) fn admin_name(path: &Path) -> String {
     } else {
         trimmed.to_string()
     }
+}
+
+/// libgit2 creates `.git/worktrees/` without tolerating a concurrent creator ("directory
+/// exists"), and picks free admin names by looking; a feature's parallel tasks add worktrees
+/// from several threads, so additions in this process take turns.
+fn admin_lock() -> std::sync::MutexGuard<'static, ()> {
+    static ADDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ADDING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

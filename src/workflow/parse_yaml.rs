@@ -28,9 +28,9 @@ pub fn parse(source: &Arc<Source>) -> Result<Node, Vec<Diagnostic>> {
             Event::DocumentStart(_) => {
                 documents += 1;
                 if documents > 1 {
-                    return Err(vec![pos.error(
-                        "a second YAML document: a workflow file holds exactly one",
-                    )]);
+                    return Err(vec![
+                        pos.error("a second YAML document: the file must hold exactly one")
+                    ]);
                 }
             }
             Event::Scalar(text, style, anchor, tag) => {
