@@ -25,7 +25,18 @@ fn cli_cases_in_a_repository() {
     copy_tree(Path::new("tests/fixtures/features/demo"), dir.path());
     autobuild::git::init_with_commit(dir.path(), "main", "sample project").unwrap();
     let repo = dir.path().canonicalize().unwrap();
+    // The fake agent CLIs stand in for `claude` and `codex`, so `--dry-run --agent …` examples
+    // pass preflight and show the real command lines.
+    let fakes = ["tests/fixtures/fake-claude", "tests/fixtures/fake-codex"]
+        .map(|d| Path::new(d).canonicalize().unwrap().display().to_string());
+    let path = format!(
+        "{}:{}:{}",
+        fakes[0],
+        fakes[1],
+        std::env::var("PATH").unwrap_or_default()
+    );
     trycmd::TestCases::new()
+        .env("PATH", path)
         .env("AUTOBUILD_DIR", repo.display().to_string())
         .env("AUTOBUILD_CONFIG_DIR", "/nonexistent/autobuild-config")
         .insert_var("[REPO]", repo.display().to_string())
