@@ -23,6 +23,7 @@ fn cli_cases_in_a_repository() {
     let dir = tempfile::tempdir().unwrap();
     copy_tree(Path::new("demo/project"), dir.path());
     copy_tree(Path::new("tests/fixtures/features/demo"), dir.path());
+    copy_tree(Path::new("tests/fixtures/tasks/guardkit"), dir.path());
     autobuild::git::init_with_commit(dir.path(), "main", "sample project").unwrap();
     let repo = dir.path().canonicalize().unwrap();
     // The fake agent CLIs stand in for `claude` and `codex`, so `--dry-run --agent …` examples

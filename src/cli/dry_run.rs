@@ -95,19 +95,20 @@ pub fn render(plan: &Plan) -> String {
     }
     let _ = writeln!(out, "\nAcceptance criteria:");
     for criterion in &task.criteria {
+        let text = criterion.text.replace('\n', "\n          ");
         match &criterion.verify {
             Some(cmd) => {
                 let _ = writeln!(
                     out,
-                    "  {}  {}\n          runner verifies: {cmd}",
-                    criterion.id, criterion.text
+                    "  {}  {text}\n          runner verifies: {cmd}",
+                    criterion.id
                 );
             }
             None => {
                 let _ = writeln!(
                     out,
-                    "  {}  {}\n          judged by the coach",
-                    criterion.id, criterion.text
+                    "  {}  {text}\n          judged by the coach",
+                    criterion.id
                 );
             }
         }
