@@ -72,6 +72,9 @@ pub fn render(plan: &Plan) -> String {
     for warning in &plan.warnings {
         let _ = writeln!(out, "  warning:    {warning}");
     }
+    for blocker in &plan.blockers {
+        let _ = writeln!(out, "  CANNOT START: {blocker}");
+    }
 
     let _ = writeln!(
         out,

@@ -48,7 +48,12 @@ pub fn run(args: TaskArgs, quiet: bool) -> Result<u8, Error> {
         };
         let plan = preflight(&root, &args.task, settings, dry_policy)?;
         dry_run::print(&plan);
-        return Ok(0);
+        // A plan that could not start says so in its exit code too.
+        return Ok(if plan.blockers.is_empty() {
+            0
+        } else {
+            crate::error::exit::USAGE
+        });
     }
     let options = StartOptions::new(policy, args.yes, Display::choose(args.flags.json, quiet))?;
     let outcome = start(&root, &args.task, settings, options)?;

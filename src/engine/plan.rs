@@ -41,6 +41,9 @@ pub struct Plan {
     pub branch_exists: bool,
     /// Things the user should know that do not stop the run.
     pub warnings: Vec<String>,
+    /// What stops the run from starting (a missing agent program, an unusable model). A dry
+    /// run still shows the plan with these listed.
+    pub blockers: Vec<String>,
 }
 
 /// What the caller intends, which decides how an existing task branch is treated.
@@ -109,7 +112,7 @@ pub fn preflight(
     let (profile, warning) = profile::resolve_profile(Some(root), &task.task_type)?;
     warnings.extend(warning);
     let checks = effective_checks(&config, root);
-    check_agents(&resolved, root, &config, &mut warnings)?;
+    let blockers = check_agents(&resolved, root, &config, &mut warnings);
 
     let base_branch = match settings
         .base_branch
@@ -167,10 +170,20 @@ pub fn preflight(
         max_turns,
         branch_exists,
         warnings,
+        blockers,
     })
 }
 
 impl Plan {
+    /// Refuses to start while anything blocks the run.
+    pub fn ensure_startable(&self) -> Result<(), Error> {
+        if self.blockers.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::usage(self.blockers.join("\n")))
+        }
+    }
+
     /// A loop's bound; overrides were already applied when the workflow was resolved.
     pub fn max_turns_for(&self, _loop_id: &str, declared: u32) -> u32 {
         declared
@@ -206,13 +219,14 @@ fn first_loop_bound(resolved: &ResolvedWorkflow) -> Option<u32> {
         })
 }
 
-/// Every role an agent step uses must have an adapter and a program that can be found.
+/// Every role an agent step uses must have an adapter and a program that can be found; returns
+/// what is missing.
 fn check_agents(
     resolved: &ResolvedWorkflow,
     root: &Path,
     config: &Config,
     warnings: &mut Vec<String>,
-) -> Result<(), Error> {
+) -> Vec<String> {
     let env = ProjectEnv::new(&config.env, root).vars();
     let mut problems = Vec::new();
     for step in resolved.workflow.all_steps() {
@@ -274,9 +288,5 @@ fn check_agents(
     }
     problems.sort();
     problems.dedup();
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(Error::usage(problems.join("\n")))
-    }
+    problems
 }

@@ -50,6 +50,7 @@ pub fn start(
     options: StartOptions,
 ) -> Result<Outcome, Error> {
     let plan = preflight(root, task_arg, settings, options.policy)?;
+    plan.ensure_startable()?;
     let paths = RunPaths::new(&plan.layout.runs(), &plan.task.id);
     if options.policy == BranchPolicy::Resume {
         if let Ok(state) = RunState::load(&paths.state()) {
@@ -119,6 +120,7 @@ pub fn resume(
         state.settings.clone(),
         BranchPolicy::Resume,
     )?;
+    plan.ensure_startable()?;
     continue_run(&plan, paths, state, sink, cancel)
 }
 

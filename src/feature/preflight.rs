@@ -160,6 +160,17 @@ pub fn preflight(
         let task_path = task.task.path.display().to_string();
         match task_preflight(root, &task_path, run_settings.clone(), policy) {
             Ok(task_plan) => {
+                for blocker in &task_plan.blockers {
+                    let message = format!("task {}: {blocker}", task.task.id);
+                    let list = if intent == Intent::DryRun {
+                        &mut warnings
+                    } else {
+                        &mut other
+                    };
+                    if !list.contains(&message) {
+                        list.push(message);
+                    }
+                }
                 for warning in task_plan.warnings {
                     if !warnings.contains(&warning) {
                         warnings.push(warning);
