@@ -331,6 +331,8 @@ impl<'a, 'p> Interpreter<'a, 'p> {
         }
         let loop_id = turn.loop_id.clone();
         if let Some(state) = self.cx.state.loops.get_mut(&loop_id) {
+            // A resumed run may finish the same turn twice; stall detection counts it once.
+            state.history.retain(|f| f.turn != facts.turn);
             state.history.push(facts);
         }
         self.cx.emit(EventKind::TurnFinished {

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use crate::engine::cx::RunCx;
+use crate::engine::events::EventKind;
 use crate::engine::exec::StepDone;
 use crate::error::Error;
 use crate::git::Repo;
@@ -96,7 +97,23 @@ pub fn execute(cx: &mut RunCx, strategy: Option<MergeStrategy>) -> Result<StepDo
         strategy,
         turns,
     };
-    let commit = merge_run(&cx.repo, &request)?;
+    let commit = match merge_run(&cx.repo, &request) {
+        Ok(commit) => commit,
+        Err(error) => {
+            // The work is approved and kept on its branch; only the landing failed.
+            let mut message = format!("approved, but the merge failed: {error}");
+            if let Some(help) = error.help() {
+                message.push_str(&format!(" ({help})"));
+            }
+            cx.emit(EventKind::Warning {
+                message: message.clone(),
+            });
+            return Ok(StepDone::ok(
+                message,
+                json!({"merged": false, "pending": true, "commit": ""}),
+            ));
+        }
+    };
     Ok(StepDone::ok(
         format!(
             "{} into {} ({})",
