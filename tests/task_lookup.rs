@@ -141,3 +141,76 @@ fn broken_files_are_skipped_unless_they_declare_the_wanted_id() {
     let ids: Vec<Option<&str>> = scan.invalid.iter().map(|t| t.id.as_deref()).collect();
     assert_eq!(ids, vec![None, Some("TASK-BROKEN")]);
 }
+
+#[test]
+fn an_unclosed_front_matter_that_visibly_declares_the_id_is_the_error() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), ".autobuild/tasks/good.md", &task("B5"));
+    write(
+        dir.path(),
+        ".autobuild/tasks/b6.md",
+        "---\nid: B6\ntitle: Add a farewell\n\n# Add a farewell\n\n## Acceptance Criteria\n- done\n",
+    );
+    let err = locate(dir.path(), "B6").unwrap_err();
+    assert_eq!(err.exit_code(), 2);
+    let Error::Invalid(problems) = &err else {
+        panic!("expected the file's problems, got {err}");
+    };
+    assert_eq!(problems.0.len(), 1, "{err}");
+    assert!(problems.0[0].path.ends_with(".autobuild/tasks/b6.md"));
+    assert!(
+        err.to_string()
+            .contains("b6.md:1:1: the front matter opened here is never closed"),
+        "{err}"
+    );
+}
+
+#[test]
+fn not_found_lists_the_broken_task_files_that_may_declare_the_id() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), ".autobuild/tasks/good.md", &task("TASK-GOOD"));
+    write(
+        dir.path(),
+        ".autobuild/tasks/README.md",
+        "How we write tasks.\n",
+    );
+    write(
+        dir.path(),
+        ".autobuild/tasks/other.md",
+        "---\nid: TASK-OTHER\ntitle: [oops\n---\n# x\n",
+    );
+    write(
+        dir.path(),
+        "tasks/backlog/unclosed.md",
+        "---\ntitle: Farewell\n\n# Farewell\n",
+    );
+    write(
+        dir.path(),
+        "tasks/backlog/yaml.md",
+        "---\n\tid: [B6\n---\n# x\n\n## Acceptance Criteria\n- done\n",
+    );
+    let err = locate(dir.path(), "B6").unwrap_err();
+    assert_eq!(err.exit_code(), 2);
+    let lines: Vec<String> = err.to_string().lines().map(str::to_string).collect();
+    assert_eq!(
+        lines[0],
+        "no task with id `B6`; 2 task files could not be read and may declare it:"
+    );
+    assert_eq!(
+        lines[1],
+        "  tasks/backlog/unclosed.md:1:1: the front matter opened here is never closed by a `---` line"
+    );
+    assert!(
+        lines[2].starts_with("  tasks/backlog/yaml.md:2:"),
+        "{}",
+        lines[2]
+    );
+    assert_eq!(
+        lines.len(),
+        3,
+        "README.md and a file declaring another id are not listed"
+    );
+    let help = help(&err);
+    assert!(help.starts_with("fix the task files above"), "{help}");
+    assert!(help.contains(".autobuild/tasks/"), "{help}");
+}

@@ -10,6 +10,13 @@ fn limits() -> SummaryLimits {
     SummaryLimits::default()
 }
 
+/// The output is the code's fault, and the advice says tests fail (not "does not compile").
+fn assert_tests_fail(output: &str, exit_code: Option<i32>) {
+    let (class, advice) = classify(output, exit_code);
+    assert_eq!(class, FailureClass::Code);
+    assert!(advice.starts_with("tests fail"), "{advice}");
+}
+
 /// Many passing tests first, so the output is longer than the summary bound.
 fn passing_noise(prefix: &str, count: usize) -> String {
     (0..count)
@@ -63,7 +70,7 @@ fn cargo_test_panic_and_result_line() {
     assert!(summary.ends_with("error: test failed, to rerun pass `--lib`"));
     assert!(!summary.contains("case_3 ... ok"), "{summary}");
     assert!(!summary.contains('\x1b'));
-    assert_eq!(classify(&output, Some(101)).0, FailureClass::Code);
+    assert_tests_fail(&output, Some(101));
 }
 
 #[test]
@@ -134,7 +141,7 @@ fn pytest_assertion_with_source_context() {
         summary.ends_with("= 1 failed, 30 passed in 0.12s ========================="),
         "{summary}"
     );
-    assert_eq!(classify(&output, Some(1)).0, FailureClass::Code);
+    assert_tests_fail(&output, Some(1));
 }
 
 #[test]
@@ -205,7 +212,7 @@ fn go_test_failure() {
         !summary.contains('…'),
         "block and tail are contiguous: {summary}"
     );
-    assert_eq!(classify(&output, Some(1)).0, FailureClass::Code);
+    assert_tests_fail(&output, Some(1));
 }
 
 #[test]
@@ -260,7 +267,7 @@ fn jest_failure_through_npm() {
     );
     assert!(summary.ends_with("npm ERR! Test failed.  See above for more details."));
     assert!(!summary.contains("case7.test.js"), "{summary}");
-    assert_eq!(classify(&output, Some(1)).0, FailureClass::Code);
+    assert_tests_fail(&output, Some(1));
 }
 
 #[test]
@@ -293,7 +300,7 @@ fn unittest_failure() {
     assert!(summary.contains("FAIL: test_greeting"), "{summary}");
     assert!(summary.contains("AssertionError: 'Hello, Ada' != 'Hello, Ada!'"));
     assert!(summary.ends_with("FAILED (failures=1)"));
-    assert_eq!(classify(&output, Some(1)).0, FailureClass::Code);
+    assert_tests_fail(&output, Some(1));
 }
 
 #[test]

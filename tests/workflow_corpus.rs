@@ -110,6 +110,10 @@ fn every_semantic_problem_of_a_file_is_reported() {
         (12, "role `coach` is read-only but has the `edit` tool"),
         (19, "`max_iterations` must be at least 1"),
         (20, "step `gate` (uses = \"gate\") has no output `aproved`"),
+        (
+            23,
+            "step `implement` (uses = \"agent\") needs a worktree, but no `worktree` step comes before it",
+        ),
         (24, "step `implement` uses unknown role `playr`"),
         (32, "step `report` runs after this expression is evaluated"),
     ];

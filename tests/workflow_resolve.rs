@@ -176,6 +176,25 @@ fn unknown_set_keys_and_config_roles_are_located_errors() {
 }
 
 #[test]
+fn an_unknown_agent_flag_is_reported_once() {
+    let dir = repo(&[]);
+    for (agent, help) in [
+        ("claude", "did you mean `claude-code`?"),
+        ("bogus", "the agents are: claude-code, codex, command"),
+    ] {
+        let overrides = Overrides {
+            agent: Some(agent.into()),
+            ..Overrides::default()
+        };
+        let found = problems(resolve(Some(dir.path()), "player-coach", &overrides));
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(found[0].message, format!("unknown agent `{agent}`"));
+        assert_eq!(found[0].help.as_deref(), Some(help));
+        assert!(found[0].to_string().starts_with("--agent:1:1: "));
+    }
+}
+
+#[test]
 fn shadowing_a_builtin_needs_extends_or_replaces() {
     let shadow =
         "schema = 1\nname = \"player-coach\"\n[[steps]]\nid = \"report\"\nuses = \"report\"\n";
@@ -396,9 +415,9 @@ fn invalid_profiles_are_located_errors() {
     let found = problems(resolve_profile(Some(dir.path()), "feature"));
     let shown: Vec<String> = found.iter().map(ToString::to_string).collect();
     assert_eq!(found.len(), 2, "{shown:#?}");
-    assert!(shown
-        .iter()
-        .any(|s| s.starts_with(".autobuild/config.toml:2:27: unknown requirement `coahc`")));
+    assert!(shown.iter().any(|s| s
+        .starts_with(".autobuild/config.toml:2:27: unknown value `coahc` for `require`")
+        && s.contains("did you mean `coach`?")));
     assert!(shown
         .iter()
         .any(|s| s.starts_with(".autobuild/config.toml:3:1: unknown key `alias`")));

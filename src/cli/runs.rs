@@ -11,7 +11,8 @@ use crate::engine::exec::{merge_run, MergeRequest};
 use crate::engine::lock::RunLock;
 use crate::engine::paths::RunPaths;
 use crate::engine::plan::repo_root;
-use crate::engine::state::{RunState, RunStatus};
+use crate::engine::state::{OutcomeRecord, RunState, RunStatus};
+use crate::engine::Outcome;
 use crate::error::Error;
 use crate::feature::state::{FeatureState, TaskStatus};
 use crate::git::Repo;
@@ -213,6 +214,12 @@ pub fn complete(task_id: &str) -> Result<u8, Error> {
         return crate::feature::run::complete(&root, task_id);
     }
     let mut run = locate_run(task_id)?;
+    if run.state.status == RunStatus::Merged {
+        return Err(Error::usage(format!(
+            "the run of {task_id} is already merged into {}",
+            run.state.base_branch
+        )));
+    }
     if run.state.status != RunStatus::Approved {
         return Err(Error::usage(format!(
             "the run of {task_id} is {}, not approved; only approved runs can be completed",
@@ -229,7 +236,11 @@ pub fn complete(task_id: &str) -> Result<u8, Error> {
         branch: run.state.branch.clone(),
         base: run.state.base_branch.clone(),
         worktree: run.state.worktree.clone(),
-        strategy: config.project.merge_strategy.unwrap_or_default(),
+        strategy: run
+            .state
+            .merge_strategy
+            .or(config.project.merge_strategy)
+            .unwrap_or_default(),
         turns: run
             .state
             .loops
@@ -237,14 +248,26 @@ pub fn complete(task_id: &str) -> Result<u8, Error> {
             .map(|l| l.iteration)
             .max()
             .unwrap_or(0),
+        approved: run.state.last_checkpoint.clone().unwrap_or_default(),
     };
-    let commit = merge_run(&repo, &request)?;
-    run.state.status = RunStatus::Merged;
+    let landed = merge_run(&repo, &request)?;
+    for warning in &landed.warnings {
+        ui::warn(warning);
+    }
+    let commit = landed.commit;
+    let outcome = Outcome::Approved { merged: true };
+    run.state.status = outcome.status();
+    run.state.updated_at = crate::engine::cx::now();
+    run.state.outcome = Some(OutcomeRecord {
+        outcome: outcome.name().to_string(),
+        exit_code: outcome.exit_code(),
+        message: outcome.message(),
+    });
     run.state
         .save(&run.paths.state())
         .map_err(|e| Error::io("cannot write", run.paths.state(), e))?;
     ui::line(&format!(
-        "merged {} into {} ({}); worktree and branch removed",
+        "merged {} into {} ({})",
         request.branch,
         request.base,
         commit.get(..10).unwrap_or(&commit)

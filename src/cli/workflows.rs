@@ -29,11 +29,11 @@ pub enum WorkflowsCommand {
         #[arg(long = "set", value_name = "KEY=VALUE", requires = "resolved")]
         set: Vec<String>,
     },
-    /// Validate workflow files (default: every workflow visible here).
+    /// Validate workflows (default: every workflow visible here).
     Validate {
-        /// Workflow files to validate.
-        #[arg(value_name = "PATH")]
-        paths: Vec<PathBuf>,
+        /// Workflow names (as `workflows list` shows them) or files to validate.
+        #[arg(value_name = "NAME|PATH")]
+        workflows: Vec<String>,
     },
 }
 
@@ -46,7 +46,7 @@ pub fn run(cmd: WorkflowsCommand) -> Result<u8, Error> {
             resolved,
             set,
         } => show(&catalog, &name, resolved, set),
-        WorkflowsCommand::Validate { paths } => validate(&catalog, &paths),
+        WorkflowsCommand::Validate { workflows } => validate(&catalog, &workflows),
     }
 }
 
@@ -95,19 +95,16 @@ fn show(catalog: &Catalog, name: &str, resolved: bool, set: Vec<String>) -> Resu
             Opened::File(document) => document.source.text.clone(),
         }
     } else {
-        let index = catalog.find(name, None).ok_or_else(|| {
-            Error::usage(format!("unknown workflow `{name}`")).with_help(format!(
-                "the workflows here are: {}",
-                catalog.names().join(", ")
-            ))
-        })?;
-        catalog.documents[index].source.text.clone()
+        catalog.documents[catalog.find_named(name)?]
+            .source
+            .text
+            .clone()
     };
     ui::line(text.trim_end());
     Ok(0)
 }
 
-fn validate(catalog: &Catalog, paths: &[PathBuf]) -> Result<u8, Error> {
+fn validate(catalog: &Catalog, workflows: &[String]) -> Result<u8, Error> {
     let mut problems: Vec<Diagnostic> = Vec::new();
     let mut check = |result: Result<crate::workflow::ResolvedWorkflow, Error>| match result {
         Ok(resolved) => {
@@ -128,18 +125,24 @@ fn validate(catalog: &Catalog, paths: &[PathBuf]) -> Result<u8, Error> {
         }
         Err(other) => Err(other),
     };
-    if paths.is_empty() {
+    let overrides = Overrides::default();
+    if workflows.is_empty() {
         for index in 0..catalog.documents.len() {
-            check(catalog.resolve_index(index, &Overrides::default()))?;
+            check(catalog.resolve_index(index, &overrides))?;
         }
-    } else {
-        for path in paths {
-            let result = match catalog.open_file(path)? {
-                Opened::Discovered(index) => catalog.resolve_index(index, &Overrides::default()),
-                Opened::File(document) => catalog.resolve_file(&document, &Overrides::default()),
-            };
-            check(result)?;
-        }
+    }
+    for name in workflows {
+        let names_a_file =
+            is_path(name) || (catalog.find(name, None).is_none() && Path::new(name).is_file());
+        let result = if names_a_file {
+            match catalog.open_file(Path::new(name))? {
+                Opened::Discovered(index) => catalog.resolve_index(index, &overrides),
+                Opened::File(document) => catalog.resolve_file(&document, &overrides),
+            }
+        } else {
+            catalog.resolve_index(catalog.find_named(name)?, &overrides)
+        };
+        check(result)?;
     }
     if problems.is_empty() {
         Ok(0)

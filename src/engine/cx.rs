@@ -28,6 +28,8 @@ pub struct RunCx<'p> {
     pub outcome_so_far: Option<Outcome>,
     /// Wall time spent by earlier sessions of a resumed run.
     pub elapsed_before: Duration,
+    /// When this session started.
+    session_start: Instant,
     /// When `limits.max_wall_time` runs out: no agent or check may outlive it.
     pub deadline: Option<Instant>,
     events: EventLog,
@@ -46,6 +48,7 @@ impl<'p> RunCx<'p> {
         events: EventLog,
         display: Box<dyn EventSink + Send + 'p>,
     ) -> Self {
+        let state_elapsed_ms = state.elapsed_ms;
         RunCx {
             plan,
             paths,
@@ -56,13 +59,11 @@ impl<'p> RunCx<'p> {
             turn: None,
             stall_reason: None,
             outcome_so_far: None,
-            elapsed_before: Duration::ZERO,
-            deadline: plan
-                .resolved
-                .workflow
-                .limits
-                .max_wall_time
-                .map(|max| Instant::now() + max),
+            elapsed_before: Duration::from_millis(state_elapsed_ms),
+            session_start: Instant::now(),
+            deadline: plan.resolved.workflow.limits.max_wall_time.map(|max| {
+                Instant::now() + max.saturating_sub(Duration::from_millis(state_elapsed_ms))
+            }),
             events,
             display,
         }
@@ -78,8 +79,14 @@ impl<'p> RunCx<'p> {
         self.display.emit(&event);
     }
 
+    /// Wall time of the whole run so far, earlier sessions included.
+    pub fn elapsed(&self) -> Duration {
+        self.elapsed_before + self.session_start.elapsed()
+    }
+
     pub fn save_state(&mut self) -> Result<(), Error> {
         self.state.updated_at = now();
+        self.state.elapsed_ms = u64::try_from(self.elapsed().as_millis()).unwrap_or(u64::MAX);
         self.state
             .save(&self.paths.state())
             .map_err(|e| Error::io("cannot write", self.paths.state(), e))

@@ -38,7 +38,6 @@ pub struct Interpreter<'a, 'p> {
     cx: &'a mut RunCx<'p>,
     frames: Vec<Frame>,
     stop: Option<Stop>,
-    started: Instant,
     /// The last loop's exit, which decides blocked vs stalled.
     loop_exits: Vec<String>,
     last_gate_approved: Option<bool>,
@@ -51,7 +50,6 @@ impl<'a, 'p> Interpreter<'a, 'p> {
             cx,
             frames: vec![Frame::default()],
             stop: None,
-            started: Instant::now(),
             loop_exits: Vec::new(),
             last_gate_approved: None,
             merged: false,
@@ -88,7 +86,7 @@ impl<'a, 'p> Interpreter<'a, 'p> {
 
     fn walk(&mut self, steps: &[Step]) -> Result<(), Error> {
         for step in steps {
-            if let Some(stop) = self.limit_stop() {
+            if let Some(stop) = self.limit_stop(&step.action) {
                 self.stop.get_or_insert(stop);
             }
             let path = self.path_of(&step.id);
@@ -96,6 +94,7 @@ impl<'a, 'p> Interpreter<'a, 'p> {
                 continue;
             }
             if let Some(record) = self.cx.state.completed.get(&path).cloned() {
+                self.note_outcome(step, &record.outputs);
                 self.record_outputs(step, record.outputs);
                 if let Action::Loop { .. } = step.action {
                     self.note_loop_exit(&step.id);
@@ -171,13 +170,8 @@ impl<'a, 'p> Interpreter<'a, 'p> {
                 .get_or_insert(Stop::Outcome(self.cx.cancel_outcome()));
             return Ok(());
         }
-        if let Action::Gate = step.action {
-            self.last_gate_approved = done.outputs.get("approved").and_then(Value::as_bool);
-        }
-        if let Action::Merge { .. } = step.action {
-            self.merged = done.outputs.get("merged").and_then(Value::as_bool) == Some(true);
-        }
         let outputs = Value::Object(done.outputs);
+        self.note_outcome(step, &outputs);
         // An `always` step that ran because the run is stopping runs again after a resume.
         if self.stop.is_none() {
             self.cx.state.completed.insert(
@@ -307,6 +301,15 @@ impl<'a, 'p> Interpreter<'a, 'p> {
             .collect()
     }
 
+    /// What a gate or merge step's outputs say about the run's outcome (live or restored).
+    fn note_outcome(&mut self, step: &Step, outputs: &Value) {
+        match step.action {
+            Action::Gate => self.last_gate_approved = outputs["approved"].as_bool(),
+            Action::Merge { .. } => self.merged = outputs["merged"].as_bool() == Some(true),
+            _ => {}
+        }
+    }
+
     fn note_loop_exit(&mut self, loop_id: &str) {
         if let Some(exit) = self
             .cx
@@ -366,14 +369,24 @@ impl<'a, 'p> Interpreter<'a, 'p> {
         }
     }
 
-    /// Cancellation, wall time and budget, checked between steps.
-    fn limit_stop(&self) -> Option<Stop> {
+    /// Cancellation before any step; wall time and budget only before a step that spends them
+    /// (an agent, a command, a new loop iteration), so the gate, merge and report of a turn
+    /// that already finished within the limits still happen: success on the last allowed turn
+    /// counts.
+    fn limit_stop(&self, next: &Action) -> Option<Stop> {
         if self.cx.cancel.is_cancelled() {
             return Some(Stop::Outcome(Outcome::Cancelled));
         }
+        let spends = matches!(
+            next,
+            Action::Agent { .. } | Action::Verify { .. } | Action::Run { .. } | Action::Loop { .. }
+        );
+        if !spends {
+            return None;
+        }
         let limits = &self.cx.plan.resolved.workflow.limits;
         if let Some(max) = limits.max_wall_time {
-            if self.cx.elapsed_before + self.started.elapsed() >= max {
+            if self.cx.elapsed() >= max {
                 return Some(Stop::Outcome(Outcome::TimedOut));
             }
         }

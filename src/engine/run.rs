@@ -114,12 +114,12 @@ pub fn resume(
         }));
     }
     let task_arg = state.task_path.display().to_string();
-    let plan = preflight(
-        root,
-        &task_arg,
-        state.settings.clone(),
-        BranchPolicy::Resume,
-    )?;
+    let mut settings = state.settings.clone();
+    // The run keeps the base it started from, whatever is checked out now.
+    settings
+        .base_branch
+        .get_or_insert_with(|| state.base_branch.clone());
+    let plan = preflight(root, &task_arg, settings, BranchPolicy::Resume)?;
     plan.ensure_startable()?;
     continue_run(&plan, paths, state, sink, cancel)
 }
@@ -141,9 +141,32 @@ fn continue_run(
         ));
         state.workflow_hash = plan.resolved.hash.clone();
     }
-    // An interrupted step restarts from the last checkpoint: whatever it half-did is reverted.
+    // An interrupted step restarts from the last checkpoint: whatever it half-did is reverted —
+    // after saving it, with anything else found in the worktree, under a backup ref.
     if let Some(checkpoint) = state.last_checkpoint.clone() {
         if state.worktree.is_dir() {
+            if let Some(elsewhere) = git::reattach(&state.worktree, &state.branch)? {
+                notes.push(format!(
+                    "HEAD of the worktree was on {elsewhere}; put it back on {}",
+                    state.branch
+                ));
+            }
+            let refname = format!(
+                "refs/autobuild/backup/{}/{}",
+                state.task_id,
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs())
+            );
+            let message = format!(
+                "autobuild: work in {} that no step had checkpointed, saved on resume",
+                state.worktree.display()
+            );
+            if git::backup(&state.worktree, &checkpoint, &refname, &message)?.is_some() {
+                notes.push(format!(
+                    "saved the worktree's unreviewed changes as {refname} before reverting them; get them back with `git checkout {refname} -- .` in the worktree"
+                ));
+            }
             let reverted = git::restore(&state.worktree, &checkpoint)?;
             if !reverted.is_empty() {
                 notes.push(format!(
@@ -283,13 +306,18 @@ fn new_state(plan: &Plan) -> RunState {
         tokens_in: 0,
         tokens_out: 0,
         outcome: None,
+        merge_strategy: None,
+        elapsed_ms: 0,
     }
 }
 
-/// A token that Ctrl-C and SIGTERM set; running children are stopped by their watchdogs.
+/// A token that Ctrl-C, SIGTERM, SIGHUP and SIGQUIT set; running children are stopped by their
+/// watchdogs.
 pub fn cancel_on_signals() -> Result<CancelToken, Error> {
     let cancel = CancelToken::new();
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+    // SIGHUP: the terminal went away; the run must still stop its agents and stay resumable.
+    for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
         signal_hook::flag::register(signal, cancel.flag())
             .map_err(|e| Error::runtime(format!("cannot install a signal handler: {e}")))?;
     }

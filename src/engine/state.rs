@@ -47,6 +47,12 @@ pub struct RunState {
     pub tokens_in: u64,
     pub tokens_out: u64,
     pub outcome: Option<OutcomeRecord>,
+    /// How the approved branch lands, as the workflow's merge step decided (for `complete`).
+    #[serde(default)]
+    pub merge_strategy: Option<crate::workflow::model::MergeStrategy>,
+    /// Wall time spent by all sessions of this run, for `limits.max_wall_time` across resumes.
+    #[serde(default)]
+    pub elapsed_ms: u64,
 }
 
 /// Where a run stands.

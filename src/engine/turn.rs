@@ -26,6 +26,8 @@ pub struct PlayerRecord {
     pub step: String,
     pub role: String,
     pub agent: AgentOutcome,
+    /// The tree differs from the previous checkpoint's (computed by the runner from git).
+    pub changed: bool,
     pub checkpoint: Checkpoint,
     /// Worktree-relative, sorted, de-duplicated; computed by the runner from git.
     pub files_changed: Vec<String>,

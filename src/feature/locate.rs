@@ -1,7 +1,8 @@
 //! Finding a feature file: by path, or by id under `.autobuild/features/` and GuardKit's
 //! `.guardkit/features/` (DESIGN.md §3). A file matches an id when its name is `<ID>.yaml`
 //! (`.yml`), as GuardKit names them, or when its top-level `id` is the id. Two matching files
-//! are an error naming both, never a silent pick.
+//! are an error naming both, never a silent pick. An argument with a directory separator or a
+//! YAML extension is a path, and a missing path is reported as such, not searched as an id.
 
 use std::fs;
 use std::io;
@@ -37,7 +38,7 @@ pub fn locate_feature(root: &Path, id_or_path: &str) -> Result<FoundFeature, Err
             return Ok(found(root, candidate));
         }
     }
-    if id_or_path.contains(['/', '\\']) {
+    if names_a_file(id_or_path) {
         return Err(Error::usage(format!(
             "feature file `{id_or_path}` does not exist"
         )));
@@ -71,6 +72,15 @@ pub fn locate_feature(root: &Path, id_or_path: &str) -> Result<FoundFeature, Err
             .with_help("feature ids must be unique; pass the file path instead"))
         }
     }
+}
+
+/// Whether an argument can only be a path: ids contain no directory separator and do not end
+/// in a YAML extension.
+fn names_a_file(id_or_path: &str) -> bool {
+    id_or_path.contains(['/', '\\'])
+        || [".yaml", ".yml"]
+            .iter()
+            .any(|extension| id_or_path.ends_with(extension))
 }
 
 fn found(root: &Path, path: PathBuf) -> FoundFeature {
@@ -150,6 +160,19 @@ mod tests {
         assert_eq!(auth.shown, Path::new(".guardkit/features/auth.yml"));
         let by_path = locate_feature(root, ".guardkit/features/auth.yml").unwrap();
         assert_eq!(by_path, auth);
+    }
+
+    #[test]
+    fn a_missing_path_is_not_searched_as_an_id() {
+        let dir = tempfile::tempdir().unwrap();
+        for path in ["nofile.yaml", "nofile.yml", "features/nofile"] {
+            let error = locate_feature(dir.path(), path).unwrap_err();
+            assert_eq!(
+                error.to_string(),
+                format!("feature file `{path}` does not exist")
+            );
+            assert_eq!(error.exit_code(), 2);
+        }
     }
 
     #[test]

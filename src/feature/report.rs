@@ -23,10 +23,15 @@ pub struct TaskRunInfo {
     pub report: Option<PathBuf>,
 }
 
-/// Reads the latest run of `task_id`, when there is one.
-pub fn task_run_info(runs_dir: &Path, task_id: &str) -> Option<TaskRunInfo> {
+/// Reads the latest run of `task_id`, when there is one and it started at or after `since`
+/// (RFC 3339): the run directory may still hold a run from an earlier feature run, whose turns
+/// and verdicts say nothing about this one.
+pub fn task_run_info(runs_dir: &Path, task_id: &str, since: &str) -> Option<TaskRunInfo> {
     let paths = RunPaths::new(runs_dir, task_id);
     let state = RunState::load(&paths.state()).ok()?;
+    if !started_since(&state.started_at, since) {
+        return None;
+    }
     let decision = load_turns(&paths)
         .iter()
         .rev()
@@ -42,13 +47,28 @@ pub fn task_run_info(runs_dir: &Path, task_id: &str) -> Option<TaskRunInfo> {
     })
 }
 
-/// Every task's run info, by id.
+/// The run info of every task this feature run started, by id.
 pub fn task_infos(runs_dir: &Path, state: &FeatureState) -> BTreeMap<String, TaskRunInfo> {
     state
         .tasks
-        .keys()
-        .filter_map(|id| task_run_info(runs_dir, id).map(|info| (id.clone(), info)))
+        .iter()
+        .filter(|(_, record)| record.started_at.is_some())
+        .filter_map(|(id, _)| {
+            task_run_info(runs_dir, id, &state.started_at).map(|info| (id.clone(), info))
+        })
         .collect()
+}
+
+/// Whether a run that started at `started` (RFC 3339) began at or after `since`. A timestamp
+/// that does not parse belongs to no known run.
+fn started_since(started: &str, since: &str) -> bool {
+    match (
+        humantime::parse_rfc3339_weak(started),
+        humantime::parse_rfc3339_weak(since),
+    ) {
+        (Ok(started), Ok(since)) => started >= since,
+        _ => false,
+    }
 }
 
 /// One sentence on a finished feature run.
@@ -72,7 +92,10 @@ pub fn outcome_message(state: &FeatureState) -> String {
             ),
             None => "stopped by a merge conflict".to_string(),
         },
-        FeatureStatus::Cancelled => "cancelled; `autobuild resume` continues it".to_string(),
+        FeatureStatus::Cancelled => format!(
+            "cancelled; `autobuild resume {}` continues it",
+            state.feature_id
+        ),
         FeatureStatus::Blocked | FeatureStatus::Running | FeatureStatus::Discarded => {
             let not_approved: Vec<String> = state
                 .tasks
@@ -351,6 +374,15 @@ mod tests {
             report.contains("`autobuild discard T1 --yes`, then `autobuild resume F`"),
             "{report}"
         );
+    }
+
+    #[test]
+    fn only_runs_started_during_the_feature_run_count() {
+        let since = "2025-01-02T10:00:00Z";
+        assert!(started_since("2025-01-02T10:00:00Z", since));
+        assert!(started_since("2025-01-02T10:05:00Z", since));
+        assert!(!started_since("2025-01-02T09:59:59Z", since));
+        assert!(!started_since("", since));
     }
 
     #[test]

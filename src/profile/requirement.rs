@@ -62,7 +62,14 @@ impl Serialize for Requirement {
 impl<'de> Deserialize<'de> for Requirement {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = String::deserialize(d)?;
-        text.parse().map_err(serde::de::Error::custom)
+        text.parse().map_err(|message| {
+            if text.starts_with("checks.") {
+                serde::de::Error::custom(message)
+            } else {
+                // Reported by the file decoders as an unknown value with a "did you mean".
+                serde::de::Error::unknown_variant(&text, &Requirement::FORMS)
+            }
+        })
     }
 }
 

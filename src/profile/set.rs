@@ -281,4 +281,22 @@ mod tests {
         assert_eq!(require("scaffolding"), ["criteria", "coach", "changes"]);
         assert_eq!(set.names().len(), 6);
     }
+
+    #[test]
+    fn misspelled_requirements_are_located_with_a_suggestion() {
+        let mut catalog = Catalog::builtin();
+        catalog.profiles.push(crate::workflow::source::Source::new(
+            ".autobuild/profiles/feature.toml",
+            "require = [\"checks.test\", \"critera\"]\n",
+            crate::workflow::source::Layer::Repo,
+        ));
+        let Err(Error::Invalid(found)) = ProfileSet::from_catalog(&catalog) else {
+            panic!("a misspelled requirement was accepted");
+        };
+        assert_eq!(found.0.len(), 1, "{found}");
+        let problem = &found.0[0];
+        assert_eq!(problem.message, "unknown value `critera` for `require`");
+        assert_eq!(problem.help.as_deref(), Some("did you mean `criteria`?"));
+        assert_eq!(problem.location.map(|l| (l.line, l.column)), Some((1, 27)));
+    }
 }

@@ -9,6 +9,12 @@
 //!
 //! A missing Python module is infrastructure unless it is evidently the project's own package
 //! (`src.…`, `tests.…`, a relative import): a module the player forgot to write is code.
+//!
+//! Code failures are told apart as failing tests or code that does not compile. Test evidence
+//! (a runner's failure tally, `panicked at`, `--- FAIL:`) is looked for first, and compile
+//! evidence only in compiler-specific shapes (`error[E0308]`, `could not compile`,
+//! `SyntaxError`, `error TS2322:`, `file.go:3:5:`): a test or script may print any line starting
+//! with `error: `, and calling that a compile error sends the player after the wrong problem.
 
 use std::sync::LazyLock;
 
@@ -79,17 +85,41 @@ static DOWNLOAD: LazyLock<Regex> = LazyLock::new(|| {
 
 static PERMISSION_DENIED: LazyLock<Regex> = LazyLock::new(|| regex(r"Permission denied"));
 
-static COMPILE_ERROR: LazyLock<Regex> = LazyLock::new(|| {
+/// Evidence that tests ran and some failed. Checked before [`COMPILE_ERROR`]: a failing test
+/// may print anything, including lines that start with `error: `.
+static TEST_FAILURE: LazyLock<Regex> = LazyLock::new(|| {
     regex(concat!(
-        r"(?m)^error(\[E\d+\])?: |could not compile|: error TS\d+:|\[build failed\]",
-        r"|(?m)^\s*(SyntaxError|IndentationError|TabError)\b|: error: ",
+        "(?m)",
+        // cargo test, and Rust panics and assertions in general.
+        r"test result: FAILED|panicked at|assertion `[^`]*` failed",
+        // pytest (`FAILED tests/x.py::test_y`, `=== 1 failed, 2 passed in 0.1s ===`).
+        r"|^FAILED \S+::|\b\d+ failed\b[^\n]* in \d+(?:\.\d+)?s\b",
+        // unittest (`FAIL: test_x (…)`, `FAILED (failures=1)`), and assertion errors.
+        r"|^FAIL: |^FAILED \((?:failures|errors)=|AssertionError",
+        // go test (`--- FAIL: TestX`, `FAIL\tpkg\t0.01s`).
+        r"|^\s*--- FAIL: |^FAIL\s+\S+\s+\d+(?:\.\d+)?s\s*$",
+        // jest, vitest (`Tests:       1 failed, 2 total`) and mocha (`1 failing`).
+        r"|^\s*Tests:?\s+\d+ failed|\b\d+ failing\b",
+        // Any runner's one-line tally: `1 passed, 1 failed`, `2 failed; 3 passed`.
+        r"|\b\d+ passed\b[^\n]*\b\d+ failed\b|\b\d+ failed\b[^\n]*\b\d+ passed\b",
     ))
 });
 
-static TEST_FAILURE: LazyLock<Regex> = LazyLock::new(|| {
+/// Evidence from a compiler or interpreter that the code does not build or parse. Only
+/// compiler-specific shapes: a bare `error: ` line is what any script prints.
+static COMPILE_ERROR: LazyLock<Regex> = LazyLock::new(|| {
     regex(concat!(
-        r"panicked at|AssertionError|assert(ion)? .*failed|(?m)^--- FAIL:|(?m)^E {2,}\S",
-        r"|(?m)^\s*● |test result: FAILED|\d+ failed|(?m)^FAIL:",
+        "(?m)",
+        // rustc and cargo.
+        r"^error\[E\d+\]|could not compile|error: aborting due to",
+        // Python.
+        r"|^(?:E\s+)?(?:SyntaxError|IndentationError|TabError)\b",
+        // go build (`./main.go:5:2: undefined: x`, `FAIL pkg [build failed]`).
+        r"|^\S*\.go:\d+:\d+: |\[build failed\]",
+        // tsc (`src/a.ts(3,5): error TS2322:`, `src/a.ts:3:5 - error TS2322:`).
+        r"|\berror TS\d+:",
+        // gcc, clang, javac (`file.c:3:5: error: …`), maven and gradle.
+        r"|^[^\s:]+:\d+(?::\d+)?: (?:fatal )?error: |COMPILATION ERROR|(?i:compilation failed)",
     ))
 });
 
@@ -227,13 +257,13 @@ fn code(output: &str, exit_code: Option<i32>) -> (FailureClass, String) {
             "module `{}` cannot be found: create it or fix the import path",
             &found["module"]
         )
-    } else if COMPILE_ERROR.is_match(output) {
-        "the code does not compile: fix the first compiler error shown in the summary, then \
-         re-run the check"
-            .to_string()
     } else if TEST_FAILURE.is_match(output) {
         "tests fail: the first failure is shown in the summary; fix the code (or the test, if the \
          test itself is wrong) and re-run the check"
+            .to_string()
+    } else if COMPILE_ERROR.is_match(output) {
+        "the code does not compile: fix the first compiler error shown in the summary, then \
+         re-run the check"
             .to_string()
     } else {
         match exit_code {

@@ -8,12 +8,15 @@
 //!
 //! The signature deliberately ignores the coach's wording, which changes every turn even when
 //! the problem does not: it is made of runner-observed failures, normalized
-//! ([`crate::steps::normalize`]), plus the ids of unmet criteria.
+//! ([`crate::steps::normalize`]), plus the ids of unmet criteria. [`turn_signature`] adds the
+//! gate's other runner-observed facts (the player failed and how, it changed nothing, a
+//! read-only step wrote files, the coach's output was not a verdict), so a turn that fails the
+//! same way every time has the same, non-empty signature and stall detection can stop it.
 
 use crate::profile::Requirement;
 use crate::steps::check::CheckResult;
-use crate::steps::gate::{self, outcome, GateDecision, GateInput, Shortfall};
-use crate::steps::normalize::fingerprint;
+use crate::steps::gate::{self, outcome, GateDecision, GateInput, Shortfall, UnmetRequirement};
+use crate::steps::normalize::{fingerprint, normalize};
 use crate::workflow::context::{
     CheckContext, CriterionStatusContext, FeedbackContext, IssueContext,
 };
@@ -158,7 +161,20 @@ fn unmet_criteria(input: &GateInput) -> Vec<CriterionStatusContext> {
 /// failure class and the fingerprint of its summary) and one per unmet criterion id, sorted.
 /// Empty when nothing the runner observed failed; the coach's wording never enters it.
 pub fn feedback_signature(feedback: &FeedbackContext) -> String {
-    let mut lines: Vec<String> = feedback
+    signature(feedback_lines(feedback))
+}
+
+/// The signature stall detection compares for a whole turn: [`feedback_signature`]'s lines plus
+/// one line per unmet requirement the runner observed itself and the feedback does not already
+/// show as a failing check or criterion. Still empty when only the coach disagrees.
+pub fn turn_signature(decision: &GateDecision, feedback: &FeedbackContext) -> String {
+    let mut lines = feedback_lines(feedback);
+    lines.extend(decision.unmet.iter().filter_map(observed_failure));
+    signature(lines)
+}
+
+fn feedback_lines(feedback: &FeedbackContext) -> Vec<String> {
+    feedback
         .failing_checks
         .iter()
         .map(|check| {
@@ -179,7 +195,36 @@ pub fn feedback_signature(feedback: &FeedbackContext) -> String {
                 .iter()
                 .map(|criterion| format!("criterion {}", criterion.id)),
         )
-        .collect();
+        .collect()
+}
+
+/// The signature line of an unmet requirement the runner observed, or `None` for the coach's
+/// own judgement and for what [`feedback_lines`] already covers. Text that comes from an agent
+/// (the coach's invalid output, the player's stderr) is reduced to its normalized first line or
+/// left out, so it cannot make identical failures look different.
+fn observed_failure(unmet: &UnmetRequirement) -> Option<String> {
+    match unmet {
+        UnmetRequirement::PlayerFailed { failure } => Some(format!(
+            "player failed: {}",
+            failure
+                .as_deref()
+                .and_then(|text| text.lines().next())
+                .map_or_else(|| "unknown".to_string(), normalize)
+        )),
+        UnmetRequirement::ScopeViolation { .. } => Some("scope violation".to_string()),
+        UnmetRequirement::CoachOutputInvalid { .. } => Some("coach output invalid".to_string()),
+        UnmetRequirement::CheckNotRun { name } => Some(format!("check {name} not run")),
+        UnmetRequirement::CoachNotRun => Some("coach not run".to_string()),
+        UnmetRequirement::CoachNoVerdict => Some("coach returned no verdict".to_string()),
+        UnmetRequirement::NoChanges => Some("no changes".to_string()),
+        UnmetRequirement::CheckFailed { .. }
+        | UnmetRequirement::Criterion { .. }
+        | UnmetRequirement::CoachRequestedChanges { .. } => None,
+    }
+}
+
+/// Sorted, de-duplicated lines, one per line of text.
+fn signature(mut lines: Vec<String>) -> String {
     lines.sort_unstable();
     lines.dedup();
     lines.join("\n")

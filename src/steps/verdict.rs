@@ -356,6 +356,16 @@ pub fn retry_prompt(original_prompt: &str, error: &VerdictError) -> String {
 /// The verdict used when the coach's output is still invalid after the retry: `feedback`, with
 /// one must_fix issue naming the problem, so the turn cannot be approved.
 pub fn fallback_verdict(error: &VerdictError) -> Verdict {
+    unusable_verdict(format!("the coach's verdict was invalid: {error}"))
+}
+
+/// The verdict recorded when the coach agent itself failed (non-zero exit, timeout, API error):
+/// whatever it printed is not trusted, and the turn is not approved.
+pub fn failed_agent_verdict(reason: &str) -> Verdict {
+    unusable_verdict(reason.to_string())
+}
+
+fn unusable_verdict(description: String) -> Verdict {
     Verdict {
         decision: Decision::Feedback,
         summary: "The coach did not return a valid verdict, so this turn is not approved."
@@ -363,7 +373,7 @@ pub fn fallback_verdict(error: &VerdictError) -> Verdict {
         issues: vec![Issue {
             severity: Severity::MustFix,
             category: COACH_OUTPUT_INVALID.to_string(),
-            description: format!("the coach's verdict was invalid: {error}"),
+            description,
             location: String::new(),
             suggestion: "No change to the code is needed for this; the next turn's coach is \
                          asked again."

@@ -4,8 +4,12 @@
 //! `tasks/{backlog,in_progress,design_approved,in_review,blocked}/**` (DESIGN.md §3). Lookup by
 //! id matches the front-matter `id` exactly. A file that fails to parse does not hide the other
 //! tasks, but when it is the file that declares the requested id its problems are what the user
-//! sees. Two files declaring one id is an error naming both: silently picking one would run the
-//! wrong task.
+//! sees — even when its front matter is so broken that only an `id:` line can still be read.
+//! When no file declares the id, the broken task files whose id cannot be read are listed with
+//! their first problem: one of them is the likely culprit, and "no task with id" alone would
+//! send the user looking for a typo. Markdown files that do not even try to be tasks (a README)
+//! are not listed. Two files declaring one id is an error naming both: silently picking one
+//! would run the wrong task.
 
 use std::fs;
 use std::io;
@@ -55,6 +59,9 @@ pub struct InvalidTask {
     /// The `id` its front matter declares, when one can be read.
     pub id: Option<String>,
     pub problems: Diagnostics,
+    /// The file opens front matter or has an `id:` line: it was meant to be a task, unlike a
+    /// README or notes kept next to the tasks.
+    pub meant_as_task: bool,
 }
 
 /// Parses every `*.md` file under the [`search_dirs`], in path order.
@@ -75,6 +82,7 @@ pub fn list_tasks(root: &Path) -> Result<TaskScan, Error> {
                     )]),
                     path,
                     id: None,
+                    meant_as_task: true,
                 });
                 continue;
             }
@@ -83,6 +91,7 @@ pub fn list_tasks(root: &Path) -> Result<TaskScan, Error> {
             Ok(task) => scan.tasks.push(task),
             Err(problems) => scan.invalid.push(InvalidTask {
                 id: declared_id(&path, &source),
+                meant_as_task: meant_as_task(&source),
                 path,
                 problems,
             }),
@@ -152,7 +161,20 @@ fn not_found(root: &Path, id: &str, scan: &TaskScan) -> Error {
         .map(|d| format!("{}/", d.strip_prefix(root).unwrap_or(d).display()))
         .collect();
     let close = close_ids(id, &known);
-    let help = if close.is_empty() {
+    // A broken file whose id is readable declares some other id; only those without one may
+    // be the task asked for.
+    let broken: Vec<&InvalidTask> = scan
+        .invalid
+        .iter()
+        .filter(|t| t.meant_as_task && t.id.is_none())
+        .collect();
+    let help = if !broken.is_empty() {
+        format!(
+            "fix the task file{} above, then run the command again (searched {})",
+            if broken.len() == 1 { "" } else { "s" },
+            searched.join(", ")
+        )
+    } else if close.is_empty() {
         format!(
             "searched {} for *.md files whose front matter has `id: {id}`",
             searched.join(", ")
@@ -165,7 +187,38 @@ fn not_found(root: &Path, id: &str, scan: &TaskScan) -> Error {
             searched.join(", ")
         )
     };
-    Error::usage(format!("no task with id `{id}`")).with_help(help)
+    let mut message = format!("no task with id `{id}`");
+    if !broken.is_empty() {
+        message.push_str(&format!(
+            "; {} task file{} could not be read and may declare it:",
+            broken.len(),
+            if broken.len() == 1 { "" } else { "s" }
+        ));
+        for invalid in broken {
+            message.push_str("\n  ");
+            message.push_str(&first_problem(root, invalid));
+        }
+    }
+    Error::usage(message).with_help(help)
+}
+
+/// `path:line:col: message` of the first problem of a broken task file, the path relative to
+/// `root`.
+fn first_problem(root: &Path, invalid: &InvalidTask) -> String {
+    let path = invalid.path.strip_prefix(root).unwrap_or(&invalid.path);
+    match invalid.problems.0.first() {
+        Some(problem) => match problem.location {
+            Some(at) => format!(
+                "{}:{}:{}: {}",
+                path.display(),
+                at.line,
+                at.column,
+                problem.message
+            ),
+            None => format!("{}: {}", path.display(), problem.message),
+        },
+        None => format!("{}: invalid task file", path.display()),
+    }
 }
 
 /// Up to [`MAX_SUGGESTIONS`] known ids that look like `id`, closest first (case-insensitive).
@@ -185,18 +238,33 @@ fn close_ids<'a>(id: &str, known: &[&'a str]) -> Vec<&'a str> {
         .collect()
 }
 
-/// The `id:` line of a front matter that may not parse as a whole.
+/// The `id:` line of a front matter that may not parse as a whole. When even the front matter's
+/// delimiters are broken, the first `id:` line anywhere in the file: what a reader of the file
+/// would take for its id.
 fn declared_id(path: &Path, source: &str) -> Option<String> {
-    let split = front_matter::split(path, source).ok()?;
-    lines_from(source, split.yaml_offset)
+    let lines = match front_matter::split(path, source) {
+        Ok(split) => lines_from(source, split.yaml_offset)
+            .into_iter()
+            .take_while(|l| l.offset < split.yaml_offset + split.yaml.len())
+            .collect(),
+        Err(_) => lines_from(source, 0),
+    };
+    lines
         .into_iter()
-        .take_while(|l| l.offset < split.yaml_offset + split.yaml.len())
         .find_map(|l| l.text.strip_prefix("id:"))
         .map(|v| {
             let v = v.split(" #").next().unwrap_or(v).trim();
             v.trim_matches(|c| c == '"' || c == '\'').to_string()
         })
         .filter(|v| !v.is_empty())
+}
+
+/// Whether a file that did not parse was meant to be a task: it opens front matter, or it has
+/// an `id:` line.
+fn meant_as_task(source: &str) -> bool {
+    let text = source.strip_prefix('\u{feff}').unwrap_or(source);
+    text.lines().next().is_some_and(|l| l.trim_end() == "---")
+        || text.lines().any(|l| l.starts_with("id:"))
 }
 
 /// Appends the `*.md` files under `dir` (recursively, sorted) to `out`. Symlinked directories

@@ -12,7 +12,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{did_you_mean, Diagnostic};
 use crate::error::Error;
 use crate::profile;
 use crate::workflow::builtin;
@@ -154,11 +154,7 @@ impl Catalog {
     /// that document's index is returned instead, so it keeps its place in the precedence order.
     pub fn open_file(&self, path: &Path) -> Result<Opened, Error> {
         let canonical = fs::canonicalize(path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => {
-                Error::usage(format!("no workflow file {}", path.display())).with_help(
-                    "name a workflow file, or a workflow listed by `autobuild workflows list`",
-                )
-            }
+            std::io::ErrorKind::NotFound => self.missing_file(path),
             _ => Error::io("cannot read", path, e),
         })?;
         let discovered = self.documents.iter().position(|doc| {
@@ -178,6 +174,19 @@ impl Catalog {
         }
     }
 
+    /// A workflow file named on the command line does not exist. When its stem is a workflow's
+    /// name, the user probably meant that workflow.
+    fn missing_file(&self, path: &Path) -> Error {
+        let error = Error::usage(format!("workflow file {} does not exist", path.display()));
+        let stem = path.file_stem().map(|s| s.to_string_lossy());
+        match stem.filter(|stem| self.find(stem, None).is_some()) {
+            Some(name) => error.with_help(format!(
+                "to use the workflow `{name}` listed by `autobuild workflows list`, name it without a path or extension"
+            )),
+            None => error,
+        }
+    }
+
     /// The path on disk of a discovered file, from the path shown for it.
     fn absolute(&self, shown: &Path) -> Option<PathBuf> {
         if shown.is_absolute() {
@@ -193,6 +202,19 @@ impl Catalog {
         self.documents[..end]
             .iter()
             .rposition(|doc| doc.name == name)
+    }
+
+    /// Like [`Catalog::find`] over every document, with a usage error suggesting the closest
+    /// name when there is no workflow called `name`.
+    pub fn find_named(&self, name: &str) -> Result<usize, Error> {
+        self.find(name, None).ok_or_else(|| {
+            let names = self.names();
+            let help = match did_you_mean(name, names.iter().copied()) {
+                Some(close) => format!("did you mean `{close}`?"),
+                None => format!("the workflows here are: {}", names.join(", ")),
+            };
+            Error::usage(format!("unknown workflow `{name}`")).with_help(help)
+        })
     }
 
     /// Every workflow name, each once, in first-seen order.

@@ -102,6 +102,14 @@ fn decode_step(node: &Node, problems: &mut Vec<Diagnostic>) -> Option<Step> {
             action.insert(entry.clone());
         }
     }
+    if uses == "loop" && action.get("steps").is_none() {
+        // Reported below in words a user can act on, instead of serde's "missing key".
+        action.insert(Entry {
+            key: "steps".into(),
+            key_pos: node.pos.clone(),
+            value: Node::new(Value::Array(Vec::new()), node.pos.clone()),
+        });
+    }
     // The common part is decoded as a step with the simplest action, so that its own fields
     // are reported with their exact paths.
     common.insert(Entry {
@@ -121,6 +129,19 @@ fn decode_step(node: &Node, problems: &mut Vec<Diagnostic>) -> Option<Step> {
         Some(body) if uses == "loop" => decode_steps(body, problems),
         _ => Vec::new(),
     };
+    if uses == "loop"
+        && table
+            .get("steps")
+            .is_none_or(|body| body.as_array().is_some_and(<[Node]>::is_empty))
+    {
+        problems.push(
+            table
+                .get("steps")
+                .map_or(&node.pos, |body| &body.pos)
+                .error("a `loop` step needs nested steps (`[[steps.steps]]`)")
+                .with_help("its body is what repeats each turn, e.g. the player, verify, coach and gate steps"),
+        );
+    }
 
     let (mut step, mut action) = (step?, action?);
     if problems.len() > before {
@@ -302,5 +323,19 @@ max_iterations = 2
         let problems = decode_text(&VALID.replace("max_iterations = 2\n", "")).unwrap_err();
         assert_eq!(problems.len(), 1, "{problems:#?}");
         assert_eq!(problems[0].message, "missing key `max_iterations`");
+    }
+
+    #[test]
+    fn a_loop_without_a_body_says_what_it_needs() {
+        let body =
+            "  [[steps.steps]]\n  id = \"implement\"\n  uses = \"agent\"\n  role = \"player\"\n";
+        for text in [VALID.replace(body, ""), VALID.replace(body, "steps = []\n")] {
+            let problems = decode_text(&text).unwrap_err();
+            assert_eq!(problems.len(), 1, "{problems:#?}");
+            assert_eq!(
+                problems[0].message,
+                "a `loop` step needs nested steps (`[[steps.steps]]`)"
+            );
+        }
     }
 }

@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use crate::diagnostic::{did_you_mean, Diagnostic, Location};
 use crate::workflow::merge::merge;
+use crate::workflow::model::AgentKind;
 use crate::workflow::parse_toml;
 use crate::workflow::source::{Layer, Pos, Source};
 use crate::workflow::tree::{Entry, Node, Seg, Table, Value};
@@ -39,15 +40,20 @@ pub fn apply(tree: &mut Node, overrides: &Overrides) -> Result<(), Vec<Diagnosti
     let mut patches = Vec::new();
     if let Some(agent) = &overrides.agent {
         let value = flag_value("--agent", agent);
-        for role in role_names(tree) {
-            // A model was chosen for the adapter being replaced: the new adapter starts from its
-            // own default unless --player-model/--coach-model name one.
-            tree.remove_at(&[Seg::key("roles"), Seg::key(&role), Seg::key("model")]);
-            patches.push(role_patch(
-                &role,
-                &[("agent", value.pos.clone())],
-                value.clone(),
-            ));
+        if AgentKind::ALL.iter().any(|kind| kind.as_str() == agent) {
+            for role in role_names(tree) {
+                // A model was chosen for the adapter being replaced: the new adapter starts from
+                // its own default unless --player-model/--coach-model name one.
+                tree.remove_at(&[Seg::key("roles"), Seg::key(&role), Seg::key("model")]);
+                patches.push(role_patch(
+                    &role,
+                    &[("agent", value.pos.clone())],
+                    value.clone(),
+                ));
+            }
+        } else {
+            // Reported once here, not as every role's invalid `agent` after the patch.
+            problems.push(unknown_agent(&value, agent));
         }
     }
     for (flag, role, model) in [
@@ -97,6 +103,18 @@ pub fn apply(tree: &mut Node, overrides: &Overrides) -> Result<(), Vec<Diagnosti
     } else {
         Err(problems)
     }
+}
+
+fn unknown_agent(value: &Node, agent: &str) -> Diagnostic {
+    let kinds = AgentKind::ALL.map(AgentKind::as_str);
+    let help = match did_you_mean(agent, kinds) {
+        Some(close) => format!("did you mean `{close}`?"),
+        None => format!("the agents are: {}", kinds.join(", ")),
+    };
+    value
+        .pos
+        .error(format!("unknown agent `{agent}`"))
+        .with_help(help)
 }
 
 /// A flag's value as a string node positioned in the flag's own text.

@@ -77,7 +77,7 @@ pub fn resolve(
 }
 
 /// Problems grouped by file (files in the order they first appear), each file's from top to
-/// bottom.
+/// bottom, each problem once (one bad value can reach several places of a merged tree).
 pub fn in_reading_order(problems: Vec<Diagnostic>) -> Vec<Diagnostic> {
     let mut files: Vec<PathBuf> = Vec::new();
     for problem in &problems {
@@ -87,7 +87,13 @@ pub fn in_reading_order(problems: Vec<Diagnostic>) -> Vec<Diagnostic> {
     }
     let mut ordered = problems;
     ordered.sort_by_key(|p| (files.iter().position(|f| *f == p.path), p.location));
-    ordered
+    let mut unique: Vec<Diagnostic> = Vec::with_capacity(ordered.len());
+    for problem in ordered {
+        if !unique.contains(&problem) {
+            unique.push(problem);
+        }
+    }
+    unique
 }
 
 /// Whether a `--workflow` argument names a file rather than a workflow.
@@ -110,17 +116,7 @@ impl Catalog {
                 Opened::File(document) => self.resolve_file(&document, overrides),
             };
         }
-        match self.find(name_or_path, None) {
-            Some(index) => self.resolve_index(index, overrides),
-            None => {
-                let names = self.names();
-                let help = match did_you_mean(name_or_path, names.iter().copied()) {
-                    Some(close) => format!("did you mean `{close}`?"),
-                    None => format!("the workflows here are: {}", names.join(", ")),
-                };
-                Err(Error::usage(format!("unknown workflow `{name_or_path}`")).with_help(help))
-            }
-        }
+        self.resolve_index(self.find_named(name_or_path)?, overrides)
     }
 
     /// Resolves the catalog's document at `index`.

@@ -11,6 +11,7 @@ use serde_json::json;
 
 use crate::agents::{adapter_for, Adapter, AgentOutcome, AgentRequest, DEFAULT_AGENT_TIMEOUT};
 use crate::engine::cx::RunCx;
+use crate::engine::events::EventKind;
 use crate::engine::exec::prompt::prompt_context;
 use crate::engine::exec::StepDone;
 use crate::engine::turn::{write_record, CoachRecord, PlayerRecord};
@@ -69,13 +70,24 @@ fn run_writer(
     if invocation.outcome.status.is_cancelled() {
         return Ok(StepDone::cancelled());
     }
+    let branch = cx.state.branch.clone();
+    if let Some(elsewhere) = git::reattach(worktree, &branch)? {
+        cx.emit(EventKind::Warning {
+            message: format!(
+                "`{}` moved HEAD to {elsewhere}; the runner put it back on {branch} and kept the files",
+                step.id
+            ),
+        });
+    }
     let before = cx.state.last_checkpoint.clone().unwrap_or_default();
     let message = format!("autobuild: {} turn {turn} ({role_name})", cx.state.task_id);
     let checkpoint = git::checkpoint(worktree, &message)?;
-    let stat = if checkpoint.changed && !before.is_empty() {
-        git::diff_stat(worktree, &before, &checkpoint.commit)?
-    } else {
+    // What changed since the last checkpoint, whoever committed it: a player that commits its
+    // own work has changed the tree as much as one that leaves the committing to the runner.
+    let stat = if before.is_empty() {
         git::DiffStat::default()
+    } else {
+        git::diff_stat(worktree, &before, &checkpoint.commit)?
     };
     cx.state.last_checkpoint = Some(checkpoint.commit.clone());
     let record = PlayerRecord {
@@ -83,6 +95,7 @@ fn run_writer(
         step: step.id.clone(),
         role: role_name.to_string(),
         agent: invocation.outcome,
+        changed: !stat.is_empty(),
         checkpoint,
         files_changed: stat.paths(),
         diff_stat: stat.render(),
@@ -120,18 +133,6 @@ fn run_reader(
 ) -> Result<StepDone, Error> {
     let turn = cx.turn_number();
     let wants_verdict = role.output == Some(OutputKind::Verdict);
-    // The reviewer sees exactly the checkpoint: leftovers of the runner's own checks are not
-    // the reviewer's doing, so they are cleaned before it starts, not blamed on it after.
-    let leftovers = audit(cx, worktree)?;
-    if !leftovers.is_empty() {
-        cx.emit(crate::engine::events::EventKind::Warning {
-            message: format!(
-                "the checks left files in the worktree; removed before `{}`: {} (add them to .gitignore)",
-                step.id,
-                leftovers.join(", ")
-            ),
-        });
-    }
     let prompt = render(cx, role)?;
     let mut invocation = invoke(cx, role_name, role, adapter, worktree, &prompt, 1)?;
     let mut violation = audit(cx, worktree)?;
@@ -143,6 +144,11 @@ fn run_reader(
     let mut verdict_error = None;
     let verdict = if !wants_verdict {
         None
+    } else if !invocation.outcome.status.is_success() {
+        // Whatever a failed, timed-out or errored agent printed is not a verdict.
+        let reason = failed_agent_reason(&invocation.outcome);
+        verdict_error = Some(reason.clone());
+        Some(verdict::failed_agent_verdict(&reason))
     } else {
         let first = parse(&invocation.outcome, &criteria_ids);
         Some(match first {
@@ -155,11 +161,17 @@ fn run_reader(
                 if invocation.outcome.status.is_cancelled() {
                     return Ok(StepDone::cancelled());
                 }
-                match parse(&invocation.outcome, &criteria_ids) {
-                    Ok(v) => v,
-                    Err(error) => {
-                        verdict_error = Some(error.to_string());
-                        verdict::fallback_verdict(&error)
+                if !invocation.outcome.status.is_success() {
+                    let reason = failed_agent_reason(&invocation.outcome);
+                    verdict_error = Some(reason.clone());
+                    verdict::failed_agent_verdict(&reason)
+                } else {
+                    match parse(&invocation.outcome, &criteria_ids) {
+                        Ok(v) => v,
+                        Err(error) => {
+                            verdict_error = Some(error.to_string());
+                            verdict::fallback_verdict(&error)
+                        }
                     }
                 }
             }
@@ -217,6 +229,14 @@ fn run_reader(
     })
 }
 
+fn failed_agent_reason(outcome: &AgentOutcome) -> String {
+    format!(
+        "the coach agent did not finish successfully ({}): {}",
+        outcome.status.name(),
+        outcome.status.message()
+    )
+}
+
 fn parse(
     outcome: &AgentOutcome,
     criteria_ids: &[String],
@@ -228,12 +248,27 @@ fn parse(
     )
 }
 
-/// A read-only role must leave the worktree exactly at the checkpoint.
+/// A read-only role must leave the worktree exactly at the checkpoint: HEAD on the task branch,
+/// the branch at the checkpoint, the files as committed. Whatever differs is put back and
+/// returned (paths, and notes on a moved HEAD or branch).
 fn audit(cx: &RunCx, worktree: &Path) -> Result<Vec<String>, Error> {
     let Some(checkpoint) = cx.state.last_checkpoint.as_deref() else {
         return Ok(Vec::new());
     };
-    Ok(git::restore(worktree, checkpoint)?)
+    let branch = &cx.state.branch;
+    let mut changed = Vec::new();
+    if let Some(elsewhere) = git::reattach(worktree, branch)? {
+        changed.push(format!("(HEAD was moved to {elsewhere})"));
+    }
+    let tip = git::branch_tip(worktree, branch)?;
+    if tip != checkpoint {
+        changed.push(format!(
+            "(branch {branch} was moved to {}: commits were made)",
+            tip.get(..10).unwrap_or(&tip)
+        ));
+    }
+    changed.extend(git::restore(worktree, checkpoint)?);
+    Ok(changed)
 }
 
 fn render(cx: &RunCx, role: &Role) -> Result<String, Error> {

@@ -19,7 +19,7 @@ pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
     let player = match &turn.player {
         Some(p) => PlayerFacts {
             succeeded: p.succeeded(),
-            changed: p.checkpoint.changed,
+            changed: p.changed,
             failure: (!p.succeeded()).then(|| p.agent.status.message()),
         },
         None => PlayerFacts {

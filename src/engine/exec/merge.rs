@@ -10,7 +10,7 @@ use crate::engine::cx::RunCx;
 use crate::engine::events::EventKind;
 use crate::engine::exec::StepDone;
 use crate::error::Error;
-use crate::git::Repo;
+use crate::git::{self, Repo};
 use crate::ui;
 use crate::workflow::model::MergeStrategy;
 
@@ -23,10 +23,47 @@ pub struct MergeRequest {
     pub worktree: PathBuf,
     pub strategy: MergeStrategy,
     pub turns: u32,
+    /// The commit the gates approved: only exactly that lands.
+    pub approved: String,
 }
 
-/// Merges, then removes the worktree and the branch. Returns the new base commit.
-pub fn merge_run(repo: &Repo, request: &MergeRequest) -> Result<String, Error> {
+/// What landed, and what could not be cleaned up afterwards.
+pub struct Landed {
+    pub commit: String,
+    pub warnings: Vec<String>,
+}
+
+/// Merges the approved commit, then removes the worktree and the branch. Refuses when the
+/// branch or the worktree holds anything the gates did not see.
+pub fn merge_run(repo: &Repo, request: &MergeRequest) -> Result<Landed, Error> {
+    let unreviewed = |what: String| {
+        Error::usage(format!(
+            "{} holds work that was not reviewed: {what}",
+            request.branch
+        ))
+        .with_help(format!(
+            "have it reviewed with `autobuild task {} --resume`, or reset it to the approved commit {}",
+            request.task_id,
+            short(&request.approved)
+        ))
+    };
+    if request.worktree.is_dir() {
+        let changed = git::changed_files_since(&request.worktree, &request.approved)?;
+        if !changed.is_empty() {
+            return Err(unreviewed(format!(
+                "changes in its worktree since approval ({})",
+                changed.join(", ")
+            )));
+        }
+    }
+    let tip = git::branch_tip(repo.root(), &request.branch)?;
+    if tip != request.approved {
+        return Err(unreviewed(format!(
+            "commit {} on top of the approved {}",
+            short(&tip),
+            short(&request.approved)
+        )));
+    }
     let message = format!(
         "{}: {}\n\nApproved by autobuild after {} turn(s) on {}.\n",
         request.task_id, request.title, request.turns, request.branch
@@ -44,12 +81,27 @@ pub fn merge_run(repo: &Repo, request: &MergeRequest) -> Result<String, Error> {
                 request.task_id
             ))
         })?;
+    // The work has landed: failing to tidy up afterwards is worth a warning, not a failure.
+    let mut warnings = Vec::new();
     if request.worktree.exists() {
-        repo.remove_worktree(&request.worktree, &request.branch)?;
+        if let Err(e) = repo.remove_worktree(&request.worktree, &request.branch) {
+            warnings.push(format!(
+                "merged, but could not remove the worktree {}: {e}",
+                request.worktree.display()
+            ));
+        }
     }
     // A squash leaves the branch unmerged by ancestry although its content landed.
-    repo.delete_branch(&request.branch, &request.base, true)?;
-    Ok(outcome.commit)
+    if let Err(e) = repo.delete_branch(&request.branch, &request.base, true) {
+        warnings.push(format!(
+            "merged, but could not delete branch {}: {e}",
+            request.branch
+        ));
+    }
+    Ok(Landed {
+        commit: outcome.commit,
+        warnings,
+    })
 }
 
 pub fn execute(cx: &mut RunCx, strategy: Option<MergeStrategy>) -> Result<StepDone, Error> {
@@ -57,6 +109,7 @@ pub fn execute(cx: &mut RunCx, strategy: Option<MergeStrategy>) -> Result<StepDo
     let strategy = strategy
         .or(plan.config.project.merge_strategy)
         .unwrap_or_default();
+    cx.state.merge_strategy = Some(strategy);
     let settings = &cx.state.settings;
     let merge_now = if settings.no_merge {
         false
@@ -96,9 +149,15 @@ pub fn execute(cx: &mut RunCx, strategy: Option<MergeStrategy>) -> Result<StepDo
         worktree: cx.state.worktree.clone(),
         strategy,
         turns,
+        approved: cx.state.last_checkpoint.clone().unwrap_or_default(),
     };
     let commit = match merge_run(&cx.repo, &request) {
-        Ok(commit) => commit,
+        Ok(landed) => {
+            for message in landed.warnings {
+                cx.emit(EventKind::Warning { message });
+            }
+            landed.commit
+        }
         Err(error) => {
             // The work is approved and kept on its branch; only the landing failed.
             let mut message = format!("approved, but the merge failed: {error}");

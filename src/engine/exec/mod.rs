@@ -69,6 +69,37 @@ fn into_map(value: Value) -> Map<String, Value> {
 
 /// Performs `step`; `context` is what `${{ }}` in the step's strings may read.
 pub fn execute(cx: &mut RunCx, step: &Step, context: &Value) -> Result<StepDone, Error> {
+    let done = perform(cx, step, context)?;
+    if matches!(step.action, Action::Verify { .. } | Action::Run { .. }) {
+        clean_up_after_commands(cx, &step.id)?;
+    }
+    Ok(done)
+}
+
+/// Commands the runner runs (checks, `run` steps) may leave files behind; the next agent must
+/// see exactly the checkpoint, and leftovers must neither be blamed on a reviewer nor
+/// committed as the player's work. They are removed and named.
+fn clean_up_after_commands(cx: &mut RunCx, step_id: &str) -> Result<(), Error> {
+    let worktree = cx.state.worktree.clone();
+    let Some(checkpoint) = cx.state.last_checkpoint.clone() else {
+        return Ok(());
+    };
+    if !worktree.is_dir() {
+        return Ok(());
+    }
+    let leftovers = crate::git::restore(&worktree, &checkpoint)?;
+    if !leftovers.is_empty() {
+        cx.emit(crate::engine::events::EventKind::Warning {
+            message: format!(
+                "`{step_id}` left files in the worktree; removed them: {} (add generated files to .gitignore)",
+                leftovers.join(", ")
+            ),
+        });
+    }
+    Ok(())
+}
+
+fn perform(cx: &mut RunCx, step: &Step, context: &Value) -> Result<StepDone, Error> {
     match &step.action {
         Action::Worktree => worktree::execute(cx),
         Action::Agent { role } => agent::execute(cx, step, role),

@@ -36,11 +36,14 @@ pub fn execute(
         command: command.to_string(),
         timeout: cx.clamp(step.timeout.unwrap_or(DEFAULT_TIMEOUT)),
     };
-    let worktree = if cx.state.worktree.is_dir() {
-        cx.state.worktree.clone()
-    } else {
-        cx.plan.root.clone()
-    };
+    // Never in the user's main checkout: a `run` step needs the task's worktree.
+    let worktree = cx.state.worktree.clone();
+    if !worktree.is_dir() {
+        return Err(Error::runtime(format!(
+            "step `{}` runs in the task's worktree, which does not exist here (it comes after a `worktree` step and before a merge removes it)",
+            step.id
+        )));
+    }
     let shell = |cmd: &str| cx.project_env.shell_command(cmd);
     let prefix = format!("turn_{}_run_", cx.turn_number());
     let results = run_checks(

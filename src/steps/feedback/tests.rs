@@ -1,8 +1,12 @@
 use super::*;
 use crate::steps::check::FailureClass;
-use crate::steps::gate::evaluate;
 use crate::steps::gate::fixtures::*;
-use crate::steps::verdict::{CriterionStatus, Decision, Severity};
+use crate::steps::gate::{criteria_met, evaluate, PlayerFacts};
+use crate::steps::stall::{decide, detect_stall, StallAction, StallPolicy, StallReason, TurnFacts};
+use crate::steps::verdict::{
+    failed_agent_verdict, fallback_verdict, CriterionStatus, Decision, Severity, VerdictError,
+};
+use crate::workflow::model::StallConfig;
 
 fn feedback_for(input: &GateInput) -> FeedbackContext {
     build_feedback(input, &evaluate(input))
@@ -176,4 +180,114 @@ fn the_signature_is_empty_when_nothing_failed() {
         ],
     ));
     assert_eq!(feedback_signature(&feedback_for(&input)), "");
+}
+
+/// A turn whose checks and executable criterion pass but whose coach never returns a usable
+/// verdict, each time with a different complaint about its output.
+fn invalid_coach_turn(turn: u32) -> GateInput {
+    let mut input = approvable();
+    input.verdict = Some(if turn % 2 == 0 {
+        fallback_verdict(&VerdictError::Missing)
+    } else {
+        failed_agent_verdict(&format!(
+            "the coach's output ended after {turn}03 bytes inside a string at line {turn}"
+        ))
+    });
+    input
+}
+
+#[test]
+fn a_coach_that_never_returns_a_verdict_has_a_stable_signature_and_stalls() {
+    let policy = StallPolicy::from(StallConfig {
+        window: 3,
+        nudge: true,
+    });
+    let mut history = Vec::new();
+    let mut nudged_at = None;
+    let mut stopped_at = None;
+    for turn in 1..=8 {
+        let input = invalid_coach_turn(turn);
+        let decision = evaluate(&input);
+        let feedback = build_feedback(&input, &decision);
+        assert_eq!(
+            feedback_signature(&feedback),
+            "",
+            "no check or criterion failed"
+        );
+        let signature = turn_signature(&decision, &feedback);
+        assert_eq!(signature, "coach output invalid");
+        history.push(TurnFacts {
+            turn,
+            tree: format!("tree-{turn}"),
+            feedback_signature: signature,
+            criteria_met: criteria_met(&input),
+            approved: decision.approved,
+        });
+        match decide(policy, nudged_at.is_some(), detect_stall(&history, 3)) {
+            StallAction::Continue => {}
+            StallAction::Nudge(_) => nudged_at = Some(turn),
+            StallAction::Stop(reason) => {
+                assert!(matches!(reason, StallReason::RepeatedFeedback { .. }));
+                stopped_at = Some(turn);
+                break;
+            }
+        }
+    }
+    assert_eq!(nudged_at, Some(3));
+    assert_eq!(stopped_at, Some(4));
+}
+
+#[test]
+fn the_turn_signature_names_the_player_failure_class_not_its_stderr() {
+    let signature_of = |failure: &str| {
+        let mut input = approvable();
+        input.player = PlayerFacts {
+            succeeded: false,
+            changed: false,
+            failure: Some(failure.to_string()),
+        };
+        let decision = evaluate(&input);
+        turn_signature(&decision, &build_feedback(&input, &decision))
+    };
+    let first = signature_of(
+        "exited with code 1; stderr ends with:\nrequest 3f2a9c1d0b failed at 12:00:01",
+    );
+    let second = signature_of(
+        "exited with code 1; stderr ends with:\nrequest 77ab01ff9e failed at 12:31:44",
+    );
+    let timed_out = signature_of("timed out (the role's `timeout` was reached)");
+    assert_eq!(first, second);
+    assert_ne!(first, timed_out);
+    assert_eq!(
+        first,
+        "no changes\nplayer failed: exited with code <n>; stderr ends with:"
+    );
+}
+
+#[test]
+fn the_turn_signature_adds_runner_facts_once_and_keeps_coach_judgement_out() {
+    let mut input = approvable();
+    input.checks = vec![failed("test", "E   boom", FailureClass::Code)];
+    input.scope_violation = Some(vec!["src/utils.py".to_string()]);
+    let decision = evaluate(&input);
+    let feedback = build_feedback(&input, &decision);
+    let signature = turn_signature(&decision, &feedback);
+    assert_eq!(
+        signature,
+        format!("{}\nscope violation", feedback_signature(&feedback))
+    );
+    assert_eq!(signature.matches("check test").count(), 1, "{signature}");
+
+    let mut disagreeing = approvable();
+    disagreeing.verdict = Some(verdict(
+        Decision::Feedback,
+        vec![issue(Severity::MustFix, "naming")],
+        &[],
+    ));
+    let decision = evaluate(&disagreeing);
+    assert!(!decision.approved);
+    assert_eq!(
+        turn_signature(&decision, &build_feedback(&disagreeing, &decision)),
+        ""
+    );
 }

@@ -117,24 +117,35 @@ fn closes_fence(line: &str, fence_char: char, fence_len: usize) -> bool {
 
 /// The last balanced top-level `{…}` span that parses as a JSON object. Braces inside JSON
 /// strings do not count; a span that is not valid JSON is searched for objects nested inside it.
+/// When a JSON object is opened after it and never closed, the answer was cut off (a killed or
+/// truncated agent): an earlier object is then a draft, not the verdict, and nothing is found.
 fn last_bare_object(message: &str) -> Option<&str> {
     let mut last = None;
     let mut search_from = 0;
+    let mut cut_off = false;
     while let Some(open) = message[search_from..].find('{').map(|i| i + search_from) {
         match matching_brace(message.as_bytes(), open) {
             Some(close) => {
                 let span = &message[open..=close];
                 if matches!(serde_json::from_str::<Value>(span), Ok(Value::Object(_))) {
                     last = Some(span);
+                    cut_off = false;
                     search_from = close + 1;
                 } else {
                     search_from = open + 1;
                 }
             }
-            None => search_from = open + 1,
+            None => {
+                cut_off |= message[open + 1..].trim_start().starts_with('"');
+                search_from = open + 1;
+            }
         }
     }
-    last
+    if cut_off {
+        None
+    } else {
+        last
+    }
 }
 
 /// The index of the `}` closing the `{` at `open`, skipping over JSON strings and their escapes.

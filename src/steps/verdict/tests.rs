@@ -403,3 +403,11 @@ fn schema_matches_the_parser() {
         assert_eq!(parsed.as_str(), variant);
     }
 }
+
+#[test]
+fn a_draft_does_not_stand_in_for_a_final_verdict_that_was_cut_off() {
+    let message = r#"Draft verdict: {"decision": "approve", "summary": "ok", "issues": [], "criteria": [{"id": "AC-001", "status": "met", "evidence": "x"}]}
+Final verdict: {"decision": "feedback", "summary": "no", "issues": [{"severity": "must_fix", "category": "", "description": "add"#;
+    let ids = vec!["AC-001".to_string()];
+    assert!(parse_verdict(None, message, &ids).is_err());
+}

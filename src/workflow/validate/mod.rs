@@ -6,11 +6,13 @@
 //! problem points at the file (or flag) that set the offending value. Checks: the schema
 //! version; step ids (unique across nesting, usable in expressions); agent steps name existing
 //! roles; expressions parse and read only what exists when they run ([`expressions`]); loops
-//! are bounded; durations and budgets are positive; roles are coherent and their prompt
+//! are bounded; steps that need a worktree come after a `worktree` step and gates are inside
+//! loops ([`placement`]); durations and budgets are positive; roles are coherent and their prompt
 //! templates exist and read only the prompt context ([`roles`]); a gated workflow either has a
 //! verdict-producing role or waives `coach` ([`crate::workflow::model::GateConfig`]).
 
 mod expressions;
+mod placement;
 mod roles;
 
 use std::collections::HashMap;
@@ -38,6 +40,7 @@ pub fn validate(workflow: &Workflow, tree: &Node, prompts: &Prompts) -> Vec<Diag
     check_limits(workflow, tree, &mut problems);
     let steps = flatten(workflow, tree);
     check_steps(workflow, &steps, &mut problems);
+    placement::check(&steps, &mut problems);
     expressions::check(workflow, &steps, &mut problems);
     roles::check(workflow, tree, prompts, &steps, &mut problems);
     problems

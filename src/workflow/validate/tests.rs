@@ -186,3 +186,45 @@ fn a_gate_without_a_verdict_must_waive_coach() {
     assert_eq!(found.len(), 1, "{found:#?}");
     assert!(found[0].1.contains("`coach` requirement can never hold"));
 }
+
+#[test]
+fn steps_that_need_a_worktree_come_after_one() {
+    let text = player_coach_with(
+        "id = \"worktree\"\nuses = \"worktree\"",
+        "id = \"setup\"\nuses = \"run\"\nrun = \"true\"",
+    );
+    let problems = problems(&text);
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert_eq!(
+        problems[0].message,
+        "step `implement` (uses = \"agent\") needs a worktree, but no `worktree` step comes before it"
+    );
+    assert_eq!(
+        problems[0].source_line.as_deref(),
+        Some("  uses = \"agent\"")
+    );
+
+    let merge_first = player_coach_with(
+        "[[steps]]\nid = \"worktree\"",
+        "[[steps]]\nid = \"early\"\nuses = \"merge\"\n\n[[steps]]\nid = \"worktree\"",
+    );
+    let found = found(&merge_first);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(found[0]
+        .1
+        .starts_with("step `early` (uses = \"merge\") needs a worktree"));
+}
+
+#[test]
+fn gates_are_inside_loops() {
+    let text = player_coach_with(
+        "[[steps]]\nid = \"merge\"",
+        "[[steps]]\nid = \"final_gate\"\nuses = \"gate\"\n\n[[steps]]\nid = \"merge\"",
+    );
+    let found = found(&text);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(
+        found[0].1,
+        "the `gate` step `final_gate` must be inside a loop"
+    );
+}

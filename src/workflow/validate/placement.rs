@@ -1,0 +1,54 @@
+//! Steps sit where the engine can run them: steps that work in the task's worktree come after
+//! a `worktree` step, and a `gate` is inside a loop (it judges one turn of the loop body).
+//!
+//! Without this check such workflows pass validation and fail only at runtime, after a run
+//! directory has been created and possibly an agent has been paid for.
+
+use crate::diagnostic::Diagnostic;
+use crate::workflow::model::Action;
+use crate::workflow::validate::{pos_of, StepInfo};
+
+pub(super) fn check(steps: &[StepInfo<'_>], problems: &mut Vec<Diagnostic>) {
+    if let Some(problem) = needs_worktree_first(steps) {
+        problems.push(problem);
+    }
+    for info in steps {
+        if matches!(info.step.action, Action::Gate) && info.loops.is_empty() {
+            problems.push(
+                pos_of(info.node, "uses")
+                    .error(format!("the `gate` step `{}` must be inside a loop", info.step.id))
+                    .with_help("a gate judges one turn of a loop body: move it into the `[[steps.steps]]` of a `uses = \"loop\"` step"),
+            );
+        }
+    }
+}
+
+/// Whether a step works in the task's worktree (agents, checks and the gate read it, merge
+/// lands its branch).
+fn needs_worktree(action: &Action) -> bool {
+    matches!(
+        action,
+        Action::Agent { .. } | Action::Verify { .. } | Action::Gate | Action::Merge { .. }
+    )
+}
+
+/// The first step that needs a worktree when none precedes it in execution order. Only the
+/// first is reported: one added `worktree` step fixes every later one.
+fn needs_worktree_first(steps: &[StepInfo<'_>]) -> Option<Diagnostic> {
+    let first_worktree = steps
+        .iter()
+        .position(|info| matches!(info.step.action, Action::Worktree))
+        .unwrap_or(steps.len());
+    let info = steps[..first_worktree]
+        .iter()
+        .find(|info| needs_worktree(&info.step.action))?;
+    Some(
+        pos_of(info.node, "uses")
+            .error(format!(
+                "step `{}` (uses = \"{}\") needs a worktree, but no `worktree` step comes before it",
+                info.step.id,
+                info.step.action.uses()
+            ))
+            .with_help("add a step with uses = \"worktree\" before it: it creates the task branch and the worktree that agents, checks and merge work in"),
+    )
+}

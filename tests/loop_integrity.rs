@@ -1,0 +1,139 @@
+//! What agents cannot get past: a coach that switches branches or fails, a player that commits
+//! by itself, checks that leave files behind, and work found in the worktree on resume or
+//! before a merge. Nothing unreviewed lands; nothing unmerged is deleted silently.
+
+mod loop_fixture;
+
+use loop_fixture::{assert_exit, fixture, Project, TASK};
+
+#[test]
+fn a_coach_that_switches_branch_is_a_scope_violation_and_the_approved_work_lands() {
+    let project = Project::new()
+        .player("player_learns.sh")
+        .coach("coach_switches_branch.sh");
+    project.write(
+        ".autobuild/agents/coach_checks.sh",
+        &fixture("coach_checks.sh"),
+    );
+    let project = project.commit();
+
+    let output = project.run(&["task", TASK, "--auto-merge", "--max-turns", "3"]);
+
+    assert_exit(&output, 0);
+    let violation = project.record("coach", 1)["scope_violation"].to_string();
+    assert!(violation.contains("HEAD was moved to evil"), "{violation}");
+    assert_eq!(project.record("gate", 1)["approved"], false);
+    assert!(project.show("main", "lib/greet.sh").contains("Hello, %s!"));
+}
+
+#[test]
+fn a_coach_that_fails_after_printing_approve_is_not_trusted() {
+    let project = Project::new()
+        .coach("coach_approves_then_fails.sh")
+        .commit();
+
+    let output = project.run(&["task", TASK, "--max-turns", "1"]);
+
+    assert_exit(&output, 3);
+    let coach = project.record("coach", 1);
+    assert_eq!(coach["verdict"]["decision"], "feedback", "{coach}");
+    assert!(coach["verdict_error"]
+        .as_str()
+        .unwrap()
+        .contains("did not finish successfully"));
+    assert_eq!(project.record("gate", 1)["approved"], false);
+}
+
+#[test]
+fn a_player_that_commits_its_own_work_has_changed_the_tree() {
+    let project = Project::new().player("player_commits.sh").commit();
+
+    let output = project.run(&["task", TASK, "--auto-merge"]);
+
+    assert_exit(&output, 0);
+    let player = project.record("player", 1);
+    assert_eq!(player["changed"], true, "{player}");
+    assert!(player["files_changed"].to_string().contains("lib/greet.sh"));
+    assert!(project.show("main", "lib/greet.sh").contains("Hello, %s!"));
+}
+
+#[test]
+fn files_left_by_the_checks_are_neither_the_players_changes_nor_merged() {
+    let marker = tempfile::tempdir().unwrap();
+    let project = Project::new().player("player_flaky_check.sh").env(
+        "FLAKE_MARKER",
+        marker.path().join("failed-once").to_str().unwrap(),
+    );
+    project.write(
+        "tests/run.sh",
+        r#"#!/bin/sh
+# Leaves a file behind and fails the first time it runs.
+echo "ran" >> check-output.txt
+if [ ! -e "$FLAKE_MARKER" ]; then touch "$FLAKE_MARKER"; echo "error: flaky"; exit 1; fi
+for t in tests/test_*.sh; do sh "$t" || exit 1; done
+echo "all passed"
+"#,
+    );
+    let project = project.commit();
+
+    let output = project.run(&["task", TASK, "--max-turns", "2", "--auto-merge"]);
+
+    assert_exit(&output, 3);
+    assert_eq!(project.record("player", 2)["changed"], false);
+    assert!(!project.worktree().join("check-output.txt").exists());
+    assert!(project
+        .git(&["ls-tree", "-r", "--name-only", &project.branch()])
+        .lines()
+        .all(|path| path != "check-output.txt"));
+}
+
+#[test]
+fn complete_refuses_changes_made_in_the_worktree_after_approval() {
+    let project = Project::new().commit();
+    let output = project.run(&["task", TASK, "--no-merge"]);
+    assert_exit(&output, 0);
+    std::fs::write(project.worktree().join("NOTES.md"), "mine\n").unwrap();
+
+    let output = project.run(&["complete", TASK]);
+
+    assert_exit(&output, 2);
+    assert!(loop_fixture::stderr(&output).contains("not reviewed"));
+    assert_eq!(
+        std::fs::read_to_string(project.worktree().join("NOTES.md")).unwrap(),
+        "mine\n"
+    );
+    assert_eq!(project.state()["status"], "approved");
+}
+
+#[test]
+fn resume_saves_unreviewed_work_in_the_worktree_before_reverting_it() {
+    let project = Project::new()
+        .player("player_slow.sh")
+        .env("LOOP_PLAYER_DELAY", "30")
+        .commit();
+    let runner = project.spawn(&["task", TASK, "--no-merge"]);
+    loop_fixture::wait_until(
+        std::time::Duration::from_secs(20),
+        "the player to start",
+        || project.run_dir().join("prompts/turn_1_player.md").exists(),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: sending a signal to a child we spawned.
+    unsafe { libc::kill(runner.id() as i32, libc::SIGINT) };
+    assert_exit(&runner.wait_with_output().unwrap(), 5);
+    std::fs::write(project.worktree().join("NOTES.md"), "my notes\n").unwrap();
+
+    let output = project.run_with_env(&["resume", TASK], &[("LOOP_PLAYER_DELAY", "0")]);
+
+    assert_exit(&output, 0);
+    let backups = project.git(&[
+        "for-each-ref",
+        "--format=%(refname)",
+        "refs/autobuild/backup",
+    ]);
+    let backup = backups.lines().next().expect("a backup ref");
+    assert_eq!(
+        project.git(&["show", &format!("{backup}:NOTES.md")]),
+        "my notes\n"
+    );
+}
