@@ -190,6 +190,53 @@ fn ctrl_c_cancels_the_running_tasks_and_resume_finishes_the_feature() {
 }
 
 #[test]
+fn status_after_a_fresh_run_is_cancelled_shows_nothing_from_the_earlier_run() {
+    let project = Project::new();
+    let hold = project.outside("hold");
+    let started = project.outside("started");
+    let project = project
+        .task(
+            "TASK-SLOW",
+            "test -f lib/slow.txt",
+            "if [ -e \"$FEATURE_HOLD\" ]; then\n    touch \"$FEATURE_STARTED\"\n    sleep 30\nfi\necho slow > lib/slow.txt\n",
+        )
+        .task("TASK-NEXT", "test -f lib/next.txt", "echo next > lib/next.txt")
+        .feature(
+            "FEAT-F",
+            "id: FEAT-F\ntasks:\n  - id: TASK-SLOW\n  - id: TASK-NEXT\n    dependencies: [TASK-SLOW]\n",
+        )
+        .env("FEATURE_HOLD", hold.to_str().unwrap())
+        .env("FEATURE_STARTED", started.to_str().unwrap())
+        .commit();
+    assert_exit(&project.run(&["feature", "FEAT-F", "--no-merge"]), 0);
+    // Timestamps have seconds precision: the fresh run starts in a later second.
+    std::thread::sleep(Duration::from_millis(1100));
+
+    fs::write(&hold, "").unwrap();
+    let mut runner = project.spawn(&["feature", "FEAT-F", "--fresh", "--yes", "--no-merge"]);
+    wait_until(Duration::from_secs(30), "the player to start", || {
+        started.exists()
+    });
+    // SAFETY: plain kill(2) on the child this test started.
+    unsafe {
+        libc::kill(runner.id() as i32, libc::SIGINT);
+    }
+    assert_eq!(runner.wait().unwrap().code(), Some(5));
+
+    let output = project.run(&["status", "FEAT-F"]);
+    let status = stdout(&output);
+    let next = status
+        .lines()
+        .find(|line| line.trim_start().starts_with("TASK-NEXT"))
+        .unwrap_or_else(|| panic!("no TASK-NEXT line in:\n{status}"));
+    assert_eq!(next.trim(), "TASK-NEXT  pending", "{status}");
+    assert!(
+        status.contains("cancelled; `autobuild resume FEAT-F` continues it"),
+        "{status}"
+    );
+}
+
+#[test]
 fn a_task_timeout_stops_its_agent_and_nothing_outlives_the_feature() {
     let project = Project::new();
     let pgid_file = project.outside("pgid");

@@ -407,6 +407,31 @@ pub fn locate(
     resolve_program(&spec)
 }
 
+/// If autobuild dies without stopping its children (SIGKILL, a crash), the child's process
+/// group leader gets SIGTERM from the kernel instead of running on unsupervised in a worktree
+/// a resumed run is about to use.
+#[cfg(target_os = "linux")]
+fn stop_with_parent(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs between fork and exec and only calls async-signal-safe
+    // functions (prctl, getppid, kill on itself).
+    unsafe {
+        command.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent may have died before prctl took effect.
+            if libc::getppid() == 1 {
+                libc::kill(libc::getpid(), libc::SIGTERM);
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn stop_with_parent(_command: &mut Command) {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -436,28 +461,3 @@ mod tests {
         assert!(!transcript.contains("tok-1234567890"));
     }
 }
-
-/// If autobuild dies without stopping its children (SIGKILL, a crash), the child's process
-/// group leader gets SIGTERM from the kernel instead of running on unsupervised in a worktree
-/// a resumed run is about to use.
-#[cfg(target_os = "linux")]
-fn stop_with_parent(command: &mut Command) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: the closure runs between fork and exec and only calls async-signal-safe
-    // functions (prctl, getppid, kill on itself).
-    unsafe {
-        command.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // The parent may have died before prctl took effect.
-            if libc::getppid() == 1 {
-                libc::kill(libc::getpid(), libc::SIGTERM);
-            }
-            Ok(())
-        });
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn stop_with_parent(_command: &mut Command) {}
