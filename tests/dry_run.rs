@@ -40,3 +40,70 @@ fn a_runnable_dry_run_exits_0_and_creates_nothing() {
     assert!(!project.run_dir().exists());
     assert_eq!(project.git(&["status", "--porcelain", "--ignored"]), before);
 }
+
+#[test]
+fn a_required_check_that_does_not_exist_blocks_the_run() {
+    let project = Project::new()
+        .config("\n[profiles.feature]\nrequire = [\"checks.tset\", \"criteria\", \"coach\"]\n")
+        .commit();
+
+    let output = project.run(&["task", TASK, "--dry-run"]);
+
+    assert_exit(&output, 2);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("requires check `tset` (did you mean `test`?)"),
+        "{stdout}"
+    );
+    let output = project.run(&["task", TASK]);
+    assert_exit(&output, 2);
+    assert!(!project.run_dir().exists());
+}
+
+#[test]
+fn an_agent_script_that_is_not_committed_blocks_the_run() {
+    let project = Project::new().commit();
+    project.write(
+        ".autobuild/config.toml",
+        &project.read(".autobuild/config.toml").replace(
+            ".autobuild/agents/player.sh",
+            ".autobuild/agents/new-player.sh",
+        ),
+    );
+    project.write(".autobuild/agents/new-player.sh", "echo hi\n");
+
+    let output = project.run(&["task", TASK]);
+
+    assert_exit(&output, 2);
+    let stderr = loop_fixture::stderr(&output);
+    assert!(
+        stderr.contains("new-player.sh`, which is not committed on main"),
+        "{stderr}"
+    );
+    assert!(!project.run_dir().exists());
+}
+
+#[test]
+fn a_dry_run_on_an_existing_branch_says_how_to_continue() {
+    let project = Project::new().commit();
+    project.git(&["branch", "autobuild/TASK-1"]);
+
+    let output = project.run(&["task", TASK, "--dry-run"]);
+
+    assert_exit(&output, 2);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("add --resume"), "{stdout}");
+    assert_exit(&project.run(&["task", TASK, "--dry-run", "--resume"]), 0);
+}
+
+#[test]
+fn an_unreadable_run_record_is_named_not_mistaken_for_no_run() {
+    let project = Project::new().commit();
+    assert_exit(&project.run(&["task", TASK, "--no-merge"]), 0);
+    std::fs::write(project.run_dir().join("state.json"), "{ torn").unwrap();
+
+    let output = project.run(&["status", TASK]);
+
+    assert_exit(&output, 1);
+    assert!(loop_fixture::stderr(&output).contains("is unreadable"));
+}

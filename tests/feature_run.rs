@@ -69,6 +69,13 @@ fn without_auto_merge_the_feature_branch_holds_all_three_tasks_for_complete() {
 
     assert_exit(&output, 0);
     assert_eq!(project.feature_state("FEAT-1")["status"], "approved");
+    // The feature lands its tasks: no task tells the user to `complete` it.
+    let progress = stdout(&output);
+    assert!(
+        progress.contains("[TASK-A] approved; lands on autobuild/FEAT-1 after its wave"),
+        "{progress}"
+    );
+    assert!(!progress.contains("merge later"), "{progress}");
     assert!(
         project.show("main", "lib/a.txt").is_none(),
         "main is untouched"

@@ -69,7 +69,7 @@ pub fn run(json: bool, quiet: bool) -> Result<u8, Error> {
     write_project(&dir)?;
     git::init_with_commit(&dir, "main", "Sample project for the autobuild demo")
         .map_err(|e| Error::runtime(format!("cannot make the demo repository: {e}")))?;
-    if !json {
+    if !json && !quiet {
         ui::line(&format!(
             "autobuild demo — the default player-coach workflow on a sample project in\n  {}\n\
              The Player and Coach here are scripted shell stand-ins (the `command` adapter), not LLMs:\n\
@@ -83,7 +83,7 @@ pub fn run(json: bool, quiet: bool) -> Result<u8, Error> {
     };
     let options = StartOptions::new(BranchPolicy::New, false, Display::choose(json, quiet))?;
     let outcome = start(&dir, TASK, settings, options)?;
-    if !json {
+    if !json && !quiet {
         ui::line(&format!(
             "\nRun records (prompts, transcripts, verdicts, check logs, report.md):\n  {}\n\
              Look around: `cd {} && autobuild status {TASK}`",

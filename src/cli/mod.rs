@@ -51,20 +51,25 @@ pub enum Command {
     Feature(feature::FeatureArgs),
     /// Runs at a glance, or one run in detail.
     Status {
-        /// Task id of the run.
+        /// Task or feature id (all runs when absent).
         id: Option<String>,
     },
     /// Continue an interrupted run from its last completed step.
     Resume {
+        /// Task or feature id of the interrupted run.
         id: String,
         /// Print events as NDJSON on stdout.
         #[arg(long)]
         json: bool,
     },
     /// Merge an approved run into its base and clean up.
-    Complete { id: String },
+    Complete {
+        /// Task or feature id of the approved run.
+        id: String,
+    },
     /// Remove a run's worktree and branch (its records are kept).
     Discard {
+        /// Task id of the run.
         id: String,
         /// Do not ask for confirmation.
         #[arg(long, short = 'y')]
@@ -72,6 +77,7 @@ pub enum Command {
     },
     /// Show a run's prompts, verdicts and check logs.
     Logs {
+        /// Task id of the run.
         id: String,
         /// Only this turn.
         #[arg(long, value_name = "N")]
@@ -121,7 +127,7 @@ pub struct RunFlags {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
     /// Resolve everything and print the plan and the first prompt; change nothing.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "json")]
     pub dry_run: bool,
     /// Print events as NDJSON on stdout.
     #[arg(long)]

@@ -37,11 +37,37 @@ fn locate_run(task_id: &str) -> Result<Located, Error> {
         )));
     }
     let paths = RunPaths::new(&Layout::new(&root).runs(), task_id);
-    let state = RunState::load(&paths.state()).map_err(|_| {
-        Error::usage(format!("no run of {task_id} here"))
-            .with_help("`autobuild status` lists the runs of this repository")
-    })?;
+    let state = load_state(&paths, task_id)?;
     Ok(Located { root, paths, state })
+}
+
+/// A run's state, telling "no such run" apart from a record that cannot be read.
+fn load_state(paths: &RunPaths, task_id: &str) -> Result<RunState, Error> {
+    let file = paths.state();
+    if !file.exists() {
+        return Err(Error::usage(format!("no run of {task_id} here"))
+            .with_help("`autobuild status` lists the runs of this repository"));
+    }
+    RunState::load(&file).map_err(|e| {
+        Error::runtime(format!(
+            "the run record {} is unreadable: {e}",
+            file.display()
+        ))
+        .with_help(format!(
+            "start over with `autobuild task {task_id} --fresh` (earlier records are kept)"
+        ))
+    })
+}
+
+/// `interrupted` for a run recorded as running that no process holds any more.
+fn shown_status(state: &RunState, runs_dir: &Path) -> &'static str {
+    if state.status == RunStatus::Running
+        && crate::engine::lock::holder(runs_dir, &state.task_id).is_none()
+    {
+        "interrupted"
+    } else {
+        state.status.as_str()
+    }
 }
 
 /// `autobuild status [ID]`.
@@ -54,7 +80,7 @@ pub fn status(task_id: Option<String>) -> Result<u8, Error> {
         }
         Some(id) => {
             let run = locate_run(&id)?;
-            ui::line(&status_detail(&run.state, &run.paths));
+            ui::line(&status_detail(&run.state, &run.paths, &runs_dir));
         }
         None => ui::line(&status_table(&runs_dir)),
     }
@@ -119,7 +145,7 @@ fn status_table(runs_dir: &Path) -> String {
             out,
             "\n{:<20} {:<10} {:>5} {:>8}  {}",
             s.task_id,
-            s.status.as_str(),
+            shown_status(s, runs_dir),
             turn,
             format!(
                 "{}${:.2}",
@@ -132,9 +158,9 @@ fn status_table(runs_dir: &Path) -> String {
     out
 }
 
-fn status_detail(state: &RunState, paths: &RunPaths) -> String {
+fn status_detail(state: &RunState, paths: &RunPaths, runs_dir: &Path) -> String {
     let mut out = format!("{}: {}\n", state.task_id, state.title);
-    let _ = writeln!(out, "  status:    {}", state.status.as_str());
+    let _ = writeln!(out, "  status:    {}", shown_status(state, runs_dir));
     if let Some(outcome) = &state.outcome {
         let _ = writeln!(
             out,

@@ -46,7 +46,13 @@ pub fn run(args: TaskArgs, quiet: bool) -> Result<u8, Error> {
         } else {
             policy
         };
-        let plan = preflight(&root, &args.task, settings, dry_policy)?;
+        let mut plan = preflight(&root, &args.task, settings, dry_policy)?;
+        if policy == BranchPolicy::New && plan.branch_exists {
+            plan.blockers.push(format!(
+                "branch {} already exists: add --resume to continue on it, or --fresh to discard it",
+                plan.branch
+            ));
+        }
         dry_run::print(&plan);
         // A plan that could not start says so in its exit code too.
         return Ok(if plan.blockers.is_empty() {

@@ -128,6 +128,9 @@ pub fn preflight(
         })?,
     };
     repo.resolve_base(&base_branch)?;
+    let mut blockers = blockers;
+    blockers.extend(missing_required_checks(&resolved, &profile, &checks));
+    blockers.extend(uncommitted_agent_files(&resolved, root, &base_branch));
     let branch = format!("autobuild/{}", task.id);
     let branch_exists = repo.branch_exists(&branch);
     if let Some(holder) = crate::engine::lock::holder(&layout.runs(), &task.id) {
@@ -288,5 +291,67 @@ fn check_agents(
     }
     problems.sort();
     problems.dedup();
+    problems
+}
+
+/// Profile requirements on checks that no configured or detected check can meet: the run could
+/// never be approved, so it does not start.
+fn missing_required_checks(
+    resolved: &ResolvedWorkflow,
+    profile: &Profile,
+    checks: &[EffectiveCheck],
+) -> Vec<String> {
+    let has_gate = resolved
+        .workflow
+        .all_steps()
+        .iter()
+        .any(|step| matches!(step.action, Action::Gate));
+    if !has_gate {
+        return Vec::new();
+    }
+    let names: Vec<&str> = checks.iter().map(|c| c.name.as_str()).collect();
+    resolved
+        .workflow
+        .gate_requirements(&profile.require)
+        .iter()
+        .filter_map(|requirement| match requirement {
+            crate::profile::Requirement::Check(name) if !names.contains(&name.as_str()) => {
+                let hint = crate::diagnostic::did_you_mean(name, names.iter().copied())
+                    .map(|close| format!(" (did you mean `{close}`?)"))
+                    .unwrap_or_default();
+                Some(format!(
+                    "the `{}` profile requires check `{name}`{hint}, but no [checks.{name}] is configured and none was detected: add it to .autobuild/config.toml (e.g. [checks.{name}] cmd = \"...\"), or give the task a profile without it",
+                    profile.name
+                ))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// A `command` agent's script given as a path relative to the repository must be committed on
+/// the base branch: the worktree is a checkout of that branch, not of the main checkout's files.
+fn uncommitted_agent_files(resolved: &ResolvedWorkflow, root: &Path, base: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (role_name, role) in &resolved.workflow.roles {
+        let Some(argv) = role.command.as_ref() else {
+            continue;
+        };
+        if role.agent != AgentKind::Command {
+            continue;
+        }
+        for arg in argv {
+            let relative = Path::new(arg);
+            if relative.is_absolute() || !root.join(relative).is_file() {
+                continue;
+            }
+            let path = arg.trim_start_matches("./");
+            if let Ok(false) = crate::git::path_in_branch(root, base, path) {
+                problems.push(format!(
+                    "role `{role_name}` runs `{arg}`, which is not committed on {base}, so the task's worktree will not have it: commit it first"
+                ));
+            }
+        }
+    }
     problems
 }

@@ -93,12 +93,18 @@ pub fn resume(
 ) -> Result<Outcome, Error> {
     let layout = crate::project::Layout::new(root);
     let paths = RunPaths::new(&layout.runs(), task_id);
+    if !paths.state().exists() {
+        return Err(Error::usage(format!("no run of {task_id} to resume"))
+            .with_help(format!("start one with `autobuild task {task_id}`")));
+    }
     let state = RunState::load(&paths.state()).map_err(|e| {
-        Error::usage(format!(
-            "no run of {task_id} to resume ({}: {e})",
+        Error::runtime(format!(
+            "the run record {} is unreadable: {e}",
             paths.state().display()
         ))
-        .with_help(format!("start one with `autobuild task {task_id}`"))
+        .with_help(format!(
+            "start over with `autobuild task {task_id} --fresh` (earlier records are kept)"
+        ))
     })?;
     if !state.status.is_resumable() {
         return Err(Error::usage(format!(

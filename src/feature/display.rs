@@ -137,11 +137,25 @@ pub fn task_lines(event: &Event) -> Option<String> {
     })
 }
 
-/// Plain lines. A task's own final lines are left out (the feature's `TaskFinished` line says
-/// how it ended in the feature's terms), and so are task warnings the feature already printed.
+/// Plain lines. A task's own final lines and its merge step's line are left out: the feature
+/// lands its tasks itself, and its `TaskFinished` line says how each ended in the feature's
+/// terms (a task's "merge later with `autobuild complete`" would be wrong advice). Task
+/// warnings the feature already printed are left out too.
 #[derive(Default)]
 struct Plain {
     warnings: Vec<String>,
+}
+
+impl Plain {
+    /// Whether a task event says something the feature's own lines say (better).
+    fn covered_by_feature(&self, event: &Event) -> bool {
+        match &event.kind {
+            EventKind::Warning { message } => self.warnings.contains(message),
+            EventKind::RunFinished { .. } => true,
+            EventKind::StepFinished { uses, .. } => uses == "merge",
+            _ => false,
+        }
+    }
 }
 
 impl FeatureSink for Plain {
@@ -153,12 +167,7 @@ impl FeatureSink for Plain {
     }
 
     fn task(&mut self, event: &Event) {
-        let repeated = match &event.kind {
-            EventKind::Warning { message } => self.warnings.contains(message),
-            EventKind::RunFinished { .. } => true,
-            _ => false,
-        };
-        if repeated {
+        if self.covered_by_feature(event) {
             return;
         }
         if let Some(lines) = task_lines(event) {
@@ -444,6 +453,32 @@ mod tests {
             line.render(),
             "wave 2  running    turn 2/5  review  coach feedback  $0.25"
         );
+    }
+
+    #[test]
+    fn plain_lines_leave_out_what_the_feature_says_itself() {
+        let plain = Plain {
+            warnings: vec!["shared".into()],
+        };
+        let step = |uses: &str| {
+            event(EventKind::StepFinished {
+                step: uses.into(),
+                uses: uses.into(),
+                turn: None,
+                ok: true,
+                duration_ms: 5,
+                summary: "approved; merge later with `autobuild complete TASK-1`".into(),
+            })
+        };
+        assert!(plain.covered_by_feature(&step("merge")));
+        assert!(!plain.covered_by_feature(&step("report")));
+        let warning = |message: &str| {
+            event(EventKind::Warning {
+                message: message.into(),
+            })
+        };
+        assert!(plain.covered_by_feature(&warning("shared")));
+        assert!(!plain.covered_by_feature(&warning("only the task's")));
     }
 
     #[test]

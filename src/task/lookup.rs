@@ -77,7 +77,7 @@ pub fn list_tasks(root: &Path) -> Result<TaskScan, Error> {
             Err(e) => {
                 scan.invalid.push(InvalidTask {
                     problems: Diagnostics(vec![Diagnostic::new(
-                        &path,
+                        path.strip_prefix(root).unwrap_or(&path),
                         format!("cannot read task file: {e}"),
                     )]),
                     path,
@@ -89,12 +89,19 @@ pub fn list_tasks(root: &Path) -> Result<TaskScan, Error> {
         };
         match Task::parse(&path, &source) {
             Ok(task) => scan.tasks.push(task),
-            Err(problems) => scan.invalid.push(InvalidTask {
-                id: declared_id(&path, &source),
-                meant_as_task: meant_as_task(&source),
-                path,
-                problems,
-            }),
+            Err(mut problems) => {
+                // Reported like every other file the user wrote: relative to the repository.
+                let shown = path.strip_prefix(root).unwrap_or(&path);
+                for problem in &mut problems.0 {
+                    problem.path = shown.to_path_buf();
+                }
+                scan.invalid.push(InvalidTask {
+                    id: declared_id(&path, &source),
+                    meant_as_task: meant_as_task(&source),
+                    path,
+                    problems,
+                });
+            }
         }
     }
     Ok(scan)

@@ -43,7 +43,7 @@ impl Display {
 }
 
 const MAX_REASONS_SHOWN: usize = 4;
-const MAX_REASON_CHARS: usize = 160;
+const MAX_REASON_CHARS: usize = 300;
 
 fn bounded(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {

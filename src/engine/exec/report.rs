@@ -219,10 +219,12 @@ fn render_blocked(out: &mut String, state: &RunState, outcome: &Outcome, turns: 
         state.worktree.display(),
         state.task_id
     );
-    let _ = writeln!(
-        out,
-        "- Clarify the task's requirements or criteria if the feedback shows a misunderstanding."
-    );
+    if matches!(outcome, Outcome::TurnLimit | Outcome::Stalled { .. }) {
+        let _ = writeln!(
+            out,
+            "- Clarify the task's requirements or criteria if the feedback shows a misunderstanding."
+        );
+    }
     match outcome {
         Outcome::Cancelled | Outcome::TimedOut | Outcome::Failed { .. } => {
             let _ = writeln!(
