@@ -57,3 +57,51 @@ env = {{ TURNS = "${{{{ steps.cycle.outputs.iterations }}}}", EXIT = "${{{{ step
     assert_exit(&output, 0);
     assert_eq!(std::fs::read_to_string(&out_file).unwrap(), "1 done");
 }
+
+#[test]
+fn a_second_loop_keeps_its_own_records_and_never_reuses_the_first_loops_checks() {
+    let project = Project::new();
+    project.write(
+        ".autobuild/agents/breaker.sh",
+        "printf 'greeting() { echo \"Hello, $1?\"; }\\n' > lib/greet.sh\necho broke it\n",
+    );
+    project.write(
+        ".autobuild/workflows/two-loops.toml",
+        r#"schema = 1
+name = "two-loops"
+extends = "player-coach"
+
+[roles.breaker]
+agent = "command"
+prompt = "player.md"
+command = ["sh", ".autobuild/agents/breaker.sh"]
+
+[[steps]]
+id = "second"
+uses = "loop"
+max_iterations = 1
+until = "steps.gate2.outputs.approved"
+  [[steps.steps]]
+  id = "implement2"
+  uses = "agent"
+  role = "breaker"
+  [[steps.steps]]
+  id = "review2"
+  uses = "agent"
+  role = "coach"
+  [[steps.steps]]
+  id = "gate2"
+  uses = "gate"
+"#,
+    );
+    let project = project.commit();
+
+    let output = project.run(&["task", TASK, "--workflow", "two-loops", "--no-merge"]);
+
+    assert_exit(&output, 3);
+    assert_eq!(project.record("gate", 1)["approved"], true);
+    assert_eq!(project.record("player", 1)["role"], "player");
+    assert_eq!(project.record("second_player", 1)["role"], "breaker");
+    assert_eq!(project.record("second_gate", 1)["approved"], false);
+    assert!(!project.run_dir().join("second_verify_turn_1.json").exists());
+}

@@ -93,13 +93,32 @@ impl<'p> RunCx<'p> {
     }
 
     pub fn start_turn(&mut self, loop_id: &str, number: u32, max: u32) {
+        let prefix = if self.plan.first_loop.as_deref() == Some(loop_id) {
+            String::new()
+        } else {
+            format!("{loop_id}_")
+        };
         self.turn = Some(Turn::load(
             &self.paths,
             &self.plan.task,
             loop_id,
+            &prefix,
             number,
             max,
         ));
+    }
+
+    /// The record file of `kind` (`player`, `verify`, …) for the turn in progress.
+    pub fn record_path(&self, kind: &str) -> std::path::PathBuf {
+        let prefix = self.turn.as_ref().map_or("", |t| t.record_prefix.as_str());
+        self.paths
+            .turn_record(&format!("{prefix}{kind}"), self.turn_number())
+    }
+
+    /// The name prompts and transcripts of `role` are filed under in this turn.
+    pub fn file_label(&self, role: &str) -> String {
+        let prefix = self.turn.as_ref().map_or("", |t| t.record_prefix.as_str());
+        format!("{prefix}{role}")
     }
 
     pub fn end_turn(&mut self) {

@@ -37,6 +37,8 @@ pub struct Plan {
     pub inputs: BTreeMap<String, String>,
     /// The first loop's bound: what "turn N/M" counts against.
     pub max_turns: u32,
+    /// The first loop's id: its turn records carry no prefix (`player_turn_2.json`).
+    pub first_loop: Option<String>,
     /// Whether the task branch already exists (a resumed run continues on it).
     pub branch_exists: bool,
     /// Things the user should know that do not stop the run.
@@ -151,6 +153,12 @@ pub fn preflight(
     }
     let worktree = layout.worktrees().join(&task.id);
     let max_turns = first_loop_bound(&resolved).unwrap_or(1);
+    let first_loop = resolved
+        .workflow
+        .all_steps()
+        .into_iter()
+        .find(|step| matches!(step.action, Action::Loop { .. }))
+        .map(|step| step.id.clone());
     let inputs = resolved
         .workflow
         .inputs
@@ -171,6 +179,7 @@ pub fn preflight(
         settings,
         inputs,
         max_turns,
+        first_loop,
         branch_exists,
         warnings,
         blockers,

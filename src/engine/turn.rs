@@ -88,6 +88,8 @@ pub struct GateRecord {
 #[derive(Debug, Clone)]
 pub struct Turn {
     pub loop_id: String,
+    /// Empty for the workflow's first loop, `<loop id>_` for the others.
+    pub record_prefix: String,
     pub number: u32,
     pub max: u32,
     pub player: Option<PlayerRecord>,
@@ -98,16 +100,26 @@ pub struct Turn {
 }
 
 impl Turn {
-    /// A fresh turn, or the records an interrupted run already left for it.
-    pub fn load(paths: &RunPaths, task: &Task, loop_id: &str, number: u32, max: u32) -> Turn {
+    /// A fresh turn, or the records an interrupted run already left for it. `prefix` keeps the
+    /// records of a workflow's later loops apart from its first loop's (`review_player_turn_1`).
+    pub fn load(
+        paths: &RunPaths,
+        task: &Task,
+        loop_id: &str,
+        prefix: &str,
+        number: u32,
+        max: u32,
+    ) -> Turn {
+        let record = |kind: &str| paths.turn_record(&format!("{prefix}{kind}"), number);
         Turn {
             loop_id: loop_id.to_string(),
+            record_prefix: prefix.to_string(),
             number,
             max,
-            player: read_record(&paths.turn_record("player", number)),
-            verify: read_record(&paths.turn_record("verify", number)),
-            coach: read_record(&paths.turn_record("coach", number)),
-            gate: read_record(&paths.turn_record("gate", number)),
+            player: read_record(&record("player")),
+            verify: read_record(&record("verify")),
+            coach: read_record(&record("coach")),
+            gate: read_record(&record("gate")),
             criteria_total: task.criteria.len(),
         }
     }

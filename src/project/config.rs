@@ -7,7 +7,7 @@
 //! (with a "did you mean") in every table, values of the wrong type, invalid values — so a user
 //! fixes them in one edit instead of one rerun per mistake. That is why the file is not handed
 //! to serde (which stops at the first error) but read from its spanned TOML document by
-//! [`reader`], which knows the structure. `[roles]` and `[profiles]` are kept as opaque tables:
+//! [`sections`], which knows the structure. `[roles]` and `[profiles]` are kept as opaque tables:
 //! the workflow loader validates them against its own models. Diagnostics name the file
 //! relative to the repository root (`.autobuild/config.toml:3:1`), like every other message
 //! about it.
@@ -26,6 +26,7 @@ use crate::error::Error;
 use crate::workflow::model::MergeStrategy;
 
 mod reader;
+mod sections;
 
 /// The whole project config.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -121,7 +122,7 @@ impl Config {
                     .collect(),
             ));
         }
-        let (config, mut problems) = reader::read(path, source, document.get_ref());
+        let (config, mut problems) = sections::read(path, source, document.get_ref());
         if problems.is_empty() {
             Ok(config)
         } else {

@@ -102,8 +102,8 @@ fn run_writer(
         prompt: invocation.prompt_path,
         transcript: invocation.transcript_path,
     };
-    write_record(&cx.paths.turn_record("player", turn), &record)
-        .map_err(|e| Error::io("cannot write", cx.paths.turn_record("player", turn), e))?;
+    let path = cx.record_path("player");
+    write_record(&path, &record).map_err(|e| Error::io("cannot write", &path, e))?;
     let succeeded = record.succeeded();
     let files = record.files_changed.len();
     let exit = record.agent.status.name();
@@ -195,8 +195,8 @@ fn run_reader(
         prompt: invocation.prompt_path,
         transcript: invocation.transcript_path,
     };
-    write_record(&cx.paths.turn_record("coach", turn), &record)
-        .map_err(|e| Error::io("cannot write", cx.paths.turn_record("coach", turn), e))?;
+    let path = cx.record_path("coach");
+    write_record(&path, &record).map_err(|e| Error::io("cannot write", &path, e))?;
     let decision = record
         .verdict
         .as_ref()
@@ -295,8 +295,9 @@ fn invoke(
     attempt: u32,
 ) -> Result<Invocation, Error> {
     let turn = cx.turn_number();
-    let prompt_path = cx.paths.prompt_file(role_name, turn, attempt);
-    let transcript_path = cx.paths.transcript(role_name, turn, attempt);
+    let label = cx.file_label(role_name);
+    let prompt_path = cx.paths.prompt_file(&label, turn, attempt);
+    let transcript_path = cx.paths.transcript(&label, turn, attempt);
     for dir in [cx.paths.prompts(), cx.paths.logs()] {
         fs::create_dir_all(&dir).map_err(|e| Error::io("cannot create", dir.clone(), e))?;
     }

@@ -74,7 +74,7 @@ pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
         signature: feedback_signature(&feedback),
         feedback,
     };
-    let path = cx.paths.turn_record("gate", turn_number);
+    let path = cx.record_path("gate");
     write_record(&path, &record).map_err(|e| Error::io("cannot write", &path, e))?;
     let loop_id = turn.loop_id.clone();
     if let Some(state) = cx.state.loops.get_mut(&loop_id) {

@@ -46,7 +46,7 @@ pub fn execute(
         .collect();
     let env = cx.env_vars();
     let shell = |cmd: &str| cx.project_env.shell_command(cmd);
-    let prefix = format!("turn_{turn}_");
+    let prefix = format!("{}turn_{turn}_", cx.file_label(""));
     let check_results = run_checks(&checks, &shell, &env, &worktree, &logs, &prefix, &cx.cancel);
     let criteria_results = run_checks(
         &criteria,
@@ -73,7 +73,7 @@ pub fn execute(
         checks: check_results,
         criteria: criteria_results,
     };
-    let path = cx.paths.turn_record("verify", turn);
+    let path = cx.record_path("verify");
     write_record(&path, &record).map_err(|e| Error::io("cannot write", &path, e))?;
     let summary = if failed.is_empty() {
         format!(
