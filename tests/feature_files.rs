@@ -5,6 +5,7 @@
 mod feature_fixture;
 
 use std::fs;
+use std::path::Path;
 
 use feature_fixture::{assert_exit, stderr, Project};
 
@@ -115,4 +116,31 @@ fn an_existing_feature_branch_is_refused_unless_resumed() {
         "{}",
         stderr(&resumed)
     );
+}
+
+/// docs/features.md shows the `--dry-run` plan exactly as printed: its block is the stdout of
+/// tests/cmd-repo/feature-dry-run.toml, which trycmd checks against the real command. (A
+/// `console` block cannot be exact: trycmd drops a block's last newline, so the block would
+/// need a blank line the real output does not have.)
+#[test]
+fn the_documented_dry_run_plan_is_the_checked_output() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let case: toml::Table = toml::from_str(
+        &fs::read_to_string(root.join("tests/cmd-repo/feature-dry-run.toml")).unwrap(),
+    )
+    .unwrap();
+    let args: Vec<&str> = case["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let command = format!("$ autobuild {}\n", args.join(" "));
+    let docs = fs::read_to_string(root.join("docs/features.md")).unwrap();
+    let start = docs
+        .find(&command)
+        .expect("the docs show the checked command")
+        + command.len();
+    let block = &docs[start..start + docs[start..].find("```").unwrap()];
+    assert_eq!(block, case["stdout"].as_str().unwrap());
 }

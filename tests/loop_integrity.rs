@@ -137,3 +137,23 @@ fn resume_saves_unreviewed_work_in_the_worktree_before_reverting_it() {
         "my notes\n"
     );
 }
+
+#[test]
+fn a_player_that_cannot_work_is_reported_as_an_agent_failure_not_a_code_one() {
+    let project = Project::new();
+    project.write(
+        ".autobuild/agents/player.sh",
+        "echo 'cannot reach the model' >&2\nexit 2\n",
+    );
+    let project = project.commit();
+
+    let output = project.run(&["task", TASK, "--max-turns", "1"]);
+
+    assert_exit(&output, 3);
+    let report = project.report();
+    assert!(
+        report.contains("agent — the player agent did not finish its turn"),
+        "{report}"
+    );
+    assert!(report.contains("cannot reach the model"), "{report}");
+}

@@ -27,7 +27,7 @@ pub struct TurnFacts {
     pub turn: u32,
     /// The worktree's tree hash after the player step.
     pub tree: String,
-    /// [`crate::steps::feedback::feedback_signature`] of the turn's feedback.
+    /// [`crate::steps::feedback::turn_signature`] of the turn: runner-observed failures only.
     pub feedback_signature: String,
     pub criteria_met: usize,
     pub approved: bool,

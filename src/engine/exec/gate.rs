@@ -7,7 +7,7 @@ use crate::engine::cx::RunCx;
 use crate::engine::exec::StepDone;
 use crate::engine::turn::{write_record, GateRecord};
 use crate::error::Error;
-use crate::steps::feedback::{build_feedback, feedback_signature};
+use crate::steps::feedback::{build_feedback, turn_signature};
 use crate::steps::gate::{self, CriterionFacts, GateInput, PlayerFacts};
 
 pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
@@ -71,7 +71,7 @@ pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
         criteria_total: plan.task.criteria.len(),
         approved: decision.approved,
         reasons: decision.reasons.clone(),
-        signature: feedback_signature(&feedback),
+        signature: turn_signature(&decision, &feedback),
         feedback,
     };
     let path = cx.record_path("gate");

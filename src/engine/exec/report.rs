@@ -207,7 +207,7 @@ fn render_blocked(out: &mut String, state: &RunState, outcome: &Outcome, turns: 
         }
         out.push('\n');
     }
-    let class = failure_class(last_gate);
+    let class = failure_class(turns.last(), last_gate);
     let _ = writeln!(out, "## Failure class\n\n{class}\n");
     let _ = writeln!(out, "## Suggested actions\n");
     if class.starts_with("infrastructure") {
@@ -268,7 +268,32 @@ fn recurring_issues(turns: &[TurnRecords]) -> Vec<(String, usize)> {
     list
 }
 
-fn failure_class(gate: Option<&GateRecord>) -> String {
+fn failure_class(last: Option<&TurnRecords>, gate: Option<&GateRecord>) -> String {
+    // An agent that could not do its job is neither the code's fault nor the environment's
+    // checks': say which agent and where its transcript is.
+    if let Some(turn) = last {
+        let failed_agent = [
+            turn.player
+                .as_ref()
+                .filter(|p| !p.succeeded())
+                .map(|p| ("player", &p.agent, &p.transcript)),
+            turn.coach
+                .as_ref()
+                .filter(|c| !c.agent.status.is_success())
+                .map(|c| ("coach", &c.agent, &c.transcript)),
+        ]
+        .into_iter()
+        .flatten()
+        .next();
+        if let Some((role, agent, transcript)) = failed_agent {
+            return format!(
+                "agent — the {role} agent did not finish its turn ({}): {}; its transcript is {}",
+                agent.status.name(),
+                agent.status.message(),
+                transcript.display()
+            );
+        }
+    }
     let Some(gate) = gate else {
         return "unknown: no turn reached the gate".into();
     };
