@@ -84,7 +84,7 @@ impl RunStatus {
         }
     }
 
-    /// Interrupted (crash, kill, Ctrl-C, a run limit): `autobuild resume` continues it.
+    /// Interrupted (crash, kill, Ctrl-C, a run limit): `autobuild resume <ID>` continues it.
     pub fn is_resumable(self) -> bool {
         matches!(self, RunStatus::Running | RunStatus::Cancelled)
     }

@@ -315,7 +315,7 @@ impl Action {
             Action::Worktree => &["path", "branch", "base", "resumed"],
             Action::Agent { .. } => &["succeeded", "exit", "files_changed", "decision"],
             Action::Verify { .. } => &["passed", "failed", "criteria_met", "criteria_total"],
-            Action::Gate => &["approved", "reasons"],
+            Action::Gate => &["approved", "unmet"],
             Action::Loop { .. } => &["iterations", "exit"],
             Action::Merge { .. } => &["merged", "commit", "pending"],
             Action::Run { .. } => &["exit_code", "passed"],
@@ -443,8 +443,8 @@ pub mod opt_duration {
 
     /// Parses a human duration, with a message that shows the accepted form.
     pub fn parse(text: &str) -> Result<Duration, String> {
-        humantime::parse_duration(text.trim()).map_err(|e| {
-            format!("invalid duration `{text}`: {e} (write it like \"90s\", \"20m\" or \"1h 30m\")")
+        humantime::parse_duration(text.trim()).map_err(|_| {
+            format!("invalid duration {text:?}: write it like \"90s\", \"20m\" or \"1h 30m\"")
         })
     }
 }

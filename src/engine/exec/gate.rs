@@ -85,7 +85,9 @@ pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
     } else {
         format!("not approved ({} reason(s))", record.reasons.len())
     };
-    let outputs = json!({"approved": record.approved, "reasons": record.reasons});
+    // The reasons quote agent text (coach evidence, player errors): they go to the record and
+    // the feedback, never into expressions, which see only their number.
+    let outputs = json!({"approved": record.approved, "unmet": record.reasons.len()});
     if let Some(turn) = cx.turn.as_mut() {
         turn.gate = Some(record);
     }

@@ -23,12 +23,16 @@ pub(super) fn check(steps: &[StepInfo<'_>], problems: &mut Vec<Diagnostic>) {
     }
 }
 
-/// Whether a step works in the task's worktree (agents, checks and the gate read it, merge
-/// lands its branch).
+/// Whether a step works in the task's worktree (agents, checks, `run` commands and the gate
+/// read it, merge lands its branch). A `run` step never falls back to the main checkout.
 fn needs_worktree(action: &Action) -> bool {
     matches!(
         action,
-        Action::Agent { .. } | Action::Verify { .. } | Action::Gate | Action::Merge { .. }
+        Action::Agent { .. }
+            | Action::Verify { .. }
+            | Action::Gate
+            | Action::Merge { .. }
+            | Action::Run { .. }
     )
 }
 

@@ -191,7 +191,7 @@ fn a_gate_without_a_verdict_must_waive_coach() {
 fn steps_that_need_a_worktree_come_after_one() {
     let text = player_coach_with(
         "id = \"worktree\"\nuses = \"worktree\"",
-        "id = \"setup\"\nuses = \"run\"\nrun = \"true\"",
+        "id = \"setup\"\nuses = \"report\"",
     );
     let problems = problems(&text);
     assert_eq!(problems.len(), 1, "{problems:#?}");
@@ -227,4 +227,17 @@ fn gates_are_inside_loops() {
         found[0].1,
         "the `gate` step `final_gate` must be inside a loop"
     );
+}
+
+#[test]
+fn a_run_step_needs_a_worktree_too() {
+    let text = player_coach_with(
+        "id = \"worktree\"\nuses = \"worktree\"",
+        "id = \"setup\"\nuses = \"run\"\nrun = \"true\"",
+    );
+    let problems = problems(&text);
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert!(problems[0]
+        .message
+        .starts_with("step `setup` (uses = \"run\") needs a worktree"));
 }
