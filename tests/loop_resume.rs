@@ -168,3 +168,34 @@ fn ctrl_c_cancels_with_exit_5_and_resume_finishes_the_run() {
     assert_eq!(project.state()["status"], "approved");
     assert_eq!(project.record("gate", 1)["approved"], true);
 }
+
+#[test]
+fn resume_stops_an_agent_the_killed_run_left_behind() {
+    let marker_dir = tempfile::tempdir().unwrap();
+    let marker = marker_dir.path().join("behave");
+    let project = Project::new()
+        .player("player_orphan.sh")
+        .env("LOOP_MARKER", marker.to_str().unwrap())
+        .commit();
+    let mut runner = project.spawn(&["task", TASK, "--no-merge"]);
+    let orphan_file = project.run_dir().join("orphan_pid");
+    wait_until(Duration::from_secs(20), "the player's child", || {
+        fs::read_to_string(&orphan_file).is_ok_and(|s| s.ends_with('\n'))
+    });
+    let orphan = loop_fixture::read_pid(&orphan_file);
+    runner.kill().unwrap();
+    runner.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        loop_fixture::process_alive(orphan),
+        "the child should outlive a SIGKILLed runner for this test to mean anything"
+    );
+    fs::write(&marker, "").unwrap();
+
+    let output = project.run(&["resume", TASK]);
+
+    assert_exit(&output, 0);
+    wait_until(Duration::from_secs(10), "the orphan to be stopped", || {
+        !loop_fixture::process_alive(orphan)
+    });
+}

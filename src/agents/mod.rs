@@ -262,7 +262,13 @@ pub fn agent_process_spec(program: &str, args: &[String], req: &AgentRequest<'_>
     spec.timeout = Some(req.role.timeout.unwrap_or(DEFAULT_AGENT_TIMEOUT));
     spec.idle_timeout = req.role.idle_timeout;
     spec.capture_limit = FINAL_MESSAGE_LIMIT;
+    spec.group_file = Some(agent_group_file(req.run_dir));
     spec
+}
+
+/// Where the running agent's process group id is recorded (one agent runs at a time per run).
+pub fn agent_group_file(run_dir: &Path) -> std::path::PathBuf {
+    run_dir.join("agent.pgid")
 }
 
 /// An agent could not be started.

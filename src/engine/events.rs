@@ -66,6 +66,10 @@ pub enum EventKind {
     Warning {
         message: String,
     },
+    /// The run waits for a person's answer on the terminal (the merge question).
+    AwaitingAnswer {
+        question: String,
+    },
     RunFinished {
         outcome: String,
         exit_code: u8,

@@ -147,6 +147,13 @@ fn continue_run(
         ));
         state.workflow_hash = plan.resolved.hash.clone();
     }
+    // An agent the crashed run left running would keep editing the worktree under us.
+    let group_file = crate::agents::agent_group_file(&paths.dir);
+    if let Some(pgid) = crate::agents::process::stop_leftover_group(&group_file, &state.worktree) {
+        notes.push(format!(
+            "stopped agent process group {pgid}, left running by the interrupted run"
+        ));
+    }
     // An interrupted step restarts from the last checkpoint: whatever it half-did is reverted —
     // after saving it, with anything else found in the worktree, under a backup ref.
     if let Some(checkpoint) = state.last_checkpoint.clone() {

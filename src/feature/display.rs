@@ -243,7 +243,8 @@ impl TaskLine {
             }
             EventKind::StepFinished { .. }
             | EventKind::StepSkipped { .. }
-            | EventKind::Warning { .. } => {}
+            | EventKind::Warning { .. }
+            | EventKind::AwaitingAnswer { .. } => {}
         }
     }
 

@@ -69,3 +69,40 @@ pub fn confirm(question: &str) -> bool {
     }
     matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
 }
+
+/// Like [`confirm`], but gives up when `cancel` is set (Ctrl-C at the question): `None`.
+/// The answer is read on a helper thread because a terminal read is not interrupted by the
+/// signal handler.
+pub fn confirm_or_cancel(
+    question: &str,
+    cancel: &crate::agents::process::CancelToken,
+) -> Option<bool> {
+    let mut err = io::stderr().lock();
+    let _ = write!(err, "{question} [y/N] ");
+    let _ = err.flush();
+    drop(err);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut answer = String::new();
+        let read = io::stdin().lock().read_line(&mut answer);
+        let _ = tx.send(read.map(|_| answer));
+    });
+    loop {
+        if cancel.is_cancelled() {
+            let _ = writeln!(io::stderr().lock());
+            return None;
+        }
+        match rx.recv_timeout(std::time::Duration::from_millis(100)) {
+            Ok(Ok(answer)) => {
+                return Some(matches!(
+                    answer.trim().to_ascii_lowercase().as_str(),
+                    "y" | "yes"
+                ))
+            }
+            Ok(Err(_)) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Some(false)
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+        }
+    }
+}

@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::engine::events::{Event, EventKind, EventSink, TurnSummary};
 
@@ -134,6 +134,8 @@ pub fn plain_line(event: &Event) -> Option<String> {
             summary,
         } => Some(turn_line(*turn, *max_turns, summary)),
         EventKind::Warning { message } => Some(format!("warning: {message}")),
+        // The question itself is asked on the terminal.
+        EventKind::AwaitingAnswer { .. } => None,
         EventKind::RunFinished {
             message,
             report,
@@ -221,7 +223,13 @@ impl EventSink for Panel {
                     self.bar.println(line);
                 }
             }
+            EventKind::AwaitingAnswer { .. } => {
+                // The spinner would draw over the question.
+                self.bar.disable_steady_tick();
+                self.bar.set_draw_target(ProgressDrawTarget::hidden());
+            }
             EventKind::StepStarted { step, uses, turn } => {
+                self.bar.set_draw_target(ProgressDrawTarget::stderr());
                 self.turn = turn.map(|t| (t, self.max_turns));
                 let prefix = self
                     .turn
@@ -233,6 +241,7 @@ impl EventSink for Panel {
                 self.bar.enable_steady_tick(Duration::from_millis(120));
             }
             EventKind::StepFinished { .. } | EventKind::StepSkipped { .. } => {
+                self.bar.set_draw_target(ProgressDrawTarget::stderr());
                 if self.turn.is_none() {
                     if let Some(line) = plain_line(event) {
                         self.bar.println(line);

@@ -148,3 +148,16 @@ fn send(pgid: i32, signal: i32) {
         );
     }
 }
+
+/// Stops a group this process did not start (a crashed run's leftover): SIGTERM, then SIGKILL
+/// to whatever is still there after `grace`.
+pub(super) fn terminate_group(pgid: i32, grace: Duration) {
+    send(pgid, libc::SIGTERM);
+    let deadline = Instant::now() + grace;
+    while group_exists(pgid) && Instant::now() < deadline {
+        thread::sleep(POLL);
+    }
+    if group_exists(pgid) {
+        send(pgid, libc::SIGKILL);
+    }
+}

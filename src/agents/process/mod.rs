@@ -67,6 +67,9 @@ pub struct ProcessSpec {
     pub capture_limit: usize,
     /// Wait between SIGINT, SIGTERM and SIGKILL when stopping the child.
     pub kill_grace: Duration,
+    /// Where the child's process group id is written while it runs, so a later process can
+    /// stop a group this one left behind when it was killed (see [`stop_leftover_group`]).
+    pub group_file: Option<PathBuf>,
 }
 
 impl ProcessSpec {
@@ -89,6 +92,7 @@ impl ProcessSpec {
             idle_timeout: None,
             capture_limit: 0,
             kill_grace: DEFAULT_KILL_GRACE,
+            group_file: None,
         }
     }
 
@@ -191,6 +195,10 @@ pub fn run(spec: &ProcessSpec, cancel: &CancelToken) -> Result<ProcessOutcome, P
     tracing::debug!(program = %program.display(), args = ?spec.args, cwd = %spec.cwd.display(), "spawning");
     let start = Instant::now();
     let mut child = spawn(&mut command).map_err(spawn_error)?;
+    if let Some(file) = &spec.group_file {
+        // Best effort: the record only helps a later resume clean up after a crash.
+        let _ = std::fs::write(file, format!("{}\n", child.id()));
+    }
     let running = Running::attach(&mut child, spec, transcript, stdout_copy, redactor, start);
     let running = match running {
         Ok(running) => running,
@@ -210,6 +218,9 @@ pub fn run(spec: &ProcessSpec, cancel: &CancelToken) -> Result<ProcessOutcome, P
         }
     };
     let duration = start.elapsed();
+    if let Some(file) = &spec.group_file {
+        let _ = std::fs::remove_file(file);
+    }
     let end = end.unwrap_or_else(|| exit_end(status));
     tracing::debug!(program = %spec.program, ?end, ?duration, "process ended");
     Ok(running.collect(end, duration))
@@ -405,6 +416,50 @@ pub fn locate(
     let mut spec = ProcessSpec::new(program, cwd, PathBuf::new());
     spec.env = env.to_vec();
     resolve_program(&spec)
+}
+
+/// Stops the process group recorded in `group_file` by a run that died without stopping it
+/// (SIGKILL, a crash), when a member of that group still works in `cwd`: working directories
+/// are checked so a recycled process id never hits an unrelated process. Returns the group id
+/// that was stopped.
+pub fn stop_leftover_group(group_file: &Path, cwd: &Path) -> Option<i32> {
+    let pgid: i32 = std::fs::read_to_string(group_file)
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    let _ = std::fs::remove_file(group_file);
+    let cwd = std::fs::canonicalize(cwd).ok()?;
+    if pgid <= 1 || !group_members(pgid).iter().any(|pid| works_in(*pid, &cwd)) {
+        return None;
+    }
+    group::terminate_group(pgid, DEFAULT_KILL_GRACE);
+    Some(pgid)
+}
+
+/// The processes of group `pgid`, from /proc (empty where /proc is unavailable).
+fn group_members(pgid: i32) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            // `pid (comm) state ppid pgrp …`: comm may hold spaces and parentheses.
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    let rest = &stat[stat.rfind(')')? + 1..];
+                    rest.split_whitespace().nth(2)?.parse::<i32>().ok()
+                })
+                == Some(pgid)
+        })
+        .collect()
+}
+
+fn works_in(pid: i32, dir: &Path) -> bool {
+    std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(dir))
 }
 
 /// If autobuild dies without stopping its children (SIGKILL, a crash), the child's process

@@ -116,12 +116,19 @@ pub fn execute(cx: &mut RunCx, strategy: Option<MergeStrategy>) -> Result<StepDo
     } else if settings.auto_merge {
         true
     } else if ui::is_interactive() {
-        ui::confirm(&format!(
+        let question = format!(
             "Merge {} into {} ({})?",
             cx.state.branch,
             cx.state.base_branch,
             strategy.as_str()
-        ))
+        );
+        cx.emit(EventKind::AwaitingAnswer {
+            question: question.clone(),
+        });
+        match ui::confirm_or_cancel(&question, &cx.cancel) {
+            Some(answer) => answer,
+            None => return Ok(StepDone::cancelled()),
+        }
     } else {
         false
     };
