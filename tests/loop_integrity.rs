@@ -157,3 +157,22 @@ fn a_player_that_cannot_work_is_reported_as_an_agent_failure_not_a_code_one() {
     );
     assert!(report.contains("cannot reach the model"), "{report}");
 }
+
+#[test]
+fn a_coach_that_edits_the_shared_git_directory_is_caught_and_undone() {
+    let project = Project::new().coach("coach_hides_files.sh").commit();
+    // The worktree is <root>/.autobuild/worktrees/TASK-1; the shared git dir is <root>/.git.
+    let root = project.worktree().ancestors().nth(3).unwrap().to_path_buf();
+    let exclude = root.join(".git/info/exclude");
+    let before = std::fs::read_to_string(&exclude).unwrap_or_default();
+
+    let output = project.run(&["task", TASK, "--max-turns", "1"]);
+
+    assert_exit(&output, 3);
+    let violation = project.record("coach", 1)["scope_violation"].to_string();
+    assert!(violation.contains(".git/info/exclude"), "{violation}");
+    assert_eq!(
+        std::fs::read_to_string(&exclude).unwrap_or_default(),
+        before
+    );
+}

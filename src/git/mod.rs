@@ -12,6 +12,7 @@ mod branch_create;
 mod checkout;
 mod diff;
 mod error;
+mod guard;
 mod init;
 mod integrity;
 mod merge;
@@ -22,6 +23,7 @@ mod worktree;
 
 pub use diff::{diff_stat, ChangeStatus, DiffStat, FileChange};
 pub use error::GitError;
+pub use guard::GitDirGuard;
 pub use init::init_with_commit;
 pub use integrity::{backup, branch_tip, path_in_branch, reattach};
 pub use merge::MergeOutcome;

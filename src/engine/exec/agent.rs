@@ -134,8 +134,10 @@ fn run_reader(
     let turn = cx.turn_number();
     let wants_verdict = role.output == Some(OutputKind::Verdict);
     let prompt = render(cx, role)?;
+    let git_dir = git::GitDirGuard::capture(worktree)?;
     let mut invocation = invoke(cx, role_name, role, adapter, worktree, &prompt, 1)?;
     let mut violation = audit(cx, worktree)?;
+    violation.extend(git_dir.restore()?);
     if invocation.outcome.status.is_cancelled() {
         return Ok(StepDone::cancelled());
     }
@@ -158,6 +160,7 @@ fn run_reader(
                 let retry = verdict::retry_prompt(&prompt, &error);
                 invocation = invoke(cx, role_name, role, adapter, worktree, &retry, 2)?;
                 violation.extend(audit(cx, worktree)?);
+                violation.extend(git_dir.restore()?);
                 if invocation.outcome.status.is_cancelled() {
                     return Ok(StepDone::cancelled());
                 }
