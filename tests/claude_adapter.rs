@@ -466,3 +466,21 @@ fn secrets_never_reach_the_files_or_the_outcome() {
         assert!(text.contains("[REDACTED]"), "{}", file.display());
     }
 }
+
+#[test]
+fn retries_stay_within_the_roles_timeout() {
+    let sandbox = Sandbox::new(json!({"player": [{
+        "is_error": true, "exit": 1, "result": "API Error: 429 rate_limit_error",
+    }]}));
+    let adapter = ClaudeCodeAdapter::with_retry(RetryPolicy {
+        delays: vec![Duration::from_secs(2), Duration::from_secs(2)],
+    });
+    let mut role = player();
+    role.timeout = Some(Duration::from_secs(1));
+
+    let outcome = sandbox.invoke_with(&adapter, "player", &role);
+
+    // A 2 s pause does not fit a 1 s timeout: no second attempt.
+    assert_eq!(sandbox.records().len(), 1);
+    assert!(!outcome.status.is_success());
+}

@@ -175,6 +175,38 @@ fn stop_on_failure_starts_no_further_task() {
 }
 
 #[test]
+fn stop_on_failure_lets_running_tasks_finish() {
+    let project = Project::new()
+        .task("TASK-BAD", "test -f lib/bad.txt", "true")
+        .task(
+            "TASK-SLOW",
+            "test -f lib/slow.txt",
+            "sleep 1; echo slow > lib/slow.txt",
+        )
+        .feature(
+            "FEAT-4",
+            "id: FEAT-4\ntasks:\n  - id: TASK-BAD\n  - id: TASK-SLOW\n",
+        )
+        .logged()
+        .commit();
+
+    let output = project.run(&[
+        "feature",
+        "FEAT-4",
+        "--max-turns",
+        "1",
+        "--max-parallel",
+        "2",
+        "--stop-on-failure",
+    ]);
+
+    // A failure is not a cancellation: exit 3, and the task already running was approved.
+    assert_exit(&output, 3);
+    assert_ne!(project.task_status("FEAT-4", "TASK-SLOW"), "cancelled");
+    assert_ne!(project.task_status("FEAT-4", "TASK-SLOW"), "pending");
+}
+
+#[test]
 fn tasks_of_a_wave_run_in_parallel() {
     let project = Project::new()
         .task(

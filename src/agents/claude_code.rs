@@ -24,8 +24,8 @@ use std::time::{Duration, Instant};
 
 use super::process::{self, CancelToken, ProcessError, ProcessOutcome};
 use super::{
-    agent_process_spec, Adapter, AgentError, AgentOutcome, AgentRequest, AgentStatus, Capabilities,
-    TokenUsage, FINAL_MESSAGE_LIMIT,
+    agent_process_spec, retry_fits, role_for_attempt, Adapter, AgentError, AgentOutcome,
+    AgentRequest, AgentStatus, Capabilities, TokenUsage, FINAL_MESSAGE_LIMIT,
 };
 use crate::workflow::model::AgentKind;
 use status::Classified;
@@ -117,13 +117,18 @@ impl Adapter for ClaudeCodeAdapter {
         let mut spent = Spent::default();
         let mut attempt = 1;
         loop {
-            let (ran, summary) = run_once(req, cancel)?;
+            let role = role_for_attempt(req.role, start);
+            let attempt_req = AgentRequest {
+                role: &role,
+                ..*req
+            };
+            let (ran, summary) = run_once(&attempt_req, cancel)?;
             let classified =
                 status::classify(ran.end, &summary, &ran.stderr_tail, req.role_name, req.role);
             spent.add(&summary);
             let delay = self.retry.delays.get(attempt - 1).copied();
             match delay {
-                Some(delay) if classified.transient => {
+                Some(delay) if classified.transient && retry_fits(req.role, start, delay) => {
                     tracing::warn!(
                         role = req.role_name,
                         attempt,

@@ -32,8 +32,8 @@ use std::time::{Duration, Instant};
 
 use super::process::{self, CancelToken, ProcessEnd, ProcessError};
 use super::{
-    agent_process_spec, Adapter, AgentError, AgentErrorClass, AgentOutcome, AgentRequest,
-    AgentStatus, Capabilities, TokenUsage, FINAL_MESSAGE_LIMIT,
+    agent_process_spec, retry_fits, role_for_attempt, Adapter, AgentError, AgentErrorClass,
+    AgentOutcome, AgentRequest, AgentStatus, Capabilities, TokenUsage, FINAL_MESSAGE_LIMIT,
 };
 use crate::project::config::PriceTable;
 use crate::workflow::model::AgentKind;
@@ -135,9 +135,19 @@ impl Adapter for CodexAdapter {
         let schema = req.wants_verdict.then(|| write_schema(req)).transpose()?;
         let args = args::exec_args(req, schema.as_deref());
         let mut earlier: Vec<AgentOutcome> = Vec::new();
+        let start = std::time::Instant::now();
         loop {
-            let Attempt { outcome, retry } = self.run_once(req, &args, cancel)?;
-            let Some(&delay) = self.retry_delays.get(earlier.len()).filter(|_| retry) else {
+            let role = role_for_attempt(req.role, start);
+            let attempt_req = AgentRequest {
+                role: &role,
+                ..*req
+            };
+            let Attempt { outcome, retry } = self.run_once(&attempt_req, &args, cancel)?;
+            let Some(&delay) = self
+                .retry_delays
+                .get(earlier.len())
+                .filter(|delay| retry && retry_fits(req.role, start, **delay))
+            else {
                 return Ok(combine(outcome, &earlier));
             };
             tracing::warn!(

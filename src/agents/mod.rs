@@ -266,6 +266,21 @@ pub fn agent_process_spec(program: &str, args: &[String], req: &AgentRequest<'_>
     spec
 }
 
+/// A role's `timeout` bounds the whole invocation, retries and their pauses included: the role
+/// one more attempt runs with gets only what is left of it.
+pub fn role_for_attempt(role: &Role, started: std::time::Instant) -> Role {
+    let budget = role.timeout.unwrap_or(DEFAULT_AGENT_TIMEOUT);
+    let mut attempt = role.clone();
+    attempt.timeout = Some(budget.saturating_sub(started.elapsed()));
+    attempt
+}
+
+/// Whether a retry after `delay` still leaves time for an attempt within the role's timeout.
+pub fn retry_fits(role: &Role, started: std::time::Instant, delay: Duration) -> bool {
+    let budget = role.timeout.unwrap_or(DEFAULT_AGENT_TIMEOUT);
+    started.elapsed() + delay < budget
+}
+
 /// Where the running agent's process group id is recorded (one agent runs at a time per run).
 pub fn agent_group_file(run_dir: &Path) -> std::path::PathBuf {
     run_dir.join("agent.pgid")

@@ -46,6 +46,16 @@ pub fn merge_task(
     let branch = task_branch(task_id);
     let before = repo.resolve_branch(feature_branch)?;
     let message = format!("{task_id}: {title}\n\nApproved by autobuild on {branch}.\n");
+    // A run killed while tidying up after the squash: the task's commit is the feature
+    // branch's tip and its branch is gone. Finish the bookkeeping instead of failing forever.
+    if !repo.branch_exists(&branch) && repo.tip_message(feature_branch)? == message {
+        remove_task_branch(repo, worktree, &branch, feature_branch)?;
+        mark_run_merged(runs_dir, task_id)?;
+        return Ok(TaskMerge::Merged {
+            commit: before,
+            paths: Vec::new(),
+        });
+    }
     let outcome =
         match repo.merge_into_base(&branch, feature_branch, MergeStrategy::Squash, &message) {
             Ok(outcome) => outcome,

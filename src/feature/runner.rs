@@ -7,8 +7,8 @@
 //! A task run ends only when its engine run ends — the engine's own timeouts stop its agent
 //! processes — and the runner waits for every task thread before it finishes, so nothing keeps
 //! running after the feature ends. Ctrl-C cancels every running task (each engine run listens
-//! for it) and starts nothing new; with `--stop-on-failure` the first failure cancels the
-//! running tasks too.
+//! for it) and starts nothing new; with `--stop-on-failure` no task starts after the first
+//! failure, and tasks already running finish their run.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::mpsc::{self, Sender};
@@ -47,10 +47,8 @@ pub struct Runner {
     repo: Repo,
     log: FeatureLog,
     sink: Box<dyn FeatureSink>,
-    /// Ctrl-C (the user stopped the feature).
+    /// Ctrl-C: shared by the runner and every task run, so one key stops them all.
     cancel: CancelToken,
-    /// Shared by every task run: set by Ctrl-C too, and by `--stop-on-failure` after a failure.
-    tasks_cancel: CancelToken,
     /// Some task ended without approval (for `--stop-on-failure`).
     failed: bool,
     resumed: bool,
@@ -75,7 +73,6 @@ impl Runner {
         let log = FeatureLog::open(&paths.events())
             .map_err(|e| Error::io("cannot open", paths.events(), e))?;
         let cancel = cancel_on_signals()?;
-        let tasks_cancel = cancel_on_signals()?;
         Ok(Runner {
             setup,
             state,
@@ -84,7 +81,6 @@ impl Runner {
             log,
             sink,
             cancel,
-            tasks_cancel,
             failed: false,
             resumed,
             _lock: lock,
@@ -333,7 +329,7 @@ impl Runner {
             task_path,
             settings: self.setup.task_settings(),
             policy,
-            cancel: self.tasks_cancel.clone(),
+            cancel: self.cancel.clone(),
             tx,
         })
     }
@@ -360,9 +356,6 @@ impl Runner {
         }
         if status.is_failure() {
             self.failed = true;
-            if self.setup.settings.stop_on_failure {
-                self.tasks_cancel.cancel();
-            }
         }
         self.save()?;
         let report =
@@ -448,12 +441,17 @@ impl Runner {
         } else if run.auto_merge {
             true
         } else if ui::is_interactive() {
-            ui::confirm(&format!(
-                "Merge {} into {} ({})?",
-                self.state.branch,
-                self.state.base_branch,
-                self.setup.strategy.as_str()
-            ))
+            // Ctrl-C at the question means "not now": the feature stays approved.
+            ui::confirm_or_cancel(
+                &format!(
+                    "Merge {} into {} ({})?",
+                    self.state.branch,
+                    self.state.base_branch,
+                    self.setup.strategy.as_str()
+                ),
+                &self.cancel,
+            )
+            .unwrap_or(false)
         } else {
             false
         }

@@ -95,6 +95,15 @@ impl Repo {
             .context(format_args!("read the tip of branch `{name}`"), &self.root)
     }
 
+    /// The message of the commit `name` points to.
+    pub fn tip_message(&self, name: &str) -> Result<String, GitError> {
+        Ok(self
+            .branch_tip(name)?
+            .message()
+            .unwrap_or_default()
+            .to_string())
+    }
+
     pub(crate) fn base_tip(&self, name: &str) -> Result<Commit<'_>, GitError> {
         self.branch_tip(name).map_err(|e| match e {
             GitError::BranchNotFound { branch } => GitError::BaseBranchNotFound { branch },

@@ -72,7 +72,9 @@ pub fn classify(
     }
     let exited_cleanly = end == ProcessEnd::Exited(0);
     match result {
-        Some(result) if exited_cleanly && !result.is_error => {
+        // Only `success` is success: another subtype (a budget or retry limit, or one a future
+        // CLI adds) with `is_error: false` is still not a finished turn.
+        Some(result) if exited_cleanly && !result.is_error && result.subtype == "success" => {
             return Classified::done(AgentStatus::Succeeded)
         }
         None if exited_cleanly => {

@@ -85,13 +85,43 @@ pub fn redact(text: &str, env: &[(String, String)]) -> String {
 
 /// Whether a variable of this name holds a credential.
 pub fn is_secret_name(name: &str) -> bool {
+    const ENDINGS: [&str; 7] = [
+        "_KEY",
+        "TOKEN",
+        "PASSWORD",
+        "PASSWD",
+        "CREDENTIAL",
+        "CREDENTIALS",
+        "_PAT",
+    ];
     let upper = name.to_ascii_uppercase();
-    upper.ends_with("_API_KEY") || upper.ends_with("_TOKEN") || upper.contains("SECRET")
+    upper.contains("SECRET") || ENDINGS.iter().any(|ending| upper.ends_with(ending))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn common_credential_names_are_secret() {
+        for name in [
+            "OPENAI_API_KEY",
+            "API_KEY",
+            "GITHUB_TOKEN",
+            "TOKEN",
+            "PGPASSWORD",
+            "DB_PASSWD",
+            "AWS_SECRET_ACCESS_KEY",
+            "STRIPE_KEY",
+            "GCP_CREDENTIALS",
+            "GITLAB_PAT",
+        ] {
+            assert!(is_secret_name(name), "{name}");
+        }
+        for name in ["PATH", "HOME", "AUTOBUILD_TURN", "KEYBOARD_LAYOUT"] {
+            assert!(!is_secret_name(name), "{name}");
+        }
+    }
 
     fn vars(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         pairs
