@@ -107,3 +107,23 @@ fn an_unreadable_run_record_is_named_not_mistaken_for_no_run() {
     assert_exit(&output, 1);
     assert!(loop_fixture::stderr(&output).contains("is unreadable"));
 }
+
+#[test]
+fn a_repository_without_commits_is_told_to_make_one() {
+    let dir = tempfile::tempdir().unwrap();
+    loop_fixture::git(dir.path(), &["init", "-q", "-b", "main"]);
+    let task = "---\nid: T-1\n---\n# T\n\nDo it.\n\n## Acceptance Criteria\n- [ ] done\n";
+    std::fs::create_dir_all(dir.path().join(".autobuild/tasks")).unwrap();
+    std::fs::write(dir.path().join(".autobuild/tasks/T-1.md"), task).unwrap();
+
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_autobuild"))
+        .arg("-C")
+        .arg(dir.path())
+        .args(["task", "T-1", "--dry-run"])
+        .env("AUTOBUILD_CONFIG_DIR", dir.path().join("none"))
+        .output()
+        .unwrap();
+
+    assert_exit(&output, 2);
+    assert!(loop_fixture::stderr(&output).contains("no commits yet"));
+}

@@ -122,12 +122,23 @@ pub fn preflight(
         .or(config.project.base_branch.as_ref())
     {
         Some(base) => base.clone(),
-        None => repo.current_branch().ok_or_else(|| {
-            Error::usage(
-                "HEAD is detached or has no commits, so there is no base branch to branch from",
-            )
-            .with_help("check out a branch, or set [project] base_branch in .autobuild/config.toml")
-        })?,
+        None => match (repo.current_branch(), repo.unborn_branch()) {
+            (Some(branch), _) => branch,
+            (None, Some(unborn)) => {
+                return Err(Error::usage(format!(
+                    "the repository has no commits yet (branch {unborn} is empty), so there is nothing to branch from"
+                ))
+                .with_help("make a first commit, then run autobuild again"))
+            }
+            (None, None) => {
+                return Err(Error::usage(
+                    "HEAD is detached, so there is no base branch to branch from",
+                )
+                .with_help(
+                    "check out a branch, or set [project] base_branch in .autobuild/config.toml",
+                ))
+            }
+        },
     };
     repo.resolve_base(&base_branch)?;
     let mut blockers = blockers;

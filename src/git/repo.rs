@@ -64,6 +64,21 @@ impl Repo {
         }
     }
 
+    /// The branch HEAD names when it has no commit yet (a repository before its first commit).
+    pub fn unborn_branch(&self) -> Option<String> {
+        if self.repo.head().is_ok() {
+            return None;
+        }
+        let head = self.repo.find_reference("HEAD").ok()?;
+        let target = head.symbolic_target().ok().flatten()?;
+        Some(
+            target
+                .strip_prefix("refs/heads/")
+                .unwrap_or(target)
+                .to_string(),
+        )
+    }
+
     pub fn branch_exists(&self, name: &str) -> bool {
         self.repo.find_branch(name, BranchType::Local).is_ok()
     }
