@@ -148,9 +148,9 @@ fn render_history(out: &mut String, turns: &[TurnRecords]) {
                 format!("failed: {}", failed.join(", "))
             }
         });
-        let criteria = t.verify.as_ref().map_or("-".to_string(), |v| {
-            let met = v.criteria.iter().filter(|c| c.passed()).count();
-            format!("{met}/{} executable met", v.criteria.len())
+        // As the gate counted them: executable criteria by the runner, the rest by the coach.
+        let criteria = t.gate.as_ref().map_or("-".to_string(), |g| {
+            format!("{}/{} met", g.criteria_met, g.criteria_total)
         });
         let coach = t
             .coach
