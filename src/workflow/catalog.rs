@@ -164,7 +164,17 @@ impl Catalog {
                     .and_then(|p| fs::canonicalize(p).ok())
                     .is_some_and(|p| p == canonical)
         });
-        match discovered {
+        // The shipped workflow files themselves (`workflows/*.toml` in autobuild's own source)
+        // are the built-ins, not user files shadowing them.
+        let builtin = || {
+            let text = fs::read_to_string(&canonical).ok()?;
+            self.documents.iter().position(|doc| {
+                doc.source.layer == Layer::BuiltIn
+                    && doc.source.path.file_name() == canonical.file_name()
+                    && doc.source.text == text
+            })
+        };
+        match discovered.or_else(builtin) {
             Some(index) => Ok(Opened::Discovered(index)),
             None => Ok(Opened::File(Document::parse(read_source(
                 path,
