@@ -193,3 +193,37 @@ fn a_missing_claude_stops_the_run_before_anything_is_created() {
     assert!(!project.run_dir().exists());
     assert!(!project.branch_exists(&project.branch()));
 }
+
+#[test]
+fn a_run_over_its_cost_limit_stops_with_exit_5_and_can_say_why() {
+    let feedback = json!({
+        "decision": "feedback",
+        "summary": "not yet",
+        "issues": [{"severity": "must_fix", "category": "correctness",
+                    "description": "keep going", "location": "", "suggestion": ""}],
+        "criteria": [{"id": "AC-001", "status": "not_met", "evidence": "no"}],
+    });
+    let (project, _) = claude_project(json!({
+        "player": [{"run": "echo more >> notes.txt", "cost": 0.03}],
+        "coach": [{"structured_output": feedback, "cost": 0.03}],
+    }));
+
+    let output = project.run(&[
+        "task",
+        TASK,
+        "--max-turns",
+        "5",
+        "--set",
+        "limits.max_cost_usd=0.1",
+    ]);
+
+    assert_exit(&output, 5);
+    let state = project.state();
+    assert_eq!(state["outcome"]["outcome"], "over_budget");
+    assert!(state["cost_usd"].as_f64().unwrap() > 0.1);
+    assert!(
+        !project.run_dir().join("player_turn_3.json").exists(),
+        "no agent starts once the budget is spent"
+    );
+    assert!(project.report().contains("max_cost_usd"));
+}
