@@ -11,6 +11,7 @@
 
 mod cancel;
 mod group;
+mod leftover;
 mod redact;
 mod stream;
 
@@ -24,6 +25,7 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 pub use cancel::CancelToken;
+pub use leftover::stop_leftover_group;
 pub use redact::{is_secret_name, redact, Redactor, REDACTED};
 
 use stream::{Activity, Drain, Keep, Transcript};
@@ -416,50 +418,6 @@ pub fn locate(
     let mut spec = ProcessSpec::new(program, cwd, PathBuf::new());
     spec.env = env.to_vec();
     resolve_program(&spec)
-}
-
-/// Stops the process group recorded in `group_file` by a run that died without stopping it
-/// (SIGKILL, a crash), when a member of that group still works in `cwd`: working directories
-/// are checked so a recycled process id never hits an unrelated process. Returns the group id
-/// that was stopped.
-pub fn stop_leftover_group(group_file: &Path, cwd: &Path) -> Option<i32> {
-    let pgid: i32 = std::fs::read_to_string(group_file)
-        .ok()?
-        .trim()
-        .parse()
-        .ok()?;
-    let _ = std::fs::remove_file(group_file);
-    let cwd = std::fs::canonicalize(cwd).ok()?;
-    if pgid <= 1 || !group_members(pgid).iter().any(|pid| works_in(*pid, &cwd)) {
-        return None;
-    }
-    group::terminate_group(pgid, DEFAULT_KILL_GRACE);
-    Some(pgid)
-}
-
-/// The processes of group `pgid`, from /proc (empty where /proc is unavailable).
-fn group_members(pgid: i32) -> Vec<i32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            // `pid (comm) state ppid pgrp …`: comm may hold spaces and parentheses.
-            std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|stat| {
-                    let rest = &stat[stat.rfind(')')? + 1..];
-                    rest.split_whitespace().nth(2)?.parse::<i32>().ok()
-                })
-                == Some(pgid)
-        })
-        .collect()
-}
-
-fn works_in(pid: i32, dir: &Path) -> bool {
-    std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(dir))
 }
 
 /// If autobuild dies without stopping its children (SIGKILL, a crash), the child's process
