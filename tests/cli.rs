@@ -36,8 +36,14 @@ fn cli_cases_in_a_repository() {
         fakes[1],
         std::env::var("PATH").unwrap_or_default()
     );
+    // `demo` keeps its temporary project for the user to look at; here it goes away with `dir`.
+    let temp = dir.path().join("tmp");
+    std::fs::create_dir_all(&temp).unwrap();
     trycmd::TestCases::new()
         .env("PATH", path)
+        .env("TMPDIR", temp.display().to_string())
+        .insert_var("[TMPDIR]", temp.display().to_string())
+        .unwrap()
         .env("AUTOBUILD_DIR", repo.display().to_string())
         .env("AUTOBUILD_CONFIG_DIR", "/nonexistent/autobuild-config")
         .insert_var("[REPO]", repo.display().to_string())
