@@ -56,6 +56,7 @@ pub fn merge_task(
             paths: Vec::new(),
         });
     }
+    let reviewed = crate::git::branch_tip(repo.root(), &branch)?;
     let outcome =
         match repo.merge_into_base(&branch, feature_branch, MergeStrategy::Squash, &message) {
             Ok(outcome) => outcome,
@@ -63,6 +64,20 @@ pub fn merge_task(
             Err(e) => return Err(e.into()),
         };
     let paths = diff_stat(repo.root(), &before, &outcome.commit)?.paths();
+    // Edits made in the task's worktree after its approval did not land; keep them before the
+    // worktree goes.
+    if worktree.is_dir() {
+        let refname = format!(
+            "refs/autobuild/backup/{task_id}/{}",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs())
+        );
+        let note = format!("autobuild: unreviewed changes in {task_id}'s worktree, kept");
+        if crate::git::backup(worktree, &reviewed, &refname, &note)?.is_some() {
+            tracing::warn!("{task_id}: changes made after approval were kept as {refname}");
+        }
+    }
     remove_task_branch(repo, worktree, &branch, feature_branch)?;
     mark_run_merged(runs_dir, task_id)?;
     Ok(TaskMerge::Merged {
