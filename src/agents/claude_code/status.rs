@@ -90,7 +90,11 @@ pub fn classify(
 
     let mut texts: Vec<&str> = Vec::new();
     if let Some(result) = result {
-        texts.extend(result.text.as_deref());
+        // The result text is an error message only when the CLI says so; otherwise it is the
+        // agent's own answer, which may well talk about logins or rate limits.
+        if result.is_error {
+            texts.extend(result.text.as_deref());
+        }
         texts.extend(result.errors.iter().map(String::as_str));
     }
     texts.push(stderr_tail);
@@ -185,7 +189,7 @@ pub fn classify(
         );
     }
     match result {
-        Some(result) if result.is_error => {
+        Some(result) if result.is_error || result.subtype != "success" => {
             let class = if result.subtype == "success" {
                 AgentErrorClass::ApiError
             } else {

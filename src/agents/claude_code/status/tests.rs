@@ -178,3 +178,22 @@ fn excerpts_are_one_shortened_line() {
     assert!(shown.ends_with("…\""));
     assert!(!shown.contains("second"));
 }
+
+#[test]
+fn the_agents_own_answer_is_not_read_as_an_error_message() {
+    let summary = with_result(
+        "success",
+        false,
+        "I added the /login route and a rate limit to it.",
+    );
+    let classified = run(ProcessEnd::Exited(1), &summary, "");
+    let (class, _) = class_and_message(&classified);
+    assert_eq!(class, AgentErrorClass::NonZeroExit);
+    assert!(!classified.transient);
+}
+
+#[test]
+fn only_the_success_subtype_is_success() {
+    let summary = with_result("error_max_budget_usd", false, "");
+    assert!(!run(ProcessEnd::Exited(0), &summary, "").status.is_success());
+}
