@@ -233,13 +233,20 @@ fn interpret(run: &Finished, cx: &Context<'_>) -> Attempt {
         ),
         other => other,
     };
+    // Retry only when what ended this run was the rate limit: a 429 codex recovered from
+    // earlier in the run says nothing about a later, different failure.
+    let decisive = format!(
+        "{}\n{}",
+        summary.failure().unwrap_or_default(),
+        run.stderr_tail
+    );
     let retry = matches!(
         status,
         AgentStatus::Failed {
             class: AgentErrorClass::RateLimited,
             ..
         }
-    ) && failure::is_transient_rate_limit(&trouble);
+    ) && failure::is_transient_rate_limit(&decisive);
 
     let text = summary.final_message.clone().unwrap_or_default();
     let structured_output = if cx.wants_verdict {

@@ -319,3 +319,14 @@ fn attempt_logs_are_kept_under_a_new_name() {
         .join("turn_1_player.rate-limited-1.jsonl")
         .exists());
 }
+
+#[test]
+fn a_recovered_rate_limit_does_not_make_a_later_failure_retryable() {
+    let stream = "{\"type\":\"item.completed\",\"item\":{\"type\":\"error\",\"message\":\"429 Too Many Requests, retrying\"}}\n\
+        {\"type\":\"turn.failed\",\"error\":{\"message\":\"the sandbox denied writing to /etc\"}}\n";
+    let attempt = interpret(
+        &finished(ProcessEnd::Exited(1), stream, ""),
+        &context(None, false),
+    );
+    assert!(!attempt.retry);
+}
