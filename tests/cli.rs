@@ -3,6 +3,11 @@
 
 use std::path::Path;
 
+#[path = "support/mod.rs"]
+mod support;
+
+use support::copy_tree;
+
 #[test]
 fn cli_cases() {
     trycmd::TestCases::new()
@@ -50,17 +55,4 @@ fn cli_cases_in_a_repository() {
         .unwrap()
         .case("tests/cmd-repo/*.toml")
         .case("docs/features.md");
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }

@@ -7,10 +7,13 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tempfile::TempDir;
+
+#[path = "../support/mod.rs"]
+mod support;
+pub use support::*;
 
 pub const TASK: &str = "TASK-1";
 
@@ -240,94 +243,4 @@ pub fn fixture(script: &str) -> String {
         .join("tests/fixtures/loop")
         .join(script);
     fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
-}
-
-pub fn json(path: &Path) -> Value {
-    let text =
-        fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap()
-}
-
-/// Runs git with a fixed identity; panics with git's stderr on failure.
-pub fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .current_dir(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "git {args:?} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
-
-/// Polls until `condition` holds; panics after `limit`.
-pub fn wait_until(limit: Duration, what: &str, mut condition: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !condition() {
-        assert!(start.elapsed() < limit, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// The exit code, with the process's output in the panic message when it is not `expected`.
-pub fn assert_exit(output: &Output, expected: i32) {
-    assert_eq!(
-        output.status.code(),
-        Some(expected),
-        "stdout:\n{}\nstderr:\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
-
-pub fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-/// Live (non-zombie) processes of process group `pgid`, from /proc.
-pub fn live_group_members(pgid: i32) -> Vec<i32> {
-    fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
-                return false;
-            };
-            // Fields after the parenthesised command name: state, ppid, pgrp, …
-            let after_name = stat.rsplit_once(") ").map_or("", |(_, rest)| rest);
-            let fields: Vec<&str> = after_name.split_whitespace().collect();
-            fields.first() != Some(&"Z") && fields.get(2) == Some(&pgid.to_string().as_str())
-        })
-        .collect()
-}
-
-/// Whether `pid` is a live (non-zombie) process.
-pub fn process_alive(pid: i32) -> bool {
-    fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|stat| {
-            let after_name = stat.rsplit_once(") ").map_or("", |(_, rest)| rest);
-            !after_name.starts_with('Z')
-        })
-        .unwrap_or(false)
-}
-
-/// Kills every process of group `pgid` (a simulated crash takes the agents down too).
-pub fn kill_group(pgid: i32) {
-    // SAFETY: plain kill(2) on a process group this test's runner started.
-    unsafe {
-        libc::kill(-pgid, libc::SIGKILL);
-    }
-}
-
-pub fn read_pid(path: &Path) -> i32 {
-    fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
-        .trim()
-        .parse()
-        .unwrap()
 }
