@@ -50,7 +50,7 @@ pub fn run(args: FeatureArgs, quiet: bool) -> Result<u8, Error> {
         ui::line(&show::render_plan(&setup));
         return Ok(0);
     }
-    let display = feature::display::Display::choose(args.flags.json, quiet);
+    let display = crate::ui::progress::Display::choose(args.flags.json, quiet);
     if args.resume {
         return feature::run::resume(&root, &args.feature, Some(settings), display);
     }

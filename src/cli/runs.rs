@@ -213,7 +213,7 @@ fn status_detail(state: &RunState, paths: &RunPaths, runs_dir: &Path) -> String 
 pub fn resume(task_id: &str, json: bool, quiet: bool) -> Result<u8, Error> {
     let root = repo_root(&current_dir()?)?;
     if crate::feature::run::is_feature_run(&root, task_id) {
-        let display = crate::feature::display::Display::choose(json, quiet);
+        let display = Display::choose(json, quiet);
         return crate::feature::run::resume(&root, task_id, None, display);
     }
     let never_ran = !Layout::new(&root)

@@ -11,16 +11,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use crate::engine::events::{Event, EventKind};
 use crate::feature::events::{FeatureEvent, FeatureEventKind};
 use crate::ui;
-use crate::ui::progress::{self, plain_line};
-
-/// How progress is shown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Display {
-    Panel,
-    Plain,
-    Json,
-    Quiet,
-}
+use crate::ui::progress::{plain_line, Display};
 
 /// Receives the feature's events and every task's engine events.
 pub trait FeatureSink {
@@ -28,24 +19,13 @@ pub trait FeatureSink {
     fn task(&mut self, event: &Event);
 }
 
-impl Display {
-    /// The same choice as for a task run: `--json`, `--quiet`, a terminal, else plain lines.
-    pub fn choose(json: bool, quiet: bool) -> Display {
-        match progress::Display::choose(json, quiet) {
-            progress::Display::Json => Display::Json,
-            progress::Display::Quiet => Display::Quiet,
-            progress::Display::Panel => Display::Panel,
-            progress::Display::Plain => Display::Plain,
-        }
-    }
-
-    pub fn sink(self) -> Box<dyn FeatureSink> {
-        match self {
-            Display::Panel => Box::new(Panel::default()),
-            Display::Plain => Box::new(Plain::default()),
-            Display::Json => Box::new(Json),
-            Display::Quiet => Box::new(Quiet),
-        }
+/// The feature's display for the way progress is shown (chosen as for a task run).
+pub fn sink(display: Display) -> Box<dyn FeatureSink> {
+    match display {
+        Display::Panel => Box::new(Panel::default()),
+        Display::Plain => Box::new(Plain::default()),
+        Display::Json => Box::new(Json),
+        Display::Quiet => Box::new(Quiet),
     }
 }
 

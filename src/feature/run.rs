@@ -10,7 +10,7 @@ use crate::engine::cx::now;
 use crate::engine::lock::{LockError, RunLock};
 use crate::engine::paths::RunPaths;
 use crate::error::Error;
-use crate::feature::display::Display;
+use crate::feature::display;
 use crate::feature::finish::{land, write_report};
 use crate::feature::merge::{remove_task_branch, task_branch};
 use crate::feature::plan;
@@ -24,6 +24,7 @@ use crate::feature::state::{
 use crate::git::Repo;
 use crate::project::{Config, Layout};
 use crate::ui;
+use crate::ui::progress::Display;
 
 /// `autobuild feature <ID|PATH>` (`--fresh` discards an earlier run first).
 pub fn start(
@@ -52,7 +53,7 @@ pub fn start(
     state
         .save(&state_file(&paths))
         .map_err(|e| Error::io("cannot write", state_file(&paths), e))?;
-    Runner::new(setup, state, paths, display.sink(), lock, false)?.run()
+    Runner::new(setup, state, paths, display::sink(display), lock, false)?.run()
 }
 
 /// `autobuild feature <ID> --resume` (with the flags given now) and `autobuild resume <ID>`
@@ -110,7 +111,7 @@ pub fn resume(
     state
         .save(&state_file(&paths))
         .map_err(|e| Error::io("cannot write", state_file(&paths), e))?;
-    Runner::new(setup, state, paths, display.sink(), lock, true)?.run()
+    Runner::new(setup, state, paths, display::sink(display), lock, true)?.run()
 }
 
 /// `autobuild complete <FEAT-ID>`: merges an approved feature into its base.
