@@ -11,6 +11,7 @@ pub mod cli;
 pub mod diagnostic;
 pub mod engine;
 pub mod error;
+pub mod failpoint;
 pub mod feature;
 pub mod git;
 pub mod profile;

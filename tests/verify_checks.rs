@@ -52,6 +52,7 @@ fn run(dirs: &Dirs, specs: &[CheckSpec], env: &[(String, String)]) -> Vec<CheckR
         &dirs.logs,
         "turn_2_",
         &CancelToken::new(),
+        None,
     )
 }
 
@@ -190,6 +191,7 @@ fn a_check_that_cannot_start_is_an_error_not_a_pass() {
         &dirs.logs,
         "turn_1_",
         &CancelToken::new(),
+        None,
     );
     let result = &results[0];
     assert_eq!(result.status, CheckStatus::Error);
@@ -224,6 +226,7 @@ fn cancelling_stops_the_running_check_and_skips_the_rest() {
         &dirs.logs,
         "turn_3_",
         &cancel,
+        None,
     );
     canceller.join().unwrap();
     assert_eq!(results.len(), 2);
@@ -279,6 +282,7 @@ fn the_project_environment_gives_checks_vars_path_and_setup() {
         &dirs.logs,
         "",
         &CancelToken::new(),
+        None,
     );
     assert_eq!(
         results[0].status,
@@ -302,6 +306,7 @@ fn the_project_environment_gives_checks_vars_path_and_setup() {
         &dirs.logs,
         "",
         &CancelToken::new(),
+        None,
     );
     assert_eq!(results[0].status, CheckStatus::Failed);
     assert_eq!(results[0].failure_class, Some(FailureClass::Infrastructure));

@@ -286,6 +286,12 @@ pub fn agent_group_file(run_dir: &Path) -> std::path::PathBuf {
     run_dir.join("agent.pgid")
 }
 
+/// Where the running check's or `run` command's process group id is recorded (one runs at a
+/// time per run).
+pub fn command_group_file(run_dir: &Path) -> std::path::PathBuf {
+    run_dir.join("command.pgid")
+}
+
 /// An agent could not be started.
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {

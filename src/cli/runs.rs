@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::cli::task::current_dir;
-use crate::engine::exec::{merge_run, MergeRequest};
+use crate::engine::exec::{merge_run, MergeRequest, StateJournal};
 use crate::engine::lock::RunLock;
 use crate::engine::paths::RunPaths;
 use crate::engine::plan::repo_root;
@@ -276,12 +276,20 @@ pub fn complete(task_id: &str) -> Result<u8, Error> {
             .unwrap_or(0),
         approved: run.state.last_checkpoint.clone().unwrap_or_default(),
     };
-    let landed = merge_run(&repo, &request)?;
+    let landed = merge_run(
+        &repo,
+        &request,
+        &mut StateJournal {
+            state: &mut run.state,
+            path: run.paths.state(),
+        },
+    )?;
     for warning in &landed.warnings {
         ui::warn(warning);
     }
     let commit = landed.commit;
     let outcome = Outcome::Approved { merged: true };
+    run.state.pending = None;
     run.state.status = outcome.status();
     run.state.updated_at = crate::engine::cx::now();
     run.state.outcome = Some(OutcomeRecord {

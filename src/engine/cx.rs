@@ -89,7 +89,9 @@ impl<'p> RunCx<'p> {
         self.state.elapsed_ms = u64::try_from(self.elapsed().as_millis()).unwrap_or(u64::MAX);
         self.state
             .save(&self.paths.state())
-            .map_err(|e| Error::io("cannot write", self.paths.state(), e))
+            .map_err(|e| Error::io("cannot write", self.paths.state(), e))?;
+        crate::failpoint::hit("state.saved");
+        Ok(())
     }
 
     pub fn start_turn(&mut self, loop_id: &str, number: u32, max: u32) {

@@ -1,5 +1,5 @@
 //! The engine: runs a resolved workflow for one task — preflight ([`plan`]), the
-//! [`interpreter`], the step executors ([`exec`]), persisted [`state`] for resume, the
+//! [`interpreter`], the step executors ([`exec`]), persisted [`state`] for resume, what a resume repairs first ([`recover`]), the
 //! [`events`] stream and the run [`lock`].
 
 pub mod cx;
@@ -10,6 +10,7 @@ pub mod lock;
 pub mod outcome;
 pub mod paths;
 pub mod plan;
+pub mod recover;
 pub mod run;
 pub mod state;
 pub mod turn;

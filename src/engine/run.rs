@@ -16,7 +16,7 @@ use crate::engine::paths::RunPaths;
 use crate::engine::plan::{preflight, BranchPolicy, Plan};
 use crate::engine::state::{OutcomeRecord, RunSettings, RunState, RunStatus, STATE_VERSION};
 use crate::error::Error;
-use crate::git::{self, Repo};
+use crate::git::Repo;
 use crate::ui::progress::Display;
 
 /// How `autobuild task` treats an existing branch, where progress goes, and what stops it.
@@ -147,48 +147,7 @@ fn continue_run(
         ));
         state.workflow_hash = plan.resolved.hash.clone();
     }
-    // An agent the crashed run left running would keep editing the worktree under us.
-    let group_file = crate::agents::agent_group_file(&paths.dir);
-    if let Some(pgid) = crate::agents::process::stop_leftover_group(&group_file, &state.worktree) {
-        notes.push(format!(
-            "stopped agent process group {pgid}, left running by the interrupted run"
-        ));
-    }
-    // An interrupted step restarts from the last checkpoint: whatever it half-did is reverted —
-    // after saving it, with anything else found in the worktree, under a backup ref.
-    if let Some(checkpoint) = state.last_checkpoint.clone() {
-        if state.worktree.is_dir() {
-            if let Some(elsewhere) = git::reattach(&state.worktree, &state.branch)? {
-                notes.push(format!(
-                    "HEAD of the worktree was on {elsewhere}; put it back on {}",
-                    state.branch
-                ));
-            }
-            let refname = format!(
-                "refs/autobuild/backup/{}/{}",
-                state.task_id,
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_secs())
-            );
-            let message = format!(
-                "autobuild: work in {} that no step had checkpointed, saved on resume",
-                state.worktree.display()
-            );
-            if git::backup(&state.worktree, &checkpoint, &refname, &message)?.is_some() {
-                notes.push(format!(
-                    "saved the worktree's unreviewed changes as {refname} before reverting them; get them back with `git checkout {refname} -- .` in the worktree"
-                ));
-            }
-            let reverted = git::restore(&state.worktree, &checkpoint)?;
-            if !reverted.is_empty() {
-                notes.push(format!(
-                    "reverted what the interrupted step left unfinished: {}",
-                    reverted.join(", ")
-                ));
-            }
-        }
-    }
+    notes.extend(crate::engine::recover::recover(&repo, &paths, &state)?);
     run_interpreter(plan, paths, state, repo, (sink, cancel), lock, notes)
 }
 
@@ -321,6 +280,7 @@ fn new_state(plan: &Plan) -> RunState {
         outcome: None,
         merge_strategy: None,
         elapsed_ms: 0,
+        pending: None,
     }
 }
 

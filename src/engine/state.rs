@@ -53,6 +53,46 @@ pub struct RunState {
     /// Wall time spent by all sessions of this run, for `limits.max_wall_time` across resumes.
     #[serde(default)]
     pub elapsed_ms: u64,
+    /// A change to the repository the runner started and has not finished: saved before the
+    /// change begins and cleared once it is done, so a resume after a kill knows what to redo.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<Pending>,
+}
+
+/// The runner's own repository changes that a kill could interrupt half-way (DESIGN.md §5:
+/// nothing is lost). Checkpoints need no entry: resume saves and reverts whatever an
+/// interrupted step left, including a checkpoint commit that was made but not recorded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "change", rename_all = "snake_case")]
+pub enum Pending {
+    /// Adding the task worktree: a worktree whose checkout did not finish is never used; resume
+    /// removes it (and the branch, when this run created it and it never moved) and adds it
+    /// again.
+    Worktree {
+        created_branch: bool,
+        base_commit: String,
+    },
+    /// Landing the approved commit on the base branch, phase by phase
+    /// ([`crate::git::Landing`]).
+    Merge {
+        landing: crate::git::Landing,
+        phase: MergePhase,
+        /// When the landing began, in milliseconds since the Unix epoch: a lock file older than
+        /// this is not one the landing left.
+        since_ms: u64,
+    },
+}
+
+/// How far a landing got. Each phase is saved before its work starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MergePhase {
+    /// The commit to land exists; the base branch may or may not have moved yet.
+    Prepared,
+    /// The base branch points at the landed commit; checkouts of it may be behind.
+    Moved,
+    /// The work has landed everywhere; the task worktree and branch may still need removing.
+    Landed,
 }
 
 /// Where a run stands.

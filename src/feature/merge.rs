@@ -67,14 +67,9 @@ pub fn merge_task(
     // Edits made in the task's worktree after its approval did not land; keep them before the
     // worktree goes.
     if worktree.is_dir() {
-        let refname = format!(
-            "refs/autobuild/backup/{task_id}/{}",
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs())
-        );
+        let prefix = format!("refs/autobuild/backup/{task_id}");
         let note = format!("autobuild: unreviewed changes in {task_id}'s worktree, kept");
-        if crate::git::backup(worktree, &reviewed, &refname, &note)?.is_some() {
+        if let Some(refname) = crate::git::backup(worktree, &reviewed, &prefix, &note)? {
             tracing::warn!("{task_id}: changes made after approval were kept as {refname}");
         }
     }

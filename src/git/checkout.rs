@@ -1,12 +1,11 @@
-//! Keeping checkouts in step when a branch they have checked out moves, like `git merge` does
-//! for the user's main checkout: the new files are checked out safely (local changes are never
-//! overwritten), and uncommitted changes in files the move touches refuse the move up front.
+//! The checkouts of a branch (the user's main checkout, other worktrees) and whether they have
+//! local changes in given files: uncommitted changes in files a landing touches refuse it up
+//! front ([`super::landing`] then keeps those checkouts in step).
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use git2::build::CheckoutBuilder;
-use git2::{CheckoutNotificationType, ErrorCode, Oid, Repository};
+use git2::Repository;
 
 use super::error::{Context, GitError};
 use super::repo::{normalize, status_options, Repo};
@@ -88,42 +87,6 @@ impl BranchCheckout {
                 checkout: self.path.clone(),
                 paths: dirty,
             })
-        }
-    }
-
-    /// Checks out `tree` over the checkout's current HEAD without overwriting local changes;
-    /// updates the index. A conflict is reported with the paths in the way and writes nothing.
-    pub(crate) fn checkout_safely(&self, tree: Oid) -> Result<(), GitError> {
-        let tree = self
-            .repo
-            .find_tree(tree)
-            .context("read the merged tree", &self.path)?;
-        let mut in_the_way = Vec::new();
-        let result = {
-            let mut checkout = CheckoutBuilder::new();
-            checkout
-                .safe()
-                .notify_on(CheckoutNotificationType::CONFLICT)
-                .notify(|_, path, _, _, _| {
-                    if let Some(path) = path {
-                        in_the_way.push(path.to_string_lossy().into_owned());
-                    }
-                    true
-                });
-            self.repo
-                .checkout_tree(tree.as_object(), Some(&mut checkout))
-        };
-        match result {
-            Ok(()) => Ok(()),
-            Err(e) if e.code() == ErrorCode::Conflict => {
-                in_the_way.sort();
-                in_the_way.dedup();
-                Err(GitError::DirtyCheckout {
-                    checkout: self.path.clone(),
-                    paths: in_the_way,
-                })
-            }
-            Err(e) => Err(e).context("check out the merged files", &self.path),
         }
     }
 }

@@ -43,6 +43,12 @@ pub enum GitError {
     WorktreePathExists { path: PathBuf },
     #[error("{} is not a worktree of this repository", path.display())]
     NotAWorktree { path: PathBuf },
+    #[error("the checkout of worktree {} is incomplete: {count} file(s) differ from the commit, first {first}", path.display())]
+    IncompleteCheckout {
+        path: PathBuf,
+        count: usize,
+        first: String,
+    },
     #[error("worktree {} is on {}, expected branch `{expected}`", path.display(), describe_head(actual))]
     WrongBranch {
         path: PathBuf,

@@ -50,12 +50,13 @@ pub fn branch_tip(worktree: &Path, branch: &str) -> Result<String, GitError> {
 }
 
 /// Saves everything in `worktree` that differs from `reviewed` — commits made on top of it and
-/// uncommitted or untracked (not ignored) files — as one commit under `refname`, without
-/// touching the worktree. Returns `None` when there is nothing to save.
+/// uncommitted or untracked (not ignored) files — as one commit under a new ref
+/// `<prefix>/<unix seconds>[-N]`, without touching the worktree. Returns the ref's name, or
+/// `None` when there is nothing to save. An existing backup is never overwritten.
 pub fn backup(
     worktree: &Path,
     reviewed: &str,
-    refname: &str,
+    prefix: &str,
     message: &str,
 ) -> Result<Option<String>, GitError> {
     let repo = open_checkout(worktree)?;
@@ -72,9 +73,36 @@ pub fn backup(
     let commit = repo
         .commit(None, &author, &author, message, &tree, &[&head])
         .context("save unreviewed work", worktree)?;
-    repo.reference(refname, commit, true, message)
-        .context(format_args!("create {refname}"), worktree)?;
-    Ok(Some(commit.to_string()))
+    save_under_new_ref(&repo, prefix, commit, message, worktree).map(Some)
+}
+
+/// Points a new ref `<prefix>/<unix seconds>[-N]` at `commit`; returns its name. Refs are
+/// created without `force`, so two saves in one second get two names.
+pub(crate) fn save_under_new_ref(
+    repo: &git2::Repository,
+    prefix: &str,
+    commit: git2::Oid,
+    message: &str,
+    path: &Path,
+) -> Result<String, GitError> {
+    // Opened on the shared git directory: libgit2 (1.9) opened on a linked worktree checks a
+    // new ref's existence in the worktree's own directory but writes it to the shared one, so
+    // `force = false` would silently replace an existing backup.
+    let repo = git2::Repository::open(repo.commondir())
+        .context("open the repository", repo.commondir())?;
+    let stamp = super::now_ms() / 1000;
+    let mut n = 0u64;
+    loop {
+        let refname = match n {
+            0 => format!("{prefix}/{stamp}"),
+            n => format!("{prefix}/{stamp}-{n}"),
+        };
+        match repo.reference(&refname, commit, false, message) {
+            Ok(_) => return Ok(refname),
+            Err(e) if e.code() == git2::ErrorCode::Exists => n += 1,
+            Err(e) => return Err(e).context(format_args!("create {refname}"), path),
+        }
+    }
 }
 
 /// Whether `path` (relative, `/`-separated) exists in the tree of `branch`'s tip.
@@ -136,16 +164,18 @@ mod tests {
     fn backup_saves_commits_and_untracked_files_only_when_there_are_some() {
         let (dir, wt, base) = task_worktree();
         assert_eq!(
-            backup(&wt, &base, "refs/autobuild/backup/T/1", "b").unwrap(),
+            backup(&wt, &base, "refs/autobuild/backup/T", "b").unwrap(),
             None
         );
         std::fs::write(wt.join("notes.md"), "mine\n").unwrap();
-        let saved = backup(&wt, &base, "refs/autobuild/backup/T/1", "b")
+        let saved = backup(&wt, &base, "refs/autobuild/backup/T", "b")
             .unwrap()
             .unwrap();
         let repo = git2::Repository::open(dir.path()).unwrap();
         let commit = repo
-            .find_commit(git2::Oid::from_str(&saved).unwrap())
+            .find_reference(&saved)
+            .unwrap()
+            .peel_to_commit()
             .unwrap();
         assert!(commit
             .tree()
@@ -154,9 +184,22 @@ mod tests {
             .is_ok());
         assert!(wt.join("notes.md").exists(), "the worktree is untouched");
         let committed = checkpoint(&wt, "user commit").unwrap();
-        assert!(backup(&wt, &base, "refs/autobuild/backup/T/2", "b")
+        let again = backup(&wt, &base, "refs/autobuild/backup/T", "b")
             .unwrap()
-            .is_some());
+            .unwrap();
+        assert_ne!(
+            again, saved,
+            "a second backup in the same second gets its own name"
+        );
+        assert_eq!(
+            repo.find_reference(&saved)
+                .unwrap()
+                .peel_to_commit()
+                .unwrap()
+                .id(),
+            commit.id(),
+            "the first backup is kept"
+        );
         assert_eq!(branch_tip(&wt, "autobuild/T").unwrap(), committed.commit);
         assert!(path_in_branch(dir.path(), "main", "a.txt").unwrap());
         assert!(!path_in_branch(dir.path(), "main", "notes.md").unwrap());

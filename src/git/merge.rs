@@ -11,9 +11,9 @@ use std::path::Path;
 use git2::{Commit, ErrorCode, MergeOptions, Oid, Repository};
 use serde::{Deserialize, Serialize};
 
-use super::diff::changed_paths;
 use super::error::{Context, GitError};
-use super::repo::{signature, Repo};
+use super::landing::Prepared;
+use super::repo::Repo;
 use crate::workflow::model::MergeStrategy;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,8 +32,9 @@ pub(crate) enum TreeMerge {
 }
 
 impl Repo {
-    /// Merges `task_branch` into `base_branch` with `strategy`. When the base is checked out
-    /// (in the main checkout or a worktree), that working tree and index are updated too.
+    /// Merges `task_branch` into `base_branch` with `strategy`, all phases of a landing in one
+    /// go (for callers with nothing to journal, such as a feature branch no one has checked
+    /// out). When the base is checked out, that working tree and index are updated too.
     pub fn merge_into_base(
         &self,
         task_branch: &str,
@@ -41,51 +42,21 @@ impl Repo {
         strategy: MergeStrategy,
         message: &str,
     ) -> Result<MergeOutcome, GitError> {
-        let base = self.base_tip(base_branch)?;
-        let task = self.branch_tip(task_branch)?;
-        let up_to_date = MergeOutcome {
-            commit: base.id().to_string(),
-            strategy,
-            up_to_date: true,
-        };
-        if self.contains(&base, &task)? {
-            return Ok(up_to_date);
-        }
-        let new_tip = match strategy {
-            MergeStrategy::Ff => {
-                if !self.contains(&task, &base)? {
-                    return Err(GitError::NotFastForward {
-                        branch: task_branch.to_string(),
-                        base: base_branch.to_string(),
-                    });
-                }
-                task.id()
+        let landing = match self.prepare_landing(task_branch, base_branch, strategy, message)? {
+            Prepared::UpToDate(commit) => {
+                return Ok(MergeOutcome {
+                    commit,
+                    strategy,
+                    up_to_date: true,
+                })
             }
-            MergeStrategy::Squash | MergeStrategy::Merge => {
-                let tree = match merge_tree(&self.repo, &base, &task, self.root())? {
-                    TreeMerge::Clean(tree) => tree,
-                    TreeMerge::Conflicts(paths) => {
-                        return Err(GitError::Conflict {
-                            branch: task_branch.to_string(),
-                            base: base_branch.to_string(),
-                            paths,
-                        })
-                    }
-                };
-                if strategy == MergeStrategy::Squash && tree == base.tree_id() {
-                    return Ok(up_to_date);
-                }
-                let parents: Vec<&Commit<'_>> = match strategy {
-                    MergeStrategy::Squash => vec![&base],
-                    _ => vec![&base, &task],
-                };
-                self.write_commit(tree, &parents, message)?
-            }
+            Prepared::Ready(landing) => landing,
         };
-        self.move_branch(base_branch, &base, new_tip, strategy)?;
-        tracing::debug!(task_branch, base_branch, commit = %new_tip, "merged");
+        self.move_base(&landing)?;
+        self.update_checkouts(&landing, now_ms())?;
+        tracing::debug!(task_branch, base_branch, commit = %landing.to, "merged");
         Ok(MergeOutcome {
-            commit: new_tip.to_string(),
+            commit: landing.to,
             strategy,
             up_to_date: false,
         })
@@ -100,66 +71,13 @@ impl Repo {
             .graph_descendant_of(tip.id(), commit.id())
             .context("compare branch histories", self.root())
     }
+}
 
-    /// A commit object that no branch points to yet.
-    fn write_commit(
-        &self,
-        tree: Oid,
-        parents: &[&Commit<'_>],
-        message: &str,
-    ) -> Result<Oid, GitError> {
-        let tree = self
-            .repo
-            .find_tree(tree)
-            .context("read the merged tree", self.root())?;
-        let author = signature(&self.repo, self.root())?;
-        self.repo
-            .commit(None, &author, &author, message, &tree, parents)
-            .context("write the merge commit", self.root())
-    }
-
-    /// Points `branch` (currently at `old`) to `new`, updating every working tree that has it
-    /// checked out. Checkouts are verified before anything is changed.
-    fn move_branch(
-        &self,
-        branch: &str,
-        old: &Commit<'_>,
-        new: Oid,
-        strategy: MergeStrategy,
-    ) -> Result<(), GitError> {
-        let new_tree = self
-            .repo
-            .find_commit(new)
-            .and_then(|commit| commit.tree())
-            .context("read the merged tree", self.root())?;
-        let checkouts = self.checkouts_of(branch)?;
-        if !checkouts.is_empty() {
-            let touched = changed_paths(&self.repo, old.tree_id(), new_tree.id(), self.root())?;
-            for checkout in &checkouts {
-                checkout.ensure_clean(&touched)?;
-            }
-            for checkout in &checkouts {
-                checkout.checkout_safely(new_tree.id())?;
-            }
-        }
-        let reflog = format!("autobuild: {} merge", strategy.as_str());
-        match self.repo.reference_matching(
-            &format!("refs/heads/{branch}"),
-            new,
-            true,
-            old.id(),
-            &reflog,
-        ) {
-            Ok(_) => Ok(()),
-            Err(e) if e.code() == ErrorCode::Modified => Err(GitError::BaseMoved {
-                branch: branch.to_string(),
-                actual: self
-                    .resolve_branch(branch)
-                    .unwrap_or_else(|_| "an unknown commit".to_string()),
-            }),
-            Err(e) => Err(e).context(format_args!("update branch `{branch}`"), self.root()),
-        }
-    }
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// The three-way merge of `ours` and `theirs` over their merge base (the empty tree when the

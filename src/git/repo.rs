@@ -53,6 +53,11 @@ impl Repo {
         &self.root
     }
 
+    /// The repository's shared git directory (`.git` of the main checkout).
+    pub fn git_dir(&self) -> &Path {
+        self.repo.commondir()
+    }
+
     /// The branch checked out in the main checkout; `None` when HEAD is detached or the branch
     /// has no commit yet.
     pub fn current_branch(&self) -> Option<String> {

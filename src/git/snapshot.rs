@@ -36,6 +36,7 @@ pub fn checkpoint(worktree: &Path, message: &str) -> Result<Checkpoint, GitError
     let mut index = repo.index().context("open the index", worktree)?;
     let tree_id = stage_all(&repo, &mut index, worktree)?;
     index.write().context("write the index", worktree)?;
+    crate::failpoint::hit("checkpoint.index");
     if tree_id == head.tree_id() {
         return Ok(Checkpoint {
             commit: head.id().to_string(),
@@ -50,6 +51,7 @@ pub fn checkpoint(worktree: &Path, message: &str) -> Result<Checkpoint, GitError
     let commit = repo
         .commit(Some("HEAD"), &author, &author, message, &tree, &[&head])
         .context("commit the checkpoint", worktree)?;
+    crate::failpoint::hit("checkpoint.commit");
     tracing::debug!(%commit, worktree = %worktree.display(), "checkpoint");
     Ok(Checkpoint {
         commit: commit.to_string(),

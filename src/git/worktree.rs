@@ -1,9 +1,17 @@
 //! Linked worktrees: each task runs on its own branch in its own directory, so agents never
 //! touch the user's main checkout and several tasks can run side by side.
 //!
-//! Creation is all-or-nothing: when the worktree cannot be added, the branch created for it is
-//! deleted again, so a failed start leaves the repository as it was. Existing branches are never
-//! reused or replaced here; whether to resume or start fresh is the caller's decision.
+//! Creation is all-or-nothing: when the worktree cannot be added or its checkout is incomplete,
+//! git's record of it, its directory and the branch created for it are removed again (in that
+//! order: git refuses to delete a branch a worktree still has checked out), so a failed start
+//! leaves the repository as it was. A kill during creation cannot run that undo; the caller
+//! journals the creation and calls [`Repo::discard_partial_worktree`] on resume. Existing
+//! branches are never reused or replaced here; whether to resume or start fresh is the
+//! caller's decision.
+//!
+//! Adding and removing worktrees changes `.git/worktrees`, which libgit2 does not guard against
+//! concurrent writers: those sections hold the repository's [`AdminLock`] so parallel autobuild
+//! processes and threads take turns.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -12,7 +20,10 @@ use git2::{Branch, WorktreeAddOptions, WorktreePruneOptions};
 use serde::{Deserialize, Serialize};
 
 use super::error::{Context, GitError};
+use super::locks::AdminLock;
 use super::repo::{head_of, normalize, open_checkout, same_path, Repo};
+use super::snapshot::changed_files_since;
+use crate::failpoint;
 
 /// A worktree created for a run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,7 +54,7 @@ impl Repo {
         base: &str,
         path: &Path,
     ) -> Result<WorktreeInfo, GitError> {
-        let _serialized = admin_lock();
+        let _serialized = self.admin_lock()?;
         if !Branch::name_is_valid(branch).unwrap_or(false) {
             return Err(GitError::InvalidBranchName {
                 name: branch.to_string(),
@@ -70,22 +81,28 @@ impl Repo {
             .repo
             .branch(branch, &base_commit, false)
             .context(format_args!("create branch `{branch}`"), self.root())?;
+        failpoint::hit("worktree.branch");
         let added = {
             let mut options = WorktreeAddOptions::new();
             options.reference(Some(task_branch.get()));
-            self.repo.worktree(&name, &path, Some(&options)).map(drop)
+            self.repo
+                .worktree(&name, &path, Some(&options))
+                .map(drop)
+                .context(
+                    format_args!("add a worktree for branch `{branch}` at {}", path.display()),
+                    self.root(),
+                )
+                .and_then(|()| verify_checkout(&path, &base_commit.id().to_string()))
         };
-        if let Err(source) = added {
+        if let Err(error) = added {
             self.undo_failed_add(
                 &mut task_branch,
                 &name,
                 (!existed).then_some(path.as_path()),
             );
-            return Err(source).context(
-                format_args!("add a worktree for branch `{branch}` at {}", path.display()),
-                self.root(),
-            );
+            return Err(error);
         }
+        failpoint::hit("worktree.added");
         tracing::debug!(branch, base, path = %path.display(), "created worktree");
         Ok(WorktreeInfo {
             path,
@@ -131,7 +148,7 @@ impl Repo {
     /// Checks out the existing `branch` in a new worktree at `path` (a resumed run whose
     /// worktree directory was removed). A stale admin entry for the branch is pruned first.
     pub fn attach_worktree(&self, branch: &str, path: &Path) -> Result<OpenedWorktree, GitError> {
-        let _serialized = admin_lock();
+        let _serialized = self.admin_lock()?;
         let reference = self
             .repo
             .find_branch(branch, git2::BranchType::Local)
@@ -152,13 +169,74 @@ impl Repo {
             fs::create_dir_all(parent).context("create directory", parent)?;
         }
         let name = self.free_worktree_name(&path)?;
+        let tip = reference
+            .get()
+            .peel_to_commit()
+            .context(format_args!("read the tip of {branch}"), self.root())?
+            .id()
+            .to_string();
         let mut options = WorktreeAddOptions::new();
         options.reference(Some(reference.get()));
         self.repo.worktree(&name, &path, Some(&options)).context(
             format_args!("add a worktree for branch `{branch}` at {}", path.display()),
             self.root(),
         )?;
+        verify_checkout(&path, &tip)?;
+        failpoint::hit("worktree.added");
         self.open_worktree(&path, branch)
+    }
+
+    /// Removes what an interrupted creation of the worktree at `path` left: the directory,
+    /// git's record of it, lock files, and — when `created_branch` and the branch still points
+    /// at `base_commit`, so no work was ever done on it — the branch. Never used on a worktree
+    /// whose creation finished: the caller knows from its journal.
+    pub fn discard_partial_worktree(
+        &self,
+        path: &Path,
+        branch: &str,
+        created_branch: bool,
+        base_commit: &str,
+    ) -> Result<(), GitError> {
+        let _serialized = self.admin_lock()?;
+        let path =
+            normalize(&std::path::absolute(path).context("resolve the worktree path", path)?);
+        let entry = self.find_worktree_entry(&path, branch)?;
+        if path.exists() {
+            fs::remove_dir_all(&path).context("remove the unfinished worktree", &path)?;
+        }
+        if let Some((name, _)) = &entry {
+            let admin = self.admin_dir(name);
+            fs::remove_dir_all(&admin)
+                .context("remove the unfinished worktree's record", &admin)?;
+        }
+        super::locks::remove_task_locks(self.repo.path(), branch, None)?;
+        let untouched = self
+            .resolve_branch(branch)
+            .is_ok_and(|tip| tip == base_commit);
+        if created_branch && untouched {
+            let mut reference = self
+                .repo
+                .find_branch(branch, git2::BranchType::Local)
+                .context(format_args!("look up branch `{branch}`"), self.root())?;
+            reference
+                .delete()
+                .context(format_args!("delete branch `{branch}`"), self.root())?;
+        }
+        tracing::warn!(branch, path = %path.display(), "discarded a worktree whose creation was interrupted");
+        Ok(())
+    }
+
+    /// Git's admin directory (`.git/worktrees/<name>`) of the worktree at `path` or on
+    /// `branch`, when one is registered.
+    pub fn worktree_admin(&self, path: &Path, branch: &str) -> Result<Option<PathBuf>, GitError> {
+        Ok(self
+            .find_worktree_entry(path, branch)?
+            .map(|(name, _)| self.admin_dir(&name)))
+    }
+
+    /// The repository's lock for changes to its shared administration files.
+    fn admin_lock(&self) -> Result<AdminLock, GitError> {
+        AdminLock::acquire(self.repo.path())
     }
 
     /// Deletes the worktree directory at `path` and git's record of it. The entry is found by
@@ -166,6 +244,7 @@ impl Repo {
     /// itself is kept (see [`Repo::delete_branch`]). Removing a worktree that is already gone is
     /// not an error.
     pub fn remove_worktree(&self, path: &Path, branch: &str) -> Result<(), GitError> {
+        let _serialized = self.admin_lock()?;
         let entry = self.find_worktree_entry(path, branch)?;
         if path.exists() {
             let registered_here = entry
@@ -184,6 +263,26 @@ impl Repo {
             self.prune_worktree(&name)?;
         }
         tracing::debug!(branch, path = %path.display(), "removed worktree");
+        Ok(())
+    }
+
+    /// Removes the worktree of a task whose work has landed, however far an earlier removal
+    /// got: a directory a kill left half-deleted (its `.git` file already gone) is removed
+    /// without asking git about it, since everything in it was merged. Then git's record of it
+    /// is pruned.
+    pub fn remove_landed_worktree(&self, path: &Path, branch: &str) -> Result<(), GitError> {
+        let _serialized = self.admin_lock()?;
+        let entry = self.find_worktree_entry(path, branch)?;
+        if path.exists() {
+            fs::remove_dir_all(path).context("remove worktree directory", path)?;
+        }
+        if let Some((name, _)) = entry {
+            let admin = self.admin_dir(&name);
+            if admin.exists() {
+                fs::remove_dir_all(&admin).context("remove the worktree's record", &admin)?;
+            }
+        }
+        super::locks::remove_task_locks(self.repo.path(), branch, None)?;
         Ok(())
     }
 
@@ -260,17 +359,18 @@ impl Repo {
         Ok(name)
     }
 
-    /// Best effort: the add already failed, and that error is the one worth reporting.
+    /// Best effort: the add already failed, and that error is the one worth reporting. git's
+    /// record goes first: a branch a registered worktree has checked out cannot be deleted.
     fn undo_failed_add(&self, branch: &mut Branch<'_>, name: &str, created_dir: Option<&Path>) {
-        if let Err(e) = branch.delete() {
-            tracing::warn!(error = %e, "could not delete the branch of a failed worktree");
-        }
         let admin = self.admin_dir(name);
         if admin.exists() {
             let _ = fs::remove_dir_all(&admin);
         }
         if let Some(dir) = created_dir.filter(|dir| dir.exists()) {
             let _ = fs::remove_dir_all(dir);
+        }
+        if let Err(e) = branch.delete() {
+            tracing::warn!(error = %e, "could not delete the branch of a failed worktree");
         }
     }
 }
@@ -307,14 +407,18 @@ pub(crate) fn admin_name(path: &Path) -> String {
     }
 }
 
-/// libgit2 creates `.git/worktrees/` without tolerating a concurrent creator ("directory
-/// exists"), and picks free admin names by looking; a feature's parallel tasks add worktrees
-/// from several threads, so additions in this process take turns.
-fn admin_lock() -> std::sync::MutexGuard<'static, ()> {
-    static ADDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    ADDING
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+/// A worktree just checked out must hold exactly its commit: a checkout that stopped early
+/// (a full disk, a kill) would otherwise look like the deletion of every file not yet written.
+fn verify_checkout(path: &Path, commit: &str) -> Result<(), GitError> {
+    let missing = changed_files_since(path, commit)?;
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(GitError::IncompleteCheckout {
+        path: path.to_path_buf(),
+        count: missing.len(),
+        first: missing.into_iter().next().unwrap_or_default(),
+    })
 }
 
 #[cfg(test)]

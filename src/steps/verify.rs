@@ -35,7 +35,9 @@ pub struct CheckSpec {
 /// Runs `specs` in order in `worktree`. `shell` turns a command into the program and arguments
 /// that run it with the project's setup prelude; `env` is the project environment. Logs go to
 /// `logs_dir/<log_prefix>check_<name>.log`. Once `cancel` is set, the running check is stopped
-/// and the remaining ones are reported as cancelled.
+/// and the remaining ones are reported as cancelled. While a check runs its process group id
+/// is in `group_file`, so a resume after a kill can stop a check the dead runner left running.
+#[allow(clippy::too_many_arguments)]
 pub fn run_checks(
     specs: &[CheckSpec],
     shell: &dyn Fn(&str) -> (String, Vec<String>),
@@ -44,6 +46,7 @@ pub fn run_checks(
     logs_dir: &Path,
     log_prefix: &str,
     cancel: &CancelToken,
+    group_file: Option<&Path>,
 ) -> Vec<CheckResult> {
     let mut used_names = HashSet::new();
     specs
@@ -58,6 +61,7 @@ pub fn run_checks(
             spec.args = args;
             spec.env = env.to_vec();
             spec.timeout = Some(check.timeout);
+            spec.group_file = group_file.map(Path::to_path_buf);
             tracing::debug!(check = %check.name, command = %check.command, "running check");
             match process::run(&spec, cancel) {
                 Ok(outcome) => judge(check, log_path, &outcome),

@@ -138,6 +138,7 @@ fn run_reader(
     let mut invocation = invoke(cx, role_name, role, adapter, worktree, &prompt, 1)?;
     let mut violation = audit(cx, worktree)?;
     violation.extend(git_dir.restore()?);
+    crate::failpoint::hit("audit.restored");
     if invocation.outcome.status.is_cancelled() {
         return Ok(StepDone::cancelled());
     }

@@ -9,8 +9,9 @@ use serde_json::json;
 use crate::engine::cx::RunCx;
 use crate::engine::events::EventKind;
 use crate::engine::exec::StepDone;
+use crate::engine::state::{MergePhase, Pending};
 use crate::error::Error;
-use crate::git::{self, Repo};
+use crate::git::{self, Landing, Prepared, Repo};
 use crate::ui;
 use crate::workflow::model::MergeStrategy;
 
@@ -33,9 +34,91 @@ pub struct Landed {
     pub warnings: Vec<String>,
 }
 
-/// Merges the approved commit, then removes the worktree and the branch. Refuses when the
-/// branch or the worktree holds anything the gates did not see.
-pub fn merge_run(repo: &Repo, request: &MergeRequest) -> Result<Landed, Error> {
+/// Where a landing's progress is saved: the run's `state.json` (through the step's context or
+/// `autobuild complete`'s loaded state). Every save must be durable before the next phase.
+pub trait Journal {
+    fn pending(&self) -> Option<Pending>;
+    fn record(&mut self, pending: Option<Pending>) -> Result<(), Error>;
+}
+
+/// Lands the approved commit on the base, then removes the worktree and the branch: phase by
+/// phase, journaled, so that a kill anywhere is finished by running this again (resume and
+/// `complete` do). A fresh landing refuses when the branch or the worktree holds anything the
+/// gates did not see.
+///
+/// | killed during | the journal says | running this again |
+/// |---|---|---|
+/// | the checks below, writing the commit object | nothing | starts over |
+/// | moving the base ref | `prepared` | removes the landing's stale ref lock; moves the ref unless it already moved |
+/// | updating the main checkout | `moved` | removes the landing's stale `index.lock`; rewrites files still at the old version, then the index |
+/// | removing the worktree or the branch | `landed` | removes whatever is left |
+pub fn merge_run(
+    repo: &Repo,
+    request: &MergeRequest,
+    journal: &mut dyn Journal,
+) -> Result<Landed, Error> {
+    let mut warnings = Vec::new();
+    let (landing, phase, since_ms) = match journal.pending() {
+        Some(Pending::Merge {
+            landing,
+            phase,
+            since_ms,
+        }) => (landing, phase, since_ms),
+        _ => match start_landing(repo, request, journal)? {
+            Some(started) => started,
+            None => {
+                clean_up(repo, request, &mut warnings);
+                let commit = repo.resolve_branch(&request.base).unwrap_or_default();
+                return Ok(Landed { commit, warnings });
+            }
+        },
+    };
+    let failed = |error: crate::git::GitError| merge_error(request, error.into());
+    if phase == MergePhase::Prepared {
+        match repo.move_base(&landing) {
+            Ok(_) => {}
+            Err(error) => {
+                // Nothing landed: the next attempt starts from the beginning.
+                journal.record(None)?;
+                return Err(failed(error));
+            }
+        }
+        journal.record(Some(Pending::Merge {
+            landing: landing.clone(),
+            phase: MergePhase::Moved,
+            since_ms,
+        }))?;
+    }
+    if phase <= MergePhase::Moved {
+        let kept = repo.update_checkouts(&landing, since_ms).map_err(failed)?;
+        if !kept.is_empty() {
+            warnings.push(format!(
+                "merged, but left {} as they are: they were changed after the merge began (the merged versions are in commit {})",
+                kept.join(", "),
+                short(&landing.to)
+            ));
+        }
+        journal.record(Some(Pending::Merge {
+            landing: landing.clone(),
+            phase: MergePhase::Landed,
+            since_ms,
+        }))?;
+        crate::failpoint::hit("merge.landed");
+    }
+    clean_up(repo, request, &mut warnings);
+    Ok(Landed {
+        commit: landing.to,
+        warnings,
+    })
+}
+
+/// Checks that exactly the approved commit would land, writes the commit to land, and journals
+/// it. `None` when the base already holds the work.
+fn start_landing(
+    repo: &Repo,
+    request: &MergeRequest,
+    journal: &mut dyn Journal,
+) -> Result<Option<(Landing, MergePhase, u64)>, Error> {
     let unreviewed = |what: String| {
         Error::usage(format!(
             "{} holds work that was not reviewed: {what}",
@@ -68,40 +151,56 @@ pub fn merge_run(repo: &Repo, request: &MergeRequest) -> Result<Landed, Error> {
         "{}: {}\n\nApproved by autobuild after {} turn(s) on {}.\n",
         request.task_id, request.title, request.turns, request.branch
     );
-    let outcome = repo
-        .merge_into_base(&request.branch, &request.base, request.strategy, &message)
-        .map_err(|e| {
-            Error::runtime(format!(
-                "cannot merge {} into {}: {e}",
-                request.branch, request.base
-            ))
-            .with_help(format!(
-                "the worktree is kept at {}; resolve the problem, then run `autobuild complete {}`",
-                request.worktree.display(),
-                request.task_id
-            ))
-        })?;
-    // The work has landed: failing to tidy up afterwards is worth a warning, not a failure.
-    let mut warnings = Vec::new();
-    if request.worktree.exists() {
-        if let Err(e) = repo.remove_worktree(&request.worktree, &request.branch) {
+    let prepared = repo
+        .prepare_landing(&request.branch, &request.base, request.strategy, &message)
+        .map_err(|e| merge_error(request, e.into()))?;
+    let landing = match prepared {
+        Prepared::UpToDate(_) => return Ok(None),
+        Prepared::Ready(landing) => landing,
+    };
+    let since_ms = git::now_ms();
+    journal.record(Some(Pending::Merge {
+        landing: landing.clone(),
+        phase: MergePhase::Prepared,
+        since_ms,
+    }))?;
+    crate::failpoint::hit("merge.prepared");
+    Ok(Some((landing, MergePhase::Prepared, since_ms)))
+}
+
+fn merge_error(request: &MergeRequest, error: Error) -> Error {
+    Error::runtime(format!(
+        "cannot merge {} into {}: {error}",
+        request.branch, request.base
+    ))
+    .with_help(format!(
+        "the worktree is kept at {}; resolve the problem, then run `autobuild complete {}`",
+        request.worktree.display(),
+        request.task_id
+    ))
+}
+
+/// Removes the worktree and the branch once the work has landed. Both are idempotent, so an
+/// interrupted clean-up is finished by the next attempt. Failing to tidy up is worth a
+/// warning, not a failure: the work is in.
+fn clean_up(repo: &Repo, request: &MergeRequest, warnings: &mut Vec<String>) {
+    if let Err(e) = repo.remove_landed_worktree(&request.worktree, &request.branch) {
+        warnings.push(format!(
+            "merged, but could not remove the worktree {}: {e}",
+            request.worktree.display()
+        ));
+    }
+    crate::failpoint::hit("cleanup.worktree");
+    // A squash leaves the branch unmerged by ancestry although its content landed.
+    if repo.branch_exists(&request.branch) {
+        if let Err(e) = repo.delete_branch(&request.branch, &request.base, true) {
             warnings.push(format!(
-                "merged, but could not remove the worktree {}: {e}",
-                request.worktree.display()
+                "merged, but could not delete branch {}: {e}",
+                request.branch
             ));
         }
     }
-    // A squash leaves the branch unmerged by ancestry although its content landed.
-    if let Err(e) = repo.delete_branch(&request.branch, &request.base, true) {
-        warnings.push(format!(
-            "merged, but could not delete branch {}: {e}",
-            request.branch
-        ));
-    }
-    Ok(Landed {
-        commit: outcome.commit,
-        warnings,
-    })
+    crate::failpoint::hit("cleanup.branch");
 }
 
 pub fn execute(cx: &mut RunCx, strategy: Option<MergeStrategy>) -> Result<StepDone, Error> {
@@ -111,7 +210,10 @@ pub fn execute(cx: &mut RunCx, strategy: Option<MergeStrategy>) -> Result<StepDo
         .unwrap_or_default();
     cx.state.merge_strategy = Some(strategy);
     let settings = &cx.state.settings;
-    let merge_now = if settings.no_merge {
+    let interrupted = matches!(cx.state.pending, Some(Pending::Merge { .. }));
+    let merge_now = if interrupted {
+        true
+    } else if settings.no_merge {
         false
     } else if settings.auto_merge {
         true
@@ -158,8 +260,11 @@ pub fn execute(cx: &mut RunCx, strategy: Option<MergeStrategy>) -> Result<StepDo
         turns,
         approved: cx.state.last_checkpoint.clone().unwrap_or_default(),
     };
-    let commit = match merge_run(&cx.repo, &request) {
+    let repo = Repo::discover(cx.repo.root())?;
+    let commit = match merge_run(&repo, &request, &mut StepJournal { cx: &mut *cx }) {
         Ok(landed) => {
+            // Saved with the step's completion: a kill before that redoes only the clean-up.
+            cx.state.pending = None;
             for message in landed.warnings {
                 cx.emit(EventKind::Warning { message });
             }
@@ -189,6 +294,42 @@ pub fn execute(cx: &mut RunCx, strategy: Option<MergeStrategy>) -> Result<StepDo
         ),
         json!({"merged": true, "pending": false, "commit": commit}),
     ))
+}
+
+/// `autobuild complete` journals into the run state it loaded.
+pub struct StateJournal<'s> {
+    pub state: &'s mut crate::engine::state::RunState,
+    pub path: PathBuf,
+}
+
+impl Journal for StateJournal<'_> {
+    fn pending(&self) -> Option<Pending> {
+        self.state.pending.clone()
+    }
+
+    fn record(&mut self, pending: Option<Pending>) -> Result<(), Error> {
+        self.state.pending = pending;
+        self.state.updated_at = crate::engine::cx::now();
+        self.state
+            .save(&self.path)
+            .map_err(|e| Error::io("cannot write", &self.path, e))
+    }
+}
+
+/// The merge step journals into the live run state.
+struct StepJournal<'c, 'p> {
+    cx: &'c mut RunCx<'p>,
+}
+
+impl Journal for StepJournal<'_, '_> {
+    fn pending(&self) -> Option<Pending> {
+        self.cx.state.pending.clone()
+    }
+
+    fn record(&mut self, pending: Option<Pending>) -> Result<(), Error> {
+        self.cx.state.pending = pending;
+        self.cx.save_state()
+    }
 }
 
 fn short(commit: &str) -> &str {

@@ -13,7 +13,7 @@ mod run;
 mod verify;
 mod worktree;
 
-pub use merge::{merge_run, MergeRequest};
+pub use merge::{merge_run, MergeRequest, StateJournal};
 pub use prompt::{build_prompt_context, prompt_context};
 pub use report::{load_turns, turn_summary, write_report, TurnRecords};
 

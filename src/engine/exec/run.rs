@@ -54,6 +54,7 @@ pub fn execute(
         &logs,
         &prefix,
         &cx.cancel,
+        Some(&crate::agents::command_group_file(&cx.paths.dir)),
     );
     if cx.cancel.is_cancelled() {
         return Ok(StepDone::cancelled());

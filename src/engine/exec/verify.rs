@@ -47,7 +47,17 @@ pub fn execute(
     let env = cx.env_vars();
     let shell = |cmd: &str| cx.project_env.shell_command(cmd);
     let prefix = format!("{}turn_{turn}_", cx.file_label(""));
-    let check_results = run_checks(&checks, &shell, &env, &worktree, &logs, &prefix, &cx.cancel);
+    let group_file = crate::agents::command_group_file(&cx.paths.dir);
+    let check_results = run_checks(
+        &checks,
+        &shell,
+        &env,
+        &worktree,
+        &logs,
+        &prefix,
+        &cx.cancel,
+        Some(&group_file),
+    );
     let criteria_results = run_checks(
         &criteria,
         &shell,
@@ -56,6 +66,7 @@ pub fn execute(
         &logs,
         &format!("{prefix}criterion_"),
         &cx.cancel,
+        Some(&group_file),
     );
     if cx.cancel.is_cancelled() {
         return Ok(StepDone::cancelled());

@@ -1,11 +1,18 @@
 //! The `worktree` step: the task branch `autobuild/<ID>` and its worktree under
 //! `.autobuild/worktrees/<ID>`. Preflight already refused an existing branch unless the run
 //! resumes, so here an existing branch always means "continue on it".
+//!
+//! Adding a worktree is journaled ([`Pending::Worktree`]) before it starts. When a resume finds
+//! that entry, the previous attempt was killed part-way (perhaps in the middle of checking out
+//! thousands of files): what it left is discarded and the worktree is added again, so no step
+//! ever runs in — and no checkpoint ever commits — a half-checked-out tree.
 
 use serde_json::json;
 
 use crate::engine::cx::RunCx;
+use crate::engine::events::EventKind;
 use crate::engine::exec::StepDone;
+use crate::engine::state::Pending;
 use crate::error::Error;
 
 pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
@@ -14,16 +21,51 @@ pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
     let branch = plan.branch.clone();
     let base = plan.base_branch.clone();
     plan.layout.ensure_gitignore()?;
+    if let Some(Pending::Worktree {
+        created_branch,
+        base_commit,
+    }) = cx.state.pending.clone()
+    {
+        cx.repo
+            .discard_partial_worktree(&path, &branch, created_branch, &base_commit)?;
+        cx.emit(EventKind::Warning {
+            message: format!(
+                "the previous attempt to add the worktree {} was interrupted; removed what it left and adding it again",
+                path.display()
+            ),
+        });
+    }
     let resumed = cx.repo.branch_exists(&branch);
-    let head = if resumed {
-        let opened = if path.is_dir() {
-            cx.repo.open_worktree(&path, &branch)
-        } else {
-            cx.repo.attach_worktree(&branch, &path)
-        }?;
-        opened.head
+    let head = if resumed && path.is_dir() {
+        cx.repo.open_worktree(&path, &branch)?.head
     } else {
-        cx.repo.create_worktree(&branch, &base, &path)?.base_commit
+        let created_branch = !resumed;
+        let base_commit = if resumed {
+            cx.repo.resolve_branch(&branch)?
+        } else {
+            cx.repo.resolve_base(&base)?
+        };
+        // The journal entry licenses deleting the directory on resume: never for one that
+        // already holds something.
+        if std::fs::read_dir(&path).is_ok_and(|mut entries| entries.next().is_some()) {
+            return Err(crate::git::GitError::WorktreePathExists { path }.into());
+        }
+        cx.state.pending = Some(Pending::Worktree {
+            created_branch,
+            base_commit,
+        });
+        cx.save_state()?;
+        let added = if resumed {
+            cx.repo.attach_worktree(&branch, &path).map(|w| w.head)
+        } else {
+            cx.repo
+                .create_worktree(&branch, &base, &path)
+                .map(|w| w.base_commit)
+        };
+        // A failure undid itself (creation is all-or-nothing); only a kill leaves the entry.
+        cx.state.pending = None;
+        cx.save_state()?;
+        added?
     };
     cx.state.worktree = path.clone();
     cx.state.last_checkpoint = Some(head);

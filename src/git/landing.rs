@@ -1,0 +1,341 @@
+//! Landing a commit on a branch in phases that a kill can stop between, each one safe to redo.
+//!
+//! 1. [`Repo::prepare_landing`] writes the commit to land (an object no ref points to yet) and
+//!    checks that no checkout of the base has local changes in the files it touches. Nothing
+//!    a user sees has changed.
+//! 2. [`Repo::move_base`] moves the base ref from its old tip to the new commit with a
+//!    compare-and-swap. This single rename is the moment the work lands.
+//! 3. [`Repo::update_checkouts`] brings every checkout of the base (usually the user's main
+//!    checkout) up to the new commit, file by file and then the index: a file that holds the
+//!    old or the new content is (re)written, anything else is the user's and is left alone.
+//!
+//! The caller journals the [`Landing`] before phase 2 and after each phase; after a kill, redoing
+//! from the journaled phase ends in exactly one landed commit. A kill inside phase 3 can leave
+//! the checkout's `index.lock`; a kill inside phase 2 its ref lock: both are recognized as
+//! left by the landing ([`super::locks`]) and removed when it is redone.
+
+use std::fs;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use git2::{Commit, ErrorCode, ObjectType, Oid, Repository, Tree};
+use serde::{Deserialize, Serialize};
+
+use super::checkout::BranchCheckout;
+use super::diff::changed_paths;
+use super::error::{Context, GitError};
+use super::locks;
+use super::merge::{merge_tree, TreeMerge};
+use super::repo::{signature, Repo};
+use crate::failpoint;
+use crate::workflow::model::MergeStrategy;
+
+/// One landing: `branch` moves from `from` to `to`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Landing {
+    pub branch: String,
+    /// The base tip (hex) the landing starts from.
+    pub from: String,
+    /// The commit (hex) the base will point to.
+    pub to: String,
+    pub strategy: MergeStrategy,
+}
+
+/// What preparing a landing found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Prepared {
+    /// The base already holds the work; its tip (hex).
+    UpToDate(String),
+    Ready(Landing),
+}
+
+/// Where the base stood when phase 2 ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BaseMove {
+    /// This call moved it.
+    Moved,
+    /// It already pointed at the landed commit (an earlier attempt moved it).
+    AlreadyThere,
+    /// It has moved on past the landed commit since: the work is in, the checkouts are the
+    /// user's business now.
+    MovedOn,
+}
+
+impl Repo {
+    /// Phase 1: the commit that lands `task_branch` on `base_branch` with `strategy`.
+    pub fn prepare_landing(
+        &self,
+        task_branch: &str,
+        base_branch: &str,
+        strategy: MergeStrategy,
+        message: &str,
+    ) -> Result<Prepared, GitError> {
+        let base = self.base_tip(base_branch)?;
+        let task = self.branch_tip(task_branch)?;
+        if self.contains(&base, &task)? {
+            return Ok(Prepared::UpToDate(base.id().to_string()));
+        }
+        let to = match strategy {
+            MergeStrategy::Ff => {
+                if !self.contains(&task, &base)? {
+                    return Err(GitError::NotFastForward {
+                        branch: task_branch.to_string(),
+                        base: base_branch.to_string(),
+                    });
+                }
+                task.id()
+            }
+            MergeStrategy::Squash | MergeStrategy::Merge => {
+                let tree = match merge_tree(&self.repo, &base, &task, self.root())? {
+                    TreeMerge::Clean(tree) => tree,
+                    TreeMerge::Conflicts(paths) => {
+                        return Err(GitError::Conflict {
+                            branch: task_branch.to_string(),
+                            base: base_branch.to_string(),
+                            paths,
+                        })
+                    }
+                };
+                if strategy == MergeStrategy::Squash && tree == base.tree_id() {
+                    return Ok(Prepared::UpToDate(base.id().to_string()));
+                }
+                let parents: Vec<&Commit<'_>> = match strategy {
+                    MergeStrategy::Squash => vec![&base],
+                    _ => vec![&base, &task],
+                };
+                self.write_commit(tree, &parents, message)?
+            }
+        };
+        let landing = Landing {
+            branch: base_branch.to_string(),
+            from: base.id().to_string(),
+            to: to.to_string(),
+            strategy,
+        };
+        let touched = self.touched_paths(&landing)?;
+        for checkout in self.checkouts_of(base_branch)? {
+            checkout.ensure_clean(&touched)?;
+        }
+        Ok(Prepared::Ready(landing))
+    }
+
+    /// Phase 2: moves the base ref from `landing.from` to `landing.to`, unless an earlier
+    /// attempt already did. A ref lock the landing itself left behind is removed first.
+    pub fn move_base(&self, landing: &Landing) -> Result<BaseMove, GitError> {
+        let refname = format!("refs/heads/{}", landing.branch);
+        let (from, to) = (self.oid(&landing.from)?, self.oid(&landing.to)?);
+        let current = self.base_tip(&landing.branch)?.id();
+        if current == to {
+            return Ok(BaseMove::AlreadyThere);
+        }
+        if current != from {
+            let tip = self
+                .repo
+                .find_commit(current)
+                .context("read the base", self.root())?;
+            let landed = self
+                .repo
+                .find_commit(to)
+                .context("read the landed commit", self.root())?;
+            if self.contains(&tip, &landed)? {
+                return Ok(BaseMove::MovedOn);
+            }
+            return Err(GitError::BaseMoved {
+                branch: landing.branch.clone(),
+                actual: current.to_string(),
+            });
+        }
+        locks::remove_stale_ref_lock(self.repo.path(), &refname, &landing.to)?;
+        let reflog = format!("autobuild: {} merge", landing.strategy.as_str());
+        match self
+            .repo
+            .reference_matching(&refname, to, true, from, &reflog)
+        {
+            Ok(_) => {
+                failpoint::hit("merge.ref");
+                tracing::debug!(branch = %landing.branch, commit = %to, "moved the base");
+                Ok(BaseMove::Moved)
+            }
+            Err(e) if e.code() == ErrorCode::Modified => Err(GitError::BaseMoved {
+                branch: landing.branch.clone(),
+                actual: self
+                    .resolve_branch(&landing.branch)
+                    .unwrap_or_else(|_| "an unknown commit".to_string()),
+            }),
+            Err(e) => Err(e).context(
+                format_args!("update branch `{}`", landing.branch),
+                self.root(),
+            ),
+        }
+    }
+
+    /// Phase 3: brings every checkout of the base from `landing.from` to `landing.to`. Returns
+    /// the paths left alone because they hold neither version (someone edited them after a
+    /// kill interrupted the landing). `since_ms` dates the landing: an `index.lock` written
+    /// after it by no living process is the landing's own and is removed.
+    pub fn update_checkouts(
+        &self,
+        landing: &Landing,
+        since_ms: u64,
+    ) -> Result<Vec<String>, GitError> {
+        let touched = self.touched_paths(landing)?;
+        let (from, to) = (self.tree_of(&landing.from)?, self.tree_of(&landing.to)?);
+        let mut kept = Vec::new();
+        for checkout in self.checkouts_of(&landing.branch)? {
+            let index_lock = checkout.repo.path().join("index.lock");
+            locks::remove_stale_lock(&index_lock, since_ms)?;
+            kept.extend(bring_up_to_date(&checkout, &from, &to, &touched)?);
+        }
+        Ok(kept)
+    }
+
+    /// The paths whose content differs between the landing's old and new base.
+    fn touched_paths(&self, landing: &Landing) -> Result<Vec<String>, GitError> {
+        let (from, to) = (self.tree_of(&landing.from)?, self.tree_of(&landing.to)?);
+        changed_paths(&self.repo, from.id(), to.id(), self.root())
+    }
+
+    fn oid(&self, hex: &str) -> Result<Oid, GitError> {
+        Oid::from_str(hex).context(format_args!("read commit id {hex}"), self.root())
+    }
+
+    fn tree_of(&self, commit: &str) -> Result<Tree<'_>, GitError> {
+        let oid = self.oid(commit)?;
+        self.repo
+            .find_commit(oid)
+            .and_then(|commit| commit.tree())
+            .context(format_args!("read the tree of {commit}"), self.root())
+    }
+
+    /// A commit object that no branch points to yet.
+    fn write_commit(
+        &self,
+        tree: Oid,
+        parents: &[&Commit<'_>],
+        message: &str,
+    ) -> Result<Oid, GitError> {
+        let tree = self
+            .repo
+            .find_tree(tree)
+            .context("read the merged tree", self.root())?;
+        let author = signature(&self.repo, self.root())?;
+        self.repo
+            .commit(None, &author, &author, message, &tree, parents)
+            .context("write the merge commit", self.root())
+    }
+}
+
+/// What one path holds in a tree: its blob and file mode, or nothing.
+type Entry = Option<(Oid, i32)>;
+
+fn entry(tree: &Tree<'_>, path: &str) -> Entry {
+    tree.get_path(Path::new(path))
+        .ok()
+        .map(|entry| (entry.id(), entry.filemode()))
+}
+
+/// The blob id of what is on disk at `path` (a symlink's target, a file's bytes), or `None`.
+fn on_disk(path: &Path) -> Result<Option<Oid>, GitError> {
+    let Ok(meta) = fs::symlink_metadata(path) else {
+        return Ok(None);
+    };
+    let bytes = if meta.file_type().is_symlink() {
+        let target = fs::read_link(path).context("read symlink", path)?;
+        target.as_os_str().as_encoded_bytes().to_vec()
+    } else if meta.is_file() {
+        fs::read(path).context("read", path)?
+    } else {
+        return Ok(None);
+    };
+    Oid::hash_object(ObjectType::Blob, &bytes)
+        .map(Some)
+        .context("hash", path)
+}
+
+/// Updates `touched` in one checkout from `from` to `to`: files first, then the index. Returns
+/// the paths left alone.
+fn bring_up_to_date(
+    checkout: &BranchCheckout,
+    from: &Tree<'_>,
+    to: &Tree<'_>,
+    touched: &[String],
+) -> Result<Vec<String>, GitError> {
+    let repo = &checkout.repo;
+    let mut index = repo.index().context("open the index", &checkout.path)?;
+    let mut kept = Vec::new();
+    let mut updated = Vec::new();
+    // Deletions first, so a file that becomes a directory (or back) has room.
+    let mut ordered: Vec<&String> = touched.iter().collect();
+    ordered.sort_by_key(|path| entry(to, path).is_some());
+    for path in ordered {
+        let (old, new) = (entry(from, path), entry(to, path));
+        let full = checkout.path.join(path);
+        let disk = on_disk(&full)?;
+        let staged = index.get_path(Path::new(path), 0).map(|e| e.id);
+        let known = |id: Option<Oid>| id == old.map(|e| e.0) || id == new.map(|e| e.0);
+        if !known(disk) || !known(staged) {
+            kept.push(path.clone());
+            continue;
+        }
+        if disk != new.map(|e| e.0) {
+            write_entry(repo, &full, new)?;
+        }
+        updated.push((path, new));
+    }
+    failpoint::hit("merge.files");
+    for (path, new) in updated {
+        match new {
+            Some(_) => index
+                .add_path(Path::new(path))
+                .context(format_args!("stage {path}"), &checkout.path)?,
+            None => match index.remove_path(Path::new(path)) {
+                Ok(()) => {}
+                Err(e) if e.code() == ErrorCode::NotFound => {}
+                Err(e) => return Err(e).context(format_args!("unstage {path}"), &checkout.path),
+            },
+        }
+    }
+    index.write().context("write the index", &checkout.path)?;
+    failpoint::hit("merge.index");
+    Ok(kept)
+}
+
+/// Makes `full` hold `entry` (a file, an executable, a symlink), or removes it.
+fn write_entry(repo: &Repository, full: &Path, entry: Entry) -> Result<(), GitError> {
+    if fs::symlink_metadata(full).is_ok() {
+        fs::remove_file(full).context("remove", full)?;
+    }
+    let Some((id, mode)) = entry else {
+        remove_empty_parents(repo, full);
+        return Ok(());
+    };
+    if let Some(parent) = full.parent() {
+        fs::create_dir_all(parent).context("create directory", parent)?;
+    }
+    let blob = repo.find_blob(id).context("read a merged file", full)?;
+    if mode == 0o120000 {
+        let target = std::ffi::OsStr::from_bytes(blob.content());
+        std::os::unix::fs::symlink(target, full).context("create symlink", full)?;
+        return Ok(());
+    }
+    fs::write(full, blob.content()).context("write", full)?;
+    if mode == 0o100755 {
+        fs::set_permissions(full, fs::Permissions::from_mode(0o755)).context("chmod", full)?;
+    }
+    Ok(())
+}
+
+/// Removes directories a deletion emptied, up to the checkout's root.
+fn remove_empty_parents(repo: &Repository, full: &Path) {
+    let Some(root) = repo.workdir() else {
+        return;
+    };
+    let mut dir = full.parent();
+    while let Some(current) = dir {
+        if current == root || !current.starts_with(root) || fs::remove_dir(current).is_err() {
+            break;
+        }
+        dir = current.parent();
+    }
+}
