@@ -176,3 +176,59 @@ fn a_coach_that_edits_the_shared_git_directory_is_caught_and_undone() {
         before
     );
 }
+
+#[test]
+fn a_coach_that_moves_the_base_branch_is_put_back_and_its_turn_never_approved() {
+    let project = Project::new().coach("coach_moves_main.sh");
+    project.write(
+        ".autobuild/agents/coach_checks.sh",
+        &fixture("coach_checks.sh"),
+    );
+    let project = project.commit();
+    let initial = project.git(&["rev-parse", "main"]);
+
+    // The work was done on turn 1, so later turns change nothing and are not approvable
+    // either: the run ends at the turn limit, with main where the user left it.
+    let output = project.run(&["task", TASK, "--auto-merge", "--max-turns", "2"]);
+
+    assert_exit(&output, 3);
+    let violation = project.record("coach", 1)["scope_violation"].to_string();
+    assert!(
+        violation.contains("refs/heads/main was moved"),
+        "{violation}"
+    );
+    assert_eq!(project.record("gate", 1)["approved"], false);
+    assert_eq!(project.git(&["rev-parse", "main"]), initial);
+    assert_eq!(project.git(&["status", "--porcelain"]), "");
+    let kept = project.git(&[
+        "for-each-ref",
+        "--format=%(refname)",
+        "refs/autobuild/backup",
+    ]);
+    assert!(!kept.trim().is_empty(), "the moved-to commit is kept");
+}
+
+#[test]
+fn a_player_commit_on_the_base_branch_never_reaches_it() {
+    let project = Project::new().player("player_commits_on_main.sh").commit();
+    let initial = project.git(&["rev-parse", "main"]);
+
+    let output = project.run(&["task", TASK, "--auto-merge"]);
+
+    assert_exit(&output, 0);
+    assert_eq!(project.git(&["rev-parse", "main^"]), initial);
+    assert!(!project
+        .git(&["ls-tree", "-r", "--name-only", "main"])
+        .contains("sneaky.txt"));
+    assert_eq!(project.git(&["status", "--porcelain"]), "");
+    let kept = project.git(&[
+        "for-each-ref",
+        "--format=%(refname)",
+        "refs/autobuild/backup",
+    ]);
+    let backup = kept.lines().next().expect("the player's commit is kept");
+    assert_eq!(
+        project.git(&["show", &format!("{backup}:sneaky.txt")]),
+        "not reviewed\n"
+    );
+}

@@ -66,7 +66,17 @@ fn run_writer(
             state.stall_notice = None;
         }
     }
+    let refs = git::RefGuard::capture(worktree, &cx.state.branch)?;
     let invocation = invoke(cx, role_name, role, adapter, worktree, &prompt, 1)?;
+    for restored in restore_refs(cx, &refs, worktree)? {
+        cx.emit(EventKind::Warning {
+            message: format!(
+                "`{}` changed a branch or tag outside its task branch: {}",
+                step.id,
+                restored.describe()
+            ),
+        });
+    }
     if invocation.outcome.status.is_cancelled() {
         return Ok(StepDone::cancelled());
     }
@@ -135,9 +145,15 @@ fn run_reader(
     let wants_verdict = role.output == Some(OutputKind::Verdict);
     let prompt = render(cx, role)?;
     let git_dir = git::GitDirGuard::capture(worktree)?;
+    let refs = git::RefGuard::capture(worktree, &cx.state.branch)?;
     let mut invocation = invoke(cx, role_name, role, adapter, worktree, &prompt, 1)?;
     let mut violation = audit(cx, worktree)?;
     violation.extend(git_dir.restore()?);
+    violation.extend(
+        restore_refs(cx, &refs, worktree)?
+            .iter()
+            .map(git::RefRestored::describe),
+    );
     crate::failpoint::hit("audit.restored");
     if invocation.outcome.status.is_cancelled() {
         return Ok(StepDone::cancelled());
@@ -162,6 +178,11 @@ fn run_reader(
                 invocation = invoke(cx, role_name, role, adapter, worktree, &retry, 2)?;
                 violation.extend(audit(cx, worktree)?);
                 violation.extend(git_dir.restore()?);
+                violation.extend(
+                    restore_refs(cx, &refs, worktree)?
+                        .iter()
+                        .map(git::RefRestored::describe),
+                );
                 if invocation.outcome.status.is_cancelled() {
                     return Ok(StepDone::cancelled());
                 }
@@ -273,6 +294,17 @@ fn audit(cx: &RunCx, worktree: &Path) -> Result<Vec<String>, Error> {
     }
     changed.extend(git::restore(worktree, checkpoint)?);
     Ok(changed)
+}
+
+/// Puts back the branches and tags an agent step moved (other than the task branch), keeping
+/// the agent's versions under the task's backup refs.
+fn restore_refs(
+    cx: &RunCx,
+    refs: &git::RefGuard,
+    worktree: &Path,
+) -> Result<Vec<git::RefRestored>, Error> {
+    let prefix = format!("refs/autobuild/backup/{}", cx.state.task_id);
+    Ok(refs.restore(worktree, &cx.state.branch, &prefix)?)
 }
 
 fn render(cx: &RunCx, role: &Role) -> Result<String, Error> {
