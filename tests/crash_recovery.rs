@@ -93,6 +93,16 @@ fn assert_recovered(project: &Project, what: &str) {
         .collect();
     assert!(temp.is_empty(), "{what}: temporary files left: {temp:?}");
     fsck_clean(&project.root, what);
+    let events = std::fs::read_to_string(project.run_dir().join("events.jsonl")).unwrap();
+    let turns: Vec<serde_json::Value> = events
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|event| event["event"] == "turn_finished")
+        .map(|event| event["turn"].clone())
+        .collect();
+    let mut unique = turns.clone();
+    unique.dedup();
+    assert_eq!(turns, unique, "{what}: a turn was logged as finished twice");
 }
 
 fn lock_files(dir: &Path) -> Vec<String> {

@@ -232,12 +232,12 @@ impl<'a, 'p> Interpreter<'a, 'p> {
             let walked = self.walk(body);
             let done = match (&walked, until, self.stop.is_some()) {
                 (Ok(()), Some(expression), false) => {
-                    self.finish_turn(iteration, max);
+                    self.finish_turn(iteration, max)?;
                     expr::eval_bool(expression, self.expression_context())
                         .map_err(|e| Error::runtime(format!("loop `{loop_id}`: `until`: {e}")))
                 }
                 (Ok(()), None, false) => {
-                    self.finish_turn(iteration, max);
+                    self.finish_turn(iteration, max)?;
                     Ok(false)
                 }
                 _ => Ok(false),
@@ -323,9 +323,9 @@ impl<'a, 'p> Interpreter<'a, 'p> {
     }
 
     /// Records the turn's facts for stall detection and tells the display.
-    fn finish_turn(&mut self, iteration: u32, max: u32) {
+    fn finish_turn(&mut self, iteration: u32, max: u32) -> Result<(), Error> {
         let Some(turn) = self.cx.turn.as_ref() else {
-            return;
+            return Ok(());
         };
         let summary = turn.summary();
         let facts = turn.facts();
@@ -333,16 +333,24 @@ impl<'a, 'p> Interpreter<'a, 'p> {
             self.last_gate_approved = Some(approved);
         }
         let loop_id = turn.loop_id.clone();
+        let mut finished_before = false;
         if let Some(state) = self.cx.state.loops.get_mut(&loop_id) {
-            // A resumed run may finish the same turn twice; stall detection counts it once.
+            // A resumed run may finish the same turn twice; stall detection and the event log
+            // count it once.
+            finished_before = state.history.iter().any(|f| f.turn == facts.turn);
             state.history.retain(|f| f.turn != facts.turn);
             state.history.push(facts);
         }
-        self.cx.emit(EventKind::TurnFinished {
-            turn: iteration,
-            max_turns: max,
-            summary,
-        });
+        // Saved before the event is logged, so a kill in between cannot log the turn twice.
+        self.cx.save_state()?;
+        if !finished_before {
+            self.cx.emit(EventKind::TurnFinished {
+                turn: iteration,
+                max_turns: max,
+                summary,
+            });
+        }
+        Ok(())
     }
 
     fn check_stall(

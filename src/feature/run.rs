@@ -107,6 +107,7 @@ pub fn resume(
         )));
     }
     let lock = take_lock(&setup.layout, &setup.plan.id)?;
+    finish_interrupted_landings(root)?;
     let state = reconcile(state, &setup);
     state
         .save(&state_file(&paths))
@@ -134,6 +135,7 @@ pub fn complete(root: &Path, feature_id: &str) -> Result<u8, Error> {
         .iter()
         .map(|(id, record)| (id.clone(), record.title.clone()))
         .collect();
+    finish_interrupted_landings(root)?;
     let repo = Repo::discover(root)?;
     let commit = land(&repo, &state, &titles, strategy)?;
     state.status = FeatureStatus::Merged;
@@ -151,6 +153,15 @@ pub fn complete(root: &Path, feature_id: &str) -> Result<u8, Error> {
         commit.get(..10).unwrap_or(&commit)
     ));
     Ok(0)
+}
+
+/// A feature killed while landing (a task on the feature branch, the feature on the base) may
+/// have moved a branch without bringing its checkout up to date; that is finished first.
+fn finish_interrupted_landings(root: &Path) -> Result<(), Error> {
+    for note in Repo::discover(root)?.finish_interrupted_landings()? {
+        ui::warn(&note);
+    }
+    Ok(())
 }
 
 /// `autobuild status <FEAT-ID>`.

@@ -42,6 +42,13 @@ pub struct Landing {
     pub strategy: MergeStrategy,
 }
 
+/// A landing journaled in the git directory.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct JournaledLanding {
+    landing: Landing,
+    since_ms: u64,
+}
+
 /// What preparing a landing found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Prepared {
@@ -190,6 +197,70 @@ impl Repo {
         Ok(kept)
     }
 
+    /// Phases 2 and 3 with the landing journaled in `.git/autobuild-landing-*.json` while they
+    /// run, so that [`Repo::finish_interrupted_landings`] can finish them after a kill.
+    pub(crate) fn land_journaled(&self, landing: &Landing) -> Result<(), GitError> {
+        let journal = self.landing_journal(&landing.branch);
+        let entry = JournaledLanding {
+            landing: landing.clone(),
+            since_ms: super::now_ms(),
+        };
+        write_journal(&journal, &entry).context("write", &journal)?;
+        if let Err(error) = self.move_base(landing) {
+            let _ = fs::remove_file(&journal);
+            return Err(error);
+        }
+        self.update_checkouts(landing, entry.since_ms)?;
+        fs::remove_file(&journal).context("remove", &journal)
+    }
+
+    /// Finishes the journaled landings a kill interrupted: a base that already moved gets its
+    /// checkouts brought up to date; a base that never moved is left for its caller to land
+    /// again. Returns what was done, for the user.
+    pub fn finish_interrupted_landings(&self) -> Result<Vec<String>, GitError> {
+        let mut done = Vec::new();
+        let Ok(entries) = fs::read_dir(self.git_dir()) else {
+            return Ok(done);
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !(name.starts_with("autobuild-landing-") && name.ends_with(".json")) {
+                continue;
+            }
+            let path = entry.path();
+            let text = fs::read_to_string(&path).context("read", &path)?;
+            let Ok(journaled) = serde_json::from_str::<JournaledLanding>(&text) else {
+                tracing::warn!(journal = %path.display(), "ignoring an unreadable landing journal");
+                continue;
+            };
+            let landing = &journaled.landing;
+            let at = self.resolve_branch(&landing.branch).ok();
+            if at.as_deref() == Some(landing.to.as_str()) {
+                let kept = self.update_checkouts(landing, journaled.since_ms)?;
+                done.push(format!(
+                    "finished updating the checkout of {} after an interrupted merge{}",
+                    landing.branch,
+                    if kept.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (left as they are: {})", kept.join(", "))
+                    }
+                ));
+            }
+            fs::remove_file(&path).context("remove", &path)?;
+        }
+        Ok(done)
+    }
+
+    fn landing_journal(&self, branch: &str) -> std::path::PathBuf {
+        let safe: String = branch
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        self.git_dir()
+            .join(format!("autobuild-landing-{safe}.json"))
+    }
+
     /// The paths whose content differs between the landing's old and new base.
     fn touched_paths(&self, landing: &Landing) -> Result<Vec<String>, GitError> {
         let (from, to) = (self.tree_of(&landing.from)?, self.tree_of(&landing.to)?);
@@ -224,6 +295,17 @@ impl Repo {
             .commit(None, &author, &author, message, &tree, parents)
             .context("write the merge commit", self.root())
     }
+}
+
+/// Writes the journal so that a reader sees all of it or none of it.
+fn write_journal(path: &Path, entry: &JournaledLanding) -> std::io::Result<()> {
+    use std::io::Write;
+    let bytes = serde_json::to_vec_pretty(entry).map_err(std::io::Error::other)?;
+    let mut temp = tempfile::NamedTempFile::new_in(path.parent().unwrap_or(Path::new(".")))?;
+    temp.write_all(&bytes)?;
+    temp.as_file().sync_all()?;
+    temp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// What one path holds in a tree: its blob and file mode, or nothing.
@@ -337,5 +419,120 @@ fn remove_empty_parents(repo: &Repository, full: &Path) {
             break;
         }
         dir = current.parent();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::git::{checkpoint, init_with_commit};
+
+    /// A repository whose `main` is checked out, and a branch `task` that changes and adds
+    /// files.
+    fn repo_with_task() -> (tempfile::TempDir, Repo) {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+        fs::write(dir.path().join("gone.txt"), "bye\n").unwrap();
+        init_with_commit(dir.path(), "main", "first").unwrap();
+        let repo = Repo::discover(dir.path()).unwrap();
+        let wt = dir.path().join("wt");
+        repo.create_worktree("task", "main", &wt).unwrap();
+        fs::write(wt.join("a.txt"), "changed\n").unwrap();
+        fs::create_dir_all(wt.join("new")).unwrap();
+        fs::write(wt.join("new/b.txt"), "b\n").unwrap();
+        fs::remove_file(wt.join("gone.txt")).unwrap();
+        checkpoint(&wt, "work").unwrap();
+        repo.remove_worktree(&wt, "task").unwrap();
+        (dir, repo)
+    }
+
+    fn ready(repo: &Repo) -> Landing {
+        match repo
+            .prepare_landing("task", "main", MergeStrategy::Squash, "land")
+            .unwrap()
+        {
+            Prepared::Ready(landing) => landing,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_checkout_left_behind_by_a_kill_after_the_ref_moved_is_brought_up_to_date() {
+        let (dir, repo) = repo_with_task();
+        let landing = ready(&repo);
+        let since_ms = crate::git::now_ms();
+        assert_eq!(repo.move_base(&landing).unwrap(), BaseMove::Moved);
+        // Killed here: the journal is all that is left.
+        let journal = repo.landing_journal("main");
+        write_journal(&journal, &JournaledLanding { landing, since_ms }).unwrap();
+        fs::write(dir.path().join(".git/index.lock"), "").unwrap();
+
+        let done = repo.finish_interrupted_landings().unwrap();
+
+        assert_eq!(done.len(), 1, "{done:?}");
+        assert_eq!(
+            fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+            "changed\n"
+        );
+        assert_eq!(
+            fs::read_to_string(dir.path().join("new/b.txt")).unwrap(),
+            "b\n"
+        );
+        assert!(!dir.path().join("gone.txt").exists());
+        assert!(!journal.exists());
+        assert!(!dir.path().join(".git/index.lock").exists());
+        let main = git2::Repository::open(dir.path()).unwrap();
+        let statuses = main
+            .statuses(Some(&mut crate::git::repo::status_options()))
+            .unwrap();
+        assert!(statuses.is_empty(), "the checkout is clean");
+    }
+
+    #[test]
+    fn a_file_the_user_changed_after_the_kill_is_left_alone() {
+        let (dir, repo) = repo_with_task();
+        let landing = ready(&repo);
+        repo.move_base(&landing).unwrap();
+        fs::write(dir.path().join("a.txt"), "the user's own edit\n").unwrap();
+
+        let kept = repo
+            .update_checkouts(&landing, crate::git::now_ms())
+            .unwrap();
+
+        assert_eq!(kept, ["a.txt"]);
+        assert_eq!(
+            fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+            "the user's own edit\n"
+        );
+        assert_eq!(
+            fs::read_to_string(dir.path().join("new/b.txt")).unwrap(),
+            "b\n"
+        );
+    }
+
+    #[test]
+    fn moving_the_base_again_is_a_no_op_and_a_base_that_moved_elsewhere_refuses() {
+        let (_dir, repo) = repo_with_task();
+        let landing = ready(&repo);
+        assert_eq!(repo.move_base(&landing).unwrap(), BaseMove::Moved);
+        assert_eq!(repo.move_base(&landing).unwrap(), BaseMove::AlreadyThere);
+        let holds_it = Landing {
+            to: landing.from.clone(),
+            ..landing.clone()
+        };
+        assert_eq!(repo.move_base(&holds_it).unwrap(), BaseMove::MovedOn);
+        let elsewhere = Landing {
+            from: "0000000000000000000000000000000000000001".into(),
+            to: landing.to.clone(),
+            ..landing.clone()
+        };
+        let old = git2::Oid::from_str(&landing.from).unwrap();
+        repo.repo
+            .reference("refs/heads/main", old, true, "the user reset main")
+            .unwrap();
+        assert!(matches!(
+            repo.move_base(&elsewhere),
+            Err(GitError::BaseMoved { .. })
+        ));
     }
 }

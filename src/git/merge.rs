@@ -33,8 +33,9 @@ pub(crate) enum TreeMerge {
 
 impl Repo {
     /// Merges `task_branch` into `base_branch` with `strategy`, all phases of a landing in one
-    /// go (for callers with nothing to journal, such as a feature branch no one has checked
-    /// out). When the base is checked out, that working tree and index are updated too.
+    /// go, journaled in the git directory ([`Repo::finish_interrupted_landings`]) — for callers
+    /// without a run state of their own to journal in (features). When the base is checked
+    /// out, that working tree and index are updated too.
     pub fn merge_into_base(
         &self,
         task_branch: &str,
@@ -52,8 +53,7 @@ impl Repo {
             }
             Prepared::Ready(landing) => landing,
         };
-        self.move_base(&landing)?;
-        self.update_checkouts(&landing, now_ms())?;
+        self.land_journaled(&landing)?;
         tracing::debug!(task_branch, base_branch, commit = %landing.to, "merged");
         Ok(MergeOutcome {
             commit: landing.to,
