@@ -9,7 +9,27 @@
 //! the suite must exercise the code users run, and the cost of an inert point is one
 //! comparison against a value read once.
 //!
-//! The points, in the order a run reaches them, are listed in [`POINTS`].
+//! The points, in the order a run reaches them, and what a resume does after a kill there:
+//!
+//! | point | killed just after | resume |
+//! |---|---|---|
+//! | `worktree.branch` | creating the task branch | the journal says the worktree was being added: removes what exists of it and the untouched branch, adds it again |
+//! | (mid-checkout) | writing some of the worktree's files | the same: a half-checked-out tree is never used |
+//! | `worktree.added` | adding and verifying the worktree | the same (the step had not been recorded) |
+//! | `state.saved` | any save of `state.json` (`@N`: the Nth) | continues after the last recorded step |
+//! | `checkpoint.index` | staging the player's work | saves the unrecorded work under a backup ref, reverts to the last checkpoint, runs the step again |
+//! | `checkpoint.commit` | committing the checkpoint | the same; the commit is kept under the backup ref |
+//! | `audit.restored` | reverting a read-only step's changes | reverts to the last checkpoint, runs the step again |
+//! | `merge.prepared` | writing the commit to land and journaling it | moves the base (removing the landing's own stale ref lock), then as below |
+//! | `merge.ref` | moving the base branch | brings the main checkout's files and index up to date, then cleans up |
+//! | `merge.files` | writing the main checkout's files | rewrites what is still at the old version, writes the index, cleans up |
+//! | `merge.index` | writing the main checkout's index | finds the checkout up to date, cleans up |
+//! | `merge.landed` | journaling that the work landed | removes the worktree and the branch |
+//! | `cleanup.worktree` | removing the worktree | removes whatever is left of it, then the branch |
+//! | `cleanup.branch` | deleting the task branch | records the merge |
+//!
+//! A kill inside git's own write of a ref or an index (between its lock file and the rename)
+//! leaves the lock file; resume removes the ones it can prove stale ([`crate::git::remove_task_locks`]).
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
