@@ -213,13 +213,16 @@ fn a_player_commit_on_the_base_branch_never_reaches_it() {
     let project = Project::new().player("player_commits_on_main.sh").commit();
     let initial = project.git(&["rev-parse", "main"]);
 
-    let output = project.run(&["task", TASK, "--auto-merge"]);
+    let output = project.run(&["task", TASK, "--auto-merge", "--max-turns", "1"]);
 
-    assert_exit(&output, 0);
-    assert_eq!(project.git(&["rev-parse", "main^"]), initial);
-    assert!(!project
-        .git(&["ls-tree", "-r", "--name-only", "main"])
-        .contains("sneaky.txt"));
+    assert_exit(&output, 3);
+    let violation = project.record("player", 1)["scope_violation"].to_string();
+    assert!(
+        violation.contains("refs/heads/main was moved"),
+        "{violation}"
+    );
+    assert_eq!(project.record("gate", 1)["approved"], false);
+    assert_eq!(project.git(&["rev-parse", "main"]), initial);
     assert_eq!(project.git(&["status", "--porcelain"]), "");
     let kept = project.git(&[
         "for-each-ref",
@@ -231,4 +234,26 @@ fn a_player_commit_on_the_base_branch_never_reaches_it() {
         project.git(&["show", &format!("{backup}:sneaky.txt")]),
         "not reviewed\n"
     );
+}
+
+#[test]
+fn a_player_that_plants_a_hook_and_an_alias_is_reverted_and_not_approved() {
+    let project = Project::new().player("player_plants_hook.sh").commit();
+    let initial = project.git(&["rev-parse", "main"]);
+
+    let output = project.run(&["task", TASK, "--auto-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 3);
+    let violation = project.record("player", 1)["scope_violation"].to_string();
+    assert!(violation.contains(".git/hooks/post-commit"), "{violation}");
+    assert!(violation.contains(".git/config"), "{violation}");
+    assert_eq!(project.record("gate", 1)["approved"], false);
+    assert!(!project.root.join(".git/hooks/post-commit").exists());
+    let alias = std::process::Command::new("git")
+        .current_dir(&project.root)
+        .args(["config", "--get", "alias.st"])
+        .output()
+        .unwrap();
+    assert!(!alias.status.success(), "the alias is gone");
+    assert_eq!(project.git(&["rev-parse", "main"]), initial);
 }

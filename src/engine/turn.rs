@@ -32,6 +32,10 @@ pub struct PlayerRecord {
     /// Worktree-relative, sorted, de-duplicated; computed by the runner from git.
     pub files_changed: Vec<String>,
     pub diff_stat: String,
+    /// What the step changed outside its scope (the shared git directory, other branches and
+    /// tags) and the runner reverted; the turn cannot be approved when it is not empty.
+    #[serde(default)]
+    pub scope_violation: Vec<String>,
     pub prompt: PathBuf,
     pub transcript: PathBuf,
 }

@@ -1,8 +1,14 @@
 //! The parts of a repository's shared git directory an agent could change to affect work
-//! beyond its worktree: `config`, `info/exclude` (which would hide files from later
-//! checkpoints), `info/attributes` and `hooks/` (which would run in the user's own git
-//! commands). A read-only step must leave them as they were; [`GitDirGuard`] notices and undoes
-//! changes.
+//! beyond its worktree: `config` and `config.worktree` (aliases, `core.hooksPath`, filters that
+//! run programs), everything under `info/` (`exclude` would hide files from later checkpoints,
+//! `attributes` would change what is checked out) and `hooks/` (which would run in the user's
+//! own git commands), and `objects/info/alternates` (which would borrow objects from elsewhere).
+//! No agent step may change them — a new file counts as much as an edit; [`GitDirGuard`]
+//! notices and undoes changes around every agent step.
+//!
+//! The rest of the git directory is left to git: the user may be committing in the main
+//! checkout while a run is in progress, and branches and tags are guarded by
+//! [`super::RefGuard`].
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -11,14 +17,24 @@ use std::path::{Path, PathBuf};
 use super::error::{Context, GitError};
 use super::repo::open_checkout;
 
-/// The guarded files' contents before a step (`None`: the file did not exist).
+/// The guarded files' contents and permission bits before a step (`None`: the file did not
+/// exist). The mode matters: `chmod +x` on a sample hook would arm it.
 #[derive(Debug, Clone)]
 pub struct GitDirGuard {
     common_dir: PathBuf,
-    files: BTreeMap<PathBuf, Option<Vec<u8>>>,
+    files: BTreeMap<PathBuf, Option<(Vec<u8>, u32)>>,
 }
 
-const GUARDED_FILES: [&str; 3] = ["config", "info/exclude", "info/attributes"];
+fn read_guarded(full: &Path) -> Option<(Vec<u8>, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = fs::metadata(full).ok()?.permissions().mode();
+    Some((fs::read(full).ok()?, mode))
+}
+
+const GUARDED_FILES: [&str; 3] = ["config", "config.worktree", "objects/info/alternates"];
+
+/// Directories whose every file is guarded, including files created in them.
+const GUARDED_DIRS: [&str; 2] = ["info", "hooks"];
 
 impl GitDirGuard {
     /// Records the guarded files of the repository `worktree` belongs to.
@@ -28,7 +44,7 @@ impl GitDirGuard {
         let files = guarded_paths(&common_dir)
             .into_iter()
             .map(|path| {
-                let content = fs::read(common_dir.join(&path)).ok();
+                let content = read_guarded(&common_dir.join(&path));
                 (path, content)
             })
             .collect();
@@ -39,11 +55,11 @@ impl GitDirGuard {
     /// [`GitDirGuard::capture`]; returns them as `.git/<path>`.
     pub fn restore(&self) -> Result<Vec<String>, GitError> {
         let mut changed = Vec::new();
-        let now: BTreeMap<PathBuf, Option<Vec<u8>>> = guarded_paths(&self.common_dir)
+        let now: BTreeMap<PathBuf, Option<(Vec<u8>, u32)>> = guarded_paths(&self.common_dir)
             .into_iter()
             .chain(self.files.keys().cloned())
             .map(|path| {
-                let content = fs::read(self.common_dir.join(&path)).ok();
+                let content = read_guarded(&self.common_dir.join(&path));
                 (path, content)
             })
             .collect();
@@ -54,7 +70,15 @@ impl GitDirGuard {
             }
             let full = self.common_dir.join(path);
             match &before {
-                Some(bytes) => fs::write(&full, bytes).context("restore", &full)?,
+                Some((bytes, mode)) => {
+                    use std::os::unix::fs::PermissionsExt;
+                    if let Some(parent) = full.parent() {
+                        fs::create_dir_all(parent).context("create directory", parent)?;
+                    }
+                    fs::write(&full, bytes).context("restore", &full)?;
+                    fs::set_permissions(&full, fs::Permissions::from_mode(*mode))
+                        .context("restore the mode of", &full)?;
+                }
                 None => fs::remove_file(&full).context("remove", &full)?,
             }
             changed.push(format!(".git/{}", path.display()));
@@ -65,15 +89,25 @@ impl GitDirGuard {
 
 fn guarded_paths(common_dir: &Path) -> Vec<PathBuf> {
     let mut paths: Vec<PathBuf> = GUARDED_FILES.iter().map(PathBuf::from).collect();
-    if let Ok(entries) = fs::read_dir(common_dir.join("hooks")) {
-        paths.extend(
-            entries
-                .flatten()
-                .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-                .map(|e| Path::new("hooks").join(e.file_name())),
-        );
+    for dir in GUARDED_DIRS {
+        files_under(common_dir, Path::new(dir), &mut paths);
     }
     paths
+}
+
+/// The files under `common_dir/relative`, recursively, as paths relative to `common_dir`.
+fn files_under(common_dir: &Path, relative: &Path, found: &mut Vec<PathBuf>) {
+    let Ok(entries) = fs::read_dir(common_dir.join(relative)) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = relative.join(entry.file_name());
+        match entry.file_type() {
+            Ok(kind) if kind.is_dir() => files_under(common_dir, &path, found),
+            Ok(_) => found.push(path),
+            Err(_) => {}
+        }
+    }
 }
 
 #[cfg(test)]
@@ -98,8 +132,12 @@ mod tests {
         assert_eq!(changed, [".git/hooks/pre-commit", ".git/info/exclude"]);
         assert!(!git.join("hooks/pre-commit").exists());
         assert_eq!(
-            fs::read(git.join("info/exclude")).ok(),
-            guard.files[Path::new("info/exclude")].clone()
+            read_guarded(&git.join("info/exclude")),
+            guard
+                .files
+                .get(Path::new("info/exclude"))
+                .cloned()
+                .flatten()
         );
     }
 }

@@ -27,7 +27,8 @@ pub struct GateInput {
     /// `None` when no coach ran this turn.
     pub verdict: Option<Verdict>,
     pub coach_ran: bool,
-    /// The paths a read-only step changed (and the runner reverted), when it happened.
+    /// What agents changed outside their scope this turn (and the runner reverted): a
+    /// read-only role's worktree edits, the shared git directory, other branches and tags.
     pub scope_violation: Option<Vec<String>>,
 }
 
@@ -117,11 +118,11 @@ impl fmt::Display for UnmetRequirement {
                 f.write_str("the player's turn failed")
             }
             UnmetRequirement::ScopeViolation { reverted } if reverted.is_empty() => f.write_str(
-                "a read-only step changed the worktree; the runner reverted the changes",
+                "an agent changed what its role may not change; the runner reverted the changes",
             ),
             UnmetRequirement::ScopeViolation { reverted } => write!(
                 f,
-                "a read-only step changed the worktree; the runner reverted {}",
+                "an agent changed what its role may not change; the runner reverted {}",
                 reverted.join(", ")
             ),
             UnmetRequirement::CoachOutputInvalid { problem } => f.write_str(problem),

@@ -66,14 +66,21 @@ fn run_writer(
             state.stall_notice = None;
         }
     }
+    let git_dir = git::GitDirGuard::capture(worktree)?;
     let refs = git::RefGuard::capture(worktree, &cx.state.branch)?;
     let invocation = invoke(cx, role_name, role, adapter, worktree, &prompt, 1)?;
-    for restored in restore_refs(cx, &refs, worktree)? {
+    let mut violation = git_dir.restore()?;
+    violation.extend(
+        restore_refs(cx, &refs, worktree)?
+            .iter()
+            .map(git::RefRestored::describe),
+    );
+    if !violation.is_empty() {
         cx.emit(EventKind::Warning {
             message: format!(
-                "`{}` changed a branch or tag outside its task branch: {}",
+                "`{}` changed what it may not change; the runner put back {}",
                 step.id,
-                restored.describe()
+                violation.join(", ")
             ),
         });
     }
@@ -109,6 +116,7 @@ fn run_writer(
         checkpoint,
         files_changed: stat.paths(),
         diff_stat: stat.render(),
+        scope_violation: violation,
         prompt: invocation.prompt_path,
         transcript: invocation.transcript_path,
     };
@@ -117,7 +125,12 @@ fn run_writer(
     let succeeded = record.succeeded();
     let files = record.files_changed.len();
     let exit = record.agent.status.name();
-    let summary = if succeeded {
+    let summary = if !record.scope_violation.is_empty() {
+        format!(
+            "{files} file(s) changed; scope violation: {} reverted",
+            record.scope_violation.len()
+        )
+    } else if succeeded {
         format!("{files} file(s) changed")
     } else {
         format!("agent {}: {}", exit, record.agent.status.message())

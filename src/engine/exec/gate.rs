@@ -42,11 +42,14 @@ pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
                 .and_then(|v| v.criteria.iter().find(|r| r.name == c.id).cloned()),
         })
         .collect();
-    let scope_violation = turn
-        .coach
-        .as_ref()
-        .filter(|c| !c.scope_violation.is_empty())
-        .map(|c| c.scope_violation.clone());
+    let violations: Vec<String> = turn
+        .player
+        .iter()
+        .flat_map(|p| p.scope_violation.iter())
+        .chain(turn.coach.iter().flat_map(|c| c.scope_violation.iter()))
+        .cloned()
+        .collect();
+    let scope_violation = (!violations.is_empty()).then_some(violations);
     let input = GateInput {
         requirements: plan
             .resolved

@@ -50,7 +50,7 @@ fn a_scope_violation_always_blocks() {
     assert!(!decision.approved);
     assert_eq!(
         decision.reasons,
-        vec!["a read-only step changed the worktree; the runner reverted src/utils.py"]
+        vec!["an agent changed what its role may not change; the runner reverted src/utils.py"]
     );
 }
 
