@@ -19,4 +19,5 @@ pub mod project;
 pub mod steps;
 pub mod task;
 pub mod ui;
+pub mod user_file;
 pub mod workflow;

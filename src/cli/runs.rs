@@ -1,6 +1,11 @@
 //! The commands that look after runs once they exist: `status`, `resume`, `complete`,
 //! `discard` and `logs`. They read the run directory; only `complete` and `discard` change
 //! the repository, and only in the ways they name.
+//!
+//! Each validates its run id first ([`checked_run`]): before anything is read, the id must be
+//! a task or feature id or an earlier run's `<ID>@<N>`, and its directory must be inside
+//! `.autobuild/runs/` (see [`crate::engine::paths`]). A run record whose `task_id` is not the
+//! run's own is not acted on either: `complete` and `discard` change the branch it names.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -9,7 +14,7 @@ use std::path::{Path, PathBuf};
 use crate::cli::task::current_dir;
 use crate::engine::exec::{merge_run, MergeRequest, StateJournal};
 use crate::engine::lock::RunLock;
-use crate::engine::paths::RunPaths;
+use crate::engine::paths::{run_owner, validate_run_id, RunPaths};
 use crate::engine::plan::repo_root;
 use crate::engine::state::{OutcomeRecord, RunState, RunStatus};
 use crate::engine::Outcome;
@@ -26,8 +31,21 @@ struct Located {
     state: RunState,
 }
 
-fn locate_run(task_id: &str) -> Result<Located, Error> {
+/// The repository root, once `run_id` is known to name a directory directly under
+/// `.autobuild/runs/`. Nothing is read before the id itself is checked.
+fn checked_run(run_id: &str) -> Result<PathBuf, Error> {
+    validate_run_id(run_id).map_err(|why| {
+        Error::usage(format!("invalid run id: {why}")).with_help(
+            "a run id is a task or feature id such as TASK-001, or an earlier run kept as TASK-001@1; `autobuild status` lists the runs",
+        )
+    })?;
     let root = repo_root(&current_dir()?)?;
+    RunPaths::within(&Layout::new(&root).runs(), run_id).map_err(Error::usage)?;
+    Ok(root)
+}
+
+fn locate_run(root: &Path, task_id: &str) -> Result<Located, Error> {
+    let root = root.to_path_buf();
     if crate::feature::run::is_feature_run(&root, task_id) {
         return Err(Error::usage(format!(
             "{task_id} is a feature; this command works on one task's run"
@@ -38,6 +56,14 @@ fn locate_run(task_id: &str) -> Result<Located, Error> {
     }
     let paths = RunPaths::new(&Layout::new(&root).runs(), task_id);
     let state = load_state(&paths, task_id)?;
+    if state.task_id != run_owner(task_id) {
+        return Err(Error::runtime(format!(
+            "the run record {} is of task `{}`, not of {}; autobuild does not act on it",
+            paths.state().display(),
+            state.task_id,
+            run_owner(task_id)
+        )));
+    }
     Ok(Located { root, paths, state })
 }
 
@@ -59,9 +85,11 @@ fn load_state(paths: &RunPaths, task_id: &str) -> Result<RunState, Error> {
     })
 }
 
-/// `interrupted` for a run recorded as running that no process holds any more.
+/// `interrupted` for a run recorded as running that no process holds any more. (A record
+/// whose `task_id` is not an id names no lock file: its status is shown as recorded.)
 fn shown_status(state: &RunState, runs_dir: &Path) -> &'static str {
     if state.status == RunStatus::Running
+        && validate_run_id(&state.task_id).is_ok()
         && crate::engine::lock::holder(runs_dir, &state.task_id).is_none()
     {
         "interrupted"
@@ -72,14 +100,17 @@ fn shown_status(state: &RunState, runs_dir: &Path) -> &'static str {
 
 /// `autobuild status [ID]`.
 pub fn status(task_id: Option<String>) -> Result<u8, Error> {
-    let root = repo_root(&current_dir()?)?;
+    let root = match &task_id {
+        Some(id) => checked_run(id)?,
+        None => repo_root(&current_dir()?)?,
+    };
     let runs_dir = Layout::new(&root).runs();
     match task_id {
         Some(id) if crate::feature::run::is_feature_run(&root, &id) => {
             return crate::feature::run::status(&root, &id)
         }
         Some(id) => {
-            let run = locate_run(&id)?;
+            let run = locate_run(&root, &id)?;
             ui::line(&status_detail(&run.state, &run.paths, &runs_dir));
         }
         None => ui::line(&status_table(&runs_dir)),
@@ -211,7 +242,7 @@ fn status_detail(state: &RunState, paths: &RunPaths, runs_dir: &Path) -> String 
 
 /// `autobuild resume <ID>`.
 pub fn resume(task_id: &str, json: bool, quiet: bool) -> Result<u8, Error> {
-    let root = repo_root(&current_dir()?)?;
+    let root = checked_run(task_id)?;
     if crate::feature::run::is_feature_run(&root, task_id) {
         let display = Display::choose(json, quiet);
         return crate::feature::run::resume(&root, task_id, None, display);
@@ -235,11 +266,11 @@ pub fn resume(task_id: &str, json: bool, quiet: bool) -> Result<u8, Error> {
 
 /// `autobuild complete <ID>`: merge an approved run that was left for later.
 pub fn complete(task_id: &str) -> Result<u8, Error> {
-    let root = repo_root(&current_dir()?)?;
+    let root = checked_run(task_id)?;
     if crate::feature::run::is_feature_run(&root, task_id) {
         return crate::feature::run::complete(&root, task_id);
     }
-    let mut run = locate_run(task_id)?;
+    let mut run = locate_run(&root, task_id)?;
     if run.state.status == RunStatus::Merged {
         return Err(Error::usage(format!(
             "the run of {task_id} is already merged into {}",
@@ -252,7 +283,9 @@ pub fn complete(task_id: &str) -> Result<u8, Error> {
             run.state.status.as_str()
         )));
     }
-    let _lock = RunLock::acquire(&Layout::new(&run.root).runs(), task_id)
+    // The lock is the task's: an earlier run (`TASK@1`) names the same branch as the
+    // current one, which a live run of the task may be working on.
+    let _lock = RunLock::acquire(&Layout::new(&run.root).runs(), run_owner(task_id))
         .map_err(|e| Error::usage(e.to_string()))?;
     let repo = Repo::discover(&run.root)?;
     let config = Config::load(&Layout::new(&run.root))?;
@@ -311,8 +344,10 @@ pub fn complete(task_id: &str) -> Result<u8, Error> {
 
 /// `autobuild discard <ID>`: remove a run's worktree and branch (its records are kept).
 pub fn discard(task_id: &str, yes: bool) -> Result<u8, Error> {
-    let mut run = locate_run(task_id)?;
-    let _lock = RunLock::acquire(&Layout::new(&run.root).runs(), task_id)
+    let root = checked_run(task_id)?;
+    let mut run = locate_run(&root, task_id)?;
+    // The task's lock, as in `complete`.
+    let _lock = RunLock::acquire(&Layout::new(&run.root).runs(), run_owner(task_id))
         .map_err(|e| Error::usage(e.to_string()))?;
     let repo = Repo::discover(&run.root)?;
     let branch = run.state.branch.clone();
@@ -355,7 +390,8 @@ pub fn discard(task_id: &str, yes: bool) -> Result<u8, Error> {
 
 /// `autobuild logs <ID> [--turn N]`: the prompts, verdicts and check logs of a run.
 pub fn logs(task_id: &str, turn: Option<u32>) -> Result<u8, Error> {
-    let run = locate_run(task_id)?;
+    let root = checked_run(task_id)?;
+    let run = locate_run(&root, task_id)?;
     let mut files: Vec<PathBuf> = Vec::new();
     for dir in [run.paths.dir.clone(), run.paths.prompts(), run.paths.logs()] {
         let mut entries: Vec<PathBuf> = fs::read_dir(&dir)

@@ -91,14 +91,13 @@ fn show(catalog: &Catalog, name: &str, resolved: bool, set: Vec<String>) -> Resu
     }
     let text = if is_path(name) {
         match catalog.open_file(Path::new(name))? {
-            Opened::Discovered(index) => catalog.documents[index].source.text.clone(),
-            Opened::File(document) => document.source.text.clone(),
+            Opened::Discovered(index) => catalog.documents[index].text()?.to_string(),
+            Opened::File(document) => document.text()?.to_string(),
         }
     } else {
         catalog.documents[catalog.find_named(name)?]
-            .source
-            .text
-            .clone()
+            .text()?
+            .to_string()
     };
     ui::line(text.trim_end());
     Ok(0)

@@ -5,6 +5,7 @@
 pub mod cx;
 pub mod events;
 pub mod exec;
+pub mod inputs;
 pub mod interpreter;
 pub mod lock;
 pub mod outcome;

@@ -1,6 +1,42 @@
-//! The run directory `.autobuild/runs/<ID>/` (DESIGN.md §5.1): one place that names its files.
+//! The run directory `.autobuild/runs/<ID>/` (DESIGN.md §5.1): one place that names its files,
+//! and the one check of run ids given on the command line.
+//!
+//! A run id is a task or feature id (the alphabet of [`crate::task::validate_id`]), or the id
+//! of an earlier run kept as `<ID>@<N>` (or `<ID>@archived`, see [`RunPaths::archive_target`]).
+//! Run ids become paths under `.autobuild/runs/`, so a command that takes one validates it
+//! before touching the filesystem ([`validate_run_id`]): `../../x`, `/abs/path` and `a/b` never
+//! name a directory, and [`RunPaths::within`] refuses a run directory that is a link to
+//! somewhere else. Nothing a run command reads or writes is outside `.autobuild/runs/`.
 
 use std::path::{Path, PathBuf};
+
+use crate::task::validate_id;
+
+/// What follows `@` in the id of an earlier run when no free number was found.
+const ARCHIVED: &str = "archived";
+
+/// Checks a run id given by a user; the error says what is wrong with it.
+pub fn validate_run_id(id: &str) -> Result<(), String> {
+    let (task, earlier) = match id.split_once('@') {
+        Some((task, n)) => (task, Some(n)),
+        None => (id, None),
+    };
+    validate_id(task)?;
+    match earlier {
+        None => Ok(()),
+        Some(n) if n == ARCHIVED || (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())) => {
+            Ok(())
+        }
+        Some(n) => Err(format!(
+            "`@{n}` is not an earlier run: those are named `{task}@1`, `{task}@2`, …"
+        )),
+    }
+}
+
+/// The task or feature a run id belongs to: `TASK-1` for `TASK-1@2`.
+pub fn run_owner(run_id: &str) -> &str {
+    run_id.split_once('@').map_or(run_id, |(owner, _)| owner)
+}
 
 #[derive(Debug, Clone)]
 pub struct RunPaths {
@@ -73,6 +109,74 @@ impl RunPaths {
         (1..)
             .map(|n| runs_dir.join(format!("{task_id}@{n}")))
             .find(|p| !p.exists())
-            .unwrap_or_else(|| runs_dir.join(format!("{task_id}@archived")))
+            .unwrap_or_else(|| runs_dir.join(format!("{task_id}@{ARCHIVED}")))
+    }
+
+    /// The run directory of a [validated](validate_run_id) `run_id`, refused when it is a link
+    /// leading out of `runs_dir` (the error names where it leads). A directory that does not
+    /// exist is fine: the caller reports that there is no such run.
+    pub fn within(runs_dir: &Path, run_id: &str) -> Result<RunPaths, String> {
+        let paths = RunPaths::new(runs_dir, run_id);
+        if let (Ok(dir), Ok(runs)) = (paths.dir.canonicalize(), runs_dir.canonicalize()) {
+            if dir.parent() != Some(runs.as_path()) {
+                return Err(format!(
+                    "{} leads to {}, outside {}; autobuild does not follow it",
+                    paths.dir.display(),
+                    dir.display(),
+                    runs_dir.display()
+                ));
+            }
+        }
+        Ok(paths)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_ids_are_task_ids_or_earlier_runs_of_one() {
+        for id in [
+            "TASK-1",
+            "FEAT.2_x",
+            "TASK-1@1",
+            "TASK-1@12",
+            "TASK-1@archived",
+        ] {
+            assert_eq!(validate_run_id(id), Ok(()), "{id}");
+        }
+        let cases = [
+            ("", "empty"),
+            ("../../x", "path separators"),
+            ("..", "starts with `.`"),
+            ("/abs/path", "path separators"),
+            ("a/b", "path separators"),
+            ("a\\b", "path separators"),
+            ("TASK-1@", "not an earlier run"),
+            ("TASK-1@x", "not an earlier run"),
+            ("TASK-1@1/..", "not an earlier run"),
+            ("TASK-1@1@2", "not an earlier run"),
+            ("@1", "empty"),
+        ];
+        for (id, reason) in cases {
+            let err = validate_run_id(id).unwrap_err();
+            assert!(err.contains(reason), "{id}: {err}");
+        }
+        assert_eq!(run_owner("TASK-1@2"), "TASK-1");
+        assert_eq!(run_owner("TASK-1"), "TASK-1");
+    }
+
+    #[test]
+    fn a_run_directory_that_links_out_of_the_runs_directory_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let runs = dir.path().join("runs");
+        std::fs::create_dir_all(runs.join("TASK-1")).unwrap();
+        std::fs::create_dir_all(dir.path().join("elsewhere")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("elsewhere"), runs.join("TASK-2")).unwrap();
+        assert!(RunPaths::within(&runs, "TASK-1").is_ok());
+        assert!(RunPaths::within(&runs, "TASK-3").is_ok());
+        let err = RunPaths::within(&runs, "TASK-2").unwrap_err();
+        assert!(err.contains("autobuild does not follow it"), "{err}");
     }
 }

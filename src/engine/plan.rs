@@ -9,14 +9,15 @@ use std::path::{Path, PathBuf};
 use crate::agents::adapter_for;
 use crate::agents::process::locate;
 use crate::cli::RunFlags;
+use crate::engine::inputs::{self, RunInputs};
 use crate::engine::state::RunSettings;
 use crate::error::Error;
 use crate::git::Repo;
-use crate::profile::{self, Profile};
+use crate::profile::Profile;
 use crate::project::{effective_checks, Config, EffectiveCheck, Layout, ProjectEnv};
 use crate::task::{self, Task};
 use crate::workflow::model::{Action, AgentKind};
-use crate::workflow::{self, Overrides, ResolvedWorkflow};
+use crate::workflow::{Overrides, ResolvedWorkflow};
 
 /// The default workflow when neither the command line nor the task names one.
 pub const DEFAULT_WORKFLOW: &str = "player-coach";
@@ -102,17 +103,30 @@ pub fn preflight(
 ) -> Result<Plan, Error> {
     let repo = Repo::discover(root).map_err(|e| Error::usage(e.to_string()))?;
     let layout = Layout::new(root);
-    let config = Config::load(&layout)?;
-    let task = task::locate(root, task_arg)?;
+    // An invalid config is reported with the problems the workflow loader finds in its
+    // `[roles]` (see `inputs`), so it is not returned before the workflow is resolved.
+    let config = Config::load(&layout);
+    let task = match task::locate(root, task_arg) {
+        Ok(task) => task,
+        Err(error) => return Err(config.err().unwrap_or(error)),
+    };
     let workflow_name = settings
         .workflow_arg
         .clone()
         .or_else(|| task.workflow.clone())
         .unwrap_or_else(|| DEFAULT_WORKFLOW.to_string());
-    let resolved = workflow::resolve(Some(root), &workflow_name, &settings.overrides())?;
-    let mut warnings = Vec::new();
-    let (profile, warning) = profile::resolve_profile(Some(root), &task.task_type)?;
-    warnings.extend(warning);
+    let RunInputs {
+        config,
+        resolved,
+        profile,
+        mut warnings,
+    } = inputs::load(
+        root,
+        config,
+        &workflow_name,
+        &settings.overrides(),
+        &task.task_type,
+    )?;
     let checks = effective_checks(&config, root);
     let blockers = check_agents(&resolved, root, &config, &mut warnings);
 

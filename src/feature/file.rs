@@ -5,7 +5,9 @@
 //! …) and keeps its own run state in the file, so unknown keys are accepted and ignored. A key
 //! that is not one of GuardKit's and looks like a misspelling of a key autobuild reads
 //! (`dependancies`) is an error: silently ignoring it would change the order tasks run in.
-//! autobuild never writes to a feature file.
+//! autobuild never writes to a feature file. Anchors and aliases are read within the bounds of
+//! [`crate::workflow::yaml_limits`], and the file within the input size cap of
+//! [`crate::user_file`].
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -147,10 +149,11 @@ impl FeatureFile {
         Ok(from_raw(path, &source, &tree, raw))
     }
 
-    /// Reads and parses the feature file at `path`.
+    /// Reads and parses the feature file at `path` (at most [`crate::user_file::MAX_BYTES`]
+    /// of UTF-8 text).
     pub fn load(path: &Path, shown_as: &Path) -> Result<FeatureFile, crate::error::Error> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| crate::error::Error::io("cannot read feature file", path, e))?;
+        let text = crate::user_file::read(path, shown_as)
+            .map_err(|e| e.into_error("cannot read feature file", path))?;
         FeatureFile::parse(shown_as, &text).map_err(crate::error::Error::from)
     }
 }

@@ -131,9 +131,11 @@ fn feature_files(root: &Path) -> Result<Vec<PathBuf>, Error> {
     Ok(files)
 }
 
-/// The top-level `id` of a YAML file, when it parses.
+/// The top-level `id` of a YAML file, when it can be read and parses. A file over the size cap
+/// or an alias bomb costs little here and is skipped; its problems are reported when it is
+/// named by its path or its file name.
 fn declared_id(path: &Path) -> Option<String> {
-    let text = fs::read_to_string(path).ok()?;
+    let text = crate::user_file::read(path, path).ok()?;
     let tree = parse_yaml::parse(&Source::new(path, text, Layer::Repo)).ok()?;
     tree.get_str("id").map(str::to_string)
 }

@@ -3,7 +3,6 @@
 //! declared `parallel_groups` list every task once with its dependencies in earlier groups.
 //! Every problem is reported at once, each at the line that causes it (exit 2, nothing started).
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::diagnostic::{did_you_mean, Diagnostic};
@@ -305,7 +304,7 @@ fn dependencies_of(root: &Path, entry: &TaskEntry, task: Option<&Task>) -> Vec<L
     if task.dependencies.is_empty() {
         return Vec::new();
     }
-    let text = fs::read_to_string(&task.path).unwrap_or_default();
+    let text = crate::user_file::read(&task.path, &task.path).unwrap_or_default();
     let source = Source::new(shown(root, &task.path), text, Layer::Repo);
     task.dependencies
         .iter()

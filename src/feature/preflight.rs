@@ -68,6 +68,27 @@ impl FeatureSetup {
     }
 }
 
+/// An invalid config, with the located problems the tasks' preflights find along with it: the
+/// config's `[roles]` are checked against each task's workflow (see [`crate::engine::inputs`]),
+/// so one run reports them all. Each task preflight stops at the invalid config, before any
+/// branch is looked at.
+fn with_task_problems(
+    root: &Path,
+    feature_arg: &str,
+    settings: &FeatureSettings,
+    config_error: Error,
+) -> Error {
+    let Ok(plan) = plan::load(root, feature_arg) else {
+        return config_error;
+    };
+    let run_settings = task_settings(&settings.run, &feature_branch(&plan.id));
+    let later = plan.tasks.iter().filter_map(|task| {
+        let task_path = task.task.path.display().to_string();
+        task_preflight(root, &task_path, run_settings.clone(), BranchPolicy::Resume).err()
+    });
+    crate::engine::inputs::together(config_error, later)
+}
+
 /// The branch a feature's tasks branch from and merge into.
 pub fn feature_branch(feature_id: &str) -> String {
     format!("autobuild/{feature_id}")
@@ -92,7 +113,10 @@ pub fn preflight(
 ) -> Result<FeatureSetup, Error> {
     let repo = Repo::discover(root).map_err(|e| Error::usage(e.to_string()))?;
     let layout = Layout::new(root);
-    let config = Config::load(&layout)?;
+    let config = match Config::load(&layout) {
+        Ok(config) => config,
+        Err(error) => return Err(with_task_problems(root, feature_arg, &settings, error)),
+    };
     let plan = plan::load(root, feature_arg)?;
     let base_branch = match settings
         .run

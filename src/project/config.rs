@@ -10,11 +10,10 @@
 //! [`sections`], which knows the structure. `[roles]` and `[profiles]` are kept as opaque tables:
 //! the workflow loader validates them against its own models. Diagnostics name the file
 //! relative to the repository root (`.autobuild/config.toml:3:1`), like every other message
-//! about it.
+//! about it. A file over the input size cap or not UTF-8 is such a problem too (exit 2), see
+//! [`crate::user_file`].
 
 use std::collections::BTreeMap;
-use std::fs;
-use std::io;
 use std::path::Path;
 use std::time::Duration;
 
@@ -23,6 +22,7 @@ use toml::de::DeTable;
 use super::layout::Layout;
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::error::Error;
+use crate::user_file::{self, ReadError};
 use crate::workflow::model::MergeStrategy;
 
 mod reader;
@@ -98,10 +98,10 @@ impl Config {
     }
 
     fn read(path: &Path, shown: &Path) -> Result<Config, Error> {
-        match fs::read_to_string(path) {
+        match user_file::read(path, shown) {
             Ok(source) => Config::parse(shown, &source).map_err(Error::Invalid),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Config::default()),
-            Err(e) => Err(Error::io("cannot read config", path, e)),
+            Err(ReadError::NotFound(_)) => Ok(Config::default()),
+            Err(e) => Err(e.into_error("cannot read config", path)),
         }
     }
 

@@ -4,6 +4,10 @@
 //! Fields are read from a generic YAML mapping rather than through a derived struct so that every
 //! wrong field is reported (not only the first), each at its own line, and so that keys other
 //! tools put in shared task files are kept instead of rejected (DESIGN.md §3.1).
+//!
+//! Before yaml_serde sees the front matter, it goes through the alias and nesting bound every
+//! YAML input shares ([`crate::workflow::yaml_limits`]): an alias bomb in a task file is a
+//! located error, not a process killed for memory.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -14,7 +18,8 @@ use yaml_serde::Value;
 
 use super::id::validate_id;
 use super::markdown::{lines_from, Line};
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, Location};
+use crate::workflow::yaml_limits;
 
 /// The keys autobuild reads; every other key lands in [`FrontMatter::extra`].
 const KNOWN_KEYS: [&str; 6] = [
@@ -116,6 +121,20 @@ pub(crate) fn read(
         source,
         split,
     };
+    // yaml_serde's own alias guard lets a wide expansion through (see `yaml_limits`), and its
+    // errors for the nested one carry no position: the shared bound is checked first.
+    if let Err(exceeded) = yaml_limits::check(split.yaml) {
+        let offset = split.yaml_offset + byte_offset(split.yaml, exceeded.location);
+        problems.push(
+            located
+                .at(
+                    offset,
+                    format!("malformed YAML front matter: {}", exceeded.message),
+                )
+                .with_help(exceeded.help),
+        );
+        return FrontMatter::default();
+    }
     let value: Value = match yaml_serde::from_str(split.yaml) {
         Ok(value) => value,
         Err(e) => {
@@ -336,6 +355,22 @@ fn type_name(value: &Value) -> String {
 }
 
 /// The parser's message without its " at line N column M" parts (the diagnostic locates it).
+/// The byte offset in `text` of a 1-based line and character column.
+fn byte_offset(text: &str, location: Location) -> usize {
+    let line_start: usize = text
+        .split_inclusive('\n')
+        .take(location.line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    let line = text[line_start..].lines().next().unwrap_or_default();
+    let column: usize = line
+        .chars()
+        .take(location.column.saturating_sub(1))
+        .map(char::len_utf8)
+        .sum();
+    line_start + column
+}
+
 fn yaml_message(error: &yaml_serde::Error) -> String {
     YAML_POSITION
         .replace_all(&error.to_string(), "")

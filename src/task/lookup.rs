@@ -21,6 +21,7 @@ use super::Task;
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::error::Error;
 use crate::project::Layout;
+use crate::user_file::{self, ReadError};
 
 /// GuardKit's task state directories under `tasks/`.
 pub const GUARDKIT_TASK_DIRS: [&str; 5] = [
@@ -72,17 +73,28 @@ pub fn list_tasks(root: &Path) -> Result<TaskScan, Error> {
     }
     let mut scan = TaskScan::default();
     for path in files {
-        let source = match fs::read_to_string(&path) {
+        let shown = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
+        let source = match user_file::read(&path, &shown) {
             Ok(source) => source,
-            Err(e) => {
+            Err(error) => {
+                // A file that is not UTF-8 may still show its `id:` line: when it is the task
+                // asked for, its problem is what the user needs to see.
+                let (id, meant_as_task, problem) = match error {
+                    ReadError::NotUtf8 { problem, lossy } => {
+                        (declared_id(&path, &lossy), meant_as_task(&lossy), *problem)
+                    }
+                    ReadError::TooLarge(problem) => (None, true, *problem),
+                    ReadError::NotFound(e) | ReadError::Io(e) => (
+                        None,
+                        true,
+                        Diagnostic::new(&shown, format!("cannot read task file: {e}")),
+                    ),
+                };
                 scan.invalid.push(InvalidTask {
-                    problems: Diagnostics(vec![Diagnostic::new(
-                        path.strip_prefix(root).unwrap_or(&path),
-                        format!("cannot read task file: {e}"),
-                    )]),
+                    problems: Diagnostics(vec![problem]),
                     path,
-                    id: None,
-                    meant_as_task: true,
+                    id,
+                    meant_as_task,
                 });
                 continue;
             }

@@ -106,10 +106,11 @@ impl Task {
         }
     }
 
-    /// Reads and parses the task file at `path`.
+    /// Reads and parses the task file at `path` (at most [`crate::user_file::MAX_BYTES`] of
+    /// UTF-8 text).
     pub fn load(path: &Path) -> Result<Task, Error> {
-        let source = std::fs::read_to_string(path)
-            .map_err(|e| Error::io("cannot read task file", path, e))?;
+        let source = crate::user_file::read(path, path)
+            .map_err(|e| e.into_error("cannot read task file", path))?;
         Task::parse(path, &source).map_err(Error::Invalid)
     }
 

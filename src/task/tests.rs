@@ -227,6 +227,36 @@ fn malformed_yaml_is_located_in_the_file() {
 }
 
 #[test]
+fn an_alias_bomb_in_the_front_matter_is_located_at_the_alias() {
+    // Nested: yaml_serde alone reports "repetition limit exceeded" at no position.
+    let mut nested = String::from("---\nid: T1\na: &a [x,x,x,x,x,x,x,x,x]\n");
+    for (before, name) in [("a", "b"), ("b", "c"), ("c", "d"), ("d", "e"), ("e", "f")] {
+        let refs = vec![format!("*{before}"); 9].join(",");
+        nested.push_str(&format!("{name}: &{name} [{refs}]\n"));
+    }
+    nested.push_str("---\n## Acceptance Criteria\n- a\n");
+    let err = first_error(&nested);
+    assert!(
+        err.starts_with("TASK.md:7:8: malformed YAML front matter: too many aliases"),
+        "{err}"
+    );
+    assert!(err.contains("billion laughs"), "{err}");
+
+    // Wide: within yaml_serde's jump guard, yet a million values.
+    let items = vec!["1"; 1_000].join(",");
+    let aliases = vec!["*a"; 1_000].join(",");
+    let wide =
+        format!("---\nid: T1\nx: &a [{items}]\ny: [{aliases}]\n---\n## Acceptance Criteria\n- a\n");
+    let err = first_error(&wide);
+    assert!(err.starts_with("TASK.md:4:"), "{err}");
+    assert!(err.contains("too many aliases"), "{err}");
+
+    // Ordinary reuse is still a valid task.
+    let reuse = "---\nid: T1\nlabels: &l [a, b]\nalso: *l\n---\n## Acceptance Criteria\n- a\n";
+    assert_eq!(parse(reuse).unwrap().extra.len(), 2);
+}
+
+#[test]
 fn missing_and_invalid_ids_say_why() {
     let err = first_error("---\ntitle: x\n---\n## Acceptance Criteria\n- a\n");
     assert!(

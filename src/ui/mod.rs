@@ -8,7 +8,9 @@ use tracing_subscriber::EnvFilter;
 
 use crate::error::Error;
 
-/// Logs go to stderr; `AUTOBUILD_LOG` (an `EnvFilter` string) overrides the level.
+/// Logs go to stderr; `AUTOBUILD_LOG` (an `EnvFilter` string) overrides the level. They are
+/// coloured only on a terminal, and never when `NO_COLOR` is set (no-color.org): escape codes
+/// in a CI log or a file are noise.
 pub fn init_logging(verbose: bool, quiet: bool) {
     let default = if verbose {
         "autobuild=debug"
@@ -22,9 +24,18 @@ pub fn init_logging(verbose: bool, quiet: bool) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(io::stderr)
+        .with_ansi(log_colours(
+            io::stderr().is_terminal(),
+            std::env::var_os("NO_COLOR").as_deref(),
+        ))
         .without_time()
         .with_target(false)
         .try_init();
+}
+
+/// Whether log lines may carry ANSI colour codes; `NO_COLOR` counts when set and non-empty.
+fn log_colours(stderr_is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+    stderr_is_terminal && no_color.is_none_or(|value| value.is_empty())
 }
 
 /// `error: <message>` on stderr, then the help line if there is one.
@@ -104,5 +115,19 @@ pub fn confirm_or_cancel(
             }
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn log_lines_are_coloured_only_on_a_terminal_without_no_color() {
+        assert!(log_colours(true, None));
+        assert!(log_colours(true, Some(OsStr::new(""))));
+        assert!(!log_colours(true, Some(OsStr::new("1"))));
+        assert!(!log_colours(false, None));
     }
 }

@@ -7,6 +7,14 @@
 //! line. Each directory holds `workflows/*.toml|yaml|yml`, `prompts/*.md` and
 //! `profiles/*.toml`. Files are read once here; resolution ([`crate::workflow::resolve`]) and the
 //! profile set ([`crate::profile::ProfileSet`]) work from this catalog.
+//!
+//! Every file is read through [`crate::user_file`] (1 MiB cap, UTF-8). A workflow file that is
+//! over the cap or not UTF-8 is kept as a [`Document`] whose tree is that problem, like one that
+//! does not parse: only a command that needs that workflow fails on it, and a run of another
+//! workflow names it in a warning ([`Catalog::unusable`]). Workflow names live inside the files,
+//! so finding a workflow by name reads every file; the size cap and the YAML bounds
+//! ([`crate::workflow::yaml_limits`]) keep that cheap whatever the files hold. Prompt templates
+//! and profile files that are over the cap or not UTF-8 stop discovery with a located error.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -15,6 +23,7 @@ use std::sync::Arc;
 use crate::diagnostic::{did_you_mean, Diagnostic};
 use crate::error::Error;
 use crate::profile;
+use crate::user_file::{self, ReadError};
 use crate::workflow::builtin;
 use crate::workflow::source::{Layer, Source};
 use crate::workflow::tree::Node;
@@ -34,9 +43,30 @@ pub struct Document {
     pub tree: Result<Node, Vec<Diagnostic>>,
     /// The `name` the file declares; its file stem when it declares none or does not parse.
     pub name: String,
+    /// The file could not be read as input (too large, not UTF-8): `source.text` is empty and
+    /// `tree` says why.
+    unreadable: bool,
 }
 
 impl Document {
+    /// Reads and parses the workflow file at `path`; a file that cannot be taken as input (too
+    /// large, not UTF-8) is a document whose tree is that problem.
+    fn read(path: &Path, root: Option<&Path>, layer: Layer) -> Result<Document, Error> {
+        match read_source(path, root, layer) {
+            Ok(source) => Ok(Document::parse(source)),
+            Err(Unreadable::Input(problem)) => {
+                let source = Source::new(problem.path.clone(), String::new(), layer);
+                Ok(Document {
+                    name: stem(&source.path),
+                    source,
+                    tree: Err(vec![problem]),
+                    unreadable: true,
+                })
+            }
+            Err(Unreadable::Io(error)) => Err(error),
+        }
+    }
+
     /// Parses a workflow file by its extension (`.yaml`/`.yml` are YAML, anything else TOML).
     pub fn parse(source: Arc<Source>) -> Document {
         let yaml = matches!(
@@ -48,18 +78,32 @@ impl Document {
         } else {
             parse_toml::parse(&source)
         };
-        let stem = source
-            .path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
         let name = tree
             .as_ref()
             .ok()
             .and_then(|t| t.get_str("name"))
-            .map_or(stem, str::to_string);
-        Document { source, tree, name }
+            .map_or_else(|| stem(&source.path), str::to_string);
+        Document {
+            source,
+            tree,
+            name,
+            unreadable: false,
+        }
     }
+
+    /// The text of the file, or why it could not be read.
+    pub fn text(&self) -> Result<&str, Error> {
+        match &self.tree {
+            Err(problems) if self.unreadable => Err(Error::from(problems.clone())),
+            _ => Ok(&self.source.text),
+        }
+    }
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// The `[roles]` and `[profiles]` tables of `.autobuild/config.toml`.
@@ -138,8 +182,7 @@ impl Catalog {
 
     fn read_dir(&mut self, dir: &Path, root: Option<&Path>, layer: Layer) -> Result<(), Error> {
         for path in files(&dir.join("workflows"), WORKFLOW_EXTENSIONS)? {
-            self.documents
-                .push(Document::parse(read_source(&path, root, layer)?));
+            self.documents.push(Document::read(&path, root, layer)?);
         }
         for path in files(&dir.join("prompts"), &["md"])? {
             self.prompts.push(read_source(&path, root, layer)?);
@@ -148,6 +191,21 @@ impl Catalog {
             self.profiles.push(read_source(&path, root, layer)?);
         }
         Ok(())
+    }
+
+    /// The repository's and the user's workflow files that cannot be used (they do not parse,
+    /// or cannot be read as input), each with its first problem: a run of another workflow
+    /// warns about them, since one of them may be a patch the user meant to apply.
+    pub fn unusable(&self) -> Vec<&Diagnostic> {
+        self.documents
+            .iter()
+            .filter_map(|doc| {
+                doc.tree
+                    .as_ref()
+                    .err()
+                    .and_then(|problems| problems.first())
+            })
+            .collect()
     }
 
     /// Reads a workflow file named on the command line. When it is one of the discovered files,
@@ -167,7 +225,7 @@ impl Catalog {
         // The shipped workflow files themselves (`workflows/*.toml` in autobuild's own source)
         // are the built-ins, not user files shadowing them.
         let builtin = || {
-            let text = fs::read_to_string(&canonical).ok()?;
+            let text = user_file::read(&canonical, path).ok()?;
             self.documents.iter().position(|doc| {
                 doc.source.layer == Layer::BuiltIn
                     && doc.source.path.file_name() == canonical.file_name()
@@ -176,11 +234,11 @@ impl Catalog {
         };
         match discovered.or_else(builtin) {
             Some(index) => Ok(Opened::Discovered(index)),
-            None => Ok(Opened::File(Document::parse(read_source(
+            None => Ok(Opened::File(Document::read(
                 path,
                 self.root.as_deref(),
                 Layer::File,
-            )?))),
+            )?)),
         }
     }
 
@@ -281,12 +339,40 @@ fn files(dir: &Path, extensions: &[&str]) -> Result<Vec<PathBuf>, Error> {
     Ok(out)
 }
 
-/// Reads a file; it is shown relative to `root` when it lies inside it.
-pub fn read_source(path: &Path, root: Option<&Path>, layer: Layer) -> Result<Arc<Source>, Error> {
-    let text = fs::read_to_string(path).map_err(|e| Error::io("cannot read", path, e))?;
+/// Why [`read_source`] could not read a file.
+#[derive(Debug)]
+pub enum Unreadable {
+    /// The file is not acceptable input (too large, not UTF-8): a problem in the file.
+    Input(Diagnostic),
+    /// Reading failed.
+    Io(Error),
+}
+
+impl From<Unreadable> for Error {
+    fn from(unreadable: Unreadable) -> Error {
+        match unreadable {
+            Unreadable::Input(problem) => Error::from(problem),
+            Unreadable::Io(error) => error,
+        }
+    }
+}
+
+/// Reads a file (see [`crate::user_file`]); it is shown relative to `root` when it lies inside
+/// it.
+pub fn read_source(
+    path: &Path,
+    root: Option<&Path>,
+    layer: Layer,
+) -> Result<Arc<Source>, Unreadable> {
     let shown = root
         .and_then(|root| path.strip_prefix(root).ok())
         .map_or_else(|| path.to_path_buf(), Path::to_path_buf);
+    let text = user_file::read(path, &shown).map_err(|e| match e {
+        ReadError::TooLarge(problem) | ReadError::NotUtf8 { problem, .. } => {
+            Unreadable::Input(*problem)
+        }
+        other => Unreadable::Io(other.into_error("cannot read", path)),
+    })?;
     Ok(Source::new(shown, text, layer))
 }
 

@@ -17,6 +17,7 @@ pub mod source;
 pub mod tree;
 pub mod typed;
 pub mod validate;
+pub mod yaml_limits;
 
 pub use builtin::DEFAULT_WORKFLOW;
 pub use catalog::Catalog;

@@ -4,7 +4,10 @@
 //! and values of a *valid* document (an unknown key, a wrong type). So YAML is read here from
 //! `saphyr-parser`'s event stream, whose events carry markers, into the same tree TOML produces.
 //! Plain scalars are typed by the YAML 1.2 core schema (`true`, `3`, `2.5`, `~`); quoted and
-//! block scalars are strings. Anchors and aliases are supported; duplicate keys are errors.
+//! block scalars are strings. Anchors and aliases are supported, within the bounds of
+//! [`crate::workflow::yaml_limits`] (aliases may copy at most 10,000 values into a document,
+//! which may nest at most 128 levels): past them parsing stops with an error located at the
+//! alias or collection that crossed the bound, before the tree grows. Duplicate keys are errors.
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
@@ -15,6 +18,7 @@ use saphyr_parser::{Event, Marker, Parser, ScalarStyle, ScanError, Tag};
 use crate::diagnostic::{Diagnostic, Location};
 use crate::workflow::source::{Pos, Source};
 use crate::workflow::tree::{Entry, Node, Table, Value};
+use crate::workflow::yaml_limits::{Budget, Exceeded};
 
 /// Parses a YAML document into a node; an empty document is an empty table.
 pub fn parse(source: &Arc<Source>) -> Result<Node, Vec<Diagnostic>> {
@@ -34,6 +38,7 @@ pub fn parse(source: &Arc<Source>) -> Result<Node, Vec<Diagnostic>> {
                 }
             }
             Event::Scalar(text, style, anchor, tag) => {
+                builder.budget.scalar(anchor);
                 if builder.expects_key() {
                     builder.set_key(text.into_owned(), pos);
                 } else {
@@ -42,6 +47,10 @@ pub fn parse(source: &Arc<Source>) -> Result<Node, Vec<Diagnostic>> {
                 }
             }
             Event::Alias(anchor) => {
+                builder
+                    .budget
+                    .alias(anchor, span.start)
+                    .map_err(|e| vec![exceeded(source, e)])?;
                 let Some(node) = builder.anchors.get(&anchor).cloned() else {
                     return Err(vec![pos.error("alias of an unknown anchor")]);
                 };
@@ -58,6 +67,10 @@ pub fn parse(source: &Arc<Source>) -> Result<Node, Vec<Diagnostic>> {
                 if builder.expects_key() {
                     return Err(vec![pos.error("keys must be strings, not tables or lists")]);
                 }
+                builder
+                    .budget
+                    .open(anchor, span.start)
+                    .map_err(|e| vec![exceeded(source, e)])?;
                 let container = match event {
                     Event::SequenceStart(..) => Container::Array(Vec::new()),
                     _ => Container::Table {
@@ -71,7 +84,10 @@ pub fn parse(source: &Arc<Source>) -> Result<Node, Vec<Diagnostic>> {
                     container,
                 });
             }
-            Event::SequenceEnd | Event::MappingEnd => builder.close(),
+            Event::SequenceEnd | Event::MappingEnd => {
+                builder.budget.close();
+                builder.close();
+            }
             Event::StreamEnd => break,
             Event::Nothing | Event::StreamStart | Event::DocumentEnd => {}
         }
@@ -93,6 +109,7 @@ struct Builder {
     anchors: HashMap<usize, Node>,
     root: Option<Node>,
     errors: Vec<Diagnostic>,
+    budget: Budget,
 }
 
 struct Frame {
@@ -226,6 +243,13 @@ fn position(source: &Arc<Source>, marker: Marker) -> Pos {
     })
 }
 
+fn exceeded(source: &Arc<Source>, exceeded: Exceeded) -> Diagnostic {
+    source
+        .pos(exceeded.location)
+        .error(exceeded.message)
+        .with_help(exceeded.help)
+}
+
 fn scan_error(source: &Arc<Source>, error: &ScanError) -> Diagnostic {
     position(source, *error.marker()).error(format!("invalid YAML: {}", error.info()))
 }
@@ -289,6 +313,25 @@ mod tests {
         let errors = parse_text("a: [1, 2\nb: 3\n").unwrap_err();
         assert!(errors[0].message.starts_with("invalid YAML"));
         assert!(errors[0].location.is_some());
+    }
+
+    #[test]
+    fn an_alias_bomb_stops_at_the_alias_that_crosses_the_bound() {
+        let errors = parse_text(&crate::workflow::yaml_limits::tests::laughs()).unwrap_err();
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].message.contains("too many aliases"), "{errors:?}");
+        assert_eq!(errors[0].location.map(|l| l.line), Some(5));
+        assert!(errors[0]
+            .help
+            .as_deref()
+            .unwrap_or("")
+            .contains("billion laughs"));
+    }
+
+    #[test]
+    fn nesting_past_the_bound_is_an_error_not_a_stack_overflow() {
+        let errors = parse_text(&("- ".repeat(200_000) + "x\n")).unwrap_err();
+        assert!(errors[0].message.contains("nests more than 128 levels"));
     }
 
     #[test]

@@ -1,3 +1,5 @@
+use std::fs;
+
 use super::*;
 
 fn parse(source: &str) -> Result<Config, String> {
@@ -282,6 +284,30 @@ fn problems_name_the_file_relative_to_the_repository_root() {
     let err = Config::load_file(&layout.config()).unwrap_err().to_string();
     assert!(
         err.starts_with(&format!("{}:2:1:", layout.config().display())),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_config_that_is_not_utf8_or_too_large_is_invalid_input_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let layout = Layout::new(dir.path());
+    fs::create_dir_all(layout.dir()).unwrap();
+    fs::write(layout.config(), b"[checks.test]\ncmd = \"\xff\"\n").unwrap();
+    let err = Config::load(&layout).unwrap_err();
+    assert_eq!(err.exit_code(), 2);
+    assert!(
+        err.to_string()
+            .starts_with(".autobuild/config.toml:2:8: the file is not valid UTF-8"),
+        "{err}"
+    );
+    let big = format!("# {}\n", "x".repeat(crate::user_file::MAX_BYTES as usize));
+    fs::write(layout.config(), big).unwrap();
+    let err = Config::load(&layout).unwrap_err();
+    assert_eq!(err.exit_code(), 2);
+    assert!(
+        err.to_string()
+            .starts_with(".autobuild/config.toml: the file is 1048579 bytes (1.0 MiB)"),
         "{err}"
     );
 }
