@@ -94,6 +94,8 @@ pub const CODEX_MODEL: &str = "gpt-5-codex";
 
 pub struct Harness {
     pub cli: Cli,
+    /// The real binary under test.
+    pub binary: PathBuf,
     pub name: String,
     pub project: Project,
     pub server: ModelServer,
@@ -168,10 +170,21 @@ agent = "{agent}"
         };
         Some(Harness {
             cli,
+            binary,
             name: name.to_string(),
             project,
             server,
         })
+    }
+
+    /// The first line of `<binary> --version`.
+    pub fn version(&self) -> String {
+        let output = std::process::Command::new(&self.binary)
+            .arg("--version")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&output.stdout);
+        text.lines().next().unwrap_or("").trim().to_string()
     }
 
     /// `autobuild ARGS…` in the project, to completion.

@@ -55,4 +55,5 @@ for_each_cli!(
     turn_1_rejected_then_turn_2_approved,
     an_auth_failure_stops_the_run_with_the_fix,
     a_rate_limit_is_retried_and_the_run_succeeds,
+    doctor_sees_the_cli_and_its_credentials,
 );

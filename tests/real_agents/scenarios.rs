@@ -372,3 +372,34 @@ pub fn a_rate_limit_is_retried_and_the_run_succeeds(cli: Cli) {
         .show("main", "lib/greet.sh")
         .contains("greeting()"));
 }
+
+/// `autobuild doctor` finds the real CLI on the project's PATH (`[env] path_prepend`), reports
+/// its version, and sees the credentials the run uses.
+pub fn doctor_sees_the_cli_and_its_credentials(cli: Cli) {
+    let Some(h) = harness(cli, "doctor", |_| Script::new()) else {
+        return;
+    };
+
+    let output = h.run(&["doctor"]);
+
+    assert_exit(&h, &output, 0);
+    let report = String::from_utf8_lossy(&output.stdout).into_owned();
+    let (agent, credential) = match cli {
+        Cli::Claude => ("claude-code", "ANTHROPIC_API_KEY"),
+        Cli::Codex => ("codex", "CODEX_API_KEY"),
+    };
+    let version = h.version();
+    assert!(!version.is_empty(), "no --version output");
+    let found = report
+        .lines()
+        .any(|l| l.starts_with("ok") && l.contains(&format!("{agent}: ")) && l.contains(&version));
+    assert!(
+        found,
+        "[{}] no `ok {agent}: … ({version})` line:\n{report}",
+        h.name
+    );
+    let credentials = report.lines().any(|l| {
+        l.starts_with("ok") && l.contains(&format!("{agent} credentials")) && l.contains(credential)
+    });
+    assert!(credentials, "[{}] credentials not seen:\n{report}", h.name);
+}
