@@ -58,6 +58,7 @@ pub struct Project {
     coach_timeout: String,
     extra_config: String,
     env: Vec<(String, String)>,
+    env_removed: Vec<String>,
 }
 
 impl Project {
@@ -72,6 +73,7 @@ impl Project {
             coach_timeout: "20s".into(),
             extra_config: String::new(),
             env: Vec::new(),
+            env_removed: Vec::new(),
         };
         project.write("lib/greet.sh", GREET);
         project.write("tests/run.sh", RUN_TESTS);
@@ -111,6 +113,13 @@ impl Project {
     /// An environment variable for every `autobuild` process (and so its agents).
     pub fn env(mut self, name: &str, value: &str) -> Project {
         self.env.push((name.into(), value.into()));
+        self
+    }
+
+    /// A variable of the test's own environment that `autobuild` (and so its agents) must not
+    /// inherit.
+    pub fn without_env(mut self, name: &str) -> Project {
+        self.env_removed.push(name.into());
         self
     }
 
@@ -186,6 +195,9 @@ timeout = "{}"
             .stdin(Stdio::null())
             .env("AUTOBUILD_CONFIG_DIR", self.root.join("no-such-config-dir"))
             .env_remove("RUST_LOG");
+        for name in &self.env_removed {
+            command.env_remove(name);
+        }
         for (name, value) in &self.env {
             command.env(name, value);
         }

@@ -107,7 +107,7 @@ pub fn arguments(role: &Role, verdict_schema: Option<&str>) -> Vec<String> {
         permission_mode(role.access).to_string(),
     );
     if let Some(schema) = verdict_schema {
-        flag("--json-schema", compact_json(schema));
+        flag("--json-schema", without_dialect(&compact_json(schema)));
     }
     args
 }
@@ -138,6 +138,59 @@ fn compact_json(text: &str) -> String {
         }
     }
     out
+}
+
+/// The compact schema without its top-level `$schema` member: Claude Code (2.1.197) silently
+/// ignores a `--json-schema` that names its dialect — the session gets no `StructuredOutput`
+/// tool, so no verdict could ever arrive as structured output. Anything that is not a JSON
+/// object is returned unchanged.
+fn without_dialect(compact: &str) -> String {
+    if !matches!(
+        serde_json::from_str(compact),
+        Ok(serde_json::Value::Object(_))
+    ) {
+        return compact.to_string();
+    }
+    // The top-level members, as [start, end) byte ranges between the braces and commas.
+    let mut members = Vec::new();
+    let (mut depth, mut in_string, mut escaped, mut start) = (0usize, false, false, 0);
+    for (i, byte) in compact.bytes().enumerate() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                if depth == 1 {
+                    start = i + 1;
+                }
+            }
+            b'}' | b']' => {
+                if depth == 1 && i > start {
+                    members.push(start..i);
+                }
+                depth -= 1;
+            }
+            b',' if depth == 1 => {
+                members.push(start..i);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    let kept: Vec<&str> = members
+        .into_iter()
+        .map(|range| &compact[range])
+        .filter(|member| !member.starts_with("\"$schema\":"))
+        .collect();
+    format!("{{{}}}", kept.join(","))
 }
 
 #[cfg(test)]
@@ -234,6 +287,28 @@ mod tests {
             r#"{"type":"object","title":"a \" b  c"}"#
         );
         assert_eq!(compact_json("not json"), "not json");
+    }
+
+    #[test]
+    fn the_schema_dialect_is_left_out() {
+        let schema = r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"$schema":{"type":"string"}}}"#;
+        assert_eq!(
+            without_dialect(schema),
+            r#"{"type":"object","properties":{"$schema":{"type":"string"}}}"#
+        );
+        assert_eq!(
+            without_dialect(r#"{"type":"object"}"#),
+            r#"{"type":"object"}"#
+        );
+        assert_eq!(without_dialect("{}"), "{}");
+        assert_eq!(without_dialect("not json"), "not json");
+        let verdict = include_str!("../../../schemas/verdict.schema.json");
+        let args = arguments(&role(Access::ReadOnly, &[]), Some(verdict));
+        let passed: serde_json::Value =
+            serde_json::from_str(value_of(&args, "--json-schema").unwrap()).unwrap();
+        let mut expected: serde_json::Value = serde_json::from_str(verdict).unwrap();
+        expected.as_object_mut().unwrap().remove("$schema");
+        assert_eq!(passed, expected);
     }
 
     #[test]
