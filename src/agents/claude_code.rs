@@ -282,14 +282,38 @@ fn outcome(
         ));
     }
     let session_id = summary.session_id();
+    let notes = structured_output_missing(req, &summary)
+        .into_iter()
+        .collect();
     let mut outcome = AgentOutcome::new(classified.status, final_message, duration);
     outcome.session_id = session_id;
+    outcome.notes = notes;
     if let Some(result) = summary.result {
         outcome.structured_output = result.structured_output;
         outcome.agent_turns = result.num_turns;
         outcome.permission_denials = result.permission_denials;
     }
     outcome
+}
+
+/// A verdict role whose session started without the `StructuredOutput` tool: Claude Code did
+/// not accept `--json-schema` (it drops the tool silently), so the verdict can only be read
+/// from the final message, unenforced.
+fn structured_output_missing(req: &AgentRequest<'_>, summary: &StreamSummary) -> Option<String> {
+    let init = summary.init.as_ref()?;
+    if !req.wants_verdict || init.tools.iter().any(|t| t == args::STRUCTURED_OUTPUT_TOOL) {
+        return None;
+    }
+    let note = format!(
+        "claude started the verdict role `{}` without its {} tool, so --json-schema was not \
+         enforced and the verdict is read from the final message instead; update Claude Code \
+         (`{}@latest`) if this persists",
+        req.role_name,
+        args::STRUCTURED_OUTPUT_TOOL,
+        status::INSTALL
+    );
+    tracing::warn!("{note}");
+    Some(note)
 }
 
 /// Tokens and money of every attempt of one invocation.

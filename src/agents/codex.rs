@@ -355,25 +355,21 @@ pub fn schema_path(run_dir: &Path) -> PathBuf {
 
 /// Writes the verdict schema where `--output-schema` reads it, without `$schema`: the
 /// structured-output API accepts a subset of JSON Schema and the meta-schema URI is no
-/// constraint on the answer.
+/// constraint on the answer (module [`super::schema`]).
 fn write_schema(req: &AgentRequest<'_>) -> Result<PathBuf, AgentError> {
     let path = schema_path(req.run_dir);
-    let mut schema: serde_json::Value =
-        serde_json::from_str(req.verdict_schema).map_err(|e| AgentError::Start {
-            role: req.role_name.to_string(),
-            source: ProcessError::Spawn {
-                program: PROGRAM.to_string(),
-                source: std::io::Error::other(format!("the verdict schema is not JSON: {e}")),
-            },
-            help: "this is a bug in autobuild: please report it".to_string(),
-        })?;
-    if let Some(object) = schema.as_object_mut() {
-        object.remove("$schema");
-    }
+    let schema = super::schema::for_cli(req.verdict_schema).map_err(|e| AgentError::Start {
+        role: req.role_name.to_string(),
+        source: ProcessError::Spawn {
+            program: PROGRAM.to_string(),
+            source: std::io::Error::other(format!("the verdict schema is not JSON: {e}")),
+        },
+        help: "this is a bug in autobuild: please report it".to_string(),
+    })?;
     let written = path
         .parent()
         .map_or(Ok(()), fs::create_dir_all)
-        .and_then(|()| fs::write(&path, format!("{schema:#}\n")));
+        .and_then(|()| fs::write(&path, format!("{schema}\n")));
     written.map_err(|source| AgentError::Start {
         role: req.role_name.to_string(),
         help: format!(

@@ -14,6 +14,7 @@ pub mod claude_code;
 pub mod codex;
 pub mod command;
 pub mod process;
+pub mod schema;
 
 use std::path::Path;
 use std::time::Duration;
@@ -78,6 +79,10 @@ pub struct AgentOutcome {
     /// Tool uses the agent CLI refused.
     pub permission_denials: Vec<String>,
     pub status: AgentStatus,
+    /// What the adapter noticed that did not fail the invocation but weakens its result (e.g.
+    /// a verdict the CLI did not enforce the schema on); shown as warnings and kept here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl AgentOutcome {
@@ -94,6 +99,7 @@ impl AgentOutcome {
             agent_turns: None,
             permission_denials: Vec::new(),
             status,
+            notes: Vec::new(),
         }
     }
 }

@@ -10,7 +10,7 @@ use crate::agents::process::ProcessEnd;
 use crate::agents::{AgentErrorClass, AgentStatus};
 use crate::workflow::model::{Access, Role};
 
-use super::args::WRITE_TOOLS;
+use super::args::ANY_WRITE_TOOLS;
 use super::stream::StreamSummary;
 
 /// Characters of an error text quoted in a failure message.
@@ -217,7 +217,7 @@ fn write_tools_granted(summary: &StreamSummary, role_name: &str, role: &Role) ->
         .tools
         .iter()
         .map(String::as_str)
-        .filter(|tool| WRITE_TOOLS.contains(tool))
+        .filter(|tool| ANY_WRITE_TOOLS.contains(tool))
         .collect();
     if granted.is_empty() {
         return None;

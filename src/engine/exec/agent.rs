@@ -322,6 +322,11 @@ fn invoke(
         pricing: Some(&cx.plan.config.pricing),
     };
     let outcome = adapter.invoke(&request, &cx.cancel).map_err(Error::from)?;
+    for note in &outcome.notes {
+        cx.emit(EventKind::Warning {
+            message: format!("`{role_name}`: {note}"),
+        });
+    }
     if let Some(cost) = outcome.cost_usd {
         cx.state.cost_usd += cost;
         cx.state.cost_estimated |= outcome.cost_estimated;
