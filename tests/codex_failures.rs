@@ -54,6 +54,19 @@ fn an_error_codex_recovers_from_does_not_fail_the_step() {
 }
 
 #[test]
+fn reconnect_notices_do_not_keep_the_idle_watchdog_quiet() {
+    let sandbox = Sandbox::new(json!({"player": [{"reconnect": {"count": 600, "delay": 0.1}}]}));
+    let mut role = player();
+    role.idle_timeout = Some(Duration::from_secs(1));
+
+    let started = Instant::now();
+    let outcome = sandbox.invoke("player", &role);
+
+    assert_eq!(outcome.status, AgentStatus::IdleTimedOut);
+    assert!(started.elapsed() < Duration::from_secs(15));
+}
+
+#[test]
 fn a_hung_codex_is_killed_with_its_children_at_the_timeout() {
     let sandbox = Sandbox::new(json!({}));
     let pids_file = sandbox.root.join("pids");

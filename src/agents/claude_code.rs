@@ -13,6 +13,7 @@
 //! attempts are kept as `<name>.attemptN.log` / `.attemptN.stream.jsonl`.
 
 pub mod args;
+pub mod signals;
 pub mod status;
 pub mod stream;
 
@@ -22,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::process::{self, CancelToken, ProcessError, ProcessOutcome};
+use super::process::{self, CancelToken, LineWatch, ProcessError, ProcessOutcome};
 use super::{
     agent_process_spec, retry_fits, role_for_attempt, Adapter, AgentError, AgentOutcome,
     AgentRequest, AgentStatus, Capabilities, TokenUsage, FINAL_MESSAGE_LIMIT,
@@ -169,6 +170,8 @@ fn run_once(
     let mut spec = agent_process_spec(args::PROGRAM, &arguments(req), req);
     // The final message comes from the stream file, so nothing is captured in memory.
     spec.capture_limit = 0;
+    // Claude Code's own retries are no progress, and retrying refused credentials is hopeless.
+    spec.watch = Some(LineWatch::new(signals::judge_line));
     let stream_file = stream_path(req.transcript_path);
     spec.stdout_path = Some(stream_file.clone());
     let ran = process::run(&spec, cancel).map_err(|source| {

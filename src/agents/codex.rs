@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::process::{self, CancelToken, ProcessEnd, ProcessError};
+use super::process::{self, CancelToken, LineWatch, ProcessEnd, ProcessError};
 use super::{
     agent_process_spec, retry_fits, role_for_attempt, Adapter, AgentError, AgentErrorClass,
     AgentOutcome, AgentRequest, AgentStatus, Capabilities, TokenUsage, FINAL_MESSAGE_LIMIT,
@@ -76,6 +76,8 @@ impl CodexAdapter {
         cancel: &CancelToken,
     ) -> Result<Attempt, AgentError> {
         let mut spec = agent_process_spec(PROGRAM, args, req);
+        // Reconnect notices are no progress for the idle watchdog.
+        spec.watch = Some(LineWatch::new(events::judge_line));
         let events_path = events_path(req.transcript_path);
         spec.stdout_path = Some(events_path.clone());
         let ended = process::run(&spec, cancel).map_err(|source| start_error(req, source))?;

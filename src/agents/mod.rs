@@ -179,6 +179,10 @@ impl AgentStatus {
             ProcessEnd::TimedOut => AgentStatus::TimedOut,
             ProcessEnd::IdleTimedOut => AgentStatus::IdleTimedOut,
             ProcessEnd::Cancelled => AgentStatus::Cancelled,
+            ProcessEnd::Aborted => failed(
+                AgentErrorClass::Other,
+                "stopped early: its output showed it could not succeed".to_string(),
+            ),
         }
     }
 }
@@ -204,6 +208,9 @@ pub enum AgentErrorClass {
     ApiError,
     AuthMissing,
     RateLimited,
+    /// Out of credit: a failed payment, an exhausted quota, or a plan's usage limit that only
+    /// resets in hours — waiting seconds does not help.
+    OutOfCredit,
     ModelNotFound,
     MaxTurns,
     Other,
@@ -216,6 +223,7 @@ impl AgentErrorClass {
             AgentErrorClass::ApiError => "api_error",
             AgentErrorClass::AuthMissing => "auth_missing",
             AgentErrorClass::RateLimited => "rate_limited",
+            AgentErrorClass::OutOfCredit => "out_of_credit",
             AgentErrorClass::ModelNotFound => "model_not_found",
             AgentErrorClass::MaxTurns => "max_turns",
             AgentErrorClass::Other => "other",
