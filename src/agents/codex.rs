@@ -9,8 +9,9 @@
 //!
 //! The run succeeded only when codex exited 0, completed a turn, and reported no failure; a
 //! `turn.failed` or an unrecovered `error` event fails it even when the exit code is 0.
-//! Failures are classified (module `failure`) so the message carries a fix (sign in, pick a model
-//! the account can use), and a transient rate limit is retried after the configured delays.
+//! Failures are classified from what ended the run (module `failure`) so the message carries a
+//! fix (sign in, pick a model the account can use), and a transient rate limit or server error
+//! is retried after the configured delays.
 //!
 //! codex reports no cost, so the cost is estimated from token prices (module `pricing`) and marked
 //! `cost_estimated`.
@@ -62,7 +63,7 @@ impl Default for CodexAdapter {
 }
 
 impl CodexAdapter {
-    /// An adapter that retries a rate-limited invocation once after each of `delays`.
+    /// An adapter that retries a transiently failed invocation once after each of `delays`.
     pub fn with_retry_delays(delays: Vec<Duration>) -> CodexAdapter {
         CodexAdapter {
             retry_delays: delays,
@@ -154,7 +155,7 @@ impl Adapter for CodexAdapter {
             };
             tracing::warn!(
                 role = req.role_name,
-                "codex was rate limited; retrying in {}: {}",
+                "codex hit a rate limit or a server error; retrying in {}: {}",
                 humantime::format_duration(delay),
                 outcome.status.message()
             );
@@ -214,19 +215,33 @@ struct Attempt {
 /// The outcome of a finished process, from its exit and its events.
 fn interpret(run: &Finished, cx: &Context<'_>) -> Attempt {
     let summary = &run.summary;
-    let trouble = format!("{}\n{}", summary.trouble_text(), run.stderr_tail);
+    // Only what ended the run is classified: the stream's failure, else stderr (codex fails
+    // there before the stream starts). Notices and errors codex recovered from are not causes.
+    let decisive = summary
+        .failure()
+        .map_or_else(|| run.stderr_tail.clone(), str::to_string);
+    let class_of_end = || {
+        summary
+            .failure()
+            .and_then(failure::classify)
+            .or_else(|| failure::classify(&run.stderr_tail))
+    };
     let status = match AgentStatus::from_process_end(run.end, &run.stderr_tail) {
         AgentStatus::Succeeded | AgentStatus::Failed { .. } if summary.failure().is_some() => {
-            let class = failure::classify(&trouble).unwrap_or(AgentErrorClass::ApiError);
-            let message = format!("codex: {}", summary.failure().unwrap_or_default());
+            let class = class_of_end().unwrap_or(AgentErrorClass::ApiError);
+            let message = format!(
+                "codex: {}{}",
+                summary.failure().unwrap_or_default(),
+                noted(summary)
+            );
             failed(class, message, cx)
         }
         AgentStatus::Failed { class, message } => {
-            let class = failure::classify(&trouble).unwrap_or(class);
+            let class = class_of_end().unwrap_or(class);
             failed(class, with_stream_error(message, run), cx)
         }
         AgentStatus::Succeeded if summary.turns_completed == 0 => failed(
-            failure::classify(&trouble).unwrap_or(AgentErrorClass::Other),
+            class_of_end().unwrap_or(AgentErrorClass::Other),
             with_stream_error(
                 "codex exited without completing its turn (no `turn.completed` event)".to_string(),
                 run,
@@ -235,20 +250,15 @@ fn interpret(run: &Finished, cx: &Context<'_>) -> Attempt {
         ),
         other => other,
     };
-    // Retry only when what ended this run was the rate limit: a 429 codex recovered from
-    // earlier in the run says nothing about a later, different failure.
-    let decisive = format!(
-        "{}\n{}",
-        summary.failure().unwrap_or_default(),
-        run.stderr_tail
-    );
+    // Retry only when what ended this run is transient (a rate limit, a server error): a 429
+    // codex recovered from earlier says nothing about a later, different failure.
     let retry = matches!(
         status,
         AgentStatus::Failed {
-            class: AgentErrorClass::RateLimited,
+            class: AgentErrorClass::RateLimited | AgentErrorClass::ApiError,
             ..
         }
-    ) && failure::is_transient_rate_limit(&decisive);
+    ) && failure::is_transient(&decisive);
 
     let text = summary.final_message.clone().unwrap_or_default();
     let structured_output = if cx.wants_verdict {
@@ -280,6 +290,16 @@ fn interpret(run: &Finished, cx: &Context<'_>) -> Attempt {
     outcome.cost_estimated = cost_usd.is_some();
     outcome.permission_denials = summary.declined_commands.clone();
     Attempt { outcome, retry }
+}
+
+/// codex's notices (an `error` item such as a model-metadata fallback), as context after a
+/// failure message.
+fn noted(summary: &StreamSummary) -> String {
+    if summary.notices.is_empty() {
+        String::new()
+    } else {
+        format!("\n(codex also noted: {})", summary.notices.join("; "))
+    }
 }
 
 fn failed(class: AgentErrorClass, message: String, cx: &Context<'_>) -> AgentStatus {

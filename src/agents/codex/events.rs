@@ -62,14 +62,6 @@ impl StreamSummary {
         })
     }
 
-    /// Every failure-related message, for classifying what went wrong.
-    pub fn trouble_text(&self) -> String {
-        let mut parts: Vec<&str> = self.notices.iter().map(String::as_str).collect();
-        parts.extend(self.errors.iter().map(String::as_str));
-        parts.extend(self.turn_failure.as_deref());
-        parts.join("\n")
-    }
-
     /// Folds one line of the stream in.
     pub fn feed(&mut self, line: &str) {
         let line = line.trim();
@@ -379,10 +371,8 @@ mod tests {
              {\"type\":\"turn.failed\",\"error\":{\"message\":\"model not supported\"}}\n",
         );
         assert_eq!(summary.declined_commands, vec!["rm -rf /"]);
-        assert_eq!(
-            summary.trouble_text(),
-            "Model metadata for `o3-mini` not found\nmodel not supported"
-        );
+        assert_eq!(summary.notices, ["Model metadata for `o3-mini` not found"]);
+        assert_eq!(summary.failure(), Some("model not supported"));
     }
 
     #[test]
