@@ -130,6 +130,14 @@ impl AgentStatus {
         matches!(self, AgentStatus::Succeeded)
     }
 
+    /// The failure class, when it is one that stops the whole run ([`AgentErrorClass::stops_run`]).
+    pub fn run_stopper(&self) -> Option<AgentErrorClass> {
+        match self {
+            AgentStatus::Failed { class, .. } if class.stops_run() => Some(*class),
+            _ => None,
+        }
+    }
+
     pub fn is_cancelled(&self) -> bool {
         matches!(self, AgentStatus::Cancelled)
     }
@@ -217,6 +225,31 @@ pub enum AgentErrorClass {
 }
 
 impl AgentErrorClass {
+    /// Whether this failure stops the whole run at once (DESIGN.md §10): an agent that cannot
+    /// authenticate, is out of credit, or names a model it cannot use fails every later step
+    /// the same way, so going on only burns turns and ends in a misleading stall.
+    pub fn stops_run(self) -> bool {
+        matches!(
+            self,
+            AgentErrorClass::AuthMissing
+                | AgentErrorClass::OutOfCredit
+                | AgentErrorClass::ModelNotFound
+        )
+    }
+
+    /// What an agent with this failure cannot do, for messages ("the player agent …").
+    pub fn describe(self) -> &'static str {
+        match self {
+            AgentErrorClass::AuthMissing => "cannot authenticate",
+            AgentErrorClass::OutOfCredit => "is out of credit",
+            AgentErrorClass::ModelNotFound => "names a model it cannot use",
+            AgentErrorClass::RateLimited => "is rate limited",
+            AgentErrorClass::ApiError => "met an API error",
+            AgentErrorClass::MaxTurns => "ran out of agent turns",
+            AgentErrorClass::NonZeroExit | AgentErrorClass::Other => "failed",
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             AgentErrorClass::NonZeroExit => "non_zero_exit",
