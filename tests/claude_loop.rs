@@ -278,3 +278,35 @@ fn a_player_that_cannot_authenticate_stops_the_run_at_once_and_the_run_resumes()
     );
     assert_eq!(fs::read_to_string(&record).unwrap().lines().count(), 3);
 }
+
+#[test]
+fn preflight_refuses_a_claude_that_is_not_logged_in_and_the_check_can_be_skipped() {
+    let (project, record) = claude_project(json!({
+        "player": [{"run": ". .autobuild/agents/write_greeting.sh && write_greeting '!'"}],
+        "coach": [{"structured_output": approve()}],
+    }));
+    let project = project.env("FAKE_CLAUDE_AUTH", "logged_out");
+
+    let output = project.run(&["task", TASK, "--no-merge"]);
+
+    assert_exit(&output, 2);
+    let stderr = loop_fixture::stderr(&output);
+    assert!(
+        stderr.contains("roles `player` and `coach` (claude-code): not logged in"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("claude auth login"), "{stderr}");
+    assert!(stderr.contains("AUTOBUILD_SKIP_LOGIN_CHECK=1"), "{stderr}");
+    assert!(!project.run_dir().exists(), "nothing is created");
+    assert!(!project.branch_exists(&project.branch()));
+    assert!(!record.exists(), "no agent was started");
+
+    // Credentials injected another way: the check is skipped and the run goes ahead.
+    let output = project.run_with_env(
+        &["task", TASK, "--no-merge"],
+        &[("AUTOBUILD_SKIP_LOGIN_CHECK", "1")],
+    );
+
+    assert_exit(&output, 0);
+    assert_eq!(project.state()["status"], "approved");
+}

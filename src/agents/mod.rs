@@ -13,6 +13,7 @@
 pub mod claude_code;
 pub mod codex;
 pub mod command;
+pub mod login;
 pub mod process;
 pub mod schema;
 

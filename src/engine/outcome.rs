@@ -124,6 +124,10 @@ mod tests {
             "stopped: the `coach` agent (codex) is out of credit [out_of_credit]: codex: Quota \
              exceeded.\nfix: add credit"
         );
-        assert!(!Outcome::Failed { message: "x".into() }.status().is_resumable());
+        assert!(!Outcome::Failed {
+            message: "x".into()
+        }
+        .status()
+        .is_resumable());
     }
 }
