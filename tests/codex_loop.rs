@@ -218,3 +218,45 @@ fn preflight_refuses_codex_with_only_openai_api_key() {
     assert!(!project.branch_exists(&project.branch()));
     assert!(!record.exists(), "no agent was started");
 }
+
+#[test]
+fn a_model_without_a_price_is_named_and_refused_until_pricing_gives_one() {
+    let (project, record) = codex_project(json!({
+        "player": [{"run": WRITE_GREETING}],
+        "coach": [{"verdict": approve()}],
+    }));
+
+    // codex 0.169's default model, which the built-in price table does not know.
+    let args = ["task", TASK, "--no-merge", "--player-model", "gpt-6.1-sol"];
+    let output = project.run(&args);
+
+    assert_exit(&output, 2);
+    let stderr = loop_fixture::stderr(&output);
+    assert!(
+        stderr.contains("model `gpt-6.1-sol` has no known price"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("max_cost_usd"), "{stderr}");
+    assert!(stderr.contains("[pricing.\"gpt-6.1-sol\"]"), "{stderr}");
+    assert!(!project.run_dir().exists(), "nothing is created");
+    assert!(!record.exists(), "no agent was started");
+
+    // With a price the run goes ahead and every invocation counts against the budget.
+    let config = project.read(".autobuild/config.toml");
+    project.write(
+        ".autobuild/config.toml",
+        &format!(
+            "{config}\n[pricing.\"gpt-6.1-sol\"]\ninput = 2.0\ncached_input = 1.0\noutput = 10.0\n"
+        ),
+    );
+    project.git(&["commit", "-q", "-am", "price gpt-6.1-sol"]);
+
+    let output = project.run(&args);
+
+    assert_exit(&output, 0);
+    assert_eq!(project.record("player", 1)["agent"]["cost_estimated"], true);
+    assert!(close(
+        &project.state()["cost_usd"],
+        2.0 * COST_PER_INVOCATION
+    ));
+}

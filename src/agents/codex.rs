@@ -44,6 +44,12 @@ use pricing::{estimate, CodexUsage};
 pub use args::PROGRAM;
 pub use failure::unsuitable_model;
 
+/// Whether the cost of `model` can be estimated: `[pricing]` (`overrides`) or the built-in
+/// table knows its price.
+pub fn price_known(model: &str, overrides: &PriceTable) -> bool {
+    pricing::price_of(model, Some(overrides)).is_some()
+}
+
 /// Waits before retrying a rate-limited invocation; one retry per entry.
 pub const DEFAULT_RETRY_DELAYS: [Duration; 2] = [Duration::from_secs(10), Duration::from_secs(30)];
 

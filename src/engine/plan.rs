@@ -1,9 +1,11 @@
 //! Preflight: everything that can fail early is resolved and checked here, before any branch,
 //! worktree, run directory or file exists — workflow and config validation, the task, the
 //! profile, the checks, every role's agent program and whether its CLI is logged in (module
-//! [`crate::agents::login`]; `AUTOBUILD_SKIP_LOGIN_CHECK=1` skips that), the base branch, the
-//! task branch. A run that cannot start leaves the repository exactly as it found it.
+//! [`crate::agents::login`]; `AUTOBUILD_SKIP_LOGIN_CHECK=1` skips that), that every agent's
+//! cost can be counted against the budget (module `budget`), the base branch, the task branch. A run that cannot start leaves the repository exactly as it found it.
 //! `--dry-run` prints the plan.
+
+mod budget;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -117,7 +119,10 @@ pub fn preflight(
     let (profile, warning) = profile::resolve_profile(Some(root), &task.task_type)?;
     warnings.extend(warning);
     let checks = effective_checks(&config, root);
-    let blockers = check_agents(&resolved, root, &config, &mut warnings);
+    let mut blockers = check_agents(&resolved, root, &config, &mut warnings);
+    let unpriced = budget::check(&resolved, &config.pricing);
+    blockers.extend(unpriced.blockers);
+    warnings.extend(unpriced.warnings);
 
     let base_branch = match settings
         .base_branch
@@ -144,7 +149,6 @@ pub fn preflight(
         },
     };
     repo.resolve_base(&base_branch)?;
-    let mut blockers = blockers;
     blockers.extend(missing_required_checks(&resolved, &profile, &checks));
     blockers.extend(uncommitted_agent_files(&resolved, root, &base_branch));
     let branch = format!("autobuild/{}", task.id);
