@@ -16,7 +16,6 @@
 #   AUTOBUILD_REAL_CLAUDE/…   use this binary instead of installing the pinned one
 #   AUTOBUILD_E2E_ARTIFACTS   where each scenario's run directory and model-server request log
 #                             are kept (default target/real-agents)
-#   AUTOBUILD_E2E_STRICT=1    checks of not-yet-landed behaviour fail instead of reporting XFAIL
 set -uo pipefail
 cd "$(dirname "$0")/.."
 

@@ -227,3 +227,86 @@ fn a_run_over_its_cost_limit_stops_with_exit_5_and_can_say_why() {
     );
     assert!(project.report().contains("max_cost_usd"));
 }
+
+#[test]
+fn a_player_that_cannot_authenticate_stops_the_run_at_once_and_the_run_resumes() {
+    let (project, record) = claude_project(json!({
+        "player": [
+            {"api_error": {"label": "authentication_failed", "status": 401,
+                           "text": "Invalid API key · Fix external API key"}},
+            {"run": ". .autobuild/agents/write_greeting.sh && write_greeting '!'"},
+        ],
+        "coach": [{"structured_output": approve()}],
+    }));
+
+    let output = project.run(&["task", TASK, "--no-merge"]);
+
+    assert_exit(&output, 1);
+    let invocations = fs::read_to_string(&record).unwrap().lines().count();
+    assert_eq!(invocations, 1, "no agent runs after the first failed login");
+    let said = format!(
+        "{}{}",
+        loop_fixture::stdout(&output),
+        loop_fixture::stderr(&output)
+    );
+    assert!(said.contains("auth_missing"), "{said}");
+    assert!(said.contains("claude auth login"), "{said}");
+    let state = project.state();
+    assert_eq!(state["status"], "halted");
+    assert_eq!(state["outcome"]["outcome"], "agent_unusable");
+    assert_eq!(state["outcome"]["exit_code"], 1);
+    let report = project.report();
+    assert!(report.contains("auth_missing"), "{report}");
+    assert!(report.contains("claude auth login"), "{report}");
+    assert!(
+        report.contains(&format!("autobuild resume {TASK}")),
+        "{report}"
+    );
+    assert!(!report.contains("Clarify the task"), "{report}");
+    assert!(project.worktree().is_dir(), "the worktree is kept");
+    assert!(project.branch_exists(&project.branch()));
+    assert!(!project.run_dir().join("player_turn_1.json").exists());
+
+    // Once the login works again, resume performs the interrupted step and goes on.
+    let resumed = project.run(&["resume", TASK]);
+
+    assert_exit(&resumed, 0);
+    assert_eq!(project.state()["status"], "approved");
+    assert_eq!(
+        project.record("player", 1)["agent"]["status"]["status"],
+        "succeeded"
+    );
+    assert_eq!(fs::read_to_string(&record).unwrap().lines().count(), 3);
+}
+
+#[test]
+fn preflight_refuses_a_claude_that_is_not_logged_in_and_the_check_can_be_skipped() {
+    let (project, record) = claude_project(json!({
+        "player": [{"run": ". .autobuild/agents/write_greeting.sh && write_greeting '!'"}],
+        "coach": [{"structured_output": approve()}],
+    }));
+    let project = project.env("FAKE_CLAUDE_AUTH", "logged_out");
+
+    let output = project.run(&["task", TASK, "--no-merge"]);
+
+    assert_exit(&output, 2);
+    let stderr = loop_fixture::stderr(&output);
+    assert!(
+        stderr.contains("roles `player` and `coach` (claude-code): not logged in"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("claude auth login"), "{stderr}");
+    assert!(stderr.contains("AUTOBUILD_SKIP_LOGIN_CHECK=1"), "{stderr}");
+    assert!(!project.run_dir().exists(), "nothing is created");
+    assert!(!project.branch_exists(&project.branch()));
+    assert!(!record.exists(), "no agent was started");
+
+    // Credentials injected another way: the check is skipped and the run goes ahead.
+    let output = project.run_with_env(
+        &["task", TASK, "--no-merge"],
+        &[("AUTOBUILD_SKIP_LOGIN_CHECK", "1")],
+    );
+
+    assert_exit(&output, 0);
+    assert_eq!(project.state()["status"], "approved");
+}

@@ -46,6 +46,9 @@ fn cli_cases_in_a_repository() {
     std::fs::create_dir_all(&temp).unwrap();
     trycmd::TestCases::new()
         .env("PATH", path)
+        // The fakes say they are logged in, whatever the machine's own logins are.
+        .env("FAKE_CLAUDE_AUTH", "logged_in")
+        .env("FAKE_CODEX_AUTH", "logged_in")
         .env("TMPDIR", temp.display().to_string())
         .insert_var("[TMPDIR]", temp.display().to_string())
         .unwrap()

@@ -11,9 +11,43 @@ use autobuild::agents::process::CancelToken;
 use autobuild::agents::{adapter_for, Adapter, AgentStatus, TokenUsage};
 use autobuild::project::config::{ModelPrice, PriceTable};
 use autobuild::steps::verdict::VERDICT_SCHEMA;
-use autobuild::workflow::model::AgentKind;
+use autobuild::workflow::model::{AgentKind, Tool};
 use codex_fixture::{adapter, argv, coach, flag_value, player, Sandbox, PROMPT};
 use serde_json::{json, Value};
+
+/// Whether the last invocation's event stream has a `web_search` item.
+fn searched_the_web(sandbox: &Sandbox) -> bool {
+    fs::read_to_string(events_path(&sandbox.transcript))
+        .unwrap()
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .any(|event| event["item"]["type"] == "web_search")
+}
+
+#[test]
+fn codex_web_search_is_off_unless_the_role_lists_web() {
+    let sandbox = Sandbox::new(json!({"player": [{"web_search": "greeting conventions"}]}));
+    let without_web = player();
+    assert!(!without_web.tools.contains(&Tool::Web));
+    let mut with_web = player();
+    with_web.tools.push(Tool::Web);
+
+    assert_eq!(
+        sandbox.invoke("player", &without_web).status,
+        AgentStatus::Succeeded
+    );
+    assert!(!searched_the_web(&sandbox));
+    let argv_without = argv(&sandbox.invocations()[0]);
+    assert!(argv_without
+        .windows(2)
+        .any(|w| w == ["-c", "web_search=\"disabled\""]));
+
+    assert_eq!(
+        sandbox.invoke("player", &with_web).status,
+        AgentStatus::Succeeded
+    );
+    assert!(searched_the_web(&sandbox));
+}
 
 #[test]
 fn the_writer_gets_a_writable_sandbox_and_edits_the_worktree() {

@@ -54,6 +54,19 @@ fn an_error_codex_recovers_from_does_not_fail_the_step() {
 }
 
 #[test]
+fn reconnect_notices_do_not_keep_the_idle_watchdog_quiet() {
+    let sandbox = Sandbox::new(json!({"player": [{"reconnect": {"count": 600, "delay": 0.1}}]}));
+    let mut role = player();
+    role.idle_timeout = Some(Duration::from_secs(1));
+
+    let started = Instant::now();
+    let outcome = sandbox.invoke("player", &role);
+
+    assert_eq!(outcome.status, AgentStatus::IdleTimedOut);
+    assert!(started.elapsed() < Duration::from_secs(15));
+}
+
+#[test]
 fn a_hung_codex_is_killed_with_its_children_at_the_timeout() {
     let sandbox = Sandbox::new(json!({}));
     let pids_file = sandbox.root.join("pids");
@@ -144,11 +157,56 @@ fn a_spent_quota_is_not_retried() {
         "turn_failed": "You've hit your usage limit. Try again in 3 days.",
     }]}));
 
+    // A plan's usage limit is out of credit for the run, not a rate limit to wait out.
     assert_eq!(
         failure(&sandbox.invoke("player", &player())).0,
-        AgentErrorClass::RateLimited
+        AgentErrorClass::OutOfCredit
     );
     assert_eq!(sandbox.invocations().len(), 1);
+}
+
+#[test]
+fn a_server_error_after_the_model_metadata_notice_is_retried() {
+    let demand = "We're currently experiencing high demand, which may cause temporary errors.";
+    let sandbox = Sandbox::new(json!({"player": [
+        {
+            "notice": "Model metadata for `gpt-5-codex` not found. Defaulting to fallback \
+                       metadata; this can degrade performance and cause issues.",
+            "error": demand,
+            "turn_failed": demand,
+        },
+        {"text": "done after the retry"},
+    ]}));
+
+    let outcome = sandbox.invoke("player", &player());
+
+    assert_eq!(
+        outcome.status,
+        AgentStatus::Succeeded,
+        "{:?}",
+        outcome.status
+    );
+    assert_eq!(outcome.final_message, "done after the retry");
+    assert_eq!(sandbox.invocations().len(), 2);
+}
+
+#[test]
+fn a_persistent_server_error_is_an_api_error_not_an_unknown_model() {
+    let demand = "We're currently experiencing high demand, which may cause temporary errors.";
+    let sandbox = Sandbox::new(json!({"player": [{
+        "notice": "Model metadata for `gpt-5-codex` not found. Defaulting to fallback metadata.",
+        "turn_failed": demand,
+    }]}));
+
+    let (class, message) = failure(&sandbox.invoke("player", &player()));
+
+    assert_eq!(class, AgentErrorClass::ApiError, "{message}");
+    assert!(message.contains("high demand"), "{message}");
+    assert_eq!(
+        sandbox.invocations().len(),
+        3,
+        "the first try and two retries"
+    );
 }
 
 #[test]

@@ -63,7 +63,7 @@ output = {output}
             &outside.join("scenario.json").display().to_string(),
         )
         .env("FAKE_CODEX_RECORD", &record.display().to_string())
-        .env("OPENAI_API_KEY", SECRET);
+        .env("CODEX_API_KEY", SECRET);
     (project, record)
 }
 
@@ -103,9 +103,9 @@ fn the_loop_runs_end_to_end_with_codex_and_merges() {
         "player": [{
             "run": WRITE_GREETING,
             "text": "Implemented greeting with a test.",
-            "leak_env": ["OPENAI_API_KEY"],
+            "leak_env": ["CODEX_API_KEY"],
         }],
-        "coach": [{"verdict": approve(), "leak_env": ["OPENAI_API_KEY"]}],
+        "coach": [{"verdict": approve(), "leak_env": ["CODEX_API_KEY"]}],
     }));
 
     let output = project.run(&["task", TASK, "--auto-merge"]);
@@ -195,4 +195,68 @@ fn a_failed_codex_turn_is_never_approved_and_the_loop_goes_on() {
     assert_eq!(first["agent"]["status"]["class"], "api_error");
     assert_eq!(project.record("gate", 1)["approved"], false);
     assert_eq!(project.record("gate", 2)["approved"], true);
+}
+
+#[test]
+fn preflight_refuses_codex_with_only_openai_api_key() {
+    let (project, record) = codex_project(json!({"player": [{"run": WRITE_GREETING}]}));
+    // What `codex exec` 0.169 ignores is all there is: no CODEX_API_KEY, no stored login.
+    let project = project
+        .env("CODEX_API_KEY", "")
+        .env("OPENAI_API_KEY", SECRET)
+        .env("FAKE_CODEX_AUTH", "logged_out");
+
+    let output = project.run(&["task", TASK]);
+
+    assert_exit(&output, 2);
+    let stderr = loop_fixture::stderr(&output);
+    assert!(stderr.contains("(codex): not logged in"), "{stderr}");
+    assert!(stderr.contains("OPENAI_API_KEY is set, but"), "{stderr}");
+    assert!(stderr.contains("CODEX_API_KEY"), "{stderr}");
+    assert!(!stderr.contains(SECRET));
+    assert!(!project.run_dir().exists(), "nothing is created");
+    assert!(!project.branch_exists(&project.branch()));
+    assert!(!record.exists(), "no agent was started");
+}
+
+#[test]
+fn a_model_without_a_price_is_named_and_refused_until_pricing_gives_one() {
+    let (project, record) = codex_project(json!({
+        "player": [{"run": WRITE_GREETING}],
+        "coach": [{"verdict": approve()}],
+    }));
+
+    // codex 0.169's default model, which the built-in price table does not know.
+    let args = ["task", TASK, "--no-merge", "--player-model", "gpt-6.1-sol"];
+    let output = project.run(&args);
+
+    assert_exit(&output, 2);
+    let stderr = loop_fixture::stderr(&output);
+    assert!(
+        stderr.contains("model `gpt-6.1-sol` has no known price"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("max_cost_usd"), "{stderr}");
+    assert!(stderr.contains("[pricing.\"gpt-6.1-sol\"]"), "{stderr}");
+    assert!(!project.run_dir().exists(), "nothing is created");
+    assert!(!record.exists(), "no agent was started");
+
+    // With a price the run goes ahead and every invocation counts against the budget.
+    let config = project.read(".autobuild/config.toml");
+    project.write(
+        ".autobuild/config.toml",
+        &format!(
+            "{config}\n[pricing.\"gpt-6.1-sol\"]\ninput = 2.0\ncached_input = 1.0\noutput = 10.0\n"
+        ),
+    );
+    project.git(&["commit", "-q", "-am", "price gpt-6.1-sol"]);
+
+    let output = project.run(&args);
+
+    assert_exit(&output, 0);
+    assert_eq!(project.record("player", 1)["agent"]["cost_estimated"], true);
+    assert!(close(
+        &project.state()["cost_usd"],
+        2.0 * COST_PER_INVOCATION
+    ));
 }

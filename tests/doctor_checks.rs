@@ -31,6 +31,16 @@ agent = "claude-code"
 agent = "claude-code"
 "#;
 
+const CODEX_ROLES: &str = r#"
+[roles.player]
+agent = "codex"
+model = "gpt-5-codex"
+
+[roles.coach]
+agent = "codex"
+model = "gpt-5-codex"
+"#;
+
 const COMMAND_ROLES: &str = r#"
 [roles.player]
 agent = "command"
@@ -125,6 +135,11 @@ fn path_without(programs: &[&str]) -> Vec<PathBuf> {
 
 fn fake_claude() -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-claude/claude");
+    fs::read_to_string(path).unwrap()
+}
+
+fn fake_codex() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-codex/codex");
     fs::read_to_string(path).unwrap()
 }
 
@@ -267,4 +282,88 @@ fn an_unknown_workflow_is_a_problem() {
     let text = stdout(&output);
     assert_eq!(output.status.code(), Some(1), "{text}");
     assert!(text.contains("missing  workflow nope: "), "{text}");
+}
+
+#[test]
+fn codex_with_only_openai_api_key_is_not_ready() {
+    // `codex exec` 0.169 sends no Authorization header for OPENAI_API_KEY alone.
+    for installed in [true, false] {
+        let mut repo = Repo::new(CODEX_ROLES).var("OPENAI_API_KEY", SECRET);
+        if installed {
+            repo = repo.program("codex", &fake_codex());
+        }
+
+        let output = repo.doctor(&[]);
+
+        let text = stdout(&output);
+        assert_eq!(output.status.code(), Some(1), "{text}");
+        assert!(text.contains("missing  codex credentials: "), "{text}");
+        assert!(
+            text.contains("OPENAI_API_KEY is set, but `codex exec` does not read it"),
+            "{text}"
+        );
+        let need = text
+            .lines()
+            .find(|l| l.contains("(codex) need credentials"))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(need.contains("CODEX_API_KEY"), "{need}");
+        assert!(need.contains("codex login"), "{need}");
+        assert!(!text.contains(SECRET));
+    }
+}
+
+#[test]
+fn codex_is_ready_with_codex_api_key_or_a_stored_login() {
+    let keyed = Repo::new(CODEX_ROLES)
+        .program("codex", &fake_codex())
+        .var("CODEX_API_KEY", SECRET);
+    let text = stdout(&keyed.doctor(&[]));
+    assert!(
+        text.contains("ok       codex credentials: CODEX_API_KEY is set"),
+        "{text}"
+    );
+
+    let stored = Repo::new(CODEX_ROLES).program("codex", &fake_codex());
+    fs::create_dir_all(stored.home.join(".codex")).unwrap();
+    fs::write(
+        stored.home.join(".codex/auth.json"),
+        "{\"OPENAI_API_KEY\": null}",
+    )
+    .unwrap();
+    let output = stored.doctor(&[]);
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("ok       codex credentials: Logged in using ChatGPT (`codex login status`)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn claude_auth_status_decides_not_the_claude_json_file() {
+    // Any unauthenticated `claude` run leaves ~/.claude.json behind.
+    let repo = Repo::new(CLAUDE_ROLES).program("claude", &fake_claude());
+    fs::write(repo.home.join(".claude.json"), "{\"userID\": \"x\"}").unwrap();
+
+    let output = repo.doctor(&[]);
+
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("missing  claude-code credentials: not logged in (`claude auth status`)"),
+        "{text}"
+    );
+    assert!(text.contains("claude auth login"), "{text}");
+
+    // And what `claude auth status` says wins over the absence of files and variables.
+    let logged_in = Repo::new(CLAUDE_ROLES)
+        .program("claude", &fake_claude())
+        .var("FAKE_CLAUDE_AUTH", "logged_in");
+    let output = logged_in.doctor(&[]);
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("ok       claude-code credentials: logged in (Claude account"),
+        "{text}"
+    );
 }

@@ -13,6 +13,7 @@
 //! attempts are kept as `<name>.attemptN.log` / `.attemptN.stream.jsonl`.
 
 pub mod args;
+pub mod signals;
 pub mod status;
 pub mod stream;
 
@@ -22,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::process::{self, CancelToken, ProcessError, ProcessOutcome};
+use super::process::{self, CancelToken, LineWatch, ProcessError, ProcessOutcome};
 use super::{
     agent_process_spec, retry_fits, role_for_attempt, Adapter, AgentError, AgentOutcome,
     AgentRequest, AgentStatus, Capabilities, TokenUsage, FINAL_MESSAGE_LIMIT,
@@ -169,6 +170,8 @@ fn run_once(
     let mut spec = agent_process_spec(args::PROGRAM, &arguments(req), req);
     // The final message comes from the stream file, so nothing is captured in memory.
     spec.capture_limit = 0;
+    // Claude Code's own retries are no progress, and retrying refused credentials is hopeless.
+    spec.watch = Some(LineWatch::new(signals::judge_line));
     let stream_file = stream_path(req.transcript_path);
     spec.stdout_path = Some(stream_file.clone());
     let ran = process::run(&spec, cancel).map_err(|source| {
@@ -282,14 +285,38 @@ fn outcome(
         ));
     }
     let session_id = summary.session_id();
+    let notes = structured_output_missing(req, &summary)
+        .into_iter()
+        .collect();
     let mut outcome = AgentOutcome::new(classified.status, final_message, duration);
     outcome.session_id = session_id;
+    outcome.notes = notes;
     if let Some(result) = summary.result {
         outcome.structured_output = result.structured_output;
         outcome.agent_turns = result.num_turns;
         outcome.permission_denials = result.permission_denials;
     }
     outcome
+}
+
+/// A verdict role whose session started without the `StructuredOutput` tool: Claude Code did
+/// not accept `--json-schema` (it drops the tool silently), so the verdict can only be read
+/// from the final message, unenforced.
+fn structured_output_missing(req: &AgentRequest<'_>, summary: &StreamSummary) -> Option<String> {
+    let init = summary.init.as_ref()?;
+    if !req.wants_verdict || init.tools.iter().any(|t| t == args::STRUCTURED_OUTPUT_TOOL) {
+        return None;
+    }
+    let note = format!(
+        "claude started the verdict role `{}` without its {} tool, so --json-schema was not \
+         enforced and the verdict is read from the final message instead; update Claude Code \
+         (`{}@latest`) if this persists",
+        req.role_name,
+        args::STRUCTURED_OUTPUT_TOOL,
+        status::INSTALL
+    );
+    tracing::warn!("{note}");
+    Some(note)
 }
 
 /// Tokens and money of every attempt of one invocation.

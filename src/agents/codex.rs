@@ -9,8 +9,9 @@
 //!
 //! The run succeeded only when codex exited 0, completed a turn, and reported no failure; a
 //! `turn.failed` or an unrecovered `error` event fails it even when the exit code is 0.
-//! Failures are classified (module `failure`) so the message carries a fix (sign in, pick a model
-//! the account can use), and a transient rate limit is retried after the configured delays.
+//! Failures are classified from what ended the run (module `failure`) so the message carries a
+//! fix (sign in, pick a model the account can use), and a transient rate limit or server error
+//! is retried after the configured delays.
 //!
 //! codex reports no cost, so the cost is estimated from token prices (module `pricing`) and marked
 //! `cost_estimated`.
@@ -30,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::process::{self, CancelToken, ProcessEnd, ProcessError};
+use super::process::{self, CancelToken, LineWatch, ProcessEnd, ProcessError};
 use super::{
     agent_process_spec, retry_fits, role_for_attempt, Adapter, AgentError, AgentErrorClass,
     AgentOutcome, AgentRequest, AgentStatus, Capabilities, TokenUsage, FINAL_MESSAGE_LIMIT,
@@ -42,6 +43,12 @@ use pricing::{estimate, CodexUsage};
 
 pub use args::PROGRAM;
 pub use failure::unsuitable_model;
+
+/// Whether the cost of `model` can be estimated: `[pricing]` (`overrides`) or the built-in
+/// table knows its price.
+pub fn price_known(model: &str, overrides: &PriceTable) -> bool {
+    pricing::price_of(model, Some(overrides)).is_some()
+}
 
 /// Waits before retrying a rate-limited invocation; one retry per entry.
 pub const DEFAULT_RETRY_DELAYS: [Duration; 2] = [Duration::from_secs(10), Duration::from_secs(30)];
@@ -62,7 +69,7 @@ impl Default for CodexAdapter {
 }
 
 impl CodexAdapter {
-    /// An adapter that retries a rate-limited invocation once after each of `delays`.
+    /// An adapter that retries a transiently failed invocation once after each of `delays`.
     pub fn with_retry_delays(delays: Vec<Duration>) -> CodexAdapter {
         CodexAdapter {
             retry_delays: delays,
@@ -76,6 +83,8 @@ impl CodexAdapter {
         cancel: &CancelToken,
     ) -> Result<Attempt, AgentError> {
         let mut spec = agent_process_spec(PROGRAM, args, req);
+        // Reconnect notices are no progress for the idle watchdog.
+        spec.watch = Some(LineWatch::new(events::judge_line));
         let events_path = events_path(req.transcript_path);
         spec.stdout_path = Some(events_path.clone());
         let ended = process::run(&spec, cancel).map_err(|source| start_error(req, source))?;
@@ -152,7 +161,7 @@ impl Adapter for CodexAdapter {
             };
             tracing::warn!(
                 role = req.role_name,
-                "codex was rate limited; retrying in {}: {}",
+                "codex hit a rate limit or a server error; retrying in {}: {}",
                 humantime::format_duration(delay),
                 outcome.status.message()
             );
@@ -212,19 +221,33 @@ struct Attempt {
 /// The outcome of a finished process, from its exit and its events.
 fn interpret(run: &Finished, cx: &Context<'_>) -> Attempt {
     let summary = &run.summary;
-    let trouble = format!("{}\n{}", summary.trouble_text(), run.stderr_tail);
+    // Only what ended the run is classified: the stream's failure, else stderr (codex fails
+    // there before the stream starts). Notices and errors codex recovered from are not causes.
+    let decisive = summary
+        .failure()
+        .map_or_else(|| run.stderr_tail.clone(), str::to_string);
+    let class_of_end = || {
+        summary
+            .failure()
+            .and_then(failure::classify)
+            .or_else(|| failure::classify(&run.stderr_tail))
+    };
     let status = match AgentStatus::from_process_end(run.end, &run.stderr_tail) {
         AgentStatus::Succeeded | AgentStatus::Failed { .. } if summary.failure().is_some() => {
-            let class = failure::classify(&trouble).unwrap_or(AgentErrorClass::ApiError);
-            let message = format!("codex: {}", summary.failure().unwrap_or_default());
+            let class = class_of_end().unwrap_or(AgentErrorClass::ApiError);
+            let message = format!(
+                "codex: {}{}",
+                summary.failure().unwrap_or_default(),
+                noted(summary)
+            );
             failed(class, message, cx)
         }
         AgentStatus::Failed { class, message } => {
-            let class = failure::classify(&trouble).unwrap_or(class);
+            let class = class_of_end().unwrap_or(class);
             failed(class, with_stream_error(message, run), cx)
         }
         AgentStatus::Succeeded if summary.turns_completed == 0 => failed(
-            failure::classify(&trouble).unwrap_or(AgentErrorClass::Other),
+            class_of_end().unwrap_or(AgentErrorClass::Other),
             with_stream_error(
                 "codex exited without completing its turn (no `turn.completed` event)".to_string(),
                 run,
@@ -233,20 +256,15 @@ fn interpret(run: &Finished, cx: &Context<'_>) -> Attempt {
         ),
         other => other,
     };
-    // Retry only when what ended this run was the rate limit: a 429 codex recovered from
-    // earlier in the run says nothing about a later, different failure.
-    let decisive = format!(
-        "{}\n{}",
-        summary.failure().unwrap_or_default(),
-        run.stderr_tail
-    );
+    // Retry only when what ended this run is transient (a rate limit, a server error): a 429
+    // codex recovered from earlier says nothing about a later, different failure.
     let retry = matches!(
         status,
         AgentStatus::Failed {
-            class: AgentErrorClass::RateLimited,
+            class: AgentErrorClass::RateLimited | AgentErrorClass::ApiError,
             ..
         }
-    ) && failure::is_transient_rate_limit(&decisive);
+    ) && failure::is_transient(&decisive);
 
     let text = summary.final_message.clone().unwrap_or_default();
     let structured_output = if cx.wants_verdict {
@@ -278,6 +296,16 @@ fn interpret(run: &Finished, cx: &Context<'_>) -> Attempt {
     outcome.cost_estimated = cost_usd.is_some();
     outcome.permission_denials = summary.declined_commands.clone();
     Attempt { outcome, retry }
+}
+
+/// codex's notices (an `error` item such as a model-metadata fallback), as context after a
+/// failure message.
+fn noted(summary: &StreamSummary) -> String {
+    if summary.notices.is_empty() {
+        String::new()
+    } else {
+        format!("\n(codex also noted: {})", summary.notices.join("; "))
+    }
 }
 
 fn failed(class: AgentErrorClass, message: String, cx: &Context<'_>) -> AgentStatus {
@@ -355,25 +383,21 @@ pub fn schema_path(run_dir: &Path) -> PathBuf {
 
 /// Writes the verdict schema where `--output-schema` reads it, without `$schema`: the
 /// structured-output API accepts a subset of JSON Schema and the meta-schema URI is no
-/// constraint on the answer.
+/// constraint on the answer (module [`super::schema`]).
 fn write_schema(req: &AgentRequest<'_>) -> Result<PathBuf, AgentError> {
     let path = schema_path(req.run_dir);
-    let mut schema: serde_json::Value =
-        serde_json::from_str(req.verdict_schema).map_err(|e| AgentError::Start {
-            role: req.role_name.to_string(),
-            source: ProcessError::Spawn {
-                program: PROGRAM.to_string(),
-                source: std::io::Error::other(format!("the verdict schema is not JSON: {e}")),
-            },
-            help: "this is a bug in autobuild: please report it".to_string(),
-        })?;
-    if let Some(object) = schema.as_object_mut() {
-        object.remove("$schema");
-    }
+    let schema = super::schema::for_cli(req.verdict_schema).map_err(|e| AgentError::Start {
+        role: req.role_name.to_string(),
+        source: ProcessError::Spawn {
+            program: PROGRAM.to_string(),
+            source: std::io::Error::other(format!("the verdict schema is not JSON: {e}")),
+        },
+        help: "this is a bug in autobuild: please report it".to_string(),
+    })?;
     let written = path
         .parent()
         .map_or(Ok(()), fs::create_dir_all)
-        .and_then(|()| fs::write(&path, format!("{schema:#}\n")));
+        .and_then(|()| fs::write(&path, format!("{schema}\n")));
     written.map_err(|source| AgentError::Start {
         role: req.role_name.to_string(),
         help: format!(

@@ -13,7 +13,9 @@
 pub mod claude_code;
 pub mod codex;
 pub mod command;
+pub mod login;
 pub mod process;
+pub mod schema;
 
 use std::path::Path;
 use std::time::Duration;
@@ -78,6 +80,10 @@ pub struct AgentOutcome {
     /// Tool uses the agent CLI refused.
     pub permission_denials: Vec<String>,
     pub status: AgentStatus,
+    /// What the adapter noticed that did not fail the invocation but weakens its result (e.g.
+    /// a verdict the CLI did not enforce the schema on); shown as warnings and kept here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl AgentOutcome {
@@ -94,6 +100,7 @@ impl AgentOutcome {
             agent_turns: None,
             permission_denials: Vec::new(),
             status,
+            notes: Vec::new(),
         }
     }
 }
@@ -122,6 +129,14 @@ pub enum AgentStatus {
 impl AgentStatus {
     pub fn is_success(&self) -> bool {
         matches!(self, AgentStatus::Succeeded)
+    }
+
+    /// The failure class, when it is one that stops the whole run ([`AgentErrorClass::stops_run`]).
+    pub fn run_stopper(&self) -> Option<AgentErrorClass> {
+        match self {
+            AgentStatus::Failed { class, .. } if class.stops_run() => Some(*class),
+            _ => None,
+        }
     }
 
     pub fn is_cancelled(&self) -> bool {
@@ -173,6 +188,10 @@ impl AgentStatus {
             ProcessEnd::TimedOut => AgentStatus::TimedOut,
             ProcessEnd::IdleTimedOut => AgentStatus::IdleTimedOut,
             ProcessEnd::Cancelled => AgentStatus::Cancelled,
+            ProcessEnd::Aborted => failed(
+                AgentErrorClass::Other,
+                "stopped early: its output showed it could not succeed".to_string(),
+            ),
         }
     }
 }
@@ -198,18 +217,47 @@ pub enum AgentErrorClass {
     ApiError,
     AuthMissing,
     RateLimited,
+    /// Out of credit: a failed payment, an exhausted quota, or a plan's usage limit that only
+    /// resets in hours — waiting seconds does not help.
+    OutOfCredit,
     ModelNotFound,
     MaxTurns,
     Other,
 }
 
 impl AgentErrorClass {
+    /// Whether this failure stops the whole run at once (DESIGN.md §10): an agent that cannot
+    /// authenticate, is out of credit, or names a model it cannot use fails every later step
+    /// the same way, so going on only burns turns and ends in a misleading stall.
+    pub fn stops_run(self) -> bool {
+        matches!(
+            self,
+            AgentErrorClass::AuthMissing
+                | AgentErrorClass::OutOfCredit
+                | AgentErrorClass::ModelNotFound
+        )
+    }
+
+    /// What an agent with this failure cannot do, for messages ("the player agent …").
+    pub fn describe(self) -> &'static str {
+        match self {
+            AgentErrorClass::AuthMissing => "cannot authenticate",
+            AgentErrorClass::OutOfCredit => "is out of credit",
+            AgentErrorClass::ModelNotFound => "names a model it cannot use",
+            AgentErrorClass::RateLimited => "is rate limited",
+            AgentErrorClass::ApiError => "met an API error",
+            AgentErrorClass::MaxTurns => "ran out of agent turns",
+            AgentErrorClass::NonZeroExit | AgentErrorClass::Other => "failed",
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             AgentErrorClass::NonZeroExit => "non_zero_exit",
             AgentErrorClass::ApiError => "api_error",
             AgentErrorClass::AuthMissing => "auth_missing",
             AgentErrorClass::RateLimited => "rate_limited",
+            AgentErrorClass::OutOfCredit => "out_of_credit",
             AgentErrorClass::ModelNotFound => "model_not_found",
             AgentErrorClass::MaxTurns => "max_turns",
             AgentErrorClass::Other => "other",

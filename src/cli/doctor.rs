@@ -3,8 +3,11 @@
 //! role, with the fix.
 //!
 //! Only what the selected workflow's roles need decides the exit code (0 ready, 1 not): an
-//! agent CLI no role uses is reported as `warn`, never `missing`. Credentials are reported by
-//! the name of the variable or file that provides them — values are never read or printed.
+//! agent CLI no role uses is reported as `warn`, never `missing`. Whether an installed agent
+//! CLI is logged in is asked of the CLI itself (`claude auth status`, `codex login status`;
+//! module [`crate::agents::login`]), the same check preflight makes; when it cannot be asked,
+//! credentials are reported by the name of the variable or file that provides them — values
+//! are never read or printed.
 //! The doctor changes nothing: version probes run in a temporary directory, and writability
 //! is tested with a temporary file only inside an existing `.autobuild/` (elsewhere with
 //! access(2), which creates nothing).
@@ -17,6 +20,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use crate::agents::claude_code;
+use crate::agents::login::{self, Login};
 use crate::agents::process;
 use crate::engine::plan::DEFAULT_WORKFLOW;
 use crate::error::Error;
@@ -343,8 +347,9 @@ fn agent_checks(roles: &[(String, Role)], base: &Path, env: &[(String, String)])
             if users.len() == 1 { "needs" } else { "need" }
         );
         let subject = cli.kind.to_string();
-        checks.push(match process::locate(cli.program, base, env) {
-            Ok(path) => version_check(&subject, &path, env),
+        let located = process::locate(cli.program, base, env);
+        checks.push(match &located {
+            Ok(path) => version_check(&subject, path, env),
             Err(_) => Check::new(
                 absent,
                 subject,
@@ -352,11 +357,21 @@ fn agent_checks(roles: &[(String, Role)], base: &Path, env: &[(String, String)])
             )
             .needed(format!("{who} `{}`: {}", cli.program, cli.install)),
         });
-        let found = (cli.credentials)(&lookup, home.as_deref());
+        let by_name = || (cli.credentials)(&lookup, home.as_deref());
+        let found = match located.ok().and_then(|p| login::check(cli.kind, &p, env)) {
+            Some(Login::Yes(how)) => Credentials::Present(how),
+            Some(Login::No { detail, fix }) => Credentials::Refused { detail, fix },
+            Some(Login::Unknown(why)) => match by_name() {
+                Credentials::Present(what) => {
+                    Credentials::Present(format!("{what} (the CLI could not tell: {why})"))
+                }
+                other => other,
+            },
+            None => by_name(),
+        };
         let level = match found {
             Credentials::Present(_) => Level::Ok,
-            Credentials::Likely(_) => Level::Warn,
-            Credentials::Absent(_) => absent,
+            Credentials::Refused { .. } | Credentials::Absent(_) => absent,
         };
         let (detail, fix) = found.describe();
         checks.push(

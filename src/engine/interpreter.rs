@@ -170,6 +170,12 @@ impl<'a, 'p> Interpreter<'a, 'p> {
                 .get_or_insert(Stop::Outcome(self.cx.cancel_outcome()));
             return Ok(());
         }
+        if let Some(outcome) = done.stop {
+            // Not recorded as completed: a resumed run performs the step again.
+            self.stop.get_or_insert(Stop::Outcome(outcome));
+            self.cx.save_state()?;
+            return Ok(());
+        }
         let outputs = Value::Object(done.outputs);
         self.note_outcome(step, &outputs);
         // An `always` step that ran because the run is stopping runs again after a resume.

@@ -16,4 +16,4 @@ pub mod run;
 pub mod state;
 pub mod turn;
 
-pub use outcome::Outcome;
+pub use outcome::{AgentStop, Outcome};

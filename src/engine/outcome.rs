@@ -1,7 +1,11 @@
 //! How a run ended, and the exit code that says so (DESIGN.md §7).
 
+use std::path::PathBuf;
+
+use crate::agents::AgentErrorClass;
 use crate::engine::state::RunStatus;
 use crate::error::exit;
+use crate::workflow::model::AgentKind;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
@@ -19,6 +23,20 @@ pub enum Outcome {
     OverBudget { spent: f64, limit: f64 },
     /// A step failed in a way the workflow cannot absorb.
     Failed { message: String },
+    /// An agent cannot authenticate, is out of credit, or names a model it cannot use: the run
+    /// stopped at the first such step, which `autobuild resume` runs again once that is fixed.
+    AgentUnusable(AgentStop),
+}
+
+/// Which agent stopped the run, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentStop {
+    pub role: String,
+    pub agent: AgentKind,
+    pub class: AgentErrorClass,
+    /// The adapter's message, with its fix.
+    pub message: String,
+    pub transcript: PathBuf,
 }
 
 impl Outcome {
@@ -28,7 +46,7 @@ impl Outcome {
             Outcome::TurnLimit => exit::TURN_LIMIT,
             Outcome::Stalled { .. } => exit::STALLED,
             Outcome::Cancelled | Outcome::TimedOut | Outcome::OverBudget { .. } => exit::CANCELLED,
-            Outcome::Failed { .. } => exit::RUNTIME,
+            Outcome::Failed { .. } | Outcome::AgentUnusable(_) => exit::RUNTIME,
         }
     }
 
@@ -42,6 +60,7 @@ impl Outcome {
             Outcome::TimedOut => "timed_out",
             Outcome::OverBudget { .. } => "over_budget",
             Outcome::Failed { .. } => "failed",
+            Outcome::AgentUnusable(_) => "agent_unusable",
         }
     }
 
@@ -55,6 +74,7 @@ impl Outcome {
                 RunStatus::Cancelled
             }
             Outcome::Failed { .. } => RunStatus::Failed,
+            Outcome::AgentUnusable(_) => RunStatus::Halted,
         }
     }
 
@@ -71,6 +91,43 @@ impl Outcome {
                 format!("stopped: cost ${spent:.2} exceeded limits.max_cost_usd ${limit:.2}")
             }
             Outcome::Failed { message } => format!("failed: {message}"),
+            Outcome::AgentUnusable(stop) => format!(
+                "stopped: the `{}` agent ({}) {} [{}]: {}",
+                stop.role,
+                stop.agent,
+                stop.class.describe(),
+                stop.class.as_str(),
+                stop.message
+            ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unusable_agent_is_a_runtime_error_the_run_resumes_from() {
+        let outcome = Outcome::AgentUnusable(AgentStop {
+            role: "coach".into(),
+            agent: AgentKind::Codex,
+            class: AgentErrorClass::OutOfCredit,
+            message: "codex: Quota exceeded.\nfix: add credit".into(),
+            transcript: PathBuf::from("logs/turn_2_coach.log"),
+        });
+        assert_eq!(outcome.exit_code(), exit::RUNTIME);
+        assert_eq!(outcome.name(), "agent_unusable");
+        assert!(outcome.status().is_resumable());
+        assert_eq!(
+            outcome.message(),
+            "stopped: the `coach` agent (codex) is out of credit [out_of_credit]: codex: Quota \
+             exceeded.\nfix: add credit"
+        );
+        assert!(!Outcome::Failed {
+            message: "x".into()
+        }
+        .status()
+        .is_resumable());
     }
 }

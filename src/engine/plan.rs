@@ -1,12 +1,17 @@
 //! Preflight: everything that can fail early is resolved and checked here, before any branch,
 //! worktree, run directory or file exists — workflow and config validation, the task, the
-//! profile, the checks, every role's agent program, the base branch, the task branch. A run
-//! that cannot start leaves the repository exactly as it found it. `--dry-run` prints the plan.
+//! profile, the checks, every role's agent program and whether its CLI is logged in (module
+//! [`crate::agents::login`]; `AUTOBUILD_SKIP_LOGIN_CHECK=1` skips that), that every agent's
+//! cost can be counted against the budget (module `budget`), the base branch, the task branch. A run that cannot start leaves the repository exactly as it found it.
+//! `--dry-run` prints the plan.
+
+mod budget;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::agents::adapter_for;
+use crate::agents::login::{self, Login};
 use crate::agents::process::locate;
 use crate::cli::RunFlags;
 use crate::engine::inputs::{self, RunInputs};
@@ -128,7 +133,10 @@ pub fn preflight(
         &task.task_type,
     )?;
     let checks = effective_checks(&config, root);
-    let blockers = check_agents(&resolved, root, &config, &mut warnings);
+    let mut blockers = check_agents(&resolved, root, &config, &mut warnings);
+    let unpriced = budget::check(&resolved, &config.pricing);
+    blockers.extend(unpriced.blockers);
+    warnings.extend(unpriced.warnings);
 
     let base_branch = match settings
         .base_branch
@@ -155,7 +163,6 @@ pub fn preflight(
         },
     };
     repo.resolve_base(&base_branch)?;
-    let mut blockers = blockers;
     blockers.extend(missing_required_checks(&resolved, &profile, &checks));
     blockers.extend(uncommitted_agent_files(&resolved, root, &base_branch));
     let branch = format!("autobuild/{}", task.id);
@@ -266,6 +273,8 @@ fn check_agents(
 ) -> Vec<String> {
     let env = ProjectEnv::new(&config.env, root).vars();
     let mut problems = Vec::new();
+    // Each agent CLI found, and the roles that use it, for the login check.
+    let mut clis: Vec<(AgentKind, PathBuf, Vec<String>)> = Vec::new();
     for step in resolved.workflow.all_steps() {
         let Action::Agent { role: role_name } = &step.action else {
             continue;
@@ -290,13 +299,23 @@ fn check_agents(
             AgentKind::ClaudeCode => "claude".to_string(),
             AgentKind::Codex => "codex".to_string(),
         };
-        if let Err(e) = locate(&program, root, &env) {
-            let install = match role.agent {
-                AgentKind::ClaudeCode => " (install: npm install -g @anthropic-ai/claude-code)",
-                AgentKind::Codex => " (install: npm install -g @openai/codex)",
-                AgentKind::Command => "",
-            };
-            problems.push(format!("role `{role_name}`: {e}{install}"));
+        match locate(&program, root, &env) {
+            Ok(path) if role.agent != AgentKind::Command => {
+                match clis.iter_mut().find(|(kind, ..)| *kind == role.agent) {
+                    Some((.., roles)) if roles.contains(role_name) => {}
+                    Some((.., roles)) => roles.push(role_name.clone()),
+                    None => clis.push((role.agent, path, vec![role_name.clone()])),
+                }
+            }
+            Ok(_) => {}
+            Err(e) => {
+                let install = match role.agent {
+                    AgentKind::ClaudeCode => " (install: npm install -g @anthropic-ai/claude-code)",
+                    AgentKind::Codex => " (install: npm install -g @openai/codex)",
+                    AgentKind::Command => "",
+                };
+                problems.push(format!("role `{role_name}`: {e}{install}"));
+            }
         }
         if role.agent == AgentKind::Codex {
             if let Some(why) = role
@@ -323,9 +342,35 @@ fn check_agents(
             }
         }
     }
+    if !login::skipped() {
+        for (kind, program, roles) in &clis {
+            match login::check_once(*kind, program, &env) {
+                Some(Login::No { detail, fix }) => problems.push(format!(
+                    "{} ({kind}): {detail}; fix: {fix} — or, when credentials reach it another \
+                     way, skip this check with {}=1",
+                    role_names(roles),
+                    login::SKIP_ENV
+                )),
+                Some(Login::Unknown(why)) => warnings.push(format!(
+                    "{} ({kind}): could not check the login: {why}",
+                    role_names(roles)
+                )),
+                Some(Login::Yes(_)) | None => {}
+            }
+        }
+    }
     problems.sort();
     problems.dedup();
     problems
+}
+
+/// "role `a`" or "roles `a` and `b`".
+fn role_names(roles: &[String]) -> String {
+    let quoted: Vec<String> = roles.iter().map(|r| format!("`{r}`")).collect();
+    match quoted.as_slice() {
+        [one] => format!("role {one}"),
+        many => format!("roles {}", many.join(" and ")),
+    }
 }
 
 /// Profile requirements on checks that no configured or detected check can meet: the run could

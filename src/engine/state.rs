@@ -107,6 +107,9 @@ pub enum RunStatus {
     Stalled,
     Cancelled,
     Failed,
+    /// Stopped because an agent cannot authenticate, is out of credit or names an unknown
+    /// model; resumable once that is fixed.
+    Halted,
     Discarded,
 }
 
@@ -120,13 +123,18 @@ impl RunStatus {
             RunStatus::Stalled => "stalled",
             RunStatus::Cancelled => "cancelled",
             RunStatus::Failed => "failed",
+            RunStatus::Halted => "halted",
             RunStatus::Discarded => "discarded",
         }
     }
 
-    /// Interrupted (crash, kill, Ctrl-C, a run limit): `autobuild resume <ID>` continues it.
+    /// Interrupted (crash, kill, Ctrl-C, a run limit, an agent that could not be used):
+    /// `autobuild resume <ID>` continues it.
     pub fn is_resumable(self) -> bool {
-        matches!(self, RunStatus::Running | RunStatus::Cancelled)
+        matches!(
+            self,
+            RunStatus::Running | RunStatus::Cancelled | RunStatus::Halted
+        )
     }
 
     /// A run in one of these states has nothing left to do.

@@ -8,7 +8,9 @@
 //! processes — and the runner waits for every task thread before it finishes, so nothing keeps
 //! running after the feature ends. Ctrl-C cancels every running task (each engine run listens
 //! for it) and starts nothing new; with `--stop-on-failure` no task starts after the first
-//! failure, and tasks already running finish their run.
+//! failure, and tasks already running finish their run. A task whose agent cannot authenticate,
+//! is out of credit or names an unknown model stops the feature the same way, flag or not:
+//! every later task would fail at its first agent step for the same reason.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::mpsc::{self, Sender};
@@ -51,6 +53,8 @@ pub struct Runner {
     cancel: CancelToken,
     /// Some task ended without approval (for `--stop-on-failure`).
     failed: bool,
+    /// Some task's agent could not be used (authentication, credit, model): start no more.
+    agent_unusable: bool,
     resumed: bool,
     _lock: RunLock,
 }
@@ -82,6 +86,7 @@ impl Runner {
             sink,
             cancel,
             failed: false,
+            agent_unusable: false,
             resumed,
             _lock: lock,
         })
@@ -115,7 +120,9 @@ impl Runner {
     }
 
     fn stopping(&self) -> bool {
-        self.cancel.is_cancelled() || (self.setup.settings.stop_on_failure && self.failed)
+        self.cancel.is_cancelled()
+            || self.agent_unusable
+            || (self.setup.settings.stop_on_failure && self.failed)
     }
 
     fn emit(&mut self, kind: FeatureEventKind) {
@@ -335,6 +342,9 @@ impl Runner {
     }
 
     fn task_done(&mut self, task: &str, result: Result<Outcome, Error>) -> Result<(), Error> {
+        if let Ok(Outcome::AgentUnusable(_)) = &result {
+            self.agent_unusable = true;
+        }
         let (status, message) = match result {
             Ok(Outcome::Approved { .. }) => (
                 TaskStatus::Approved,

@@ -64,7 +64,8 @@ pub fn decide(
             | RunStatus::Cancelled
             | RunStatus::Blocked
             | RunStatus::Stalled
-            | RunStatus::Failed => Action::Run { resume: true },
+            | RunStatus::Failed
+            | RunStatus::Halted => Action::Run { resume: true },
         },
         _ => Action::Run { resume: false },
     }

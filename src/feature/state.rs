@@ -155,7 +155,7 @@ impl TaskStatus {
             Outcome::Cancelled | Outcome::TimedOut | Outcome::OverBudget { .. } => {
                 TaskStatus::Cancelled
             }
-            Outcome::Failed { .. } => TaskStatus::Failed,
+            Outcome::Failed { .. } | Outcome::AgentUnusable(_) => TaskStatus::Failed,
         }
     }
 

@@ -98,7 +98,8 @@ fn judge(check: &CheckSpec, log_path: PathBuf, outcome: &process::ProcessOutcome
         ProcessEnd::Exited(code) => (CheckStatus::Failed, Some(code)),
         ProcessEnd::Signaled(_) => (CheckStatus::Failed, None),
         ProcessEnd::TimedOut | ProcessEnd::IdleTimedOut => (CheckStatus::TimedOut, None),
-        ProcessEnd::Cancelled => (CheckStatus::Error, None),
+        // Checks run without a line watch, so they are never aborted; an error if one were.
+        ProcessEnd::Cancelled | ProcessEnd::Aborted => (CheckStatus::Error, None),
     };
     let (failure_class, advice) = match status {
         CheckStatus::Passed => (None, None),

@@ -14,7 +14,6 @@ use crate::model_server::{text, Failure, Logged, Role, Script};
 use crate::moves::{
     approve, feedback, steps, Moves, COACH_FILE, FEEDBACK_SUMMARY, WRONG_GREETING_FAILURE,
 };
-use crate::pending;
 
 /// The shell command the players and coaches run: where they are, and the project's tests.
 const RUN_TESTS: &str = "pwd && sh tests/run.sh";
@@ -323,11 +322,9 @@ pub fn an_auth_failure_stops_the_run_with_the_fix(cli: Cli) {
     } else {
         Ok(())
     };
-    pending(
-        &h.name,
-        "the change that stops a run on an auth failure (exit 1 with the fix)",
-        stopped,
-    );
+    if let Err(why) = stopped {
+        panic!("[{}] an auth failure must stop the run (exit 1 with the fix): {why}", h.name);
+    }
 }
 
 /// The first request is rate limited (429, the CLI's own retries off): autobuild retries the

@@ -8,9 +8,17 @@
 //!
 //! Permission modes: a writing role runs with `acceptEdits` (file edits approved without a
 //! prompt; everything else only through the allowlist). A read-only role runs with `dontAsk`
-//! (anything not pre-approved is denied instead of prompting) and never gets `Write`, `Edit`,
-//! `MultiEdit` or `NotebookEdit`, even if its role lists them. `bypassPermissions` is never
-//! used: it approves every tool that reaches the mode, which makes the allowlist advisory.
+//! (anything not pre-approved is denied instead of prompting) and never gets `Write`, `Edit`
+//! or `NotebookEdit`, even if its role lists them. `bypassPermissions` is never used: it
+//! approves every tool that reaches the mode, which makes the allowlist advisory.
+//!
+//! Only tool names the current Claude Code has are passed: it merged `MultiEdit` into `Edit`
+//! and dropped `LS` (`Glob` and `Bash` cover it), and a rule naming a tool it does not know
+//! earns a "matches no known tool" warning on every invocation.
+//!
+//! The verdict schema goes to `--json-schema` without its `$schema` key (module
+//! [`crate::agents::schema`]): with a meta-schema its draft-07 validator does not know, Claude
+//! Code silently starts without the `StructuredOutput` tool that enforces the schema.
 
 use crate::workflow::model::{Access, Role, Tool};
 
@@ -18,17 +26,25 @@ use crate::workflow::model::{Access, Role, Tool};
 pub const PROGRAM: &str = "claude";
 
 /// Claude Code's built-in tools that modify files.
-pub const WRITE_TOOLS: &[&str] = &["Write", "Edit", "MultiEdit", "NotebookEdit"];
+pub const WRITE_TOOLS: &[&str] = &["Write", "Edit", "NotebookEdit"];
+
+/// Every file-writing tool some Claude Code version has had: a read-only session whose `init`
+/// event lists one of them was given more than it should (older versions still have
+/// `MultiEdit`).
+pub const ANY_WRITE_TOOLS: &[&str] = &["Write", "Edit", "MultiEdit", "NotebookEdit"];
+
+/// The tool Claude Code adds to a session whose `--json-schema` it accepted.
+pub const STRUCTURED_OUTPUT_TOOL: &str = "StructuredOutput";
 
 /// Claude Code's names for a tool of the vocabulary.
 pub fn native_tools(tool: Tool) -> &'static [&'static str] {
     match tool {
         Tool::Read => &["Read"],
         Tool::Write => &["Write"],
-        Tool::Edit => &["Edit", "MultiEdit"],
+        Tool::Edit => &["Edit"],
         Tool::Bash => &["Bash"],
         Tool::Grep => &["Grep"],
-        Tool::Glob => &["Glob", "LS"],
+        Tool::Glob => &["Glob"],
         Tool::Web => &["WebFetch", "WebSearch"],
     }
 }
@@ -107,90 +123,11 @@ pub fn arguments(role: &Role, verdict_schema: Option<&str>) -> Vec<String> {
         permission_mode(role.access).to_string(),
     );
     if let Some(schema) = verdict_schema {
-        flag("--json-schema", without_dialect(&compact_json(schema)));
+        // Text that is not JSON is passed unchanged so Claude Code reports the problem itself.
+        let value = crate::agents::schema::for_cli(schema).unwrap_or_else(|_| schema.to_string());
+        flag("--json-schema", value);
     }
     args
-}
-
-/// The schema on one line (it is an argument), keys in their written order; text that is not
-/// JSON is passed unchanged so Claude Code reports the problem itself.
-fn compact_json(text: &str) -> String {
-    if serde_json::from_str::<serde_json::Value>(text).is_err() {
-        return text.to_string();
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut in_string = false;
-    let mut escaped = false;
-    for c in text.chars() {
-        if in_string {
-            out.push(c);
-            match c {
-                _ if escaped => escaped = false,
-                '\\' => escaped = true,
-                '"' => in_string = false,
-                _ => {}
-            }
-        } else if c == '"' {
-            in_string = true;
-            out.push(c);
-        } else if !c.is_whitespace() {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// The compact schema without its top-level `$schema` member: Claude Code (2.1.197) silently
-/// ignores a `--json-schema` that names its dialect — the session gets no `StructuredOutput`
-/// tool, so no verdict could ever arrive as structured output. Anything that is not a JSON
-/// object is returned unchanged.
-fn without_dialect(compact: &str) -> String {
-    if !matches!(
-        serde_json::from_str(compact),
-        Ok(serde_json::Value::Object(_))
-    ) {
-        return compact.to_string();
-    }
-    // The top-level members, as [start, end) byte ranges between the braces and commas.
-    let mut members = Vec::new();
-    let (mut depth, mut in_string, mut escaped, mut start) = (0usize, false, false, 0);
-    for (i, byte) in compact.bytes().enumerate() {
-        if in_string {
-            match byte {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match byte {
-            b'"' => in_string = true,
-            b'{' | b'[' => {
-                depth += 1;
-                if depth == 1 {
-                    start = i + 1;
-                }
-            }
-            b'}' | b']' => {
-                if depth == 1 && i > start {
-                    members.push(start..i);
-                }
-                depth -= 1;
-            }
-            b',' if depth == 1 => {
-                members.push(start..i);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    let kept: Vec<&str> = members
-        .into_iter()
-        .map(|range| &compact[range])
-        .filter(|member| !member.starts_with("\"$schema\":"))
-        .collect();
-    format!("{{{}}}", kept.join(","))
 }
 
 #[cfg(test)]
@@ -235,7 +172,7 @@ mod tests {
         assert_eq!(value_of(&args, "--model"), Some("sonnet"));
         assert_eq!(value_of(&args, "--max-turns"), Some("100"));
         assert_eq!(value_of(&args, "--append-system-prompt"), Some("Be brief."));
-        let tools = "Read,Write,Edit,MultiEdit,Bash,Grep,Glob,LS";
+        let tools = "Read,Write,Edit,Bash,Grep,Glob";
         assert_eq!(value_of(&args, "--tools"), Some(tools));
         assert_eq!(value_of(&args, "--allowedTools"), Some(tools));
         assert_eq!(
@@ -275,40 +212,35 @@ mod tests {
         assert!(!args.contains(&"--allowedTools".to_string()));
         assert_eq!(
             value_of(&args, "--disallowedTools"),
-            Some("Read,Write,Edit,MultiEdit,Bash,Grep,Glob,LS,WebFetch,WebSearch")
+            Some("Read,Write,Edit,Bash,Grep,Glob,WebFetch,WebSearch")
         );
     }
 
     #[test]
-    fn the_schema_is_compacted_in_its_written_order() {
-        let schema = "{\n  \"type\": \"object\",\n  \"title\": \"a \\\" b  c\"\n}";
+    fn the_schema_loses_its_meta_schema_and_keeps_its_order() {
+        let schema = "{\n  \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n  \"type\": \"object\",\n  \"title\": \"a \\\" b  c\"\n}";
+        let args = arguments(&role(Access::ReadOnly, &[]), Some(schema));
         assert_eq!(
-            compact_json(schema),
-            r#"{"type":"object","title":"a \" b  c"}"#
+            value_of(&args, "--json-schema"),
+            Some(r#"{"type":"object","title":"a \" b  c"}"#)
         );
-        assert_eq!(compact_json("not json"), "not json");
+        let args = arguments(&role(Access::ReadOnly, &[]), Some("not json"));
+        assert_eq!(value_of(&args, "--json-schema"), Some("not json"));
     }
 
     #[test]
-    fn the_schema_dialect_is_left_out() {
-        let schema = r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"$schema":{"type":"string"}}}"#;
-        assert_eq!(
-            without_dialect(schema),
-            r#"{"type":"object","properties":{"$schema":{"type":"string"}}}"#
-        );
-        assert_eq!(
-            without_dialect(r#"{"type":"object"}"#),
-            r#"{"type":"object"}"#
-        );
-        assert_eq!(without_dialect("{}"), "{}");
-        assert_eq!(without_dialect("not json"), "not json");
-        let verdict = include_str!("../../../schemas/verdict.schema.json");
-        let args = arguments(&role(Access::ReadOnly, &[]), Some(verdict));
-        let passed: serde_json::Value =
-            serde_json::from_str(value_of(&args, "--json-schema").unwrap()).unwrap();
-        let mut expected: serde_json::Value = serde_json::from_str(verdict).unwrap();
-        expected.as_object_mut().unwrap().remove("$schema");
-        assert_eq!(passed, expected);
+    fn only_tool_names_current_claude_code_knows_are_passed() {
+        let every_tool = Tool::ALL.to_vec();
+        for access in [Access::Write, Access::ReadOnly] {
+            for tools in [every_tool.clone(), Vec::new()] {
+                let args = arguments(&role(access, &tools), None);
+                for arg in &args {
+                    for name in arg.split(',') {
+                        assert!(name != "MultiEdit" && name != "LS", "{args:?}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

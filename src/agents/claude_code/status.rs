@@ -2,15 +2,18 @@
 //!
 //! Success needs all three to agree: exit code 0, a `result` event, and `is_error: false` —
 //! an API failure can arrive as `subtype: "success"` with `is_error: true` and exit 0. Failures
-//! users can act on are named (not logged in, rate limited, unknown model, max agent turns,
-//! an outdated CLI), each as a one-line cause plus the fix. A read-only role whose session
-//! reports a file-writing tool fails outright: the restriction did not hold.
+//! users can act on are named (not logged in, out of credit or at a plan's usage limit, rate
+//! limited, unknown model, max agent turns, an outdated CLI), each as a one-line cause plus the
+//! fix. The machine-readable fields decide the cause when present (module `signals`); the
+//! error texts only when they are not. A read-only role whose session reports a file-writing
+//! tool fails outright: the restriction did not hold.
 
 use crate::agents::process::ProcessEnd;
 use crate::agents::{AgentErrorClass, AgentStatus};
 use crate::workflow::model::{Access, Role};
 
-use super::args::WRITE_TOOLS;
+use super::args::ANY_WRITE_TOOLS;
+use super::signals::{self, ApiFailure};
 use super::stream::StreamSummary;
 
 /// Characters of an error text quoted in a failure message.
@@ -97,94 +100,35 @@ pub fn classify(
         }
         texts.extend(result.errors.iter().map(String::as_str));
     }
+    if let Some(api_error) = &summary.api_error {
+        texts.extend(api_error.text.as_deref());
+    }
     texts.push(stderr_tail);
-    let said = texts.join("\n");
-    let excerpt = excerpt(&texts);
-    let lower = said.to_lowercase();
-    let has = |needles: &[&str]| needles.iter().any(|needle| lower.contains(needle));
-
-    if has(&[
-        "invalid api key",
-        "/login",
-        "authentication_error",
-        "not logged in",
-        "oauth token has expired",
-        "invalid bearer token",
-    ]) {
-        return Classified::failed(
-            AgentErrorClass::AuthMissing,
-            format!(
-                "claude is not logged in or its API key is invalid ({excerpt}); fix: set \
-                 ANTHROPIC_API_KEY, or run `claude` once and log in with /login"
-            ),
-        );
+    let said = texts.join("\n").to_lowercase();
+    let cx = Context {
+        excerpt: excerpt(&texts),
+        role_name,
+        model: role.model.as_deref().unwrap_or("(default)"),
+        retried: retry_that_ended_it(end, summary),
+    };
+    if let Some(failure) = machine_failure(end, summary).or_else(|| text_failure(&said)) {
+        return describe(failure, &said, &cx);
     }
-    if has(&["usage limit reached"]) {
-        return Classified::failed(
-            AgentErrorClass::RateLimited,
-            format!(
-                "the Claude usage limit of this account is reached ({excerpt}); fix: wait for \
-                 it to reset, then `autobuild resume`, or use an API key"
-            ),
-        );
-    }
-    if has(&[
-        "rate_limit",
-        "rate limit",
-        "too many requests",
-        "api error: 429",
-        "status 429",
-    ]) {
-        return Classified {
-            status: AgentStatus::Failed {
-                class: AgentErrorClass::RateLimited,
-                message: format!(
-                    "the Anthropic API rate-limited the request ({excerpt}); fix: wait, then \
-                     `autobuild resume`, or run fewer tasks at once"
-                ),
-            },
-            transient: true,
-        };
-    }
-    if has(&["overloaded", "api error: 529", "status 529"]) {
-        return Classified {
-            status: AgentStatus::Failed {
-                class: AgentErrorClass::ApiError,
-                message: format!(
-                    "the Anthropic API is overloaded ({excerpt}); fix: wait, then \
-                     `autobuild resume`"
-                ),
-            },
-            transient: true,
-        };
-    }
-    if has(&[
-        "not_found_error",
-        "model not found",
-        "invalid model",
-        "may not exist or you may not have access",
-    ]) {
-        let model = role.model.as_deref().unwrap_or("(default)");
-        return Classified::failed(
-            AgentErrorClass::ModelNotFound,
-            format!(
-                "model `{model}` is unknown or not available to this account ({excerpt}); fix: \
-                 set `model` of role `{role_name}` to one you can use (e.g. sonnet, opus), in \
-                 .autobuild/config.toml or with --player-model/--coach-model"
-            ),
-        );
-    }
-    if has(&[
-        "unknown option",
-        "unknown argument",
-        "invalid choice",
-        "is invalid. allowed",
-    ]) {
+    if has(
+        &said,
+        &[
+            "unknown option",
+            "unknown argument",
+            "invalid choice",
+            "is invalid. allowed",
+        ],
+    ) {
         return Classified::failed(
             AgentErrorClass::Other,
             format!(
-                "this Claude Code does not accept autobuild's arguments ({excerpt}); fix: update \
-                 it with `{INSTALL}@latest`"
+                "this Claude Code does not accept autobuild's arguments ({}); fix: update \
+                 it with `{INSTALL}@latest`",
+                cx.excerpt
             ),
         );
     }
@@ -198,12 +142,189 @@ pub fn classify(
             Classified::failed(
                 class,
                 format!(
-                    "claude reported an error ({}): {excerpt}",
-                    display_subtype(&result.subtype)
+                    "claude reported an error ({}): {}",
+                    display_subtype(&result.subtype),
+                    cx.excerpt
                 ),
             )
         }
         _ => Classified::done(AgentStatus::from_process_end(end, stderr_tail)),
+    }
+}
+
+/// What a failure message needs besides the failure.
+struct Context<'a> {
+    excerpt: String,
+    role_name: &'a str,
+    model: &'a str,
+    /// Claude Code was stopped while retrying a call itself: its status.
+    retried: Option<u16>,
+}
+
+fn has(said: &str, needles: &[&str]) -> bool {
+    needles.iter().any(|needle| said.contains(needle))
+}
+
+/// The failure the machine-readable fields name: the failed call's label, else the result's
+/// HTTP status, else — when claude was stopped or died while retrying, so nothing else
+/// followed — the retry being attempted.
+fn machine_failure(end: ProcessEnd, summary: &StreamSummary) -> Option<ApiFailure> {
+    let label = summary.api_error.as_ref().map(|e| e.label.as_str());
+    let status = summary.result.as_ref().and_then(|r| r.api_error_status);
+    signals::classify(label, status).or_else(|| {
+        let retry = summary.last_retry.as_ref()?;
+        let retrying_at_the_end = end == ProcessEnd::Aborted || summary.result.is_none();
+        retrying_at_the_end.then(|| retry.failure()).flatten()
+    })
+}
+
+/// The status of the retry claude was stopped in, if that is how it ended.
+fn retry_that_ended_it(end: ProcessEnd, summary: &StreamSummary) -> Option<u16> {
+    let retry = summary.last_retry.as_ref()?;
+    (end == ProcessEnd::Aborted)
+        .then_some(retry.error_status)
+        .flatten()
+}
+
+/// The failure the error texts describe, for versions or paths without the fields.
+fn text_failure(said: &str) -> Option<ApiFailure> {
+    if has(
+        said,
+        &[
+            "invalid api key",
+            "/login",
+            "authentication_error",
+            "authentication_failed",
+            "failed to authenticate",
+            "not logged in",
+            "oauth token has expired",
+            "invalid bearer token",
+            "invalid x-api-key",
+        ],
+    ) {
+        Some(ApiFailure::Auth)
+    } else if has(
+        said,
+        &[
+            "credit balance is too low",
+            "billing_error",
+            "billing error",
+        ],
+    ) {
+        Some(ApiFailure::Billing)
+    } else if has(said, PLAN_LIMIT)
+        || has(
+            said,
+            &[
+                "rate_limit",
+                "rate limit",
+                "too many requests",
+                "api error: 429",
+                "status 429",
+                "(429)",
+            ],
+        )
+    {
+        Some(ApiFailure::RateLimit)
+    } else if has(
+        said,
+        &["overloaded", "api error: 529", "status 529", "(529)"],
+    ) {
+        Some(ApiFailure::Overloaded)
+    } else if has(
+        said,
+        &[
+            "not_found_error",
+            "model not found",
+            "invalid model",
+            "may not exist or you may not have access",
+        ],
+    ) {
+        Some(ApiFailure::ModelNotFound)
+    } else {
+        None
+    }
+}
+
+/// Words of a plan's usage limit ("You've hit your session limit · resets 3pm", "Claude AI
+/// usage limit reached"): a rate limit that waiting seconds does not lift.
+const PLAN_LIMIT: &[&str] = &[
+    "usage limit",
+    "session limit",
+    "weekly limit",
+    "hit your",
+    "5-hour limit",
+];
+
+/// The status, message and fix for a recognised failure.
+fn describe(failure: ApiFailure, said: &str, cx: &Context<'_>) -> Classified {
+    let excerpt = &cx.excerpt;
+    let stopped = match cx.retried {
+        Some(status) => format!(
+            " (autobuild stopped claude while it retried a call the API had refused with \
+             status {status})"
+        ),
+        None => String::new(),
+    };
+    let transient = |class, message| Classified {
+        status: AgentStatus::Failed { class, message },
+        transient: true,
+    };
+    match failure {
+        ApiFailure::Auth => Classified::failed(
+            AgentErrorClass::AuthMissing,
+            format!(
+                "claude is not logged in or its credentials were refused ({excerpt}){stopped}; \
+                 fix: set ANTHROPIC_API_KEY (or CLAUDE_CODE_OAUTH_TOKEN), or log in with \
+                 `claude auth login` (or /login inside `claude`), then `autobuild resume <ID>`"
+            ),
+        ),
+        ApiFailure::Billing => Classified::failed(
+            AgentErrorClass::OutOfCredit,
+            format!(
+                "the Anthropic account is out of credit or its billing failed \
+                 ({excerpt}){stopped}; fix: add credit or fix the payment method in the \
+                 Anthropic Console (or use another key), then `autobuild resume <ID>`"
+            ),
+        ),
+        ApiFailure::RateLimit if has(said, PLAN_LIMIT) => Classified::failed(
+            AgentErrorClass::OutOfCredit,
+            format!(
+                "the usage limit of this Claude plan is reached ({excerpt}); fix: wait until it \
+                 resets (the message says when), then `autobuild resume <ID>`, or use an API key"
+            ),
+        ),
+        ApiFailure::RateLimit => transient(
+            AgentErrorClass::RateLimited,
+            format!(
+                "the Anthropic API rate-limited the request ({excerpt}); fix: wait, then \
+                 `autobuild resume <ID>`, or run fewer tasks at once"
+            ),
+        ),
+        ApiFailure::Overloaded => transient(
+            AgentErrorClass::ApiError,
+            format!(
+                "the Anthropic API is overloaded ({excerpt}); fix: wait, then \
+                 `autobuild resume <ID>`"
+            ),
+        ),
+        ApiFailure::Server => Classified::failed(
+            AgentErrorClass::ApiError,
+            format!("the Anthropic API failed the request ({excerpt}), after claude's own retries"),
+        ),
+        ApiFailure::InvalidRequest => Classified::failed(
+            AgentErrorClass::ApiError,
+            format!("the Anthropic API refused the request as invalid ({excerpt})"),
+        ),
+        ApiFailure::ModelNotFound => Classified::failed(
+            AgentErrorClass::ModelNotFound,
+            format!(
+                "model `{}` is unknown or not available to this account ({excerpt}); fix: set \
+                 `model` of role `{}` to one you can use (e.g. sonnet, opus), in \
+                 .autobuild/config.toml or with --player-model/--coach-model",
+                cx.model, cx.role_name
+            ),
+        ),
     }
 }
 
@@ -217,7 +338,7 @@ fn write_tools_granted(summary: &StreamSummary, role_name: &str, role: &Role) ->
         .tools
         .iter()
         .map(String::as_str)
-        .filter(|tool| WRITE_TOOLS.contains(tool))
+        .filter(|tool| ANY_WRITE_TOOLS.contains(tool))
         .collect();
     if granted.is_empty() {
         return None;

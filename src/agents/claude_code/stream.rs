@@ -12,6 +12,7 @@ use std::io::{self, BufRead, Read};
 
 use serde_json::Value;
 
+use super::signals::{status_of, ApiRetry};
 use crate::agents::TokenUsage;
 
 /// A line longer than this is skipped rather than held in memory.
@@ -32,8 +33,21 @@ pub struct StreamSummary {
     /// The text of the last assistant message that had text.
     pub last_assistant_text: Option<String>,
     pub result: Option<ResultEvent>,
+    /// The last assistant message that stood for a failed API call: its `error` label and text.
+    pub api_error: Option<ApiErrorMessage>,
+    /// The last `system`/`api_retry` event, and how many there were.
+    pub last_retry: Option<ApiRetry>,
+    pub retries: usize,
     /// Lines that were not JSON objects, or too long to read.
     pub skipped_lines: usize,
+}
+
+/// A synthetic assistant message Claude Code prints for a failed API call.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ApiErrorMessage {
+    /// `authentication_failed`, `rate_limit`, `billing_error`, …
+    pub label: String,
+    pub text: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -62,6 +76,8 @@ pub struct ResultEvent {
     pub structured_output: Option<Value>,
     /// Error strings some versions attach to error results.
     pub errors: Vec<String>,
+    /// The HTTP status of the API error that ended the session.
+    pub api_error_status: Option<u16>,
 }
 
 impl StreamSummary {
@@ -182,9 +198,14 @@ impl Parser {
                     tools: strings(event.get("tools")),
                 });
             }
+            Some("system") if text(&event, "subtype").as_deref() == Some("api_retry") => {
+                self.summary.retries += 1;
+                self.summary.last_retry = Some(ApiRetry::from_event(&event));
+            }
             Some("assistant") => {
-                if let Some(message) = event.get("message") {
-                    self.assistant(message);
+                let said = event.get("message").and_then(|m| self.assistant(m));
+                if let Some(label) = text(&event, "error") {
+                    self.summary.api_error = Some(ApiErrorMessage { label, text: said });
                 }
             }
             Some("result") => self.summary.result = Some(result(&event)),
@@ -192,7 +213,8 @@ impl Parser {
         }
     }
 
-    fn assistant(&mut self, message: &Value) {
+    /// Counts an assistant message's usage and keeps its text, which it returns.
+    fn assistant(&mut self, message: &Value) -> Option<String> {
         if let Some(usage) = message.get("usage").filter(|u| u.is_object()) {
             let usage = token_usage(usage);
             self.summary.saw_usage = true;
@@ -216,9 +238,12 @@ impl Parser {
             .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
             .filter_map(|block| block.get("text").and_then(Value::as_str))
             .collect();
-        if !said.is_empty() {
-            self.summary.last_assistant_text = Some(said.join("\n"));
+        if said.is_empty() {
+            return None;
         }
+        let said = said.join("\n");
+        self.summary.last_assistant_text = Some(said.clone());
+        Some(said)
     }
 
     pub fn finish(mut self) -> StreamSummary {
@@ -266,6 +291,7 @@ fn result(event: &serde_json::Map<String, Value>) -> ResultEvent {
             .filter(|v| !v.is_null())
             .cloned(),
         errors: strings(event.get("errors")),
+        api_error_status: status_of(event.get("api_error_status")),
     }
 }
 

@@ -3,14 +3,18 @@
 //! ```text
 //! codex exec --json --color never --skip-git-repo-check
 //!     --sandbox read-only|workspace-write -C <worktree> -c approval_policy="never"
-//!     [-m <model>] [-c developer_instructions=<system prompt>]
+//!     [-c web_search="disabled"] [-m <model>] [-c developer_instructions=<system prompt>]
 //!     [--output-schema <run dir>/codex/verdict.schema.json] -
 //! ```
 //!
 //! - `--json` prints the event stream (JSONL) on stdout; `--color never` keeps stderr plain.
 //! - The sandbox is what makes a read-only role read-only: codex runs the model's commands
-//!   under Landlock/seccomp (Linux) or Seatbelt (macOS) with the worktree either read-only or
-//!   writable. The runner still audits the worktree after every read-only step.
+//!   under bubblewrap + seccomp (Linux) or Seatbelt (macOS) with the worktree either read-only
+//!   or writable. The runner still audits the worktree after every read-only step.
+//! - `web_search="disabled"` for a role whose `tools` do not list `web`: the sandbox keeps the
+//!   model's *commands* off the network, but codex also has a hosted `web_search` tool, on by
+//!   default (`cached`), that the sandbox does not govern. A role with `web` keeps codex's
+//!   setting.
 //! - `codex exec` never asks for approval: it runs headless with the approval policy `never`
 //!   (there is no `--ask-for-approval` flag on `exec`, and `--full-auto` is deprecated in
 //!   favour of `--sandbox workspace-write`); `-c approval_policy="never"` states it
@@ -26,7 +30,7 @@
 use std::path::Path;
 
 use crate::agents::AgentRequest;
-use crate::workflow::model::Access;
+use crate::workflow::model::{Access, Tool};
 
 /// The program the adapter runs.
 pub const PROGRAM: &str = "codex";
@@ -52,6 +56,9 @@ pub fn exec_args(req: &AgentRequest<'_>, schema: Option<&Path>) -> Vec<String> {
     .to_vec();
     args.push(req.worktree.display().to_string());
     args.extend(["-c".to_string(), "approval_policy=\"never\"".to_string()]);
+    if !req.role.tools.contains(&Tool::Web) {
+        args.extend(["-c".to_string(), "web_search=\"disabled\"".to_string()]);
+    }
     if let Some(model) = &req.role.model {
         args.extend(["-m".to_string(), model.clone()]);
     }
@@ -109,7 +116,8 @@ mod tests {
         assert_eq!(
             args_for(&role, Some(schema)).join(" "),
             "exec --json --color never --skip-git-repo-check --sandbox read-only \
-             -C /repo/.autobuild/worktrees/T-1 -c approval_policy=\"never\" -m gpt-5-codex \
+             -C /repo/.autobuild/worktrees/T-1 -c approval_policy=\"never\" \
+             -c web_search=\"disabled\" -m gpt-5-codex \
              --output-schema /run/codex/verdict.schema.json -"
         );
     }
@@ -121,7 +129,22 @@ mod tests {
         assert_eq!(
             args.join(" "),
             "exec --json --color never --skip-git-repo-check --sandbox workspace-write \
-             -C /repo/.autobuild/worktrees/T-1 -c approval_policy=\"never\" -"
+             -C /repo/.autobuild/worktrees/T-1 -c approval_policy=\"never\" \
+             -c web_search=\"disabled\" -"
+        );
+    }
+
+    #[test]
+    fn web_search_stays_on_only_for_a_role_with_web() {
+        let without = role(serde_json::json!({"tools": ["read", "bash"]}));
+        let args = args_for(&without, None);
+        let at = args.iter().position(|a| a == "web_search=\"disabled\"");
+        assert!(at.is_some_and(|i| args[i - 1] == "-c"), "{args:?}");
+        let with = role(serde_json::json!({"tools": ["read", "bash", "web"]}));
+        let args = args_for(&with, None);
+        assert!(
+            !args.iter().any(|a| a.starts_with("web_search")),
+            "{args:?}"
         );
     }
 

@@ -16,6 +16,7 @@ use std::io::{self, BufRead};
 use serde_json::Value;
 
 use super::pricing::CodexUsage;
+use crate::agents::process::LineSignal;
 
 /// Longer lines are skipped (counted in [`StreamSummary::skipped_lines`]), not held in memory.
 pub const MAX_EVENT_LINE: usize = 64 << 20;
@@ -59,14 +60,6 @@ impl StreamSummary {
                 .then(|| self.errors.last().map(String::as_str))
                 .flatten()
         })
-    }
-
-    /// Every failure-related message, for classifying what went wrong.
-    pub fn trouble_text(&self) -> String {
-        let mut parts: Vec<&str> = self.notices.iter().map(String::as_str).collect();
-        parts.extend(self.errors.iter().map(String::as_str));
-        parts.extend(self.turn_failure.as_deref());
-        parts.join("\n")
     }
 
     /// Folds one line of the stream in.
@@ -141,6 +134,33 @@ impl StreamSummary {
 
     fn feed_bytes(&mut self, line: &[u8]) {
         self.feed(&String::from_utf8_lossy(line));
+    }
+}
+
+/// Whether an `error` message is codex saying it lost the stream and is reconnecting
+/// ("Reconnecting... 2/5 (…)"; newer versions print "Reconnecting…").
+pub fn is_reconnect_notice(message: &str) -> bool {
+    message
+        .trim_start()
+        .to_lowercase()
+        .starts_with("reconnecting")
+}
+
+/// One line of the event stream, for the idle watchdog: a reconnect notice is no progress.
+/// Offline, codex prints them without end, and each would otherwise restart the watchdog.
+pub fn judge_line(line: &str) -> LineSignal {
+    let Ok(Value::Object(event)) = serde_json::from_str::<Value>(line) else {
+        return LineSignal::Progress;
+    };
+    let reconnecting = event.get("type").and_then(Value::as_str) == Some("error")
+        && event
+            .get("message")
+            .and_then(Value::as_str)
+            .is_some_and(is_reconnect_notice);
+    if reconnecting {
+        LineSignal::Waiting
+    } else {
+        LineSignal::Progress
     }
 }
 
@@ -351,9 +371,34 @@ mod tests {
              {\"type\":\"turn.failed\",\"error\":{\"message\":\"model not supported\"}}\n",
         );
         assert_eq!(summary.declined_commands, vec!["rm -rf /"]);
+        assert_eq!(summary.notices, ["Model metadata for `o3-mini` not found"]);
+        assert_eq!(summary.failure(), Some("model not supported"));
+    }
+
+    #[test]
+    fn reconnect_notices_are_no_progress() {
+        let notice = |m: &str| serde_json::json!({"type": "error", "message": m}).to_string();
         assert_eq!(
-            summary.trouble_text(),
-            "Model metadata for `o3-mini` not found\nmodel not supported"
+            judge_line(&notice(
+                "Reconnecting... 2/5 (stream disconnected before completion)"
+            )),
+            LineSignal::Waiting
+        );
+        assert_eq!(
+            judge_line(&notice("Reconnecting… 1/5")),
+            LineSignal::Waiting
+        );
+        assert_eq!(
+            judge_line(&notice("unexpected status 401 Unauthorized")),
+            LineSignal::Progress
+        );
+        assert_eq!(
+            judge_line("{\"type\":\"turn.started\"}"),
+            LineSignal::Progress
+        );
+        assert_eq!(
+            judge_line("Reading prompt from stdin..."),
+            LineSignal::Progress
         );
     }
 

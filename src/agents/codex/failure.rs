@@ -2,27 +2,34 @@
 //!
 //! codex reports failures as free text (in `turn.failed`, `error` events, `error` items, or on
 //! stderr before the event stream even starts), so the class is recognised from well-known
-//! phrases of the OpenAI API and the codex CLI. The class decides two things: the fix shown to
-//! the user, and whether the invocation is retried (only a transient rate limit is; an
-//! exhausted plan quota or a billing limit is not, because seconds of waiting do not fix it).
+//! phrases of the OpenAI API and the codex CLI — in the failure that ended the run only: codex
+//! also prints notices (``Model metadata for `gpt-5-codex` not found. Defaulting to fallback
+//! metadata``, "Reconnecting... 1/5") that name no failure, and those lines are never read as
+//! one. The class decides the fix shown to the user and whether the invocation is retried: a
+//! transient rate limit or a server error is; an exhausted quota, a billing problem or a plan's
+//! usage limit is not, because seconds of waiting do not fix it.
 
 use crate::agents::AgentErrorClass;
 
 /// The class of a failure described by `text`; `None` when no known cause is recognised.
 pub fn classify(text: &str) -> Option<AgentErrorClass> {
-    let text = text.to_lowercase();
+    let text = without_notices(text).to_lowercase();
     let has = |needles: &[&str]| needles.iter().any(|needle| text.contains(needle));
-    if has_status_code(&text, "429")
+    if has_status_code(&text, "402")
         || has(&[
-            "rate limit",
-            "rate_limit",
-            "ratelimit",
-            "too many requests",
             "usage limit",
             "usage_limit",
             "insufficient_quota",
             "exceeded your current quota",
+            "quota exceeded",
+            "billing",
+            "credit balance",
+            "payment required",
         ])
+    {
+        Some(AgentErrorClass::OutOfCredit)
+    } else if has_status_code(&text, "429")
+        || has(&["rate limit", "rate_limit", "ratelimit", "too many requests"])
     {
         Some(AgentErrorClass::RateLimited)
     } else if has(&[
@@ -35,7 +42,7 @@ pub fn classify(text: &str) -> Option<AgentErrorClass> {
         "invalid api key",
         "missing api key",
         "no api key",
-        "openai_api_key",
+        "missing bearer",
         "codex login",
         "access token could not be refreshed",
         "authentication",
@@ -43,10 +50,10 @@ pub fn classify(text: &str) -> Option<AgentErrorClass> {
         Some(AgentErrorClass::AuthMissing)
     } else if text.contains("model")
         && has(&[
-            "not found",
+            "model_not_found",
+            "model not found",
             "does not exist",
             "not supported",
-            "model_not_found",
             "unknown model",
             "do not have access",
             "not available",
@@ -56,6 +63,17 @@ pub fn classify(text: &str) -> Option<AgentErrorClass> {
     } else {
         None
     }
+}
+
+/// `text` without the lines that are codex notices rather than failures.
+fn without_notices(text: &str) -> String {
+    text.lines()
+        .filter(|line| {
+            let line = line.trim_start().to_lowercase();
+            !line.contains("model metadata for") && !line.starts_with("reconnecting")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Whether `code` appears in `text` as a number of its own (not inside `a4291` or `v1.429`).
@@ -70,26 +88,52 @@ fn has_status_code(text: &str, code: &str) -> bool {
 
 /// Whether waiting a little and trying again can help: a rate limit, but not a spent quota.
 pub fn is_transient_rate_limit(text: &str) -> bool {
-    let text = text.to_lowercase();
+    let text = without_notices(text).to_lowercase();
     classify(&text) == Some(AgentErrorClass::RateLimited)
         && !["usage limit", "usage_limit", "quota", "billing"]
             .iter()
             .any(|needle| text.contains(needle))
 }
 
+/// Whether the OpenAI side failed in a way a later attempt may not meet: a server error or
+/// overload (codex 0.169 words a 500 "We're currently experiencing high demand").
+pub fn is_server_error(text: &str) -> bool {
+    let text = without_notices(text).to_lowercase();
+    ["500", "502", "503", "504", "529"]
+        .iter()
+        .any(|code| has_status_code(&text, code))
+        || [
+            "high demand",
+            "overloaded",
+            "internal server error",
+            "server_error",
+            "server had an error",
+            "service unavailable",
+            "bad gateway",
+        ]
+        .iter()
+        .any(|needle| text.contains(needle))
+}
+
+/// Whether another attempt after a pause may succeed where this one failed.
+pub fn is_transient(text: &str) -> bool {
+    is_transient_rate_limit(text) || (classify(text).is_none() && is_server_error(text))
+}
+
 /// How to fix a failure of `class` for the role `role_name` using `model`.
 pub fn fix(class: AgentErrorClass, role_name: &str, model: Option<&str>) -> Option<String> {
     match class {
         AgentErrorClass::AuthMissing => Some(
-            "sign codex in: run `codex login` (ChatGPT account), or `printenv OPENAI_API_KEY | \
-             codex login --with-api-key`; for unattended runs `codex exec` also reads an API key \
-             from CODEX_API_KEY (older codex versions: OPENAI_API_KEY)"
+            "sign codex in: run `codex login` (ChatGPT account), or store an API key with \
+             `printenv OPENAI_API_KEY | codex login --with-api-key`, or give `codex exec` the \
+             key in CODEX_API_KEY (it does not read OPENAI_API_KEY); then `autobuild resume <ID>`"
                 .to_string(),
         ),
         AgentErrorClass::ModelNotFound => Some(format!(
             "{} is not available to codex with this account: set `model` of role `{role_name}` \
-             to an OpenAI model you can use (e.g. gpt-5-codex) under [roles.{role_name}] in \
-             .autobuild/config.toml, or pass --player-model/--coach-model{}",
+             to a model your codex offers (run `codex` and type /model to list them) under \
+             [roles.{role_name}] in .autobuild/config.toml, or pass \
+             --player-model/--coach-model{}; then `autobuild resume <ID>`",
             model.map_or("the default model".to_string(), |m| format!("model `{m}`")),
             if model.is_some_and(is_claude_model) {
                 " (this name is a Claude model, probably inherited from a workflow written for \
@@ -98,9 +142,15 @@ pub fn fix(class: AgentErrorClass, role_name: &str, model: Option<&str>) -> Opti
                 ""
             }
         )),
+        AgentErrorClass::OutOfCredit => Some(
+            "the OpenAI account's quota or credit, or the ChatGPT plan's usage limit, is spent: \
+             add credit (platform.openai.com billing) or wait until the limit resets, then \
+             `autobuild resume <ID>`"
+                .to_string(),
+        ),
         AgentErrorClass::RateLimited => Some(
-            "the OpenAI rate limit or plan quota was hit: wait and continue with `autobuild \
-             resume <ID>`, or lower the run's concurrency"
+            "the OpenAI rate limit was hit: wait and continue with `autobuild resume <ID>`, or \
+             lower the run's concurrency"
                 .to_string(),
         ),
         _ => None,
@@ -113,7 +163,8 @@ pub fn unsuitable_model(model: &str) -> Option<String> {
     is_claude_model(model).then(|| {
         format!(
             "`{model}` is a Claude model, which codex cannot use; set `model` to an OpenAI model \
-             (e.g. gpt-5-codex) where the role switches to `agent = \"codex\"`"
+             your codex offers (run `codex` and type /model to list them) where the role \
+             switches to `agent = \"codex\"`"
         )
     })
 }
@@ -136,7 +187,17 @@ mod tests {
             ),
             (
                 "You've hit your usage limit. Try again in 3 days.",
-                Some(AgentErrorClass::RateLimited),
+                Some(AgentErrorClass::OutOfCredit),
+            ),
+            (
+                "Quota exceeded. Check your plan and billing details.",
+                Some(AgentErrorClass::OutOfCredit),
+            ),
+            (
+                "Model metadata for `gpt-5-codex` not found. Defaulting to fallback metadata; \
+                 this can degrade performance and cause issues.\n\
+                 We're currently experiencing high demand, which may cause temporary errors.",
+                None,
             ),
             (
                 "unexpected status 401 Unauthorized: Missing bearer authentication in header",
@@ -176,6 +237,22 @@ mod tests {
             "429: You exceeded your current quota, please check your plan and billing details"
         ));
         assert!(!is_transient_rate_limit("401 Unauthorized"));
+    }
+
+    #[test]
+    fn server_errors_are_transient_notices_are_not_failures() {
+        let after_notice = "Model metadata for `gpt-5-codex` not found. Defaulting to fallback \
+                            metadata\nWe're currently experiencing high demand, which may cause \
+                            temporary errors.";
+        assert!(is_transient(after_notice));
+        assert!(is_transient("unexpected status 503 Service Unavailable"));
+        assert!(is_transient("429 Too Many Requests"));
+        assert!(!is_transient(
+            "Quota exceeded. Check your plan and billing details."
+        ));
+        assert!(!is_transient("stream disconnected before completion"));
+        assert!(!is_transient("unexpected status 401 Unauthorized"));
+        assert!(!is_server_error("request a5003 took 1.500s"));
     }
 
     #[test]

@@ -140,12 +140,13 @@ fn a_transient_rate_limit_is_retried_a_spent_quota_is_not() {
     assert_eq!(failure_of(&attempt).0, AgentErrorClass::RateLimited);
     assert!(attempt.retry);
 
+    // A plan's usage limit is out of credit for the run: waiting seconds does not lift it.
     let quota = "{\"type\":\"turn.failed\",\"error\":{\"message\":\"You've hit your usage limit. Try again in 3 days.\"}}\n";
     let attempt = interpret(
         &finished(ProcessEnd::Exited(1), quota, ""),
         &context(None, false),
     );
-    assert_eq!(failure_of(&attempt).0, AgentErrorClass::RateLimited);
+    assert_eq!(failure_of(&attempt).0, AgentErrorClass::OutOfCredit);
     assert!(!attempt.retry);
 }
 
@@ -328,5 +329,46 @@ fn a_recovered_rate_limit_does_not_make_a_later_failure_retryable() {
         &finished(ProcessEnd::Exited(1), stream, ""),
         &context(None, false),
     );
+    assert!(!attempt.retry);
+}
+
+#[test]
+fn a_server_error_after_the_model_metadata_notice_is_retried_not_a_model_error() {
+    let notice = "Model metadata for `gpt-5-codex` not found. Defaulting to fallback metadata; \
+                  this can degrade performance and cause issues.";
+    let demand = "We're currently experiencing high demand, which may cause temporary errors.";
+    let stream = format!(
+        "{}\n{}\n{}\n",
+        serde_json::json!({"type": "item.completed", "item": {"id": "item_0", "type": "error", "message": notice}}),
+        serde_json::json!({"type": "error", "message": demand}),
+        serde_json::json!({"type": "turn.failed", "error": {"message": demand}}),
+    );
+    let attempt = interpret(
+        &finished(ProcessEnd::Exited(1), &stream, ""),
+        &context(Some("gpt-5-codex"), false),
+    );
+    let (class, message) = failure_of(&attempt);
+    assert_eq!(class, AgentErrorClass::ApiError, "{message}");
+    assert!(attempt.retry);
+    assert!(
+        message.starts_with(&format!("codex: {demand}")),
+        "{message}"
+    );
+    assert!(
+        message.contains("codex also noted: Model metadata"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_quota_codex_words_as_such_is_out_of_credit() {
+    let stream = "{\"type\":\"turn.failed\",\"error\":{\"message\":\"Quota exceeded. Check your plan and billing details.\"}}\n";
+    let attempt = interpret(
+        &finished(ProcessEnd::Exited(1), stream, ""),
+        &context(None, false),
+    );
+    let (class, message) = failure_of(&attempt);
+    assert_eq!(class, AgentErrorClass::OutOfCredit);
+    assert!(message.contains("autobuild resume"), "{message}");
     assert!(!attempt.retry);
 }

@@ -8,6 +8,11 @@
 //! too: a backgrounded server would otherwise hold the output pipes open and outlive the run.
 //! A program that cannot be found is reported by name before anything is spawned, resolved
 //! against the PATH the child will actually get.
+//!
+//! A caller that understands the child's stdout can give a [`LineWatch`]: then only the lines
+//! it calls progress keep the idle watchdog quiet (an agent CLI that prints a retry notice every
+//! few seconds while offline is not making progress), and a line it calls hopeless stops the
+//! child at once ([`ProcessEnd::Aborted`]) instead of letting it retry what cannot succeed.
 
 mod cancel;
 mod group;
@@ -28,7 +33,7 @@ pub use cancel::CancelToken;
 pub use leftover::stop_leftover_group;
 pub use redact::{is_secret_name, redact, Redactor, REDACTED};
 
-use stream::{Activity, Drain, Keep, Transcript};
+use stream::{Activity, Drain, Keep, Touch, Transcript};
 
 /// Default wait between SIGINT, SIGTERM and SIGKILL.
 pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(5);
@@ -42,6 +47,38 @@ const PIPE_CLOSE_WAIT: Duration = Duration::from_secs(2);
 
 /// The longest pause between two checks of the child, the clock and the cancel token.
 const MAX_POLL: Duration = Duration::from_millis(50);
+
+/// What one line of a child's stdout says about its progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineSignal {
+    /// Work is happening: the idle watchdog starts counting again.
+    Progress,
+    /// Output, but no progress (a retry or reconnect notice): the idle watchdog keeps counting.
+    Waiting,
+    /// The child cannot succeed any more (e.g. its API refused the credentials and it is only
+    /// retrying): stop it now.
+    Hopeless,
+}
+
+/// Judges stdout lines (without their newline) for the idle watchdog; see [`LineSignal`].
+#[derive(Clone)]
+pub struct LineWatch(Arc<dyn Fn(&str) -> LineSignal + Send + Sync>);
+
+impl LineWatch {
+    pub fn new(judge: impl Fn(&str) -> LineSignal + Send + Sync + 'static) -> LineWatch {
+        LineWatch(Arc::new(judge))
+    }
+
+    pub fn judge(&self, line: &str) -> LineSignal {
+        (self.0)(line)
+    }
+}
+
+impl std::fmt::Debug for LineWatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LineWatch(..)")
+    }
+}
 
 /// What to run and how to bound it.
 #[derive(Debug, Clone)]
@@ -63,8 +100,12 @@ pub struct ProcessSpec {
     /// a very long stdout line, and the in-memory capture is bounded.
     pub stdout_path: Option<PathBuf>,
     pub timeout: Option<Duration>,
-    /// Stop the child when it prints nothing for this long.
+    /// Stop the child when it prints nothing (or, with `watch`, nothing that is progress) for
+    /// this long.
     pub idle_timeout: Option<Duration>,
+    /// Judges each stdout line; when set, stderr no longer counts as progress either (the
+    /// caller's stdout protocol is the authority on what the child is doing).
+    pub watch: Option<LineWatch>,
     /// Bytes of stdout kept in memory; the rest is only on disk.
     pub capture_limit: usize,
     /// Wait between SIGINT, SIGTERM and SIGKILL when stopping the child.
@@ -92,6 +133,7 @@ impl ProcessSpec {
             stdout_path: None,
             timeout: None,
             idle_timeout: None,
+            watch: None,
             capture_limit: 0,
             kill_grace: DEFAULT_KILL_GRACE,
             group_file: None,
@@ -117,6 +159,8 @@ pub enum ProcessEnd {
     TimedOut,
     IdleTimedOut,
     Cancelled,
+    /// Stopped because the spec's [`LineWatch`] found a hopeless line.
+    Aborted,
 }
 
 #[derive(Debug, Clone)]
@@ -273,12 +317,16 @@ impl Running {
             (Some(pipe), Some(bytes)) => Some(feed_stdin(pipe, bytes.clone())?),
             _ => None,
         };
+        let (stdout_touch, stderr_touch) = match &spec.watch {
+            Some(watch) => (Touch::Judged(watch.clone()), Touch::Never),
+            None => (Touch::Always, Touch::Always),
+        };
         let stdout = Drain::start(
             "stdout",
             child.stdout.take().ok_or_else(|| missing("stdout"))?,
             stdout_sinks,
             Arc::clone(&redactor),
-            Arc::clone(&activity),
+            (Arc::clone(&activity), stdout_touch),
             Keep::Head(spec.capture_limit),
         )?;
         let stderr = Drain::start(
@@ -286,7 +334,7 @@ impl Running {
             child.stderr.take().ok_or_else(|| missing("stderr"))?,
             vec![Arc::clone(&transcript)],
             redactor,
-            Arc::clone(&activity),
+            (Arc::clone(&activity), stderr_touch),
             Keep::Tail(STDERR_TAIL_BYTES),
         )?;
         Ok(Running {
@@ -360,6 +408,8 @@ fn supervise(
         }
         let stop_reason = if cancel.is_cancelled() {
             Some(ProcessEnd::Cancelled)
+        } else if activity.is_hopeless() {
+            Some(ProcessEnd::Aborted)
         } else if spec.timeout.is_some_and(|limit| start.elapsed() >= limit) {
             Some(ProcessEnd::TimedOut)
         } else if spec
@@ -446,31 +496,4 @@ fn stop_with_parent(command: &mut Command) {
 fn stop_with_parent(_command: &mut Command) {}
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stdout_alone_is_copied_whole_and_redacted() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut spec = ProcessSpec::new("sh", dir.path(), dir.path().join("logs/all.log"));
-        // A line several times the in-memory bound while stderr is written concurrently: in the
-        // combined transcript stderr may land inside it, in the stdout copy it may not.
-        spec.args = vec![
-            "-c".into(),
-            "(for i in 1 2 3 4 5 6 7 8; do echo err$i >&2; done) &\n\
-             printf 'key=%s ' \"$STREAM_TOKEN\"; head -c 3000000 /dev/zero | tr '\\0' a; echo; \
-             echo second; wait"
-                .into(),
-        ];
-        spec.env = vec![("STREAM_TOKEN".into(), "tok-1234567890".into())];
-        spec.stdout_path = Some(dir.path().join("logs/out.jsonl"));
-        let outcome = run(&spec, &CancelToken::new()).unwrap();
-        assert_eq!(outcome.end, ProcessEnd::Exited(0));
-        let copy = std::fs::read_to_string(dir.path().join("logs/out.jsonl")).unwrap();
-        let expected = format!("key={REDACTED} {}\nsecond\n", "a".repeat(3_000_000));
-        assert!(copy == expected, "the stdout copy differs from stdout");
-        let transcript = std::fs::read_to_string(dir.path().join("logs/all.log")).unwrap();
-        assert!(transcript.contains("err8"));
-        assert!(!transcript.contains("tok-1234567890"));
-    }
-}
+mod tests;

@@ -10,12 +10,13 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use super::redact::Redactor;
+use super::{LineSignal, LineWatch};
 
 /// An unfinished line longer than this is written out in pieces.
 const MAX_PENDING: usize = 1 << 20;
@@ -82,10 +83,12 @@ impl Transcript {
     }
 }
 
-/// When the child last printed anything, for the idle watchdog.
+/// When the child last made progress, for the idle watchdog, and whether its output said it
+/// cannot succeed.
 pub(super) struct Activity {
     start: Instant,
     last_output_ms: AtomicU64,
+    hopeless: AtomicBool,
 }
 
 impl Activity {
@@ -93,6 +96,32 @@ impl Activity {
         Activity {
             start,
             last_output_ms: AtomicU64::new(0),
+            hopeless: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether a watched line said the child cannot succeed.
+    pub(super) fn is_hopeless(&self) -> bool {
+        self.hopeless.load(Ordering::Relaxed)
+    }
+
+    /// Notes what a piece of output says when its lines are judged: a whole line (ending in a
+    /// newline) as the watch says; a slice of a line too long to hold counts as progress (data
+    /// is flowing). Unjudged output is noted per read, partial lines included.
+    fn saw(&self, piece: &str, touch: &Touch) {
+        match touch {
+            Touch::Never | Touch::Always => {}
+            Touch::Judged(watch) => {
+                let Some(line) = piece.strip_suffix('\n') else {
+                    self.touch();
+                    return;
+                };
+                match watch.judge(line.trim_end_matches('\r')) {
+                    LineSignal::Progress => self.touch(),
+                    LineSignal::Waiting => {}
+                    LineSignal::Hopeless => self.hopeless.store(true, Ordering::Relaxed),
+                }
+            }
         }
     }
 
@@ -106,6 +135,15 @@ impl Activity {
         let last = Duration::from_millis(self.last_output_ms.load(Ordering::Relaxed));
         self.start.elapsed().saturating_sub(last)
     }
+}
+
+/// Which output of a stream counts as progress for the idle watchdog.
+#[derive(Clone)]
+pub(super) enum Touch {
+    Always,
+    Never,
+    /// Each line as the watch judges it.
+    Judged(LineWatch),
 }
 
 /// Which part of a stream is kept in memory.
@@ -164,7 +202,7 @@ impl Drain {
         mut reader: impl Read + Send + 'static,
         sinks: Vec<Arc<Transcript>>,
         redactor: Arc<Redactor>,
-        activity: Arc<Activity>,
+        (activity, touch): (Arc<Activity>, Touch),
         keep: Keep,
     ) -> io::Result<Drain> {
         let excerpt = Arc::new(Mutex::new(Excerpt::default()));
@@ -178,6 +216,9 @@ impl Drain {
                     if pieces.is_empty() {
                         return;
                     }
+                    for piece in &pieces {
+                        activity.saw(piece, &touch);
+                    }
                     for sink in &sinks {
                         sink.write_all(&pieces);
                     }
@@ -190,7 +231,9 @@ impl Drain {
                     match reader.read(&mut buffer) {
                         Ok(0) => break,
                         Ok(n) => {
-                            activity.touch();
+                            if matches!(touch, Touch::Always) {
+                                activity.touch();
+                            }
                             record(lines.push(&buffer[..n], &redactor));
                         }
                         Err(error) if error.kind() == io::ErrorKind::Interrupted => {}

@@ -1,6 +1,8 @@
 //! Whether an agent CLI can authenticate, from the names of variables and files that provide
-//! its credentials. Values are never read or printed: a variable counts when it is set and
-//! non-empty, a file when it exists.
+//! its credentials: the fallback for when the CLI itself cannot be asked (it is not installed,
+//! or too old to have `auth status` / `login status`; module [`crate::agents::login`]). Values
+//! are never read or printed: a variable counts when it is set and non-empty, a file when it
+//! exists. `~/.claude.json` is no evidence: any `claude` run creates it, logged in or not.
 
 use std::path::{Path, PathBuf};
 
@@ -14,8 +16,12 @@ pub type Detect = fn(Lookup<'_>, Option<&Path>) -> Credentials;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Credentials {
     Present(String),
-    /// Some evidence, not proof (e.g. a config file whose secret lives in a keychain).
-    Likely(String),
+    /// Something was found, but it does not log the CLI in (the CLI says it is not logged in,
+    /// or a variable it does not read is set): what, and how to fix it.
+    Refused {
+        detail: String,
+        fix: String,
+    },
     /// How to provide them.
     Absent(String),
 }
@@ -25,7 +31,7 @@ impl Credentials {
     pub fn describe(&self) -> (String, String) {
         match self {
             Credentials::Present(what) => (what.clone(), String::new()),
-            Credentials::Likely(what) => (what.clone(), String::new()),
+            Credentials::Refused { detail, fix } => (detail.clone(), fix.clone()),
             Credentials::Absent(fix) => ("none found".to_string(), fix.clone()),
         }
     }
@@ -56,23 +62,17 @@ pub fn claude_credentials(var: Lookup<'_>, home: Option<&Path>) -> Credentials {
     {
         return Credentials::Present(format!("logged in ({})", file.display()));
     }
-    if let Some(file) = home.map(|h| h.join(".claude.json")).filter(|f| f.is_file()) {
-        return Credentials::Likely(format!(
-            "no API key; {} exists, so a login kept in the system keychain is likely",
-            file.display()
-        ));
-    }
     Credentials::Absent(
-        "export ANTHROPIC_API_KEY, or run `claude` once and log in with /login".to_string(),
+        "export ANTHROPIC_API_KEY, or log in with `claude auth login` (or /login inside `claude`)"
+            .to_string(),
     )
 }
 
-/// Codex authenticates with an API key variable or `codex login` (`$CODEX_HOME/auth.json`).
+/// `codex exec` authenticates with `CODEX_API_KEY` or a stored `codex login`
+/// (`$CODEX_HOME/auth.json`); it does not read `OPENAI_API_KEY`.
 pub fn codex_credentials(var: Lookup<'_>, home: Option<&Path>) -> Credentials {
-    for name in ["OPENAI_API_KEY", "CODEX_API_KEY"] {
-        if var(name).is_some() {
-            return Credentials::Present(format!("{name} is set"));
-        }
+    if var("CODEX_API_KEY").is_some() {
+        return Credentials::Present("CODEX_API_KEY is set".to_string());
     }
     let codex_home = var("CODEX_HOME")
         .map(PathBuf::from)
@@ -83,7 +83,13 @@ pub fn codex_credentials(var: Lookup<'_>, home: Option<&Path>) -> Credentials {
     {
         return Credentials::Present(format!("logged in ({})", file.display()));
     }
-    Credentials::Absent("export OPENAI_API_KEY, or run `codex login`".to_string())
+    if var("OPENAI_API_KEY").is_some() {
+        return Credentials::Refused {
+            detail: "OPENAI_API_KEY is set, but `codex exec` does not read it".to_string(),
+            fix: crate::agents::login::CODEX_FIX.to_string(),
+        };
+    }
+    Credentials::Absent(crate::agents::login::CODEX_FIX.to_string())
 }
 
 #[cfg(test)]
@@ -119,10 +125,11 @@ mod tests {
             Credentials::Present(_)
         ));
 
+        // Any `claude` run creates ~/.claude.json, logged in or not: it proves nothing.
         std::fs::write(home.path().join(".claude.json"), "{}").unwrap();
         assert!(matches!(
             claude_credentials(&none, Some(home.path())),
-            Credentials::Likely(_)
+            Credentials::Absent(_)
         ));
         std::fs::create_dir_all(home.path().join(".claude")).unwrap();
         std::fs::write(home.path().join(".claude/.credentials.json"), "{}").unwrap();
@@ -146,10 +153,22 @@ mod tests {
             codex_credentials(&none, Some(home.path())),
             Credentials::Present(_)
         ));
-        let key = vars(&[("OPENAI_API_KEY", "sk-do-not-print")]);
+        let key = vars(&[("CODEX_API_KEY", "sk-do-not-print")]);
         assert_eq!(
             codex_credentials(&key, None),
-            Credentials::Present("OPENAI_API_KEY is set".into())
+            Credentials::Present("CODEX_API_KEY is set".into())
         );
+        // codex exec 0.169 sends no Authorization header for OPENAI_API_KEY alone.
+        let openai = vars(&[("OPENAI_API_KEY", "sk-do-not-print")]);
+        match codex_credentials(&openai, None) {
+            Credentials::Refused { detail, fix } => {
+                assert!(detail.contains("does not read it"), "{detail}");
+                assert!(
+                    fix.contains("CODEX_API_KEY") && fix.contains("codex login"),
+                    "{fix}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

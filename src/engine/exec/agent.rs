@@ -3,18 +3,25 @@
 //! worktree and computes the changes from git; after a read-only role it audits the worktree
 //! against the checkpoint and reverts any change (a scope violation). A verdict role's answer
 //! is parsed and schema-checked, with one corrective retry.
+//!
+//! An agent that cannot authenticate, is out of credit or names a model it cannot use stops the
+//! run right after its invocation (DESIGN.md §10): before the checkpoint, so nothing of the
+//! failed step is recorded and `autobuild resume` performs it again from the last checkpoint.
 
 use std::fs;
 use std::path::Path;
 
 use serde_json::json;
 
-use crate::agents::{adapter_for, Adapter, AgentOutcome, AgentRequest, DEFAULT_AGENT_TIMEOUT};
+use crate::agents::{
+    adapter_for, Adapter, AgentOutcome, AgentRequest, AgentStatus, DEFAULT_AGENT_TIMEOUT,
+};
 use crate::engine::cx::RunCx;
 use crate::engine::events::EventKind;
 use crate::engine::exec::prompt::prompt_context;
 use crate::engine::exec::StepDone;
 use crate::engine::turn::{write_record, CoachRecord, PlayerRecord};
+use crate::engine::{AgentStop, Outcome};
 use crate::error::Error;
 use crate::git;
 use crate::steps::verdict::{self, Verdict, VERDICT_SCHEMA};
@@ -86,6 +93,9 @@ fn run_writer(
     }
     if invocation.outcome.status.is_cancelled() {
         return Ok(StepDone::cancelled());
+    }
+    if let Some(halt) = halt(role_name, role, &invocation) {
+        return Ok(halt);
     }
     let branch = cx.state.branch.clone();
     if let Some(elsewhere) = git::reattach(worktree, &branch)? {
@@ -171,6 +181,9 @@ fn run_reader(
     if invocation.outcome.status.is_cancelled() {
         return Ok(StepDone::cancelled());
     }
+    if let Some(halt) = halt(role_name, role, &invocation) {
+        return Ok(halt);
+    }
     let criteria_ids: Vec<String> = cx.plan.task.criteria.iter().map(|c| c.id.clone()).collect();
     let mut retried = false;
     let mut verdict_error = None;
@@ -198,6 +211,9 @@ fn run_reader(
                 );
                 if invocation.outcome.status.is_cancelled() {
                     return Ok(StepDone::cancelled());
+                }
+                if let Some(halt) = halt(role_name, role, &invocation) {
+                    return Ok(halt);
                 }
                 if !invocation.outcome.status.is_success() {
                     let reason = failed_agent_reason(&invocation.outcome);
@@ -265,6 +281,20 @@ fn run_reader(
     } else {
         StepDone::failed(summary, outputs)
     })
+}
+
+/// The step that stops the run, when the agent failed in a way every later step would too.
+fn halt(role_name: &str, role: &Role, invocation: &Invocation) -> Option<StepDone> {
+    let class = invocation.outcome.status.run_stopper()?;
+    let stop = AgentStop {
+        role: role_name.to_string(),
+        agent: role.agent,
+        class,
+        message: invocation.outcome.status.message(),
+        transcript: invocation.transcript_path.clone(),
+    };
+    let summary = format!("agent {}: {}", class.as_str(), stop.message);
+    Some(StepDone::halted(summary, Outcome::AgentUnusable(stop)))
 }
 
 fn failed_agent_reason(outcome: &AgentOutcome) -> String {
@@ -367,7 +397,19 @@ fn invoke(
         verdict_schema: VERDICT_SCHEMA,
         pricing: Some(&cx.plan.config.pricing),
     };
-    let outcome = adapter.invoke(&request, &cx.cancel).map_err(Error::from)?;
+    let mut outcome = adapter.invoke(&request, &cx.cancel).map_err(Error::from)?;
+    // Adapters word their fixes for any run; this one has a name.
+    if let AgentStatus::Failed { message, .. } = &mut outcome.status {
+        *message = message.replace(
+            "autobuild resume <ID>",
+            &format!("autobuild resume {}", cx.state.task_id),
+        );
+    }
+    for note in &outcome.notes {
+        cx.emit(EventKind::Warning {
+            message: format!("`{role_name}`: {note}"),
+        });
+    }
     if let Some(cost) = outcome.cost_usd {
         cx.state.cost_usd += cost;
         cx.state.cost_estimated |= outcome.cost_estimated;

@@ -32,6 +32,9 @@ pub struct StepDone {
     pub summary: String,
     /// The step was interrupted by Ctrl-C; it is not recorded as completed.
     pub cancelled: bool,
+    /// The run must stop with this outcome; the step is not recorded as completed, so a
+    /// resumed run performs it again.
+    pub stop: Option<crate::engine::Outcome>,
 }
 
 impl StepDone {
@@ -41,6 +44,7 @@ impl StepDone {
             outputs: into_map(outputs),
             summary: summary.into(),
             cancelled: false,
+            stop: None,
         }
     }
 
@@ -48,6 +52,15 @@ impl StepDone {
         StepDone {
             ok: false,
             ..StepDone::ok(summary, outputs)
+        }
+    }
+
+    /// The step ends the run with `outcome`.
+    pub fn halted(summary: impl Into<String>, outcome: crate::engine::Outcome) -> StepDone {
+        StepDone {
+            summary: summary.into(),
+            stop: Some(outcome),
+            ..StepDone::default()
         }
     }
 

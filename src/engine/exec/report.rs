@@ -207,9 +207,27 @@ fn render_blocked(out: &mut String, state: &RunState, outcome: &Outcome, turns: 
         }
         out.push('\n');
     }
-    let class = failure_class(turns.last(), last_gate);
+    let class = match outcome {
+        Outcome::AgentUnusable(stop) => format!(
+            "agent setup ({}) — the `{}` agent ({}) {}; nothing is wrong with the task or its \
+             code. Its transcript is {}",
+            stop.class.as_str(),
+            stop.role,
+            stop.agent,
+            stop.class.describe(),
+            stop.transcript.display()
+        ),
+        _ => failure_class(turns.last(), last_gate),
+    };
     let _ = writeln!(out, "## Failure class\n\n{class}\n");
     let _ = writeln!(out, "## Suggested actions\n");
+    if let Outcome::AgentUnusable(_) = outcome {
+        let _ = writeln!(
+            out,
+            "- Fix the agent's setup as the message above says (`autobuild doctor` checks the \
+             agent CLIs' logins)."
+        );
+    }
     if class.starts_with("infrastructure") {
         let _ = writeln!(out, "- Fix the environment the runner and the agents share (`[env]` in `.autobuild/config.toml`), then resume.");
     }
@@ -226,6 +244,14 @@ fn render_blocked(out: &mut String, state: &RunState, outcome: &Outcome, turns: 
         );
     }
     match outcome {
+        Outcome::AgentUnusable(_) => {
+            let _ = writeln!(
+                out,
+                "- Once that is fixed, continue where it stopped: `autobuild resume {}` (the \
+                 worktree and the branch are kept; the interrupted step runs again).",
+                state.task_id
+            );
+        }
         Outcome::Cancelled | Outcome::TimedOut | Outcome::Failed { .. } => {
             let _ = writeln!(
                 out,

@@ -1,5 +1,6 @@
 use super::*;
-use crate::agents::claude_code::stream::{InitEvent, ResultEvent};
+use crate::agents::claude_code::signals::ApiRetry;
+use crate::agents::claude_code::stream::{ApiErrorMessage, InitEvent, ResultEvent};
 
 fn role(access: Access) -> Role {
     let mut role: Role = serde_json::from_value(
@@ -104,11 +105,12 @@ fn rate_limits_are_transient() {
         "API Error: 529 Overloaded",
     );
     assert!(overloaded.transient);
+    // A plan's usage limit lifts in hours: out of credit for the run, not a rate limit.
     let exhausted = with_result("success", true, "Claude AI usage limit reached|1700000000");
     let classified = run(ProcessEnd::Exited(0), &exhausted, "");
     assert_eq!(
         class_and_message(&classified).0,
-        AgentErrorClass::RateLimited
+        AgentErrorClass::OutOfCredit
     );
     assert!(!classified.transient, "waiting seconds does not help");
 }
@@ -196,4 +198,124 @@ fn the_agents_own_answer_is_not_read_as_an_error_message() {
 fn only_the_success_subtype_is_success() {
     let summary = with_result("error_max_budget_usd", false, "");
     assert!(!run(ProcessEnd::Exited(0), &summary, "").status.is_success());
+}
+
+/// A failed session as Claude Code 2.1 reports it: the synthetic assistant message with its
+/// `error` label, then an error result with the HTTP status.
+fn api_failure(label: &str, status: Option<u16>, text: &str) -> StreamSummary {
+    let mut summary = with_result("success", true, text);
+    if let Some(result) = summary.result.as_mut() {
+        result.api_error_status = status;
+    }
+    summary.api_error = Some(ApiErrorMessage {
+        label: label.into(),
+        text: Some(text.into()),
+    });
+    summary
+}
+
+#[test]
+fn machine_readable_fields_win_over_the_text() {
+    // The text reads like a rate limit; the label says the credentials were refused.
+    let summary = api_failure(
+        "authentication_failed",
+        Some(401),
+        "API Error: Request rejected (429) · rate limited",
+    );
+    let classified = run(ProcessEnd::Exited(1), &summary, "");
+    assert_eq!(
+        class_and_message(&classified).0,
+        AgentErrorClass::AuthMissing
+    );
+    assert!(!classified.transient);
+
+    let cases = [
+        (
+            "billing_error",
+            Some(402),
+            "Your credit balance is too low",
+            AgentErrorClass::OutOfCredit,
+        ),
+        (
+            "model_not_found",
+            Some(404),
+            "Something failed",
+            AgentErrorClass::ModelNotFound,
+        ),
+        (
+            "unknown",
+            Some(401),
+            "Something failed",
+            AgentErrorClass::AuthMissing,
+        ),
+        (
+            "server_error",
+            Some(500),
+            "Not logged in",
+            AgentErrorClass::ApiError,
+        ),
+    ];
+    for (label, status, text, expected) in cases {
+        let (class, message) = class_and_message(&run(
+            ProcessEnd::Exited(1),
+            &api_failure(label, status, text),
+            "",
+        ));
+        assert_eq!(class, expected, "{label}: {message}");
+    }
+}
+
+#[test]
+fn current_rate_limit_texts_are_recognised() {
+    let transient = api_failure(
+        "rate_limit",
+        Some(429),
+        "API Error: Request rejected (429) · slow down",
+    );
+    let classified = run(ProcessEnd::Exited(1), &transient, "");
+    assert_eq!(
+        class_and_message(&classified).0,
+        AgentErrorClass::RateLimited
+    );
+    assert!(classified.transient);
+
+    let plan = api_failure(
+        "rate_limit",
+        Some(429),
+        "You've hit your weekly limit · resets Mon 9am",
+    );
+    let classified = run(ProcessEnd::Exited(1), &plan, "");
+    let (class, message) = class_and_message(&classified);
+    assert_eq!(class, AgentErrorClass::OutOfCredit);
+    assert!(message.contains("resets Mon 9am"), "{message}");
+    assert!(!classified.transient);
+
+    // Without the fields, the texts still say it.
+    let text_only = with_result(
+        "success",
+        true,
+        "API Error: Request rejected (429) · slow down",
+    );
+    assert!(run(ProcessEnd::Exited(1), &text_only, "").transient);
+}
+
+#[test]
+fn a_retry_claude_was_stopped_in_names_the_cause() {
+    let summary = StreamSummary {
+        last_retry: Some(ApiRetry {
+            attempt: Some(3),
+            error_status: Some(401),
+            error: Some("authentication_failed".into()),
+        }),
+        retries: 3,
+        ..StreamSummary::default()
+    };
+    let (class, message) = class_and_message(&run(ProcessEnd::Aborted, &summary, ""));
+    assert_eq!(class, AgentErrorClass::AuthMissing);
+    assert!(message.contains("status 401"), "{message}");
+    // A retry that claude got past says nothing about how the session ended.
+    let mut recovered = with_result("success", true, "boom");
+    recovered.last_retry = summary.last_retry.clone();
+    let (class, _) = class_and_message(&run(ProcessEnd::Exited(1), &recovered, ""));
+    assert_eq!(class, AgentErrorClass::ApiError);
 }

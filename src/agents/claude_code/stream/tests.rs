@@ -168,3 +168,34 @@ fn a_long_denied_input_is_shortened() {
     assert!(shown.ends_with('…'));
     assert!(shown.chars().count() < 220);
 }
+
+#[test]
+fn machine_readable_error_fields_are_kept() {
+    let summary = parse(&[
+        json!({"type": "system", "subtype": "api_retry", "attempt": 1, "max_retries": 10,
+               "retry_delay_ms": 500, "error_status": 529, "error": "overloaded"})
+        .to_string(),
+        json!({"type": "system", "subtype": "api_retry", "attempt": 2, "max_retries": 10,
+               "retry_delay_ms": 1000, "error_status": 401, "error": "authentication_failed"})
+        .to_string(),
+        json!({"type": "assistant", "error": "authentication_failed",
+               "message": {"id": "m1", "model": "<synthetic>", "role": "assistant",
+                           "content": [{"type": "text", "text": "Not logged in · Please run /login"}],
+                           "usage": {"input_tokens": 0, "output_tokens": 0}}})
+        .to_string(),
+        json!({"type": "result", "subtype": "success", "is_error": true,
+               "result": "Not logged in · Please run /login", "api_error_status": 401})
+        .to_string(),
+    ]);
+    assert_eq!(summary.retries, 2);
+    let retry = summary.last_retry.as_ref().unwrap();
+    assert_eq!(retry.error_status, Some(401));
+    assert_eq!(retry.error.as_deref(), Some("authentication_failed"));
+    let api_error = summary.api_error.as_ref().unwrap();
+    assert_eq!(api_error.label, "authentication_failed");
+    assert_eq!(
+        api_error.text.as_deref(),
+        Some("Not logged in · Please run /login")
+    );
+    assert_eq!(summary.result.as_ref().unwrap().api_error_status, Some(401));
+}

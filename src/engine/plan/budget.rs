@@ -1,0 +1,138 @@
+//! A budget is never skipped silently: every agent step whose cost cannot be known is named
+//! before the run starts.
+//!
+//! Claude Code reports each invocation's cost. codex reports only tokens, and autobuild prices
+//! them from `[pricing]` or its built-in table (module `agents::codex`); a model in neither —
+//! or a codex role without `model`, which runs whatever codex's own default is — would run
+//! uncounted, and `limits.max_cost_usd` would never trigger. So with a budget such a run is
+//! refused until `[pricing."<model>"]` gives a price (or the role names a priced model); without
+//! a budget it is a warning that the cost is not recorded.
+
+use crate::agents::codex;
+use crate::project::config::PriceTable;
+use crate::workflow::model::{Action, AgentKind};
+use crate::workflow::ResolvedWorkflow;
+
+/// What stops the run and what only warns, about agent steps whose cost cannot be known.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Unpriced {
+    pub blockers: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+pub fn check(resolved: &ResolvedWorkflow, pricing: &PriceTable) -> Unpriced {
+    let budget = resolved.workflow.limits.max_cost_usd;
+    let mut found = Unpriced::default();
+    let mut seen: Vec<&str> = Vec::new();
+    for step in resolved.workflow.all_steps() {
+        let Action::Agent { role: role_name } = &step.action else {
+            continue;
+        };
+        let Some(role) = resolved.workflow.roles.get(role_name) else {
+            continue;
+        };
+        if role.agent != AgentKind::Codex || seen.contains(&role_name.as_str()) {
+            continue;
+        }
+        seen.push(role_name);
+        let (what, fix) = match role.model.as_deref() {
+            Some(model) if codex::price_known(model, pricing) => continue,
+            // A Claude model is refused for codex anyway, with its own fix.
+            Some(model) if codex::unsuitable_model(model).is_some() => continue,
+            Some(model) => (
+                format!("model `{model}` has no known price"),
+                format!(
+                    "add [pricing.\"{model}\"] with input, cached_input and output in USD per \
+                     million tokens to .autobuild/config.toml, or set `model` of role \
+                     `{role_name}` to a model with a known price"
+                ),
+            ),
+            None => (
+                "names no `model`, so codex runs its own default, whose price autobuild \
+                 cannot know"
+                    .to_string(),
+                format!(
+                    "set `model` of role `{role_name}` (with [pricing.\"<model>\"] in \
+                     .autobuild/config.toml unless the built-in table has it)"
+                ),
+            ),
+        };
+        match budget {
+            Some(limit) => found.blockers.push(format!(
+                "role `{role_name}` (codex): {what}, so limits.max_cost_usd ({limit:.2}) \
+                 could not be enforced; fix: {fix}"
+            )),
+            None => found.warnings.push(format!(
+                "role `{role_name}` (codex): {what}: its cost is not recorded; {fix}"
+            )),
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::project::config::ModelPrice;
+    use crate::workflow::{resolve, Overrides};
+
+    fn codex_workflow(player: Option<&str>, budget: Option<f64>) -> ResolvedWorkflow {
+        let overrides = Overrides {
+            agent: Some("codex".into()),
+            coach_model: Some("gpt-5-codex".into()),
+            ..Overrides::default()
+        };
+        let mut resolved = resolve(None, "player-coach", &overrides).unwrap();
+        if let Some(role) = resolved.workflow.roles.get_mut("player") {
+            role.model = player.map(str::to_string);
+        }
+        resolved.workflow.limits.max_cost_usd = budget;
+        resolved
+    }
+
+    #[test]
+    fn with_a_budget_an_unpriced_or_unnamed_model_is_refused() {
+        let none = PriceTable::new();
+        let found = check(&codex_workflow(Some("gpt-6.1-sol"), Some(25.0)), &none);
+        assert_eq!(found.blockers.len(), 1, "{found:?}");
+        assert!(found.blockers[0].contains("`gpt-6.1-sol` has no known price"));
+        assert!(found.blockers[0].contains("[pricing.\"gpt-6.1-sol\"]"));
+
+        let found = check(&codex_workflow(None, Some(25.0)), &none);
+        assert_eq!(found.blockers.len(), 1, "{found:?}");
+        assert!(found.blockers[0].contains("role `player` (codex): names no `model`"));
+    }
+
+    #[test]
+    fn a_price_from_the_project_or_the_built_in_table_is_enough() {
+        let mut table = PriceTable::new();
+        table.insert(
+            "gpt-6.1-sol".into(),
+            ModelPrice {
+                input: 1.0,
+                cached_input: 0.1,
+                output: 8.0,
+            },
+        );
+        let found = check(&codex_workflow(Some("gpt-6.1-sol"), Some(25.0)), &table);
+        assert_eq!(found, Unpriced::default());
+        let found = check(&codex_workflow(Some("o3"), Some(25.0)), &PriceTable::new());
+        assert_eq!(found, Unpriced::default());
+    }
+
+    #[test]
+    fn without_a_budget_it_is_a_warning_and_claude_models_are_left_to_their_own_check() {
+        let found = check(
+            &codex_workflow(Some("gpt-6.1-sol"), None),
+            &PriceTable::new(),
+        );
+        assert!(found.blockers.is_empty());
+        assert_eq!(found.warnings.len(), 1);
+        assert!(found.warnings[0].contains("its cost is not recorded"));
+        let found = check(
+            &codex_workflow(Some("sonnet"), Some(25.0)),
+            &PriceTable::new(),
+        );
+        assert_eq!(found, Unpriced::default());
+    }
+}
