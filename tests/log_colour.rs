@@ -3,49 +3,24 @@
 
 mod loop_fixture;
 
-use std::path::Path;
-
 use loop_fixture::{stderr, Project, TASK};
 
 #[test]
 fn warnings_on_a_pipe_are_plain_text() {
-    // A codex player on a model without a known price logs a WARN on every invocation.
+    // A resume after a kill during worktree creation logs a WARN as it discards the remains.
     let project = Project::new().commit();
-    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-codex");
-    project.write(
-        ".autobuild/config.toml",
-        &format!(
-            r#"[checks.test]
-cmd = "sh tests/run.sh"
-timeout = "30s"
-
-[env]
-path_prepend = ["{}"]
-
-[roles.player]
-agent = "codex"
-model = "model-without-a-price"
-timeout = "30s"
-
-[roles.coach]
-agent = "command"
-command = ["sh", ".autobuild/agents/coach.sh"]
-timeout = "30s"
-"#,
-            fake.display()
-        ),
+    let killed = project.run_with_env(
+        &["task", TASK, "--no-merge"],
+        &[("AUTOBUILD_FAILPOINT", "worktree.added")],
     );
-    project.git(&["commit", "-q", "-am", "player on codex"]);
+    assert!(!killed.status.success());
 
-    let output = project.run_with_env(
-        &["-v", "task", TASK, "--max-turns", "1", "--no-merge"],
-        &[("OPENAI_API_KEY", "sk-test")],
-    );
+    let output = project.run(&["-v", "resume", TASK]);
 
     let err = stderr(&output);
     let warn = err
         .lines()
-        .find(|line| line.contains("no token price"))
+        .find(|line| line.contains("discarded a worktree"))
         .unwrap_or_else(|| panic!("no WARN line in:\n{err}"));
     assert!(warn.starts_with(" WARN "), "{warn:?}");
     assert!(err.lines().any(|line| line.starts_with("DEBUG ")), "{err}");
