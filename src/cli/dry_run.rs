@@ -134,8 +134,16 @@ pub fn render(plan: &Plan) -> String {
                 .map(|t| format!(", timeout {}", humantime::format_duration(t)))
                 .unwrap_or_default()
         );
+        if let Some(writes) = &role.writes {
+            let _ = writeln!(out, "      may change only: {}", globs(writes));
+        }
         let _ = writeln!(out, "      $ {}", command_line(plan, &name));
     }
+    let _ = writeln!(
+        out,
+        "\nProtected (no agent may change): {}",
+        globs(&plan.protected_paths())
+    );
 
     let _ = writeln!(out, "\nSteps:");
     render_steps(&mut out, &plan.resolved.workflow.steps, "  ", "");
@@ -223,6 +231,17 @@ fn worktree_context(plan: &Plan) -> WorktreeContext {
     }
 }
 
+fn globs(patterns: &[String]) -> String {
+    if patterns.is_empty() {
+        return "(nothing)".to_string();
+    }
+    patterns
+        .iter()
+        .map(|p| format!("`{p}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn player_prompt(plan: &Plan) -> Result<String, String> {
     let role = plan
         .used_roles()
@@ -236,7 +255,8 @@ fn player_prompt(plan: &Plan) -> Result<String, String> {
                 .cloned()
         })
         .ok_or("no writing role in this workflow")?;
-    let context = build_prompt_context(plan, worktree_context(plan), None, None);
+    let mut context = build_prompt_context(plan, worktree_context(plan), None, None);
+    context.scope.writes = role.writes.clone();
     plan.resolved
         .render_prompt(&role.prompt, &context)
         .map_err(|e| e.to_string())

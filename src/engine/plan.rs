@@ -219,6 +219,40 @@ pub fn preflight(
 }
 
 impl Plan {
+    /// What no agent of this run may change: autobuild's own directory, the task file,
+    /// `[scope] protect` and the task's `protect:`, as globs relative to the repository root.
+    pub fn protected_paths(&self) -> Vec<String> {
+        let task_file = self
+            .task
+            .path
+            .strip_prefix(&self.root)
+            .ok()
+            .map(|relative| globset::escape(&relative.to_string_lossy()));
+        let always: Vec<String> = crate::steps::scope::ALWAYS_PROTECTED
+            .iter()
+            .map(|p| p.to_string())
+            .collect();
+        // The task file usually lives under `.autobuild/`, already covered.
+        let covered = |file: &String| {
+            crate::steps::scope::PathScope::new(&always, None)
+                .is_ok_and(|scope| !scope.out_of_scope(std::slice::from_ref(file)).is_empty())
+        };
+        let task_file = task_file.filter(|file| !covered(file));
+        let mut patterns: Vec<String> = Vec::new();
+        let all = always
+            .iter()
+            .cloned()
+            .chain(task_file)
+            .chain(self.config.scope.protect.iter().cloned())
+            .chain(self.task.protect.iter().cloned());
+        for pattern in all {
+            if !patterns.contains(&pattern) {
+                patterns.push(pattern);
+            }
+        }
+        patterns
+    }
+
     /// Refuses to start while anything blocks the run.
     pub fn ensure_startable(&self) -> Result<(), Error> {
         if self.blockers.is_empty() {

@@ -12,6 +12,20 @@ use super::merge::{merge_tree, TreeMerge};
 use super::repo::Repo;
 
 impl Repo {
+    /// Where `commit` forked from `branch`: their merge base (hex).
+    pub fn fork_point(&self, branch: &str, commit: &str) -> Result<String, GitError> {
+        let tip = self.base_tip(branch)?.id();
+        let commit = git2::Oid::from_str(commit)
+            .context(format_args!("read commit id {commit}"), self.root())?;
+        self.repo
+            .merge_base(tip, commit)
+            .map(|oid| oid.to_string())
+            .context(
+                format_args!("find where the task forked from {branch}"),
+                self.root(),
+            )
+    }
+
     /// Whether merging `branch` into `into` would change nothing.
     pub fn is_merged(&self, branch: &str, into: &str) -> Result<bool, GitError> {
         let tip = self.branch_tip(branch)?;

@@ -50,6 +50,58 @@ pub struct DiffStat {
     pub deletions: usize,
 }
 
+/// The unified diff (`git diff` format) from `from_commit` to `to_commit` of the files `wanted`
+/// selects, cut to at most `limit` bytes with a note of how much was left out.
+pub fn diff_text(
+    checkout: &Path,
+    from_commit: &str,
+    to_commit: &str,
+    wanted: &dyn Fn(&str) -> bool,
+    limit: usize,
+) -> Result<String, GitError> {
+    let repo = open_checkout(checkout)?;
+    let from = find_commit(&repo, from_commit, checkout)?
+        .tree()
+        .context("read a commit's tree", checkout)?;
+    let to = find_commit(&repo, to_commit, checkout)?
+        .tree()
+        .context("read a commit's tree", checkout)?;
+    let diff = repo
+        .diff_tree_to_tree(Some(&from), Some(&to), None)
+        .context("diff two commits", checkout)?;
+    let mut text = Vec::new();
+    diff.print(git2::DiffFormat::Patch, |delta, _hunk, line| {
+        let path = delta
+            .new_file()
+            .path()
+            .or_else(|| delta.old_file().path())
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if wanted(&path) {
+            if matches!(line.origin(), '+' | '-' | ' ') {
+                text.push(line.origin() as u8);
+            }
+            text.extend_from_slice(line.content());
+        }
+        true
+    })
+    .context("render a diff", checkout)?;
+    let mut text = String::from_utf8_lossy(&text).into_owned();
+    if text.len() > limit {
+        let total = text.len();
+        let mut cut = limit;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push_str(&format!(
+            "\n… ({} more bytes of diff left out)\n",
+            total - cut
+        ));
+    }
+    Ok(text)
+}
+
 /// The changes from `from_commit` to `to_commit` (hex ids or revisions), in the repository or
 /// worktree at `checkout`. Renames are detected.
 pub fn diff_stat(

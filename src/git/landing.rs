@@ -15,16 +15,15 @@
 //! left by the landing ([`super::locks`]) and removed when it is redone.
 
 use std::fs;
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use git2::{Commit, ErrorCode, ObjectType, Oid, Repository, Tree};
+use git2::{Commit, ErrorCode, Oid, Tree};
 use serde::{Deserialize, Serialize};
 
 use super::checkout::BranchCheckout;
 use super::diff::changed_paths;
 use super::error::{Context, GitError};
+use super::files::{entry, on_disk, write_entry};
 use super::locks;
 use super::merge::{merge_tree, TreeMerge};
 use super::repo::{signature, Repo};
@@ -308,33 +307,6 @@ fn write_journal(path: &Path, entry: &JournaledLanding) -> std::io::Result<()> {
     Ok(())
 }
 
-/// What one path holds in a tree: its blob and file mode, or nothing.
-type Entry = Option<(Oid, i32)>;
-
-fn entry(tree: &Tree<'_>, path: &str) -> Entry {
-    tree.get_path(Path::new(path))
-        .ok()
-        .map(|entry| (entry.id(), entry.filemode()))
-}
-
-/// The blob id of what is on disk at `path` (a symlink's target, a file's bytes), or `None`.
-fn on_disk(path: &Path) -> Result<Option<Oid>, GitError> {
-    let Ok(meta) = fs::symlink_metadata(path) else {
-        return Ok(None);
-    };
-    let bytes = if meta.file_type().is_symlink() {
-        let target = fs::read_link(path).context("read symlink", path)?;
-        target.as_os_str().as_encoded_bytes().to_vec()
-    } else if meta.is_file() {
-        fs::read(path).context("read", path)?
-    } else {
-        return Ok(None);
-    };
-    Oid::hash_object(ObjectType::Blob, &bytes)
-        .map(Some)
-        .context("hash", path)
-}
-
 /// Updates `touched` in one checkout from `from` to `to`: files first, then the index. Returns
 /// the paths left alone.
 fn bring_up_to_date(
@@ -381,45 +353,6 @@ fn bring_up_to_date(
     index.write().context("write the index", &checkout.path)?;
     failpoint::hit("merge.index");
     Ok(kept)
-}
-
-/// Makes `full` hold `entry` (a file, an executable, a symlink), or removes it.
-fn write_entry(repo: &Repository, full: &Path, entry: Entry) -> Result<(), GitError> {
-    if fs::symlink_metadata(full).is_ok() {
-        fs::remove_file(full).context("remove", full)?;
-    }
-    let Some((id, mode)) = entry else {
-        remove_empty_parents(repo, full);
-        return Ok(());
-    };
-    if let Some(parent) = full.parent() {
-        fs::create_dir_all(parent).context("create directory", parent)?;
-    }
-    let blob = repo.find_blob(id).context("read a merged file", full)?;
-    if mode == 0o120000 {
-        let target = std::ffi::OsStr::from_bytes(blob.content());
-        std::os::unix::fs::symlink(target, full).context("create symlink", full)?;
-        return Ok(());
-    }
-    fs::write(full, blob.content()).context("write", full)?;
-    if mode == 0o100755 {
-        fs::set_permissions(full, fs::Permissions::from_mode(0o755)).context("chmod", full)?;
-    }
-    Ok(())
-}
-
-/// Removes directories a deletion emptied, up to the checkout's root.
-fn remove_empty_parents(repo: &Repository, full: &Path) {
-    let Some(root) = repo.workdir() else {
-        return;
-    };
-    let mut dir = full.parent();
-    while let Some(current) = dir {
-        if current == root || !current.starts_with(root) || fs::remove_dir(current).is_err() {
-            break;
-        }
-        dir = current.parent();
-    }
 }
 
 #[cfg(test)]

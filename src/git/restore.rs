@@ -37,6 +37,26 @@ pub fn restore(worktree: &Path, commit: &str) -> Result<Vec<String>, GitError> {
     Ok(reverted)
 }
 
+/// Puts `paths` (worktree-relative) back as they are in `commit`: a changed file gets its
+/// committed content and mode again, a deleted one is recreated, a new one is removed. Nothing
+/// else in the worktree is touched.
+pub fn restore_paths(worktree: &Path, commit: &str, paths: &[&str]) -> Result<(), GitError> {
+    let repo = open_checkout(worktree)?;
+    let tree = find_commit(&repo, commit, worktree)?
+        .tree()
+        .context(format_args!("read the tree of {commit}"), worktree)?;
+    let root = worktree.to_path_buf();
+    for path in paths {
+        let full = root.join(path);
+        let wanted = super::files::entry(&tree, path);
+        if super::files::on_disk(&full)? != wanted.map(|e| e.0) || wanted.is_none() {
+            super::files::write_entry(&repo, &full, wanted)?;
+        }
+    }
+    tracing::debug!(?paths, worktree = %worktree.display(), "restored paths");
+    Ok(())
+}
+
 /// HEAD is `commit` and `git status` shows nothing (no staged, unstaged or untracked change):
 /// the common case after a well-behaved read-only step, answered from the index's stat cache
 /// without staging or checking out anything.

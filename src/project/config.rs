@@ -41,6 +41,16 @@ pub struct Config {
     pub profiles: toml::Table,
     /// `[pricing."<model>"]`: token prices that replace an adapter's built-in estimates.
     pub pricing: PriceTable,
+    /// `[scope]`: paths no agent may change.
+    pub scope: ScopeConfig,
+}
+
+/// `[scope]` of config.toml.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScopeConfig {
+    /// Globs (relative to the repository root) no agent may create, change or delete; a task's
+    /// `protect:` adds to them.
+    pub protect: Vec<String>,
 }
 
 /// Token prices by model name.

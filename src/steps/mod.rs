@@ -5,6 +5,7 @@ pub mod classify;
 pub mod feedback;
 pub mod gate;
 pub mod normalize;
+pub mod scope;
 pub mod stall;
 pub mod summary;
 pub mod verdict;

@@ -22,13 +22,14 @@ use crate::diagnostic::{Diagnostic, Location};
 use crate::workflow::yaml_limits;
 
 /// The keys autobuild reads; every other key lands in [`FrontMatter::extra`].
-const KNOWN_KEYS: [&str; 6] = [
+const KNOWN_KEYS: [&str; 7] = [
     "id",
     "title",
     "task_type",
     "complexity",
     "dependencies",
     "workflow",
+    "protect",
 ];
 
 static YAML_POSITION: LazyLock<Regex> = LazyLock::new(|| {
@@ -106,6 +107,7 @@ pub(crate) struct FrontMatter {
     pub complexity: Option<u8>,
     pub dependencies: Vec<String>,
     pub workflow: Option<String>,
+    pub protect: Vec<String>,
     pub extra: BTreeMap<String, Value>,
 }
 
@@ -275,7 +277,46 @@ pub(crate) fn read(
             Vec::new()
         }
     };
+    fields.protect = protect(known.remove("protect"), &located, problems);
     fields
+}
+
+/// `protect:` — globs no agent may change while this task runs (added to `[scope] protect`).
+fn protect(
+    value: Option<Value>,
+    located: &Locator<'_>,
+    problems: &mut Vec<Diagnostic>,
+) -> Vec<String> {
+    let items = match value {
+        None => return Vec::new(),
+        Some(Value::Sequence(items)) => items,
+        Some(Value::String(one)) => vec![Value::String(one)],
+        Some(other) => {
+            problems.push(
+                located
+                    .key("protect", wrong_type("protect", "a list of globs", &other))
+                    .with_help("write it as `protect: [\"tests/acceptance/**\"]`"),
+            );
+            return Vec::new();
+        }
+    };
+    let mut patterns = Vec::new();
+    for item in items {
+        match item {
+            Value::String(pattern) => match crate::steps::scope::glob(&pattern) {
+                Ok(_) => patterns.push(pattern),
+                Err(why) => problems.push(located.key("protect", why)),
+            },
+            other => problems.push(located.key(
+                "protect",
+                format!(
+                    "`protect` must list globs (strings), found {}",
+                    type_name(&other)
+                ),
+            )),
+        }
+    }
+    patterns
 }
 
 /// Builds diagnostics located in the task file.

@@ -38,6 +38,8 @@ pub struct Task {
     pub dependencies: Vec<String>,
     /// A workflow name overriding the default.
     pub workflow: Option<String>,
+    /// Globs no agent may change while this task runs (front matter `protect:`).
+    pub protect: Vec<String>,
     /// The body without the title line and the criteria section.
     pub requirements: String,
     pub criteria: Vec<Criterion>,
@@ -94,6 +96,7 @@ impl Task {
                 complexity: fields.complexity,
                 dependencies: fields.dependencies,
                 workflow: fields.workflow,
+                protect: fields.protect,
                 requirements: body.requirements,
                 criteria,
                 path: path.to_path_buf(),

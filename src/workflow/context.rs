@@ -21,6 +21,7 @@ pub const PROMPT_VARIABLES: &[&str] = &[
     "stall_notice",
     "inputs",
     "verdict_schema",
+    "scope",
 ];
 
 /// Top-level names an `if`/`until` expression may use (besides minijinja's own).
@@ -45,6 +46,17 @@ pub struct PromptContext {
     pub inputs: BTreeMap<String, String>,
     /// The JSON schema a verdict must follow, pretty-printed.
     pub verdict_schema: String,
+    /// What the agent may not change: protected globs, and its role's write scope.
+    pub scope: ScopeContext,
+}
+
+/// The path scope of the role a prompt is rendered for.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ScopeContext {
+    /// Globs no agent may create, change or delete.
+    pub protect: Vec<String>,
+    /// The only globs this role may change; `none` when it may change anything unprotected.
+    pub writes: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -133,6 +145,9 @@ pub struct PlayerContext {
     pub files_changed: Vec<String>,
     pub diff_stat: String,
     pub final_message: String,
+    /// The diff of every test file changed on the task branch so far (empty when none): shown
+    /// to reviewers on its own, so a weakened test is seen even where changing tests is allowed.
+    pub tests_diff: String,
 }
 
 impl PromptContext {
@@ -201,10 +216,15 @@ impl PromptContext {
                 files_changed: vec!["src/utils.py".into()],
                 diff_stat: " src/utils.py | 2 ++".into(),
                 final_message: "Done.".into(),
+                tests_diff: "--- a/tests/test_utils.py\n+++ b/tests/test_utils.py\n".into(),
             }),
             stall_notice: Some("No progress in 3 turns.".into()),
             inputs: BTreeMap::from([("focus".to_string(), "tests".to_string())]),
             verdict_schema: "{\"type\": \"object\"}".into(),
+            scope: ScopeContext {
+                protect: vec![".autobuild/**".into(), "tests/acceptance/**".into()],
+                writes: Some(vec!["src/**".into(), "tests/**".into()]),
+            },
         }
     }
 }

@@ -125,6 +125,10 @@ pub struct Role {
     /// Program and arguments for the `command` adapter.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<Vec<String>>,
+    /// Globs of the only paths this role may change (absent: any path that is not protected).
+    /// The runner reverts changes elsewhere after the step (see `steps::scope`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writes: Option<Vec<String>>,
 }
 
 /// Which adapter drives a role.

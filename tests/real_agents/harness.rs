@@ -99,6 +99,7 @@ pub struct Harness {
     pub name: String,
     pub project: Project,
     pub server: ModelServer,
+    _codex_home: tempfile::TempDir,
 }
 
 impl Harness {
@@ -108,6 +109,7 @@ impl Harness {
         let binary = cli.binary()?;
         let project = Project::new().commit();
         let scratch = project.root.parent().unwrap().join("agent-env");
+        let codex_home_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
         let bin = scratch.join("bin");
         let home = scratch.join("home");
         fs::create_dir_all(&bin).unwrap();
@@ -160,8 +162,10 @@ agent = "{agent}"
                 // after Claude Code's own retries (ten, minutes apart for a 401).
                 .env("CLAUDE_CODE_MAX_RETRIES", "0"),
             Cli::Codex => {
-                let codex_home = scratch.join("codex-home");
-                fs::create_dir_all(&codex_home).unwrap();
+                // Outside /tmp: codex 0.169 refuses to create its sandbox helper
+                // (`codex-linux-sandbox`) under a temporary directory, and then every command
+                // fails under a system bubblewrap with "execvp codex-linux-sandbox".
+                let codex_home = codex_home_dir.path().to_path_buf();
                 fs::write(codex_home.join("config.toml"), codex_config(&server.url())).unwrap();
                 project
                     .env("CODEX_HOME", &codex_home.display().to_string())
@@ -169,6 +173,7 @@ agent = "{agent}"
             }
         };
         Some(Harness {
+            _codex_home: codex_home_dir,
             cli,
             binary,
             name: name.to_string(),

@@ -24,6 +24,7 @@ use crate::engine::turn::{write_record, CoachRecord, PlayerRecord};
 use crate::engine::{AgentStop, Outcome};
 use crate::error::Error;
 use crate::git;
+use crate::steps::scope::PathScope;
 use crate::steps::verdict::{self, Verdict, VERDICT_SCHEMA};
 use crate::workflow::model::{Access, OutputKind, Role, Step};
 
@@ -97,6 +98,7 @@ fn run_writer(
     if let Some(halt) = halt(role_name, role, &invocation) {
         return Ok(halt);
     }
+    violation.extend(enforce_scope(cx, role, worktree)?);
     let branch = cx.state.branch.clone();
     if let Some(elsewhere) = git::reattach(worktree, &branch)? {
         cx.emit(EventKind::Warning {
@@ -339,6 +341,27 @@ fn audit(cx: &RunCx, worktree: &Path) -> Result<Vec<String>, Error> {
     Ok(changed)
 }
 
+/// Reverts the writer's changes to paths outside its scope (protected, or outside its role's
+/// `writes`) to the last checkpoint; returns them, each with the reason.
+fn enforce_scope(cx: &RunCx, role: &Role, worktree: &Path) -> Result<Vec<String>, Error> {
+    let Some(checkpoint) = cx.state.last_checkpoint.as_deref() else {
+        return Ok(Vec::new());
+    };
+    let scope = PathScope::new(&cx.plan.protected_paths(), role.writes.as_deref())
+        .map_err(|why| Error::runtime(format!("path scope: {why}")))?;
+    let changed = git::changed_files_since(worktree, checkpoint)?;
+    let outside = scope.out_of_scope(&changed);
+    if outside.is_empty() {
+        return Ok(Vec::new());
+    }
+    let paths: Vec<&str> = outside.iter().map(|(path, _)| *path).collect();
+    git::restore_paths(worktree, checkpoint, &paths)?;
+    Ok(outside
+        .iter()
+        .map(|(path, why)| why.describe(path))
+        .collect())
+}
+
 /// Puts back the branches and tags an agent step moved (other than the task branch), keeping
 /// the agent's versions under the task's backup refs.
 fn restore_refs(
@@ -351,7 +374,8 @@ fn restore_refs(
 }
 
 fn render(cx: &RunCx, role: &Role) -> Result<String, Error> {
-    let context = prompt_context(cx);
+    let mut context = prompt_context(cx);
+    context.scope.writes = role.writes.clone();
     cx.plan
         .resolved
         .render_prompt(&role.prompt, &context)

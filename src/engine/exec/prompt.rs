@@ -7,8 +7,8 @@ use crate::engine::turn::Turn;
 use crate::steps::feedback::check_context;
 use crate::steps::verdict::VERDICT_SCHEMA;
 use crate::workflow::context::{
-    CriterionContext, FeedbackContext, PlayerContext, ProfileContext, PromptContext, TaskContext,
-    VerifyContext, WorktreeContext,
+    CriterionContext, FeedbackContext, PlayerContext, ProfileContext, PromptContext, ScopeContext,
+    TaskContext, VerifyContext, WorktreeContext,
 };
 
 pub fn prompt_context(cx: &RunCx) -> PromptContext {
@@ -75,8 +75,13 @@ pub fn build_prompt_context(
             files_changed: p.files_changed.clone(),
             diff_stat: p.diff_stat.clone(),
             final_message: p.agent.final_message.clone(),
+            tests_diff: tests_diff(plan, p),
         }),
         stall_notice: loop_state.and_then(|l| l.stall_notice.clone()),
+        scope: ScopeContext {
+            protect: plan.protected_paths(),
+            writes: None,
+        },
         inputs: plan.inputs.clone(),
         verdict_schema: VERDICT_SCHEMA.to_string(),
     }
@@ -87,4 +92,26 @@ fn display_path(root: &std::path::Path, path: &std::path::Path) -> String {
         .unwrap_or(path)
         .display()
         .to_string()
+}
+
+/// At most this much of the test-file diff reaches a prompt.
+const TESTS_DIFF_LIMIT: usize = 16 * 1024;
+
+/// The diff of test files between the task's base and the player's checkpoint. A diff that
+/// cannot be computed is said so in its place rather than silently left out.
+fn tests_diff(plan: &Plan, player: &crate::engine::turn::PlayerRecord) -> String {
+    let base = crate::git::Repo::discover(&plan.root)
+        .and_then(|repo| repo.fork_point(&plan.base_branch, &player.checkpoint.commit));
+    match base.and_then(|base| {
+        crate::git::diff_text(
+            &plan.worktree,
+            &base,
+            &player.checkpoint.commit,
+            &crate::steps::scope::is_test_file,
+            TESTS_DIFF_LIMIT,
+        )
+    }) {
+        Ok(text) => text,
+        Err(e) => format!("(the diff of the test files could not be computed: {e})"),
+    }
 }

@@ -13,11 +13,14 @@ use regex::Regex;
 use toml::de::{DeTable, DeValue};
 
 use super::reader::{describe, plain_text, suggestion, Item, Key, Reader};
-use super::{CheckConfig, Config, EnvConfig, ModelPrice, PriceTable, ProjectConfig};
+use super::{CheckConfig, Config, EnvConfig, ModelPrice, PriceTable, ProjectConfig, ScopeConfig};
 use crate::diagnostic::Diagnostic;
 use crate::workflow::model::MergeStrategy;
 
-const ROOT_KEYS: [&str; 6] = ["project", "env", "checks", "roles", "profiles", "pricing"];
+const ROOT_KEYS: [&str; 7] = [
+    "project", "env", "checks", "roles", "profiles", "pricing", "scope",
+];
+const SCOPE_KEYS: [&str; 1] = ["protect"];
 const PROJECT_KEYS: [&str; 2] = ["base_branch", "merge_strategy"];
 const ENV_KEYS: [&str; 3] = ["vars", "path_prepend", "setup"];
 const CHECK_KEYS: [&str; 2] = ["cmd", "timeout"];
@@ -67,10 +70,40 @@ fn config(reader: &mut Reader<'_>, document: &DeTable<'_>) -> Config {
                     config.pricing = pricing(reader, table);
                 }
             }
+            "scope" => {
+                if let Some(table) = reader.table("scope", item) {
+                    config.scope = scope(reader, table);
+                }
+            }
             _ => reader.unknown_key(key, "at the top level", &ROOT_KEYS),
         }
     }
     config
+}
+
+/// `[scope]`: `protect`, globs no agent may change (see `steps::scope`).
+fn scope(reader: &mut Reader<'_>, table: &DeTable<'_>) -> ScopeConfig {
+    let mut scope = ScopeConfig::default();
+    for (key, item) in table {
+        match key.get_ref().as_ref() {
+            "protect" => {
+                let Some(entries) = reader.array("scope.protect", item) else {
+                    continue;
+                };
+                for entry in entries {
+                    let Some(pattern) = reader.string("a `scope.protect` entry", entry) else {
+                        continue;
+                    };
+                    match crate::steps::scope::glob(pattern) {
+                        Ok(_) => scope.protect.push(pattern.to_string()),
+                        Err(why) => reader.report(entry.span(), why, None),
+                    }
+                }
+            }
+            _ => reader.unknown_key(key, "in [scope]", &SCOPE_KEYS),
+        }
+    }
+    scope
 }
 
 fn project(reader: &mut Reader<'_>, table: &DeTable<'_>) -> ProjectConfig {

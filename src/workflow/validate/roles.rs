@@ -40,6 +40,7 @@ pub(super) fn check(
                 }
             }
         }
+        check_writes(name, role, node, problems);
         if role.agent == AgentKind::Command {
             let empty = role
                 .command
@@ -86,6 +87,38 @@ pub(super) fn check(
         }
     }
     check_gate(workflow, steps, problems);
+}
+
+/// `writes` holds valid globs, and a read-only role (which writes nothing) has none.
+fn check_writes(
+    name: &str,
+    role: &crate::workflow::model::Role,
+    node: &Node,
+    problems: &mut Vec<Diagnostic>,
+) {
+    let Some(patterns) = &role.writes else {
+        return;
+    };
+    if role.access == Access::ReadOnly && !patterns.is_empty() {
+        problems.push(
+            pos_of(node, "writes")
+                .error(format!(
+                    "role `{name}` is read-only, so it may write nothing, but `writes` lists paths"
+                ))
+                .with_help(
+                    "remove `writes` (read-only is `writes = []`), or set access = \"write\"",
+                ),
+        );
+    }
+    let entries = node
+        .get("writes")
+        .and_then(Node::as_array)
+        .unwrap_or_default();
+    for (pattern, entry) in patterns.iter().zip(entries) {
+        if let Err(why) = crate::steps::scope::glob(pattern) {
+            problems.push(entry.pos.error(format!("role `{name}`: {why}")));
+        }
+    }
 }
 
 /// A workflow with a gate needs a verdict for `coach`, or must waive it.
