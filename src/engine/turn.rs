@@ -98,7 +98,11 @@ pub struct Turn {
     pub max: u32,
     pub player: Option<PlayerRecord>,
     pub verify: Option<VerifyRecord>,
+    /// The turn's first read-only step (`coach_turn_N.json`).
     pub coach: Option<CoachRecord>,
+    /// Every further read-only step of the turn, each filed under its step id
+    /// (`coach_<step>_turn_N.json`): a second reviewer counts as much as the first.
+    pub more_reviews: Vec<CoachRecord>,
     pub gate: Option<GateRecord>,
     pub criteria_total: usize,
 }
@@ -123,6 +127,7 @@ impl Turn {
             player: read_record(&record("player")),
             verify: read_record(&record("verify")),
             coach: read_record(&record("coach")),
+            more_reviews: more_reviews(paths, prefix, number),
             gate: read_record(&record("gate")),
             criteria_total: task.criteria.len(),
         }
@@ -136,6 +141,26 @@ impl Turn {
     }
 }
 
+/// The records of a turn's second and later reviewers, in step order of their files' names.
+fn more_reviews(paths: &RunPaths, prefix: &str, number: u32) -> Vec<CoachRecord> {
+    let start = format!("{prefix}coach_");
+    let end = format!("_turn_{number}.json");
+    let Ok(entries) = std::fs::read_dir(&paths.dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<std::path::PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|path| {
+            path.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|name| name.starts_with(&start) && name.ends_with(&end))
+        })
+        .collect();
+    files.sort();
+    files.iter().filter_map(|path| read_record(path)).collect()
+}
+
 fn read_record<T: DeserializeOwned>(path: &Path) -> Option<T> {
     let text = std::fs::read_to_string(path).ok()?;
     serde_json::from_str(&text).ok()
@@ -147,21 +172,45 @@ pub fn write_record<T: Serialize>(path: &Path, record: &T) -> io::Result<()> {
 }
 
 impl Turn {
-    /// The coach's verdict this turn, if a verdict role ran.
-    pub fn verdict(&self) -> Option<&Verdict> {
-        self.coach.as_ref().and_then(|c| c.verdict.as_ref())
+    /// Every read-only step's record this turn, first reviewer first.
+    pub fn reviews(&self) -> impl Iterator<Item = &CoachRecord> {
+        self.coach.iter().chain(self.more_reviews.iter())
+    }
+
+    /// The turn's verdict: every reviewer's, combined (approve only when all approve).
+    pub fn verdict(&self) -> Option<Verdict> {
+        let verdicts: Vec<(&str, &Verdict)> = self
+            .reviews()
+            .filter_map(|r| r.verdict.as_ref().map(|v| (r.step.as_str(), v)))
+            .collect();
+        crate::steps::verdict::combine(&verdicts)
     }
 }
 
 impl Turn {
     /// What the display shows for this turn.
     pub fn summary(&self) -> TurnSummary {
-        summarize(
+        let mut summary = summarize(
             self.player.as_ref(),
             self.verify.as_ref(),
             self.coach.as_ref(),
             self.gate.as_ref(),
-        )
+        );
+        if !self.more_reviews.is_empty() {
+            if let Some(verdict) = self.verdict() {
+                summary.decision = verdict.decision.as_str().to_string();
+                summary.issues = verdict.issues.len();
+            }
+            let more_cost: f64 = self
+                .more_reviews
+                .iter()
+                .filter_map(|r| r.agent.cost_usd)
+                .sum();
+            if more_cost > 0.0 {
+                summary.cost_usd = Some(summary.cost_usd.unwrap_or(0.0) + more_cost);
+            }
+        }
+        summary
     }
 }
 

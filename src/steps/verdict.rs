@@ -14,8 +14,10 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod combine;
 pub mod extract;
 
+pub use combine::combine;
 pub use extract::Origin;
 
 /// The JSON Schema (draft 2020-12) a verdict must follow. Also handed to adapters that can

@@ -251,7 +251,16 @@ fn run_reader(
         prompt: invocation.prompt_path,
         transcript: invocation.transcript_path,
     };
-    let path = cx.record_path("coach");
+    // The turn's first reviewer files as `coach`; every further one under its step id.
+    let first = cx
+        .turn
+        .as_ref()
+        .is_none_or(|t| t.coach.as_ref().is_none_or(|c| c.step == step.id));
+    let path = if first {
+        cx.record_path("coach")
+    } else {
+        cx.record_path(&format!("coach_{}", step.id))
+    };
     write_record(&path, &record).map_err(|e| Error::io("cannot write", &path, e))?;
     let decision = record
         .verdict
@@ -276,7 +285,12 @@ fn run_reader(
     });
     let ok = record.agent.status.is_success() && record.scope_violation.is_empty();
     if let Some(turn) = cx.turn.as_mut() {
-        turn.coach = Some(record);
+        if first {
+            turn.coach = Some(record);
+        } else {
+            turn.more_reviews.retain(|r| r.step != record.step);
+            turn.more_reviews.push(record);
+        }
     }
     Ok(if ok {
         StepDone::ok(summary, outputs)

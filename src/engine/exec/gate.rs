@@ -46,7 +46,7 @@ pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
         .player
         .iter()
         .flat_map(|p| p.scope_violation.iter())
-        .chain(turn.coach.iter().flat_map(|c| c.scope_violation.iter()))
+        .chain(turn.reviews().flat_map(|c| c.scope_violation.iter()))
         .cloned()
         .collect();
     let scope_violation = (!violations.is_empty()).then_some(violations);
@@ -62,7 +62,7 @@ pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
             .map(|v| v.checks.clone())
             .unwrap_or_default(),
         criteria,
-        verdict: turn.verdict().cloned(),
+        verdict: turn.verdict(),
         coach_ran: turn.coach.is_some(),
         scope_violation,
     };
