@@ -209,3 +209,27 @@ always = true
     assert!(project.report().contains("SECURITY-FINDING"));
     assert!(!project.git(&["log", "--format=%s", "main"]).contains(TASK));
 }
+
+#[test]
+fn a_prompt_that_cannot_render_on_turn_1_stops_the_run_before_anything_is_created() {
+    let project = Project::new();
+    project.write(
+        ".autobuild/prompts/mine.md",
+        "Fix this: {{ feedback.summary }}\n",
+    );
+    project.write(
+        ".autobuild/workflows/mine.toml",
+        "schema = 1\nname = \"mine\"\nextends = \"player-coach\"\n\n[roles.player]\nprompt = \"mine.md\"\n",
+    );
+    let project = project.commit();
+
+    let dry = project.run(&["task", TASK, "--workflow", "mine", "--dry-run"]);
+    assert_exit(&dry, 2);
+    let said = String::from_utf8_lossy(&dry.stdout);
+    assert!(said.contains("cannot be rendered for turn 1"), "{said}");
+
+    let run = project.run(&["task", TASK, "--workflow", "mine"]);
+    assert_exit(&run, 2);
+    assert!(!project.worktree().exists());
+    assert!(!project.branch_exists(&project.branch()));
+}

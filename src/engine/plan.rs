@@ -6,6 +6,7 @@
 //! `--dry-run` prints the plan.
 
 mod budget;
+mod prompts;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -197,7 +198,7 @@ pub fn preflight(
         .iter()
         .filter_map(|(name, input)| input.default.clone().map(|d| (name.clone(), d)))
         .collect();
-    Ok(Plan {
+    let mut plan = Plan {
         root: root.to_path_buf(),
         layout,
         config,
@@ -215,7 +216,10 @@ pub fn preflight(
         branch_exists,
         warnings,
         blockers,
-    })
+    };
+    let unrenderable = prompts::unrenderable(&plan);
+    plan.blockers.extend(unrenderable);
+    Ok(plan)
 }
 
 impl Plan {
