@@ -54,6 +54,15 @@ fn environment() -> &'static Environment<'static> {
 
 impl Expr {
     pub fn compile(text: &str) -> Result<Expr, ExprError> {
+        if let Some((offset, found, word)) = c_style_operator(text) {
+            return Err(ExprError::Syntax {
+                expr: text.to_string(),
+                message: format!(
+                    "`{found}` is not an operator in expressions (minijinja); write `{word}`"
+                ),
+                offset: Some(offset),
+            });
+        }
         let compiled = environment()
             .compile_expression_owned(text.to_string())
             .map_err(|e| ExprError::Syntax {
@@ -94,6 +103,31 @@ impl Expr {
             }),
         }
     }
+}
+
+/// The first `&&`, `||` or `!` (not `!=`) outside a string literal, with the word to write
+/// instead. minijinja rejects some of them and silently misreads others
+/// (`x == 'a' && y` compiles), so they are refused before it sees them.
+fn c_style_operator(text: &str) -> Option<(usize, &'static str, &'static str)> {
+    // Byte-wise: the operators are ASCII, and a multi-byte character never contains them.
+    let bytes = text.as_bytes();
+    let mut quote = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match quote {
+            Some(_) if b == b'\\' => i += 1,
+            Some(q) if b == q => quote = None,
+            Some(_) => {}
+            None if b == b'\'' || b == b'"' => quote = Some(b),
+            None if bytes[i..].starts_with(b"&&") => return Some((i, "&&", "and")),
+            None if bytes[i..].starts_with(b"||") => return Some((i, "||", "or")),
+            None if b == b'!' && bytes.get(i + 1) != Some(&b'=') => return Some((i, "!", "not")),
+            None => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// Compiles and evaluates a condition in one go (`if`, `until`).
@@ -174,6 +208,20 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn c_style_operators_are_refused_with_the_word_to_write() {
+        for (text, word) in [
+            ("steps.a.outputs.exit == 'done' && true", "and"),
+            ("a || b", "or"),
+            ("!steps.gate.outputs.approved", "not"),
+        ] {
+            let error = Expr::compile(text).unwrap_err().to_string();
+            assert!(error.contains(&format!("write `{word}`")), "{error}");
+        }
+        assert!(Expr::compile("a != 'x && y' and not b").is_ok());
+        assert!(Expr::compile("a == 'é' and b").is_ok());
+    }
 
     #[test]
     fn conditions_read_step_outputs() {
