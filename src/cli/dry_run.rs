@@ -98,7 +98,7 @@ pub fn render(plan: &Plan) -> String {
     }
     let _ = writeln!(out, "\nAcceptance criteria:");
     for criterion in &task.criteria {
-        let text = criterion.text.replace('\n', "\n          ");
+        let text = indent_lines(&criterion.text, "          ");
         match &criterion.verify {
             Some(cmd) => {
                 let _ = writeln!(
@@ -284,6 +284,21 @@ fn command_line(plan: &Plan, role_name: &str) -> String {
         .map(|arg| shell_quote(arg))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// `text` with every line after the first indented by `pad`, blank lines left empty (no
+/// trailing whitespace in the output).
+fn indent_lines(text: &str, pad: &str) -> String {
+    let mut lines = text.lines();
+    let mut out = lines.next().unwrap_or_default().to_string();
+    for line in lines {
+        out.push('\n');
+        if !line.trim().is_empty() {
+            out.push_str(pad);
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 /// An argument as a POSIX shell would need it written, so the printed line can be pasted.

@@ -132,6 +132,9 @@ pub fn preflight(
         &settings.overrides(),
         &task.task_type,
     )?;
+    // What the task file's reader accepted but the user should know (a repeated key, a stale
+    // copy in another state folder) comes first: it is about the file the user wrote.
+    warnings.splice(0..0, task.warnings.iter().map(|w| w.headline()));
     let checks = effective_checks(&config, root);
     let mut blockers = check_agents(&resolved, root, &config, &mut warnings);
     let unpriced = budget::check(&resolved, &config.pricing);
