@@ -59,6 +59,7 @@ pub fn render(plan: &Plan) -> String {
         }
     );
     let _ = writeln!(out, "  worktree:   {}", rel(&plan.worktree));
+    render_worktree_files(&mut out, plan);
     let limits = &plan.resolved.workflow.limits;
     let mut bounds = vec![format!("up to {} turn(s)", plan.max_turns)];
     if let Some(t) = limits.max_wall_time {
@@ -148,6 +149,24 @@ pub fn render(plan: &Plan) -> String {
         }
     }
     out
+}
+
+/// What `[worktree]` adds to a new worktree, when anything.
+fn render_worktree_files(out: &mut String, plan: &Plan) {
+    let config = &plan.config.worktree;
+    let mut parts = Vec::new();
+    if !config.link.is_empty() {
+        parts.push(format!("links {}", config.link.join(", ")));
+    }
+    if !config.copy.is_empty() {
+        parts.push(format!("copies {}", config.copy.join(", ")));
+    }
+    if let Some(setup) = &config.setup {
+        parts.push(format!("then runs `{setup}` once"));
+    }
+    if !parts.is_empty() {
+        let _ = writeln!(out, "  prepare:    {}", parts.join("; "));
+    }
 }
 
 fn render_env(out: &mut String, plan: &Plan) {

@@ -166,6 +166,10 @@ pub fn preflight(
         },
     };
     repo.resolve_base(&base_branch)?;
+    let worktree_files =
+        crate::project::worktree_files::preflight(root, &base_branch, &config.worktree);
+    blockers.extend(worktree_files.blockers);
+    warnings.extend(worktree_files.warnings);
     blockers.extend(missing_required_checks(&resolved, &profile, &checks));
     blockers.extend(uncommitted_agent_files(&resolved, root, &base_branch));
     let branch = format!("autobuild/{}", task.id);
