@@ -69,9 +69,35 @@ pub struct InvalidTask {
 
 /// Parses every `*.md` file under the [`search_dirs`], in path order.
 pub fn list_tasks(root: &Path) -> Result<TaskScan, Error> {
+    scan(root, &search_dirs(root))
+}
+
+/// Where task `id` sits on a GuardKit board: the state folder of the copy that counts, and that
+/// copy's path relative to `root`. The finished folders (`completed/`, `archived/`), which runs
+/// never take tasks from, count here: a task GuardKit moved on after its merge is shown there.
+/// `None` for a task outside GuardKit's folders, or none with that id.
+pub fn board_state(root: &Path, id: &str) -> Option<(String, PathBuf)> {
+    let mut dirs = search_dirs(root);
+    for tasks in [root.join("tasks"), root.join(".guardkit").join("tasks")] {
+        dirs.extend(["completed", "archived"].iter().map(|d| tasks.join(d)));
+    }
+    let scan = scan(root, &dirs).ok()?;
+    let path = match find_in_scan(root, &scan, id) {
+        Lookup::Found(task) => task.path,
+        Lookup::Invalid(invalid) => invalid.path.clone(),
+        Lookup::Ambiguous(_) | Lookup::Missing => return None,
+    };
+    match rank(root, &path) {
+        (0, _) => None,
+        (_, state) => Some((state, shown(root, &path))),
+    }
+}
+
+/// Parses every `*.md` file under `dirs`, in path order.
+fn scan(root: &Path, dirs: &[PathBuf]) -> Result<TaskScan, Error> {
     let mut files = Vec::new();
-    for dir in search_dirs(root) {
-        collect_markdown(&dir, &mut files)?;
+    for dir in dirs {
+        collect_markdown(dir, &mut files)?;
     }
     let mut scan = TaskScan::default();
     for path in files {

@@ -31,7 +31,7 @@ mod section;
 
 pub use id::{id_from_file_name, validate_id, MAX_ID_LEN};
 pub use lookup::{
-    find_in_scan, list_tasks, locate, search_dirs, InvalidTask, Lookup, TaskScan,
+    board_state, find_in_scan, list_tasks, locate, search_dirs, InvalidTask, Lookup, TaskScan,
     GUARDKIT_TASK_DIRS,
 };
 
