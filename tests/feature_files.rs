@@ -170,6 +170,14 @@ fn a_wrapped_feature_ordered_only_by_waves_runs_wave_by_wave() {
     );
     let project = project.commit();
 
+    let plan = project.run(&["feature", "FEAT-WAVES", "--dry-run"]);
+    assert_exit(&plan, 0);
+    let shown = String::from_utf8_lossy(&plan.stdout);
+    assert!(
+        shown.contains("waves:         2, as declared by the tasks' `wave:` keys"),
+        "{shown}"
+    );
+
     let output = project.run(&["feature", "FEAT-WAVES", "--auto-merge", "--max-turns", "1"]);
 
     assert_exit(&output, 0);

@@ -59,8 +59,11 @@ pub struct FeatureFile {
     pub name: String,
     pub description: String,
     pub tasks: Vec<TaskEntry>,
-    /// `orchestration.parallel_groups`; `None` when absent or empty.
+    /// `orchestration.parallel_groups`, else the groups of the tasks' `wave:` keys; `None` when
+    /// neither is given.
     pub parallel_groups: Option<Vec<Vec<Located>>>,
+    /// Whether `parallel_groups` came from the tasks' `wave:` keys.
+    pub groups_from_waves: bool,
     pub recommended_parallel: Option<u32>,
     /// The `tasks` key, for problems with the list as a whole.
     pub tasks_pos: Pos,
@@ -161,10 +164,12 @@ impl FeatureFile {
         };
         let feature = from_raw(path, &source, &tree, raw);
         match waves_as_groups(&feature) {
-            Ok(groups) => Ok(FeatureFile {
-                parallel_groups: feature.parallel_groups.clone().or(groups),
+            Ok(Some(groups)) => Ok(FeatureFile {
+                parallel_groups: Some(groups),
+                groups_from_waves: true,
                 ..feature
             }),
+            Ok(None) => Ok(feature),
             Err(problems) => Err(problems),
         }
     }
@@ -257,6 +262,7 @@ fn from_raw(path: &Path, source: &Arc<Source>, tree: &Node, raw: RawFeature) -> 
         description: raw.description.unwrap_or_default(),
         tasks,
         parallel_groups,
+        groups_from_waves: false,
         recommended_parallel: orchestration.and_then(|o| o.recommended_parallel),
         tasks_pos,
     }
@@ -365,6 +371,7 @@ execution:
             .map(|g| g.iter().map(|l| l.value.as_str()).collect())
             .collect();
         assert_eq!(groups, [vec!["A"], vec!["B", "C"]]);
+        assert!(feature.groups_from_waves);
         assert_eq!(feature.parallel_groups.unwrap()[1][0].pos.location.line, 4);
 
         let text = "id: F\ntasks:\n  - id: A\n    wave: 1\n  - id: B\n";

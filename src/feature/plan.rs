@@ -32,6 +32,8 @@ pub struct FeaturePlan {
     pub waves: Vec<Vec<String>>,
     /// Whether the waves are the file's `parallel_groups` (else computed from dependencies).
     pub declared_waves: bool,
+    /// Whether those declared waves are the tasks' `wave:` keys.
+    pub waves_from_task_keys: bool,
     pub recommended_parallel: Option<u32>,
 }
 
@@ -163,6 +165,7 @@ pub fn check(root: &Path, file: FeatureFile) -> Result<FeaturePlan, Error> {
         tasks,
         waves: wave_ids,
         declared_waves: file.parallel_groups.is_some(),
+        waves_from_task_keys: file.groups_from_waves,
         recommended_parallel: file.recommended_parallel,
     })
 }
