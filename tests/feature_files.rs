@@ -164,6 +164,11 @@ fn a_wrapped_feature_ordered_only_by_waves_runs_wave_by_wave() {
     guardkit_task(&project, "TASK-W1", "test -f one.txt");
     guardkit_task(&project, "TASK-W2", "test -f two.txt");
     guardkit_task(&project, "TASK-W3", "test -f three.txt");
+    // A stale copy GuardKit left in another state folder: the backlog copy is more current.
+    project.write(
+        "tasks/blocked/TASK-W3-old.md",
+        "---\nid: TASK-W3\n---\n## Acceptance Criteria\n- stale\n",
+    );
     project.write(
         ".guardkit/features/FEAT-WAVES.yaml",
         "feature:\n  id: FEAT-WAVES\n  name: Ordered by waves\ntasks:\n  - id: TASK-W2\n    wave: 2\n  - id: TASK-W1\n    wave: 1\n  - id: TASK-W3\n    wave: 1\n",
@@ -175,6 +180,10 @@ fn a_wrapped_feature_ordered_only_by_waves_runs_wave_by_wave() {
     let shown = String::from_utf8_lossy(&plan.stdout);
     assert!(
         shown.contains("waves:         2, as declared by the tasks' `wave:` keys"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("task `TASK-W3` is also declared by tasks/blocked/TASK-W3-old.md (blocked); using this copy"),
         "{shown}"
     );
 
