@@ -100,3 +100,113 @@ fn a_guardkit_review_task_loads_as_guardkit_reads_it() {
     assert!(warnings[2]
         .contains("also declared by tasks/backlog/TASK-REV-003-review-auth.md (backlog)"));
 }
+
+/// One task file per way GuardKit's files differ from autobuild's own format
+/// (tests/fixtures/tasks/guardkit-shapes), each loading with the criteria GuardKit reads.
+const SHAPES: &str = "tests/fixtures/tasks/guardkit-shapes";
+
+fn shape(id: &str) -> autobuild::task::Task {
+    locate(Path::new(SHAPES), id).unwrap_or_else(|e| panic!("{id}: {e}"))
+}
+
+fn criteria(task: &autobuild::task::Task) -> Vec<(&str, &str)> {
+    task.criteria
+        .iter()
+        .map(|c| (c.id.as_str(), c.text.as_str()))
+        .collect()
+}
+
+#[test]
+fn every_guardkit_shape_loads() {
+    let scan = list_tasks(Path::new(SHAPES)).unwrap();
+    let broken: Vec<String> = scan
+        .invalid
+        .iter()
+        .map(|t| t.problems.to_string())
+        .collect();
+    assert!(broken.is_empty(), "{broken:#?}");
+    assert_eq!(scan.tasks.len(), 8);
+}
+
+#[test]
+fn guardkit_shapes_keep_their_criteria_text() {
+    // Bold ids are text: nothing is stripped from a criterion.
+    assert_eq!(
+        criteria(&shape("TASK-S01")),
+        [
+            ("AC-001", "**AC-001**: The cache is cleared on logout"),
+            (
+                "AC-002",
+                "**AC-002**: Cached entries expire after 10 minutes"
+            ),
+        ]
+    );
+    let numbered = shape("TASK-S02");
+    assert_eq!(
+        criteria(&numbered),
+        [
+            (
+                "AC-001",
+                "`settings.py` is renamed to `config.py`\n- every import is updated\n- no alias is left behind"
+            ),
+            ("AC-002", "The test suite passes"),
+            ("AC-003", "Documentation mentions the new name"),
+        ]
+    );
+    assert_eq!(
+        numbered.criteria_epilogue,
+        "All three are checked in review."
+    );
+    assert!(numbered
+        .requirements
+        .ends_with("## Notes\n\nKeep the commit small."));
+
+    let scenarios = shape("TASK-S03");
+    assert_eq!(scenarios.criteria.len(), 2);
+    assert_eq!(scenarios.criteria[1].id, "AC-002");
+    assert_eq!(
+        scenarios.criteria[1].text,
+        "Empty project\n\nGiven a project without reports\nWhen the user exports\nThen an error says there is nothing to export"
+    );
+
+    let listed = shape("TASK-S04");
+    assert_eq!(
+        criteria(&listed),
+        [
+            ("AC-001", "The endpoint returns 204 on success"),
+            ("AC-002", "Unknown ids return 404"),
+        ]
+    );
+
+    let bare = shape("TASK-S05");
+    assert_eq!(bare.title, "Add a health endpoint");
+    assert_eq!(bare.criteria.len(), 2);
+
+    let repeated = shape("TASK-S06");
+    assert_eq!(
+        repeated.extra["status"],
+        yaml_serde::Value::String("in_progress".into())
+    );
+    assert_eq!(repeated.warnings.len(), 2);
+
+    let sections = shape("TASK-S07");
+    assert_eq!(sections.task_type, "implementation");
+    assert_eq!(sections.complexity, None);
+    assert_eq!(sections.workflow, None);
+    assert_eq!(
+        sections.criteria[1].preamble,
+        "| input | output |\n|-------|--------|\n| 2.345 | 2.34   |\n\n### Quality"
+    );
+    assert_eq!(sections.criteria[1].verify.as_deref(), Some("ruff check ."));
+
+    let code = shape("TASK-S08");
+    assert_eq!(code.complexity, Some(4));
+    assert_eq!(
+        code.criteria[0].text,
+        "The CLI prints the version:\n```\n$ tool --version\ntool 1.2.0\n```"
+    );
+    assert_eq!(
+        code.criteria_epilogue,
+        "Example session:\n\n```\n$ tool --bogus\nerror: unknown flag --bogus\n```"
+    );
+}
