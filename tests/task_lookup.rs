@@ -181,7 +181,9 @@ fn not_found_suggests_close_ids_and_says_where_it_looked() {
     assert!(help.starts_with("did you mean `TASK-001`?"), "{help}");
     assert!(!help.contains("OTHER-9"), "{help}");
     assert!(
-        help.contains(".autobuild/tasks/") && help.contains("tasks/backlog/"),
+        help.contains(".autobuild/tasks/")
+            && help.contains("tasks/STATE/ and .guardkit/tasks/STATE/")
+            && help.contains("backlog"),
         "{help}"
     );
 
