@@ -137,6 +137,10 @@ fn a_failing_setup_stops_the_run_as_an_infrastructure_failure_before_any_turn() 
     );
     assert!(report.contains("exited with status 3"), "{report}");
     assert!(report.contains("Fix the environment"), "{report}");
+    assert!(
+        report.contains("`autobuild task TASK-1 --resume`"),
+        "{report}"
+    );
     // The worktree is kept, with its link, for the user to try the command by hand.
     assert!(project.worktree().join(".venv").is_symlink());
 }
@@ -170,4 +174,21 @@ fn the_dry_run_shows_what_a_new_worktree_gets() {
         "{stdout}"
     );
     assert!(!project.run_dir().exists());
+}
+
+#[test]
+fn continuing_after_a_failed_setup_runs_it_again_and_then_the_task() {
+    let project = python_project(
+        "\n[env]\npath_prepend = [\".venv/bin\"]\n\n[worktree]\nlink = [\".venv\"]\nsetup = \"test -f .venv/ready || { echo 'run make venv first' >&2; exit 3; }\"\n",
+    );
+    assert_exit(&project.run(&["task", TASK, "--auto-merge"]), 1);
+    assert!(!project.run_dir().join("player_turn_1.json").exists());
+
+    // The user fixes the environment; the worktree's link shows it at once.
+    project.write(".venv/ready", "");
+    let output = project.run(&["task", TASK, "--resume", "--auto-merge"]);
+
+    assert_exit(&output, 0);
+    assert_eq!(project.record("gate", 1)["approved"], true);
+    assert_eq!(project.state()["status"], "merged");
 }

@@ -3,8 +3,9 @@
 //!
 //! Setup runs with the project environment (the one checks and agents get), in the worktree,
 //! its output in `logs/worktree_setup.log` of the run directory. It has succeeded once a marker
-//! file sits in the run directory: a run stopped by a failed setup runs it again on
-//! `autobuild resume`, and a successful one is never repeated. A failure is the environment's,
+//! file sits in the run directory: after a failed setup, `autobuild task ID --resume` (a new run
+//! on the same branch and worktree) runs it again; within one run a successful setup is never
+//! repeated. A failure is the environment's,
 //! not the task's: the run stops with an infrastructure failure and advice, before any agent
 //! spends a turn in a worktree whose tests cannot run.
 
@@ -82,8 +83,8 @@ pub fn run_setup(cx: &mut RunCx) -> Result<Option<Outcome>, Error> {
             message: format!(
                 "infrastructure — the worktree setup command `{command}` {why}; its output is in {shown_log}. \
                  Fix the command or the environment it needs ([worktree] setup and [env] in \
-                 .autobuild/config.toml), try it by hand in the worktree {}, then run \
-                 `autobuild resume {}`",
+                 .autobuild/config.toml), try it by hand in the worktree {}, then continue with \
+                 `autobuild task {} --resume`",
                 cx.plan.worktree.strip_prefix(&cx.plan.root).unwrap_or(&cx.plan.worktree).display(),
                 cx.plan.task.id
             ),
