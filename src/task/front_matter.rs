@@ -5,6 +5,11 @@
 //! wrong field is reported (not only the first), each at its own line, and so that keys other
 //! tools put in shared task files are kept instead of rejected (DESIGN.md §3.1).
 //!
+//! A top-level key written twice (GuardKit rewrites `status:` that way) is found line by line
+//! first ([`super::duplicates`]): accepted with a located warning when autobuild does not read
+//! it, an error at the repeat when it does. Values GuardKit writes in other shapes
+//! (`complexity`, `acceptance_criteria`) are read by [`super::fields`].
+//!
 //! Before yaml_serde sees the front matter, it goes through the alias and nesting bound every
 //! YAML input shares ([`crate::workflow::yaml_limits`]): an alias bomb in a task file is a
 //! located error, not a process killed for memory.
