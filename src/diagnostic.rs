@@ -91,6 +91,20 @@ impl Diagnostic {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// `path:line:col: message` on one line, for lists of warnings.
+    pub fn headline(&self) -> String {
+        match self.location {
+            Some(loc) => format!(
+                "{}:{}:{}: {}",
+                self.path.display(),
+                loc.line,
+                loc.column,
+                self.message
+            ),
+            None => format!("{}: {}", self.path.display(), self.message),
+        }
+    }
 }
 
 impl fmt::Display for Diagnostic {

@@ -144,3 +144,84 @@ fn the_documented_dry_run_plan_is_the_checked_output() {
     let block = &docs[start..start + docs[start..].find("```").unwrap()];
     assert_eq!(block, case["stdout"].as_str().unwrap());
 }
+
+/// A GuardKit task file under `.guardkit/tasks/backlog/`, named after its id.
+fn guardkit_task(project: &Project, id: &str, verify: &str) {
+    project.write(
+        &format!(".guardkit/tasks/backlog/{id}-do-it.md"),
+        &format!(
+            "---\nid: {id}\ntitle: Task {id}\nstatus: backlog\n---\n# Task {id}\n\n## Acceptance Criteria\n1. [ ] {id} is done `verify: {verify}`\n"
+        ),
+    );
+}
+
+#[test]
+fn a_wrapped_feature_ordered_only_by_waves_runs_wave_by_wave() {
+    let project = Project::new()
+        .behaviour("TASK-W1", "echo one > one.txt")
+        .behaviour("TASK-W2", "test -f one.txt && echo two > two.txt")
+        .behaviour("TASK-W3", "echo three > three.txt");
+    guardkit_task(&project, "TASK-W1", "test -f one.txt");
+    guardkit_task(&project, "TASK-W2", "test -f two.txt");
+    guardkit_task(&project, "TASK-W3", "test -f three.txt");
+    // A stale copy GuardKit left in another state folder: the backlog copy is more current.
+    project.write(
+        "tasks/blocked/TASK-W3-old.md",
+        "---\nid: TASK-W3\n---\n## Acceptance Criteria\n- stale\n",
+    );
+    project.write(
+        ".guardkit/features/FEAT-WAVES.yaml",
+        "feature:\n  id: FEAT-WAVES\n  name: Ordered by waves\ntasks:\n  - id: TASK-W2\n    wave: 2\n  - id: TASK-W1\n    wave: 1\n  - id: TASK-W3\n    wave: 1\n",
+    );
+    let project = project.commit();
+
+    let plan = project.run(&["feature", "FEAT-WAVES", "--dry-run"]);
+    assert_exit(&plan, 0);
+    let shown = String::from_utf8_lossy(&plan.stdout);
+    assert!(
+        shown.contains("waves:         2, as declared by the tasks' `wave:` keys"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("task `TASK-W3` is also declared by tasks/blocked/TASK-W3-old.md (blocked); using this copy"),
+        "{shown}"
+    );
+
+    let output = project.run(&["feature", "FEAT-WAVES", "--auto-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 0);
+    let state = project.feature_state("FEAT-WAVES");
+    assert_eq!(
+        state["waves"],
+        serde_json::json!([["TASK-W1", "TASK-W3"], ["TASK-W2"]])
+    );
+    assert!(project.show("main", "two.txt").is_some());
+}
+
+#[test]
+fn problems_in_a_feature_task_file_are_shown_relative_to_the_repository() {
+    let project = Project::new();
+    project.write(
+        "tasks/backlog/TASK-BAD.md",
+        "---\nid: TASK-BAD\ncomplexity: 11\n---\n## Acceptance Criteria\n- a\n",
+    );
+    let project = project
+        .feature(
+            "FEAT-BAD",
+            "id: FEAT-BAD\ntasks:\n  - id: TASK-BAD\n    file_path: tasks/backlog/TASK-BAD.md\n",
+        )
+        .commit();
+
+    let output = project.run(&["feature", "FEAT-BAD"]);
+
+    assert_exit(&output, 2);
+    let text = stderr(&output);
+    assert!(
+        text.starts_with("tasks/backlog/TASK-BAD.md:3:13: `complexity` must be"),
+        "{text}"
+    );
+    assert!(
+        !text.contains(&project.root.display().to_string()),
+        "{text}"
+    );
+}

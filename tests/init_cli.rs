@@ -121,3 +121,24 @@ fn outside_a_git_repository_it_fails_with_exit_2_and_writes_nothing() {
     assert!(stderr.contains("git init"), "{stderr}");
     assert!(!dir.path().join(".autobuild").exists());
 }
+
+#[test]
+fn git_ignored_environment_directories_are_suggested_as_worktree_links() {
+    let dir = repo();
+    fs::write(dir.path().join(".gitignore"), ".venv/\nnode_modules/\n").unwrap();
+    for env_dir in [".venv/bin", "node_modules/left-pad", "venv/bin"] {
+        fs::create_dir_all(dir.path().join(env_dir)).unwrap();
+    }
+    let output = init(dir.path());
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert!(
+        stdout(&output).contains(
+            "[worktree] link = [\".venv\", \"node_modules\"]: git ignores them, so a worktree would not have them"
+        ),
+        "{}",
+        stdout(&output)
+    );
+    // `venv/` is not ignored: git would check it out (or the user means to commit it).
+    let config = Config::load_file(&dir.path().join(".autobuild/config.toml")).unwrap();
+    assert_eq!(config.worktree.link, [".venv", "node_modules"]);
+}

@@ -77,15 +77,97 @@ fn a_path_is_parsed_directly() {
 }
 
 #[test]
-fn two_files_with_one_id_name_both() {
+fn two_files_with_one_id_in_the_same_state_name_both_relative_to_the_repository() {
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), ".autobuild/tasks/one.md", &task("TASK-DUP"));
-    write(dir.path(), "tasks/backlog/two.md", &task("TASK-DUP"));
+    write(dir.path(), "tasks/backlog/one.md", &task("TASK-DUP"));
+    write(
+        dir.path(),
+        ".guardkit/tasks/backlog/sub/two.md",
+        &task("TASK-DUP"),
+    );
+    write(dir.path(), "tasks/completed/three.md", &task("TASK-DUP"));
     let err = locate(dir.path(), "TASK-DUP").unwrap_err();
     let text = err.to_string();
-    assert!(text.contains("more than one file"), "{text}");
-    assert!(text.contains("one.md") && text.contains("two.md"), "{text}");
+    assert!(
+        text.contains("more than one file in the same state"),
+        "{text}"
+    );
+    assert!(
+        text.contains(".guardkit/tasks/backlog/sub/two.md and tasks/backlog/one.md"),
+        "{text}"
+    );
+    assert!(!text.contains(&dir.path().display().to_string()), "{text}");
     assert_eq!(err.exit_code(), 2);
+}
+
+#[test]
+fn copies_in_different_state_folders_are_settled_by_lifecycle_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "tasks/backlog/TASK-DUP-old.md", &task("TASK-DUP"));
+    write(root, "tasks/in_review/TASK-DUP.md", &task("TASK-DUP"));
+    write(
+        root,
+        "tasks/blocked/TASK-DUP.md",
+        "---\nid: TASK-DUP\n---\nbroken\n",
+    );
+    let found = locate(root, "TASK-DUP").unwrap();
+    assert_eq!(found.path, root.join("tasks/in_review/TASK-DUP.md"));
+    assert_eq!(found.warnings.len(), 1);
+    let warning = found.warnings[0].to_string();
+    assert_eq!(
+        warning,
+        "tasks/in_review/TASK-DUP.md: task `TASK-DUP` is also declared by tasks/backlog/TASK-DUP-old.md (backlog), tasks/blocked/TASK-DUP.md (blocked); using this copy, the one in the most advanced state (in_review)"
+    );
+
+    // The copy that counts is the one whose problems are shown, however many stale ones parse.
+    write(
+        root,
+        "tasks/in_progress/TASK-DUP.md",
+        "---\nid: TASK-DUP\n---\nno criteria\n",
+    );
+    let err = locate(root, "TASK-DUP").unwrap_err().to_string();
+    assert!(
+        err.starts_with(
+            "tasks/in_progress/TASK-DUP.md:4:1: the task has no `## Acceptance Criteria` section"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn guardkit_dot_folder_tasks_and_file_name_ids_are_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        ".guardkit/tasks/backlog/auth/TASK-NOID-7-add-login.md",
+        "---\ntitle: Add login\n---\n## Acceptance Criteria\n- works\n",
+    );
+    let task = locate(root, "TASK-NOID-7").unwrap();
+    assert_eq!(task.title, "Add login");
+}
+
+#[test]
+fn a_broken_file_named_after_the_id_is_the_one_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "tasks/backlog/TASK-069-fix-it.md",
+        "---\ntitle: [\n---\n",
+    );
+    write(
+        root,
+        "tasks/backlog/TASK-070-other.md",
+        "---\ntitle: [\n---\n",
+    );
+    let err = locate(root, "TASK-069").unwrap_err().to_string();
+    assert!(
+        err.starts_with("tasks/backlog/TASK-069-fix-it.md:"),
+        "{err}"
+    );
+    assert!(!err.contains("TASK-070"), "{err}");
 }
 
 #[test]
@@ -99,7 +181,9 @@ fn not_found_suggests_close_ids_and_says_where_it_looked() {
     assert!(help.starts_with("did you mean `TASK-001`?"), "{help}");
     assert!(!help.contains("OTHER-9"), "{help}");
     assert!(
-        help.contains(".autobuild/tasks/") && help.contains("tasks/backlog/"),
+        help.contains(".autobuild/tasks/")
+            && help.contains("tasks/STATE/ and .guardkit/tasks/STATE/")
+            && help.contains("backlog"),
         "{help}"
     );
 

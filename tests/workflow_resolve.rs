@@ -401,7 +401,8 @@ fn profiles_merge_repo_files_and_config_and_resolve_aliases() {
             .require,
         [Requirement::Changes]
     );
-    let (fallback, warning) = resolve_profile(Some(dir.path()), "research").unwrap();
+    // (`research` used to be unknown; it is GuardKit's and an alias of `documentation` now.)
+    let (fallback, warning) = resolve_profile(Some(dir.path()), "exploration").unwrap();
     assert_eq!(fallback.name, "feature");
     assert!(warning.unwrap().contains("spike"));
 }

@@ -59,6 +59,7 @@ pub fn render(plan: &Plan) -> String {
         }
     );
     let _ = writeln!(out, "  worktree:   {}", rel(&plan.worktree));
+    render_worktree_files(&mut out, plan);
     let limits = &plan.resolved.workflow.limits;
     let mut bounds = vec![format!("up to {} turn(s)", plan.max_turns)];
     if let Some(t) = limits.max_wall_time {
@@ -98,7 +99,7 @@ pub fn render(plan: &Plan) -> String {
     }
     let _ = writeln!(out, "\nAcceptance criteria:");
     for criterion in &task.criteria {
-        let text = criterion.text.replace('\n', "\n          ");
+        let text = indent_lines(&criterion.text, "          ");
         match &criterion.verify {
             Some(cmd) => {
                 let _ = writeln!(
@@ -156,6 +157,24 @@ pub fn render(plan: &Plan) -> String {
         }
     }
     out
+}
+
+/// What `[worktree]` adds to a new worktree, when anything.
+fn render_worktree_files(out: &mut String, plan: &Plan) {
+    let config = &plan.config.worktree;
+    let mut parts = Vec::new();
+    if !config.link.is_empty() {
+        parts.push(format!("links {}", config.link.join(", ")));
+    }
+    if !config.copy.is_empty() {
+        parts.push(format!("copies {}", config.copy.join(", ")));
+    }
+    if let Some(setup) = &config.setup {
+        parts.push(format!("then runs `{setup}` once"));
+    }
+    if !parts.is_empty() {
+        let _ = writeln!(out, "  prepare:    {}", parts.join("; "));
+    }
 }
 
 fn render_env(out: &mut String, plan: &Plan) {
@@ -304,6 +323,21 @@ fn command_line(plan: &Plan, role_name: &str) -> String {
         .map(|arg| shell_quote(arg))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// `text` with every line after the first indented by `pad`, blank lines left empty (no
+/// trailing whitespace in the output).
+fn indent_lines(text: &str, pad: &str) -> String {
+    let mut lines = text.lines();
+    let mut out = lines.next().unwrap_or_default().to_string();
+    for line in lines {
+        out.push('\n');
+        if !line.trim().is_empty() {
+            out.push_str(pad);
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 /// An argument as a POSIX shell would need it written, so the printed line can be pasted.

@@ -55,8 +55,20 @@ pub fn scaffold(layout: &Layout) -> Result<Vec<Scaffolded>, Error> {
         Some(d) => format!("checks.test = \"{}\": {}", d.cmd, d.reason),
         None => "no test command detected; set [checks.test] in it".to_string(),
     });
+    let links = crate::project::worktree_files::suggest_links(layout.root());
+    let config_note = match (config_note, links.is_empty()) {
+        (Some(note), false) => Some(format!(
+            "{note}; [worktree] link = {}: git ignores them, so a worktree would not have them",
+            toml_list(&links)
+        )),
+        (note, _) => note,
+    };
     let mut done = vec![
-        create_new(layout.config(), &config_template(detected), config_note)?,
+        create_new(
+            layout.config(),
+            &config_template(detected, &links),
+            config_note,
+        )?,
         create_new(example_task_path(layout), EXAMPLE_TASK, None)?,
     ];
     let gitignore = layout.gitignore();
@@ -107,8 +119,9 @@ fn create_new(path: PathBuf, content: &str, note: Option<String>) -> Result<Scaf
     Ok(Scaffolded::Created { path, note })
 }
 
-/// The commented `config.toml`, with `[checks.test]` filled in when a test command was detected.
-pub fn config_template(detected: Option<Detection>) -> String {
+/// The commented `config.toml`, with `[checks.test]` filled in when a test command was detected
+/// and `[worktree] link` when git-ignored environment directories (`links`) were found.
+pub fn config_template(detected: Option<Detection>, links: &[String]) -> String {
     let timeout = humantime::format_duration(DEFAULT_CHECK_TIMEOUT);
     let checks = match detected {
         Some(Detection { cmd, reason }) => format!(
@@ -126,8 +139,32 @@ pub fn config_template(detected: Option<Detection>) -> String {
              # timeout = \"{timeout}\"\n"
         ),
     };
-    format!("{CONFIG_HEAD}\n{checks}\n{CONFIG_TAIL}")
+    let worktree = if links.is_empty() {
+        WORKTREE_EXAMPLE.to_string()
+    } else {
+        format!(
+            "[worktree]\n\
+             # Found in this checkout and ignored by git, so a task's worktree would lack them.\n\
+             link = {}    # symlinks to the main checkout's copies; never committed\n\
+             # copy = []                      # copied instead (the task may change them)\n\
+             # setup = \"uv sync\"              # run once in a new worktree, with [env]\n",
+            toml_list(links)
+        )
+    };
+    format!("{CONFIG_HEAD}\n{worktree}\n{checks}\n{CONFIG_TAIL}")
 }
+
+fn toml_list(items: &[String]) -> String {
+    let quoted: Vec<String> = items.iter().map(|i| format!("\"{i}\"")).collect();
+    format!("[{}]", quoted.join(", "))
+}
+
+const WORKTREE_EXAMPLE: &str = r#"[worktree]
+# What a task's worktree needs that git does not check out (a git-ignored .venv, node_modules):
+# link = [".venv"]                 # symlinks to the main checkout's copies; never committed
+# copy = []                        # copied when the worktree is created
+# setup = "uv sync"                # run once in a new worktree, with [env]; log in the run dir
+"#;
 
 const CONFIG_HEAD: &str = r#"# autobuild project config. Commit it: it holds project facts shared by every run.
 # Everything is optional; unknown keys are errors.
@@ -194,17 +231,23 @@ mod tests {
             cmd: "cargo test",
             reason: "Cargo.toml found",
         };
-        let text = config_template(Some(detected));
+        let text = config_template(Some(detected), &[]);
         let config = Config::parse(Path::new("config.toml"), &text).unwrap();
         assert_eq!(config.checks["test"].cmd, "cargo test");
         assert_eq!(config.checks["test"].timeout, Some(DEFAULT_CHECK_TIMEOUT));
         let checks = combine_checks(&config, None);
         assert_eq!(checks[0].origin, CheckOrigin::Configured);
 
-        let text = config_template(None);
+        let text = config_template(None, &[]);
         let config = Config::parse(Path::new("config.toml"), &text).unwrap();
         assert!(config.checks.is_empty());
         assert!(text.contains("# [checks.test]"));
+        assert!(text.contains("# link = [\".venv\"]"));
+
+        let links = [".venv".to_string(), "node_modules".to_string()];
+        let text = config_template(None, &links);
+        let config = Config::parse(Path::new("config.toml"), &text).unwrap();
+        assert_eq!(config.worktree.link, links);
     }
 
     #[test]

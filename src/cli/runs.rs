@@ -111,7 +111,10 @@ pub fn status(task_id: Option<String>) -> Result<u8, Error> {
         }
         Some(id) => {
             let run = locate_run(&root, &id)?;
-            ui::line(&status_detail(&run.state, &run.paths, &runs_dir));
+            // Beside the run's state, the task's state on a GuardKit board, read now: GuardKit
+            // may have moved the file since the run started.
+            let board = crate::task::board_state(&root, &run.state.task_id);
+            ui::line(&status_detail(&run.state, &run.paths, &runs_dir, board));
         }
         None => ui::line(&status_table(&runs_dir)),
     }
@@ -189,9 +192,17 @@ fn status_table(runs_dir: &Path) -> String {
     out
 }
 
-fn status_detail(state: &RunState, paths: &RunPaths, runs_dir: &Path) -> String {
+fn status_detail(
+    state: &RunState,
+    paths: &RunPaths,
+    runs_dir: &Path,
+    board: Option<(String, PathBuf)>,
+) -> String {
     let mut out = format!("{}: {}\n", state.task_id, state.title);
     let _ = writeln!(out, "  status:    {}", shown_status(state, runs_dir));
+    if let Some((board_state, file)) = board {
+        let _ = writeln!(out, "  guardkit:  {board_state} ({})", file.display());
+    }
     if let Some(outcome) = &state.outcome {
         let _ = writeln!(
             out,

@@ -133,6 +133,9 @@ pub fn preflight(
         &settings.overrides(),
         &task.task_type,
     )?;
+    // What the task file's reader accepted but the user should know (a repeated key, a stale
+    // copy in another state folder) comes first: it is about the file the user wrote.
+    warnings.splice(0..0, task.warnings.iter().map(|w| w.headline()));
     let checks = effective_checks(&config, root);
     let mut blockers = check_agents(&resolved, root, &config, &mut warnings);
     let unpriced = budget::check(&resolved, &config.pricing);
@@ -164,6 +167,10 @@ pub fn preflight(
         },
     };
     repo.resolve_base(&base_branch)?;
+    let worktree_files =
+        crate::project::worktree_files::preflight(root, &base_branch, &config.worktree);
+    blockers.extend(worktree_files.blockers);
+    warnings.extend(worktree_files.warnings);
     blockers.extend(missing_required_checks(&resolved, &profile, &checks));
     blockers.extend(uncommitted_agent_files(&resolved, root, &base_branch));
     let branch = format!("autobuild/{}", task.id);

@@ -5,7 +5,13 @@
 //! …) and keeps its own run state in the file, so unknown keys are accepted and ignored. A key
 //! that is not one of GuardKit's and looks like a misspelling of a key autobuild reads
 //! (`dependancies`) is an error: silently ignoring it would change the order tasks run in.
-//! autobuild never writes to a feature file. Anchors and aliases are read within the bounds of
+//! autobuild never writes to a feature file.
+//!
+//! GuardKit writes features in more than one shape, and all of them are read: the keys may sit
+//! under a `feature:` wrapper, and the run order may be given per task (`wave: 1`, `wave: 2`)
+//! instead of as `orchestration.parallel_groups`. Per-task waves become the parallel groups
+//! (checked like declared ones, each task's problems pointing at its `wave:` line); declared
+//! `parallel_groups` win when a file has both. Anchors and aliases are read within the bounds of
 //! [`crate::workflow::yaml_limits`], and the file within the input size cap of
 //! [`crate::user_file`].
 
@@ -18,7 +24,11 @@ use crate::diagnostic::{did_you_mean, Diagnostic};
 use crate::workflow::parse_yaml;
 use crate::workflow::source::{Layer, Pos, Source};
 use crate::workflow::tree::{Node, Seg};
+
+mod guardkit;
+
 use crate::workflow::typed::decode;
+use guardkit::{unwrap_feature, waves_as_groups};
 
 /// A string value and where it was written.
 #[derive(Debug, Clone)]
@@ -35,6 +45,8 @@ pub struct TaskEntry {
     pub file_path: Option<Located>,
     /// `None` when the entry has no `dependencies` key: the task file's own list applies.
     pub dependencies: Option<Vec<Located>>,
+    /// GuardKit's per-task `wave:` (1 runs first), with where it was written.
+    pub wave: Option<(u32, Pos)>,
     /// Where the entry starts, for problems with the entry as a whole.
     pub pos: Pos,
 }
@@ -47,8 +59,11 @@ pub struct FeatureFile {
     pub name: String,
     pub description: String,
     pub tasks: Vec<TaskEntry>,
-    /// `orchestration.parallel_groups`; `None` when absent or empty.
+    /// `orchestration.parallel_groups`, else the groups of the tasks' `wave:` keys; `None` when
+    /// neither is given.
     pub parallel_groups: Option<Vec<Vec<Located>>>,
+    /// Whether `parallel_groups` came from the tasks' `wave:` keys.
+    pub groups_from_waves: bool,
     pub recommended_parallel: Option<u32>,
     /// The `tasks` key, for problems with the list as a whole.
     pub tasks_pos: Pos,
@@ -74,6 +89,8 @@ struct RawTask {
     file_path: Option<String>,
     #[serde(default)]
     dependencies: Option<Vec<String>>,
+    #[serde(default)]
+    wave: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -102,7 +119,7 @@ const FEATURE_KEYS: (&[&str], &[&str]) = (
     ],
 );
 const TASK_KEYS: (&[&str], &[&str]) = (
-    &["id", "file_path", "dependencies"],
+    &["id", "file_path", "dependencies", "wave"],
     &[
         "name",
         "complexity",
@@ -116,7 +133,6 @@ const TASK_KEYS: (&[&str], &[&str]) = (
         "started_at",
         "completed_at",
         "task_type",
-        "wave",
     ],
 );
 const ORCHESTRATION_KEYS: (&[&str], &[&str]) = (
@@ -128,7 +144,7 @@ impl FeatureFile {
     /// Parses the text of the feature file at `path` (the path shown in messages).
     pub fn parse(path: &Path, text: &str) -> Result<FeatureFile, Vec<Diagnostic>> {
         let source = Source::new(path, text, Layer::Repo);
-        let tree = parse_yaml::parse(&source)?;
+        let tree = unwrap_feature(parse_yaml::parse(&source)?);
         if tree.as_table().is_none() {
             return Err(vec![tree.pos.error(format!(
                 "a feature file is a table with `id`, `name` and `tasks`, found {}",
@@ -146,7 +162,16 @@ impl FeatureFile {
                 return Err(problems);
             }
         };
-        Ok(from_raw(path, &source, &tree, raw))
+        let feature = from_raw(path, &source, &tree, raw);
+        match waves_as_groups(&feature) {
+            Ok(Some(groups)) => Ok(FeatureFile {
+                parallel_groups: Some(groups),
+                groups_from_waves: true,
+                ..feature
+            }),
+            Ok(None) => Ok(feature),
+            Err(problems) => Err(problems),
+        }
     }
 
     /// Reads and parses the feature file at `path` (at most [`crate::user_file::MAX_BYTES`]
@@ -188,6 +213,9 @@ fn from_raw(path: &Path, source: &Arc<Source>, tree: &Node, raw: RawFeature) -> 
                         })
                         .collect()
                 }),
+                wave: task
+                    .wave
+                    .map(|wave| (wave, at(&path_to(&[Seg::key("wave")])))),
                 pos: at(&base),
             }
         })
@@ -234,6 +262,7 @@ fn from_raw(path: &Path, source: &Arc<Source>, tree: &Node, raw: RawFeature) -> 
         description: raw.description.unwrap_or_default(),
         tasks,
         parallel_groups,
+        groups_from_waves: false,
         recommended_parallel: orchestration.and_then(|o| o.recommended_parallel),
         tasks_pos,
     }
@@ -328,6 +357,60 @@ execution:
         assert_eq!(groups[1][0].value, "TASK-AUTH-002");
         assert_eq!(groups[1][0].pos.location.line, 25);
         assert_eq!(feature.recommended_parallel, Some(2));
+    }
+
+    #[test]
+    fn per_task_waves_become_the_parallel_groups() {
+        let text = "id: F\ntasks:\n  - id: B\n    wave: 2\n  - id: A\n    wave: 1\n  - id: C\n    wave: 2\n";
+        let feature = FeatureFile::parse(Path::new("f.yaml"), text).unwrap();
+        let groups: Vec<Vec<&str>> = feature
+            .parallel_groups
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|g| g.iter().map(|l| l.value.as_str()).collect())
+            .collect();
+        assert_eq!(groups, [vec!["A"], vec!["B", "C"]]);
+        assert!(feature.groups_from_waves);
+        assert_eq!(feature.parallel_groups.unwrap()[1][0].pos.location.line, 4);
+
+        let text = "id: F\ntasks:\n  - id: A\n    wave: 1\n  - id: B\n";
+        let problems = FeatureFile::parse(Path::new("f.yaml"), text).unwrap_err();
+        let text = problems[0].to_string();
+        assert!(
+            text.starts_with(
+                "f.yaml:5:5: task `B` has no `wave`, but other tasks of the feature do"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn declared_parallel_groups_win_over_waves() {
+        let text =
+            "id: F\ntasks:\n  - id: A\n    wave: 2\norchestration:\n  parallel_groups: [[A]]\n";
+        let feature = FeatureFile::parse(Path::new("f.yaml"), text).unwrap();
+        assert_eq!(feature.parallel_groups.unwrap()[0][0].pos.location.line, 6);
+    }
+
+    #[test]
+    fn a_feature_wrapper_is_read_like_top_level_keys() {
+        let text = "feature:\n  id: FEAT-W\n  name: Wrapped\ntasks:\n  - id: A\n";
+        let feature = FeatureFile::parse(Path::new("f.yaml"), text).unwrap();
+        assert_eq!(
+            (feature.id.value.as_str(), feature.name.as_str()),
+            ("FEAT-W", "Wrapped")
+        );
+        assert_eq!(feature.id.pos.location.line, 2);
+        assert_eq!(feature.tasks[0].id.value, "A");
+        let text = "feature:\n  id: FEAT-W\n  tasks:\n    - id: A\n";
+        assert_eq!(
+            FeatureFile::parse(Path::new("f.yaml"), text)
+                .unwrap()
+                .tasks
+                .len(),
+            1
+        );
     }
 
     #[test]

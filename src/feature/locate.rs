@@ -131,13 +131,16 @@ fn feature_files(root: &Path) -> Result<Vec<PathBuf>, Error> {
     Ok(files)
 }
 
-/// The top-level `id` of a YAML file, when it can be read and parses. A file over the size cap
+/// The top-level `id` of a YAML file (or the one under its `feature:` wrapper), when it can be
+/// read and parses. A file over the size cap
 /// or an alias bomb costs little here and is skipped; its problems are reported when it is
 /// named by its path or its file name.
 fn declared_id(path: &Path) -> Option<String> {
     let text = crate::user_file::read(path, path).ok()?;
     let tree = parse_yaml::parse(&Source::new(path, text, Layer::Repo)).ok()?;
-    tree.get_str("id").map(str::to_string)
+    tree.get_str("id")
+        .or_else(|| tree.get("feature").and_then(|f| f.get_str("id")))
+        .map(str::to_string)
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::feature::file::{FeatureFile, Located, TaskEntry};
 use crate::feature::graph::{plan_waves, GraphTask};
 use crate::feature::locate::locate_feature;
-use crate::task::{list_tasks, validate_id, Task, TaskScan};
+use crate::task::{find_in_scan, list_tasks, validate_id, Lookup, Task, TaskScan};
 use crate::workflow::source::{Layer, Pos, Source};
 
 mod locator;
@@ -32,6 +32,8 @@ pub struct FeaturePlan {
     pub waves: Vec<Vec<String>>,
     /// Whether the waves are the file's `parallel_groups` (else computed from dependencies).
     pub declared_waves: bool,
+    /// Whether those declared waves are the tasks' `wave:` keys.
+    pub waves_from_task_keys: bool,
     pub recommended_parallel: Option<u32>,
 }
 
@@ -163,6 +165,7 @@ pub fn check(root: &Path, file: FeatureFile) -> Result<FeaturePlan, Error> {
         tasks,
         waves: wave_ids,
         declared_waves: file.parallel_groups.is_some(),
+        waves_from_task_keys: file.groups_from_waves,
         recommended_parallel: file.recommended_parallel,
     })
 }
@@ -219,7 +222,7 @@ fn resolve_task(
             );
             return None;
         }
-        return match Task::load(&path) {
+        return match Task::load(&path).map(|task| task.relative_to(root)) {
             Ok(task) if task.id == id.value => Some(task),
             Ok(task) => {
                 problems.push(id.pos.error(format!(
@@ -229,7 +232,11 @@ fn resolve_task(
                 None
             }
             Err(Error::Invalid(d)) => {
-                problems.extend(d.0);
+                // Shown relative to the repository, like the feature file's own problems.
+                problems.extend(d.0.into_iter().map(|mut problem| {
+                    problem.path = shown(root, &problem.path);
+                    problem
+                }));
                 None
             }
             Err(other) => {
@@ -245,19 +252,13 @@ fn resolve_task(
             return None;
         }
     };
-    let found: Vec<&Task> = scan.tasks.iter().filter(|t| t.id == id.value).collect();
-    let invalid: Vec<_> = scan
-        .invalid
-        .iter()
-        .filter(|t| t.id.as_deref() == Some(id.value.as_str()))
-        .collect();
-    match (found.as_slice(), invalid.as_slice()) {
-        ([task], []) => Some((*task).clone()),
-        ([], [bad]) => {
+    match find_in_scan(root, scan, &id.value) {
+        Lookup::Found(task) => Some(*task),
+        Lookup::Invalid(bad) => {
             problems.extend(bad.problems.0.iter().cloned());
             None
         }
-        ([], []) => {
+        Lookup::Missing => {
             let known = scan.tasks.iter().map(|t| t.id.as_str());
             let diagnostic = id.pos.error(format!("unknown task `{}`", id.value));
             problems.push(match did_you_mean(&id.value, known) {
@@ -268,20 +269,12 @@ fn resolve_task(
             });
             None
         }
-        _ => {
-            let paths: Vec<String> = found
-                .iter()
-                .map(|t| shown(root, &t.path).display().to_string())
-                .chain(
-                    invalid
-                        .iter()
-                        .map(|t| shown(root, &t.path).display().to_string()),
-                )
-                .collect();
+        Lookup::Ambiguous(paths) => {
+            let paths: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
             problems.push(
                 id.pos
                     .error(format!(
-                        "task id `{}` is declared by more than one file: {}",
+                        "task id `{}` is declared by more than one file in the same state: {}",
                         id.value,
                         paths.join(" and ")
                     ))

@@ -195,7 +195,10 @@ pub fn preflight(
                         list.push(message);
                     }
                 }
-                for warning in task_plan.warnings {
+                // The task's own warnings include what the lookup by id found (another copy
+                // in a different state folder), which the run by path cannot know.
+                let lookup = task.task.warnings.iter().map(|w| w.headline());
+                for warning in task_plan.warnings.into_iter().chain(lookup) {
                     if !warnings.contains(&warning) {
                         warnings.push(warning);
                     }

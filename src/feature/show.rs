@@ -30,7 +30,9 @@ pub fn render_plan(setup: &FeatureSetup) -> String {
         out,
         "  waves:         {}, {}",
         plan.waves.len(),
-        if plan.declared_waves {
+        if plan.waves_from_task_keys {
+            "as declared by the tasks' `wave:` keys"
+        } else if plan.declared_waves {
             "as declared in orchestration.parallel_groups"
         } else {
             "computed from dependencies"

@@ -143,6 +143,8 @@ pub(crate) fn open_checkout(checkout: &Path) -> Result<Repository, GitError> {
             path: checkout.to_path_buf(),
         });
     }
+    // A worktree's links to the main checkout are never its changes (see `linked`).
+    super::linked::ignore_linked(&repo);
     Ok(repo)
 }
 

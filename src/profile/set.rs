@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 use crate::diagnostic::{did_you_mean, Diagnostic};
 use crate::error::Error;
-use crate::profile::builtin::DEFAULT_PROFILE;
+use crate::profile::builtin::{DEFAULT_PROFILE, HUMAN_TASK_TYPES};
 use crate::profile::{Profile, Requirement};
 use crate::workflow::annotate;
 use crate::workflow::catalog::Catalog;
@@ -159,10 +159,22 @@ impl ProfileSet {
             })
     }
 
-    /// The profile for a task type; an unknown type gets the default profile and a warning.
+    /// The profile for a task type; an unknown type gets the default profile and a warning, and
+    /// a task type meant for a person ([`HUMAN_TASK_TYPES`]) is refused.
     pub fn resolve(&self, task_type: &str) -> Result<(Profile, Option<String>), Error> {
         if let Some(found) = self.get(task_type) {
             return Ok((found.profile.clone(), None));
+        }
+        if HUMAN_TASK_TYPES
+            .iter()
+            .any(|human| human.eq_ignore_ascii_case(task_type))
+        {
+            return Err(Error::usage(format!(
+                "task type `{task_type}` hands the task to a human operator; autobuild's agents do not run it"
+            ))
+            .with_help(
+                "do this task yourself and mark it done (GuardKit defers these too); to have agents try anyway, give it another task_type",
+            ));
         }
         let default = self.get(DEFAULT_PROFILE).ok_or_else(|| {
             Error::runtime(format!(
@@ -279,7 +291,54 @@ mod tests {
             ["checks.test", "criteria", "coach", "changes"]
         );
         assert_eq!(require("scaffolding"), ["criteria", "coach", "changes"]);
-        assert_eq!(set.names().len(), 6);
+        assert_eq!(require("review"), ["criteria", "coach"]);
+        assert_eq!(set.names().len(), 12);
+    }
+
+    #[test]
+    fn guardkit_task_types_map_to_profiles_without_a_warning() {
+        let set = builtins();
+        for (task_type, profile) in [
+            ("implementation", "feature"),
+            ("enhancement", "feature"),
+            ("bug-fix", "bugfix"),
+            ("bug_fix", "bugfix"),
+            ("benchmark", "testing"),
+            ("research", "documentation"),
+            ("config", "declarative"),
+            ("dto", "declarative"),
+            ("declarative", "declarative"),
+            ("infrastructure", "infrastructure"),
+            ("integration", "integration"),
+            ("glue", "glue"),
+            ("wiring", "wiring"),
+            ("review", "review"),
+        ] {
+            let (found, warning) = set.resolve(task_type).unwrap();
+            assert_eq!(found.name, profile, "{task_type}");
+            assert_eq!(warning, None, "{task_type}");
+        }
+        for profile in [
+            "infrastructure",
+            "integration",
+            "declarative",
+            "glue",
+            "wiring",
+        ] {
+            assert_eq!(
+                set.get(profile).unwrap().profile.require,
+                set.get("feature").unwrap().profile.require,
+                "{profile}"
+            );
+        }
+    }
+
+    #[test]
+    fn operator_handoff_is_refused_as_work_for_a_human() {
+        let err = builtins().resolve("operator_handoff").unwrap_err();
+        assert!(err.to_string().contains("human operator"), "{err}");
+        assert_eq!(err.exit_code(), 2);
+        assert!(err.help().unwrap().contains("do this task yourself"));
     }
 
     #[test]

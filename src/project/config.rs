@@ -1,7 +1,7 @@
 //! The project config `.autobuild/config.toml` (DESIGN.md §3.2): project facts that every run of
 //! every workflow shares — the base branch, the environment given to agents and checks alike,
 //! the checks, overrides for roles and profiles, and per-model token prices for adapters that
-//! estimate cost themselves.
+//! estimate cost themselves, and what a task's worktree needs besides its checked-out files.
 //!
 //! An absent file means defaults. One load reports every problem the file has — unknown keys
 //! (with a "did you mean") in every table, values of the wrong type, invalid values — so a user
@@ -27,6 +27,7 @@ use crate::workflow::model::MergeStrategy;
 
 mod reader;
 mod sections;
+mod worktree;
 
 /// The whole project config.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -43,6 +44,8 @@ pub struct Config {
     pub pricing: PriceTable,
     /// `[scope]`: paths no agent may change.
     pub scope: ScopeConfig,
+    /// `[worktree]`: what a task's worktree needs besides the checked-out files.
+    pub worktree: WorktreeConfig,
 }
 
 /// `[scope]` of config.toml.
@@ -51,6 +54,18 @@ pub struct ScopeConfig {
     /// Globs (relative to the repository root) no agent may create, change or delete; a task's
     /// `protect:` adds to them.
     pub protect: Vec<String>,
+}
+
+/// `[worktree]`: git-ignored paths a worktree needs from the main checkout, and a setup
+/// command (DESIGN.md §10).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorktreeConfig {
+    /// Paths (relative to the repository root) symlinked to the main checkout's copies.
+    pub link: Vec<String>,
+    /// Paths copied from the main checkout when the worktree is created.
+    pub copy: Vec<String>,
+    /// A shell command run once in a new worktree, with the project environment.
+    pub setup: Option<String>,
 }
 
 /// Token prices by model name.

@@ -6,8 +6,6 @@
 
 use super::markdown::{heading, lines_from, Fences, Line};
 
-const CRITERIA_HEADING: &str = "acceptance criteria";
-
 /// The parts of a body.
 #[derive(Debug, Default)]
 pub(crate) struct Body<'a> {
@@ -18,7 +16,13 @@ pub(crate) struct Body<'a> {
     pub duplicate_criteria: Option<Line<'a>>,
     /// An "Acceptance Criteria" heading at another level than 2, for a precise hint.
     pub misplaced_criteria: Option<Line<'a>>,
+    /// A `## Acceptance Criteria` heading swallowed by a code fence that is never closed, and
+    /// the fence's opening line: the likely reason no section was found.
+    pub fenced_criteria: Option<(Line<'a>, Line<'a>)>,
     pub requirements: String,
+    /// The body without the title line, criteria section included: the requirements when the
+    /// criteria come from the front matter.
+    pub whole: String,
 }
 
 /// The `## Acceptance Criteria` heading and the lines up to the next heading of level 1 or 2.
@@ -28,23 +32,46 @@ pub(crate) struct CriteriaSection<'a> {
     pub lines: Vec<Line<'a>>,
 }
 
+/// Whether a heading's text names the criteria section: "Acceptance Criteria", in any case,
+/// alone or followed by a non-word suffix such as `:` or `(Machine-Verifiable)`.
+pub(crate) fn is_criteria_heading(text: &str) -> bool {
+    const NAME: &str = "acceptance criteria";
+    let Some(head) = text.get(..NAME.len()) else {
+        return false;
+    };
+    let rest = &text[NAME.len()..];
+    head.eq_ignore_ascii_case(NAME)
+        && rest
+            .chars()
+            .next()
+            .is_none_or(|c| !c.is_alphanumeric() && c != '_')
+}
+
 /// Splits the body starting at byte `body_offset` of `source`.
 pub(crate) fn read(source: &str, body_offset: usize) -> Body<'_> {
     let mut body = Body::default();
     let mut requirements: Vec<&str> = Vec::new();
+    let mut whole: Vec<&str> = Vec::new();
     let mut in_criteria = false;
     let mut fences = Fences::default();
+    let mut fence_open: Option<Line<'_>> = None;
     for line in lines_from(source, body_offset) {
+        let was_open = fences.is_open();
         let parsed = if fences.is_code(line.text) {
+            if !was_open {
+                fence_open = Some(line);
+            }
+            if let (Some((2, text)), Some(open)) = (heading(line.text), fence_open) {
+                if is_criteria_heading(text) && body.fenced_criteria.is_none() {
+                    body.fenced_criteria = Some((line, open));
+                }
+            }
             None
         } else {
             heading(line.text)
         };
         if let Some((level, text)) = parsed {
-            let is_criteria = text
-                .trim_end_matches(':')
-                .trim()
-                .eq_ignore_ascii_case(CRITERIA_HEADING);
+            let is_criteria = is_criteria_heading(text);
             if level <= 2 {
                 in_criteria = false;
             }
@@ -59,6 +86,7 @@ pub(crate) fn read(source: &str, body_offset: usize) -> Body<'_> {
                         lines: Vec::new(),
                     });
                     in_criteria = true;
+                    whole.push(line.text);
                     continue;
                 }
                 body.duplicate_criteria.get_or_insert(line);
@@ -66,17 +94,23 @@ pub(crate) fn read(source: &str, body_offset: usize) -> Body<'_> {
                 body.misplaced_criteria.get_or_insert(line);
             }
         }
+        whole.push(line.text);
         match (&mut body.criteria, in_criteria) {
             (Some(section), true) => section.lines.push(line),
             _ => requirements.push(line.text),
         }
     }
+    // A fence that closed later was a quoted example, not the cause of a missing section.
+    if !fences.is_open() {
+        body.fenced_criteria = None;
+    }
     body.requirements = collapse_blank_runs(&requirements);
+    body.whole = collapse_blank_runs(&whole);
     body
 }
 
 /// Joins lines, turning runs of blank lines into one and trimming the ends.
-fn collapse_blank_runs(lines: &[&str]) -> String {
+pub(crate) fn collapse_blank_runs(lines: &[&str]) -> String {
     let mut out = String::new();
     let mut previous_blank = true;
     for line in lines {
@@ -117,7 +151,22 @@ mod tests {
     }
 
     #[test]
+    fn a_heading_in_a_fence_never_closed_is_noted_with_the_fence() {
+        let body = read("Intro\n```md\nexample\n## Acceptance Criteria\n- a\n", 0);
+        assert!(body.criteria.is_none());
+        let (heading, fence) = body.fenced_criteria.unwrap();
+        assert_eq!((heading.offset, fence.offset), (20, 6));
+        let body = read("```\n## Acceptance Criteria\n```\n", 0);
+        assert!(body.fenced_criteria.is_none());
+    }
+
+    #[test]
     fn notes_misplaced_and_duplicate_criteria_headings() {
+        assert!(is_criteria_heading(
+            "Acceptance Criteria (Machine-Verifiable)"
+        ));
+        assert!(is_criteria_heading("ACCEPTANCE CRITERIA:"));
+        assert!(!is_criteria_heading("Acceptance Criterias"));
         let body = read("### Acceptance criteria:\n- a\n", 0);
         assert!(body.criteria.is_none());
         assert_eq!(body.misplaced_criteria.unwrap().offset, 0);

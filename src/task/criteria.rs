@@ -1,11 +1,16 @@
-//! Acceptance criteria: the top-level list items of the `## Acceptance Criteria` section.
+//! Acceptance criteria: the top-level list items of the `## Acceptance Criteria` section, its
+//! `### AC-001 …` headings that carry a paragraph instead, or the front matter's
+//! `acceptance_criteria:` list.
 //!
 //! Rules (DESIGN.md §3.1), with the decisions the design left open:
-//! - Items are lines starting with `- [ ]`, `- [x]`, `- `, or `* ` (the checkbox forms also with
-//!   `*`) at the indentation of the section's first item. Deeper-indented lines, sub-bullets and
-//!   lazy continuation lines belong to the item above them; after a blank line only indented
-//!   lines do, so a closing paragraph is not glued to the last criterion. `###` sub-headings
-//!   group items and are not part of any text.
+//! - Items are bullet or numbered list items ([`super::section`]); sub-bullets and continuation
+//!   lines belong to their item.
+//! - A `###` (or deeper) heading that starts with an id (`### AC-001: Login works`) and has no
+//!   list items under it is a criterion: its text is the rest of the heading and the paragraphs
+//!   under it. GuardKit writes Given/When/Then criteria that way.
+//! - Everything else in the section — group headings, prose, code blocks, tables — is kept in
+//!   order: as the [`Criterion::preamble`] of the criterion it precedes, or in the task's
+//!   criteria epilogue after the last one. It reaches the agents; it is not a criterion.
 //! - Markers are removed as exact prefixes: a criterion whose text starts with `x`, `-` or `[`
 //!   keeps it.
 //! - An id is explicit when the text starts with `WORD-<digits>:` (`AC-001:`, `REQ-7:`).
@@ -22,8 +27,9 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::body::CriteriaSection;
-use super::markdown::{heading, Fences, Line};
+use super::body::{collapse_blank_runs, CriteriaSection};
+use super::markdown::Line;
+use super::section::{blocks, Block, Item};
 use super::{Criterion, CRITERIA_HELP};
 use crate::diagnostic::Diagnostic;
 
@@ -31,23 +37,36 @@ static EXPLICIT_ID: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^([A-Z]+-[0-9]+):\s*").expect("the explicit-id pattern is a valid regex")
 });
 
-/// A top-level item with the lines that belong to it.
-struct Item<'a> {
-    line: Line<'a>,
-    first: &'a str,
-    checked: bool,
-    continuation: Vec<&'a str>,
+/// An id opening a heading: `AC-001`, then the end, `:`, `.`, a dash or whitespace.
+static HEADING_ID: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^([A-Z]+-[0-9]+)(?:$|[\s:.\-\u{2013}\u{2014}]+)")
+        .expect("the heading-id pattern is a valid regex")
+});
+
+/// The criteria of a section and the section's text after the last one.
+pub(crate) struct Parsed {
+    pub criteria: Vec<Criterion>,
+    pub epilogue: String,
 }
 
-/// Parses the criteria section; an empty section is a problem.
+/// One criterion before positional ids are assigned.
+struct Draft<'a> {
+    /// Where problems with it are reported.
+    at: Line<'a>,
+    text: String,
+    checked: bool,
+    preamble: String,
+}
+
+/// Parses the criteria section; a section without a single criterion is a problem.
 pub(crate) fn parse(
     path: &Path,
     source: &str,
     section: &CriteriaSection<'_>,
     problems: &mut Vec<Diagnostic>,
-) -> Vec<Criterion> {
-    let items = group_items(&section.lines);
-    if items.is_empty() {
+) -> Parsed {
+    let (drafts, epilogue) = drafts(&blocks(&section.lines));
+    if drafts.is_empty() {
         problems.push(
             Diagnostic::at_offset(
                 path,
@@ -57,8 +76,94 @@ pub(crate) fn parse(
             )
             .with_help(CRITERIA_HELP),
         );
-        return Vec::new();
+        return Parsed {
+            criteria: Vec::new(),
+            epilogue,
+        };
     }
+    let criteria = finish(path, source, drafts, problems);
+    Parsed { criteria, epilogue }
+}
+
+/// The criteria of a front-matter `acceptance_criteria:` list: each item is read like the text
+/// of a list item, and problems are reported at `at` (the key's line).
+pub(crate) fn from_list(
+    path: &Path,
+    source: &str,
+    items: &[String],
+    at: Line<'_>,
+    problems: &mut Vec<Diagnostic>,
+) -> Vec<Criterion> {
+    let drafts = items
+        .iter()
+        .map(|text| Draft {
+            at,
+            text: text.trim().to_string(),
+            checked: false,
+            preamble: String::new(),
+        })
+        .collect();
+    finish(path, source, drafts, problems)
+}
+
+/// Turns the section's blocks into criteria drafts and the text after the last one.
+fn drafts<'a>(blocks: &[Block<'a>]) -> (Vec<Draft<'a>>, String) {
+    let mut drafts = Vec::new();
+    let mut pending: Vec<&str> = Vec::new();
+    let mut i = 0;
+    while i < blocks.len() {
+        match &blocks[i] {
+            Block::Item(item) => {
+                drafts.push(Draft {
+                    at: item.line,
+                    text: item_text(item),
+                    checked: item.checked,
+                    preamble: collapse_blank_runs(&pending),
+                });
+                pending.clear();
+            }
+            Block::Heading { line, level, text } => {
+                let under = blocks[i + 1..]
+                    .iter()
+                    .take_while(|b| !matches!(b, Block::Heading { .. }))
+                    .collect::<Vec<_>>();
+                let id = HEADING_ID
+                    .captures(text)
+                    .filter(|_| *level >= 3 && !under.iter().any(|b| matches!(b, Block::Item(_))));
+                match id {
+                    Some(caps) => {
+                        let mut lines = vec![&text[caps[0].len()..]];
+                        for block in &under {
+                            if let Block::Other(other) = block {
+                                lines.extend(other.iter().copied());
+                            }
+                        }
+                        drafts.push(Draft {
+                            at: *line,
+                            text: format!("{}: {}", &caps[1], collapse_blank_runs(&lines)),
+                            checked: false,
+                            preamble: collapse_blank_runs(&pending),
+                        });
+                        pending.clear();
+                        i += under.len();
+                    }
+                    None => pending.push(line.text),
+                }
+            }
+            Block::Other(lines) => pending.extend(lines.iter().copied()),
+        }
+        i += 1;
+    }
+    (drafts, collapse_blank_runs(&pending))
+}
+
+/// Reads ids and verify commands, reports problems, and numbers the positional ids.
+fn finish(
+    path: &Path,
+    source: &str,
+    drafts: Vec<Draft<'_>>,
+    problems: &mut Vec<Diagnostic>,
+) -> Vec<Criterion> {
     let located = |line: &Line<'_>, message: String| {
         Diagnostic::at_offset(
             path,
@@ -69,15 +174,15 @@ pub(crate) fn parse(
     };
 
     let mut explicit: BTreeSet<String> = BTreeSet::new();
-    let mut drafts = Vec::new();
-    for item in &items {
-        let text = item_text(item);
+    let mut read = Vec::new();
+    for draft in drafts {
+        let text = draft.text;
         let (id, text) = match EXPLICIT_ID.captures(&text) {
             Some(caps) => {
                 let id = caps[1].to_string();
                 if !explicit.insert(id.clone()) {
                     problems.push(located(
-                        &item.line,
+                        &draft.at,
                         format!("criterion id `{id}` is used more than once in this list"),
                     ));
                 }
@@ -88,7 +193,7 @@ pub(crate) fn parse(
         let (text, verify) = match extract_verify(&text) {
             Ok(pair) => pair,
             Err(message) => {
-                problems.push(located(&item.line, message));
+                problems.push(located(&draft.at, message));
                 (text, None)
             }
         };
@@ -96,7 +201,7 @@ pub(crate) fn parse(
             (Some(cmd), true) => format!("`{cmd}` succeeds"),
             (None, true) => {
                 problems.push(located(
-                    &item.line,
+                    &draft.at,
                     "empty acceptance criterion: write what must hold after the list marker"
                         .to_string(),
                 ));
@@ -104,12 +209,12 @@ pub(crate) fn parse(
             }
             _ => text,
         };
-        drafts.push((id, text, verify, item.checked));
+        read.push((id, text, verify, draft.checked, draft.preamble));
     }
 
     let mut used = explicit;
     let mut criteria = Vec::new();
-    for (position, (id, text, verify, checked)) in drafts.into_iter().enumerate() {
+    for (position, (id, text, verify, checked, preamble)) in read.into_iter().enumerate() {
         let id = id.unwrap_or_else(|| {
             let mut number = position + 1;
             while used.contains(&positional_id(number)) {
@@ -124,6 +229,7 @@ pub(crate) fn parse(
             text,
             verify,
             checked,
+            preamble,
         });
     }
     criteria
@@ -133,73 +239,8 @@ fn positional_id(number: usize) -> String {
     format!("AC-{number:03}")
 }
 
-/// Groups the section's lines into top-level items with their continuation lines.
-fn group_items<'a>(section: &[Line<'a>]) -> Vec<Item<'a>> {
-    let mut items: Vec<Item<'a>> = Vec::new();
-    let mut open = false;
-    let mut after_blank = false;
-    let mut base_indent: Option<usize> = None;
-    let mut fences = Fences::default();
-    for line in section {
-        let indent = line.indent();
-        let deeper = base_indent.is_some_and(|base| indent > base);
-        if fences.is_code(line.text) {
-            if open && (deeper || !after_blank) {
-                push_continuation(&mut items, line.text);
-            }
-            continue;
-        }
-        if line.is_blank() {
-            after_blank = true;
-            continue;
-        }
-        if heading(line.text).is_some() {
-            open = false;
-        } else if let Some((first, checked)) = list_item(line.text).filter(|_| !deeper) {
-            base_indent = base_indent.or(Some(indent));
-            items.push(Item {
-                line: *line,
-                first,
-                checked,
-                continuation: Vec::new(),
-            });
-            open = true;
-        } else if open && (deeper || !after_blank) {
-            push_continuation(&mut items, line.text);
-        } else {
-            open = false;
-        }
-        after_blank = false;
-    }
-    items
-}
-
 fn leading_whitespace(text: &str) -> usize {
     text.len() - text.trim_start_matches([' ', '\t']).len()
-}
-
-fn push_continuation<'a>(items: &mut [Item<'a>], text: &'a str) {
-    if let Some(item) = items.last_mut() {
-        item.continuation.push(text);
-    }
-}
-
-/// The text of a list item line after its marker and checkbox, and whether it is checked.
-fn list_item(text: &str) -> Option<(&str, bool)> {
-    let trimmed = text.trim_start_matches([' ', '\t']);
-    let rest = ["- ", "-\t", "* ", "*\t"]
-        .iter()
-        .find_map(|marker| trimmed.strip_prefix(marker))
-        .or_else(|| (trimmed == "-" || trimmed == "*").then_some(""))?;
-    let rest = rest.trim_start_matches([' ', '\t']);
-    for (checkbox, checked) in [("[ ]", false), ("[x]", true), ("[X]", true)] {
-        if let Some(after) = rest.strip_prefix(checkbox) {
-            if after.is_empty() || after.starts_with([' ', '\t']) {
-                return Some((after.trim(), checked));
-            }
-        }
-    }
-    Some((rest.trim_end(), false))
 }
 
 /// The item's first line plus its continuation lines, dedented together.

@@ -5,6 +5,11 @@
 //! wrong field is reported (not only the first), each at its own line, and so that keys other
 //! tools put in shared task files are kept instead of rejected (DESIGN.md §3.1).
 //!
+//! A top-level key written twice (GuardKit rewrites `status:` that way) is found line by line
+//! first ([`super::duplicates`]): accepted with a located warning when autobuild does not read
+//! it, an error at the repeat when it does. Values GuardKit writes in other shapes
+//! (`complexity`, `acceptance_criteria`) are read by [`super::fields`].
+//!
 //! Before yaml_serde sees the front matter, it goes through the alias and nesting bound every
 //! YAML input shares ([`crate::workflow::yaml_limits`]): an alias bomb in a task file is a
 //! located error, not a process killed for memory.
@@ -16,13 +21,15 @@ use std::sync::LazyLock;
 use regex::Regex;
 use yaml_serde::Value;
 
+use super::duplicates;
+use super::fields;
 use super::id::validate_id;
 use super::markdown::{lines_from, Line};
 use crate::diagnostic::{Diagnostic, Location};
 use crate::workflow::yaml_limits;
 
 /// The keys autobuild reads; every other key lands in [`FrontMatter::extra`].
-const KNOWN_KEYS: [&str; 7] = [
+const KNOWN_KEYS: [&str; 8] = [
     "id",
     "title",
     "task_type",
@@ -30,6 +37,7 @@ const KNOWN_KEYS: [&str; 7] = [
     "dependencies",
     "workflow",
     "protect",
+    "acceptance_criteria",
 ];
 
 static YAML_POSITION: LazyLock<Regex> = LazyLock::new(|| {
@@ -46,6 +54,12 @@ pub(crate) struct Split<'a> {
     pub yaml_offset: usize,
     /// Byte offset of the first body line (the file's length when there is no body).
     pub body_offset: usize,
+}
+
+/// Whether the file's first line opens a front matter (`---`).
+pub(crate) fn opens(source: &str) -> bool {
+    let text = source.strip_prefix('\u{feff}').unwrap_or(source);
+    text.lines().next().is_some_and(|l| l.trim_end() == "---")
 }
 
 /// Separates the front matter from the body; the error is the diagnostic to report.
@@ -108,7 +122,18 @@ pub(crate) struct FrontMatter {
     pub dependencies: Vec<String>,
     pub workflow: Option<String>,
     pub protect: Vec<String>,
+    /// The `acceptance_criteria:` list, when it has items, and the byte offset of its key.
+    pub criteria: Option<(Vec<String>, usize)>,
     pub extra: BTreeMap<String, Value>,
+}
+
+/// What the front matter is read with besides its text.
+pub(crate) struct Reading<'p> {
+    /// The id to use when the front matter has none (taken from the file name).
+    pub fallback_id: Option<String>,
+    pub problems: &'p mut Vec<Diagnostic>,
+    /// Things the user should know that do not stop the task.
+    pub warnings: &'p mut Vec<Diagnostic>,
 }
 
 /// Reads the fields of the front matter, pushing one diagnostic per problem.
@@ -116,17 +141,52 @@ pub(crate) fn read(
     path: &Path,
     source: &str,
     split: &Split<'_>,
-    problems: &mut Vec<Diagnostic>,
+    reading: Reading<'_>,
 ) -> FrontMatter {
+    let Reading {
+        fallback_id,
+        problems,
+        warnings,
+    } = reading;
     let located = Locator {
         path,
         source,
         split,
     };
+    let (yaml, repeats) = duplicates::dedupe(split.yaml);
+    for repeat in &repeats {
+        let (Some(&first), Some(&last)) = (repeat.offsets.first(), repeat.offsets.last()) else {
+            continue;
+        };
+        let first_line = Location::from_offset(source, split.yaml_offset + first).line;
+        let at = split.yaml_offset + last;
+        if KNOWN_KEYS.contains(&repeat.key.as_str()) {
+            problems.push(
+                located
+                    .at(
+                        at,
+                        format!(
+                            "`{}` is given more than once (first on line {first_line})",
+                            repeat.key
+                        ),
+                    )
+                    .with_help("autobuild reads this key; keep the one value that is meant"),
+            );
+        } else {
+            warnings.push(located.at(
+                at,
+                format!(
+                    "`{}` is given more than once (first on line {first_line}); the last value is kept",
+                    repeat.key
+                ),
+            ));
+        }
+    }
+    let yaml = yaml.as_str();
     // yaml_serde's own alias guard lets a wide expansion through (see `yaml_limits`), and its
     // errors for the nested one carry no position: the shared bound is checked first.
-    if let Err(exceeded) = yaml_limits::check(split.yaml) {
-        let offset = split.yaml_offset + byte_offset(split.yaml, exceeded.location);
+    if let Err(exceeded) = yaml_limits::check(yaml) {
+        let offset = split.yaml_offset + byte_offset(yaml, exceeded.location);
         problems.push(
             located
                 .at(
@@ -137,7 +197,7 @@ pub(crate) fn read(
         );
         return FrontMatter::default();
     }
-    let value: Value = match yaml_serde::from_str(split.yaml) {
+    let value: Value = match yaml_serde::from_str(yaml) {
         Ok(value) => value,
         Err(e) => {
             let offset = e
@@ -195,11 +255,14 @@ pub(crate) fn read(
     }
 
     match known.remove("id") {
-        None => problems.push(
-            located
-                .at(split.open.offset, "the front matter has no `id`")
-                .with_help("add a line such as `id: TASK-001`; the id names the task's branch and run directory"),
-        ),
+        None => match fallback_id {
+            Some(id) => fields.id = Some(id),
+            None => problems.push(
+                located
+                    .at(split.open.offset, "the front matter has no `id`")
+                    .with_help("add a line such as `id: TASK-001` (or name the file after the id, `TASK-001-short-name.md`); the id names the task's branch and run directory"),
+            ),
+        },
         Some(Value::String(id)) => match validate_id(&id) {
             Ok(()) => fields.id = Some(id),
             Err(why) => problems.push(located.key("id", format!("invalid task id: {why}"))),
@@ -221,26 +284,46 @@ pub(crate) fn read(
         }
     };
     fields.task_type = located.text_field(&mut known, "task_type", problems);
-    fields.workflow = located.text_field(&mut known, "workflow", problems);
+    fields.workflow = match known.remove("workflow") {
+        // GuardKit keeps run metrics under `workflow:`; only a name selects a workflow.
+        Some(mapping @ Value::Mapping(_)) => {
+            warnings.push(located.key(
+                "workflow",
+                "`workflow` is a mapping (another tool's data), not a workflow name; it is ignored and the default workflow runs",
+            ));
+            fields.extra.insert("workflow".to_string(), mapping);
+            None
+        }
+        Some(value) => {
+            known.insert("workflow", value);
+            located.text_field(&mut known, "workflow", problems)
+        }
+        None => None,
+    };
     fields.complexity = match known.remove("complexity") {
         None => None,
-        Some(Value::Number(n)) => match n.as_u64().filter(|c| (1..=10).contains(c)) {
-            Some(c) => u8::try_from(c).ok(),
-            None => {
-                problems.push(located.key(
-                    "complexity",
-                    format!("`complexity` must be a whole number from 1 to 10, found {n}"),
-                ));
+        Some(value) => match fields::complexity(&value) {
+            Ok(complexity) => complexity,
+            Err(message) => {
+                problems.push(
+                    located
+                        .key("complexity", message)
+                        .with_help("write a whole number from 1 to 10, such as `complexity: 3`; 0 or no value means unset"),
+                );
                 None
             }
         },
-        Some(other) => {
-            problems.push(located.key(
-                "complexity",
-                wrong_type("complexity", "a whole number from 1 to 10", &other),
-            ));
-            None
-        }
+    };
+    fields.criteria = match known.remove("acceptance_criteria") {
+        None => None,
+        Some(value) => match fields::criteria_list(value) {
+            Ok(items) if items.is_empty() => None,
+            Ok(items) => Some((items, located.key_line("acceptance_criteria"))),
+            Err(message) => {
+                problems.push(located.key("acceptance_criteria", message));
+                None
+            }
+        },
     };
     fields.dependencies = match known.remove("dependencies") {
         None => Vec::new(),
@@ -336,6 +419,12 @@ impl Locator<'_> {
         self.at(self.key_offset(key), message)
     }
 
+    /// The start of the line of top-level key `key` (the opening `---` when not found).
+    fn key_line(&self, key: &str) -> usize {
+        let offset = self.key_offset(key);
+        self.source[..offset].rfind('\n').map_or(0, |i| i + 1)
+    }
+
     /// Where the value of top-level key `key` starts (the key itself when the value is on the
     /// following lines); the opening `---` when the key cannot be found textually.
     fn key_offset(&self, key: &str) -> usize {
@@ -382,7 +471,7 @@ fn wrong_type(key: &str, expected: &str, found: &Value) -> String {
     format!("`{key}` must be {expected}, found {}", type_name(found))
 }
 
-fn type_name(value: &Value) -> String {
+pub(crate) fn type_name(value: &Value) -> String {
     match value {
         Value::Null => "nothing".to_string(),
         Value::Bool(b) => format!("the boolean {b}"),

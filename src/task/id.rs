@@ -37,6 +37,26 @@ pub fn validate_id(id: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The task id a file's name carries, as GuardKit names task files: `TASK-001.md`,
+/// `TASK-AUTH-001-login-endpoint.md` (the id, then a lower-case slug). The id is the run of
+/// leading `-`-separated segments without lower-case letters; it needs at least two segments
+/// and a first one of letters only, so `README.md` or `notes.md` carry no id.
+pub fn id_from_file_name(path: &std::path::Path) -> Option<String> {
+    let stem = path.file_stem()?.to_str()?;
+    let segments: Vec<&str> = stem
+        .split('-')
+        .take_while(|s| {
+            !s.is_empty() && s.chars().all(is_id_char) && !s.chars().any(|c| c.is_ascii_lowercase())
+        })
+        .collect();
+    let first = segments.first()?;
+    if segments.len() < 2 || !first.chars().all(|c| c.is_ascii_uppercase()) {
+        return None;
+    }
+    let id = segments.join("-");
+    validate_id(&id).ok().map(|()| id)
+}
+
 fn is_id_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')
 }
@@ -49,6 +69,26 @@ mod tests {
     fn accepts_ordinary_ids() {
         for id in ["TASK-001", "a", "9.x_y-z", &"A".repeat(64)] {
             assert_eq!(validate_id(id), Ok(()), "{id}");
+        }
+    }
+
+    #[test]
+    fn file_names_carry_guardkit_ids() {
+        let id = |name: &str| id_from_file_name(std::path::Path::new(name));
+        assert_eq!(id("tasks/TASK-001.md").as_deref(), Some("TASK-001"));
+        assert_eq!(
+            id("TASK-AUTH-001-login-endpoint.md").as_deref(),
+            Some("TASK-AUTH-001")
+        );
+        assert_eq!(id("TASK-FIX-A1B2.md").as_deref(), Some("TASK-FIX-A1B2"));
+        for none in [
+            "README.md",
+            "notes.md",
+            "TASK.md",
+            "task-001.md",
+            "2024-01-notes.md",
+        ] {
+            assert_eq!(id(none), None, "{none}");
         }
     }
 

@@ -1,15 +1,18 @@
 //! Finding task files: the one list of places tasks live, and lookup by id or path.
 //!
 //! Tasks live under `.autobuild/tasks/**` and, for GuardKit projects, under
-//! `tasks/{backlog,in_progress,design_approved,in_review,blocked}/**` (DESIGN.md §3). Lookup by
-//! id matches the front-matter `id` exactly. A file that fails to parse does not hide the other
+//! `tasks/{backlog,in_progress,design_approved,in_review,blocked}/**` and the same folders of
+//! `.guardkit/tasks/` (DESIGN.md §3). Lookup by id matches the front-matter `id` exactly (or,
+//! without one, the id the file name carries). A file that fails to parse does not hide the other
 //! tasks, but when it is the file that declares the requested id its problems are what the user
 //! sees — even when its front matter is so broken that only an `id:` line can still be read.
 //! When no file declares the id, the broken task files whose id cannot be read are listed with
 //! their first problem: one of them is the likely culprit, and "no task with id" alone would
 //! send the user looking for a typo. Markdown files that do not even try to be tasks (a README)
-//! are not listed. Two files declaring one id is an error naming both: silently picking one
-//! would run the wrong task.
+//! are not listed. Two files declaring one id in different state folders are GuardKit's normal
+//! leftovers: the copy in the most advanced state is taken, with a warning naming the others
+//! ([`super::precedence`]). Two in the same state are an error naming both: silently picking
+//! one would run the wrong task. Every path in these messages is relative to the repository.
 
 use std::fs;
 use std::io;
@@ -17,7 +20,8 @@ use std::path::{Path, PathBuf};
 
 use super::front_matter;
 use super::markdown::lines_from;
-use super::Task;
+use super::precedence::rank;
+use super::{id_from_file_name, Task};
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::error::Error;
 use crate::project::Layout;
@@ -38,11 +42,9 @@ const MAX_SUGGESTIONS: usize = 3;
 /// The directories searched for task files, in search order.
 pub fn search_dirs(root: &Path) -> Vec<PathBuf> {
     let mut dirs = vec![Layout::new(root).tasks()];
-    dirs.extend(
-        GUARDKIT_TASK_DIRS
-            .iter()
-            .map(|d| root.join("tasks").join(d)),
-    );
+    for tasks in [root.join("tasks"), root.join(".guardkit").join("tasks")] {
+        dirs.extend(GUARDKIT_TASK_DIRS.iter().map(|d| tasks.join(d)));
+    }
     dirs
 }
 
@@ -67,9 +69,35 @@ pub struct InvalidTask {
 
 /// Parses every `*.md` file under the [`search_dirs`], in path order.
 pub fn list_tasks(root: &Path) -> Result<TaskScan, Error> {
+    scan(root, &search_dirs(root))
+}
+
+/// Where task `id` sits on a GuardKit board: the state folder of the copy that counts, and that
+/// copy's path relative to `root`. The finished folders (`completed/`, `archived/`), which runs
+/// never take tasks from, count here: a task GuardKit moved on after its merge is shown there.
+/// `None` for a task outside GuardKit's folders, or none with that id.
+pub fn board_state(root: &Path, id: &str) -> Option<(String, PathBuf)> {
+    let mut dirs = search_dirs(root);
+    for tasks in [root.join("tasks"), root.join(".guardkit").join("tasks")] {
+        dirs.extend(["completed", "archived"].iter().map(|d| tasks.join(d)));
+    }
+    let scan = scan(root, &dirs).ok()?;
+    let path = match find_in_scan(root, &scan, id) {
+        Lookup::Found(task) => task.path,
+        Lookup::Invalid(invalid) => invalid.path.clone(),
+        Lookup::Ambiguous(_) | Lookup::Missing => return None,
+    };
+    match rank(root, &path) {
+        (0, _) => None,
+        (_, state) => Some((state, shown(root, &path))),
+    }
+}
+
+/// Parses every `*.md` file under `dirs`, in path order.
+fn scan(root: &Path, dirs: &[PathBuf]) -> Result<TaskScan, Error> {
     let mut files = Vec::new();
-    for dir in search_dirs(root) {
-        collect_markdown(&dir, &mut files)?;
+    for dir in dirs {
+        collect_markdown(dir, &mut files)?;
     }
     let mut scan = TaskScan::default();
     for path in files {
@@ -100,7 +128,7 @@ pub fn list_tasks(root: &Path) -> Result<TaskScan, Error> {
             }
         };
         match Task::parse(&path, &source) {
-            Ok(task) => scan.tasks.push(task),
+            Ok(task) => scan.tasks.push(task.relative_to(root)),
             Err(mut problems) => {
                 // Reported like every other file the user wrote: relative to the repository.
                 let shown = path.strip_prefix(root).unwrap_or(&path);
@@ -125,7 +153,11 @@ pub fn locate(root: &Path, id_or_path: &str) -> Result<Task, Error> {
     let as_path = Path::new(id_or_path);
     for candidate in [as_path.to_path_buf(), root.join(as_path)] {
         if candidate.is_file() {
-            return Task::load(&candidate);
+            return match Task::load(&candidate) {
+                Ok(task) => Ok(task.relative_to(root)),
+                Err(Error::Invalid(problems)) => Err(Error::Invalid(relative(root, problems))),
+                Err(other) => Err(other),
+            };
         }
     }
     if id_or_path.contains(['/', '\\']) {
@@ -135,37 +167,102 @@ pub fn locate(root: &Path, id_or_path: &str) -> Result<Task, Error> {
     }
 
     let scan = list_tasks(root)?;
-    let mut found: Vec<Result<&Task, &InvalidTask>> = scan
+    match find_in_scan(root, &scan, id_or_path) {
+        Lookup::Found(task) => Ok(*task),
+        Lookup::Invalid(invalid) => Err(Error::Invalid(invalid.problems.clone())),
+        Lookup::Missing => Err(not_found(root, id_or_path, &scan)),
+        Lookup::Ambiguous(paths) => Err(Error::usage(format!(
+            "task id `{id_or_path}` is declared by more than one file in the same state: {}",
+            shown_list(&paths)
+        ))
+        .with_help(
+            "task ids must be unique; remove the stale copy, change the `id` of all but one, or pass the file path instead",
+        )),
+    }
+}
+
+/// What looking up one id among the scanned tasks found.
+#[derive(Debug)]
+pub enum Lookup<'s> {
+    /// The task, with a warning naming the other copies when there are some.
+    Found(Box<Task>),
+    /// The copy that counts does not parse.
+    Invalid(&'s InvalidTask),
+    /// Copies of equal rank: their paths, relative to the repository.
+    Ambiguous(Vec<PathBuf>),
+    Missing,
+}
+
+/// The task declaring `id` among `scan`'s files; copies in different state folders are settled
+/// by [`super::precedence`].
+pub fn find_in_scan<'s>(root: &Path, scan: &'s TaskScan, id: &str) -> Lookup<'s> {
+    let mut found: Vec<(usize, String, PathBuf, Result<&Task, &InvalidTask>)> = scan
         .tasks
         .iter()
-        .filter(|t| t.id == id_or_path)
-        .map(Ok)
-        .collect();
-    found.extend(
-        scan.invalid
-            .iter()
-            .filter(|t| t.id.as_deref() == Some(id_or_path))
-            .map(Err),
-    );
-    match found.as_slice() {
-        [Ok(task)] => Ok((*task).clone()),
-        [Err(invalid)] => Err(Error::Invalid(invalid.problems.clone())),
-        [] => Err(not_found(root, id_or_path, &scan)),
-        many => {
-            let paths: Vec<String> = many
+        .filter(|t| t.id == id)
+        .map(|t| (t, t.path.clone()))
+        .map(|(t, p)| (p, Ok(t)))
+        .chain(
+            scan.invalid
                 .iter()
-                .map(|f| match f {
-                    Ok(task) => task.path.display().to_string(),
-                    Err(invalid) => invalid.path.display().to_string(),
-                })
+                .filter(|t| t.id.as_deref() == Some(id))
+                .map(|t| (t.path.clone(), Err(t))),
+        )
+        .map(|(path, found)| {
+            let (rank, state) = rank(root, &path);
+            (rank, state, shown(root, &path), found)
+        })
+        .collect();
+    found.sort_by(|a, b| (a.0, &a.2).cmp(&(b.0, &b.2)));
+    let Some(best) = found.first() else {
+        return Lookup::Missing;
+    };
+    let ties: Vec<PathBuf> = found
+        .iter()
+        .filter(|f| f.0 == best.0)
+        .map(|f| f.2.clone())
+        .collect();
+    if ties.len() > 1 {
+        return Lookup::Ambiguous(ties);
+    }
+    match best.3 {
+        Err(invalid) => Lookup::Invalid(invalid),
+        Ok(task) => {
+            let mut task = task.clone();
+            let others: Vec<String> = found[1..]
+                .iter()
+                .map(|f| format!("{} ({})", f.2.display(), f.1))
                 .collect();
-            Err(Error::usage(format!(
-                "task id `{id_or_path}` is declared by more than one file: {}",
-                paths.join(" and ")
-            ))
-            .with_help("task ids must be unique; change the `id` of all but one, or pass the file path instead"))
+            if !others.is_empty() {
+                task.warnings.push(Diagnostic::new(
+                    &best.2,
+                    format!(
+                        "task `{id}` is also declared by {}; using this copy, the one in the most advanced state ({})",
+                        others.join(", "),
+                        best.1
+                    ),
+                ));
+            }
+            Lookup::Found(Box::new(task))
         }
     }
+}
+
+fn shown(root: &Path, path: &Path) -> PathBuf {
+    path.strip_prefix(root).unwrap_or(path).to_path_buf()
+}
+
+fn shown_list(paths: &[PathBuf]) -> String {
+    let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    names.join(" and ")
+}
+
+/// Problems of a task file with their paths relative to `root`.
+fn relative(root: &Path, mut problems: Diagnostics) -> Diagnostics {
+    for problem in &mut problems.0 {
+        problem.path = shown(root, &problem.path);
+    }
+    problems
 }
 
 fn not_found(root: &Path, id: &str, scan: &TaskScan) -> Error {
@@ -175,10 +272,11 @@ fn not_found(root: &Path, id: &str, scan: &TaskScan) -> Error {
         .map(|t| t.id.as_str())
         .chain(scan.invalid.iter().filter_map(|t| t.id.as_deref()))
         .collect();
-    let searched: Vec<String> = search_dirs(root)
-        .iter()
-        .map(|d| format!("{}/", d.strip_prefix(root).unwrap_or(d).display()))
-        .collect();
+    // The folders, shortened: ten GuardKit state folders spelled out hide the help's point.
+    let searched = [format!(
+        ".autobuild/tasks/, tasks/STATE/ and .guardkit/tasks/STATE/ (STATE: {})",
+        GUARDKIT_TASK_DIRS.join(", ")
+    )];
     let close = close_ids(id, &known);
     // A broken file whose id is readable declares some other id; only those without one may
     // be the task asked for.
@@ -259,7 +357,7 @@ fn close_ids<'a>(id: &str, known: &[&'a str]) -> Vec<&'a str> {
 
 /// The `id:` line of a front matter that may not parse as a whole. When even the front matter's
 /// delimiters are broken, the first `id:` line anywhere in the file: what a reader of the file
-/// would take for its id.
+/// would take for its id. Without any, the id its file name carries, as for a valid task.
 fn declared_id(path: &Path, source: &str) -> Option<String> {
     let lines = match front_matter::split(path, source) {
         Ok(split) => lines_from(source, split.yaml_offset)
@@ -276,6 +374,7 @@ fn declared_id(path: &Path, source: &str) -> Option<String> {
             v.trim_matches(|c| c == '"' || c == '\'').to_string()
         })
         .filter(|v| !v.is_empty())
+        .or_else(|| id_from_file_name(path))
 }
 
 /// Whether a file that did not parse was meant to be a task: it opens front matter, or it has

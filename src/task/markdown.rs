@@ -64,6 +64,11 @@ pub(crate) struct Fences {
 }
 
 impl Fences {
+    /// Whether a fence is open (the last line fed opened it or is inside it).
+    pub fn is_open(&self) -> bool {
+        self.open.is_some()
+    }
+
     /// Feeds the next line; true when the line is part of a fence (its delimiters included), so
     /// it must not be read as a heading or a list item.
     pub fn is_code(&mut self, text: &str) -> bool {

@@ -5,6 +5,12 @@
 //! problems of a file at once, each located at its line. Unknown front-matter keys are kept in
 //! [`Task::extra`] because other tools store their own state there. A task without a title (no
 //! `title` key and no `# ` heading) is titled by its id rather than rejected.
+//!
+//! GuardKit's files are read as GuardKit reads them: a front matter without `id` (or a file
+//! without front matter) takes the id its file name carries; a front-matter
+//! `acceptance_criteria:` list comes before the body's section (which then stays in the
+//! requirements, word for word); keys written twice are accepted when autobuild does not read
+//! them. What is accepted that way but worth knowing is in [`Task::warnings`].
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,13 +20,20 @@ use crate::error::Error;
 
 mod body;
 mod criteria;
+mod duplicates;
+mod fields;
 mod front_matter;
 mod id;
 mod lookup;
 mod markdown;
+mod precedence;
+mod section;
 
-pub use id::{validate_id, MAX_ID_LEN};
-pub use lookup::{list_tasks, locate, search_dirs, InvalidTask, TaskScan, GUARDKIT_TASK_DIRS};
+pub use id::{id_from_file_name, validate_id, MAX_ID_LEN};
+pub use lookup::{
+    board_state, find_in_scan, list_tasks, locate, search_dirs, InvalidTask, Lookup, TaskScan,
+    GUARDKIT_TASK_DIRS,
+};
 
 /// The task type used when the front matter names none.
 pub const DEFAULT_TASK_TYPE: &str = "feature";
@@ -43,10 +56,16 @@ pub struct Task {
     /// The body without the title line and the criteria section.
     pub requirements: String,
     pub criteria: Vec<Criterion>,
+    /// The criteria section's text after its last criterion (prose, code, tables), for the
+    /// agents; empty when there is none.
+    pub criteria_epilogue: String,
     /// The file the task was read from.
     pub path: PathBuf,
     /// Front-matter keys autobuild does not use, kept for the tools that do.
     pub extra: BTreeMap<String, yaml_serde::Value>,
+    /// What was accepted but is worth knowing (a repeated key, an ignored `workflow` mapping,
+    /// another copy of the task in a different state folder), each located.
+    pub warnings: Vec<Diagnostic>,
 }
 
 /// One acceptance criterion.
@@ -60,15 +79,38 @@ pub struct Criterion {
     pub verify: Option<String>,
     /// Whether the file marks it `- [x]` (informational; the runner decides what is met).
     pub checked: bool,
+    /// The section's text between the previous criterion and this one (a group heading, an
+    /// explanation, a table), for the agents; empty when there is none.
+    pub preamble: String,
 }
 
 impl Task {
     /// Parses the text of the task file at `path`; every problem found is returned.
     pub fn parse(path: &Path, source: &str) -> Result<Task, Diagnostics> {
-        let split = front_matter::split(path, source).map_err(|d| Diagnostics(vec![d]))?;
+        let name_id = id_from_file_name(path);
         let mut problems = Vec::new();
-        let fields = front_matter::read(path, source, &split, &mut problems);
-        let body = body::read(source, split.body_offset);
+        let mut warnings = Vec::new();
+        let (fields, body_offset) = match front_matter::split(path, source) {
+            Ok(split) => {
+                let reading = front_matter::Reading {
+                    fallback_id: name_id,
+                    problems: &mut problems,
+                    warnings: &mut warnings,
+                };
+                let fields = front_matter::read(path, source, &split, reading);
+                (fields, split.body_offset)
+            }
+            // GuardKit reads a file without front matter as a task whose id is its name.
+            Err(_) if name_id.is_some() && !front_matter::opens(source) => {
+                let fields = front_matter::FrontMatter {
+                    id: name_id,
+                    ..Default::default()
+                };
+                (fields, usize::from(source.starts_with('\u{feff}')) * 3)
+            }
+            Err(problem) => return Err(Diagnostics(vec![problem])),
+        };
+        let body = body::read(source, body_offset);
 
         if let Some(line) = body.duplicate_criteria {
             problems.push(Diagnostic::at_offset(
@@ -78,11 +120,25 @@ impl Task {
                 "a second `## Acceptance Criteria` section; list every criterion in the first one",
             ));
         }
-        let criteria = match &body.criteria {
-            Some(section) => criteria::parse(path, source, section, &mut problems),
-            None => {
-                problems.push(missing_criteria(path, source, &body, split.body_offset));
-                Vec::new()
+        let (criteria, criteria_epilogue, requirements) = match (&fields.criteria, &body.criteria) {
+            (Some((items, key)), _) => {
+                let at = markdown::lines_from(source, *key)
+                    .first()
+                    .copied()
+                    .unwrap_or(markdown::Line {
+                        offset: *key,
+                        text: "",
+                    });
+                let criteria = criteria::from_list(path, source, items, at, &mut problems);
+                (criteria, String::new(), body.whole.clone())
+            }
+            (None, Some(section)) => {
+                let parsed = criteria::parse(path, source, section, &mut problems);
+                (parsed.criteria, parsed.epilogue, body.requirements.clone())
+            }
+            (None, None) => {
+                problems.push(missing_criteria(path, source, &body, body_offset));
+                (Vec::new(), String::new(), String::new())
             }
         };
 
@@ -97,16 +153,28 @@ impl Task {
                 dependencies: fields.dependencies,
                 workflow: fields.workflow,
                 protect: fields.protect,
-                requirements: body.requirements,
+                requirements,
                 criteria,
+                criteria_epilogue,
                 path: path.to_path_buf(),
                 extra: fields.extra,
+                warnings,
             }),
             _ => {
                 problems.sort_by_key(|d| d.location);
                 Err(Diagnostics(problems))
             }
         }
+    }
+
+    /// Shows the paths of the task's warnings relative to `root`, like every other message.
+    pub fn relative_to(mut self, root: &Path) -> Task {
+        for warning in &mut self.warnings {
+            if let Ok(shown) = warning.path.strip_prefix(root) {
+                warning.path = shown.to_path_buf();
+            }
+        }
+        self
     }
 
     /// Reads and parses the task file at `path` (at most [`crate::user_file::MAX_BYTES`] of
@@ -131,6 +199,21 @@ fn missing_criteria(
     body: &body::Body<'_>,
     body_offset: usize,
 ) -> Diagnostic {
+    if let (None, Some((heading, fence))) = (body.misplaced_criteria, body.fenced_criteria) {
+        let fence_line = crate::diagnostic::Location::from_offset(source, fence.offset).line;
+        return Diagnostic::at_offset(
+            path,
+            source,
+            heading.offset,
+            format!(
+                "this `## Acceptance Criteria` heading is inside the code fence opened on line {fence_line}, which is never closed"
+            ),
+        )
+        .with_help(format!(
+            "end the fenced block with a closing {} line before the heading",
+            fence.text.trim().chars().take_while(|c| *c == '`' || *c == '~').collect::<String>()
+        ));
+    }
     match body.misplaced_criteria {
         Some(line) => Diagnostic::at_offset(
             path,
@@ -151,5 +234,7 @@ fn missing_criteria(
     }
 }
 
+#[cfg(test)]
+mod guardkit_tests;
 #[cfg(test)]
 mod tests;

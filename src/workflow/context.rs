@@ -65,6 +65,9 @@ pub struct TaskContext {
     pub title: String,
     pub requirements: String,
     pub criteria: Vec<CriterionContext>,
+    /// The criteria section's text after the last criterion (prose, code, tables).
+    #[serde(default)]
+    pub criteria_epilogue: String,
     pub task_type: String,
     pub complexity: Option<u8>,
     pub path: String,
@@ -75,6 +78,9 @@ pub struct CriterionContext {
     pub id: String,
     pub text: String,
     pub verify: Option<String>,
+    /// The criteria section's text just before this criterion (a group heading, prose).
+    #[serde(default)]
+    pub preamble: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -174,7 +180,9 @@ impl PromptContext {
                     id: "AC-001".into(),
                     text: "greeting(\"Ada\") returns \"Hello, Ada!\"".into(),
                     verify: Some("python -c 'import x'".into()),
+                    preamble: String::new(),
                 }],
+                criteria_epilogue: String::new(),
                 task_type: "feature".into(),
                 complexity: Some(3),
                 path: ".autobuild/tasks/TASK-001.md".into(),

@@ -12,6 +12,7 @@ mod report;
 mod run;
 mod verify;
 mod worktree;
+mod worktree_setup;
 
 pub use merge::{merge_run, MergeRequest, StateJournal};
 pub use prompt::{build_prompt_context, prompt_context};

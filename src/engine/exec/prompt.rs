@@ -45,8 +45,10 @@ pub fn build_prompt_context(
                     id: c.id.clone(),
                     text: c.text.clone(),
                     verify: c.verify.clone(),
+                    preamble: c.preamble.clone(),
                 })
                 .collect(),
+            criteria_epilogue: task.criteria_epilogue.clone(),
             task_type: task.task_type.clone(),
             complexity: task.complexity,
             path: display_path(&plan.root, &task.path),

@@ -217,6 +217,9 @@ fn render_blocked(out: &mut String, state: &RunState, outcome: &Outcome, turns: 
             stop.class.describe(),
             stop.transcript.display()
         ),
+        // A failure of the environment before any turn (the [worktree] setup command) says
+        // so itself.
+        Outcome::Failed { message } if message.starts_with("infrastructure") => message.clone(),
         _ => failure_class(turns.last(), last_gate),
     };
     let _ = writeln!(out, "## Failure class\n\n{class}\n");

@@ -6,6 +6,9 @@
 //! that entry, the previous attempt was killed part-way (perhaps in the middle of checking out
 //! thousands of files): what it left is discarded and the worktree is added again, so no step
 //! ever runs in — and no checkpoint ever commits — a half-checked-out tree.
+//!
+//! A worktree this step adds gets the `[worktree]` links and copies, and then the setup command
+//! runs ([`super::worktree_setup`]).
 
 use serde_json::json;
 
@@ -65,8 +68,16 @@ pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
         // A failure undid itself (creation is all-or-nothing); only a kill leaves the entry.
         cx.state.pending = None;
         cx.save_state()?;
-        added?
+        let head = added?;
+        super::worktree_setup::populate(cx)?;
+        head
     };
+    if let Some(stop) = super::worktree_setup::run_setup(cx)? {
+        return Ok(StepDone::halted(
+            format!("the [worktree] setup command failed in {}", path.display()),
+            stop,
+        ));
+    }
     cx.state.worktree = path.clone();
     cx.state.last_checkpoint = Some(head);
     let summary = if resumed {

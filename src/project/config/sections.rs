@@ -17,8 +17,8 @@ use super::{CheckConfig, Config, EnvConfig, ModelPrice, PriceTable, ProjectConfi
 use crate::diagnostic::Diagnostic;
 use crate::workflow::model::MergeStrategy;
 
-const ROOT_KEYS: [&str; 7] = [
-    "project", "env", "checks", "roles", "profiles", "pricing", "scope",
+const ROOT_KEYS: [&str; 8] = [
+    "project", "env", "checks", "roles", "profiles", "pricing", "scope", "worktree",
 ];
 const SCOPE_KEYS: [&str; 1] = ["protect"];
 const PROJECT_KEYS: [&str; 2] = ["base_branch", "merge_strategy"];
@@ -73,6 +73,11 @@ fn config(reader: &mut Reader<'_>, document: &DeTable<'_>) -> Config {
             "scope" => {
                 if let Some(table) = reader.table("scope", item) {
                     config.scope = scope(reader, table);
+                }
+            }
+            "worktree" => {
+                if let Some(table) = reader.table("worktree", item) {
+                    config.worktree = super::worktree::read(reader, table);
                 }
             }
             _ => reader.unknown_key(key, "at the top level", &ROOT_KEYS),

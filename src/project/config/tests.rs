@@ -311,3 +311,41 @@ fn a_config_that_is_not_utf8_or_too_large_is_invalid_input_naming_the_file() {
         "{err}"
     );
 }
+
+#[test]
+fn reads_the_worktree_section() {
+    let config = parse(
+        "[worktree]\nlink = [\".venv\", \"./web/node_modules/\"]\ncopy = [\".env.local\"]\nsetup = \"uv sync\"\n",
+    )
+    .unwrap();
+    assert_eq!(config.worktree.link, [".venv", "web/node_modules"]);
+    assert_eq!(config.worktree.copy, [".env.local"]);
+    assert_eq!(config.worktree.setup.as_deref(), Some("uv sync"));
+}
+
+#[test]
+fn worktree_paths_must_stay_inside_the_repository() {
+    let err = parse(
+        "[worktree]\nlink = [\"../shared\", \"/opt/venv\", \".git\"]\ncopy = [\"a\"]\nsetup = \" \"\nlinks = []\n",
+    )
+    .unwrap_err();
+    let headers: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("config.toml:"))
+        .collect();
+    let expected = [
+        "config.toml:2:9: `../shared` cannot be in `worktree.link`: it leaves the repository",
+        "config.toml:2:22: `/opt/venv` cannot be in `worktree.link`: it is absolute",
+        "config.toml:2:35: `.git` cannot be in `worktree.link`: `.git` belongs to git",
+        "config.toml:4:9: `setup` is empty",
+        "config.toml:5:1: unknown key `links` in [worktree]",
+    ];
+    assert_eq!(headers.len(), expected.len(), "{err}");
+    for (header, want) in headers.iter().zip(expected) {
+        assert!(header.starts_with(want), "{header}\n  expected {want}");
+    }
+    assert!(err.contains("did you mean `link`?"), "{err}");
+
+    let err = parse("[worktree]\nlink = [\"x\"]\ncopy = [\"x\"]\n").unwrap_err();
+    assert!(err.contains("`x` is in both `link` and `copy`"), "{err}");
+}

@@ -1,0 +1,123 @@
+//! Front-matter values that GuardKit writes in more than one shape, read into autobuild's one
+//! meaning: `complexity` and the `acceptance_criteria:` list.
+//!
+//! GuardKit's documented task template says `complexity: 0` for "not estimated yet", and some
+//! of its tools write `complexity: "3/10"`; both are accepted rather than making a user edit
+//! every task. Anything else gets a message saying what was found.
+
+use yaml_serde::Value;
+
+/// `complexity` as a score from 1 to 10; `Ok(None)` for 0 (unset). Accepts a whole number, or a
+/// string holding one, optionally written as a fraction of 10 (`"3/10"`).
+pub(crate) fn complexity(value: &Value) -> Result<Option<u8>, String> {
+    let invalid =
+        |found: String| format!("`complexity` must be a whole number from 1 to 10, found {found}");
+    let number = match value {
+        Value::Number(n) => n
+            .as_u64()
+            .ok_or_else(|| invalid(format!("the number {n}")))?,
+        Value::String(s) => {
+            let text = s.trim();
+            let score = match text.split_once('/') {
+                Some((score, scale)) if scale.trim() == "10" => score.trim(),
+                Some(_) => {
+                    return Err(invalid(format!(
+                        "\"{text}\" (a score out of 10 is written \"N/10\")"
+                    )))
+                }
+                None => text,
+            };
+            score
+                .parse::<u64>()
+                .map_err(|_| invalid(format!("the string \"{text}\"")))?
+        }
+        Value::Null => return Ok(None),
+        other => return Err(invalid(super::front_matter::type_name(other))),
+    };
+    match number {
+        0 => Ok(None),
+        1..=10 => Ok(u8::try_from(number).ok()),
+        _ => Err(invalid(number.to_string())),
+    }
+}
+
+/// The items of an `acceptance_criteria:` list, as criterion texts. Strings and numbers are
+/// items; a mapping item gives its `text` or `description` (GuardKit's structured form), with
+/// its `id` in front.
+pub(crate) fn criteria_list(value: Value) -> Result<Vec<String>, String> {
+    let Value::Sequence(items) = value else {
+        return Err(format!(
+            "`acceptance_criteria` must be a list of criteria, found {}",
+            super::front_matter::type_name(&value)
+        ));
+    };
+    let mut texts = Vec::new();
+    for item in items {
+        let text = match item {
+            Value::String(s) => s,
+            Value::Number(n) => n.to_string(),
+            Value::Mapping(map) => {
+                let field = |name: &str| match map.get(name) {
+                    Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
+                    _ => None,
+                };
+                let text = field("text").or_else(|| field("description")).ok_or(
+                    "an `acceptance_criteria` item that is a mapping needs a `text` or `description`",
+                )?;
+                match field("id") {
+                    Some(id) => format!("{id}: {text}"),
+                    None => text,
+                }
+            }
+            other => {
+                return Err(format!(
+                    "`acceptance_criteria` items must be text, found {}",
+                    super::front_matter::type_name(&other)
+                ))
+            }
+        };
+        texts.push(text);
+    }
+    Ok(texts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn yaml(text: &str) -> Value {
+        yaml_serde::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn complexity_accepts_guardkit_spellings() {
+        assert_eq!(complexity(&yaml("0")), Ok(None));
+        assert_eq!(complexity(&yaml("7")), Ok(Some(7)));
+        assert_eq!(complexity(&yaml("\"3/10\"")), Ok(Some(3)));
+        assert_eq!(complexity(&yaml("\" 4 \"")), Ok(Some(4)));
+        assert_eq!(complexity(&yaml("\"0/10\"")), Ok(None));
+        for (text, says) in [
+            ("11", "found 11"),
+            ("2.5", "the number 2.5"),
+            ("\"3/5\"", "\"N/10\""),
+            ("high", "the string \"high\""),
+            ("[1]", "a list"),
+        ] {
+            let err = complexity(&yaml(text)).unwrap_err();
+            assert!(err.contains(says), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn criteria_lists_take_text_and_structured_items() {
+        let got = criteria_list(yaml(
+            "- plain\n- 42\n- {id: AC-009, description: structured}\n- {text: no id}\n",
+        ))
+        .unwrap();
+        assert_eq!(got, ["plain", "42", "AC-009: structured", "no id"]);
+        assert!(criteria_list(yaml("text")).unwrap_err().contains("a list"));
+        assert!(criteria_list(yaml("- {id: A}"))
+            .unwrap_err()
+            .contains("`text`"));
+    }
+}

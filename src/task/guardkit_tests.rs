@@ -1,0 +1,210 @@
+//! Task files in the shapes GuardKit writes them (issue 11): each test is one of the ways a
+//! real GuardKit file differs from autobuild's own format.
+
+use super::*;
+
+fn parse_at(path: &str, source: &str) -> Result<Task, String> {
+    Task::parse(Path::new(path), source).map_err(|d| d.to_string())
+}
+
+fn parse(source: &str) -> Result<Task, String> {
+    parse_at("TASK.md", source)
+}
+
+const HEADER: &str = "---\nid: TASK-001\n---\n# T\n\n";
+
+fn texts(task: &Task) -> Vec<&str> {
+    task.criteria.iter().map(|c| c.text.as_str()).collect()
+}
+
+#[test]
+fn numbered_lists_are_criteria_with_their_sub_bullets() {
+    let task = parse(&format!(
+        "{HEADER}## Acceptance Criteria\n\n1. [ ] First\n   - detail of the first\n2. Second `verify: make`\n3) [x] Third\n"
+    ))
+    .unwrap();
+    assert_eq!(
+        texts(&task),
+        ["First\n- detail of the first", "Second", "Third"]
+    );
+    assert_eq!(task.criteria[1].verify.as_deref(), Some("make"));
+    assert!(task.criteria[2].checked);
+    let ids: Vec<&str> = task.criteria.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["AC-001", "AC-002", "AC-003"]);
+}
+
+#[test]
+fn complexity_zero_is_unset_and_a_fraction_of_ten_is_read() {
+    let body = "## Acceptance Criteria\n- a\n";
+    let task = parse(&format!("---\nid: T1\ncomplexity: 0\n---\n{body}")).unwrap();
+    assert_eq!(task.complexity, None);
+    let task = parse(&format!("---\nid: T1\ncomplexity: \"3/10\"\n---\n{body}")).unwrap();
+    assert_eq!(task.complexity, Some(3));
+    let err = parse(&format!("---\nid: T1\ncomplexity: \"3/5\"\n---\n{body}")).unwrap_err();
+    assert!(
+        err.starts_with("TASK.md:3:13: `complexity` must be"),
+        "{err}"
+    );
+    assert!(err.contains("help: write a whole number"), "{err}");
+}
+
+#[test]
+fn every_part_of_the_criteria_section_is_kept_in_order() {
+    let task = parse(&format!(
+        "{HEADER}## Acceptance Criteria\n\nAll of these must hold.\n\n### Functional\n- [ ] a\n\n| input | output |\n|---|---|\n| 1 | 2 |\n\n### Quality\n- [ ] b\n\n```sh\nmake lint\n```\n\nClosing note.\n\n## Notes\nafter\n"
+    ))
+    .unwrap();
+    assert_eq!(texts(&task), ["a", "b"]);
+    assert_eq!(
+        task.criteria[0].preamble,
+        "All of these must hold.\n\n### Functional"
+    );
+    assert_eq!(
+        task.criteria[1].preamble,
+        "| input | output |\n|---|---|\n| 1 | 2 |\n\n### Quality"
+    );
+    assert_eq!(
+        task.criteria_epilogue,
+        "```sh\nmake lint\n```\n\nClosing note."
+    );
+    assert_eq!(task.requirements, "## Notes\nafter");
+}
+
+#[test]
+fn ac_headings_with_paragraphs_are_criteria() {
+    let task = parse(&format!(
+        "{HEADER}## Acceptance Criteria\n\n### AC-001: Login succeeds\n\nGiven a known user\nwhen they log in\nthen a token is returned.\n\n### AC-002 - Logout `verify: ./logout-test`\n\n### Group with items\n- [ ] AC-003: listed\n"
+    ))
+    .unwrap();
+    let ids: Vec<&str> = task.criteria.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["AC-001", "AC-002", "AC-003"]);
+    assert_eq!(
+        task.criteria[0].text,
+        "Login succeeds\n\nGiven a known user\nwhen they log in\nthen a token is returned."
+    );
+    assert_eq!(task.criteria[1].text, "Logout");
+    assert_eq!(task.criteria[1].verify.as_deref(), Some("./logout-test"));
+    assert_eq!(task.criteria[2].preamble, "### Group with items");
+}
+
+#[test]
+fn an_ac_heading_over_a_list_is_a_group_heading() {
+    let task = parse(&format!(
+        "{HEADER}## Acceptance Criteria\n### AC-001: Functional\n- a\n- b\n"
+    ))
+    .unwrap();
+    assert_eq!(texts(&task), ["a", "b"]);
+    assert_eq!(task.criteria[0].preamble, "### AC-001: Functional");
+}
+
+#[test]
+fn a_criteria_heading_with_a_suffix_is_the_section() {
+    let task = parse(&format!(
+        "{HEADER}## Acceptance Criteria (Machine-Verifiable)\n- a\n"
+    ))
+    .unwrap();
+    assert_eq!(texts(&task), ["a"]);
+}
+
+#[test]
+fn a_heading_swallowed_by_an_unclosed_fence_is_located_at_heading_and_fence() {
+    let err = parse(&format!(
+        "{HEADER}Example:\n\n```yaml\nkey: value\n\n## Acceptance Criteria\n- a\n"
+    ))
+    .unwrap_err();
+    assert!(
+        err.starts_with("TASK.md:11:1: this `## Acceptance Criteria` heading is inside the code fence opened on line 8, which is never closed"),
+        "{err}"
+    );
+    assert!(
+        err.contains("help: end the fenced block with a closing ``` line"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_unused_key_given_twice_is_a_located_warning_and_a_used_one_an_error() {
+    let task = parse(
+        "---\nid: T1\nstatus: backlog\npriority: high\nstatus: in_review\n---\n## Acceptance Criteria\n- a\n",
+    )
+    .unwrap();
+    assert_eq!(
+        task.extra["status"],
+        yaml_serde::Value::String("in_review".into())
+    );
+    assert_eq!(task.warnings.len(), 1);
+    let warning = task.warnings[0].to_string();
+    assert!(
+        warning.starts_with("TASK.md:5:1: `status` is given more than once (first on line 3)"),
+        "{warning}"
+    );
+
+    let err = parse(
+        "---\nid: T1\ntask_type: feature\ntask_type: testing\n---\n## Acceptance Criteria\n- a\n",
+    )
+    .unwrap_err();
+    assert!(
+        err.starts_with("TASK.md:4:1: `task_type` is given more than once (first on line 3)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn front_matter_criteria_come_first_and_the_body_section_stays_in_the_requirements() {
+    let task = parse(
+        "---\nid: T1\nacceptance_criteria:\n  - Login works\n  - \"AC-007: logout works `verify: make logout`\"\n---\n# T\n\nDo it.\n\n## Acceptance Criteria\n- [ ] written for humans\n",
+    )
+    .unwrap();
+    assert_eq!(texts(&task), ["Login works", "logout works"]);
+    assert_eq!(task.criteria[1].id, "AC-007");
+    assert_eq!(task.criteria[1].verify.as_deref(), Some("make logout"));
+    assert_eq!(
+        task.requirements,
+        "Do it.\n\n## Acceptance Criteria\n- [ ] written for humans"
+    );
+
+    // Without a body section, the front-matter list is enough.
+    let task = parse("---\nid: T1\nacceptance_criteria: [only]\n---\n# T\n").unwrap();
+    assert_eq!(texts(&task), ["only"]);
+    // An empty list is no list: the body's section is required as usual.
+    let err = parse("---\nid: T1\nacceptance_criteria: []\n---\n# T\n").unwrap_err();
+    assert!(err.contains("no `## Acceptance Criteria` section"), "{err}");
+    let err = parse("---\nid: T1\nacceptance_criteria:\n  - [nested]\n---\n# T\n").unwrap_err();
+    assert!(
+        err.starts_with("TASK.md:3:1: `acceptance_criteria` items must be text, found a list"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_workflow_mapping_is_ignored_with_a_note() {
+    let task = parse(
+        "---\nid: T1\nworkflow:\n  turns: 3\n  approved: true\n---\n## Acceptance Criteria\n- a\n",
+    )
+    .unwrap();
+    assert_eq!(task.workflow, None);
+    assert!(task.extra.contains_key("workflow"));
+    let note = task.warnings[0].to_string();
+    assert!(
+        note.starts_with("TASK.md:3:1: `workflow` is a mapping"),
+        "{note}"
+    );
+}
+
+#[test]
+fn the_file_name_gives_the_id_when_the_front_matter_has_none() {
+    let body = "# Title\n\n## Acceptance Criteria\n- a\n";
+    let task = parse_at(
+        "tasks/backlog/TASK-AB-12-some-slug.md",
+        &format!("---\ntitle: x\n---\n{body}"),
+    )
+    .unwrap();
+    assert_eq!(task.id, "TASK-AB-12");
+    let task = parse_at("TASK-7.md", body).unwrap();
+    assert_eq!((task.id.as_str(), task.title.as_str()), ("TASK-7", "Title"));
+
+    let err = parse_at("notes.md", body).unwrap_err();
+    assert!(err.contains("missing YAML front matter"), "{err}");
+    let err = parse_at("notes.md", &format!("---\ntitle: x\n---\n{body}")).unwrap_err();
+    assert!(err.contains("the front matter has no `id`"), "{err}");
+}
