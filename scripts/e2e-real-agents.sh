@@ -21,6 +21,8 @@ cd "$(dirname "$0")/.."
 
 versions=scripts/real-agents.versions
 cache=${AUTOBUILD_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/autobuild-e2e}
+# Codex's home must not be under the system temp dir (see tests/real_agents/harness.rs).
+export AUTOBUILD_E2E_SCRATCH="$cache/scratch"
 
 skip() {
     echo "real-agent suite skipped: $*"

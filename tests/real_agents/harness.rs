@@ -102,6 +102,22 @@ pub struct Harness {
     _codex_home: tempfile::TempDir,
 }
 
+/// A directory outside the system's temporary directory for codex's home: codex 0.169 refuses
+/// to create its sandbox helper (`codex-linux-sandbox`) under a temporary directory, and then
+/// every command fails under a system bubblewrap with "execvp codex-linux-sandbox". The script
+/// sets `AUTOBUILD_E2E_SCRATCH` inside its cache; otherwise `~/.cache/autobuild-e2e/scratch`.
+fn scratch_outside_tmp() -> PathBuf {
+    let dir = std::env::var_os("AUTOBUILD_E2E_SCRATCH")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(|home| PathBuf::from(home).join(".cache/autobuild-e2e/scratch"))
+        })
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")));
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 impl Harness {
     /// The scenario `name` for `cli` with the model scripted by `script` (given the worktree's
     /// path); `None` when the CLI is not available (the test then returns early).
@@ -109,7 +125,7 @@ impl Harness {
         let binary = cli.binary()?;
         let project = Project::new().commit();
         let scratch = project.root.parent().unwrap().join("agent-env");
-        let codex_home_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let codex_home_dir = tempfile::tempdir_in(scratch_outside_tmp()).unwrap();
         let bin = scratch.join("bin");
         let home = scratch.join("home");
         fs::create_dir_all(&bin).unwrap();
@@ -162,9 +178,6 @@ agent = "{agent}"
                 // after Claude Code's own retries (ten, minutes apart for a 401).
                 .env("CLAUDE_CODE_MAX_RETRIES", "0"),
             Cli::Codex => {
-                // Outside /tmp: codex 0.169 refuses to create its sandbox helper
-                // (`codex-linux-sandbox`) under a temporary directory, and then every command
-                // fails under a system bubblewrap with "execvp codex-linux-sandbox".
                 let codex_home = codex_home_dir.path().to_path_buf();
                 fs::write(codex_home.join("config.toml"), codex_config(&server.url())).unwrap();
                 project
