@@ -10,7 +10,6 @@
 //! cargo test --locked --test real_agents -- --nocapture --test-threads=1
 //! ```
 
-
 #[path = "../loop_fixture/mod.rs"]
 mod loop_fixture;
 

@@ -323,7 +323,10 @@ pub fn an_auth_failure_stops_the_run_with_the_fix(cli: Cli) {
         Ok(())
     };
     if let Err(why) = stopped {
-        panic!("[{}] an auth failure must stop the run (exit 1 with the fix): {why}", h.name);
+        panic!(
+            "[{}] an auth failure must stop the run (exit 1 with the fix): {why}",
+            h.name
+        );
     }
 }
 
