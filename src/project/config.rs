@@ -1,7 +1,7 @@
 //! The project config `.autobuild/config.toml` (DESIGN.md §3.2): project facts that every run of
 //! every workflow shares — the base branch, the environment given to agents and checks alike,
-//! the checks, overrides for roles and profiles, and per-model token prices for adapters that
-//! estimate cost themselves.
+//! the checks, overrides for roles and profiles, per-model token prices for adapters that
+//! estimate cost themselves, and the sandbox settings.
 //!
 //! An absent file means defaults. One load reports every problem the file has — unknown keys
 //! (with a "did you mean") in every table, values of the wrong type, invalid values — so a user
@@ -26,6 +26,7 @@ use crate::user_file::{self, ReadError};
 use crate::workflow::model::MergeStrategy;
 
 mod reader;
+mod sandbox;
 mod sections;
 
 /// The whole project config.
@@ -41,6 +42,8 @@ pub struct Config {
     pub profiles: toml::Table,
     /// `[pricing."<model>"]`: token prices that replace an adapter's built-in estimates.
     pub pricing: PriceTable,
+    /// `[sandbox]`: OS confinement of agents and checks.
+    pub sandbox: crate::sandbox::Settings,
 }
 
 /// Token prices by model name.

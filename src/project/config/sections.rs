@@ -17,7 +17,9 @@ use super::{CheckConfig, Config, EnvConfig, ModelPrice, PriceTable, ProjectConfi
 use crate::diagnostic::Diagnostic;
 use crate::workflow::model::MergeStrategy;
 
-const ROOT_KEYS: [&str; 6] = ["project", "env", "checks", "roles", "profiles", "pricing"];
+const ROOT_KEYS: [&str; 7] = [
+    "project", "env", "checks", "roles", "profiles", "pricing", "sandbox",
+];
 const PROJECT_KEYS: [&str; 2] = ["base_branch", "merge_strategy"];
 const ENV_KEYS: [&str; 3] = ["vars", "path_prepend", "setup"];
 const CHECK_KEYS: [&str; 2] = ["cmd", "timeout"];
@@ -65,6 +67,11 @@ fn config(reader: &mut Reader<'_>, document: &DeTable<'_>) -> Config {
             "pricing" => {
                 if let Some(table) = reader.table("pricing", item) {
                     config.pricing = pricing(reader, table);
+                }
+            }
+            "sandbox" => {
+                if let Some(table) = reader.table("sandbox", item) {
+                    config.sandbox = super::sandbox::sandbox(reader, table);
                 }
             }
             _ => reader.unknown_key(key, "at the top level", &ROOT_KEYS),
