@@ -26,7 +26,7 @@
 
 pub mod bwrap;
 pub mod denials;
-mod mounts;
+pub mod mounts;
 pub mod probe;
 
 use std::collections::BTreeSet;
