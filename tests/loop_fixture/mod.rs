@@ -61,6 +61,9 @@ pub struct Project {
     sandbox_mode: Option<String>,
     /// `[sandbox] writable` beyond the [`Project::outside`] directory.
     writable: Vec<String>,
+    /// Whether the test asked for [`Project::outside`]: only then is that directory (whose path
+    /// differs from project to project) written into the committed config.
+    outside_used: std::cell::Cell<bool>,
     env: Vec<(String, String)>,
     env_removed: Vec<String>,
 }
@@ -85,6 +88,7 @@ impl Project {
             extra_config: String::new(),
             sandbox_mode: None,
             writable: Vec::new(),
+            outside_used: std::cell::Cell::new(false),
             env: Vec::new(),
             env_removed: Vec::new(),
         };
@@ -139,6 +143,7 @@ impl Project {
     /// A path beside the repository in a directory the agents and checks may write (it is in
     /// `[sandbox] writable`): the test's channel to and from them (markers, logs, scenarios).
     pub fn outside(&self, name: &str) -> PathBuf {
+        self.outside_used.set(true);
         let dir = self._dir.path().join("outside");
         fs::create_dir_all(&dir).unwrap();
         dir.join(name)
@@ -170,10 +175,15 @@ impl Project {
         self
     }
 
-    /// The `[sandbox]` table of this project, for tests that write their own config.
+    /// The `[sandbox]` table of this project (empty when the test set nothing), for tests that
+    /// write their own config.
     pub fn sandbox_table(&self) -> String {
-        let outside = self.outside("");
-        let writable: Vec<String> = std::iter::once(outside.display().to_string())
+        let outside = self
+            .outside_used
+            .get()
+            .then(|| self.outside("").display().to_string());
+        let writable: Vec<String> = outside
+            .into_iter()
             .chain(self.writable.iter().cloned())
             .map(|path| format!("{path:?}"))
             .collect();
@@ -182,6 +192,9 @@ impl Project {
             .as_ref()
             .map(|mode| format!("mode = {mode:?}\n"))
             .unwrap_or_default();
+        if mode.is_empty() && writable.is_empty() {
+            return String::new();
+        }
         format!("\n[sandbox]\n{mode}writable = [{}]\n", writable.join(", "))
     }
 
