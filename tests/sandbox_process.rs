@@ -37,13 +37,13 @@ fn confined(bwrap: &Path, dir: &Path, script: &str) -> ProcessSpec {
     spec.capture_limit = 1 << 20;
     spec.kill_grace = Duration::from_secs(2);
     spec.timeout = Some(Duration::from_secs(30));
-    spec.sandbox = Some(Confinement {
-        bwrap: bwrap.to_path_buf(),
-        mounts: Mounts {
+    spec.sandbox = Some(Confinement::new(
+        bwrap.to_path_buf(),
+        Mounts {
             writable: vec![worktree.canonicalize().unwrap()],
             ..Mounts::default()
         },
-    });
+    ));
     spec
 }
 
@@ -158,4 +158,48 @@ fn a_confined_group_left_behind_is_found_by_its_worktree() {
     let outcome = handle.join().unwrap();
     assert_ne!(outcome.end, ProcessEnd::Exited(0));
     assert!(outcome.duration < Duration::from_secs(20));
+}
+
+#[test]
+fn a_confined_program_cannot_make_the_read_only_binds_writable() {
+    let Some(bwrap) = bwrap() else { return };
+    let dir = outside_tmp();
+    let spec = confined(
+        &bwrap,
+        dir.path(),
+        "mount -o remount,bind,rw / 2>/dev/null; mount -o remount,bind,rw .. 2>/dev/null; \
+         echo b > ../beside.txt; exit 0",
+    );
+    let outcome = run(&spec, &CancelToken::new()).unwrap();
+    assert_eq!(
+        outcome.end,
+        ProcessEnd::Exited(0),
+        "{}",
+        outcome.stderr_tail
+    );
+    assert!(!dir.path().join("beside.txt").exists());
+}
+
+#[test]
+fn a_confined_agent_cli_can_start_its_own_bubblewrap_sandbox() {
+    // codex runs the model's commands under bubblewrap itself, in a user namespace.
+    let Some(bwrap) = bwrap() else { return };
+    let dir = outside_tmp();
+    let spec = confined(
+        &bwrap,
+        dir.path(),
+        &format!(
+            "{} --unshare-user --ro-bind / / --dev /dev --proc /proc --bind \"$PWD\" \"$PWD\" \
+             --chdir \"$PWD\" sh -c 'echo inner > inner.txt'",
+            bwrap.display()
+        ),
+    );
+    let outcome = run(&spec, &CancelToken::new()).unwrap();
+    assert_eq!(
+        outcome.end,
+        ProcessEnd::Exited(0),
+        "{}",
+        outcome.stderr_tail
+    );
+    assert!(dir.path().join("wt/inner.txt").is_file());
 }

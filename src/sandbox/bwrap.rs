@@ -2,7 +2,8 @@
 //! [`Mounts`], the program, its arguments and its working directory.
 //!
 //! ```text
-//! bwrap --die-with-parent --cap-drop ALL --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp
+//! bwrap --die-with-parent --unshare-user [--cap-drop ALL --cap-add CAP_SETFCAP]
+//!       --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp
 //!       [--ro-bind P P | --bind P P]…  --setenv TMPDIR /tmp --chdir <cwd> -- <program> <args>…
 //! ```
 //!
@@ -17,9 +18,15 @@
 //!   points at the private `/tmp`, since the host's may not exist inside.
 //! - `--dev /dev` and `--proc /proc`: a minimal device tree (no access to the host's disks or
 //!   terminals) and a procfs of its own.
-//! - `--cap-drop ALL`: when autobuild runs as root, bubblewrap keeps root's capabilities by
-//!   default, and with `CAP_SYS_ADMIN` the agent could simply remount `/` read-write.
-//!   (Unprivileged, the user namespace already leaves it none; the flag is harmless there.)
+//! - `--unshare-user`: the program runs in a user namespace of its own (bwrap does that anyway
+//!   for an ordinary user; for root it has to be asked), so whatever capabilities it keeps are
+//!   only good inside it.
+//! - As root, `--cap-drop ALL --cap-add CAP_SETFCAP`: bwrap passes root's capabilities on by
+//!   default, and with `CAP_SYS_ADMIN` — even one confined to the user namespace — the program
+//!   could remount the read-only binds (which it made itself, so they are not locked)
+//!   read-write. `CAP_SETFCAP` is kept because mapping uid 0 into a nested user namespace
+//!   requires it: without it, an agent CLI's own sandbox (codex runs the model's commands under
+//!   bubblewrap too) cannot start. An ordinary user's program gets no capabilities at all.
 //! - `--die-with-parent`: the kernel kills the confined program when bwrap dies, and bwrap
 //!   dies with autobuild (it is the child autobuild's own parent-death signal is set on).
 //! - Not used: `--unshare-net` (agents call their APIs; checks may need the network),
@@ -37,25 +44,32 @@ use super::Mounts;
 pub const TMP: &str = "/tmp";
 
 /// The arguments of `bwrap` (not the binary itself) that run `program args` in `cwd` with
-/// `mounts`.
-pub fn arguments(mounts: &Mounts, program: &Path, args: &[String], cwd: &Path) -> Vec<OsString> {
-    let mut argv: Vec<OsString> = [
-        "--die-with-parent",
-        "--cap-drop",
-        "ALL",
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
-        "--tmpfs",
-        TMP,
-    ]
-    .iter()
-    .map(OsString::from)
-    .collect();
+/// `mounts`; `as_root` when autobuild runs as root.
+pub fn arguments(
+    mounts: &Mounts,
+    as_root: bool,
+    program: &Path,
+    args: &[String],
+    cwd: &Path,
+) -> Vec<OsString> {
+    let mut argv: Vec<OsString> = vec!["--die-with-parent".into(), "--unshare-user".into()];
+    if as_root {
+        argv.extend(["--cap-drop", "ALL", "--cap-add", "CAP_SETFCAP"].map(OsString::from));
+    }
+    argv.extend(
+        [
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--tmpfs",
+            TMP,
+        ]
+        .map(OsString::from),
+    );
     for (path, access) in mounts.in_mount_order() {
         argv.push(access.flag().into());
         argv.push(path.as_os_str().to_owned());
@@ -87,14 +101,26 @@ mod tests {
     fn the_rest_is_read_only_and_the_program_runs_last() {
         let argv = arguments(
             &Mounts::default(),
+            false,
             Path::new("/usr/bin/sh"),
             &["-c".to_string(), "echo hi".to_string()],
             Path::new("/repo/wt"),
         );
         assert_eq!(
             text(&argv),
-            "--die-with-parent --cap-drop ALL --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp \
+            "--die-with-parent --unshare-user --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp \
              --setenv TMPDIR /tmp --chdir /repo/wt -- /usr/bin/sh -c echo hi"
+        );
+        let as_root = arguments(
+            &Mounts::default(),
+            true,
+            Path::new("/bin/true"),
+            &[],
+            Path::new("/"),
+        );
+        assert_eq!(
+            text(&as_root[..6]),
+            "--die-with-parent --unshare-user --cap-drop ALL --cap-add CAP_SETFCAP"
         );
     }
 
@@ -108,8 +134,8 @@ mod tests {
             protected: vec![PathBuf::from("/tmp/x/repo/.autobuild/worktrees/T/.git")],
             visible: vec![PathBuf::from("/tmp/x/repo")],
         };
-        let argv = arguments(&mounts, Path::new("/bin/true"), &[], Path::new("/"));
-        let binds = text(&argv[12..argv.len() - 7]);
+        let argv = arguments(&mounts, false, Path::new("/bin/true"), &[], Path::new("/"));
+        let binds = text(&argv[11..argv.len() - 7]);
         assert_eq!(
             binds,
             "--bind /home/u/.cache /home/u/.cache \
@@ -126,8 +152,8 @@ mod tests {
             protected: vec![PathBuf::from("/w/.git"), PathBuf::from("/w/.git")],
             visible: vec![PathBuf::from("/w/.git")],
         };
-        let argv = arguments(&mounts, Path::new("/bin/true"), &[], Path::new("/"));
-        let binds = text(&argv[12..argv.len() - 7]);
+        let argv = arguments(&mounts, false, Path::new("/bin/true"), &[], Path::new("/"));
+        let binds = text(&argv[11..argv.len() - 7]);
         assert_eq!(binds, "--bind /w /w --ro-bind /w/.git /w/.git");
     }
 }

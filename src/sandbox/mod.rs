@@ -143,9 +143,22 @@ impl Mounts {
 pub struct Confinement {
     pub bwrap: PathBuf,
     pub mounts: Mounts,
+    /// autobuild runs as root, whose capabilities bwrap would otherwise pass on.
+    pub as_root: bool,
 }
 
 impl Confinement {
+    /// The confinement of a process with `mounts`, for the user autobuild runs as.
+    pub fn new(bwrap: PathBuf, mounts: Mounts) -> Confinement {
+        // SAFETY: geteuid(2) has no preconditions and cannot fail.
+        let as_root = unsafe { libc::geteuid() } == 0;
+        Confinement {
+            bwrap,
+            mounts,
+            as_root,
+        }
+    }
+
     /// The program and arguments that run the already resolved `program` with `args` in `cwd`
     /// confined. A program under `/tmp` that no bind shows is bound read-only, so the private
     /// `/tmp` does not hide it.
@@ -157,7 +170,7 @@ impl Confinement {
         if real.starts_with(bwrap::TMP) {
             mounts.visible.push(real.clone());
         }
-        let argv = bwrap::arguments(&mounts, &real, args, cwd);
+        let argv = bwrap::arguments(&mounts, self.as_root, &real, args, cwd);
         (self.bwrap.clone(), argv)
     }
 }
@@ -209,11 +222,7 @@ impl Sandbox {
             .into_iter()
             .filter(|note| said.insert(note.clone()))
             .collect();
-        let confinement = Confinement {
-            bwrap: self.bwrap.clone(),
-            mounts,
-        };
-        (confinement, fresh)
+        (Confinement::new(self.bwrap.clone(), mounts), fresh)
     }
 }
 
@@ -292,10 +301,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let script = dir.path().join("agent.sh");
         std::fs::write(&script, "true\n").unwrap();
-        let confinement = Confinement {
-            bwrap: PathBuf::from("/usr/bin/bwrap"),
-            mounts: Mounts::default(),
-        };
+        let confinement = Confinement::new(PathBuf::from("/usr/bin/bwrap"), Mounts::default());
         let (program, argv) = confinement.wrap(&script, &[], Path::new("/"));
         assert_eq!(program, PathBuf::from("/usr/bin/bwrap"));
         let real = script.canonicalize().unwrap();
