@@ -224,3 +224,29 @@ fn auto_without_bwrap_runs_unconfined_after_one_warning() {
         .count();
     assert_eq!(warnings, 1, "{events}");
 }
+
+#[test]
+fn the_dry_run_shows_the_effective_sandbox_and_what_stops_a_run() {
+    let off = Project::new().unconfined().commit();
+    let output = off.run(&["task", TASK, "--dry-run"]);
+    assert_exit(&output, 0);
+    let stdout = loop_fixture::stdout(&output);
+    assert!(
+        stdout.contains("\n  sandbox:    off ([sandbox] mode = \"off\")\n"),
+        "{stdout}"
+    );
+
+    let on = Project::new().sandbox_mode("on").commit();
+    let output = on.run_with_env(&["task", TASK, "--dry-run"], &[NO_BWRAP]);
+    assert_exit(&output, 2);
+    let stdout = loop_fixture::stdout(&output);
+    assert!(
+        stdout.contains("\n  sandbox:    off (not available: "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("CANNOT START: [sandbox] mode = \"on\""),
+        "{stdout}"
+    );
+    assert!(!on.root.join(".autobuild/runs").exists());
+}
