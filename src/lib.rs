@@ -16,6 +16,7 @@ pub mod feature;
 pub mod git;
 pub mod profile;
 pub mod project;
+pub mod sandbox;
 pub mod steps;
 pub mod task;
 pub mod ui;

@@ -19,7 +19,9 @@ fn fake_dir() -> PathBuf {
 /// The sample project with both roles on `claude-code` and the fake scripted by `scenario`.
 fn claude_project(scenario: Value) -> (Project, PathBuf) {
     let project = Project::new().commit();
-    let outside = project.root.parent().unwrap().to_path_buf();
+    // The fake's scenario, state and record live where the sandbox lets it write.
+    let outside = project.outside("");
+    let home = project.home();
     fs::write(outside.join("scenario.json"), scenario.to_string()).unwrap();
     let config = format!(
         r#"[checks.test]
@@ -39,7 +41,10 @@ timeout = "30s"
 "#,
         fake = fake_dir().display()
     );
-    project.write(".autobuild/config.toml", &config);
+    project.write(
+        ".autobuild/config.toml",
+        &format!("{config}{}", project.sandbox_table()),
+    );
     project.git(&["commit", "-q", "-am", "use claude-code"]);
     let record = outside.join("record.jsonl");
     let project = project
@@ -48,7 +53,9 @@ timeout = "30s"
             &outside.join("scenario.json").display().to_string(),
         )
         .env("FAKE_CLAUDE_RECORD", &record.display().to_string())
-        .env("ANTHROPIC_API_KEY", SECRET);
+        .env("ANTHROPIC_API_KEY", SECRET)
+        // The CLI's own state directories are made writable (created) under HOME.
+        .env("HOME", &home.display().to_string());
     (project, record)
 }
 

@@ -41,6 +41,9 @@ fn cli_cases_in_a_repository() {
         fakes[1],
         std::env::var("PATH").unwrap_or_default()
     );
+    let fake_bwrap = Path::new("tests/fixtures/fake-bwrap/bwrap")
+        .canonicalize()
+        .unwrap();
     // `demo` keeps its temporary project for the user to look at; here it goes away with `dir`.
     let temp = dir.path().join("tmp");
     std::fs::create_dir_all(&temp).unwrap();
@@ -52,6 +55,9 @@ fn cli_cases_in_a_repository() {
         .env("TMPDIR", temp.display().to_string())
         .insert_var("[TMPDIR]", temp.display().to_string())
         .unwrap()
+        // Outputs must not depend on whether this machine has a working bubblewrap: the cases
+        // get a stand-in that runs programs unconfined.
+        .env("AUTOBUILD_BWRAP", fake_bwrap.display().to_string())
         .env("AUTOBUILD_DIR", repo.display().to_string())
         .env("AUTOBUILD_CONFIG_DIR", "/nonexistent/autobuild-config")
         .insert_var("[REPO]", repo.display().to_string())

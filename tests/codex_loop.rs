@@ -24,7 +24,9 @@ fn fake_dir() -> PathBuf {
 /// The sample project with both roles on `codex` and the fake scripted by `scenario`.
 fn codex_project(scenario: Value) -> (Project, PathBuf) {
     let project = Project::new().commit();
-    let outside = project.root.parent().unwrap().to_path_buf();
+    // The fake's scenario, state and record live where the sandbox lets it write.
+    let outside = project.outside("");
+    let home = project.home();
     fs::write(outside.join("scenario.json"), scenario.to_string()).unwrap();
     let config = format!(
         r#"[checks.test]
@@ -54,7 +56,10 @@ output = {output}
         cached = PRICE.1,
         output = PRICE.2,
     );
-    project.write(".autobuild/config.toml", &config);
+    project.write(
+        ".autobuild/config.toml",
+        &format!("{config}{}", project.sandbox_table()),
+    );
     project.git(&["commit", "-q", "-am", "use codex"]);
     let record = outside.join("record.jsonl");
     let project = project
@@ -63,7 +68,9 @@ output = {output}
             &outside.join("scenario.json").display().to_string(),
         )
         .env("FAKE_CODEX_RECORD", &record.display().to_string())
-        .env("CODEX_API_KEY", SECRET);
+        .env("CODEX_API_KEY", SECRET)
+        // The CLI's own state directories are made writable (created) under HOME.
+        .env("HOME", &home.display().to_string());
     (project, record)
 }
 

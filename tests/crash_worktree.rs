@@ -140,9 +140,9 @@ fn runs_started_at_the_same_instant_do_not_race_on_git_administration() {
 /// whatever it would still write never becomes the player's work.
 #[test]
 fn a_check_left_running_by_a_killed_run_is_stopped_on_resume() {
-    let marker_dir = tempfile::tempdir().unwrap();
-    let marker = marker_dir.path().join("killed-once");
-    let project = Project::new()
+    let project = Project::new();
+    let marker = project.outside("killed-once");
+    let project = project
         .config(&format!(
             r#"
 [checks.slow]

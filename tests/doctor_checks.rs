@@ -367,3 +367,56 @@ fn claude_auth_status_decides_not_the_claude_json_file() {
         "{text}"
     );
 }
+
+#[test]
+fn doctor_says_why_the_sandbox_is_unavailable_and_how_to_fix_it() {
+    let config = format!("{COMMAND_ROLES}\n[sandbox]\nmode = \"on\"\n");
+    // A bwrap like Debian's where unprivileged user namespaces are switched off.
+    let repo = Repo::new(&config).program(
+        "bwrap",
+        "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace, likely because the \
+         kernel does not allow non-privileged user namespaces.' >&2\nexit 1\n",
+    );
+
+    let output = repo.doctor(&[]);
+
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    let line = text
+        .lines()
+        .find(|line| line.starts_with("missing  sandbox: "))
+        .unwrap_or_else(|| panic!("no sandbox line in:\n{text}"));
+    assert!(line.contains("user namespaces are not available"), "{line}");
+    let need = text
+        .lines()
+        .find(|line| line.starts_with("  - OS confinement"))
+        .unwrap_or_else(|| panic!("no need for the sandbox in:\n{text}"));
+    assert!(
+        need.contains("kernel.unprivileged_userns_clone=1"),
+        "{need}"
+    );
+}
+
+#[test]
+fn doctor_reports_the_sandbox_it_would_use_and_an_off_mode() {
+    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-bwrap/bwrap");
+    let repo = Repo::new(COMMAND_ROLES).var("AUTOBUILD_BWRAP", fake.to_str().unwrap());
+
+    let text = stdout(&repo.doctor(&[]));
+
+    assert!(
+        text.contains(&format!(
+            "ok       sandbox: bubblewrap 0.0.0-fake ({}): agents and checks run confined (mode \"auto\")",
+            fake.display()
+        )),
+        "{text}"
+    );
+
+    let off = Repo::new(&format!("{COMMAND_ROLES}\n[sandbox]\nmode = \"off\"\n"))
+        .var("AUTOBUILD_BWRAP", "/nonexistent/bwrap");
+    let text = stdout(&off.doctor(&[]));
+    assert!(
+        text.contains("ok       sandbox: off ([sandbox] mode = \"off\")"),
+        "{text}"
+    );
+}

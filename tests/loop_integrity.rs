@@ -1,6 +1,11 @@
 //! What agents cannot get past: a coach that switches branches or fails, a player that commits
 //! by itself, checks that leave files behind, and work found in the worktree on resume or
 //! before a merge. Nothing unreviewed lands; nothing unmerged is deleted silently.
+//!
+//! The tests of what the runner catches and undoes in the shared git directory run unconfined
+//! (`[sandbox] mode = "off"`): in the sandbox the kernel refuses those writes before the runner
+//! has anything to undo (tests/sandbox_loop.rs), and without bwrap the runner's guards are all
+//! there is.
 
 mod loop_fixture;
 
@@ -9,6 +14,7 @@ use loop_fixture::{assert_exit, fixture, Project, TASK};
 #[test]
 fn a_coach_that_switches_branch_is_a_scope_violation_and_the_approved_work_lands() {
     let project = Project::new()
+        .unconfined()
         .player("player_learns.sh")
         .coach("coach_switches_branch.sh");
     project.write(
@@ -59,11 +65,11 @@ fn a_player_that_commits_its_own_work_has_changed_the_tree() {
 
 #[test]
 fn files_left_by_the_checks_are_neither_the_players_changes_nor_merged() {
-    let marker = tempfile::tempdir().unwrap();
-    let project = Project::new().player("player_flaky_check.sh").env(
-        "FLAKE_MARKER",
-        marker.path().join("failed-once").to_str().unwrap(),
-    );
+    let project = Project::new();
+    let marker = project.outside("failed-once");
+    let project = project
+        .player("player_flaky_check.sh")
+        .env("FLAKE_MARKER", marker.to_str().unwrap());
     project.write(
         "tests/run.sh",
         r#"#!/bin/sh
@@ -160,7 +166,10 @@ fn a_player_that_cannot_work_is_reported_as_an_agent_failure_not_a_code_one() {
 
 #[test]
 fn a_coach_that_edits_the_shared_git_directory_is_caught_and_undone() {
-    let project = Project::new().coach("coach_hides_files.sh").commit();
+    let project = Project::new()
+        .unconfined()
+        .coach("coach_hides_files.sh")
+        .commit();
     // The worktree is <root>/.autobuild/worktrees/TASK-1; the shared git dir is <root>/.git.
     let root = project.worktree().ancestors().nth(3).unwrap().to_path_buf();
     let exclude = root.join(".git/info/exclude");
@@ -179,7 +188,7 @@ fn a_coach_that_edits_the_shared_git_directory_is_caught_and_undone() {
 
 #[test]
 fn a_coach_that_moves_the_base_branch_is_put_back_and_its_turn_never_approved() {
-    let project = Project::new().coach("coach_moves_main.sh");
+    let project = Project::new().unconfined().coach("coach_moves_main.sh");
     project.write(
         ".autobuild/agents/coach_checks.sh",
         &fixture("coach_checks.sh"),
@@ -210,7 +219,10 @@ fn a_coach_that_moves_the_base_branch_is_put_back_and_its_turn_never_approved() 
 
 #[test]
 fn a_player_commit_on_the_base_branch_never_reaches_it() {
-    let project = Project::new().player("player_commits_on_main.sh").commit();
+    let project = Project::new()
+        .unconfined()
+        .player("player_commits_on_main.sh")
+        .commit();
     let initial = project.git(&["rev-parse", "main"]);
 
     let output = project.run(&["task", TASK, "--auto-merge", "--max-turns", "1"]);
@@ -238,7 +250,10 @@ fn a_player_commit_on_the_base_branch_never_reaches_it() {
 
 #[test]
 fn a_player_that_plants_a_hook_and_an_alias_is_reverted_and_not_approved() {
-    let project = Project::new().player("player_plants_hook.sh").commit();
+    let project = Project::new()
+        .unconfined()
+        .player("player_plants_hook.sh")
+        .commit();
     let initial = project.git(&["rev-parse", "main"]);
 
     let output = project.run(&["task", TASK, "--auto-merge", "--max-turns", "1"]);

@@ -11,15 +11,15 @@ use loop_fixture::{assert_exit, stderr, wait_until, Project, TASK};
 
 #[test]
 fn a_run_killed_mid_turn_resumes_from_its_last_completed_step() {
-    let marker_dir = tempfile::tempdir().unwrap();
-    let marker = marker_dir.path().join("behave");
-    let project = Project::new()
+    let project = Project::new();
+    let marker = project.outside("behave");
+    let project = project
         .player("player_crash.sh")
         .env("LOOP_MARKER", marker.to_str().unwrap())
         .commit();
     let run_dir = project.run_dir();
     let mut runner = project.spawn(&["task", TASK, "--no-merge", "--max-turns", "3"]);
-    let pgid_file = run_dir.join("crash_pgid");
+    let pgid_file = run_dir.join("scratch/crash_pgid");
     wait_until(
         Duration::from_secs(30),
         "the turn 2 player to start",
@@ -171,14 +171,14 @@ fn ctrl_c_cancels_with_exit_5_and_resume_finishes_the_run() {
 
 #[test]
 fn resume_stops_an_agent_the_killed_run_left_behind() {
-    let marker_dir = tempfile::tempdir().unwrap();
-    let marker = marker_dir.path().join("behave");
-    let project = Project::new()
+    let project = Project::new();
+    let marker = project.outside("behave");
+    let project = project
         .player("player_orphan.sh")
         .env("LOOP_MARKER", marker.to_str().unwrap())
         .commit();
     let mut runner = project.spawn(&["task", TASK, "--no-merge"]);
-    let orphan_file = project.run_dir().join("orphan_pid");
+    let orphan_file = project.run_dir().join("scratch/orphan_pid");
     wait_until(Duration::from_secs(20), "the player's child", || {
         fs::read_to_string(&orphan_file).is_ok_and(|s| s.ends_with('\n'))
     });

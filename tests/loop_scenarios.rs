@@ -239,9 +239,9 @@ fn a_hanging_agent_is_killed_with_its_children_and_the_loop_goes_on() {
         let player = project.record("player", turn);
         assert_eq!(player["agent"]["status"]["status"], "timed_out", "{player}");
         assert_eq!(project.record("gate", turn)["approved"], false);
-        let run_dir = project.run_dir();
-        let pgid = loop_fixture::read_pid(&run_dir.join(format!("hang_pgid_turn{turn}")));
-        let child = loop_fixture::read_pid(&run_dir.join(format!("hang_child_turn{turn}.pid")));
+        let scratch = project.run_dir().join("scratch");
+        let pgid = loop_fixture::read_pid(&scratch.join(format!("hang_pgid_turn{turn}")));
+        let child = loop_fixture::read_pid(&scratch.join(format!("hang_child_turn{turn}.pid")));
         let survivors = loop_fixture::live_group_members(pgid);
         assert!(
             survivors.is_empty(),

@@ -30,9 +30,8 @@ fn solo_workflow_still_blocks_failing_checks() {
 
 #[test]
 fn run_step_env_reads_step_outputs() {
-    let out = tempfile::tempdir().unwrap();
-    let out_file = out.path().join("turns.txt");
     let project = Project::new();
+    let out_file = project.outside("turns.txt");
     project.write(
         ".autobuild/workflows/with-run.toml",
         &format!(

@@ -71,6 +71,7 @@ fn request<'a>(
         wants_verdict: false,
         verdict_schema: "{}",
         pricing: None,
+        sandbox: None,
     }
 }
 

@@ -53,6 +53,7 @@ fn run(dirs: &Dirs, specs: &[CheckSpec], env: &[(String, String)]) -> Vec<CheckR
         "turn_2_",
         &CancelToken::new(),
         None,
+        None,
     )
 }
 
@@ -192,6 +193,7 @@ fn a_check_that_cannot_start_is_an_error_not_a_pass() {
         "turn_1_",
         &CancelToken::new(),
         None,
+        None,
     );
     let result = &results[0];
     assert_eq!(result.status, CheckStatus::Error);
@@ -226,6 +228,7 @@ fn cancelling_stops_the_running_check_and_skips_the_rest() {
         &dirs.logs,
         "turn_3_",
         &cancel,
+        None,
         None,
     );
     canceller.join().unwrap();
@@ -283,6 +286,7 @@ fn the_project_environment_gives_checks_vars_path_and_setup() {
         "",
         &CancelToken::new(),
         None,
+        None,
     );
     assert_eq!(
         results[0].status,
@@ -306,6 +310,7 @@ fn the_project_environment_gives_checks_vars_path_and_setup() {
         &dirs.logs,
         "",
         &CancelToken::new(),
+        None,
         None,
     );
     assert_eq!(results[0].status, CheckStatus::Failed);

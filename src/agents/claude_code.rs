@@ -13,6 +13,7 @@
 //! attempts are kept as `<name>.attemptN.log` / `.attemptN.stream.jsonl`.
 
 pub mod args;
+pub mod home;
 pub mod signals;
 pub mod status;
 pub mod stream;
@@ -101,6 +102,10 @@ impl Adapter for ClaudeCodeAdapter {
             enforces_read_only: true,
             structured_output: true,
         }
+    }
+
+    fn sandbox_state(&self, env: &[(String, String)]) -> Vec<crate::sandbox::Writable> {
+        home::state_paths(env)
     }
 
     fn command_line(&self, req: &AgentRequest<'_>) -> Vec<String> {

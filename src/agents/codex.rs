@@ -129,6 +129,17 @@ impl Adapter for CodexAdapter {
         }
     }
 
+    /// codex keeps its configuration, credentials and sessions in `$CODEX_HOME` (default
+    /// `~/.codex`); its own sandbox for the model's commands works inside autobuild's.
+    fn sandbox_state(&self, env: &[(String, String)]) -> Vec<crate::sandbox::Writable> {
+        let var = |name: &str| crate::sandbox::mounts::child_var(env, name).map(PathBuf::from);
+        var("CODEX_HOME")
+            .or_else(|| var("HOME").map(|home| home.join(".codex")))
+            .map(crate::sandbox::Writable::Dir)
+            .into_iter()
+            .collect()
+    }
+
     fn command_line(&self, req: &AgentRequest<'_>) -> Vec<String> {
         let schema = req.wants_verdict.then(|| schema_path(req.run_dir));
         let mut argv = vec![PROGRAM.to_string()];

@@ -59,6 +59,8 @@ pub struct AgentRequest<'a> {
     pub verdict_schema: &'a str,
     /// `[pricing]` of the project config, for adapters that estimate cost from tokens.
     pub pricing: Option<&'a crate::project::config::PriceTable>,
+    /// The OS confinement to run the agent in (module [`crate::sandbox`]), when it is on.
+    pub sandbox: Option<&'a crate::sandbox::Confinement>,
 }
 
 /// What one agent invocation produced; recorded in `player_turn_N.json` / `coach_turn_N.json`.
@@ -282,6 +284,11 @@ pub trait Adapter: Send + Sync {
     fn capabilities(&self) -> Capabilities;
     /// The argv `invoke` would run, for `--dry-run`.
     fn command_line(&self, req: &AgentRequest<'_>) -> Vec<String>;
+    /// What the agent CLI itself writes outside the worktree (its configuration, sessions,
+    /// locks), given the environment it runs with: writable in the sandbox.
+    fn sandbox_state(&self, _env: &[(String, String)]) -> Vec<crate::sandbox::Writable> {
+        Vec::new()
+    }
     /// Runs the agent once. `Err` only when it could not be started at all.
     fn invoke(
         &self,
@@ -311,6 +318,7 @@ pub fn agent_process_spec(program: &str, args: &[String], req: &AgentRequest<'_>
     spec.idle_timeout = req.role.idle_timeout;
     spec.capture_limit = FINAL_MESSAGE_LIMIT;
     spec.group_file = Some(agent_group_file(req.run_dir));
+    spec.sandbox = req.sandbox.cloned();
     spec
 }
 
@@ -332,6 +340,12 @@ pub fn retry_fits(role: &Role, started: std::time::Instant, delay: Duration) -> 
 /// Where the running agent's process group id is recorded (one agent runs at a time per run).
 pub fn agent_group_file(run_dir: &Path) -> std::path::PathBuf {
     run_dir.join("agent.pgid")
+}
+
+/// The run's scratch directory: agents and checks may write it in the sandbox, and it is kept
+/// for the whole run (unlike the private `/tmp` of each process).
+pub fn scratch_dir(run_dir: &Path) -> std::path::PathBuf {
+    run_dir.join("scratch")
 }
 
 /// Where the running check's or `run` command's process group id is recorded (one runs at a

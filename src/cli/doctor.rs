@@ -8,12 +8,15 @@
 //! module [`crate::agents::login`]), the same check preflight makes; when it cannot be asked,
 //! credentials are reported by the name of the variable or file that provides them — values
 //! are never read or printed.
+//! Whether agents and checks can be confined (`[sandbox]`) is asked of bwrap by running it
+//! (module [`crate::sandbox::probe`]); the line names the reason and the fix when it cannot.
 //! The doctor changes nothing: version probes run in a temporary directory, and writability
 //! is tested with a temporary file only inside an existing `.autobuild/` (elsewhere with
 //! access(2), which creates nothing).
 
 mod credentials;
 mod probe;
+mod sandbox;
 
 use std::path::{Path, PathBuf};
 
@@ -156,6 +159,10 @@ pub fn diagnose(cwd: &Path, workflow: &str) -> Vec<Check> {
         }
     };
     let base = root.clone().unwrap_or_else(|| cwd.to_path_buf());
+    let settings = config
+        .as_ref()
+        .map(|config| config.sandbox.clone())
+        .unwrap_or_default();
     match config {
         Some(config) => {
             let (workflow_checks, roles) = workflow_checks(root.as_deref(), workflow);
@@ -172,6 +179,7 @@ pub fn diagnose(cwd: &Path, workflow: &str) -> Vec<Check> {
             checks.extend(agent_checks(&[], &base, &[]));
         }
     }
+    checks.push(sandbox::sandbox_check(&settings));
     if let Some(root) = &root {
         checks.push(writable(root));
     }

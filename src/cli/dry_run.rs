@@ -1,5 +1,6 @@
-//! `--dry-run`: the resolved plan — task, workflow, profile, checks, environment, each role's
-//! agent command line, the steps with their bounds — and the rendered turn-1 Player prompt.
+//! `--dry-run`: the resolved plan — task, workflow, profile, checks, environment, the effective
+//! sandbox, each role's agent command line (and, confined, what its CLI writes for itself), the
+//! steps with their bounds — and the rendered turn-1 Player prompt.
 //! Nothing is created: no branch, no worktree, no run directory.
 
 use std::fmt::Write as _;
@@ -9,6 +10,7 @@ use crate::agents::{adapter_for, AgentRequest};
 use crate::engine::exec::build_prompt_context;
 use crate::engine::plan::Plan;
 use crate::project::CheckOrigin;
+use crate::sandbox::{Effective, Writable};
 use crate::steps::verdict::VERDICT_SCHEMA;
 use crate::ui;
 use crate::workflow::context::WorktreeContext;
@@ -70,6 +72,7 @@ pub fn render(plan: &Plan) -> String {
     }
     let _ = writeln!(out, "  limits:     {}", bounds.join(", "));
     render_env(&mut out, plan);
+    render_sandbox(&mut out, plan);
     for warning in &plan.warnings {
         let _ = writeln!(out, "  warning:    {warning}");
     }
@@ -139,6 +142,19 @@ pub fn render(plan: &Plan) -> String {
             let _ = writeln!(out, "      may change only: {}", globs(writes));
         }
         let _ = writeln!(out, "      $ {}", command_line(plan, &name));
+        if let (Some(_), Some(adapter)) = (plan.sandbox.sandbox(), adapter_for(role.agent)) {
+            let env = plan.project_env(&plan.worktree).vars();
+            let own: Vec<String> = adapter
+                .sandbox_state(&env)
+                .iter()
+                .map(|path| match path {
+                    Writable::Dir(p) | Writable::File(p) => p.display().to_string(),
+                })
+                .collect();
+            if !own.is_empty() {
+                let _ = writeln!(out, "      sandbox: also writes {}", own.join(", "));
+            }
+        }
     }
     let _ = writeln!(
         out,
@@ -197,6 +213,29 @@ fn render_env(out: &mut String, plan: &Plan) {
             .map(|s| format!(", setup `{s}`"))
             .unwrap_or_default()
     );
+}
+
+/// Whether agents and checks run confined, and what they may write.
+fn render_sandbox(out: &mut String, plan: &Plan) {
+    let line = match &plan.sandbox {
+        Effective::Off(why) => format!("off ({why})"),
+        Effective::On(sandbox) => {
+            let mut writable = vec![
+                "the worktree".to_string(),
+                "its git index, objects and task branch".to_string(),
+                "the run's scratch/".to_string(),
+                "a private /tmp".to_string(),
+            ];
+            writable.extend(sandbox.declared.iter().cloned());
+            format!(
+                "on ({}, {}): agents and checks may write only {}; the rest is read-only",
+                sandbox.version,
+                sandbox.bwrap.display(),
+                writable.join(", ")
+            )
+        }
+    };
+    let _ = writeln!(out, "  sandbox:    {line}");
 }
 
 fn render_steps(out: &mut String, steps: &[Step], indent: &str, number: &str) {
@@ -316,6 +355,7 @@ fn command_line(plan: &Plan, role_name: &str) -> String {
         wants_verdict: role.output == Some(OutputKind::Verdict),
         verdict_schema: VERDICT_SCHEMA,
         pricing: Some(&plan.config.pricing),
+        sandbox: None,
     };
     adapter
         .command_line(&request)

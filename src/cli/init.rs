@@ -191,6 +191,12 @@ const CONFIG_TAIL: &str = r#"# More checks; a profile requires them as "checks.<
 # Overrides on top of the built-in quality-gate profiles (selected by a task's task_type).
 # [profiles.feature]
 # require = ["checks.test", "criteria", "coach"]
+
+# OS confinement of the agents and checks (Linux, bubblewrap; README "Sandbox"): they may write
+# only the worktree, its git files, the run's scratch/, a private /tmp and these paths.
+# [sandbox]
+# mode = "auto"                   # auto: on where bwrap works, else a warning | on | off
+# writable = ["~/.cache"]         # e.g. build caches: ~/.cargo/registry, ~/.npm
 "#;
 
 /// A valid task showing both kinds of criteria.

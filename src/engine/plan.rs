@@ -2,7 +2,9 @@
 //! worktree, run directory or file exists — workflow and config validation, the task, the
 //! profile, the checks, every role's agent program and whether its CLI is logged in (module
 //! [`crate::agents::login`]; `AUTOBUILD_SKIP_LOGIN_CHECK=1` skips that), that every agent's
-//! cost can be counted against the budget (module `budget`), the base branch, the task branch. A run that cannot start leaves the repository exactly as it found it.
+//! cost can be counted against the budget (module `budget`), whether agents and checks can be
+//! confined as `[sandbox]` asks (module [`crate::sandbox`]), the base branch, the task branch.
+//! A run that cannot start leaves the repository exactly as it found it.
 //! `--dry-run` prints the plan.
 
 mod budget;
@@ -53,6 +55,8 @@ pub struct Plan {
     /// What stops the run from starting (a missing agent program, an unusable model). A dry
     /// run still shows the plan with these listed.
     pub blockers: Vec<String>,
+    /// Whether agents and checks run confined (`[sandbox]`, module [`crate::sandbox`]).
+    pub sandbox: crate::sandbox::Effective,
 }
 
 /// What the caller intends, which decides how an existing task branch is treated.
@@ -141,6 +145,9 @@ pub fn preflight(
     let unpriced = budget::check(&resolved, &config.pricing);
     blockers.extend(unpriced.blockers);
     warnings.extend(unpriced.warnings);
+    let sandbox = crate::sandbox::decide(&config.sandbox);
+    blockers.extend(sandbox.blocker);
+    warnings.extend(sandbox.warning);
 
     let base_branch = match settings
         .base_branch
@@ -223,6 +230,7 @@ pub fn preflight(
         branch_exists,
         warnings,
         blockers,
+        sandbox: sandbox.effective,
     };
     let unrenderable = prompts::unrenderable(&plan);
     plan.blockers.extend(unrenderable);

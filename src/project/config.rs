@@ -1,7 +1,8 @@
 //! The project config `.autobuild/config.toml` (DESIGN.md §3.2): project facts that every run of
 //! every workflow shares — the base branch, the environment given to agents and checks alike,
-//! the checks, overrides for roles and profiles, and per-model token prices for adapters that
-//! estimate cost themselves, and what a task's worktree needs besides its checked-out files.
+//! the checks, overrides for roles and profiles, per-model token prices for adapters that
+//! estimate cost themselves, what a task's worktree needs besides its checked-out files, and
+//! the sandbox settings.
 //!
 //! An absent file means defaults. One load reports every problem the file has — unknown keys
 //! (with a "did you mean") in every table, values of the wrong type, invalid values — so a user
@@ -26,6 +27,7 @@ use crate::user_file::{self, ReadError};
 use crate::workflow::model::MergeStrategy;
 
 mod reader;
+mod sandbox;
 mod sections;
 mod worktree;
 
@@ -46,6 +48,8 @@ pub struct Config {
     pub scope: ScopeConfig,
     /// `[worktree]`: what a task's worktree needs besides the checked-out files.
     pub worktree: WorktreeConfig,
+    /// `[sandbox]`: OS confinement of agents and checks.
+    pub sandbox: crate::sandbox::Settings,
 }
 
 /// `[scope]` of config.toml.

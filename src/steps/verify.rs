@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::agents::process::{self, CancelToken, ProcessEnd, ProcessSpec};
+use crate::sandbox::{denials, Confinement};
 use crate::steps::check::{CheckResult, CheckStatus, FailureClass};
 use crate::steps::classify::classify;
 use crate::steps::summary::{summarize, SummaryLimits};
@@ -37,6 +38,10 @@ pub struct CheckSpec {
 /// `logs_dir/<log_prefix>check_<name>.log`. Once `cancel` is set, the running check is stopped
 /// and the remaining ones are reported as cancelled. While a check runs its process group id
 /// is in `group_file`, so a resume after a kill can stop a check the dead runner left running.
+/// With a `sandbox`, checks run confined like the agents; a check that wrote outside the
+/// writable paths has the refusals in its summary (and, when it failed, as its advice): a build
+/// that needs a cache there needs a `[sandbox] writable` entry, and any other such write is
+/// worth knowing about.
 #[allow(clippy::too_many_arguments)]
 pub fn run_checks(
     specs: &[CheckSpec],
@@ -47,6 +52,7 @@ pub fn run_checks(
     log_prefix: &str,
     cancel: &CancelToken,
     group_file: Option<&Path>,
+    sandbox: Option<&Confinement>,
 ) -> Vec<CheckResult> {
     let mut used_names = HashSet::new();
     specs
@@ -62,8 +68,13 @@ pub fn run_checks(
             spec.env = env.to_vec();
             spec.timeout = Some(check.timeout);
             spec.group_file = group_file.map(Path::to_path_buf);
+            spec.sandbox = sandbox.cloned();
             tracing::debug!(check = %check.name, command = %check.command, "running check");
             match process::run(&spec, cancel) {
+                Ok(outcome) if sandbox.is_some() => {
+                    let refused = denials::in_file(&log_path);
+                    with_refusals(judge(check, log_path, &outcome), &refused)
+                }
                 Ok(outcome) => judge(check, log_path, &outcome),
                 Err(error) => not_run(
                     check,
@@ -128,6 +139,22 @@ fn judge(check: &CheckSpec, log_path: PathBuf, outcome: &process::ProcessOutcome
         failure_class,
         advice,
     }
+}
+
+/// `result` with the sandbox's refusals: in its summary, and as the advice of a check that
+/// did not pass (the refused write is the likeliest reason, and the environment's to fix).
+fn with_refusals(mut result: CheckResult, refused: &[String]) -> CheckResult {
+    let Some(note) = denials::note(refused) else {
+        return result;
+    };
+    result.summary.push_str(&format!("\n({note})"));
+    if !result.passed() {
+        result.failure_class = Some(FailureClass::Infrastructure);
+        result.advice = Some(format!(
+            "{note}; otherwise make the check write only inside the worktree"
+        ));
+    }
+    result
 }
 
 /// A timeout is the environment's fault when the output says so (a service that never

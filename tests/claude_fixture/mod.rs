@@ -114,6 +114,7 @@ impl Sandbox {
             wants_verdict: role.output.is_some(),
             verdict_schema: &self.schema,
             pricing: None,
+            sandbox: None,
         }
     }
 

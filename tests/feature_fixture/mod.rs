@@ -55,8 +55,10 @@ impl Project {
         project
     }
 
-    /// `.autobuild/config.toml`: the runner's check and the scripted agents.
+    /// `.autobuild/config.toml`: the runner's check, the scripted agents, and the directory
+    /// beside the repository they may write in the sandbox ([`Project::outside`]).
     fn write_config(&self, player_timeout: &str) {
+        let outside = self.outside("");
         self.write(
             ".autobuild/config.toml",
             &format!(
@@ -73,6 +75,9 @@ timeout = "{player_timeout}"
 agent = "command"
 command = ["sh", ".autobuild/agents/coach.sh"]
 timeout = "30s"
+
+[sandbox]
+writable = [{outside:?}]
 "#
             ),
         );
@@ -136,9 +141,12 @@ timeout = "30s"
         fs::write(file, content).unwrap();
     }
 
-    /// A path in the temp directory but outside the repository.
+    /// A path in the temp directory but outside the repository, in a directory the agents and
+    /// checks may write (it is in `[sandbox] writable`): the test's channel to and from them.
     pub fn outside(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
+        let dir = self.dir.path().join("outside");
+        fs::create_dir_all(&dir).unwrap();
+        dir.join(name)
     }
 
     /// Where the Players log their starts and ends (pass it as `FEATURE_LOG`).

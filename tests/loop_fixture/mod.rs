@@ -57,6 +57,13 @@ pub struct Project {
     player_timeout: String,
     coach_timeout: String,
     extra_config: String,
+    /// `[sandbox] mode`, when the test sets one.
+    sandbox_mode: Option<String>,
+    /// `[sandbox] writable` beyond the [`Project::outside`] directory.
+    writable: Vec<String>,
+    /// Whether the test asked for [`Project::outside`]: only then is that directory (whose path
+    /// differs from project to project) written into the committed config.
+    outside_used: std::cell::Cell<bool>,
     env: Vec<(String, String)>,
     env_removed: Vec<String>,
 }
@@ -64,7 +71,14 @@ pub struct Project {
 impl Project {
     /// The sample project with a correct player and a coach that checks the work.
     pub fn new() -> Project {
-        let dir = tempfile::tempdir().unwrap();
+        Project::new_in(&std::env::temp_dir())
+    }
+
+    /// [`Project::new`] in a temporary directory under `parent`. Under `/tmp` (the default)
+    /// the sandbox hides what lies beside the repository behind its private `/tmp`; elsewhere
+    /// it is read-only, as a user's home is.
+    pub fn new_in(parent: &Path) -> Project {
+        let dir = tempfile::tempdir_in(parent).unwrap();
         let root = dir.path().join("project");
         let project = Project {
             _dir: dir,
@@ -72,6 +86,9 @@ impl Project {
             player_timeout: "20s".into(),
             coach_timeout: "20s".into(),
             extra_config: String::new(),
+            sandbox_mode: None,
+            writable: Vec::new(),
+            outside_used: std::cell::Cell::new(false),
             env: Vec::new(),
             env_removed: Vec::new(),
         };
@@ -123,6 +140,64 @@ impl Project {
         self
     }
 
+    /// A path beside the repository in a directory the agents and checks may write (it is in
+    /// `[sandbox] writable`): the test's channel to and from them (markers, logs, scenarios).
+    pub fn outside(&self, name: &str) -> PathBuf {
+        self.outside_used.set(true);
+        let dir = self._dir.path().join("outside");
+        fs::create_dir_all(&dir).unwrap();
+        dir.join(name)
+    }
+
+    /// A directory beside the repository, not writable in the sandbox, to use as `HOME`.
+    pub fn home(&self) -> PathBuf {
+        let home = self._dir.path().join("home");
+        fs::create_dir_all(&home).unwrap();
+        home
+    }
+
+    /// `[sandbox] mode = "off"`: agents and checks run unconfined even where bwrap works, for
+    /// tests of what the runner itself catches and undoes.
+    pub fn unconfined(mut self) -> Project {
+        self.sandbox_mode = Some("off".into());
+        self
+    }
+
+    /// `[sandbox] mode`.
+    pub fn sandbox_mode(mut self, mode: &str) -> Project {
+        self.sandbox_mode = Some(mode.into());
+        self
+    }
+
+    /// One more `[sandbox] writable` entry.
+    pub fn writable(mut self, path: &str) -> Project {
+        self.writable.push(path.into());
+        self
+    }
+
+    /// The `[sandbox]` table of this project (empty when the test set nothing), for tests that
+    /// write their own config.
+    pub fn sandbox_table(&self) -> String {
+        let outside = self
+            .outside_used
+            .get()
+            .then(|| self.outside("").display().to_string());
+        let writable: Vec<String> = outside
+            .into_iter()
+            .chain(self.writable.iter().cloned())
+            .map(|path| format!("{path:?}"))
+            .collect();
+        let mode = self
+            .sandbox_mode
+            .as_ref()
+            .map(|mode| format!("mode = {mode:?}\n"))
+            .unwrap_or_default();
+        if mode.is_empty() && writable.is_empty() {
+            return String::new();
+        }
+        format!("\n[sandbox]\n{mode}writable = [{}]\n", writable.join(", "))
+    }
+
     /// Writes the config, then `git init` on `main` with everything in one commit.
     pub fn commit(self) -> Project {
         self.write(".autobuild/config.toml", &self.config_toml());
@@ -147,8 +222,11 @@ timeout = "{}"
 agent = "command"
 command = ["sh", ".autobuild/agents/coach.sh"]
 timeout = "{}"
-{}"#,
-            self.player_timeout, self.coach_timeout, self.extra_config
+{}{}"#,
+            self.player_timeout,
+            self.coach_timeout,
+            self.extra_config,
+            self.sandbox_table()
         )
     }
 

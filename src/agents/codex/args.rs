@@ -105,6 +105,7 @@ mod tests {
             wants_verdict: schema.is_some(),
             verdict_schema: "{}",
             pricing: None,
+            sandbox: None,
         };
         exec_args(&req, schema)
     }

@@ -9,9 +9,18 @@
 //! reaps it, it lingers as a zombie that still belongs to the group. Containers often run an
 //! init that never reaps, so on Linux autobuild makes itself a child subreaper: orphans of its
 //! children are reparented to autobuild, which reaps those of the group it is stopping.
+//!
+//! A confined child is the sandbox wrapper (bwrap), which runs the real program as its own
+//! child in the same group. bwrap does not forward signals: a SIGINT would kill it at once,
+//! and its `--die-with-parent` would then SIGKILL the program before it could act on its own
+//! SIGINT. So the polite signals go to every member of the group but the wrapper, which exits
+//! by itself when the program does; SIGKILL still goes to the whole group. The wrapper is
+//! started in a session of its own rather than only a group of its own: the group is the same
+//! (session id = group id = its pid), and the confined program has no controlling terminal it
+//! could push keystrokes into (`TIOCSTI`) to run commands outside the sandbox.
 
 use std::io;
-use std::process::{Child, ExitStatus};
+use std::process::{Child, Command, ExitStatus};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -40,27 +49,61 @@ pub(super) fn become_subreaper() {
     }
 }
 
+/// What leads a child's process group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Leader {
+    /// The program itself.
+    Program,
+    /// The sandbox wrapper: spared from the polite signals.
+    Wrapper,
+}
+
+/// Starts the child as the leader of a new session (and so of a new process group) with no
+/// controlling terminal; used for the sandbox wrapper, see the module doc.
+pub(super) fn new_session(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs between fork and exec and only calls setsid(2), which is
+    // async-signal-safe.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setsid() == -1 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
 /// Stops the group led by `child`: SIGINT, SIGTERM and SIGKILL in turn, waiting `grace` after
 /// each of the first two. Returns the leader's exit status once no process of the group is left.
-pub(super) fn stop(child: &mut Child, grace: Duration) -> io::Result<ExitStatus> {
-    escalate(child, &[libc::SIGINT, libc::SIGTERM], grace)
+pub(super) fn stop(child: &mut Child, grace: Duration, lead: Leader) -> io::Result<ExitStatus> {
+    escalate(child, &[libc::SIGINT, libc::SIGTERM], grace, lead)
 }
 
 /// After the leader exited on its own: stops whatever it left running in its group (a
 /// backgrounded process that would otherwise hold the output pipes open forever). SIGINT is
 /// skipped because background jobs of a shell ignore it.
-pub(super) fn stop_leftovers(child: &mut Child, grace: Duration) -> io::Result<ExitStatus> {
-    escalate(child, &[libc::SIGTERM], grace)
+pub(super) fn stop_leftovers(
+    child: &mut Child,
+    grace: Duration,
+    lead: Leader,
+) -> io::Result<ExitStatus> {
+    escalate(child, &[libc::SIGTERM], grace, lead)
 }
 
-fn escalate(child: &mut Child, polite: &[i32], grace: Duration) -> io::Result<ExitStatus> {
+fn escalate(
+    child: &mut Child,
+    polite: &[i32],
+    grace: Duration,
+    lead: Leader,
+) -> io::Result<ExitStatus> {
     let pgid = leader_pgid(child);
     let mut leader = child.try_wait()?;
     if wait_until_empty(child, pgid, &mut leader, Duration::ZERO)? {
         return leader_status(child, leader);
     }
     for &signal in polite {
-        send(pgid, signal);
+        send_polite(pgid, signal, lead);
         if wait_until_empty(child, pgid, &mut leader, grace)? {
             return leader_status(child, leader);
         }
@@ -136,6 +179,44 @@ pub(super) fn group_exists(pgid: i32) -> bool {
     // SAFETY: signal 0 only checks for existence and permission.
     let result = unsafe { libc::kill(-pgid, 0) };
     result == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+/// A polite signal to the group; with a wrapper leader, to every member but the wrapper (to
+/// the whole group when nothing else is in it yet: then there is nothing to take down with it).
+fn send_polite(pgid: i32, signal: i32, lead: Leader) {
+    let others: Vec<i32> = match lead {
+        Leader::Program => Vec::new(),
+        Leader::Wrapper => members(pgid).into_iter().filter(|&p| p != pgid).collect(),
+    };
+    if others.is_empty() {
+        send(pgid, signal);
+        return;
+    }
+    for pid in others {
+        // SAFETY: plain kill(2) on a member of a process group we created.
+        unsafe { libc::kill(pid, signal) };
+    }
+}
+
+/// The processes of group `pgid`, from /proc (empty where /proc is unavailable).
+pub(super) fn members(pgid: i32) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            // `pid (comm) state ppid pgrp …`: comm may hold spaces and parentheses.
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    let rest = &stat[stat.rfind(')')? + 1..];
+                    rest.split_whitespace().nth(2)?.parse::<i32>().ok()
+                })
+                == Some(pgid)
+        })
+        .collect()
 }
 
 fn send(pgid: i32, signal: i32) {

@@ -1,6 +1,8 @@
 //! Cleaning up after a run that was killed while an agent ran: the agent's process group id
 //! is recorded while it runs ([`super::ProcessSpec::group_file`]); a later resume stops that
-//! group if it is still at work in the same worktree.
+//! group if it is still at work in the same worktree. A confined agent is found the same way:
+//! the recorded group is the sandbox wrapper's, which the program shares, and the sandbox binds
+//! the worktree at its own path, so `/proc/<pid>/cwd` names it as it does outside.
 
 use std::path::Path;
 
@@ -18,32 +20,11 @@ pub fn stop_leftover_group(group_file: &Path, cwd: &Path) -> Option<i32> {
         .ok()?;
     let _ = std::fs::remove_file(group_file);
     let cwd = std::fs::canonicalize(cwd).ok()?;
-    if pgid <= 1 || !group_members(pgid).iter().any(|pid| works_in(*pid, &cwd)) {
+    if pgid <= 1 || !group::members(pgid).iter().any(|pid| works_in(*pid, &cwd)) {
         return None;
     }
     group::terminate_group(pgid, DEFAULT_KILL_GRACE);
     Some(pgid)
-}
-
-/// The processes of group `pgid`, from /proc (empty where /proc is unavailable).
-fn group_members(pgid: i32) -> Vec<i32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            // `pid (comm) state ppid pgrp …`: comm may hold spaces and parentheses.
-            std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|stat| {
-                    let rest = &stat[stat.rfind(')')? + 1..];
-                    rest.split_whitespace().nth(2)?.parse::<i32>().ok()
-                })
-                == Some(pgid)
-        })
-        .collect()
 }
 
 fn works_in(pid: i32, dir: &Path) -> bool {

@@ -9,6 +9,10 @@
 //! A program that cannot be found is reported by name before anything is spawned, resolved
 //! against the PATH the child will actually get.
 //!
+//! A spec with a [`ProcessSpec::sandbox`] runs the resolved program under the OS sandbox
+//! (module [`crate::sandbox`]); the sandbox wrapper then leads the group and is spared the
+//! polite stop signals (module `group`).
+//!
 //! A caller that understands the child's stdout can give a [`LineWatch`]: then only the lines
 //! it calls progress keep the idle watchdog quiet (an agent CLI that prints a retry notice every
 //! few seconds while offline is not making progress), and a line it calls hopeless stops the
@@ -18,6 +22,7 @@ mod cancel;
 mod group;
 mod leftover;
 mod redact;
+mod resolve;
 mod stream;
 
 use std::ffi::OsString;
@@ -32,7 +37,9 @@ use std::time::{Duration, Instant};
 pub use cancel::CancelToken;
 pub use leftover::stop_leftover_group;
 pub use redact::{is_secret_name, redact, Redactor, REDACTED};
+pub use resolve::locate;
 
+use resolve::resolve_program;
 use stream::{Activity, Drain, Keep, Touch, Transcript};
 
 /// Default wait between SIGINT, SIGTERM and SIGKILL.
@@ -113,6 +120,8 @@ pub struct ProcessSpec {
     /// Where the child's process group id is written while it runs, so a later process can
     /// stop a group this one left behind when it was killed (see [`stop_leftover_group`]).
     pub group_file: Option<PathBuf>,
+    /// Run confined: the child is the sandbox wrapper, which runs the program.
+    pub sandbox: Option<crate::sandbox::Confinement>,
 }
 
 impl ProcessSpec {
@@ -137,6 +146,7 @@ impl ProcessSpec {
             capture_limit: 0,
             kill_grace: DEFAULT_KILL_GRACE,
             group_file: None,
+            sandbox: None,
         }
     }
 
@@ -220,9 +230,13 @@ pub fn run(spec: &ProcessSpec, cancel: &CancelToken) -> Result<ProcessOutcome, P
         source,
     };
 
+    let (program, args) = match &spec.sandbox {
+        Some(sandbox) => sandbox.wrap(&program, &spec.args, &spec.cwd),
+        None => (program, spec.args.iter().map(OsString::from).collect()),
+    };
     let mut command = Command::new(&program);
     command
-        .args(&spec.args)
+        .args(&args)
         .current_dir(&spec.cwd)
         .stdin(if spec.stdin.is_some() {
             Stdio::piped()
@@ -230,15 +244,19 @@ pub fn run(spec: &ProcessSpec, cancel: &CancelToken) -> Result<ProcessOutcome, P
             Stdio::null()
         })
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+        .stderr(Stdio::piped());
+    if spec.sandbox.is_some() {
+        group::new_session(&mut command);
+    } else {
+        command.process_group(0);
+    }
     stop_with_parent(&mut command);
     for name in &spec.env_remove {
         command.env_remove(name);
     }
     command.envs(spec.env.iter().map(|(name, value)| (name, value)));
 
-    tracing::debug!(program = %program.display(), args = ?spec.args, cwd = %spec.cwd.display(), "spawning");
+    tracing::debug!(program = %program.display(), ?args, cwd = %spec.cwd.display(), "spawning");
     let start = Instant::now();
     let mut child = spawn(&mut command).map_err(spawn_error)?;
     if let Some(file) = &spec.group_file {
@@ -249,7 +267,7 @@ pub fn run(spec: &ProcessSpec, cancel: &CancelToken) -> Result<ProcessOutcome, P
     let running = match running {
         Ok(running) => running,
         Err(source) => {
-            let _ = group::stop(&mut child, Duration::ZERO);
+            let _ = group::stop(&mut child, Duration::ZERO, spares(spec));
             return Err(spawn_error(source));
         }
     };
@@ -404,7 +422,10 @@ fn supervise(
     let mut pause = Duration::from_millis(2);
     loop {
         if child.try_wait()?.is_some() {
-            return Ok((None, group::stop_leftovers(child, spec.kill_grace)?));
+            return Ok((
+                None,
+                group::stop_leftovers(child, spec.kill_grace, spares(spec))?,
+            ));
         }
         let stop_reason = if cancel.is_cancelled() {
             Some(ProcessEnd::Cancelled)
@@ -422,10 +443,21 @@ fn supervise(
         };
         if let Some(reason) = stop_reason {
             tracing::debug!(program = %spec.program, ?reason, "stopping process group");
-            return Ok((Some(reason), group::stop(child, spec.kill_grace)?));
+            return Ok((
+                Some(reason),
+                group::stop(child, spec.kill_grace, spares(spec))?,
+            ));
         }
         thread::sleep(pause);
         pause = (pause * 2).min(MAX_POLL);
+    }
+}
+
+/// Whether the group leader is a sandbox wrapper to spare from the polite stop signals.
+fn spares(spec: &ProcessSpec) -> group::Leader {
+    match spec.sandbox {
+        Some(_) => group::Leader::Wrapper,
+        None => group::Leader::Program,
     }
 }
 
@@ -435,39 +467,6 @@ fn exit_end(status: ExitStatus) -> ProcessEnd {
         (None, Some(signal)) => ProcessEnd::Signaled(signal),
         (None, None) => ProcessEnd::Exited(-1),
     }
-}
-
-/// Finds the program the way the child's shell would: a bare name on the child's PATH, a
-/// name with a `/` relative to the working directory.
-fn resolve_program(spec: &ProcessSpec) -> Result<PathBuf, ProcessError> {
-    if spec.program.contains('/') {
-        let path = spec.cwd.join(&spec.program);
-        return match which::which_in(&path, None::<&str>, &spec.cwd) {
-            Ok(found) => Ok(found),
-            Err(_) if path.is_file() => Err(ProcessError::NotExecutable { path }),
-            Err(_) => Err(ProcessError::PathNotFound {
-                program: spec.program.clone(),
-                path,
-            }),
-        };
-    }
-    which::which_in(&spec.program, spec.child_path(), &spec.cwd).map_err(|_| {
-        ProcessError::NotFound {
-            program: spec.program.clone(),
-        }
-    })
-}
-
-/// Where `program` would be found for a child started in `cwd` with `env` on top of the
-/// current environment; used by preflight checks that must fail before any side effect.
-pub fn locate(
-    program: &str,
-    cwd: &Path,
-    env: &[(String, String)],
-) -> Result<PathBuf, ProcessError> {
-    let mut spec = ProcessSpec::new(program, cwd, PathBuf::new());
-    spec.env = env.to_vec();
-    resolve_program(&spec)
 }
 
 /// If autobuild dies without stopping its children (SIGKILL, a crash), the child's process

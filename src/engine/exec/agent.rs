@@ -420,6 +420,7 @@ fn invoke(
     }
     fs::write(&prompt_path, prompt).map_err(|e| Error::io("cannot write", &prompt_path, e))?;
     let env = cx.env_vars();
+    let confinement = super::sandbox::confine(cx, adapter.sandbox_state(&env));
     let request = AgentRequest {
         role_name,
         role,
@@ -434,8 +435,15 @@ fn invoke(
         wants_verdict: role.output == Some(OutputKind::Verdict),
         verdict_schema: VERDICT_SCHEMA,
         pricing: Some(&cx.plan.config.pricing),
+        sandbox: confinement.as_ref(),
     };
     let mut outcome = adapter.invoke(&request, &cx.cancel).map_err(Error::from)?;
+    if confinement.is_some() {
+        let refused = crate::sandbox::denials::in_file(&transcript_path);
+        outcome
+            .notes
+            .extend(crate::sandbox::denials::note(&refused));
+    }
     // Adapters word their fixes for any run; this one has a name.
     if let AgentStatus::Failed { message, .. } = &mut outcome.status {
         *message = message.replace(

@@ -10,6 +10,7 @@ mod merge;
 mod prompt;
 mod report;
 mod run;
+mod sandbox;
 mod verify;
 mod worktree;
 mod worktree_setup;

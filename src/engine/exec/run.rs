@@ -44,6 +44,7 @@ pub fn execute(
             step.id
         )));
     }
+    let confinement = super::sandbox::confine(cx, Vec::new());
     let shell = |cmd: &str| cx.project_env.shell_command(cmd);
     let prefix = format!("turn_{}_run_", cx.turn_number());
     let results = run_checks(
@@ -55,6 +56,7 @@ pub fn execute(
         &prefix,
         &cx.cancel,
         Some(&crate::agents::command_group_file(&cx.paths.dir)),
+        confinement.as_ref(),
     );
     if cx.cancel.is_cancelled() {
         return Ok(StepDone::cancelled());

@@ -45,9 +45,10 @@ pub fn execute(
         })
         .collect();
     let env = cx.env_vars();
-    let shell = |cmd: &str| cx.project_env.shell_command(cmd);
     let prefix = format!("{}turn_{turn}_", cx.file_label(""));
     let group_file = crate::agents::command_group_file(&cx.paths.dir);
+    let confinement = super::sandbox::confine(cx, Vec::new());
+    let shell = |cmd: &str| cx.project_env.shell_command(cmd);
     let check_results = run_checks(
         &checks,
         &shell,
@@ -57,6 +58,7 @@ pub fn execute(
         &prefix,
         &cx.cancel,
         Some(&group_file),
+        confinement.as_ref(),
     );
     let criteria_results = run_checks(
         &criteria,
@@ -67,6 +69,7 @@ pub fn execute(
         &format!("{prefix}criterion_"),
         &cx.cancel,
         Some(&group_file),
+        confinement.as_ref(),
     );
     if cx.cancel.is_cancelled() {
         return Ok(StepDone::cancelled());

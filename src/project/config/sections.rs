@@ -17,8 +17,8 @@ use super::{CheckConfig, Config, EnvConfig, ModelPrice, PriceTable, ProjectConfi
 use crate::diagnostic::Diagnostic;
 use crate::workflow::model::MergeStrategy;
 
-const ROOT_KEYS: [&str; 8] = [
-    "project", "env", "checks", "roles", "profiles", "pricing", "scope", "worktree",
+const ROOT_KEYS: [&str; 9] = [
+    "project", "env", "checks", "roles", "profiles", "pricing", "scope", "worktree", "sandbox",
 ];
 const SCOPE_KEYS: [&str; 1] = ["protect"];
 const PROJECT_KEYS: [&str; 2] = ["base_branch", "merge_strategy"];
@@ -78,6 +78,11 @@ fn config(reader: &mut Reader<'_>, document: &DeTable<'_>) -> Config {
             "worktree" => {
                 if let Some(table) = reader.table("worktree", item) {
                     config.worktree = super::worktree::read(reader, table);
+                }
+            }
+            "sandbox" => {
+                if let Some(table) = reader.table("sandbox", item) {
+                    config.sandbox = super::sandbox::sandbox(reader, table);
                 }
             }
             _ => reader.unknown_key(key, "at the top level", &ROOT_KEYS),

@@ -1,0 +1,119 @@
+//! The sandbox refusals a process's output shows.
+//!
+//! The kernel refuses a write outside the writable paths with `EROFS`, which programs report
+//! as "Read-only file system" (`sh: cannot create /x: Read-only file system`, Python's
+//! `[Errno 30] Read-only file system: '/x'`, Node's `EROFS: read-only file system, open '/x'`).
+//! Nothing else records the refusal, so the runner looks for those words in the transcript or
+//! check log and reports the lines it finds. This is best effort by nature: a program that
+//! swallows the error, or prints it in another language, leaves nothing to find.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+/// At most this many refusals are reported per process.
+const MAX_REPORTED: usize = 5;
+
+/// Characters of context kept around a refusal found inside a long line (a JSON event).
+const CONTEXT: usize = 120;
+
+/// The distinct refusals in the file at `path` (nothing when it cannot be read).
+pub fn in_file(path: &Path) -> Vec<String> {
+    let Ok(file) = File::open(path) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    let mut reader = BufReader::new(file);
+    let mut line = Vec::new();
+    while found.len() < MAX_REPORTED {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {
+                if let Some(refusal) = refusal(&String::from_utf8_lossy(&line)) {
+                    if !found.contains(&refusal) {
+                        found.push(refusal);
+                    }
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The refusal `line` reports, trimmed to the part around it.
+fn refusal(line: &str) -> Option<String> {
+    // ASCII lowering keeps byte offsets, so `at` is an offset into `line` too.
+    let lower = line.to_ascii_lowercase();
+    let at = lower
+        .find("read-only file system")
+        .or_else(|| lower.find("erofs"))?;
+    let start = floor_char(line, at.saturating_sub(CONTEXT));
+    let end = floor_char(line, (at + CONTEXT).min(line.len()));
+    let excerpt = line[start..end].trim();
+    let mut text = String::new();
+    if start > 0 {
+        text.push('…');
+    }
+    text.push_str(excerpt);
+    if end < line.trim_end().len() {
+        text.push('…');
+    }
+    Some(text)
+}
+
+/// The largest char boundary of `text` at or before `at`.
+fn floor_char(text: &str, mut at: usize) -> usize {
+    while at > 0 && !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// The note for `refusals` (none when there are none).
+pub fn note(refusals: &[String]) -> Option<String> {
+    if refusals.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "the sandbox refused writes outside the writable paths: {} (if this is needed, add the \
+         path to [sandbox] writable in .autobuild/config.toml)",
+        refusals.join(" | ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_are_found_once_and_trimmed() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("t.log");
+        let long = format!(
+            "{{\"content\":\"{}EROFS: read-only file system, open '/home/u/x'{}\"}}\n",
+            "a".repeat(500),
+            "b".repeat(500)
+        );
+        std::fs::write(
+            &log,
+            format!(
+                "ok\nsh: 1: cannot create /repo/beside.txt: Read-only file system\n\
+                 sh: 1: cannot create /repo/beside.txt: Read-only file system\n{long}"
+            ),
+        )
+        .unwrap();
+        let found = in_file(&log);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(
+            found[0],
+            "sh: 1: cannot create /repo/beside.txt: Read-only file system"
+        );
+        assert!(found[1].starts_with('…') && found[1].ends_with('…'));
+        assert!(found[1].contains("open '/home/u/x'"));
+        assert!(found[1].len() < 300);
+        assert!(note(&found).unwrap().contains("[sandbox] writable"));
+        assert_eq!(note(&[]), None);
+        assert!(in_file(&dir.path().join("missing")).is_empty());
+    }
+}

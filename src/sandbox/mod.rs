@@ -1,0 +1,316 @@
+//! OS confinement of agent and check processes (`[sandbox]` in the project config).
+//!
+//! On Linux every agent process and every runner check can run under bubblewrap (`bwrap`):
+//! the whole filesystem stays readable, but the kernel refuses writes everywhere except the
+//! task's worktree, the git files the worktree legitimately needs (its own administration
+//! directory, the shared object store, the task branch's ref directory), the run's scratch
+//! directory, a private `/tmp`, the agent CLI's own state (`~/.claude`, `~/.codex`, …) and
+//! the paths the project declares in `[sandbox] writable`. The network stays shared: agents
+//! call their APIs and checks may download dependencies. A refused write is an ordinary
+//! failed command for the agent (`Read-only file system`); the runner notes the refusals it
+//! can see in the output ([`denials`]).
+//!
+//! How it fits together:
+//! - [`decide`] turns `[sandbox] mode` into an [`Effective`] setting once per run, asking
+//!   [`probe`] whether bwrap works on this machine (`auto` falls back to running unconfined
+//!   with a warning; `on` refuses to start).
+//! - [`Sandbox::confine`] resolves one step's paths ([`StepPaths`]) against the filesystem
+//!   into [`Mounts`] (module `mounts`): `~` expanded, missing directories created, missing
+//!   files skipped with a note.
+//! - A [`Confinement`] travels in the process spec; [`crate::agents::process::run`] resolves the
+//!   program as before and then runs it through [`Confinement::wrap`], which is the pure
+//!   command-line builder of module [`bwrap`].
+//!
+//! `mode = "off"` (or no bwrap under `auto`) leaves process spawning exactly as it is without
+//! this module. macOS is not confined yet; README.md ("Sandbox") describes the plan.
+
+pub mod bwrap;
+pub mod denials;
+pub mod mounts;
+pub mod probe;
+
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+
+pub use mounts::{StepPaths, Writable};
+pub use probe::Availability;
+
+/// `[sandbox] mode`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// Confine when bwrap works here; otherwise run unconfined with one warning per run.
+    #[default]
+    Auto,
+    /// Confine, or refuse to start.
+    On,
+    /// Never confine.
+    Off,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 3] = [Mode::Auto, Mode::On, Mode::Off];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Auto => "auto",
+            Mode::On => "on",
+            Mode::Off => "off",
+        }
+    }
+}
+
+/// The sandbox settings of `[sandbox]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Settings {
+    pub mode: Mode,
+    /// Extra writable paths as written: absolute, `~` or `~/…`.
+    pub writable: Vec<String>,
+}
+
+/// How one kind of path is bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Access {
+    /// Read-only, re-exposed under the private `/tmp`.
+    Visible,
+    Writable,
+    /// Read-only inside a writable tree.
+    Protected,
+}
+
+impl Access {
+    /// The bwrap flag that binds a path this way.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Access::Visible | Access::Protected => "--ro-bind",
+            Access::Writable => "--bind",
+        }
+    }
+}
+
+/// Host paths bound into the sandbox, each at its own path. Everything else is read-only,
+/// except `/tmp`, which is private and empty.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Mounts {
+    /// Bound read-write.
+    pub writable: Vec<PathBuf>,
+    /// Bound read-only inside a writable path (a worktree's `.git` file, the object store's
+    /// `info/`): the parts of a writable tree that must not change.
+    pub protected: Vec<PathBuf>,
+    /// Paths under `/tmp` bound read-only again after the private `/tmp` hid them.
+    pub visible: Vec<PathBuf>,
+}
+
+impl Mounts {
+    /// Every path once, with its strongest protection, parents before children. A visible
+    /// path that an earlier bind already shows is left out.
+    pub fn in_mount_order(&self) -> Vec<(&Path, Access)> {
+        let mut all: Vec<(&Path, Access)> = Vec::new();
+        let lists = [
+            (&self.visible, Access::Visible),
+            (&self.writable, Access::Writable),
+            (&self.protected, Access::Protected),
+        ];
+        for (paths, access) in lists {
+            for path in paths.iter() {
+                match all.iter_mut().find(|(known, _)| *known == path.as_path()) {
+                    Some(entry) => entry.1 = entry.1.max(access),
+                    None => all.push((path.as_path(), access)),
+                }
+            }
+        }
+        let shown: Vec<PathBuf> = all
+            .iter()
+            .filter(|(_, access)| *access != Access::Protected)
+            .map(|(path, _)| path.to_path_buf())
+            .collect();
+        all.retain(|(path, access)| {
+            *access != Access::Visible
+                || !shown
+                    .iter()
+                    .any(|other| other != path && path.starts_with(other))
+        });
+        all.sort_by(|(a, _), (b, _)| {
+            (a.components().count(), *a).cmp(&(b.components().count(), *b))
+        });
+        all
+    }
+}
+
+/// A bwrap that works here, and what one process may write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Confinement {
+    pub bwrap: PathBuf,
+    pub mounts: Mounts,
+    /// autobuild runs as root, whose capabilities bwrap would otherwise pass on.
+    pub as_root: bool,
+}
+
+impl Confinement {
+    /// The confinement of a process with `mounts`, for the user autobuild runs as.
+    pub fn new(bwrap: PathBuf, mounts: Mounts) -> Confinement {
+        // SAFETY: geteuid(2) has no preconditions and cannot fail.
+        let as_root = unsafe { libc::geteuid() } == 0;
+        Confinement {
+            bwrap,
+            mounts,
+            as_root,
+        }
+    }
+
+    /// The program and arguments that run the already resolved `program` with `args` in `cwd`
+    /// confined. A program under `/tmp` that no bind shows is bound read-only, so the private
+    /// `/tmp` does not hide it.
+    pub fn wrap(&self, program: &Path, args: &[String], cwd: &Path) -> (PathBuf, Vec<OsString>) {
+        let mut mounts = self.mounts.clone();
+        let real = program
+            .canonicalize()
+            .unwrap_or_else(|_| program.to_path_buf());
+        if real.starts_with(bwrap::TMP) {
+            mounts.visible.push(real.clone());
+        }
+        let argv = bwrap::arguments(&mounts, self.as_root, &real, args, cwd);
+        (self.bwrap.clone(), argv)
+    }
+}
+
+/// What `[sandbox] mode` amounts to on this machine for one run.
+#[derive(Debug)]
+pub enum Effective {
+    On(Sandbox),
+    /// Not confined, and why (for the dry run and `doctor`).
+    Off(String),
+}
+
+impl Effective {
+    pub fn sandbox(&self) -> Option<&Sandbox> {
+        match self {
+            Effective::On(sandbox) => Some(sandbox),
+            Effective::Off(_) => None,
+        }
+    }
+}
+
+/// Confinement is on for this run.
+#[derive(Debug)]
+pub struct Sandbox {
+    pub bwrap: PathBuf,
+    pub version: String,
+    /// `[sandbox] writable` as written.
+    pub declared: Vec<String>,
+    /// Notes already shown in this run: each is said once.
+    said: Mutex<BTreeSet<String>>,
+}
+
+impl Sandbox {
+    pub fn new(bwrap: PathBuf, version: String, declared: Vec<String>) -> Sandbox {
+        Sandbox {
+            bwrap,
+            version,
+            declared,
+            said: Mutex::new(BTreeSet::new()),
+        }
+    }
+
+    /// The confinement of one process with `paths`, and the notes about paths that could not
+    /// be made writable (each note is returned once per run).
+    pub fn confine(&self, paths: &StepPaths<'_>) -> (Confinement, Vec<String>) {
+        let (mounts, notes) = mounts::resolve(paths, &self.declared);
+        let mut said = self.said.lock().unwrap_or_else(PoisonError::into_inner);
+        let fresh = notes
+            .into_iter()
+            .filter(|note| said.insert(note.clone()))
+            .collect();
+        (Confinement::new(self.bwrap.clone(), mounts), fresh)
+    }
+}
+
+/// What `settings` amount to here: confinement on, off (and why), plus a warning (`auto`
+/// without a working bwrap) or a reason the run cannot start (`on` without one).
+pub struct Decision {
+    pub effective: Effective,
+    pub warning: Option<String>,
+    pub blocker: Option<String>,
+}
+
+/// Decides whether this run is confined, asking [`probe::availability`] (once per process)
+/// unless the mode is `off`.
+pub fn decide(settings: &Settings) -> Decision {
+    if settings.mode == Mode::Off {
+        return Decision {
+            effective: Effective::Off("[sandbox] mode = \"off\"".to_string()),
+            warning: None,
+            blocker: None,
+        };
+    }
+    match probe::availability() {
+        Availability::Available { bwrap, version } => Decision {
+            effective: Effective::On(Sandbox::new(
+                bwrap.clone(),
+                version.clone(),
+                settings.writable.clone(),
+            )),
+            warning: None,
+            blocker: None,
+        },
+        Availability::Unavailable { reason, fix } => {
+            let (warning, blocker) = if settings.mode == Mode::On {
+                let blocker = format!(
+                    "[sandbox] mode = \"on\", but agents and checks cannot be confined here: \
+                     {reason}; fix: {fix} (or set mode = \"auto\" to run unconfined with a \
+                     warning)"
+                );
+                (None, Some(blocker))
+            } else {
+                let warning = format!(
+                    "agents and checks run without OS confinement: {reason} (fix: {fix}; or set \
+                     [sandbox] mode = \"off\" in .autobuild/config.toml to silence this)"
+                );
+                (Some(warning), None)
+            };
+            Decision {
+                effective: Effective::Off(format!("not available: {reason}")),
+                warning,
+                blocker,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mode_off_never_probes_and_says_why() {
+        let decision = decide(&Settings {
+            mode: Mode::Off,
+            writable: vec!["~/.cache".into()],
+        });
+        assert!(decision.effective.sandbox().is_none());
+        assert!(decision.warning.is_none() && decision.blocker.is_none());
+        match decision.effective {
+            Effective::Off(why) => assert_eq!(why, "[sandbox] mode = \"off\""),
+            Effective::On(_) => panic!("mode off confined"),
+        }
+    }
+
+    #[test]
+    fn a_program_under_tmp_stays_visible() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("agent.sh");
+        std::fs::write(&script, "true\n").unwrap();
+        let confinement = Confinement::new(PathBuf::from("/usr/bin/bwrap"), Mounts::default());
+        let (program, argv) = confinement.wrap(&script, &[], Path::new("/"));
+        assert_eq!(program, PathBuf::from("/usr/bin/bwrap"));
+        let real = script.canonicalize().unwrap();
+        if real.starts_with("/tmp") {
+            let bound = argv
+                .windows(3)
+                .any(|w| w[0] == "--ro-bind" && w[1] == real.as_os_str() && w[2] == w[1]);
+            assert!(bound, "{argv:?}");
+        }
+        assert_eq!(argv.last().unwrap(), real.as_os_str());
+    }
+}

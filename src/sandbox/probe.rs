@@ -1,0 +1,175 @@
+//! Whether confinement works on this machine, and if not, why and what to do about it.
+//!
+//! The only reliable answer is to try: the probe runs `true` under bwrap with exactly the
+//! flags a real step uses. bwrap exists only on Linux; it may be missing; and even installed it
+//! can be refused the namespaces it needs — unprivileged user namespaces switched off by a
+//! sysctl or restricted by AppArmor (Ubuntu 23.10 and later), or a container that forbids
+//! mounting. Each of these has its own fix, which `doctor`, the dry run and the run's warning
+//! name. The answer is computed once per process (a feature asks it for every task).
+//!
+//! `AUTOBUILD_BWRAP` names the bwrap binary to use instead of `bwrap` on the PATH (a copy in
+//! an unusual place, or — in tests — one that is missing or broken on purpose).
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use super::{Confinement, Mounts};
+use crate::agents::process::{self, CancelToken, ProcessEnd, ProcessSpec};
+
+/// The variable naming the bwrap binary (a path or a name looked up on the PATH).
+pub const BWRAP_ENV: &str = "AUTOBUILD_BWRAP";
+
+/// How long the probe may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How to install bubblewrap.
+pub const INSTALL: &str = "install bubblewrap: `sudo apt-get install bubblewrap` (Debian, \
+     Ubuntu), `sudo dnf install bubblewrap` (Fedora), `sudo pacman -S bubblewrap` (Arch)";
+
+/// Whether agents and checks can be confined here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Availability {
+    Available {
+        bwrap: PathBuf,
+        /// `bubblewrap 0.8.0`, or what `--version` said.
+        version: String,
+    },
+    Unavailable {
+        reason: String,
+        fix: String,
+    },
+}
+
+/// [`check`], once per process.
+pub fn availability() -> &'static Availability {
+    static ANSWER: OnceLock<Availability> = OnceLock::new();
+    ANSWER.get_or_init(check)
+}
+
+/// Finds bwrap and tries it.
+pub fn check() -> Availability {
+    if !cfg!(target_os = "linux") {
+        return Availability::Unavailable {
+            reason: format!(
+                "this is {}: confinement uses bubblewrap, which exists on Linux only (macOS \
+                 support is planned, see README.md, \"Sandbox\")",
+                std::env::consts::OS
+            ),
+            fix: "none on this system yet".to_string(),
+        };
+    }
+    let named = std::env::var(BWRAP_ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    let wanted = named.clone().unwrap_or_else(|| "bwrap".to_string());
+    let Ok(bwrap) = which::which(&wanted) else {
+        return Availability::Unavailable {
+            reason: match named {
+                Some(named) => format!("{BWRAP_ENV} names `{named}`, which does not exist"),
+                None => "bubblewrap (`bwrap`) is not installed".to_string(),
+            },
+            fix: INSTALL.to_string(),
+        };
+    };
+    match try_it(&bwrap) {
+        Ok(()) => {
+            let version = version(&bwrap).unwrap_or_else(|| "bubblewrap".to_string());
+            Availability::Available { bwrap, version }
+        }
+        Err(said) => {
+            let (reason, fix) = explain(&said);
+            Availability::Unavailable {
+                reason: format!("{} does not work here: {reason}", bwrap.display()),
+                fix,
+            }
+        }
+    }
+}
+
+/// Runs `true` confined the way a step would be; `Err` carries what bwrap said.
+fn try_it(bwrap: &Path) -> Result<(), String> {
+    let scratch = tempfile::tempdir().map_err(|e| format!("no temporary directory: {e}"))?;
+    let mut spec = ProcessSpec::new("true", "/", scratch.path().join("probe.log"));
+    spec.timeout = Some(PROBE_TIMEOUT);
+    spec.kill_grace = Duration::from_secs(1);
+    spec.sandbox = Some(Confinement::new(bwrap.to_path_buf(), Mounts::default()));
+    let ran = process::run(&spec, &CancelToken::new()).map_err(|e| e.to_string())?;
+    match ran.end {
+        ProcessEnd::Exited(0) => Ok(()),
+        ProcessEnd::TimedOut => Err(format!("no answer within {PROBE_TIMEOUT:?}")),
+        _ if !ran.stderr_tail.trim().is_empty() => Err(ran.stderr_tail.trim().to_string()),
+        end => Err(format!("it ended with {end:?} and said nothing")),
+    }
+}
+
+/// The first line of `bwrap --version`.
+fn version(bwrap: &Path) -> Option<String> {
+    let scratch = tempfile::tempdir().ok()?;
+    let mut spec = ProcessSpec::new(
+        bwrap.display().to_string(),
+        scratch.path(),
+        scratch.path().join("version.log"),
+    );
+    spec.args = vec!["--version".to_string()];
+    spec.timeout = Some(PROBE_TIMEOUT);
+    spec.capture_limit = 1024;
+    let ran = process::run(&spec, &CancelToken::new()).ok()?;
+    let line = ran.stdout.lines().next()?.trim().to_string();
+    (ran.end == ProcessEnd::Exited(0) && !line.is_empty()).then_some(line)
+}
+
+/// Why bwrap failed, in words, and the fix, from what it printed.
+pub fn explain(said: &str) -> (String, String) {
+    let lower = said.to_lowercase();
+    let first = said.lines().next().unwrap_or(said).trim();
+    if lower.contains("namespace") || lower.contains("uid map") || lower.contains("setgroups") {
+        (
+            format!("user namespaces are not available to it ({first})"),
+            "allow unprivileged user namespaces: `sudo sysctl -w \
+             kernel.unprivileged_userns_clone=1` (Debian) and a non-zero \
+             `user.max_user_namespaces`; on Ubuntu 23.10 and later AppArmor restricts them — \
+             install the `bwrap` AppArmor profile or `sudo sysctl -w \
+             kernel.apparmor_restrict_unprivileged_userns=0`; in a container, allow them in its \
+             security settings"
+                .to_string(),
+        )
+    } else if lower.contains("mount") || lower.contains("pivot_root") || lower.contains("slave") {
+        (
+            format!("it may not mount filesystems ({first}), as is usual in a container"),
+            "run the container with the permissions bubblewrap needs (e.g. `--security-opt \
+             seccomp=unconfined --security-opt apparmor=unconfined`, or privileged), or run \
+             autobuild outside it"
+                .to_string(),
+        )
+    } else {
+        (
+            format!("it failed: {first}"),
+            format!("check that `bwrap --ro-bind / / true` works for this user; {INSTALL}"),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_are_explained_with_their_fix() {
+        let (reason, fix) = explain(
+            "bwrap: No permissions to creating new namespace, likely because the kernel does \
+             not allow non-privileged user namespaces.",
+        );
+        assert!(reason.starts_with("user namespaces are not available"));
+        assert!(fix.contains("unprivileged_userns_clone"));
+        let (reason, fix) = explain("bwrap: setting up uid map: Permission denied");
+        assert!(reason.starts_with("user namespaces"));
+        assert!(fix.contains("apparmor_restrict_unprivileged_userns"));
+        let (reason, fix) =
+            explain("bwrap: Can't mount proc on /newroot/proc: Operation not permitted");
+        assert!(reason.contains("may not mount"));
+        assert!(fix.contains("container"));
+        let (reason, _) = explain("something else\nmore");
+        assert_eq!(reason, "it failed: something else");
+    }
+}

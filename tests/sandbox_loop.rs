@@ -1,0 +1,252 @@
+//! The loop with OS confinement (`[sandbox]`, README "Sandbox"): what a confined player or
+//! check cannot write, what a declared `writable` path makes possible, that `mode = "off"`
+//! behaves as before, and how `on` and `auto` react to a machine without bwrap. Tests that need
+//! a working bwrap say why and return early where there is none.
+
+mod loop_fixture;
+
+use std::path::Path;
+
+use autobuild::sandbox::probe::{availability, Availability};
+use loop_fixture::{assert_exit, Project, TASK};
+use serde_json::Value;
+
+/// Whether bwrap works here; if not, says why (the test then returns early).
+fn confinable() -> bool {
+    match availability() {
+        Availability::Available { .. } => true,
+        Availability::Unavailable { reason, fix } => {
+            eprintln!("skipped: the sandbox is not available here: {reason} (fix: {fix})");
+            false
+        }
+    }
+}
+
+/// A directory outside `/tmp`, where what lies beside the repository is read-only in the
+/// sandbox (under `/tmp` it is hidden behind the private `/tmp` instead).
+fn outside_tmp() -> &'static Path {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+}
+
+/// `beside.txt` next to the project's repository.
+fn beside(project: &Project) -> std::path::PathBuf {
+    project.root.parent().unwrap().join("beside.txt")
+}
+
+fn notes(record: &Value) -> String {
+    record["agent"]["notes"].to_string()
+}
+
+/// A `bwrap` that is not there, for `on` and `auto` on a machine without one.
+const NO_BWRAP: (&str, &str) = ("AUTOBUILD_BWRAP", "/nonexistent/bwrap");
+
+#[test]
+fn a_confined_player_writing_beside_the_repository_leaves_no_file_there() {
+    if !confinable() {
+        return;
+    }
+    let project = Project::new_in(outside_tmp())
+        .sandbox_mode("on")
+        .player("player_writes_beside.sh")
+        .commit();
+
+    let output = project.run(&["task", TASK, "--auto-merge"]);
+
+    assert_exit(&output, 0);
+    assert!(!beside(&project).exists());
+    let notes = notes(&project.record("player", 1));
+    assert!(notes.contains("beside.txt"), "{notes}");
+    assert!(project.show("main", "lib/greet.sh").contains("Hello, %s!"));
+}
+
+#[test]
+fn a_confined_player_under_tmp_writes_beside_the_repository_into_its_private_tmp() {
+    if !confinable() {
+        return;
+    }
+    let project = Project::new()
+        .sandbox_mode("on")
+        .player("player_writes_beside.sh")
+        .commit();
+
+    let output = project.run(&["task", TASK, "--no-merge"]);
+
+    assert_exit(&output, 0);
+    assert!(!beside(&project).exists());
+}
+
+#[test]
+fn mode_off_behaves_as_without_a_sandbox() {
+    let project = Project::new_in(outside_tmp())
+        .unconfined()
+        .player("player_writes_beside.sh")
+        .commit();
+
+    let output = project.run(&["task", TASK, "--no-merge"]);
+
+    assert_exit(&output, 0);
+    assert_eq!(
+        std::fs::read_to_string(beside(&project)).unwrap(),
+        "escaped\n"
+    );
+    assert_eq!(project.record("player", 1)["agent"]["notes"], Value::Null);
+    let events = std::fs::read_to_string(project.run_dir().join("events.jsonl")).unwrap();
+    assert!(!events.contains("confinement"), "{events}");
+}
+
+#[test]
+fn a_confined_player_cannot_plant_a_hook_or_an_alias_and_is_not_approved() {
+    if !confinable() {
+        return;
+    }
+    let project = Project::new_in(outside_tmp())
+        .sandbox_mode("on")
+        .player("player_plants_hook.sh")
+        .commit();
+    let initial = project.git(&["rev-parse", "main"]);
+
+    let output = project.run(&["task", TASK, "--auto-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 3);
+    let player = project.record("player", 1);
+    assert_eq!(player["agent"]["status"]["status"], "failed", "{player}");
+    assert!(notes(&player).contains("post-commit"), "{player}");
+    assert_eq!(project.record("gate", 1)["approved"], false);
+    assert!(!project.root.join(".git/hooks/post-commit").exists());
+    let alias = std::process::Command::new("git")
+        .current_dir(&project.root)
+        .args(["config", "--get", "alias.st"])
+        .output()
+        .unwrap();
+    assert!(!alias.status.success(), "no alias was set");
+    assert_eq!(project.git(&["rev-parse", "main"]), initial);
+}
+
+#[test]
+fn a_confined_player_can_still_commit_in_its_worktree() {
+    if !confinable() {
+        return;
+    }
+    let project = Project::new_in(outside_tmp())
+        .sandbox_mode("on")
+        .player("player_commits.sh")
+        .commit();
+
+    let output = project.run(&["task", TASK, "--no-merge"]);
+
+    assert_exit(&output, 0);
+    let player = project.record("player", 1);
+    assert_eq!(player["changed"], true, "{player}");
+    let log = project.git(&["log", "--format=%s", &project.branch()]);
+    assert!(log.lines().any(|s| s == "player: greeting"), "{log}");
+}
+
+/// The project's test runner also fills a build cache in `~/.cache`, as many builds do.
+fn cache_building_project(writable: bool) -> Project {
+    let project = Project::new_in(outside_tmp()).sandbox_mode("on");
+    let tests = project.read("tests/run.sh");
+    project.write(
+        "tests/run.sh",
+        &format!(
+            "mkdir -p \"$HOME/.cache/greet-build\" && date > \"$HOME/.cache/greet-build/stamp\" || exit 1\n{tests}"
+        ),
+    );
+    let home = project.home();
+    let project = project.env("HOME", home.to_str().unwrap());
+    if writable {
+        project.writable("~/.cache").commit()
+    } else {
+        project.commit()
+    }
+}
+
+#[test]
+fn a_check_that_needs_a_cache_outside_the_worktree_fails_with_the_fix() {
+    if !confinable() {
+        return;
+    }
+    let project = cache_building_project(false);
+
+    let output = project.run(&["task", TASK, "--no-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 3);
+    let check = &project.record("verify", 1)["checks"][0];
+    assert_eq!(check["status"], "failed", "{check}");
+    assert_eq!(check["failure_class"], "infrastructure", "{check}");
+    assert!(
+        check["advice"].to_string().contains("[sandbox] writable"),
+        "{check}"
+    );
+    assert!(!project.home().join(".cache/greet-build").exists());
+}
+
+#[test]
+fn a_build_that_needs_a_writable_cache_works_with_writable() {
+    if !confinable() {
+        return;
+    }
+    let project = cache_building_project(true);
+
+    let output = project.run(&["task", TASK, "--no-merge"]);
+
+    assert_exit(&output, 0);
+    assert!(project.home().join(".cache/greet-build/stamp").is_file());
+}
+
+#[test]
+fn mode_on_without_bwrap_is_a_preflight_error_and_creates_nothing() {
+    let project = Project::new().sandbox_mode("on").commit();
+
+    let output = project.run_with_env(&["task", TASK], &[NO_BWRAP]);
+
+    assert_exit(&output, 2);
+    let stderr = loop_fixture::stderr(&output);
+    assert!(stderr.contains("install bubblewrap"), "{stderr}");
+    assert!(!project.branch_exists(&project.branch()));
+    assert!(!project.root.join(".autobuild/worktrees").exists());
+    assert!(!project.root.join(".autobuild/runs").exists());
+}
+
+#[test]
+fn auto_without_bwrap_runs_unconfined_after_one_warning() {
+    let project = Project::new_in(outside_tmp())
+        .player("player_writes_beside.sh")
+        .commit();
+
+    let output = project.run_with_env(&["task", TASK, "--no-merge"], &[NO_BWRAP]);
+
+    assert_exit(&output, 0);
+    assert!(beside(&project).exists(), "the run was not confined");
+    let events = std::fs::read_to_string(project.run_dir().join("events.jsonl")).unwrap();
+    let warnings = events
+        .lines()
+        .filter(|line| line.contains("\"warning\"") && line.contains("OS confinement"))
+        .count();
+    assert_eq!(warnings, 1, "{events}");
+}
+
+#[test]
+fn the_dry_run_shows_the_effective_sandbox_and_what_stops_a_run() {
+    let off = Project::new().unconfined().commit();
+    let output = off.run(&["task", TASK, "--dry-run"]);
+    assert_exit(&output, 0);
+    let stdout = loop_fixture::stdout(&output);
+    assert!(
+        stdout.contains("\n  sandbox:    off ([sandbox] mode = \"off\")\n"),
+        "{stdout}"
+    );
+
+    let on = Project::new().sandbox_mode("on").commit();
+    let output = on.run_with_env(&["task", TASK, "--dry-run"], &[NO_BWRAP]);
+    assert_exit(&output, 2);
+    let stdout = loop_fixture::stdout(&output);
+    assert!(
+        stdout.contains("\n  sandbox:    off (not available: "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("CANNOT START: [sandbox] mode = \"on\""),
+        "{stdout}"
+    );
+    assert!(!on.root.join(".autobuild/runs").exists());
+}
