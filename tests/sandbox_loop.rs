@@ -5,8 +5,6 @@
 
 mod loop_fixture;
 
-use std::path::Path;
-
 use autobuild::sandbox::probe::{availability, Availability};
 use loop_fixture::{assert_exit, Project, TASK};
 use serde_json::Value;
@@ -24,8 +22,8 @@ fn confinable() -> bool {
 
 /// A directory outside `/tmp`, where what lies beside the repository is read-only in the
 /// sandbox (under `/tmp` it is hidden behind the private `/tmp` instead).
-fn outside_tmp() -> &'static Path {
-    Path::new(env!("CARGO_TARGET_TMPDIR"))
+fn outside_tmp() -> std::path::PathBuf {
+    loop_fixture::outside_system_tmp()
 }
 
 /// `beside.txt` next to the project's repository.
@@ -45,7 +43,7 @@ fn a_confined_player_writing_beside_the_repository_leaves_no_file_there() {
     if !confinable() {
         return;
     }
-    let project = Project::new_in(outside_tmp())
+    let project = Project::new_in(&outside_tmp())
         .sandbox_mode("on")
         .player("player_writes_beside.sh")
         .commit();
@@ -77,7 +75,7 @@ fn a_confined_player_under_tmp_writes_beside_the_repository_into_its_private_tmp
 
 #[test]
 fn mode_off_behaves_as_without_a_sandbox() {
-    let project = Project::new_in(outside_tmp())
+    let project = Project::new_in(&outside_tmp())
         .unconfined()
         .player("player_writes_beside.sh")
         .commit();
@@ -99,7 +97,7 @@ fn a_confined_player_cannot_plant_a_hook_or_an_alias_and_is_not_approved() {
     if !confinable() {
         return;
     }
-    let project = Project::new_in(outside_tmp())
+    let project = Project::new_in(&outside_tmp())
         .sandbox_mode("on")
         .player("player_plants_hook.sh")
         .commit();
@@ -127,7 +125,7 @@ fn a_confined_player_can_still_commit_in_its_worktree() {
     if !confinable() {
         return;
     }
-    let project = Project::new_in(outside_tmp())
+    let project = Project::new_in(&outside_tmp())
         .sandbox_mode("on")
         .player("player_commits.sh")
         .commit();
@@ -143,7 +141,7 @@ fn a_confined_player_can_still_commit_in_its_worktree() {
 
 /// The project's test runner also fills a build cache in `~/.cache`, as many builds do.
 fn cache_building_project(writable: bool) -> Project {
-    let project = Project::new_in(outside_tmp()).sandbox_mode("on");
+    let project = Project::new_in(&outside_tmp()).sandbox_mode("on");
     let tests = project.read("tests/run.sh");
     project.write(
         "tests/run.sh",
@@ -209,7 +207,7 @@ fn mode_on_without_bwrap_is_a_preflight_error_and_creates_nothing() {
 
 #[test]
 fn auto_without_bwrap_runs_unconfined_after_one_warning() {
-    let project = Project::new_in(outside_tmp())
+    let project = Project::new_in(&outside_tmp())
         .player("player_writes_beside.sh")
         .commit();
 

@@ -2,6 +2,9 @@
 //! is stopped as gracefully as an unconfined one, and that a confined group left behind is
 //! found by its working directory. Skipped (with the reason) where bwrap does not work.
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::thread;
@@ -25,7 +28,7 @@ fn bwrap() -> Option<PathBuf> {
 /// A directory outside `/tmp` (which the sandbox replaces), so that what lies beside the
 /// writable directory is read-only rather than hidden.
 fn outside_tmp() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+    tempfile::tempdir_in(support::outside_system_tmp()).unwrap()
 }
 
 /// `sh -c script` in `dir/wt`, which is the only writable directory.

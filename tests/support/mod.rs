@@ -118,3 +118,22 @@ pub fn read_pid(path: &Path) -> i32 {
         .parse()
         .unwrap()
 }
+
+/// A directory for test files that is not under the system's temporary directory: the
+/// sandbox gives agents a private `/tmp`, so a write to a path under `/tmp` lands there
+/// instead of being refused, and codex will not put its helpers under a temporary directory.
+/// The build's own temp dir when it is outside `/tmp` (a checkout under `/tmp` puts it there
+/// too), else `~/.cache/autobuild-tests`.
+pub fn outside_system_tmp() -> std::path::PathBuf {
+    let target = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let system = std::env::temp_dir();
+    let dir = if !target.starts_with(&system) {
+        target
+    } else {
+        std::env::var_os("HOME")
+            .map(|home| std::path::PathBuf::from(home).join(".cache/autobuild-tests"))
+            .unwrap_or(target)
+    };
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
