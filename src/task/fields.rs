@@ -1,5 +1,5 @@
-//! Front-matter values that GuardKit writes in more than one shape, read into autobuild's one
-//! meaning: `complexity` and the `acceptance_criteria:` list.
+//! Front-matter values read into autobuild's one meaning: `complexity` and the
+//! `acceptance_criteria:` list (which GuardKit writes in more than one shape), and `protect:`.
 //!
 //! GuardKit's documented task template says `complexity: 0` for "not estimated yet", and some
 //! of its tools write `complexity: "3/10"`; both are accepted rather than making a user edit
@@ -81,9 +81,67 @@ pub(crate) fn criteria_list(value: Value) -> Result<Vec<String>, String> {
     Ok(texts)
 }
 
+/// A problem with one `protect:` value, and how to fix it when that is not obvious.
+pub(crate) struct FieldProblem {
+    pub message: String,
+    pub help: Option<&'static str>,
+}
+
+/// `protect:` — globs no agent may change while this task runs (added to `[scope] protect`): a
+/// list of globs, or one glob. Returns the valid patterns and a problem for each other value.
+pub(crate) fn protect(value: Value) -> (Vec<String>, Vec<FieldProblem>) {
+    let items = match value {
+        Value::Sequence(items) => items,
+        Value::String(one) => vec![Value::String(one)],
+        other => {
+            let problem = FieldProblem {
+                message: format!(
+                    "`protect` must be a list of globs, found {}",
+                    super::front_matter::type_name(&other)
+                ),
+                help: Some("write it as `protect: [\"tests/acceptance/**\"]`"),
+            };
+            return (Vec::new(), vec![problem]);
+        }
+    };
+    let mut patterns = Vec::new();
+    let mut problems = Vec::new();
+    for item in items {
+        match item {
+            Value::String(pattern) => match crate::steps::scope::glob(&pattern) {
+                Ok(_) => patterns.push(pattern),
+                Err(message) => problems.push(FieldProblem {
+                    message,
+                    help: None,
+                }),
+            },
+            other => problems.push(FieldProblem {
+                message: format!(
+                    "`protect` must list globs (strings), found {}",
+                    super::front_matter::type_name(&other)
+                ),
+                help: None,
+            }),
+        }
+    }
+    (patterns, problems)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn protect_takes_a_list_or_one_glob_and_names_each_bad_value() {
+        let (patterns, problems) = protect(yaml("[\"tests/**\", 3, \"src/[\"]"));
+        assert_eq!(patterns, ["tests/**"]);
+        assert_eq!(problems.len(), 2);
+        assert!(problems[0].message.contains("found the number 3"));
+        assert!(problems[1].message.contains("not a valid glob"));
+        assert_eq!(protect(yaml("\"docs/**\"")).0, ["docs/**"]);
+        let (none, wrong) = protect(yaml("{a: 1}"));
+        assert!(none.is_empty() && wrong[0].help.is_some());
+    }
 
     fn yaml(text: &str) -> Value {
         yaml_serde::from_str(text).unwrap()

@@ -360,46 +360,18 @@ pub(crate) fn read(
             Vec::new()
         }
     };
-    fields.protect = protect(known.remove("protect"), &located, problems);
-    fields
-}
-
-/// `protect:` — globs no agent may change while this task runs (added to `[scope] protect`).
-fn protect(
-    value: Option<Value>,
-    located: &Locator<'_>,
-    problems: &mut Vec<Diagnostic>,
-) -> Vec<String> {
-    let items = match value {
-        None => return Vec::new(),
-        Some(Value::Sequence(items)) => items,
-        Some(Value::String(one)) => vec![Value::String(one)],
-        Some(other) => {
-            problems.push(
-                located
-                    .key("protect", wrong_type("protect", "a list of globs", &other))
-                    .with_help("write it as `protect: [\"tests/acceptance/**\"]`"),
-            );
-            return Vec::new();
-        }
-    };
-    let mut patterns = Vec::new();
-    for item in items {
-        match item {
-            Value::String(pattern) => match crate::steps::scope::glob(&pattern) {
-                Ok(_) => patterns.push(pattern),
-                Err(why) => problems.push(located.key("protect", why)),
-            },
-            other => problems.push(located.key(
-                "protect",
-                format!(
-                    "`protect` must list globs (strings), found {}",
-                    type_name(&other)
-                ),
-            )),
+    if let Some(value) = known.remove("protect") {
+        let (patterns, wrong) = fields::protect(value);
+        fields.protect = patterns;
+        for problem in wrong {
+            let diagnostic = located.key("protect", problem.message);
+            problems.push(match problem.help {
+                Some(help) => diagnostic.with_help(help),
+                None => diagnostic,
+            });
         }
     }
-    patterns
+    fields
 }
 
 /// Builds diagnostics located in the task file.
