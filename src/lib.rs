@@ -7,6 +7,7 @@
 //! that loop is data in workflow files ([`workflow`]); the engine ([`engine`]) interprets it.
 
 pub mod agents;
+pub mod atomic_file;
 pub mod cli;
 pub mod diagnostic;
 pub mod engine;

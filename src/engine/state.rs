@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -187,21 +187,7 @@ pub struct OutcomeRecord {
     pub message: String,
 }
 
-/// Writes `value` as pretty JSON to `path` atomically.
-pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> io::Result<()> {
-    let text = serde_json::to_vec_pretty(value).map_err(io::Error::other)?;
-    write_atomic(path, &text)
-}
-
-/// Replaces `path` with `bytes` so that readers see the old or the new content, never a mix.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
-    temp.write_all(bytes)?;
-    temp.as_file().sync_all()?;
-    temp.persist(path).map_err(|e| e.error)?;
-    Ok(())
-}
+pub use crate::atomic_file::{write_atomic, write_json_atomic};
 
 impl RunState {
     pub fn load(path: &Path) -> io::Result<RunState> {

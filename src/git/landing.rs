@@ -204,7 +204,7 @@ impl Repo {
             landing: landing.clone(),
             since_ms: super::now_ms(),
         };
-        write_journal(&journal, &entry).context("write", &journal)?;
+        crate::atomic_file::write_json_atomic(&journal, &entry).context("write", &journal)?;
         if let Err(error) = self.move_base(landing) {
             let _ = fs::remove_file(&journal);
             return Err(error);
@@ -294,17 +294,6 @@ impl Repo {
             .commit(None, &author, &author, message, &tree, parents)
             .context("write the merge commit", self.root())
     }
-}
-
-/// Writes the journal so that a reader sees all of it or none of it.
-fn write_journal(path: &Path, entry: &JournaledLanding) -> std::io::Result<()> {
-    use std::io::Write;
-    let bytes = serde_json::to_vec_pretty(entry).map_err(std::io::Error::other)?;
-    let mut temp = tempfile::NamedTempFile::new_in(path.parent().unwrap_or(Path::new(".")))?;
-    temp.write_all(&bytes)?;
-    temp.as_file().sync_all()?;
-    temp.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }
 
 /// Updates `touched` in one checkout from `from` to `to`: files first, then the index. Returns
@@ -397,7 +386,8 @@ mod tests {
         assert_eq!(repo.move_base(&landing).unwrap(), BaseMove::Moved);
         // Killed here: the journal is all that is left.
         let journal = repo.landing_journal("main");
-        write_journal(&journal, &JournaledLanding { landing, since_ms }).unwrap();
+        crate::atomic_file::write_json_atomic(&journal, &JournaledLanding { landing, since_ms })
+            .unwrap();
         fs::write(dir.path().join(".git/index.lock"), "").unwrap();
 
         let done = repo.finish_interrupted_landings().unwrap();

@@ -75,8 +75,12 @@ impl Repo {
 
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
+    millis_since_epoch(std::time::SystemTime::now())
+}
+
+/// `time` in milliseconds since the Unix epoch (0 before it).
+pub(crate) fn millis_since_epoch(time: std::time::SystemTime) -> u64 {
+    time.duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 

@@ -200,16 +200,7 @@ impl Repo {
         let _serialized = self.admin_lock()?;
         let path =
             normalize(&std::path::absolute(path).context("resolve the worktree path", path)?);
-        let entry = self.find_worktree_entry(&path, branch)?;
-        if path.exists() {
-            fs::remove_dir_all(&path).context("remove the unfinished worktree", &path)?;
-        }
-        if let Some((name, _)) = &entry {
-            let admin = self.admin_dir(name);
-            fs::remove_dir_all(&admin)
-                .context("remove the unfinished worktree's record", &admin)?;
-        }
-        super::locks::remove_task_locks(self.repo.path(), branch, None)?;
+        self.remove_unchecked(&path, branch)?;
         let untouched = self
             .resolve_branch(branch)
             .is_ok_and(|tip| tip == base_commit);
@@ -272,6 +263,14 @@ impl Repo {
     /// is pruned.
     pub fn remove_landed_worktree(&self, path: &Path, branch: &str) -> Result<(), GitError> {
         let _serialized = self.admin_lock()?;
+        self.remove_unchecked(path, branch)
+    }
+
+    /// Removes the directory at `path` whatever it holds, git's record of the worktree at
+    /// `path` or on `branch`, and the branch's stale lock files. Only for worktrees the caller
+    /// knows are disposable from its journal (an interrupted creation, landed work), and with
+    /// the admin lock held.
+    fn remove_unchecked(&self, path: &Path, branch: &str) -> Result<(), GitError> {
         let entry = self.find_worktree_entry(path, branch)?;
         if path.exists() {
             fs::remove_dir_all(path).context("remove worktree directory", path)?;
