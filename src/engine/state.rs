@@ -10,6 +10,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+use crate::workflow::kinds::LoopExit;
 use serde_json::Value;
 
 use crate::steps::stall::TurnFacts;
@@ -57,6 +59,19 @@ pub struct RunState {
     /// change begins and cleared once it is done, so a resume after a kill knows what to redo.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending: Option<Pending>,
+    /// A person's answer to a waiting `approval` step, given with `autobuild approve` or
+    /// `autobuild reject`; the step takes it when the run continues.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<Answer>,
+}
+
+/// A person's sign-off decision, for the `approval` step the run waits at (the first step a
+/// continued run performs).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Answer {
+    pub approved: bool,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
 }
 
 /// The runner's own repository changes that a kill could interrupt half-way (DESIGN.md §5:
@@ -110,6 +125,8 @@ pub enum RunStatus {
     /// Stopped because an agent cannot authenticate, is out of credit or names an unknown
     /// model; resumable once that is fixed.
     Halted,
+    /// An `approval` step waits for `autobuild approve` or `autobuild reject`.
+    Waiting,
     Discarded,
 }
 
@@ -124,6 +141,7 @@ impl RunStatus {
             RunStatus::Cancelled => "cancelled",
             RunStatus::Failed => "failed",
             RunStatus::Halted => "halted",
+            RunStatus::Waiting => "waiting",
             RunStatus::Discarded => "discarded",
         }
     }
@@ -133,7 +151,7 @@ impl RunStatus {
     pub fn is_resumable(self) -> bool {
         matches!(
             self,
-            RunStatus::Running | RunStatus::Cancelled | RunStatus::Halted
+            RunStatus::Running | RunStatus::Cancelled | RunStatus::Halted | RunStatus::Waiting
         )
     }
 
@@ -177,7 +195,7 @@ pub struct LoopState {
     pub stall_notice: Option<String>,
     /// The previous turn's feedback (a `FeedbackContext`), for the next player prompt.
     pub feedback: Option<Value>,
-    pub exit: Option<String>,
+    pub exit: Option<LoopExit>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
