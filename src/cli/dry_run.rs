@@ -138,6 +138,10 @@ pub fn render(plan: &Plan) -> String {
                 .map(|t| format!(", timeout {}", humantime::format_duration(t)))
                 .unwrap_or_default()
         );
+        let overridden = plan.resolved.role_overrides(&name);
+        if !overridden.is_empty() {
+            let _ = writeln!(out, "      set here: {}", overridden.join(", "));
+        }
         if let Some(writes) = &role.writes {
             let _ = writeln!(out, "      may change only: {}", globs(writes));
         }

@@ -140,10 +140,13 @@ pub struct RunFlags {
     /// Never merge; leave an approved run for `autobuild complete`.
     #[arg(long)]
     pub no_merge: bool,
-    /// Model for the player role.
+    /// Model for a role, e.g. --model security=opus (repeatable; any role of the workflow).
+    #[arg(long = "model", value_name = "ROLE=MODEL")]
+    pub model: Vec<String>,
+    /// Model for the player role (same as --model player=MODEL).
     #[arg(long, value_name = "MODEL")]
     pub player_model: Option<String>,
-    /// Model for the coach role.
+    /// Model for the coach role (same as --model coach=MODEL).
     #[arg(long, value_name = "MODEL")]
     pub coach_model: Option<String>,
     /// Adapter for every role (claude-code, codex, command).
@@ -171,6 +174,7 @@ impl RunFlags {
             max_turns: self.max_turns,
             player_model: self.player_model.clone(),
             coach_model: self.coach_model.clone(),
+            models: self.model.clone(),
             agent: self.agent.clone(),
             base_branch: None,
         }

@@ -77,8 +77,7 @@ impl RunSettings {
         Overrides {
             set: self.overrides.clone(),
             max_turns: self.max_turns,
-            player_model: self.player_model.clone(),
-            coach_model: self.coach_model.clone(),
+            models: self.model_assignments(),
             agent: self.agent.clone(),
         }
     }

@@ -169,13 +169,32 @@ pub struct RunSettings {
     pub no_merge: bool,
     pub overrides: Vec<String>,
     pub max_turns: Option<u32>,
+    /// `--player-model` (the alias of `--model player=…`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub player_model: Option<String>,
+    /// `--coach-model` (the alias of `--model coach=…`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coach_model: Option<String>,
+    /// `--model ROLE=MODEL` assignments, in command-line order.
+    #[serde(default)]
+    pub models: Vec<String>,
     pub agent: Option<String>,
     /// Branch from this base instead of `[project] base_branch` / the current branch
     /// (a feature's tasks branch from the feature branch).
     #[serde(default)]
     pub base_branch: Option<String>,
+}
+
+impl RunSettings {
+    /// Every `ROLE=MODEL` choice: the aliases first, then each `--model`.
+    pub fn model_assignments(&self) -> Vec<String> {
+        let legacy = [("player", &self.player_model), ("coach", &self.coach_model)];
+        legacy
+            .into_iter()
+            .filter_map(|(role, model)| model.as_ref().map(|m| format!("{role}={m}")))
+            .chain(self.models.iter().cloned())
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
