@@ -142,7 +142,7 @@ fn config_roles_and_command_line_overrides_apply_in_order() {
         "{annotated}"
     );
     assert!(
-        annotated.contains("model = \"haiku\"  # --set:1"),
+        annotated.contains("model = \"haiku\"  # --set roles.coach.model=haiku"),
         "{annotated}"
     );
 }
