@@ -8,6 +8,7 @@
 //! `--dry-run` prints the plan.
 
 mod budget;
+mod profile_checks;
 mod prompt_context;
 mod prompts;
 
@@ -166,6 +167,12 @@ pub fn preflight(
     blockers.extend(worktree_files.blockers);
     warnings.extend(worktree_files.warnings);
     blockers.extend(missing_required_checks(&resolved, &profile, &checks));
+    let (checks, unselectable) = profile_checks::select(
+        checks,
+        &profile,
+        &resolved.workflow.gate_requirements(&profile.require),
+    );
+    blockers.extend(unselectable);
     blockers.extend(uncommitted_agent_files(&resolved, root, &base_branch));
     let branch = format!("autobuild/{}", task.id);
     let branch_exists = repo.branch_exists(&branch);

@@ -138,6 +138,7 @@ fn judge(check: &CheckSpec, log_path: PathBuf, outcome: &process::ProcessOutcome
         summary,
         failure_class,
         advice,
+        advisory: false,
     }
 }
 
@@ -197,6 +198,7 @@ fn not_run(check: &CheckSpec, log_path: PathBuf, why: &str, advice: Option<Strin
         summary: why.to_string(),
         failure_class: advice.as_ref().map(|_| FailureClass::Infrastructure),
         advice,
+        advisory: false,
     }
 }
 

@@ -145,11 +145,14 @@ fn render_history(out: &mut String, turns: &[TurnRecords]) {
             }
         });
         let checks = t.verify.as_ref().map_or("-".to_string(), |v| {
-            let failed: Vec<&str> = v
+            let failed: Vec<String> = v
                 .checks
                 .iter()
                 .filter(|c| !c.passed())
-                .map(|c| c.name.as_str())
+                .map(|c| match c.advisory {
+                    true => format!("{} (advisory)", c.name),
+                    false => c.name.clone(),
+                })
                 .collect();
             if failed.is_empty() {
                 format!("{} passed", v.checks.len())
