@@ -253,3 +253,22 @@ fn a_hanging_agent_is_killed_with_its_children_and_the_loop_goes_on() {
         );
     }
 }
+
+#[test]
+fn a_reviewer_repeating_one_objection_while_the_checks_pass_stalls_instead_of_spending_every_turn()
+{
+    let project = Project::new()
+        .player("player_polishes.sh")
+        .coach("coach_too_strict.sh")
+        .commit();
+
+    let output = project.run(&["task", TASK, "--max-turns", "8"]);
+
+    assert_exit(&output, 4);
+    assert_eq!(project.state()["status"], "stalled");
+    assert!(project.run_dir().join("player_turn_4.json").exists());
+    assert!(
+        !project.run_dir().join("player_turn_5.json").exists(),
+        "nudged after turn 3, stopped after turn 4"
+    );
+}

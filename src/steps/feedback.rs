@@ -6,17 +6,20 @@
 //! to "the last three lines"; check summaries are already bounded by the verify step and the full
 //! logs are on disk.
 //!
-//! The signature deliberately ignores the coach's wording, which changes every turn even when
+//! The signature deliberately ignores the coach's summary, which changes every turn even when
 //! the problem does not: it is made of runner-observed failures, normalized
 //! ([`crate::steps::normalize`]), plus the ids of unmet criteria. [`turn_signature`] adds the
 //! gate's other runner-observed facts (the player failed and how, it changed nothing, a
-//! read-only step wrote files, the coach's output was not a verdict), so a turn that fails the
-//! same way every time has the same, non-empty signature and stall detection can stop it.
+//! read-only step wrote files, the coach's output was not a verdict) and every reviewer's
+//! normalized `must_fix` issues, so a turn that fails the same way every time — or meets the
+//! same objection every time — has the same, non-empty signature and stall detection can stop
+//! it.
 
 use crate::profile::Requirement;
 use crate::steps::check::CheckResult;
 use crate::steps::gate::{self, outcome, GateDecision, GateInput, Shortfall, UnmetRequirement};
 use crate::steps::normalize::{fingerprint, normalize};
+use crate::steps::verdict::{Severity, COACH_OUTPUT_INVALID};
 use crate::workflow::context::{
     CheckContext, CriterionStatusContext, FeedbackContext, IssueContext,
 };
@@ -171,7 +174,29 @@ pub fn feedback_signature(feedback: &FeedbackContext) -> String {
 pub fn turn_signature(decision: &GateDecision, feedback: &FeedbackContext) -> String {
     let mut lines = feedback_lines(feedback);
     lines.extend(decision.unmet.iter().filter_map(observed_failure));
+    lines.extend(blocking_objections(feedback));
     signature(lines)
+}
+
+/// A reviewer's `must_fix` issues, normalized: the same objection restated with other line
+/// numbers, durations, paths or turn numbers reads the same, so a reviewer that repeats it while
+/// everything the runner checks passes (the "coach too strict" case) stalls the loop instead of
+/// spending every turn. Softer issues never block approval and are left out, and so is the
+/// runner's own stand-in issue for an unusable verdict (`coach output invalid` says it already).
+fn blocking_objections(feedback: &FeedbackContext) -> impl Iterator<Item = String> + '_ {
+    feedback
+        .issues
+        .iter()
+        .filter(|issue| {
+            issue.severity == Severity::MustFix.as_str() && issue.category != COACH_OUTPUT_INVALID
+        })
+        .map(|issue| {
+            format!(
+                "must_fix {}: {}",
+                normalize(&issue.category),
+                normalize(&issue.description)
+            )
+        })
 }
 
 fn feedback_lines(feedback: &FeedbackContext) -> Vec<String> {

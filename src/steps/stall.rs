@@ -4,9 +4,10 @@
 //! - **unchanged**: the worktree tree hash after the player step is the same in every turn of the
 //!   window, so the player is not changing anything;
 //! - **repeated feedback**: the normalized feedback signature is the same, non-empty, in every
-//!   turn of the window and no turn met more criteria than the window's first. An empty
-//!   signature (nothing the runner observed failed; only the coach disagrees) is not evidence of
-//!   repetition and never counts;
+//!   turn of the window and no turn met more criteria than the window's first. The signature
+//!   holds what the runner observed failing and every reviewer's normalized `must_fix`
+//!   objections, so a reviewer restating one objection while the checks pass counts too. An
+//!   empty signature (nothing failed, no blocking objection) never counts;
 //! - **oscillation**: the tree alternates A, B, A, B over the last four turns. This looks at the
 //!   last four turns whatever the window is (the window only needs to be at least 2), because an
 //!   alternation needs four turns to be told apart from a single undo.

@@ -4,7 +4,8 @@ use crate::steps::gate::fixtures::*;
 use crate::steps::gate::{criteria_met, evaluate, PlayerFacts};
 use crate::steps::stall::{decide, detect_stall, StallAction, StallPolicy, StallReason, TurnFacts};
 use crate::steps::verdict::{
-    failed_agent_verdict, fallback_verdict, CriterionStatus, Decision, Severity, VerdictError,
+    failed_agent_verdict, fallback_verdict, CriterionStatus, Decision, Issue, Severity,
+    VerdictError,
 };
 use crate::workflow::model::StallConfig;
 
@@ -265,7 +266,7 @@ fn the_turn_signature_names_the_player_failure_class_not_its_stderr() {
 }
 
 #[test]
-fn the_turn_signature_adds_runner_facts_once_and_keeps_coach_judgement_out() {
+fn the_turn_signature_adds_runner_facts_once_and_a_reviewers_blocking_objections() {
     let mut input = approvable();
     input.checks = vec![failed("test", "E   boom", FailureClass::Code)];
     input.scope_violation = Some(vec!["src/utils.py".to_string()]);
@@ -288,6 +289,72 @@ fn the_turn_signature_adds_runner_facts_once_and_keeps_coach_judgement_out() {
     assert!(!decision.approved);
     assert_eq!(
         turn_signature(&decision, &build_feedback(&disagreeing, &decision)),
-        ""
+        "must_fix correctness: naming"
     );
+}
+
+#[test]
+fn a_reviewer_restating_an_objection_signs_the_same_a_new_objection_does_not() {
+    let signature_of = |issues: Vec<Issue>| {
+        let mut input = approvable();
+        input.verdict = Some(verdict(Decision::Feedback, issues, &[]));
+        let decision = evaluate(&input);
+        turn_signature(&decision, &build_feedback(&input, &decision))
+    };
+    let first = signature_of(vec![
+        issue(
+            Severity::MustFix,
+            "greeting() on line 3 of lib/greet.sh ignores its argument",
+        ),
+        issue(Severity::NiceToHave, "add a docstring"),
+    ]);
+    let restated = signature_of(vec![issue(
+        Severity::MustFix,
+        "greeting() on line 12 of src/greet_v2.sh ignores its argument",
+    )]);
+    let other = signature_of(vec![issue(
+        Severity::MustFix,
+        "greeting() prints to stderr instead of stdout",
+    )]);
+    assert_eq!(first, restated);
+    assert_ne!(first, other);
+    assert!(!first.contains("docstring"), "{first}");
+}
+
+#[test]
+fn a_reviewer_repeating_one_objection_while_the_checks_pass_stalls_the_loop() {
+    let policy = StallPolicy::from(StallConfig {
+        window: 3,
+        nudge: true,
+    });
+    let (mut history, mut nudged, mut stopped_at) = (Vec::new(), false, None);
+    for turn in 1..=10 {
+        let mut input = approvable();
+        input.verdict = Some(verdict(
+            Decision::Feedback,
+            vec![issue(
+                Severity::MustFix,
+                &format!("turn {turn}: the error message on line {turn} is still not localised"),
+            )],
+            &[],
+        ));
+        let decision = evaluate(&input);
+        let feedback = build_feedback(&input, &decision);
+        history.push(TurnFacts {
+            turn,
+            tree: format!("tree-{turn}"),
+            feedback_signature: turn_signature(&decision, &feedback),
+            criteria_met: criteria_met(&input),
+            approved: decision.approved,
+        });
+        match decide(policy, nudged, detect_stall(&history, 3)) {
+            StallAction::Continue => {}
+            StallAction::Nudge(_) => nudged = true,
+            StallAction::Stop(_) => {
+                stopped_at = Some(turn);
+                break;
+            }
+        }
+    }
+    assert_eq!(stopped_at, Some(4), "nudged at turn 3, stopped at turn 4");
 }
