@@ -118,3 +118,37 @@ fn a_resumed_waiting_run_waits_again_until_answered() {
     assert_exit(&output, 6);
     assert_eq!(project.state()["status"], "waiting");
 }
+
+#[test]
+fn a_rejected_run_continued_with_resume_gives_the_player_the_reason() {
+    let project = project(Some(9));
+    assert_exit(
+        &project.run(&["task", TASK, "--workflow", "guardkit", "--auto-merge"]),
+        6,
+    );
+    assert_exit(
+        &project.run(&["reject", TASK, "--reason", "the greeting must be localised"]),
+        3,
+    );
+
+    let output = project.run(&[
+        "task",
+        TASK,
+        "--workflow",
+        "guardkit",
+        "--resume",
+        "--max-turns",
+        "1",
+        "--auto-merge",
+    ]);
+
+    // The same correct work again changes nothing, so turn 2 is not approved; what matters is
+    // that the player was told why the person said no.
+    assert_exit(&output, 3);
+    let prompt =
+        std::fs::read_to_string(project.run_dir().join("prompts/turn_2_player.md")).unwrap();
+    assert!(
+        prompt.contains("the greeting must be localised"),
+        "{prompt}"
+    );
+}

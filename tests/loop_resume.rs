@@ -199,3 +199,39 @@ fn resume_stops_an_agent_the_killed_run_left_behind() {
         !loop_fixture::process_alive(orphan)
     });
 }
+
+#[test]
+fn a_blocked_run_continued_with_resume_goes_on_from_its_next_turn_with_its_feedback() {
+    let project = Project::new();
+    let fixed = project.outside("fixed");
+    // Wrong (and a different wrong each turn, so it is blocked, not stalled) until the test
+    // says the user has helped.
+    project.write(
+        ".autobuild/agents/player.sh",
+        &format!(
+            ". .autobuild/agents/write_greeting.sh\n\
+             if [ -e '{}' ]; then write_greeting '!'; else write_greeting \"?$AUTOBUILD_TURN\"; fi\n\
+             echo \"Turn $AUTOBUILD_TURN: all tests pass.\"\n",
+            fixed.display()
+        ),
+    );
+    let project = project.commit();
+    assert_exit(&project.run(&["task", TASK, "--max-turns", "2"]), 3);
+    assert_eq!(project.state()["status"], "blocked");
+
+    fs::write(&fixed, "").unwrap();
+    let output = project.run(&["task", TASK, "--resume", "--max-turns", "2", "--no-merge"]);
+
+    assert_exit(&output, 0);
+    let run_dir = project.run_dir();
+    assert!(run_dir.join("player_turn_2.json").exists(), "turn 2 kept");
+    assert_eq!(project.record("gate", 3)["approved"], true);
+    assert!(!run_dir.join("player_turn_4.json").exists());
+    let prompt = std::fs::read_to_string(run_dir.join("prompts/turn_3_player.md")).unwrap();
+    assert!(
+        prompt.contains("COACH-ISSUE-EXCLAMATION"),
+        "the turn-2 feedback reaches turn 3:\n{prompt}"
+    );
+    assert_eq!(project.state()["max_turns"], 4);
+    assert!(!project.root.join(".autobuild/runs/TASK-1@1").exists());
+}

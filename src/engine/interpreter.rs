@@ -121,7 +121,9 @@ impl<'a, 'p> Interpreter<'a, 'p> {
                     stall,
                     steps: body,
                 } => {
-                    let max = self.cx.plan.max_turns_for(&step.id, *max_iterations);
+                    // A continued blocked run counts its bound on from the turns it already ran.
+                    let earlier = self.cx.state.loops.get(&step.id).map_or(0, |l| l.earlier);
+                    let max = earlier + *max_iterations;
                     self.run_loop(step, max, until.as_deref(), stall.as_ref(), body)?;
                 }
                 _ => self.run_step(step, &path)?,

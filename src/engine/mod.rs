@@ -13,6 +13,7 @@ pub mod outcome;
 pub mod paths;
 pub mod plan;
 pub mod recover;
+pub mod reopen;
 pub mod run;
 pub mod state;
 pub mod turn;

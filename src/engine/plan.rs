@@ -275,11 +275,6 @@ impl Plan {
         }
     }
 
-    /// A loop's bound; overrides were already applied when the workflow was resolved.
-    pub fn max_turns_for(&self, _loop_id: &str, declared: u32) -> u32 {
-        declared
-    }
-
     /// The project environment for a worktree path.
     pub fn project_env(&self, worktree: &Path) -> ProjectEnv {
         ProjectEnv::new(&self.config.env, worktree)

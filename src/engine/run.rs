@@ -15,6 +15,7 @@ use crate::engine::lock::{LockError, RunLock};
 use crate::engine::outcome::Outcome;
 use crate::engine::paths::RunPaths;
 use crate::engine::plan::{preflight, BranchPolicy, Plan};
+use crate::engine::reopen::reopen;
 use crate::engine::state::{OutcomeRecord, RunSettings, RunState, RunStatus, STATE_VERSION};
 use crate::error::Error;
 use crate::git::Repo;
@@ -38,9 +39,12 @@ pub fn start(
     plan.ensure_startable()?;
     let paths = RunPaths::new(&plan.layout.runs(), &plan.task.id);
     if options.policy == BranchPolicy::Resume {
-        if let Ok(state) = RunState::load(&paths.state()) {
+        if let Ok(mut state) = RunState::load(&paths.state()) {
             if state.status.is_resumable() {
-                return continue_run(&plan, paths, state, options.io);
+                return continue_run(&plan, paths, state, options.io, Vec::new());
+            }
+            if let Some(note) = reopen(&mut state, &plan.resolved.workflow) {
+                return continue_run(&plan, paths, state, options.io, vec![note]);
             }
         }
     }
@@ -99,7 +103,7 @@ pub fn resume(root: &Path, task_id: &str, io: RunIo) -> Result<Outcome, Error> {
         .get_or_insert_with(|| state.base_branch.clone());
     let plan = preflight(root, &task_arg, settings, BranchPolicy::Resume)?;
     plan.ensure_startable()?;
-    continue_run(&plan, paths, state, io)
+    continue_run(&plan, paths, state, io, Vec::new())
 }
 
 fn continue_run(
@@ -107,10 +111,10 @@ fn continue_run(
     paths: RunPaths,
     mut state: RunState,
     io: RunIo,
+    mut notes: Vec<String>,
 ) -> Result<Outcome, Error> {
     let lock = take_lock(plan)?;
     let repo = Repo::discover(&plan.root)?;
-    let mut notes = Vec::new();
     if state.workflow_hash != plan.resolved.hash {
         notes.push(format!(
             "the workflow changed since the run started; continuing with the current one ({})",
@@ -145,7 +149,8 @@ fn run_interpreter(
         task: plan.task.id.clone(),
         title: plan.task.title.clone(),
         workflow: plan.resolved.workflow.name.clone(),
-        max_turns: plan.max_turns,
+        // A continued blocked run counts on from the turns it already ran.
+        max_turns: cx.state.max_turns.max(plan.max_turns),
         resumed,
     });
     for message in plan.warnings.iter().cloned().chain(notes) {

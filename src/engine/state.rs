@@ -215,6 +215,14 @@ pub struct LoopState {
     /// The previous turn's feedback (a `FeedbackContext`), for the next player prompt.
     pub feedback: Option<Value>,
     pub exit: Option<LoopExit>,
+    /// Turns run before a blocked run was continued (`task --resume`): the loop's bound counts
+    /// on from here, so turn numbers go on instead of starting over.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub earlier: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
