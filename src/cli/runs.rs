@@ -25,15 +25,15 @@ use crate::project::{Config, Layout};
 use crate::ui;
 use crate::ui::progress::Display;
 
-struct Located {
-    root: PathBuf,
-    paths: RunPaths,
-    state: RunState,
+pub(crate) struct Located {
+    pub(crate) root: PathBuf,
+    pub(crate) paths: RunPaths,
+    pub(crate) state: RunState,
 }
 
 /// The repository root, once `run_id` is known to name a directory directly under
 /// `.autobuild/runs/`. Nothing is read before the id itself is checked.
-fn checked_run(run_id: &str) -> Result<PathBuf, Error> {
+pub(crate) fn checked_run(run_id: &str) -> Result<PathBuf, Error> {
     validate_run_id(run_id).map_err(|why| {
         Error::usage(format!("invalid run id: {why}")).with_help(
             "a run id is a task or feature id such as TASK-001, or an earlier run kept as TASK-001@1; `autobuild status` lists the runs",
@@ -44,7 +44,7 @@ fn checked_run(run_id: &str) -> Result<PathBuf, Error> {
     Ok(root)
 }
 
-fn locate_run(root: &Path, task_id: &str) -> Result<Located, Error> {
+pub(crate) fn locate_run(root: &Path, task_id: &str) -> Result<Located, Error> {
     let root = root.to_path_buf();
     if crate::feature::run::is_feature_run(&root, task_id) {
         return Err(Error::usage(format!(
@@ -344,6 +344,7 @@ pub fn complete(task_id: &str) -> Result<u8, Error> {
     run.state
         .save(&run.paths.state())
         .map_err(|e| Error::io("cannot write", run.paths.state(), e))?;
+    refresh_reports(&run);
     ui::line(&format!(
         "merged {} into {} ({})",
         request.branch,
@@ -351,6 +352,16 @@ pub fn complete(task_id: &str) -> Result<u8, Error> {
         commit.get(..10).unwrap_or(&commit)
     ));
     Ok(0)
+}
+
+/// Brings report.md and report.html up to date with a run that `complete` or `discard` just
+/// changed. The change itself is done by then, so a report that cannot be written is a warning.
+fn refresh_reports(run: &Located) {
+    if let Err(e) = crate::cli::report::refresh(&run.paths, &run.state, false) {
+        ui::warn(&format!(
+            "the run's reports were not brought up to date: {e}"
+        ));
+    }
 }
 
 /// `autobuild discard <ID>`: remove a run's worktree and branch (its records are kept).
@@ -392,6 +403,7 @@ pub fn discard(task_id: &str, yes: bool) -> Result<u8, Error> {
     run.state
         .save(&run.paths.state())
         .map_err(|e| Error::io("cannot write", run.paths.state(), e))?;
+    refresh_reports(&run);
     ui::line(&format!(
         "discarded {branch} and its worktree; records kept in {}",
         run.paths.dir.display()
