@@ -1,0 +1,393 @@
+//! `report.html` from real runs of the binary with scripted agents: parsed with an HTML parser
+//! and checked for what a person reads in it — one timeline bar per step, every reviewer's
+//! verdict, escaped diffs, nothing fetched from the network — and `autobuild report`,
+//! `complete` and `discard` keeping both reports true to the run.
+
+mod feature_fixture;
+mod loop_fixture;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::time::Duration;
+
+use loop_fixture::{assert_exit, stderr, stdout, wait_until, Project, TASK};
+use scraper::{Html, Selector};
+
+/// A second reviewer that always finds a must-fix problem, so the run never gets approved.
+const SECURITY_REVIEWER: &str = r#"cat <<'VERDICT'
+```json
+{"decision": "feedback", "summary": "unsafe", "issues": [{"severity": "must_fix", "category": "security", "description": "SECURITY-FINDING: <img src=x onerror=alert(1)>", "location": "lib/greet.sh:5", "suggestion": "quote it"}], "criteria": [{"id": "AC-001", "status": "met", "evidence": "it prints"}]}
+```
+VERDICT
+"#;
+
+/// A correct player that also adds a page with a script in it: the diff must show it as text.
+const PLAYER_WITH_SCRIPT: &str = r#"set -eu
+. .autobuild/agents/write_greeting.sh
+write_greeting '!'
+mkdir -p docs
+printf '<script>alert("from the diff")</script>\n' > docs/page.html
+echo "Implemented greeting </pre><script>alert('from the message')</script>"
+"#;
+
+const TWO_REVIEWERS: &str = r#"schema = 1
+name = "two-reviewers"
+
+[roles.player]
+agent = "command"
+prompt = "player.md"
+command = ["sh", ".autobuild/agents/player.sh"]
+
+[roles.security]
+agent = "command"
+prompt = "coach.md"
+access = "read-only"
+output = "verdict"
+command = ["sh", ".autobuild/agents/security.sh"]
+
+[roles.coach]
+agent = "command"
+prompt = "coach.md"
+access = "read-only"
+output = "verdict"
+command = ["sh", ".autobuild/agents/coach.sh"]
+
+[[steps]]
+id = "worktree"
+uses = "worktree"
+
+[[steps]]
+id = "cycle"
+uses = "loop"
+max_iterations = 1
+until = "steps.gate.outputs.approved"
+  [[steps.steps]]
+  id = "implement"
+  uses = "agent"
+  role = "player"
+  [[steps.steps]]
+  id = "verify"
+  uses = "verify"
+  [[steps.steps]]
+  id = "security_review"
+  uses = "agent"
+  role = "security"
+  [[steps.steps]]
+  id = "review"
+  uses = "agent"
+  role = "coach"
+  [[steps.steps]]
+  id = "gate"
+  uses = "gate"
+
+[[steps]]
+id = "report"
+uses = "report"
+always = true
+"#;
+
+fn page(path: &Path) -> Html {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    Html::parse_document(&text)
+}
+
+fn select<'a>(html: &'a Html, css: &str) -> Vec<scraper::ElementRef<'a>> {
+    html.select(&Selector::parse(css).unwrap()).collect()
+}
+
+fn text(html: &Html, css: &str) -> String {
+    select(html, css)
+        .first()
+        .unwrap_or_else(|| panic!("no {css}"))
+        .text()
+        .collect()
+}
+
+/// Nothing in the page is fetched: no scripts, stylesheets or fonts from anywhere, no
+/// `src`/`href` to the network, no `@import` in the inline style.
+fn assert_self_contained(html: &Html) {
+    assert!(select(html, "script").is_empty());
+    assert!(select(html, "link").is_empty());
+    for element in select(html, "[src], [href]") {
+        for name in ["src", "href"] {
+            if let Some(url) = element.value().attr(name) {
+                let url = url.trim().to_ascii_lowercase();
+                assert!(
+                    !url.starts_with("http:")
+                        && !url.starts_with("https:")
+                        && !url.starts_with("//"),
+                    "{name}={url}"
+                );
+            }
+        }
+    }
+    let style: String = select(html, "style")
+        .iter()
+        .flat_map(|s| s.text())
+        .collect();
+    assert!(
+        !style.contains("@import") && !style.contains("url("),
+        "{style}"
+    );
+}
+
+fn two_reviewer_project() -> Project {
+    let project = Project::new();
+    project.write(".autobuild/agents/security.sh", SECURITY_REVIEWER);
+    project.write(".autobuild/agents/player.sh", PLAYER_WITH_SCRIPT);
+    project.write(".autobuild/workflows/two-reviewers.toml", TWO_REVIEWERS);
+    project.commit()
+}
+
+#[test]
+fn a_two_reviewer_run_shows_every_step_both_verdicts_and_an_escaped_diff() {
+    let project = two_reviewer_project();
+
+    let output = project.run(&["task", TASK, "--workflow", "two-reviewers"]);
+
+    assert_exit(&output, 3);
+    let html = page(&project.run_dir().join("report.html"));
+    assert_self_contained(&html);
+    let events = std::fs::read_to_string(project.run_dir().join("events.jsonl")).unwrap();
+    let steps = events
+        .lines()
+        .filter(|line| line.contains(r#""event":"step_finished""#))
+        .count();
+    assert_eq!(select(&html, ".timeline .row.step .bar").len(), steps);
+    let kinds: Vec<&str> = select(&html, ".timeline .row.step")
+        .iter()
+        .map(|r| r.value().attr("data-kind").unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["runner", "agent", "check", "review", "review", "gate", "runner"]
+    );
+    let decision = |step: &str| {
+        select(
+            &html,
+            &format!("#turn-1 .review[data-review={step}] [data-decision]"),
+        )[0]
+        .value()
+        .attr("data-decision")
+        .unwrap()
+        .to_string()
+    };
+    assert_eq!(decision("security_review"), "feedback");
+    assert_eq!(decision("review"), "approve");
+    let issue = text(&html, "#turn-1 .review[data-review=security_review] .issue");
+    assert!(
+        issue.contains("SECURITY-FINDING: <img src=x onerror=alert(1)>"),
+        "{issue}"
+    );
+    assert!(select(&html, "img").is_empty());
+    let diff = text(&html, "#turn-1 .diff");
+    assert!(
+        diff.contains(r#"+<script>alert("from the diff")</script>"#),
+        "{diff}"
+    );
+    assert!(text(&html, "#turn-1").contains("</pre><script>alert('from the message')</script>"));
+    assert!(text(&html, "#turn-1 table.checks").contains("AC-001"));
+    assert_eq!(
+        text(&html, "#outcome"),
+        "blocked: the turn limit was reached without approval"
+    );
+
+    // Discarding it: both reports say so and no longer send the reader to the worktree.
+    let output = project.run(&["discard", TASK, "--yes"]);
+    assert_exit(&output, 0);
+    let report = project.report();
+    assert!(
+        report.contains("- Discarded: the branch and the worktree are removed"),
+        "{report}"
+    );
+    assert!(!report.contains("Worktree (preserved)"), "{report}");
+    assert!(!report.contains("Suggested actions"), "{report}");
+    assert!(report.contains("## Why it stopped"), "{report}");
+    let html = page(&project.run_dir().join("report.html"));
+    assert!(
+        text(&html, "#outcome").starts_with("discarded (blocked: the turn limit"),
+        "{}",
+        text(&html, "#outcome")
+    );
+}
+
+#[test]
+fn report_writes_both_reports_again_exactly_as_the_run_left_them() {
+    let project = two_reviewer_project();
+    assert_exit(
+        &project.run(&["task", TASK, "--workflow", "two-reviewers"]),
+        3,
+    );
+    let markdown = project.report();
+    let html = std::fs::read_to_string(project.run_dir().join("report.html")).unwrap();
+    std::fs::remove_file(project.run_dir().join("report.md")).unwrap();
+    std::fs::remove_file(project.run_dir().join("report.html")).unwrap();
+
+    let output = project.run(&["report", TASK]);
+
+    assert_exit(&output, 0);
+    assert!(
+        stdout(&output).contains("report.html"),
+        "{}",
+        stdout(&output)
+    );
+    assert_eq!(project.report(), markdown);
+    assert_eq!(
+        std::fs::read_to_string(project.run_dir().join("report.html")).unwrap(),
+        html
+    );
+
+    // An earlier run, kept as TASK-1@1 when the task runs again, has its own reports.
+    assert_exit(
+        &project.run(&[
+            "task",
+            TASK,
+            "--workflow",
+            "two-reviewers",
+            "--fresh",
+            "--yes",
+        ]),
+        3,
+    );
+    let earlier = project.root.join(".autobuild/runs/TASK-1@1");
+    std::fs::remove_file(earlier.join("report.html")).unwrap();
+    assert_exit(&project.run(&["report", "TASK-1@1"]), 0);
+    assert_self_contained(&page(&earlier.join("report.html")));
+}
+
+#[test]
+fn complete_brings_both_reports_up_to_date_with_the_merge() {
+    let project = Project::new().commit();
+    assert_exit(&project.run(&["task", TASK, "--no-merge"]), 0);
+    assert!(project.report().contains("approved; not merged yet"));
+
+    let output = project.run(&["complete", TASK]);
+
+    assert_exit(&output, 0);
+    let report = project.report();
+    assert!(
+        report.contains("**Outcome:** approved and merged"),
+        "{report}"
+    );
+    for stale in [
+        "not merged yet",
+        "Worktree (preserved)",
+        "Next step",
+        "autobuild complete",
+    ] {
+        assert!(!report.contains(stale), "{stale}: {report}");
+    }
+    let html = page(&project.run_dir().join("report.html"));
+    assert_eq!(text(&html, "#outcome"), "approved and merged");
+}
+
+#[test]
+fn a_run_in_progress_gets_an_html_report_and_no_markdown_yet() {
+    let project = Project::new()
+        .player("player_slow.sh")
+        .env("LOOP_PLAYER_DELAY", "4")
+        .commit();
+    let mut child = project.spawn(&["task", TASK, "--no-merge"]);
+    let events = project.run_dir().join("events.jsonl");
+    wait_until(Duration::from_secs(20), "the player to start", || {
+        std::fs::read_to_string(&events).is_ok_and(|e| e.contains(r#""step":"implement""#))
+    });
+
+    let output = project.run(&["report", TASK]);
+
+    assert_exit(&output, 0);
+    assert!(
+        stdout(&output).contains("report.md: not yet; the run has not ended (running)"),
+        "{}",
+        stdout(&output)
+    );
+    assert!(!project.run_dir().join("report.md").exists());
+    let html = page(&project.run_dir().join("report.html"));
+    assert_eq!(text(&html, "#outcome"), "running");
+    let last = select(&html, ".timeline .row.step").pop().unwrap();
+    assert_eq!(last.value().attr("data-step"), Some("implement"));
+    assert!(last.text().collect::<String>().contains("running"));
+    assert!(child.wait().unwrap().success());
+    assert!(project.report().contains("approved; not merged yet"));
+}
+
+#[test]
+fn open_uses_the_platform_opener_and_says_so_when_there_is_none() {
+    let project = Project::new().commit();
+    assert_exit(&project.run(&["task", TASK, "--no-merge"]), 0);
+    let bin = tempfile::tempdir().unwrap();
+    let opened = bin.path().join("opened");
+    let opener = bin.path().join("xdg-open");
+    std::fs::write(
+        &opener,
+        format!("#!/bin/sh\necho \"$1\" > '{}'\n", opened.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&opener, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let output = project.run_with_env(
+        &["report", TASK, "--open"],
+        &[("PATH", &bin.path().display().to_string())],
+    );
+
+    assert_exit(&output, 0);
+    let html = project.run_dir().join("report.html");
+    assert_eq!(
+        std::fs::read_to_string(&opened).unwrap().trim(),
+        html.display().to_string()
+    );
+
+    let empty = tempfile::tempdir().unwrap();
+    let output = project.run_with_env(
+        &["report", TASK, "--open"],
+        &[("PATH", &empty.path().display().to_string())],
+    );
+    assert_exit(&output, 0);
+    assert!(
+        stderr(&output).contains("cannot open the report: no `xdg-open` on PATH"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn the_feature_page_draws_its_waves_and_links_every_tasks_report() {
+    let project = feature_fixture::Project::new()
+        .task("TASK-A", "test -f lib/a.txt", "echo 'from A' > lib/a.txt")
+        .task("TASK-B", "test -f lib/b.txt", "echo 'from B' > lib/b.txt")
+        .task("TASK-C", "test -f lib/c.txt", "cat lib/a.txt lib/b.txt > lib/c.txt")
+        .feature(
+            "FEAT-1",
+            "id: FEAT-1\nname: Three tasks\ntasks:\n  - id: TASK-A\n  - id: TASK-B\n  - id: TASK-C\n    dependencies: [TASK-A, TASK-B]\n",
+        )
+        .commit();
+    assert_exit(
+        &project.run(&["feature", "FEAT-1", "--auto-merge", "--max-turns", "1"]),
+        0,
+    );
+    let feature_page = project.run_dir("FEAT-1").join("report.html");
+    std::fs::remove_file(&feature_page).unwrap();
+
+    assert_exit(&project.run(&["report", "FEAT-1"]), 0);
+
+    let html = page(&feature_page);
+    assert_self_contained(&html);
+    let waves: Vec<Vec<String>> = select(&html, ".wave")
+        .iter()
+        .map(|wave| {
+            wave.select(&Selector::parse(".card").unwrap())
+                .map(|c| c.value().attr("data-task").unwrap().to_string())
+                .collect()
+        })
+        .collect();
+    assert_eq!(waves, [vec!["TASK-A", "TASK-B"], vec!["TASK-C"]]);
+    for task in ["TASK-A", "TASK-B", "TASK-C"] {
+        let link = format!("../{task}/report.html");
+        assert!(
+            !select(&html, &format!(".card[data-task={task}] a[href='{link}']")).is_empty(),
+            "{task}"
+        );
+        assert!(project.run_dir("FEAT-1").join(&link).is_file(), "{task}");
+    }
+}
