@@ -84,7 +84,7 @@ pub enum Command {
         #[arg(long, value_name = "N")]
         turn: Option<u32>,
     },
-    /// Write a run's report.md and report.html again from its records (task, earlier run or feature).
+    /// Write a run's report.md and report.html again from its records.
     Report {
         /// Task or feature id of the run (or an earlier run, TASK@N).
         id: String,

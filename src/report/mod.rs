@@ -72,6 +72,7 @@ fn render<T: Serialize>(name: &str, view: &T) -> Result<String, Error> {
     env.add_filter("duration", html::duration);
     let templates = [
         ("style.css", include_str!("style.css")),
+        ("macros.html", include_str!("macros.html")),
         ("run.html", include_str!("run.html")),
         ("feature.html", include_str!("feature.html")),
     ];

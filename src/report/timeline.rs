@@ -58,6 +58,8 @@ pub struct Row {
     pub text: String,
     /// Paths the step changed outside its scope (reverted by the runner).
     pub scope_violation: Vec<String>,
+    /// The first step of a turn (or of the steps outside any turn) after other steps.
+    pub first_of_turn: bool,
 }
 
 /// The narrowest bar, in percent, so that a step of a few milliseconds is still seen.
@@ -88,6 +90,7 @@ pub fn rows(
         scope_violation: turn
             .and_then(|t| violations.get(&(step.to_string(), t)).cloned())
             .unwrap_or_default(),
+        first_of_turn: false,
     };
     let mark = |mark: &'static str, text: String| Row {
         kind: None,
@@ -101,6 +104,7 @@ pub fn rows(
         width: 0.0,
         text,
         scope_violation: Vec::new(),
+        first_of_turn: false,
     };
     for event in events {
         match &event.kind {
@@ -151,11 +155,14 @@ pub fn rows(
     rows
 }
 
-/// Lays the bars end to end across the track.
+/// Lays the bars end to end across the track, and marks where a turn begins.
 fn place(rows: &mut [Row]) {
     let total: u64 = rows.iter().map(|r| r.duration_ms).sum();
     let mut elapsed = 0u64;
-    for row in rows.iter_mut().filter(|r| r.kind.is_some()) {
+    let mut previous_turn = None;
+    for (index, row) in rows.iter_mut().filter(|r| r.kind.is_some()).enumerate() {
+        row.first_of_turn = index > 0 && row.turn != previous_turn;
+        previous_turn = row.turn;
         let share = |ms: u64| {
             if total == 0 {
                 0.0
@@ -224,6 +231,7 @@ mod tests {
         assert_eq!((rows[0].left, rows[0].width), (0.0, 60.0));
         assert_eq!((rows[1].left, rows[1].width), (60.0, 20.0));
         assert_eq!(rows[3].width, MIN_WIDTH);
+        assert!(rows.iter().all(|r| !r.first_of_turn));
         assert!(rows[3].left + rows[3].width <= 100.0);
     }
 
@@ -264,6 +272,8 @@ mod tests {
             ]
         );
         assert_eq!(rows[0].scope_violation, [".git/hooks/x"]);
+        let starts: Vec<bool> = rows.iter().map(|r| r.first_of_turn).collect();
+        assert_eq!(starts, [false, false, true, false, false]);
         assert!(rows[2].scope_violation.is_empty());
     }
 }
