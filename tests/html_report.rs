@@ -3,7 +3,6 @@
 //! verdict, escaped diffs, nothing fetched from the network — and `autobuild report`,
 //! `complete` and `discard` keeping both reports true to the run.
 
-mod feature_fixture;
 mod loop_fixture;
 
 use std::os::unix::fs::PermissionsExt;
@@ -349,45 +348,4 @@ fn open_uses_the_platform_opener_and_says_so_when_there_is_none() {
         "{}",
         stderr(&output)
     );
-}
-
-#[test]
-fn the_feature_page_draws_its_waves_and_links_every_tasks_report() {
-    let project = feature_fixture::Project::new()
-        .task("TASK-A", "test -f lib/a.txt", "echo 'from A' > lib/a.txt")
-        .task("TASK-B", "test -f lib/b.txt", "echo 'from B' > lib/b.txt")
-        .task("TASK-C", "test -f lib/c.txt", "cat lib/a.txt lib/b.txt > lib/c.txt")
-        .feature(
-            "FEAT-1",
-            "id: FEAT-1\nname: Three tasks\ntasks:\n  - id: TASK-A\n  - id: TASK-B\n  - id: TASK-C\n    dependencies: [TASK-A, TASK-B]\n",
-        )
-        .commit();
-    assert_exit(
-        &project.run(&["feature", "FEAT-1", "--auto-merge", "--max-turns", "1"]),
-        0,
-    );
-    let feature_page = project.run_dir("FEAT-1").join("report.html");
-    std::fs::remove_file(&feature_page).unwrap();
-
-    assert_exit(&project.run(&["report", "FEAT-1"]), 0);
-
-    let html = page(&feature_page);
-    assert_self_contained(&html);
-    let waves: Vec<Vec<String>> = select(&html, ".wave")
-        .iter()
-        .map(|wave| {
-            wave.select(&Selector::parse(".card").unwrap())
-                .map(|c| c.value().attr("data-task").unwrap().to_string())
-                .collect()
-        })
-        .collect();
-    assert_eq!(waves, [vec!["TASK-A", "TASK-B"], vec!["TASK-C"]]);
-    for task in ["TASK-A", "TASK-B", "TASK-C"] {
-        let link = format!("../{task}/report.html");
-        assert!(
-            !select(&html, &format!(".card[data-task={task}] a[href='{link}']")).is_empty(),
-            "{task}"
-        );
-        assert!(project.run_dir("FEAT-1").join(&link).is_file(), "{task}");
-    }
 }
