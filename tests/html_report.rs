@@ -9,16 +9,10 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
 
-use loop_fixture::{assert_exit, stderr, stdout, wait_until, Project, TASK};
+use loop_fixture::{
+    assert_exit, fixture, stderr, stdout, wait_until, workflow_fixture, Project, TASK,
+};
 use scraper::{Html, Selector};
-
-/// A second reviewer that always finds a must-fix problem, so the run never gets approved.
-const SECURITY_REVIEWER: &str = r#"cat <<'VERDICT'
-```json
-{"decision": "feedback", "summary": "unsafe", "issues": [{"severity": "must_fix", "category": "security", "description": "SECURITY-FINDING: <img src=x onerror=alert(1)>", "location": "lib/greet.sh:5", "suggestion": "quote it"}], "criteria": [{"id": "AC-001", "status": "met", "evidence": "it prints"}]}
-```
-VERDICT
-"#;
 
 /// A correct player that also adds a page with a script in it: the diff must show it as text.
 const PLAYER_WITH_SCRIPT: &str = r#"set -eu
@@ -27,62 +21,6 @@ write_greeting '!'
 mkdir -p docs
 printf '<script>alert("from the diff")</script>\n' > docs/page.html
 echo "Implemented greeting </pre><script>alert('from the message')</script>"
-"#;
-
-const TWO_REVIEWERS: &str = r#"schema = 1
-name = "two-reviewers"
-
-[roles.player]
-agent = "command"
-prompt = "player.md"
-command = ["sh", ".autobuild/agents/player.sh"]
-
-[roles.security]
-agent = "command"
-prompt = "coach.md"
-access = "read-only"
-output = "verdict"
-command = ["sh", ".autobuild/agents/security.sh"]
-
-[roles.coach]
-agent = "command"
-prompt = "coach.md"
-access = "read-only"
-output = "verdict"
-command = ["sh", ".autobuild/agents/coach.sh"]
-
-[[steps]]
-id = "worktree"
-uses = "worktree"
-
-[[steps]]
-id = "cycle"
-uses = "loop"
-max_iterations = 1
-until = "steps.gate.outputs.approved"
-  [[steps.steps]]
-  id = "implement"
-  uses = "agent"
-  role = "player"
-  [[steps.steps]]
-  id = "verify"
-  uses = "verify"
-  [[steps.steps]]
-  id = "security_review"
-  uses = "agent"
-  role = "security"
-  [[steps.steps]]
-  id = "review"
-  uses = "agent"
-  role = "coach"
-  [[steps.steps]]
-  id = "gate"
-  uses = "gate"
-
-[[steps]]
-id = "report"
-uses = "report"
-always = true
 "#;
 
 fn page(path: &Path) -> Html {
@@ -133,9 +71,15 @@ fn assert_self_contained(html: &Html) {
 
 fn two_reviewer_project() -> Project {
     let project = Project::new();
-    project.write(".autobuild/agents/security.sh", SECURITY_REVIEWER);
+    project.write(
+        ".autobuild/agents/security.sh",
+        &fixture("coach_security.sh"),
+    );
     project.write(".autobuild/agents/player.sh", PLAYER_WITH_SCRIPT);
-    project.write(".autobuild/workflows/two-reviewers.toml", TWO_REVIEWERS);
+    project.write(
+        ".autobuild/workflows/secure.toml",
+        &workflow_fixture("secure.toml"),
+    );
     project.commit()
 }
 
@@ -143,7 +87,7 @@ fn two_reviewer_project() -> Project {
 fn a_two_reviewer_run_shows_every_step_both_verdicts_and_an_escaped_diff() {
     let project = two_reviewer_project();
 
-    let output = project.run(&["task", TASK, "--workflow", "two-reviewers"]);
+    let output = project.run(&["task", TASK, "--workflow", "secure"]);
 
     assert_exit(&output, 3);
     let html = page(&project.run_dir().join("report.html"));
@@ -158,9 +102,12 @@ fn a_two_reviewer_run_shows_every_step_both_verdicts_and_an_escaped_diff() {
         .iter()
         .map(|r| r.value().attr("data-kind").unwrap())
         .collect();
+    let turn = ["agent", "check", "review", "review", "gate"];
+    assert_eq!(kinds, [&["runner"][..], &turn, &turn, &["runner"]].concat());
+    // The merge step did not run: it is marked, not drawn.
     assert_eq!(
-        kinds,
-        ["runner", "agent", "check", "review", "review", "gate", "runner"]
+        select(&html, ".timeline .row.mark[data-mark=skip]").len(),
+        1
     );
     let decision = |step: &str| {
         select(
@@ -176,7 +123,9 @@ fn a_two_reviewer_run_shows_every_step_both_verdicts_and_an_escaped_diff() {
     assert_eq!(decision("review"), "approve");
     let issue = text(&html, "#turn-1 .review[data-review=security_review] .issue");
     assert!(
-        issue.contains("SECURITY-FINDING: <img src=x onerror=alert(1)>"),
+        issue.contains(
+            "SECURITY-FINDING: greeting echoes unescaped input like <img src=x onerror=alert(1)>"
+        ),
         "{issue}"
     );
     assert!(select(&html, "img").is_empty());
@@ -214,10 +163,7 @@ fn a_two_reviewer_run_shows_every_step_both_verdicts_and_an_escaped_diff() {
 #[test]
 fn report_writes_both_reports_again_exactly_as_the_run_left_them() {
     let project = two_reviewer_project();
-    assert_exit(
-        &project.run(&["task", TASK, "--workflow", "two-reviewers"]),
-        3,
-    );
+    assert_exit(&project.run(&["task", TASK, "--workflow", "secure"]), 3);
     let markdown = project.report();
     let html = std::fs::read_to_string(project.run_dir().join("report.html")).unwrap();
     std::fs::remove_file(project.run_dir().join("report.md")).unwrap();
@@ -239,14 +185,7 @@ fn report_writes_both_reports_again_exactly_as_the_run_left_them() {
 
     // An earlier run, kept as TASK-1@1 when the task runs again, has its own reports.
     assert_exit(
-        &project.run(&[
-            "task",
-            TASK,
-            "--workflow",
-            "two-reviewers",
-            "--fresh",
-            "--yes",
-        ]),
+        &project.run(&["task", TASK, "--workflow", "secure", "--fresh", "--yes"]),
         3,
     );
     let earlier = project.root.join(".autobuild/runs/TASK-1@1");

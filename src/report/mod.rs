@@ -73,6 +73,7 @@ fn render<T: Serialize>(name: &str, view: &T) -> Result<String, Error> {
     let templates = [
         ("style.css", include_str!("style.css")),
         ("macros.html", include_str!("macros.html")),
+        ("base.html", include_str!("base.html")),
         ("run.html", include_str!("run.html")),
         ("feature.html", include_str!("feature.html")),
     ];
