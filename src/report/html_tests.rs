@@ -189,3 +189,50 @@ fn durations_read_as_a_person_would_say_them() {
     assert_eq!(duration(12_340), "12.3 s");
     assert_eq!(duration(245_000), "4 min 05 s");
 }
+
+#[test]
+fn a_second_loops_turns_and_reviewers_are_loaded_and_shown_apart() {
+    use crate::engine::turn::write_record;
+    let dir = tempfile::tempdir().unwrap();
+    let paths = crate::engine::paths::RunPaths::new(dir.path(), "TASK-1");
+    std::fs::create_dir_all(&paths.dir).unwrap();
+    let mut state = state();
+    for id in ["cycle", "second"] {
+        state.loops.insert(id.into(), Default::default());
+    }
+    let mut first = player();
+    first.checkpoint.changed = false;
+    write_record(&paths.turn_record("player", 1), &first).unwrap();
+    let second = PlayerRecord {
+        step: "implement2".into(),
+        ..first
+    };
+    write_record(&paths.turn_record("second_player", 1), &second).unwrap();
+    write_record(
+        &paths.turn_record("second_coach", 1),
+        &review("review2", "approve", "fine"),
+    )
+    .unwrap();
+    write_record(
+        &paths.dir.join("second_coach_security2_turn_1.json"),
+        &review("security2", "feedback", "unsafe"),
+    )
+    .unwrap();
+
+    let records = RunRecords::load(&paths, state, "blocked".into());
+
+    let loaded: Vec<(&str, u32, usize)> = records
+        .turns
+        .iter()
+        .map(|t| (t.loop_id.as_str(), t.turn, t.reviews.len()))
+        .collect();
+    assert_eq!(loaded, [("", 1, 0), ("second", 1, 2)]);
+    let page = Html::parse_document(&render_run(&records).unwrap());
+    let heading: String = select(&page, "#second-turn-1 h2")[0].text().collect();
+    assert!(heading.starts_with("second · turn 1"), "{heading}");
+    let reviews: Vec<&str> = select(&page, "#second-turn-1 .review")
+        .iter()
+        .map(|r| r.value().attr("data-review").unwrap())
+        .collect();
+    assert_eq!(reviews, ["review2", "security2"]);
+}
