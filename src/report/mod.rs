@@ -42,7 +42,8 @@ pub fn write_run(paths: &RunPaths, state: &RunState, outcome: &str) -> Result<Pa
     write(paths, &html::render_run(&records)?)
 }
 
-/// Writes the feature page `report.html` from the rendered `page`; returns its path.
+/// Writes a rendered `page` as the `report.html` of the run (or feature) in `paths`; returns
+/// its path.
 pub fn write(paths: &RunPaths, page: &str) -> Result<PathBuf, Error> {
     let path = html_path(paths);
     crate::engine::state::write_atomic(&path, page.as_bytes())

@@ -143,7 +143,7 @@ fn log_tail(path: &Path) -> String {
 }
 
 /// The last `lines` lines of `text`, at most `bytes` long, with a note of what was left out.
-pub(crate) fn tail(text: &str, lines: usize, bytes: usize) -> String {
+fn tail(text: &str, lines: usize, bytes: usize) -> String {
     let all: Vec<&str> = text.trim_end().lines().collect();
     let start = all.len().saturating_sub(lines);
     let mut kept = all[start..].join("\n");
