@@ -5,6 +5,7 @@ use serde_json::json;
 
 use super::*;
 use crate::engine::events::{Event, EventKind};
+use crate::workflow::kinds::Uses;
 
 fn state() -> crate::engine::state::RunState {
     serde_json::from_value(json!({
@@ -59,10 +60,10 @@ fn event(kind: EventKind) -> Event {
     }
 }
 
-fn finished(step: &str, uses: &str, ms: u64) -> Event {
+fn finished(step: &str, uses: Uses, ms: u64) -> Event {
     event(EventKind::StepFinished {
         step: step.into(),
-        uses: uses.into(),
+        uses,
         turn: Some(1),
         ok: true,
         duration_ms: ms,
@@ -75,14 +76,14 @@ fn records() -> RunRecords {
         state: state(),
         outcome: "blocked: the turn limit was reached without approval".into(),
         events: vec![
-            finished("implement", "agent", 900),
-            finished("verify", "verify", 100),
-            finished("security_review", "agent", 50),
-            finished("review", "agent", 50),
+            finished("implement", Uses::Agent, 900),
+            finished("verify", Uses::Verify, 100),
+            finished("security_review", Uses::Agent, 50),
+            finished("review", Uses::Agent, 50),
             event(EventKind::Warning {
                 message: "stall detected; nudging the player: change approach".into(),
             }),
-            finished("gate", "gate", 1),
+            finished("gate", Uses::Gate, 1),
         ],
         turns: vec![TurnData {
             loop_id: String::new(),

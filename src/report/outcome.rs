@@ -32,6 +32,13 @@ pub fn from_record(record: &OutcomeRecord, logs: &Path) -> Outcome {
             }),
         "over_budget" => over_budget(message),
         "agent_unusable" => agent_stop(message, logs).map(Outcome::AgentUnusable),
+        "waiting" => waiting(message),
+        "rejected" => message
+            .strip_prefix("blocked: rejected at sign-off (")
+            .and_then(|rest| rest.strip_suffix(')'))
+            .map(|reason| Outcome::Rejected {
+                reason: reason.to_string(),
+            }),
         _ => None,
     };
     parsed.unwrap_or_else(|| Outcome::Failed {
@@ -46,6 +53,17 @@ fn over_budget(message: &str) -> Option<Outcome> {
     Some(Outcome::OverBudget {
         spent: spent.parse().ok()?,
         limit: limit.parse().ok()?,
+    })
+}
+
+/// ``waiting for a person at `STEP`: QUESTION (answer with …)``.
+fn waiting(message: &str) -> Option<Outcome> {
+    let rest = message.strip_prefix("waiting for a person at `")?;
+    let (step, rest) = rest.split_once("`: ")?;
+    let (question, _) = rest.rsplit_once(" (answer with `autobuild approve`")?;
+    Some(Outcome::Waiting {
+        step: step.to_string(),
+        question: question.to_string(),
     })
 }
 
@@ -115,6 +133,13 @@ mod tests {
             },
             Outcome::Failed {
                 message: "infrastructure: the setup command failed".into(),
+            },
+            Outcome::Waiting {
+                step: "sign_off".into(),
+                question: "Ship it (see `report.md`)?".into(),
+            },
+            Outcome::Rejected {
+                reason: "the copy is wrong (see notes)".into(),
             },
             Outcome::AgentUnusable(AgentStop {
                 role: "coach".into(),

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::engine::events::{Event, EventKind};
+use crate::workflow::kinds::Uses;
 
 /// What a step is, for its colour and label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -27,13 +28,13 @@ pub enum StepKind {
 
 impl StepKind {
     /// `reviews` are the step ids whose records are verdicts.
-    pub fn of(uses: &str, step: &str, reviews: &BTreeSet<String>) -> StepKind {
+    pub fn of(uses: Uses, step: &str, reviews: &BTreeSet<String>) -> StepKind {
         match uses {
-            "agent" if reviews.contains(step) => StepKind::Review,
-            "agent" => StepKind::Agent,
-            "verify" | "run" => StepKind::Check,
-            "gate" | "approval" => StepKind::Gate,
-            _ => StepKind::Runner,
+            Uses::Agent if reviews.contains(step) => StepKind::Review,
+            Uses::Agent => StepKind::Agent,
+            Uses::Verify | Uses::Run => StepKind::Check,
+            Uses::Gate | Uses::Approval => StepKind::Gate,
+            Uses::Worktree | Uses::Loop | Uses::Merge | Uses::Report => StepKind::Runner,
         }
     }
 }
@@ -75,8 +76,8 @@ pub fn rows(
     running: bool,
 ) -> Vec<Row> {
     let mut rows = Vec::new();
-    let mut open: Option<(String, String, Option<u32>)> = None;
-    let bar = |step: &str, uses: &str, turn: Option<u32>| Row {
+    let mut open: Option<(String, Uses, Option<u32>)> = None;
+    let bar = |step: &str, uses: Uses, turn: Option<u32>| Row {
         kind: Some(StepKind::of(uses, step, reviews)),
         mark: None,
         step: step.to_string(),
@@ -112,13 +113,13 @@ pub fn rows(
                 if let Some((step, uses, turn)) = open.take() {
                     rows.push(Row {
                         unfinished: Some("interrupted"),
-                        ..bar(&step, &uses, turn)
+                        ..bar(&step, uses, turn)
                     });
                 }
                 rows.push(mark("resume", format!("resumed at {}", event.time)));
             }
             EventKind::StepStarted { step, uses, turn } => {
-                open = Some((step.clone(), uses.clone(), *turn));
+                open = Some((step.clone(), *uses, *turn));
             }
             EventKind::StepFinished {
                 step,
@@ -133,7 +134,7 @@ pub fn rows(
                     ok: *ok,
                     duration_ms: *duration_ms,
                     text: summary.clone(),
-                    ..bar(step, uses, *turn)
+                    ..bar(step, *uses, *turn)
                 });
             }
             EventKind::StepSkipped { step, reason } => {
@@ -148,7 +149,7 @@ pub fn rows(
     if let Some((step, uses, turn)) = open {
         rows.push(Row {
             unfinished: Some(if running { "running" } else { "interrupted" }),
-            ..bar(&step, &uses, turn)
+            ..bar(&step, uses, turn)
         });
     }
     place(&mut rows);
@@ -188,10 +189,10 @@ mod tests {
         }
     }
 
-    fn finished(step: &str, uses: &str, turn: u32, ms: u64) -> Event {
+    fn finished(step: &str, uses: Uses, turn: u32, ms: u64) -> Event {
         event(EventKind::StepFinished {
             step: step.into(),
-            uses: uses.into(),
+            uses,
             turn: Some(turn),
             ok: true,
             duration_ms: ms,
@@ -199,10 +200,10 @@ mod tests {
         })
     }
 
-    fn started(step: &str, uses: &str, turn: u32) -> Event {
+    fn started(step: &str, uses: Uses, turn: u32) -> Event {
         event(EventKind::StepStarted {
             step: step.into(),
-            uses: uses.into(),
+            uses,
             turn: Some(turn),
         })
     }
@@ -210,11 +211,11 @@ mod tests {
     #[test]
     fn bars_follow_each_other_by_duration_and_are_told_apart_by_kind() {
         let events = vec![
-            started("implement", "agent", 1),
-            finished("implement", "agent", 1, 600),
-            finished("verify", "verify", 1, 200),
-            finished("review", "agent", 1, 200),
-            finished("gate", "gate", 1, 0),
+            started("implement", Uses::Agent, 1),
+            finished("implement", Uses::Agent, 1, 600),
+            finished("verify", Uses::Verify, 1, 200),
+            finished("review", Uses::Agent, 1, 200),
+            finished("gate", Uses::Gate, 1, 0),
         ];
         let reviews = BTreeSet::from(["review".to_string()]);
         let rows = rows(&events, &reviews, &BTreeMap::new(), false);
@@ -238,14 +239,14 @@ mod tests {
     #[test]
     fn nudges_resumes_violations_and_unfinished_steps_are_marked() {
         let events = vec![
-            finished("implement", "agent", 1, 10),
+            finished("implement", Uses::Agent, 1, 10),
             event(EventKind::Warning {
                 message: "stall detected; nudging the player: try something else".into(),
             }),
             event(EventKind::Warning {
                 message: "some other warning".into(),
             }),
-            started("implement", "agent", 2),
+            started("implement", Uses::Agent, 2),
             event(EventKind::RunStarted {
                 task: "T".into(),
                 title: "t".into(),
@@ -253,7 +254,7 @@ mod tests {
                 max_turns: 3,
                 resumed: true,
             }),
-            started("implement", "agent", 2),
+            started("implement", Uses::Agent, 2),
         ];
         let violations = BTreeMap::from([(
             ("implement".to_string(), 1),

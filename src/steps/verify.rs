@@ -68,7 +68,7 @@ pub fn run_checks(
             spec.env = env.to_vec();
             spec.timeout = Some(check.timeout);
             spec.group_file = group_file.map(Path::to_path_buf);
-            spec.sandbox = sandbox.cloned();
+            spec.sandbox = sandbox.map(Confinement::wrapper);
             tracing::debug!(check = %check.name, command = %check.command, "running check");
             match process::run(&spec, cancel) {
                 Ok(outcome) if sandbox.is_some() => {

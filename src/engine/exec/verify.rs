@@ -3,13 +3,12 @@
 
 use std::fs;
 
-use serde_json::json;
-
 use crate::engine::cx::RunCx;
 use crate::engine::exec::StepDone;
 use crate::engine::turn::{write_record, VerifyRecord};
 use crate::error::Error;
 use crate::steps::verify::{run_checks, CheckSpec};
+use crate::workflow::kinds::VerifyOutputs;
 
 /// Executable criteria get the same timeout as a check unless the project says otherwise.
 const CRITERION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
@@ -98,12 +97,12 @@ pub fn execute(
     } else {
         format!("did not pass: {}", failed.join(", "))
     };
-    let outputs = json!({
-        "passed": record.passed,
-        "failed": failed,
-        "criteria_met": criteria_met,
-        "criteria_total": record.criteria.len(),
-    });
+    let outputs = VerifyOutputs {
+        passed: record.passed,
+        failed,
+        criteria_met,
+        criteria_total: record.criteria.len(),
+    };
     if let Some(turn) = cx.turn.as_mut() {
         turn.verify = Some(record);
     }
