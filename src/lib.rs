@@ -17,6 +17,7 @@ pub mod feature;
 pub mod git;
 pub mod profile;
 pub mod project;
+pub mod report;
 pub mod sandbox;
 pub mod steps;
 pub mod task;

@@ -65,3 +65,31 @@ fn cli_cases_in_a_repository() {
         .case("tests/cmd-repo/*.toml")
         .case("docs/features.md");
 }
+
+/// Cases about a run that exists: the demo's sample project with its scripted agents, run once
+/// to approval and merge in a temp repository before the cases look at it.
+#[test]
+fn cli_cases_after_a_run() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(Path::new("demo/project"), dir.path());
+    autobuild::git::init_with_commit(dir.path(), "main", "sample project").unwrap();
+    let repo = dir.path().canonicalize().unwrap();
+    let fake_bwrap = Path::new("tests/fixtures/fake-bwrap/bwrap")
+        .canonicalize()
+        .unwrap();
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_autobuild"))
+        .args(["task", "TASK-DEMO-001", "--auto-merge", "--quiet"])
+        .env("AUTOBUILD_DIR", &repo)
+        .env("AUTOBUILD_CONFIG_DIR", "/nonexistent/autobuild-config")
+        .env("AUTOBUILD_BWRAP", &fake_bwrap)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    trycmd::TestCases::new()
+        .env("AUTOBUILD_BWRAP", fake_bwrap.display().to_string())
+        .env("AUTOBUILD_DIR", repo.display().to_string())
+        .env("AUTOBUILD_CONFIG_DIR", "/nonexistent/autobuild-config")
+        .insert_var("[REPO]", repo.display().to_string())
+        .unwrap()
+        .case("tests/cmd-run/*.toml");
+}

@@ -7,6 +7,7 @@ mod feature_fixture;
 use std::time::Duration;
 
 use feature_fixture::{assert_exit, stdout, Project};
+use scraper::{Html, Selector};
 
 /// A and B are independent; C needs both and copies what they wrote into lib/c.txt.
 fn three_tasks() -> Project {
@@ -264,4 +265,39 @@ fn tasks_of_a_wave_run_in_parallel() {
     };
     assert!(at("start", "TASK-S2") < at("end", "TASK-S1"), "{log:?}");
     assert!(at("start", "TASK-S1") < at("end", "TASK-S2"), "{log:?}");
+}
+
+#[test]
+fn the_feature_html_report_draws_its_waves_and_links_every_tasks_report() {
+    let project = three_tasks().commit();
+    assert_exit(
+        &project.run(&["feature", "FEAT-1", "--auto-merge", "--max-turns", "1"]),
+        0,
+    );
+    let feature_page = project.run_dir("FEAT-1").join("report.html");
+    std::fs::remove_file(&feature_page).unwrap();
+
+    assert_exit(&project.run(&["report", "FEAT-1"]), 0);
+
+    let html = Html::parse_document(&std::fs::read_to_string(&feature_page).unwrap());
+    let select = |css: &str| -> Vec<scraper::ElementRef<'_>> {
+        html.select(&Selector::parse(css).unwrap()).collect()
+    };
+    let waves: Vec<Vec<String>> = select(".wave")
+        .iter()
+        .map(|wave| {
+            wave.select(&Selector::parse(".card").unwrap())
+                .map(|c| c.value().attr("data-task").unwrap().to_string())
+                .collect()
+        })
+        .collect();
+    assert_eq!(waves, [vec!["TASK-A", "TASK-B"], vec!["TASK-C"]]);
+    for task in ["TASK-A", "TASK-B", "TASK-C"] {
+        let link = format!("../{task}/report.html");
+        assert!(
+            !select(&format!(".card[data-task={task}] a[href='{link}']")).is_empty(),
+            "{task}"
+        );
+        assert!(project.run_dir("FEAT-1").join(&link).is_file(), "{task}");
+    }
 }

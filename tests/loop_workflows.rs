@@ -4,7 +4,7 @@
 
 mod loop_fixture;
 
-use loop_fixture::{assert_exit, Project, TASK};
+use loop_fixture::{assert_exit, fixture, workflow_fixture, Project, TASK};
 
 #[test]
 fn solo_workflow_is_approved_by_the_runner_gates_alone() {
@@ -105,80 +105,16 @@ until = "steps.gate2.outputs.approved"
     assert!(!project.run_dir().join("second_verify_turn_1.json").exists());
 }
 
-/// A security reviewer that always finds a must-fix problem.
-const SECURITY_REVIEWER: &str = r#"cat <<'VERDICT'
-```json
-{"decision": "feedback", "summary": "unsafe", "issues": [{"severity": "must_fix", "category": "security", "description": "SECURITY-FINDING: greeting echoes unescaped input", "location": "lib/greet.sh:5", "suggestion": "quote it"}], "criteria": [{"id": "AC-001", "status": "met", "evidence": "it prints"}]}
-```
-VERDICT
-"#;
-
 #[test]
 fn every_reviewer_counts_a_rejecting_security_review_is_never_outvoted_by_the_lead() {
     let project = Project::new();
-    project.write(".autobuild/agents/security.sh", SECURITY_REVIEWER);
+    project.write(
+        ".autobuild/agents/security.sh",
+        &fixture("coach_security.sh"),
+    );
     project.write(
         ".autobuild/workflows/secure.toml",
-        r#"schema = 1
-name = "secure"
-
-[roles.player]
-agent = "command"
-prompt = "player.md"
-command = ["sh", ".autobuild/agents/player.sh"]
-
-[roles.security]
-agent = "command"
-prompt = "coach.md"
-access = "read-only"
-output = "verdict"
-command = ["sh", ".autobuild/agents/security.sh"]
-
-[roles.coach]
-agent = "command"
-prompt = "coach.md"
-access = "read-only"
-output = "verdict"
-command = ["sh", ".autobuild/agents/coach.sh"]
-
-[[steps]]
-id = "worktree"
-uses = "worktree"
-
-[[steps]]
-id = "cycle"
-uses = "loop"
-max_iterations = 2
-until = "steps.gate.outputs.approved"
-  [[steps.steps]]
-  id = "implement"
-  uses = "agent"
-  role = "player"
-  [[steps.steps]]
-  id = "verify"
-  uses = "verify"
-  [[steps.steps]]
-  id = "security_review"
-  uses = "agent"
-  role = "security"
-  [[steps.steps]]
-  id = "review"
-  uses = "agent"
-  role = "coach"
-  [[steps.steps]]
-  id = "gate"
-  uses = "gate"
-
-[[steps]]
-id = "merge"
-uses = "merge"
-if = "steps.cycle.outputs.exit == 'done'"
-
-[[steps]]
-id = "report"
-uses = "report"
-always = true
-"#,
+        &workflow_fixture("secure.toml"),
     );
     let project = project.commit();
 

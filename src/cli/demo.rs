@@ -89,7 +89,7 @@ pub fn run(json: bool, quiet: bool) -> Result<u8, Error> {
     let outcome = start(&dir, TASK, settings, options)?;
     if !json && !quiet {
         ui::line(&format!(
-            "\nRun records (prompts, transcripts, verdicts, check logs, report.md):\n  {}\n\
+            "\nRun records (prompts, transcripts, verdicts, check logs, report.md, report.html):\n  {}\n\
              Look around: `cd {} && autobuild status {TASK}`",
             dir.join(".autobuild/runs").join(TASK).display(),
             dir.display()

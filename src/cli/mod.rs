@@ -10,6 +10,7 @@ pub mod feature;
 pub mod init;
 pub mod profiles;
 pub mod prompts;
+pub mod report;
 pub mod runs;
 pub mod task;
 pub mod workflows;
@@ -105,6 +106,14 @@ pub enum Command {
         /// Only this turn.
         #[arg(long, value_name = "N")]
         turn: Option<u32>,
+    },
+    /// Write a run's report.md and report.html again from its records.
+    Report {
+        /// Task or feature id of the run (or an earlier run, TASK@N).
+        id: String,
+        /// Open report.html with the platform's opener (xdg-open, open).
+        #[arg(long)]
+        open: bool,
     },
     /// Run the default workflow on a bundled sample project with scripted agents, in a temp dir.
     Demo {
@@ -235,6 +244,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
         Command::Complete { id } => runs::complete(&id),
         Command::Discard { id, yes } => runs::discard(&id, yes),
         Command::Logs { id, turn } => runs::logs(&id, turn),
+        Command::Report { id, open } => report::run(&id, open),
         Command::Demo { json } => demo::run(json, quiet),
         Command::Workflows(cmd) => workflows::run(cmd),
         Command::Profiles(cmd) => profiles::run(cmd),

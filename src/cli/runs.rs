@@ -343,6 +343,7 @@ pub fn complete(task_id: &str) -> Result<u8, Error> {
     run.state
         .save(&run.paths.state())
         .map_err(|e| Error::io("cannot write", run.paths.state(), e))?;
+    refresh_reports(&run);
     ui::line(&format!(
         "merged {} into {} ({})",
         request.branch,
@@ -350,6 +351,16 @@ pub fn complete(task_id: &str) -> Result<u8, Error> {
         commit.get(..10).unwrap_or(&commit)
     ));
     Ok(0)
+}
+
+/// Brings report.md and report.html up to date with a run that `complete` or `discard` just
+/// changed. The change itself is done by then, so a report that cannot be written is a warning.
+fn refresh_reports(run: &Located) {
+    if let Err(e) = crate::cli::report::refresh(&run.paths, &run.state, false) {
+        ui::warn(&format!(
+            "the run's reports were not brought up to date: {e}"
+        ));
+    }
 }
 
 /// `autobuild discard <ID>`: remove a run's worktree and branch (its records are kept).
@@ -391,6 +402,7 @@ pub fn discard(task_id: &str, yes: bool) -> Result<u8, Error> {
     run.state
         .save(&run.paths.state())
         .map_err(|e| Error::io("cannot write", run.paths.state(), e))?;
+    refresh_reports(&run);
     ui::line(&format!(
         "discarded {branch} and its worktree; records kept in {}",
         run.paths.dir.display()

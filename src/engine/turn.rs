@@ -142,7 +142,7 @@ impl Turn {
 }
 
 /// The records of a turn's second and later reviewers, in step order of their files' names.
-fn more_reviews(paths: &RunPaths, prefix: &str, number: u32) -> Vec<CoachRecord> {
+pub fn more_reviews(paths: &RunPaths, prefix: &str, number: u32) -> Vec<CoachRecord> {
     let start = format!("{prefix}coach_");
     let end = format!("_turn_{number}.json");
     let Ok(entries) = std::fs::read_dir(&paths.dir) else {
@@ -154,7 +154,9 @@ fn more_reviews(paths: &RunPaths, prefix: &str, number: u32) -> Vec<CoachRecord>
         .filter(|path| {
             path.file_name()
                 .and_then(|n| n.to_str())
-                .is_some_and(|name| name.starts_with(&start) && name.ends_with(&end))
+                .and_then(|name| name.strip_prefix(&start)?.strip_suffix(&end))
+                // `coach_turn_N.json` (the first reviewer's) has no step between the two.
+                .is_some_and(|step| !step.is_empty())
         })
         .collect();
     files.sort();
@@ -246,5 +248,40 @@ pub fn summarize(
         .into_iter()
         .flatten()
         .reduce(|a, b| a + b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn more_reviews_are_the_second_and_later_reviewers_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = RunPaths::new(dir.path(), "T");
+        std::fs::create_dir_all(&paths.dir).unwrap();
+        let record = |step: &str| {
+            serde_json::json!({
+                "turn": 1, "step": step, "role": "coach",
+                "agent": {"final_message": "", "structured_output": null, "session_id": null,
+                    "usage": {"input": 0, "output": 0, "cached": 0}, "cost_usd": null,
+                    "duration_ms": 0, "agent_turns": null, "permission_denials": [],
+                    "status": {"status": "succeeded"}},
+                "verdict": null, "verdict_error": null, "retried": false,
+                "scope_violation": [], "prompt": "p", "transcript": "t"
+            })
+        };
+        for (file, step) in [
+            ("coach_turn_1.json", "review"),
+            ("coach_security_turn_1.json", "security"),
+            ("coach_security_turn_11.json", "security"),
+        ] {
+            write_record(&paths.dir.join(file), &record(step)).unwrap();
+        }
+        let steps: Vec<String> = more_reviews(&paths, "", 1)
+            .into_iter()
+            .map(|r| r.step)
+            .collect();
+        assert_eq!(steps, ["security"]);
     }
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::engine::paths::RunPaths;
 use crate::error::{exit, Error};
 use crate::feature::merge::{land_feature, FeatureLanding};
-use crate::feature::report::{render_report, task_infos};
+use crate::feature::report::{html_page, render_report, task_infos};
 use crate::feature::state::{FeatureState, FeatureStatus};
 use crate::git::Repo;
 use crate::workflow::model::MergeStrategy;
@@ -38,17 +38,41 @@ pub fn land(
     )
 }
 
-/// Writes `report.md` next to `feature.json`.
+/// Writes `report.md` and `report.html` next to `feature.json`; returns the first's path.
 pub fn write_report(
     state: &FeatureState,
     runs_dir: &Path,
     paths: &RunPaths,
 ) -> Result<PathBuf, Error> {
-    let text = render_report(state, &task_infos(runs_dir, state));
+    let infos = task_infos(runs_dir, state);
+    let text = render_report(state, &infos);
     let path = paths.report();
     crate::engine::state::write_atomic(&path, text.as_bytes())
         .map_err(|e| Error::io("cannot write", &path, e))?;
+    let page = html_page(state, &infos, &task_report_links(runs_dir, &infos));
+    crate::report::write(paths, &crate::report::feature::render_feature(&page)?)?;
     Ok(path)
+}
+
+/// Each task's report, relative to the feature's run directory: its `report.html`, or its
+/// `report.md` when a run written before HTML reports existed has only that.
+fn task_report_links(
+    runs_dir: &Path,
+    infos: &BTreeMap<String, crate::feature::report::TaskRunInfo>,
+) -> BTreeMap<String, String> {
+    infos
+        .iter()
+        .filter(|(_, info)| info.report.is_some())
+        .map(|(id, _)| {
+            let html = crate::report::html_path(&RunPaths::new(runs_dir, id));
+            let file = if html.is_file() {
+                crate::report::REPORT_HTML
+            } else {
+                "report.md"
+            };
+            (id.clone(), format!("../{id}/{file}"))
+        })
+        .collect()
 }
 
 /// DESIGN.md §7 for a feature: 0 when every task is approved, 5 when cancelled, else the most

@@ -1,6 +1,7 @@
 //! A feature run in words: `runs/<FEAT-ID>/report.md` (waves, each task's result with a link to
-//! its own report, a conflict's files and tasks, what to do next) and `autobuild status
-//! <FEAT-ID>`. Both render from `feature.json` plus what each task's run directory says.
+//! its own report, a conflict's files and tasks, what to do next), what its `report.html`
+//! shows, and `autobuild status <FEAT-ID>`. All render from `feature.json` plus what each
+//! task's run directory says.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -10,6 +11,7 @@ use crate::engine::exec::{load_turns, turn_summary};
 use crate::engine::paths::RunPaths;
 use crate::engine::state::RunState;
 use crate::feature::state::{FeatureState, FeatureStatus, TaskRecord, TaskStatus};
+use crate::report::feature::{ConflictView, FeaturePage, TaskCard};
 
 /// What a task's own run directory says, for reports and status.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -195,6 +197,60 @@ pub fn render_report(state: &FeatureState, infos: &BTreeMap<String, TaskRunInfo>
         }
     }
     out
+}
+
+/// What the feature's `report.html` shows; `links` are the task reports to link, by task id,
+/// relative to the feature's run directory.
+pub fn html_page(
+    state: &FeatureState,
+    infos: &BTreeMap<String, TaskRunInfo>,
+    links: &BTreeMap<String, String>,
+) -> FeaturePage {
+    let card = |id: &String| {
+        let record = state.tasks.get(id).cloned().unwrap_or_default();
+        let info = infos.get(id).cloned().unwrap_or_default();
+        TaskCard {
+            id: id.clone(),
+            turns: if info.max_turns > 0 {
+                format!("{}/{}", info.turn, info.max_turns)
+            } else {
+                String::new()
+            },
+            cost: format!("${:.2}", info.cost),
+            decision: info.decision,
+            message: record
+                .message
+                .filter(|_| record.status != TaskStatus::Merged),
+            link: links.get(id).cloned(),
+            title: record.title,
+            status: record.status.as_str().to_string(),
+        }
+    };
+    FeaturePage {
+        feature_id: state.feature_id.clone(),
+        name: state.name.clone(),
+        outcome: state
+            .message
+            .clone()
+            .unwrap_or_else(|| outcome_message(state)),
+        status: state.status.as_str().to_string(),
+        file: state.file.display().to_string(),
+        branch: state.branch.clone(),
+        base: state.base_branch.clone(),
+        merged_commit: state.merged_commit.clone(),
+        cost: format!("${:.2}", infos.values().map(|i| i.cost).sum::<f64>()),
+        waves: state
+            .waves
+            .iter()
+            .map(|wave| wave.iter().map(card).collect())
+            .collect(),
+        conflict: state.conflict.as_ref().map(|c| ConflictView {
+            task: c.task.clone(),
+            paths: c.paths.clone(),
+            with_tasks: c.with_tasks.clone(),
+        }),
+        next_steps: next_steps(state),
+    }
 }
 
 fn render_conflict(

@@ -4,7 +4,7 @@
 //! branch `autobuild/<FEAT-ID>` from the base, then hand over to the [`Runner`].
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::engine::cx::now;
 use crate::engine::lock::{LockError, RunLock};
@@ -171,6 +171,12 @@ pub fn status(root: &Path, feature_id: &str) -> Result<u8, Error> {
     let shown = paths.dir.strip_prefix(root).unwrap_or(&paths.dir);
     ui::line(&render_status(&state, &infos, shown));
     Ok(0)
+}
+
+/// `autobuild report <FEAT-ID>`: writes the feature's report.md and report.html again.
+pub fn report(root: &Path, feature_id: &str) -> Result<PathBuf, Error> {
+    let (paths, state) = load_state(root, feature_id)?;
+    write_report(&state, &Layout::new(root).runs(), &paths)
 }
 
 /// Whether `.autobuild/runs/<id>/` holds a feature run (rather than a task run).

@@ -328,9 +328,17 @@ timeout = "{}"
     }
 }
 
+/// tests/fixtures/loop/`script`.
 pub fn fixture(script: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/loop")
-        .join(script);
+    read_fixture("tests/fixtures/loop", script)
+}
+
+/// tests/fixtures/workflows/`file`.
+pub fn workflow_fixture(file: &str) -> String {
+    read_fixture("tests/fixtures/workflows", file)
+}
+
+fn read_fixture(dir: &str, file: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir).join(file);
     fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
 }

@@ -10,7 +10,7 @@ use crate::engine::cx::RunCx;
 use crate::engine::exec::StepDone;
 use crate::engine::outcome::Outcome;
 use crate::engine::paths::RunPaths;
-use crate::engine::state::RunState;
+use crate::engine::state::{RunState, RunStatus};
 use crate::engine::turn::{CoachRecord, GateRecord, PlayerRecord, VerifyRecord};
 use crate::error::Error;
 use crate::workflow::kinds::ReportOutputs;
@@ -68,6 +68,7 @@ pub fn write_report(
     let path = paths.report();
     crate::engine::state::write_atomic(&path, text.as_bytes())
         .map_err(|e| Error::io("cannot write", &path, e))?;
+    crate::report::write_run(paths, state, &outcome.message())?;
     Ok(path)
 }
 
@@ -98,7 +99,14 @@ pub fn render(state: &RunState, outcome: &Outcome, turns: &[TurnRecords]) -> Str
             state.tokens_in, state.tokens_out
         );
     }
-    let preserved = !matches!(outcome, Outcome::Approved { merged: true });
+    let discarded = state.status == RunStatus::Discarded;
+    let preserved = !matches!(outcome, Outcome::Approved { merged: true }) && !discarded;
+    if discarded {
+        let _ = writeln!(
+            out,
+            "- Discarded: the branch and the worktree are removed; these records are kept"
+        );
+    }
     if preserved {
         let _ = writeln!(
             out,
@@ -118,7 +126,7 @@ The run waits at the sign-off step `{step}`. Approve it with `autobuild approve 
         );
     } else if !matches!(outcome, Outcome::Approved { .. }) {
         render_blocked(&mut out, state, outcome, turns);
-    } else if matches!(outcome, Outcome::Approved { merged: false }) {
+    } else if matches!(outcome, Outcome::Approved { merged: false }) && !discarded {
         let _ = writeln!(
             out,
             "## Next step\n\nMerge with `autobuild complete {}`, or throw the work away with `autobuild discard {}`.",
@@ -236,6 +244,9 @@ fn render_blocked(out: &mut String, state: &RunState, outcome: &Outcome, turns: 
         _ => failure_class(turns.last(), last_gate),
     };
     let _ = writeln!(out, "## Failure class\n\n{class}\n");
+    if state.status == RunStatus::Discarded {
+        return;
+    }
     let _ = writeln!(out, "## Suggested actions\n");
     if let Outcome::AgentUnusable(_) = outcome {
         let _ = writeln!(

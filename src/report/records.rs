@@ -1,0 +1,183 @@
+//! Everything a run directory records, loaded back as plain data for the HTML report: the run's
+//! state, its event stream (the timeline), and every turn of every loop with its player,
+//! checks, reviewers and gate — plus what the records only point at: the turn's diff (from
+//! git, by the checkpoint commit) and the tails of the check logs.
+//!
+//! Loading never fails on a missing or unreadable record: a run in progress, an interrupted
+//! run and a run whose branch is gone all still get a report, saying what could not be read.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::engine::events::{read_events, Event};
+use crate::engine::paths::RunPaths;
+use crate::engine::state::RunState;
+use crate::engine::turn::{more_reviews, CoachRecord, GateRecord, PlayerRecord, VerifyRecord};
+
+/// At most this much of one turn's diff goes into the report.
+const DIFF_LIMIT: usize = 64 * 1024;
+/// At most this many of a check log's last lines, and bytes, go into the report.
+const LOG_LINES: usize = 40;
+const LOG_BYTES: usize = 6 * 1024;
+
+/// One run, as its directory records it.
+#[derive(Debug, Clone)]
+pub struct RunRecords {
+    pub state: RunState,
+    /// One sentence on how the run ended, or that it has not.
+    pub outcome: String,
+    pub events: Vec<Event>,
+    /// Every turn of every loop, the first loop's first.
+    pub turns: Vec<TurnData>,
+}
+
+/// One turn of one loop.
+#[derive(Debug, Clone, Default)]
+pub struct TurnData {
+    /// Empty for the workflow's first loop, else the loop's id.
+    pub loop_id: String,
+    pub turn: u32,
+    pub player: Option<PlayerRecord>,
+    /// The turn's unified diff, or why there is none.
+    pub diff: String,
+    pub verify: Option<VerifyRecord>,
+    /// The last lines of each check's log, by log path.
+    pub log_tails: BTreeMap<String, String>,
+    /// Every read-only step of the turn, first reviewer first.
+    pub reviews: Vec<CoachRecord>,
+    pub gate: Option<GateRecord>,
+}
+
+impl RunRecords {
+    /// Loads the run in `paths` with `state` (the caller's, which may be newer than
+    /// `state.json`) and the `outcome` sentence to show.
+    pub fn load(paths: &RunPaths, state: RunState, outcome: String) -> RunRecords {
+        let events = read_events(&paths.events()).unwrap_or_default();
+        let repo_root = crate::git::Repo::discover(&paths.dir)
+            .ok()
+            .map(|repo| repo.root().to_path_buf());
+        let mut prefixes: Vec<(String, String)> = vec![(String::new(), String::new())];
+        prefixes.extend(
+            state
+                .loops
+                .keys()
+                .map(|id| (id.clone(), format!("{id}_")))
+                .filter(|(_, prefix)| {
+                    paths.turn_record(&format!("{prefix}gate"), 1).exists()
+                        || paths.turn_record(&format!("{prefix}player"), 1).exists()
+                }),
+        );
+        let turns = prefixes
+            .iter()
+            .flat_map(|(loop_id, prefix)| load_loop(paths, repo_root.as_deref(), loop_id, prefix))
+            .collect();
+        RunRecords {
+            state,
+            outcome,
+            events,
+            turns,
+        }
+    }
+}
+
+/// The turns of one loop, in order, until the first turn with no record.
+fn load_loop(paths: &RunPaths, repo: Option<&Path>, loop_id: &str, prefix: &str) -> Vec<TurnData> {
+    (1..)
+        .map(|turn| {
+            let record = |kind: &str| paths.turn_record(&format!("{prefix}{kind}"), turn);
+            let player: Option<PlayerRecord> = read(&record("player"));
+            let verify: Option<VerifyRecord> = read(&record("verify"));
+            let reviews: Vec<CoachRecord> = read::<CoachRecord>(&record("coach"))
+                .into_iter()
+                .chain(more_reviews(paths, prefix, turn))
+                .collect();
+            let log_tails = verify
+                .iter()
+                .flat_map(|v| v.checks.iter().chain(&v.criteria))
+                .map(|c| {
+                    let path = c.log_path.display().to_string();
+                    (path, log_tail(&c.log_path))
+                })
+                .collect();
+            TurnData {
+                loop_id: loop_id.to_string(),
+                turn,
+                diff: player
+                    .as_ref()
+                    .map_or_else(String::new, |p| turn_diff(repo, p)),
+                player,
+                verify,
+                log_tails,
+                reviews,
+                gate: read(&record("gate")),
+            }
+        })
+        .take_while(|t| t.player.is_some() || t.verify.is_some() || !t.reviews.is_empty())
+        .collect()
+}
+
+fn read<T: serde::de::DeserializeOwned>(path: &Path) -> Option<T> {
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+}
+
+/// What the player's checkpoint commit changed against its parent (the previous checkpoint,
+/// or the base for the first), or why that cannot be shown.
+fn turn_diff(repo: Option<&Path>, player: &PlayerRecord) -> String {
+    if !player.checkpoint.changed {
+        return String::new();
+    }
+    let Some(repo) = repo else {
+        return "(the diff is not available: the run directory is not in a git repository)".into();
+    };
+    let commit = &player.checkpoint.commit;
+    crate::git::diff_text(repo, &format!("{commit}^"), commit, &|_| true, DIFF_LIMIT)
+        .unwrap_or_else(|e| format!("(the diff is not available: {e})"))
+}
+
+/// The last lines of a log file, bounded, or why it cannot be read.
+fn log_tail(path: &Path) -> String {
+    match std::fs::read(path) {
+        Ok(bytes) => tail(&String::from_utf8_lossy(&bytes), LOG_LINES, LOG_BYTES),
+        Err(e) => format!("(cannot read {}: {e})", path.display()),
+    }
+}
+
+/// The last `lines` lines of `text`, at most `bytes` long, with a note of what was left out.
+fn tail(text: &str, lines: usize, bytes: usize) -> String {
+    let all: Vec<&str> = text.trim_end().lines().collect();
+    let start = all.len().saturating_sub(lines);
+    let mut kept = all[start..].join("\n");
+    if kept.len() > bytes {
+        let mut cut = kept.len() - bytes;
+        while !kept.is_char_boundary(cut) {
+            cut += 1;
+        }
+        kept = kept[cut..].to_string();
+    }
+    let left_out = text.trim_end().len() - kept.len();
+    if left_out > 0 {
+        format!("… ({left_out} earlier bytes left out)\n{kept}")
+    } else {
+        kept
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_log_tail_keeps_the_last_lines_and_says_what_it_left_out() {
+        let text = (1..=50)
+            .map(|n| format!("line {n}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let kept = tail(&text, 3, 1000);
+        assert!(kept.ends_with("line 48\nline 49\nline 50"), "{kept}");
+        assert!(kept.starts_with("… ("), "{kept}");
+        assert_eq!(tail("short\n", 3, 1000), "short");
+        let long = "é".repeat(100);
+        let kept = tail(&long, 3, 11);
+        assert!(kept.ends_with(&"é".repeat(5)), "{kept}");
+    }
+}
