@@ -1,6 +1,7 @@
 //! The interpretation of finished codex processes, without processes.
 
 use std::path::Path;
+use std::time::Instant;
 
 use super::events::read_stream;
 use super::*;

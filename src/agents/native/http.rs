@@ -1,0 +1,164 @@
+//! One HTTP exchange under the role's bounds.
+//!
+//! ureq is blocking and cannot be interrupted, so each request runs on its own thread while the
+//! caller polls the cancel token, the role's deadline and the idle watchdog, like
+//! `process::run` polls a child: a request still running when one of them fires is abandoned
+//! (its thread ends by its own timeout, set to what is left of the role's) and the invocation
+//! ends as cancelled, timed out or idle. A response of any status is returned to the caller,
+//! which classifies it (module `failure`).
+
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::agents::process::CancelToken;
+
+/// The largest response body read.
+const MAX_BODY: u64 = 64 * 1024 * 1024;
+/// How often a waiting caller looks at the cancel token and its bounds.
+const POLL: Duration = Duration::from_millis(20);
+
+/// What ended a wait before the answer came.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    Cancelled,
+    TimedOut,
+    IdleTimedOut,
+}
+
+/// The limits of one invocation.
+#[derive(Debug, Clone, Copy)]
+pub struct Bounds {
+    pub deadline: Instant,
+    /// No answer for this long ends the invocation.
+    pub idle: Option<Duration>,
+}
+
+impl Bounds {
+    /// Which bound, if any, stops the invocation now; `since` is its last sign of life.
+    pub fn check(&self, cancel: &CancelToken, since: Instant) -> Option<Stop> {
+        if cancel.is_cancelled() {
+            Some(Stop::Cancelled)
+        } else if Instant::now() >= self.deadline {
+            Some(Stop::TimedOut)
+        } else if self.idle.is_some_and(|idle| since.elapsed() >= idle) {
+            Some(Stop::IdleTimedOut)
+        } else {
+            None
+        }
+    }
+
+    pub fn left(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+}
+
+/// An answer with its status, whatever the status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    pub status: u16,
+    pub body: String,
+    /// `Retry-After` in seconds, when given.
+    pub retry_after: Option<Duration>,
+}
+
+/// Why no answer came.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    Stopped(Stop),
+    /// The connection failed or broke (the server is not running, a TLS or DNS error).
+    Transport(String),
+}
+
+/// A request to send.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub method: &'static str,
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<String>,
+}
+
+/// Sends `request` and waits for its answer within `bounds`.
+pub fn exchange(
+    request: Request,
+    bounds: &Bounds,
+    cancel: &CancelToken,
+) -> Result<Answer, Failure> {
+    let started = Instant::now();
+    if let Some(stop) = bounds.check(cancel, started) {
+        return Err(Failure::Stopped(stop));
+    }
+    let limit = match bounds.idle {
+        Some(idle) => bounds.left().min(idle),
+        None => bounds.left(),
+    };
+    let (sender, receiver) = mpsc::channel();
+    thread::Builder::new()
+        .name("native-http".to_string())
+        .spawn(move || {
+            // The caller may have stopped waiting; nobody is left to tell.
+            let _ = sender.send(send(&request, limit));
+        })
+        .map_err(|e| Failure::Transport(format!("cannot start the request thread: {e}")))?;
+    loop {
+        match receiver.recv_timeout(POLL) {
+            Ok(result) => return result.map_err(Failure::Transport),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(Failure::Transport(
+                    "the request thread ended early".to_string(),
+                ))
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if let Some(stop) = bounds.check(cancel, started) {
+            return Err(Failure::Stopped(stop));
+        }
+    }
+}
+
+/// Sends one request, blocking, with `limit` for the whole exchange.
+pub fn send(request: &Request, limit: Duration) -> Result<Answer, String> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(limit.max(Duration::from_millis(1))))
+        .build()
+        .into();
+    let result = match (&request.body, request.method) {
+        (Some(body), _) => {
+            let mut builder = agent
+                .post(&request.url)
+                .header("content-type", "application/json");
+            for (name, value) in &request.headers {
+                builder = builder.header(name.as_str(), value.as_str());
+            }
+            builder.send(body.as_bytes())
+        }
+        (None, _) => {
+            let mut builder = agent.get(&request.url);
+            for (name, value) in &request.headers {
+                builder = builder.header(name.as_str(), value.as_str());
+            }
+            builder.call()
+        }
+    };
+    let mut response = result.map_err(|e| format!("{} {}: {e}", request.method, request.url))?;
+    let status = response.status().as_u16();
+    let retry_after = response
+        .headers()
+        .get("retry-after")
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.trim().parse::<u64>().ok())
+        .map(Duration::from_secs);
+    let body = response
+        .body_mut()
+        .with_config()
+        .limit(MAX_BODY)
+        .read_to_string()
+        .map_err(|e| format!("reading the answer of {}: {e}", request.url))?;
+    Ok(Answer {
+        status,
+        body,
+        retry_after,
+    })
+}
