@@ -17,6 +17,9 @@ use crate::agents::process::CancelToken;
 const MAX_BODY: u64 = 64 * 1024 * 1024;
 /// How often a waiting caller looks at the cancel token and its bounds.
 const POLL: Duration = Duration::from_millis(20);
+/// The request thread's own timeout is this much longer than the caller's bound, so the
+/// caller, which knows which bound it was, sees it first.
+const SLACK: Duration = Duration::from_secs(1);
 
 /// What ended a wait before the answer came.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,7 +95,7 @@ pub fn exchange(
     let limit = match bounds.idle {
         Some(idle) => bounds.left().min(idle),
         None => bounds.left(),
-    };
+    } + SLACK;
     let (sender, receiver) = mpsc::channel();
     thread::Builder::new()
         .name("native-http".to_string())
@@ -103,7 +106,13 @@ pub fn exchange(
         .map_err(|e| Failure::Transport(format!("cannot start the request thread: {e}")))?;
     loop {
         match receiver.recv_timeout(POLL) {
-            Ok(result) => return result.map_err(Failure::Transport),
+            // A request that failed as a bound ran out failed because of the bound.
+            Ok(result) => {
+                return result.map_err(|problem| match bounds.check(cancel, started) {
+                    Some(stop) => Failure::Stopped(stop),
+                    None => Failure::Transport(problem),
+                })
+            }
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 return Err(Failure::Transport(
                     "the request thread ended early".to_string(),

@@ -11,6 +11,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::paths::{inside, shown};
+use super::Problem;
 
 /// Lines `read` returns when no `limit` is given.
 const DEFAULT_LINES: usize = 2000;
@@ -42,7 +43,7 @@ pub struct EditArgs {
     pub replace_all: bool,
 }
 
-pub fn read(worktree: &Path, args: ReadArgs) -> Result<String, String> {
+pub fn read(worktree: &Path, args: ReadArgs) -> Result<String, Problem> {
     let path = inside(worktree, &args.path)?;
     let text = fs::read(&path).map_err(|e| format!("cannot read `{}`: {e}", args.path))?;
     let text = String::from_utf8_lossy(&text);
@@ -71,10 +72,10 @@ pub fn read(worktree: &Path, args: ReadArgs) -> Result<String, String> {
     Ok(out)
 }
 
-pub fn write(worktree: &Path, args: WriteArgs) -> Result<String, String> {
+pub fn write(worktree: &Path, args: WriteArgs) -> Result<String, Problem> {
     let path = inside(worktree, &args.path)?;
     if path.is_dir() {
-        return Err(format!("`{}` is a directory", args.path));
+        return Err(Problem::Failed(format!("`{}` is a directory", args.path)));
     }
     if let Some(parent) = path.parent() {
         fs::create_dir_all(parent)
@@ -89,29 +90,31 @@ pub fn write(worktree: &Path, args: WriteArgs) -> Result<String, String> {
     ))
 }
 
-pub fn edit(worktree: &Path, args: EditArgs) -> Result<String, String> {
+pub fn edit(worktree: &Path, args: EditArgs) -> Result<String, Problem> {
     let path = inside(worktree, &args.path)?;
     if args.old_string.is_empty() {
-        return Err("`old_string` is empty; use `write` to create a file".to_string());
+        return Err(Problem::Failed(
+            "`old_string` is empty; use `write` to create a file".to_string(),
+        ));
     }
     let text =
         fs::read_to_string(&path).map_err(|e| format!("cannot read `{}`: {e}", args.path))?;
     let found = text.matches(&args.old_string).count();
     let edited = match found {
         0 => {
-            return Err(format!(
+            return Err(Problem::Failed(format!(
                 "`old_string` does not occur in `{}`; read the file and copy the text exactly",
                 args.path
-            ))
+            )))
         }
         1 => text.replacen(&args.old_string, &args.new_string, 1),
         _ if args.replace_all => text.replace(&args.old_string, &args.new_string),
         many => {
-            return Err(format!(
+            return Err(Problem::Failed(format!(
                 "`old_string` occurs {many} times in `{}`; give more surrounding text so it \
                  occurs once, or set replace_all",
                 args.path
-            ))
+            )))
         }
     };
     fs::write(&path, edited).map_err(|e| format!("cannot write `{}`: {e}", args.path))?;
@@ -173,10 +176,15 @@ mod tests {
             replace_all: all,
         };
         let twice = edit(&wt, args("x = 1;", "x = 3;", false)).unwrap_err();
-        assert!(twice.contains("occurs 2 times"), "{twice}");
-        assert!(edit(&wt, args("z = 9;", "", false))
-            .unwrap_err()
-            .contains("does not occur"));
+        assert!(
+            matches!(&twice, Problem::Failed(m) if m.contains("occurs 2 times")),
+            "{twice:?}"
+        );
+        let absent = edit(&wt, args("z = 9;", "", false)).unwrap_err();
+        assert!(
+            matches!(&absent, Problem::Failed(m) if m.contains("does not occur")),
+            "{absent:?}"
+        );
         edit(&wt, args("y = 2;", "y = 5;", false)).unwrap();
         edit(&wt, args("x = 1;", "x = 4;", true)).unwrap();
         assert_eq!(
@@ -207,6 +215,6 @@ mod tests {
                 content: String::new(),
             },
         );
-        assert!(refused.unwrap_err().contains("outside the worktree"));
+        assert!(matches!(refused, Err(Problem::Refused(m)) if m.contains("outside the worktree")));
     }
 }

@@ -35,6 +35,21 @@ pub fn offered(role: &Role) -> Vec<Tool> {
         .collect()
 }
 
+/// Why a tool did not do what it was asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    /// Not allowed (a path outside the worktree); nothing was touched.
+    Refused(String),
+    /// It went wrong (a missing file, an ambiguous edit); the model may try again.
+    Failed(String),
+}
+
+impl From<String> for Problem {
+    fn from(message: String) -> Problem {
+        Problem::Failed(message)
+    }
+}
+
 /// How a call went.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Done {
@@ -82,22 +97,28 @@ pub fn run(
         Tool::Grep => parse(tool, arguments).and_then(|a| search::grep(worktree, a)),
         Tool::Glob => parse(tool, arguments).and_then(|a| search::glob(worktree, a)),
         Tool::Bash => {
-            return match parse(tool, arguments).and_then(|a| shell::bash(shell, a, number, cancel))
+            return match parse(tool, arguments)
+                .and_then(|a| shell::bash(shell, a, number, cancel).map_err(Problem::Failed))
             {
                 Ok((output, false)) => Done::Ok(output),
-                Ok((output, true)) | Err(output) => Done::Failed(output),
+                Ok((output, true)) => Done::Failed(output),
+                Err(Problem::Failed(output) | Problem::Refused(output)) => Done::Failed(output),
             }
         }
-        Tool::Web => Err("the native adapter has no web tool".to_string()),
+        Tool::Web => Err(Problem::Refused(
+            "the native adapter has no web tool".to_string(),
+        )),
     };
     match result {
         Ok(text) => Done::Ok(text),
-        Err(problem) => Done::Failed(problem),
+        Err(Problem::Failed(problem)) => Done::Failed(problem),
+        Err(Problem::Refused(why)) => Done::Refused(why),
     }
 }
 
-fn parse<T: DeserializeOwned>(tool: Tool, arguments: Value) -> Result<T, String> {
-    serde_json::from_value(arguments).map_err(|e| format!("invalid arguments for `{tool}`: {e}"))
+fn parse<T: DeserializeOwned>(tool: Tool, arguments: Value) -> Result<T, Problem> {
+    serde_json::from_value(arguments)
+        .map_err(|e| Problem::Failed(format!("invalid arguments for `{tool}`: {e}")))
 }
 
 fn names(tools: &[Tool]) -> String {

@@ -7,11 +7,10 @@
 
 use std::path::{Component, Path, PathBuf};
 
-/// Why a path is refused.
-pub type Refusal = String;
+use super::Problem;
 
 /// `requested` as an absolute path inside `worktree` (itself canonical), or why not.
-pub fn inside(worktree: &Path, requested: &str) -> Result<PathBuf, Refusal> {
+pub fn inside(worktree: &Path, requested: &str) -> Result<PathBuf, Problem> {
     let requested_path = Path::new(requested);
     let relative = if requested_path.is_absolute() {
         requested_path
@@ -39,9 +38,9 @@ pub fn inside(worktree: &Path, requested: &str) -> Result<PathBuf, Refusal> {
         .next()
         .is_some_and(|first| first.as_os_str() == ".git")
     {
-        return Err(format!(
+        return Err(Problem::Refused(format!(
             "`{requested}` is git's own data, which no tool may touch"
-        ));
+        )));
     }
     let full = worktree.join(&normal);
     // The deepest existing ancestor, resolved through symlinks, must stay inside.
@@ -51,7 +50,7 @@ pub fn inside(worktree: &Path, requested: &str) -> Result<PathBuf, Refusal> {
         .unwrap_or(worktree);
     let resolved = existing
         .canonicalize()
-        .map_err(|e| format!("cannot resolve `{requested}`: {e}"))?;
+        .map_err(|e| Problem::Failed(format!("cannot resolve `{requested}`: {e}")))?;
     if !resolved.starts_with(worktree) {
         return Err(outside(requested));
     }
@@ -66,8 +65,10 @@ pub fn shown(worktree: &Path, path: &Path) -> String {
         .to_string()
 }
 
-fn outside(requested: &str) -> Refusal {
-    format!("`{requested}` is outside the worktree; tools may only use paths inside it")
+fn outside(requested: &str) -> Problem {
+    Problem::Refused(format!(
+        "`{requested}` is outside the worktree; tools may only use paths inside it"
+    ))
 }
 
 #[cfg(test)]

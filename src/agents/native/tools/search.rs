@@ -10,6 +10,7 @@ use regex::RegexBuilder;
 use serde::Deserialize;
 
 use super::paths::{inside, shown};
+use super::Problem;
 
 /// Matches `grep` lists at most.
 const MAX_MATCHES: usize = 500;
@@ -53,7 +54,7 @@ fn files(worktree: &Path, root: &Path) -> Vec<std::path::PathBuf> {
     found
 }
 
-pub fn grep(worktree: &Path, args: GrepArgs) -> Result<String, String> {
+pub fn grep(worktree: &Path, args: GrepArgs) -> Result<String, Problem> {
     let regex = RegexBuilder::new(&args.pattern)
         .case_insensitive(args.case_insensitive)
         .build()
@@ -106,7 +107,7 @@ pub fn grep(worktree: &Path, args: GrepArgs) -> Result<String, String> {
     })
 }
 
-pub fn glob(worktree: &Path, args: GlobArgs) -> Result<String, String> {
+pub fn glob(worktree: &Path, args: GlobArgs) -> Result<String, Problem> {
     let matcher = GlobBuilder::new(&args.pattern)
         .literal_separator(true)
         .build()
