@@ -3,8 +3,9 @@
 //! `codex exec --json` and the chat-completions and Messages APIs the native adapters talk to
 //! report tokens but no cost, and a run's `max_cost_usd` budget needs one, so the adapter
 //! estimates it from list prices: the project's `[pricing."<model>"]` table when
-//! it names the model, otherwise the built-in table below. The built-in prices are OpenAI's
-//! published per-token API prices at the time of writing — an estimate, not a bill: a ChatGPT
+//! it names the model, otherwise the built-in table below. The built-in prices are OpenAI's and
+//! Anthropic's published per-token API prices at the time of writing (for Anthropic, "cached
+//! input" is the price of a prompt-cache read) — an estimate, not a bill: a ChatGPT
 //! plan is not billed per token at all, and prices change. Every cost computed here is marked
 //! `cost_estimated` in the turn record.
 
@@ -25,6 +26,11 @@ const BUILT_IN: &[(&str, f64, f64, f64)] = &[
     ("o4-mini", 1.10, 0.275, 4.40),
     ("gpt-4.1", 2.0, 0.50, 8.0),
     ("gpt-4.1-mini", 0.40, 0.10, 1.60),
+    ("claude-opus-4-5", 5.0, 0.50, 25.0),
+    ("claude-opus-4-1", 15.0, 1.50, 75.0),
+    ("claude-sonnet-4-5", 3.0, 0.30, 15.0),
+    ("claude-sonnet-4-0", 3.0, 0.30, 15.0),
+    ("claude-haiku-4-5", 1.0, 0.10, 5.0),
 ];
 
 /// Tokens as the OpenAI APIs count them: `input` includes the `cached_input` tokens.
