@@ -59,7 +59,8 @@ fn the_loop_runs_end_to_end_on_the_native_adapter_and_merges() {
         "issues": [],
         "criteria": [{"id": "AC-001", "status": "met", "evidence": "tests/run.sh passes"}],
     });
-    let player_edit = args(json!({"path": "lib/greet.sh", "old_string": "farewell() {", "new_string": greeting}));
+    let player_edit =
+        args(json!({"path": "lib/greet.sh", "old_string": "farewell() {", "new_string": greeting}));
     let player_test = args(json!({"path": "tests/test_greeting.sh", "content": test}));
     let coach_read = args(json!({"path": "lib/greet.sh"}));
     let coach_run = args(json!({"command": "sh tests/run.sh"}));
@@ -90,16 +91,31 @@ fn the_loop_runs_end_to_end_on_the_native_adapter_and_merges() {
     );
     assert!(server.posts().is_empty(), "a dry run sends nothing");
 
+    let doctor = project.run(&["doctor"]);
+    let report = String::from_utf8_lossy(&doctor.stdout);
+    for role in ["player", "coach"] {
+        let line = format!(
+            "ok       role {role} (openai): {} answers and serves `{MODEL}`",
+            server.base_url()
+        );
+        assert!(report.contains(&line), "{report}");
+    }
+
     let output = project.run(&["task", TASK, "--auto-merge"]);
 
     assert_exit(&output, 0);
     assert_eq!(project.state()["status"], "merged");
     assert!(project.show("main", "lib/greet.sh").contains("greeting()"));
-    assert!(project.show("main", "tests/test_greeting.sh").contains("Hello, Ada!"));
+    assert!(project
+        .show("main", "tests/test_greeting.sh")
+        .contains("Hello, Ada!"));
     let player = project.record("player", 1);
     assert_eq!(player["agent"]["status"]["status"], "succeeded");
     assert_eq!(player["agent"]["agent_turns"], 2);
-    assert_eq!(player["agent"]["usage"], json!({"input": 2000, "output": 200, "cached": 0}));
+    assert_eq!(
+        player["agent"]["usage"],
+        json!({"input": 2000, "output": 200, "cached": 0})
+    );
     assert_eq!(player["agent"]["cost_estimated"], true);
     let coach = project.record("coach", 1);
     assert_eq!(coach["verdict"]["decision"], "approve");
@@ -116,7 +132,14 @@ fn the_loop_runs_end_to_end_on_the_native_adapter_and_merges() {
         .iter()
         .find(|m| m["tool_call_id"] == "call_1")
         .unwrap();
-    assert!(ran["content"].as_str().unwrap().contains("2 passed, 0 failed"), "{ran}");
-    let transcript = std::fs::read_to_string(project.run_dir().join("logs/turn_1_coach.log")).unwrap();
+    assert!(
+        ran["content"]
+            .as_str()
+            .unwrap()
+            .contains("2 passed, 0 failed"),
+        "{ran}"
+    );
+    let transcript =
+        std::fs::read_to_string(project.run_dir().join("logs/turn_1_coach.log")).unwrap();
     assert!(transcript.contains("\"event\":\"tool_result\""));
 }
