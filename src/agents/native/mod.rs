@@ -270,7 +270,7 @@ fn diagnose(dialect: Dialect, role_name: &str, role: &Role, env: &[(String, Stri
     let listed = serde_json::from_str::<Value>(&answer.body)
         .map(|body| openai::model_names(&body))
         .unwrap_or_default();
-    if listed.iter().any(|name| *name == endpoint.model) {
+    if listed.contains(&endpoint.model) {
         finding(
             true,
             format!(
