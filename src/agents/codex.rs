@@ -35,7 +35,7 @@ use super::process::{self, CancelToken, LineWatch, ProcessEnd, ProcessError};
 use super::CostGap;
 use super::{
     agent_process_spec, pause, retry_fits, role_for_attempt, Adapter, AgentError, AgentErrorClass,
-    AgentOutcome, AgentRequest, AgentStatus, Capabilities, TokenUsage, FINAL_MESSAGE_LIMIT,
+    AgentOutcome, AgentRequest, AgentStatus, Capabilities, FINAL_MESSAGE_LIMIT,
 };
 use crate::project::config::PriceTable;
 use crate::workflow::model::{AgentKind, Role};
@@ -339,11 +339,7 @@ fn interpret(run: &Finished, cx: &Context<'_>) -> Attempt {
     let mut outcome = AgentOutcome::new(status, bounded_message(text, cx.transcript), run.duration);
     outcome.structured_output = structured_output;
     outcome.session_id = summary.thread_id.clone();
-    outcome.usage = TokenUsage {
-        input: summary.usage.uncached_input_tokens(),
-        output: summary.usage.output_tokens,
-        cached: summary.usage.cached_input_tokens,
-    };
+    outcome.usage = summary.usage.into();
     outcome.cost_usd = cost_usd;
     outcome.cost_estimated = cost_usd.is_some();
     outcome.permission_denials = summary.declined_commands.clone();

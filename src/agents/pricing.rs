@@ -54,6 +54,17 @@ impl TokenCounts {
     }
 }
 
+impl From<TokenCounts> for crate::agents::TokenUsage {
+    /// Tokens as turn records keep them: `input` without the cached tokens.
+    fn from(counts: TokenCounts) -> Self {
+        crate::agents::TokenUsage {
+            input: counts.uncached_input_tokens(),
+            output: counts.output_tokens,
+            cached: counts.cached_input_tokens,
+        }
+    }
+}
+
 /// The price of `model`: from `overrides` first, then the built-in table. A dated snapshot
 /// name (`o3-2025-04-16`) falls back to its base model's price.
 pub fn price_of(model: &str, overrides: Option<&PriceTable>) -> Option<ModelPrice> {

@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use super::events::read_stream;
 use super::*;
+use crate::agents::TokenUsage;
 use crate::project::config::ModelPrice;
 
 const OK_STREAM: &str = "{\"type\":\"thread.started\",\"thread_id\":\"th-1\"}\n\

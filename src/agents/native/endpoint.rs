@@ -6,6 +6,7 @@
 //! required when the role names the variable or talks to the provider's own API; a local
 //! server (`base_url` set, no `api_key_env`) is asked without one when the variable is unset.
 
+use crate::sandbox::mounts::child_var;
 use crate::workflow::model::Role;
 
 use super::Dialect;
@@ -62,7 +63,7 @@ impl Endpoint {
             .api_key_env
             .clone()
             .unwrap_or_else(|| dialect.default_key_var().to_string());
-        let key = lookup(env, &key_var);
+        let key = child_var(env, &key_var);
         let required = role.api_key_env.is_some() || role.base_url.is_none();
         if key.is_none() && required {
             return Err(EndpointProblem::NoKey(format!(
@@ -107,16 +108,6 @@ pub fn base_url(dialect: Dialect, role: &Role) -> String {
         .unwrap_or(dialect.default_base_url())
         .trim_end_matches('/')
         .to_string()
-}
-
-/// A variable's non-empty value from `env`, else from autobuild's environment.
-fn lookup(env: &[(String, String)], name: &str) -> Option<String> {
-    env.iter()
-        .rev()
-        .find(|(key, _)| key == name)
-        .map(|(_, value)| value.clone())
-        .or_else(|| std::env::var(name).ok())
-        .filter(|value| !value.is_empty())
 }
 
 #[cfg(test)]

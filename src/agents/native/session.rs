@@ -22,7 +22,7 @@ use crate::agents::pricing::{self, TokenCounts};
 use crate::agents::process::{CancelToken, Redactor};
 use crate::agents::{
     pause, schema, AgentError, AgentErrorClass, AgentOutcome, AgentRequest, AgentStatus,
-    TokenUsage, DEFAULT_AGENT_TIMEOUT,
+    DEFAULT_AGENT_TIMEOUT,
 };
 
 /// Answers a role may get when it sets no `max_agent_turns`.
@@ -372,11 +372,7 @@ impl Session<'_> {
         let cost_usd = spent.cost_usd.filter(|_| !spent.unpriced);
         let mut outcome = AgentOutcome::new(status, final_message, Duration::ZERO);
         outcome.structured_output = structured_output;
-        outcome.usage = TokenUsage {
-            input: spent.tokens.uncached_input_tokens(),
-            output: spent.tokens.output_tokens,
-            cached: spent.tokens.cached_input_tokens,
-        };
+        outcome.usage = spent.tokens.into();
         outcome.cost_usd = cost_usd;
         outcome.cost_estimated = cost_usd.is_some();
         outcome.agent_turns = Some(spent.turns);
