@@ -126,13 +126,17 @@ pub fn exchange(
     }
 }
 
-/// Sends one request, blocking, with `limit` for the whole exchange.
+/// Sends one request, blocking, with `limit` for the whole exchange. A proxy from the
+/// environment (`HTTPS_PROXY`, `NO_PROXY`, …) is used, except for a server on this machine,
+/// which a proxy cannot reach.
 pub fn send(request: &Request, limit: Duration) -> Result<Answer, String> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
+    let mut config = ureq::Agent::config_builder()
         .http_status_as_error(false)
-        .timeout_global(Some(limit.max(Duration::from_millis(1))))
-        .build()
-        .into();
+        .timeout_global(Some(limit.max(Duration::from_millis(1))));
+    if is_loopback(&request.url) {
+        config = config.proxy(None);
+    }
+    let agent: ureq::Agent = config.build().into();
     let result = match (&request.body, request.method) {
         (Some(body), _) => {
             let mut builder = agent
@@ -170,4 +174,57 @@ pub fn send(request: &Request, limit: Duration) -> Result<Answer, String> {
         body,
         retry_after,
     })
+}
+
+/// Whether `url` names this machine (`localhost`, `127.0.0.1`, `[::1]`, …).
+fn is_loopback(url: &str) -> bool {
+    let Ok(uri) = url.parse::<ureq::http::Uri>() else {
+        return false;
+    };
+    let Some(host) = uri.host() else {
+        return false;
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn servers_on_this_machine_are_loopback() {
+        assert!(is_loopback("http://127.0.0.1:11434/v1/models"));
+        assert!(is_loopback("http://localhost:8080/v1"));
+        assert!(is_loopback("http://[::1]:8000/v1"));
+        assert!(!is_loopback("https://api.openai.com/v1"));
+        assert!(!is_loopback("not a url"));
+    }
+
+    #[test]
+    fn a_bound_stops_a_wait_in_order_cancel_deadline_idle() {
+        let cancel = CancelToken::new();
+        let now = Instant::now();
+        let open = Bounds {
+            deadline: now + Duration::from_secs(60),
+            idle: Some(Duration::from_secs(60)),
+        };
+        assert_eq!(open.check(&cancel, now), None);
+        let idle = Bounds {
+            idle: Some(Duration::ZERO),
+            ..open
+        };
+        assert_eq!(idle.check(&cancel, now), Some(Stop::IdleTimedOut));
+        let late = Bounds {
+            deadline: now,
+            ..idle
+        };
+        assert_eq!(late.check(&cancel, now), Some(Stop::TimedOut));
+        cancel.cancel();
+        assert_eq!(late.check(&cancel, now), Some(Stop::Cancelled));
+    }
 }
