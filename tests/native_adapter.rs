@@ -257,6 +257,30 @@ fn a_read_only_role_is_refused_a_write_and_returns_a_schema_verdict() {
 }
 
 #[test]
+fn a_server_without_response_format_still_gets_a_parsed_verdict() {
+    let dirs = Dirs::new();
+    let verdict = json!({"decision": "approve", "summary": "fine", "issues": [], "criteria": []});
+    let server = Server::start(
+        vec![
+            error(400, "unknown field: response_format"),
+            openai_text(&verdict.to_string()),
+        ],
+        &[],
+    );
+    let outcome = Call::new(&dirs).invoke(&openai(), &coach("openai", &server.base_url()));
+    assert_eq!(outcome.status, AgentStatus::Succeeded, "{outcome:?}");
+    assert_eq!(outcome.structured_output, Some(verdict));
+    assert!(
+        outcome.notes[0].contains("not schema-enforced"),
+        "{:?}",
+        outcome.notes
+    );
+    let posts = server.posts();
+    assert!(posts[0].body.get("response_format").is_some());
+    assert!(posts[1].body.get("response_format").is_none());
+}
+
+#[test]
 fn malformed_arguments_come_back_as_an_error_the_model_can_fix() {
     let dirs = Dirs::new();
     let server = Server::start(

@@ -109,6 +109,15 @@ struct Spent {
     unpriced: bool,
     turns: u32,
     denials: Vec<String>,
+    notes: Vec<String>,
+}
+
+/// Why no answer came.
+enum Asked {
+    /// The invocation ends with this status.
+    Ended(AgentStatus),
+    /// The server does not take `response_format`: ask again without it.
+    FormatRefused,
 }
 
 struct Session<'a> {
@@ -136,17 +145,27 @@ impl Session<'_> {
         let mut messages = vec![Message::User(self.req.prompt.to_string())];
         let mut calls_run = 0;
         let mut last_text = String::new();
+        let mut with_format = true;
         loop {
             let body = self.dialect.request_body(&Exchange {
                 model: &self.endpoint.model,
                 system: &system,
                 messages: &messages,
                 tools: &specs,
-                verdict_schema: self.verdict_schema.as_ref(),
+                verdict_schema: self.verdict_schema.as_ref().filter(|_| with_format),
             });
             let reply = match self.ask(&body, cancel) {
                 Ok(reply) => reply,
-                Err(status) => return self.outcome(status, last_text, None),
+                Err(Asked::Ended(status)) => return self.outcome(status, last_text, None),
+                Err(Asked::FormatRefused) => {
+                    with_format = false;
+                    self.spent.notes.push(
+                        "the server does not take `response_format`: the verdict was not \
+                         schema-enforced, only parsed from the final message"
+                            .to_string(),
+                    );
+                    continue;
+                }
             };
             self.spent.turns += 1;
             self.count(&reply);
@@ -226,7 +245,7 @@ impl Session<'_> {
     }
 
     /// One answer of the model, retried while the failure is transient and time is left.
-    fn ask(&mut self, body: &Value, cancel: &CancelToken) -> Result<Reply, AgentStatus> {
+    fn ask(&mut self, body: &Value, cancel: &CancelToken) -> Result<Reply, Asked> {
         let request = http::Request {
             method: "POST",
             url: self.endpoint.url(self.dialect.path()),
@@ -254,6 +273,13 @@ impl Session<'_> {
                             ),
                         }
                     }
+                    Ok(answer)
+                        if answer.status == 400
+                            && body.get("response_format").is_some()
+                            && answer.body.contains("response_format") =>
+                    {
+                        return Err(Asked::FormatRefused)
+                    }
                     Ok(answer) => {
                         let verdict = failure::classify(answer.status, &answer.body);
                         let message = format!(
@@ -264,7 +290,7 @@ impl Session<'_> {
                         );
                         (verdict.class, message, verdict.retry, answer.retry_after)
                     }
-                    Err(Failure::Stopped(stop)) => return Err(stopped(stop)),
+                    Err(Failure::Stopped(stop)) => return Err(Asked::Ended(stopped(stop))),
                     Err(Failure::Transport(problem)) => {
                         (AgentErrorClass::ApiError, problem, true, None)
                     }
@@ -287,7 +313,7 @@ impl Session<'_> {
                 } else {
                     message
                 };
-                return Err(self.failed(class, message));
+                return Err(Asked::Ended(self.failed(class, message)));
             };
             tracing::warn!(
                 role = self.req.role_name,
@@ -295,7 +321,7 @@ impl Session<'_> {
                 humantime::format_duration(delay)
             );
             if !pause(delay, cancel) {
-                return Err(AgentStatus::Cancelled);
+                return Err(Asked::Ended(AgentStatus::Cancelled));
             }
             attempt += 1;
         }
@@ -377,6 +403,7 @@ impl Session<'_> {
         outcome.cost_estimated = cost_usd.is_some();
         outcome.agent_turns = Some(spent.turns);
         outcome.permission_denials = spent.denials.clone();
+        outcome.notes = spent.notes.clone();
         outcome
     }
 }
