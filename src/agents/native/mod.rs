@@ -270,7 +270,7 @@ fn diagnose(dialect: Dialect, role_name: &str, role: &Role, env: &[(String, Stri
     let listed = serde_json::from_str::<Value>(&answer.body)
         .map(|body| openai::model_names(&body))
         .unwrap_or_default();
-    if listed.contains(&endpoint.model) {
+    if listed.iter().any(|name| serves(name, &endpoint.model)) {
         finding(
             true,
             format!(
@@ -304,7 +304,33 @@ fn diagnose(dialect: Dialect, role_name: &str, role: &Role, env: &[(String, Stri
     }
 }
 
+/// Whether a server listing `listed` serves `model`: the same name, a tag of it (Ollama lists
+/// `qwen2.5-coder:latest` for `qwen2.5-coder`) or a dated snapshot of an alias (Anthropic
+/// lists `claude-sonnet-4-5-20250929` for `claude-sonnet-4-5`).
+fn serves(listed: &str, model: &str) -> bool {
+    listed.strip_prefix(model).is_some_and(|rest| {
+        let snapshot = rest
+            .strip_prefix('-')
+            .is_some_and(|date| date.len() == 8 && date.bytes().all(|b| b.is_ascii_digit()));
+        rest.is_empty() || rest.starts_with(':') || snapshot
+    })
+}
+
 /// Where the full output of each `bash` call of the invocation logged at `transcript` is kept.
 fn tool_log_dir(transcript: &Path) -> std::path::PathBuf {
     transcript.with_extension("tools")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listed_tag_or_snapshot_serves_the_model() {
+        assert!(serves("qwen2.5-coder", "qwen2.5-coder"));
+        assert!(serves("qwen2.5-coder:latest", "qwen2.5-coder"));
+        assert!(serves("claude-sonnet-4-5-20250929", "claude-sonnet-4-5"));
+        assert!(!serves("qwen2.5-coder", "qwen2.5"));
+        assert!(!serves("qwen2.5-coder-7b", "qwen2.5-coder:7b"));
+    }
 }
