@@ -22,11 +22,20 @@ pub struct CheckResult {
     pub failure_class: Option<FailureClass>,
     /// What the player should do about the failure.
     pub advice: Option<String>,
+    /// The task's profile does not require this check: its failure is reported, labelled
+    /// advisory, and does not fail the verification.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub advisory: bool,
 }
 
 impl CheckResult {
     pub fn passed(&self) -> bool {
         self.status == CheckStatus::Passed
+    }
+
+    /// A failure that counts: the check did not pass and the profile requires it.
+    pub fn blocks(&self) -> bool {
+        !self.passed() && !self.advisory
     }
 }
 

@@ -68,7 +68,7 @@ pub fn run_checks(
             spec.env = env.to_vec();
             spec.timeout = Some(check.timeout);
             spec.group_file = group_file.map(Path::to_path_buf);
-            spec.sandbox = sandbox.cloned();
+            spec.sandbox = sandbox.map(Confinement::wrapper);
             tracing::debug!(check = %check.name, command = %check.command, "running check");
             match process::run(&spec, cancel) {
                 Ok(outcome) if sandbox.is_some() => {
@@ -138,6 +138,7 @@ fn judge(check: &CheckSpec, log_path: PathBuf, outcome: &process::ProcessOutcome
         summary,
         failure_class,
         advice,
+        advisory: false,
     }
 }
 
@@ -197,6 +198,7 @@ fn not_run(check: &CheckSpec, log_path: PathBuf, why: &str, advice: Option<Strin
         summary: why.to_string(),
         failure_class: advice.as_ref().map(|_| FailureClass::Infrastructure),
         advice,
+        advisory: false,
     }
 }
 
