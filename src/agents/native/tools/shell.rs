@@ -62,7 +62,7 @@ pub fn bash(
     spec.timeout = Some(asked.min(shell.left));
     spec.idle_timeout = shell.idle;
     spec.group_file = Some(agent_group_file(shell.run_dir));
-    spec.sandbox = shell.sandbox.cloned();
+    spec.sandbox = shell.sandbox.map(crate::sandbox::Confinement::wrapper);
     let ran = process::run(&spec, cancel).map_err(|e| e.to_string())?;
     let output = std::fs::read(&log).unwrap_or_default();
     let output = head_and_tail(&String::from_utf8_lossy(&output), KEEP, &log);
