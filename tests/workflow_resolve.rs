@@ -180,7 +180,10 @@ fn an_unknown_agent_flag_is_reported_once() {
     let dir = repo(&[]);
     for (agent, help) in [
         ("claude", "did you mean `claude-code`?"),
-        ("bogus", "the agents are: claude-code, codex, command"),
+        (
+            "bogus",
+            "the agents are: claude-code, codex, command, openai, anthropic",
+        ),
     ] {
         let overrides = Overrides {
             agent: Some(agent.into()),

@@ -21,20 +21,17 @@ pub mod stream;
 use std::fs::{self, File};
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
-use std::thread;
 use std::time::{Duration, Instant};
 
+use super::login::Login;
 use super::process::{self, CancelToken, LineWatch, ProcessError, ProcessOutcome};
 use super::{
-    agent_process_spec, retry_fits, role_for_attempt, Adapter, AgentError, AgentOutcome,
+    agent_process_spec, pause, retry_fits, role_for_attempt, Adapter, AgentError, AgentOutcome,
     AgentRequest, AgentStatus, Capabilities, TokenUsage, FINAL_MESSAGE_LIMIT,
 };
-use crate::workflow::model::AgentKind;
+use crate::workflow::model::{AgentKind, Role};
 use status::Classified;
 use stream::StreamSummary;
-
-/// How often the cancel token is checked while waiting to retry.
-const CANCEL_POLL: Duration = Duration::from_millis(50);
 
 /// Pauses between attempts of an invocation that hit a transient API condition.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,6 +99,18 @@ impl Adapter for ClaudeCodeAdapter {
             enforces_read_only: true,
             structured_output: true,
         }
+    }
+
+    fn program(&self, _role: &Role) -> Option<String> {
+        Some(args::PROGRAM.to_string())
+    }
+
+    fn install_hint(&self) -> String {
+        install_help()
+    }
+
+    fn login(&self, program: &Path, env: &[(String, String)]) -> Option<Login> {
+        Some(super::login::claude(program, env))
     }
 
     fn sandbox_state(&self, env: &[(String, String)]) -> Vec<crate::sandbox::Writable> {
@@ -234,21 +243,6 @@ fn keep_attempt(transcript: &Path, attempt: usize) {
                 );
             }
         }
-    }
-}
-
-/// Sleeps `delay` unless cancelled; false when cancelled.
-fn pause(delay: Duration, cancel: &CancelToken) -> bool {
-    let until = Instant::now() + delay;
-    loop {
-        if cancel.is_cancelled() {
-            return false;
-        }
-        let left = until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return true;
-        }
-        thread::sleep(left.min(CANCEL_POLL));
     }
 }
 

@@ -24,22 +24,22 @@
 mod args;
 mod events;
 mod failure;
-mod pricing;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use super::login::Login;
+use super::pricing::{self, estimate, TokenCounts};
 use super::process::{self, CancelToken, LineWatch, ProcessEnd, ProcessError};
+use super::CostGap;
 use super::{
-    agent_process_spec, retry_fits, role_for_attempt, Adapter, AgentError, AgentErrorClass,
-    AgentOutcome, AgentRequest, AgentStatus, Capabilities, TokenUsage, FINAL_MESSAGE_LIMIT,
+    agent_process_spec, pause, retry_fits, role_for_attempt, Adapter, AgentError, AgentErrorClass,
+    AgentOutcome, AgentRequest, AgentStatus, Capabilities, FINAL_MESSAGE_LIMIT,
 };
 use crate::project::config::PriceTable;
-use crate::workflow::model::AgentKind;
+use crate::workflow::model::{AgentKind, Role};
 use events::StreamSummary;
-use pricing::{estimate, CodexUsage};
 
 pub use args::PROGRAM;
 pub use failure::unsuitable_model;
@@ -126,6 +126,47 @@ impl Adapter for CodexAdapter {
             enforces_tool_allowlist: false,
             enforces_read_only: true,
             structured_output: true,
+        }
+    }
+
+    fn program(&self, _role: &Role) -> Option<String> {
+        Some(PROGRAM.to_string())
+    }
+
+    fn install_hint(&self) -> String {
+        "install Codex with `npm install -g @openai/codex`".to_string()
+    }
+
+    fn login(&self, program: &Path, env: &[(String, String)]) -> Option<Login> {
+        Some(super::login::codex(program, env))
+    }
+
+    /// A Claude model is refused before the run: codex cannot use it.
+    fn preflight(&self, role_name: &str, role: &Role, _env: &[(String, String)]) -> Vec<String> {
+        role.model
+            .as_deref()
+            .and_then(unsuitable_model)
+            .map(|why| format!("role `{role_name}`: {why}"))
+            .into_iter()
+            .collect()
+    }
+
+    /// codex reports tokens only: the cost is known when the role names a model with a price.
+    fn unpriced(&self, role_name: &str, role: &Role, pricing: &PriceTable) -> Option<CostGap> {
+        match role.model.as_deref() {
+            Some(model) if price_known(model, pricing) => None,
+            // A Claude model is refused for codex anyway, with its own fix.
+            Some(model) if unsuitable_model(model).is_some() => None,
+            Some(model) => Some(super::pricing::missing_price(role_name, model)),
+            None => Some(CostGap {
+                what: "names no `model`, so codex runs its own default, whose price autobuild \
+                       cannot know"
+                    .to_string(),
+                fix: format!(
+                    "set `model` of role `{role_name}` (with [pricing.\"<model>\"] in \
+                     .autobuild/config.toml unless the built-in table has it)"
+                ),
+            }),
         }
     }
 
@@ -284,7 +325,7 @@ fn interpret(run: &Finished, cx: &Context<'_>) -> Attempt {
         None
     };
     let cost_usd = estimate(cx.model, summary.usage, cx.pricing);
-    if cost_usd.is_none() && summary.usage != CodexUsage::default() {
+    if cost_usd.is_none() && summary.usage != TokenCounts::default() {
         tracing::warn!(
             role = cx.role_name,
             "no token price for {}: this codex run's cost is not counted; add \
@@ -298,11 +339,7 @@ fn interpret(run: &Finished, cx: &Context<'_>) -> Attempt {
     let mut outcome = AgentOutcome::new(status, bounded_message(text, cx.transcript), run.duration);
     outcome.structured_output = structured_output;
     outcome.session_id = summary.thread_id.clone();
-    outcome.usage = TokenUsage {
-        input: summary.usage.uncached_input_tokens(),
-        output: summary.usage.output_tokens,
-        cached: summary.usage.cached_input_tokens,
-    };
+    outcome.usage = summary.usage.into();
     outcome.cost_usd = cost_usd;
     outcome.cost_estimated = cost_usd.is_some();
     outcome.permission_denials = summary.declined_commands.clone();
@@ -365,21 +402,6 @@ fn combine(mut last: AgentOutcome, earlier: &[AgentOutcome]) -> AgentOutcome {
         }
     }
     last
-}
-
-/// Sleeps for `delay` unless cancelled first; whether it slept the whole time.
-fn pause(delay: Duration, cancel: &CancelToken) -> bool {
-    let until = Instant::now() + delay;
-    loop {
-        if cancel.is_cancelled() {
-            return false;
-        }
-        let left = until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return true;
-        }
-        thread::sleep(left.min(Duration::from_millis(50)));
-    }
 }
 
 /// Where the event stream of the invocation logged at `transcript` is copied.

@@ -12,7 +12,7 @@ use super::process::{self, CancelToken};
 use super::{
     agent_process_spec, Adapter, AgentError, AgentOutcome, AgentRequest, AgentStatus, Capabilities,
 };
-use crate::workflow::model::AgentKind;
+use crate::workflow::model::{AgentKind, Role};
 
 pub struct CommandAdapter;
 
@@ -23,6 +23,16 @@ impl Adapter for CommandAdapter {
 
     fn capabilities(&self) -> Capabilities {
         Capabilities::default()
+    }
+
+    fn program(&self, role: &Role) -> Option<String> {
+        Some(
+            role.command
+                .as_ref()
+                .and_then(|argv| argv.first())
+                .cloned()
+                .unwrap_or_default(),
+        )
     }
 
     fn command_line(&self, req: &AgentRequest<'_>) -> Vec<String> {

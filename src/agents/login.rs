@@ -53,11 +53,7 @@ pub fn skipped() -> bool {
 /// Asks `program` (the CLI of `kind`, already located) whether it is logged in, with `env` on
 /// top of autobuild's environment. `None` for agents without a login (`command`).
 pub fn check(kind: AgentKind, program: &Path, env: &[(String, String)]) -> Option<Login> {
-    match kind {
-        AgentKind::ClaudeCode => Some(claude(program, env)),
-        AgentKind::Codex => Some(codex(program, env)),
-        AgentKind::Command => None,
-    }
+    super::adapter_for(kind)?.login(program, env)
 }
 
 /// [`check`], asked once per process and program: a feature preflights every task, and each
@@ -91,7 +87,7 @@ pub const CODEX_FIX: &str = "run `codex login` (ChatGPT account), or store an AP
      `printenv OPENAI_API_KEY | codex login --with-api-key`, or export CODEX_API_KEY (`codex \
      exec` does not read OPENAI_API_KEY)";
 
-fn claude(program: &Path, env: &[(String, String)]) -> Login {
+pub(super) fn claude(program: &Path, env: &[(String, String)]) -> Login {
     let ran = match probe(program, &["auth", "status"], env) {
         Ok(ran) => ran,
         Err(problem) => return Login::Unknown(format!("`claude auth status` {problem}")),
@@ -145,7 +141,7 @@ fn interpret_claude(end: ProcessEnd, stdout: &str, stderr: &str) -> Login {
     }
 }
 
-fn codex(program: &Path, env: &[(String, String)]) -> Login {
+pub(super) fn codex(program: &Path, env: &[(String, String)]) -> Login {
     if var(env, "CODEX_API_KEY").is_some() {
         return Login::Yes("CODEX_API_KEY is set (`codex exec` reads it)".to_string());
     }

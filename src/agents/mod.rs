@@ -14,6 +14,8 @@ pub mod claude_code;
 pub mod codex;
 pub mod command;
 pub mod login;
+pub mod native;
+pub mod pricing;
 pub mod process;
 pub mod schema;
 
@@ -22,7 +24,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::project::config::PriceTable;
 use crate::workflow::model::{AgentKind, Role};
+use login::Login;
 use process::{ProcessEnd, ProcessError, ProcessSpec};
 
 /// How long an agent may run when its role sets no `timeout`.
@@ -278,10 +282,45 @@ pub struct Capabilities {
     pub structured_output: bool,
 }
 
-/// One agent CLI.
+/// Why an agent step's cost cannot be counted against a budget, and the fix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CostGap {
+    pub what: String,
+    pub fix: String,
+}
+
+/// One agent: a CLI autobuild starts, or an API autobuild talks to. Besides running it, the
+/// adapter answers what preflight and `doctor` ask before a run (the program to find, how to
+/// install it, whether it is logged in, what else in the role stops a run, whether its cost is
+/// known), so a new adapter is one module plus one line in [`adapter_for`].
 pub trait Adapter: Send + Sync {
     fn kind(&self) -> AgentKind;
     fn capabilities(&self) -> Capabilities;
+    /// The program preflight must find for `role`; `None` when the adapter starts none.
+    fn program(&self, role: &Role) -> Option<String>;
+    /// How to install [`Adapter::program`] when it is missing (empty: nothing to suggest).
+    fn install_hint(&self) -> String {
+        String::new()
+    }
+    /// Whether the located `program` is logged in; `None` when the adapter has no login.
+    fn login(&self, _program: &Path, _env: &[(String, String)]) -> Option<Login> {
+        None
+    }
+    /// What else about `role` stops a run before it starts (an unusable model, a missing key),
+    /// given the project environment.
+    fn preflight(&self, _role_name: &str, _role: &Role, _env: &[(String, String)]) -> Vec<String> {
+        Vec::new()
+    }
+    /// Why the cost of `role`'s steps cannot be known, when the adapter prices tokens itself
+    /// and has no price for them; `None` when the cost is reported or priced.
+    fn unpriced(&self, _role_name: &str, _role: &Role, _pricing: &PriceTable) -> Option<CostGap> {
+        None
+    }
+    /// What `doctor` reports about `role` beyond the program and the login (e.g. whether an
+    /// endpoint answers and serves the model).
+    fn diagnose(&self, _role_name: &str, _role: &Role, _env: &[(String, String)]) -> Vec<Finding> {
+        Vec::new()
+    }
     /// The argv `invoke` would run, for `--dry-run`.
     fn command_line(&self, req: &AgentRequest<'_>) -> Vec<String>;
     /// What the agent CLI itself writes outside the worktree (its configuration, sessions,
@@ -297,12 +336,28 @@ pub trait Adapter: Send + Sync {
     ) -> Result<AgentOutcome, AgentError>;
 }
 
+/// One line of `doctor` about a role's agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub ok: bool,
+    pub subject: String,
+    pub detail: String,
+    /// How to fix it, when not ok.
+    pub fix: String,
+}
+
 /// The adapter for `kind`, or `None` when this build has none for it yet.
 pub fn adapter_for(kind: AgentKind) -> Option<Box<dyn Adapter>> {
     match kind {
         AgentKind::Command => Some(Box::new(command::CommandAdapter)),
         AgentKind::ClaudeCode => Some(Box::new(claude_code::ClaudeCodeAdapter::new())),
         AgentKind::Codex => Some(Box::new(codex::CodexAdapter::default())),
+        AgentKind::Openai => Some(Box::new(native::NativeAdapter::new(
+            native::Dialect::OpenAi,
+        ))),
+        AgentKind::Anthropic => Some(Box::new(native::NativeAdapter::new(
+            native::Dialect::Anthropic,
+        ))),
     }
 }
 
@@ -337,6 +392,22 @@ pub fn retry_fits(role: &Role, started: std::time::Instant, delay: Duration) -> 
     started.elapsed() + delay < budget
 }
 
+/// Sleeps for `delay` (a pause before a retry) unless cancelled first; whether it slept the
+/// whole time.
+pub fn pause(delay: Duration, cancel: &process::CancelToken) -> bool {
+    let until = std::time::Instant::now() + delay;
+    loop {
+        if cancel.is_cancelled() {
+            return false;
+        }
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return true;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(50)));
+    }
+}
+
 /// Where the running agent's process group id is recorded (one agent runs at a time per run).
 pub fn agent_group_file(run_dir: &Path) -> std::path::PathBuf {
     run_dir.join("agent.pgid")
@@ -359,6 +430,13 @@ pub fn command_group_file(run_dir: &Path) -> std::path::PathBuf {
 pub enum AgentError {
     #[error("role `{role}` uses the `command` agent but has no `command`")]
     NoCommand { role: String },
+    #[error("role `{role}`: cannot write the transcript {}: {source}", path.display())]
+    Transcript {
+        role: String,
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("role `{role}`: {source}")]
     Start {
         role: String,
@@ -377,6 +455,9 @@ impl AgentError {
                  command = [\"sh\", \".autobuild/agents/{role}.sh\"]"
             ),
             AgentError::Start { help, .. } => help.clone(),
+            AgentError::Transcript { .. } => {
+                "check that the run directory is writable and the disk is not full".to_string()
+            }
         }
     }
 }

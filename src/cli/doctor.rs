@@ -8,6 +8,8 @@
 //! module [`crate::agents::login`]), the same check preflight makes; when it cannot be asked,
 //! credentials are reported by the name of the variable or file that provides them — values
 //! are never read or printed.
+//! A native HTTP adapter's role is reported by whether its endpoint answers `GET /models` and
+//! lists the role's model.
 //! Whether agents and checks can be confined (`[sandbox]`) is asked of bwrap by running it
 //! (module [`crate::sandbox::probe`]); the line names the reason and the fix when it cannot.
 //! The doctor changes nothing: version probes run in a temporary directory, and writability
@@ -22,9 +24,9 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use crate::agents::claude_code;
 use crate::agents::login::{self, Login};
 use crate::agents::process;
+use crate::agents::{adapter_for, claude_code};
 use crate::engine::plan::DEFAULT_WORKFLOW;
 use crate::error::Error;
 use crate::project::{find_repo_root, Config, Layout, ProjectEnv};
@@ -313,19 +315,27 @@ fn agent_clis() -> [AgentCli; 2] {
         AgentCli {
             kind: AgentKind::ClaudeCode,
             program: claude_code::args::PROGRAM,
-            install: claude_code::install_help(),
+            install: installer(AgentKind::ClaudeCode),
             credentials: claude_credentials,
         },
         AgentCli {
             kind: AgentKind::Codex,
             program: "codex",
-            install: "install Codex with `npm install -g @openai/codex`".to_string(),
+            install: installer(AgentKind::Codex),
             credentials: codex_credentials,
         },
     ]
 }
 
-/// Binary, version and credentials of each agent CLI, and the programs of `command` roles.
+/// How the adapter of `kind` says to install its program.
+fn installer(kind: AgentKind) -> String {
+    adapter_for(kind)
+        .map(|adapter| adapter.install_hint())
+        .unwrap_or_default()
+}
+
+/// Binary, version and credentials of each agent CLI, the programs of `command` roles, and
+/// what each role's adapter checks itself (a native adapter's endpoint and model).
 fn agent_checks(roles: &[(String, Role)], base: &Path, env: &[(String, String)]) -> Vec<Check> {
     let lookup = |name: &str| {
         env.iter()
@@ -405,6 +415,24 @@ fn agent_checks(roles: &[(String, Role)], base: &Path, env: &[(String, String)])
                 "role `{name}` needs `{program}`: fix `command` of [roles.{name}] or install it"
             )),
         });
+    }
+    for (name, role) in roles {
+        let findings = adapter_for(role.agent)
+            .map(|adapter| adapter.diagnose(name, role, env))
+            .unwrap_or_default();
+        for finding in findings {
+            let level = if finding.ok {
+                Level::Ok
+            } else {
+                Level::Missing
+            };
+            checks.push(
+                Check::new(level, finding.subject, finding.detail).needed(format!(
+                    "role `{name}` ({}) needs its endpoint and model: {}",
+                    role.agent, finding.fix
+                )),
+            );
+        }
     }
     checks
 }

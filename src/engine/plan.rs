@@ -331,43 +331,27 @@ fn check_agents(
             ));
             continue;
         };
-        let program = match role.agent {
-            AgentKind::Command => role
-                .command
-                .as_ref()
-                .and_then(|argv| argv.first())
-                .cloned()
-                .unwrap_or_default(),
-            AgentKind::ClaudeCode => "claude".to_string(),
-            AgentKind::Codex => "codex".to_string(),
-        };
-        match locate(&program, root, &env) {
-            Ok(path) if role.agent != AgentKind::Command => {
-                match clis.iter_mut().find(|(kind, ..)| *kind == role.agent) {
-                    Some((.., roles)) if roles.contains(role_name) => {}
-                    Some((.., roles)) => roles.push(role_name.clone()),
-                    None => clis.push((role.agent, path, vec![role_name.clone()])),
-                }
-            }
-            Ok(_) => {}
-            Err(e) => {
-                let install = match role.agent {
-                    AgentKind::ClaudeCode => " (install: npm install -g @anthropic-ai/claude-code)",
-                    AgentKind::Codex => " (install: npm install -g @openai/codex)",
-                    AgentKind::Command => "",
+        match adapter
+            .program(role)
+            .map(|program| locate(&program, root, &env))
+        {
+            Some(Ok(path)) => match clis.iter_mut().find(|(kind, ..)| *kind == role.agent) {
+                Some((.., roles)) if roles.contains(role_name) => {}
+                Some((.., roles)) => roles.push(role_name.clone()),
+                None => clis.push((role.agent, path, vec![role_name.clone()])),
+            },
+            Some(Err(e)) => {
+                let hint = adapter.install_hint();
+                let install = if hint.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {hint}")
                 };
                 problems.push(format!("role `{role_name}`: {e}{install}"));
             }
+            None => {}
         }
-        if role.agent == AgentKind::Codex {
-            if let Some(why) = role
-                .model
-                .as_deref()
-                .and_then(crate::agents::codex::unsuitable_model)
-            {
-                problems.push(format!("role `{role_name}`: {why}"));
-            }
-        }
+        problems.extend(adapter.preflight(role_name, role, &env));
         let caps = adapter.capabilities();
         if !caps.enforces_tool_allowlist && !role.tools.is_empty() {
             let warning = format!(

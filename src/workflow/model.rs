@@ -131,6 +131,16 @@ pub struct Role {
     /// The runner reverts changes elsewhere after the step (see `steps::scope`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub writes: Option<Vec<String>>,
+    /// Endpoint of the native HTTP adapters (`openai`, `anthropic`), e.g.
+    /// `http://127.0.0.1:11434/v1`; absent: the provider's own API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// The variable holding the API key of a native HTTP adapter (never the key itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    /// Extra HTTP headers a native HTTP adapter sends with every request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<std::collections::BTreeMap<String, String>>,
 }
 
 /// Which adapter drives a role.
@@ -140,16 +150,28 @@ pub enum AgentKind {
     ClaudeCode,
     Codex,
     Command,
+    /// The native adapter over an OpenAI-compatible chat-completions API.
+    Openai,
+    /// The native adapter over the Anthropic Messages API.
+    Anthropic,
 }
 
 impl AgentKind {
-    pub const ALL: [AgentKind; 3] = [AgentKind::ClaudeCode, AgentKind::Codex, AgentKind::Command];
+    pub const ALL: [AgentKind; 5] = [
+        AgentKind::ClaudeCode,
+        AgentKind::Codex,
+        AgentKind::Command,
+        AgentKind::Openai,
+        AgentKind::Anthropic,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             AgentKind::ClaudeCode => "claude-code",
             AgentKind::Codex => "codex",
             AgentKind::Command => "command",
+            AgentKind::Openai => "openai",
+            AgentKind::Anthropic => "anthropic",
         }
     }
 }

@@ -15,7 +15,7 @@ use std::io::{self, BufRead};
 
 use serde_json::Value;
 
-use super::pricing::CodexUsage;
+use crate::agents::pricing::TokenCounts;
 use crate::agents::process::LineSignal;
 
 /// Longer lines are skipped (counted in [`StreamSummary::skipped_lines`]), not held in memory.
@@ -35,7 +35,7 @@ pub struct StreamSummary {
     /// The text of the last completed `agent_message` item.
     pub final_message: Option<String>,
     /// Summed over every `turn.completed`.
-    pub usage: CodexUsage,
+    pub usage: TokenCounts,
     pub turns_completed: u32,
     /// The message of the last `turn.failed`.
     pub turn_failure: Option<String>,
@@ -214,9 +214,9 @@ fn finish_line(summary: &mut StreamSummary, line: &mut Vec<u8>, oversized: &mut 
     *oversized = false;
 }
 
-fn usage_of(usage: &Value) -> CodexUsage {
+fn usage_of(usage: &Value) -> TokenCounts {
     let count = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
-    CodexUsage {
+    TokenCounts {
         input_tokens: count("input_tokens"),
         cached_input_tokens: count("cached_input_tokens"),
         output_tokens: count("output_tokens"),
@@ -271,7 +271,7 @@ mod tests {
         assert_eq!(summary.turns_completed, 1);
         assert_eq!(
             summary.usage,
-            CodexUsage {
+            TokenCounts {
                 input_tokens: 24763,
                 cached_input_tokens: 24448,
                 output_tokens: 122

@@ -1,9 +1,11 @@
 //! The interpretation of finished codex processes, without processes.
 
 use std::path::Path;
+use std::time::Instant;
 
 use super::events::read_stream;
 use super::*;
+use crate::agents::TokenUsage;
 use crate::project::config::ModelPrice;
 
 const OK_STREAM: &str = "{\"type\":\"thread.started\",\"thread_id\":\"th-1\"}\n\

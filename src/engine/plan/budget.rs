@@ -1,16 +1,17 @@
 //! A budget is never skipped silently: every agent step whose cost cannot be known is named
 //! before the run starts.
 //!
-//! Claude Code reports each invocation's cost. codex reports only tokens, and autobuild prices
-//! them from `[pricing]` or its built-in table (module `agents::codex`); a model in neither —
-//! or a codex role without `model`, which runs whatever codex's own default is — would run
-//! uncounted, and `limits.max_cost_usd` would never trigger. So with a budget such a run is
+//! Claude Code reports each invocation's cost. codex and the native HTTP adapters report only
+//! tokens, and autobuild prices them from `[pricing]` or its built-in table (module
+//! `agents::pricing`; each adapter says what it cannot price, `Adapter::unpriced`); a model in
+//! neither — or a codex role without `model`, which runs whatever codex's own default is — would
+//! run uncounted, and `limits.max_cost_usd` would never trigger. So with a budget such a run is
 //! refused until `[pricing."<model>"]` gives a price (or the role names a priced model); without
 //! a budget it is a warning that the cost is not recorded.
 
-use crate::agents::codex;
+use crate::agents::{adapter_for, CostGap};
 use crate::project::config::PriceTable;
-use crate::workflow::model::{Action, AgentKind};
+use crate::workflow::model::Action;
 use crate::workflow::ResolvedWorkflow;
 
 /// What stops the run and what only warns, about agent steps whose cost cannot be known.
@@ -31,39 +32,23 @@ pub fn check(resolved: &ResolvedWorkflow, pricing: &PriceTable) -> Unpriced {
         let Some(role) = resolved.workflow.roles.get(role_name) else {
             continue;
         };
-        if role.agent != AgentKind::Codex || seen.contains(&role_name.as_str()) {
+        if seen.contains(&role_name.as_str()) {
             continue;
         }
         seen.push(role_name);
-        let (what, fix) = match role.model.as_deref() {
-            Some(model) if codex::price_known(model, pricing) => continue,
-            // A Claude model is refused for codex anyway, with its own fix.
-            Some(model) if codex::unsuitable_model(model).is_some() => continue,
-            Some(model) => (
-                format!("model `{model}` has no known price"),
-                format!(
-                    "add [pricing.\"{model}\"] with input, cached_input and output in USD per \
-                     million tokens to .autobuild/config.toml, or set `model` of role \
-                     `{role_name}` to a model with a known price"
-                ),
-            ),
-            None => (
-                "names no `model`, so codex runs its own default, whose price autobuild \
-                 cannot know"
-                    .to_string(),
-                format!(
-                    "set `model` of role `{role_name}` (with [pricing.\"<model>\"] in \
-                     .autobuild/config.toml unless the built-in table has it)"
-                ),
-            ),
+        let Some(CostGap { what, fix }) =
+            adapter_for(role.agent).and_then(|adapter| adapter.unpriced(role_name, role, pricing))
+        else {
+            continue;
         };
+        let agent = role.agent;
         match budget {
             Some(limit) => found.blockers.push(format!(
-                "role `{role_name}` (codex): {what}, so limits.max_cost_usd ({limit:.2}) \
+                "role `{role_name}` ({agent}): {what}, so limits.max_cost_usd ({limit:.2}) \
                  could not be enforced; fix: {fix}"
             )),
             None => found.warnings.push(format!(
-                "role `{role_name}` (codex): {what}: its cost is not recorded; {fix}"
+                "role `{role_name}` ({agent}): {what}: its cost is not recorded; {fix}"
             )),
         }
     }

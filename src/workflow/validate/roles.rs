@@ -1,4 +1,5 @@
-//! Roles are coherent: read-only roles cannot write, `command` roles say what to run, bounds
+//! Roles are coherent: read-only roles cannot write, `command` roles say what to run, endpoint
+//! keys belong to the native HTTP adapters only, bounds
 //! are positive, prompt templates exist and read only the prompt context; and a gated workflow
 //! can actually satisfy the `coach` requirement or says it waives it.
 
@@ -51,6 +52,22 @@ pub(super) fn check(
                     pos_of(node, "agent")
                         .error(format!("role `{name}` uses agent = \"command\" but names no program"))
                         .with_help("add command = [\"sh\", \"path/to/agent.sh\"] (run in the worktree, prompt on stdin)"),
+                );
+            }
+        }
+        let native = matches!(role.agent, AgentKind::Openai | AgentKind::Anthropic);
+        for (set, key) in [
+            (role.base_url.is_some(), "base_url"),
+            (role.api_key_env.is_some(), "api_key_env"),
+            (role.headers.is_some(), "headers"),
+        ] {
+            if set && !native {
+                problems.push(
+                    pos_of(node, key)
+                        .error(format!(
+                            "role `{name}` sets `{key}`, which only the native HTTP adapters use"
+                        ))
+                        .with_help("remove it, or set agent = \"openai\" or \"anthropic\""),
                 );
             }
         }

@@ -167,6 +167,22 @@ fn read_only_roles_cannot_write_and_command_roles_need_a_program() {
 }
 
 #[test]
+fn endpoint_keys_belong_to_the_native_adapters() {
+    let text = player_coach_with(
+        "agent = \"claude-code\"",
+        "agent = \"claude-code\"\nbase_url = \"http://127.0.0.1:11434/v1\"",
+    );
+    let problems = found(&text);
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert_eq!(
+        problems[0].1,
+        "role `player` sets `base_url`, which only the native HTTP adapters use"
+    );
+    let native = text.replacen("agent = \"claude-code\"", "agent = \"openai\"", 1);
+    assert!(found(&native).is_empty(), "{:#?}", found(&native));
+}
+
+#[test]
 fn prompt_templates_must_exist() {
     let problems = problems(&player_coach_with(
         "prompt = \"coach.md\"",

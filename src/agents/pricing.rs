@@ -1,9 +1,11 @@
-//! Cost estimates for codex runs.
+//! Cost estimates for agents that report tokens but no cost.
 //!
-//! `codex exec --json` reports tokens but no cost, and a run's `max_cost_usd` budget needs one,
-//! so the adapter estimates it from list prices: the project's `[pricing."<model>"]` table when
-//! it names the model, otherwise the built-in table below. The built-in prices are OpenAI's
-//! published per-token API prices at the time of writing — an estimate, not a bill: a ChatGPT
+//! `codex exec --json` and the chat-completions and Messages APIs the native adapters talk to
+//! report tokens but no cost, and a run's `max_cost_usd` budget needs one, so the adapter
+//! estimates it from list prices: the project's `[pricing."<model>"]` table when
+//! it names the model, otherwise the built-in table below. The built-in prices are OpenAI's and
+//! Anthropic's published per-token API prices at the time of writing (for Anthropic, "cached
+//! input" is the price of a prompt-cache read) — an estimate, not a bill: a ChatGPT
 //! plan is not billed per token at all, and prices change. Every cost computed here is marked
 //! `cost_estimated` in the turn record.
 
@@ -24,18 +26,23 @@ const BUILT_IN: &[(&str, f64, f64, f64)] = &[
     ("o4-mini", 1.10, 0.275, 4.40),
     ("gpt-4.1", 2.0, 0.50, 8.0),
     ("gpt-4.1-mini", 0.40, 0.10, 1.60),
+    ("claude-opus-4-5", 5.0, 0.50, 25.0),
+    ("claude-opus-4-1", 15.0, 1.50, 75.0),
+    ("claude-sonnet-4-5", 3.0, 0.30, 15.0),
+    ("claude-sonnet-4-0", 3.0, 0.30, 15.0),
+    ("claude-haiku-4-5", 1.0, 0.10, 5.0),
 ];
 
-/// Tokens as codex counts them: `input` includes the `cached_input` tokens.
+/// Tokens as the OpenAI APIs count them: `input` includes the `cached_input` tokens.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CodexUsage {
+pub struct TokenCounts {
     pub input_tokens: u64,
     pub cached_input_tokens: u64,
     pub output_tokens: u64,
 }
 
-impl CodexUsage {
-    pub fn add(&mut self, other: CodexUsage) {
+impl TokenCounts {
+    pub fn add(&mut self, other: TokenCounts) {
         self.input_tokens += other.input_tokens;
         self.cached_input_tokens += other.cached_input_tokens;
         self.output_tokens += other.output_tokens;
@@ -44,6 +51,17 @@ impl CodexUsage {
     /// Input tokens billed at the full rate.
     pub fn uncached_input_tokens(&self) -> u64 {
         self.input_tokens.saturating_sub(self.cached_input_tokens)
+    }
+}
+
+impl From<TokenCounts> for crate::agents::TokenUsage {
+    /// Tokens as turn records keep them: `input` without the cached tokens.
+    fn from(counts: TokenCounts) -> Self {
+        crate::agents::TokenUsage {
+            input: counts.uncached_input_tokens(),
+            output: counts.output_tokens,
+            cached: counts.cached_input_tokens,
+        }
     }
 }
 
@@ -61,7 +79,7 @@ pub fn price_of(model: &str, overrides: Option<&PriceTable>) -> Option<ModelPric
 /// The estimated cost in USD of `usage` on `model`, or `None` when no price is known.
 pub fn estimate(
     model: Option<&str>,
-    usage: CodexUsage,
+    usage: TokenCounts,
     overrides: Option<&PriceTable>,
 ) -> Option<f64> {
     let price = price_of(model?, overrides)?;
@@ -71,6 +89,18 @@ pub fn estimate(
             + per_million(usage.cached_input_tokens, price.cached_input)
             + per_million(usage.output_tokens, price.output),
     )
+}
+
+/// The gap of a role whose `model` has no price: what to say, and the fix.
+pub fn missing_price(role_name: &str, model: &str) -> crate::agents::CostGap {
+    crate::agents::CostGap {
+        what: format!("model `{model}` has no known price"),
+        fix: format!(
+            "add [pricing.\"{model}\"] with input, cached_input and output in USD per million \
+             tokens to .autobuild/config.toml, or set `model` of role `{role_name}` to a model \
+             with a known price"
+        ),
+    }
 }
 
 fn built_in(model: &str) -> Option<ModelPrice> {
@@ -99,8 +129,8 @@ fn strip_date_suffix(name: &str) -> Option<&str> {
 mod tests {
     use super::*;
 
-    fn usage(input: u64, cached: u64, output: u64) -> CodexUsage {
-        CodexUsage {
+    fn usage(input: u64, cached: u64, output: u64) -> TokenCounts {
+        TokenCounts {
             input_tokens: input,
             cached_input_tokens: cached,
             output_tokens: output,

@@ -1,0 +1,230 @@
+//! One HTTP exchange under the role's bounds.
+//!
+//! ureq is blocking and cannot be interrupted, so each request runs on its own thread while the
+//! caller polls the cancel token, the role's deadline and the idle watchdog, like
+//! `process::run` polls a child: a request still running when one of them fires is abandoned
+//! (its thread ends by its own timeout, set to what is left of the role's) and the invocation
+//! ends as cancelled, timed out or idle. A response of any status is returned to the caller,
+//! which classifies it (module `failure`).
+
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::agents::process::CancelToken;
+
+/// The largest response body read.
+const MAX_BODY: u64 = 64 * 1024 * 1024;
+/// How often a waiting caller looks at the cancel token and its bounds.
+const POLL: Duration = Duration::from_millis(20);
+/// The request thread's own timeout is this much longer than the caller's bound, so the
+/// caller, which knows which bound it was, sees it first.
+const SLACK: Duration = Duration::from_secs(1);
+
+/// What ended a wait before the answer came.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    Cancelled,
+    TimedOut,
+    IdleTimedOut,
+}
+
+/// The limits of one invocation.
+#[derive(Debug, Clone, Copy)]
+pub struct Bounds {
+    pub deadline: Instant,
+    /// No answer for this long ends the invocation.
+    pub idle: Option<Duration>,
+}
+
+impl Bounds {
+    /// Which bound, if any, stops the invocation now; `since` is its last sign of life.
+    pub fn check(&self, cancel: &CancelToken, since: Instant) -> Option<Stop> {
+        if cancel.is_cancelled() {
+            Some(Stop::Cancelled)
+        } else if Instant::now() >= self.deadline {
+            Some(Stop::TimedOut)
+        } else if self.idle.is_some_and(|idle| since.elapsed() >= idle) {
+            Some(Stop::IdleTimedOut)
+        } else {
+            None
+        }
+    }
+
+    pub fn left(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+}
+
+/// An answer with its status, whatever the status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    pub status: u16,
+    pub body: String,
+    /// `Retry-After` in seconds, when given.
+    pub retry_after: Option<Duration>,
+}
+
+/// Why no answer came.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    Stopped(Stop),
+    /// The connection failed or broke (the server is not running, a TLS or DNS error).
+    Transport(String),
+}
+
+/// A request to send.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub method: &'static str,
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<String>,
+}
+
+/// Sends `request` and waits for its answer within `bounds`.
+pub fn exchange(
+    request: Request,
+    bounds: &Bounds,
+    cancel: &CancelToken,
+) -> Result<Answer, Failure> {
+    let started = Instant::now();
+    if let Some(stop) = bounds.check(cancel, started) {
+        return Err(Failure::Stopped(stop));
+    }
+    let limit = match bounds.idle {
+        Some(idle) => bounds.left().min(idle),
+        None => bounds.left(),
+    } + SLACK;
+    let (sender, receiver) = mpsc::channel();
+    thread::Builder::new()
+        .name("native-http".to_string())
+        .spawn(move || {
+            // The caller may have stopped waiting; nobody is left to tell.
+            let _ = sender.send(send(&request, limit));
+        })
+        .map_err(|e| Failure::Transport(format!("cannot start the request thread: {e}")))?;
+    loop {
+        match receiver.recv_timeout(POLL) {
+            // A request that failed as a bound ran out failed because of the bound.
+            Ok(result) => {
+                return result.map_err(|problem| match bounds.check(cancel, started) {
+                    Some(stop) => Failure::Stopped(stop),
+                    None => Failure::Transport(problem),
+                })
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(Failure::Transport(
+                    "the request thread ended early".to_string(),
+                ))
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if let Some(stop) = bounds.check(cancel, started) {
+            return Err(Failure::Stopped(stop));
+        }
+    }
+}
+
+/// Sends one request, blocking, with `limit` for the whole exchange. A proxy from the
+/// environment (`HTTPS_PROXY`, `NO_PROXY`, …) is used, except for a server on this machine,
+/// which a proxy cannot reach.
+pub fn send(request: &Request, limit: Duration) -> Result<Answer, String> {
+    let mut config = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(limit.max(Duration::from_millis(1))));
+    if is_loopback(&request.url) {
+        config = config.proxy(None);
+    }
+    let agent: ureq::Agent = config.build().into();
+    let result = match (&request.body, request.method) {
+        (Some(body), _) => {
+            let mut builder = agent
+                .post(&request.url)
+                .header("content-type", "application/json");
+            for (name, value) in &request.headers {
+                builder = builder.header(name.as_str(), value.as_str());
+            }
+            builder.send(body.as_bytes())
+        }
+        (None, _) => {
+            let mut builder = agent.get(&request.url);
+            for (name, value) in &request.headers {
+                builder = builder.header(name.as_str(), value.as_str());
+            }
+            builder.call()
+        }
+    };
+    let mut response = result.map_err(|e| format!("{} {}: {e}", request.method, request.url))?;
+    let status = response.status().as_u16();
+    let retry_after = response
+        .headers()
+        .get("retry-after")
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.trim().parse::<u64>().ok())
+        .map(Duration::from_secs);
+    let body = response
+        .body_mut()
+        .with_config()
+        .limit(MAX_BODY)
+        .read_to_string()
+        .map_err(|e| format!("reading the answer of {}: {e}", request.url))?;
+    Ok(Answer {
+        status,
+        body,
+        retry_after,
+    })
+}
+
+/// Whether `url` names this machine (`localhost`, `127.0.0.1`, `[::1]`, …).
+fn is_loopback(url: &str) -> bool {
+    let Ok(uri) = url.parse::<ureq::http::Uri>() else {
+        return false;
+    };
+    let Some(host) = uri.host() else {
+        return false;
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn servers_on_this_machine_are_loopback() {
+        assert!(is_loopback("http://127.0.0.1:11434/v1/models"));
+        assert!(is_loopback("http://localhost:8080/v1"));
+        assert!(is_loopback("http://[::1]:8000/v1"));
+        assert!(!is_loopback("https://api.openai.com/v1"));
+        assert!(!is_loopback("not a url"));
+    }
+
+    #[test]
+    fn a_bound_stops_a_wait_in_order_cancel_deadline_idle() {
+        let cancel = CancelToken::new();
+        let now = Instant::now();
+        let open = Bounds {
+            deadline: now + Duration::from_secs(60),
+            idle: Some(Duration::from_secs(60)),
+        };
+        assert_eq!(open.check(&cancel, now), None);
+        let idle = Bounds {
+            idle: Some(Duration::ZERO),
+            ..open
+        };
+        assert_eq!(idle.check(&cancel, now), Some(Stop::IdleTimedOut));
+        let late = Bounds {
+            deadline: now,
+            ..idle
+        };
+        assert_eq!(late.check(&cancel, now), Some(Stop::TimedOut));
+        cancel.cancel();
+        assert_eq!(late.check(&cancel, now), Some(Stop::Cancelled));
+    }
+}

@@ -1,0 +1,336 @@
+//! The native adapters: autobuild itself runs the agent loop against a model's HTTP API —
+//! `openai` (chat completions: OpenAI, and the local servers that speak it: Ollama, llama.cpp,
+//! vLLM, LM Studio) and `anthropic` (the Messages API). See docs/native-http.md.
+//!
+//! Because autobuild runs every tool call itself (module `tools`), the role's tool allowlist
+//! and read-only access hold *before* anything runs: a tool that is not offered is refused,
+//! a read-only role is never offered a writing tool, and no path outside the worktree is
+//! touched. The loop (module `session`) is bounded like a process adapter: `max_agent_turns`
+//! answers, the role's `timeout`, the idle watchdog (no answer for `idle_timeout`), and
+//! cancellation. Rate limits and server errors are retried after a pause; a key the API
+//! refuses, an account out of credit or a model the endpoint does not serve stop the run with
+//! the fix (module `failure`). Tokens are priced from `[pricing]` (module
+//! [`crate::agents::pricing`]).
+
+mod anthropic;
+mod conversation;
+mod endpoint;
+mod failure;
+mod http;
+mod openai;
+mod session;
+mod tools;
+mod transcript;
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::process::CancelToken;
+use super::{Adapter, AgentError, AgentOutcome, AgentRequest, Capabilities, CostGap, Finding};
+use crate::project::config::PriceTable;
+use crate::workflow::model::{AgentKind, Role};
+use conversation::{Exchange, Reply};
+use endpoint::{Endpoint, EndpointProblem};
+
+/// Waits before retrying a rate-limited or failed request; one retry per entry.
+pub const DEFAULT_RETRY_DELAYS: [Duration; 3] = [
+    Duration::from_secs(2),
+    Duration::from_secs(10),
+    Duration::from_secs(30),
+];
+
+/// How long `doctor` waits for the endpoint.
+const DOCTOR_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Which API a native adapter speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    OpenAi,
+    Anthropic,
+}
+
+impl Dialect {
+    pub fn kind(self) -> AgentKind {
+        match self {
+            Dialect::OpenAi => AgentKind::Openai,
+            Dialect::Anthropic => AgentKind::Anthropic,
+        }
+    }
+
+    fn default_base_url(self) -> &'static str {
+        match self {
+            Dialect::OpenAi => "https://api.openai.com/v1",
+            Dialect::Anthropic => "https://api.anthropic.com/v1",
+        }
+    }
+
+    fn default_key_var(self) -> &'static str {
+        match self {
+            Dialect::OpenAi => "OPENAI_API_KEY",
+            Dialect::Anthropic => "ANTHROPIC_API_KEY",
+        }
+    }
+
+    fn path(self) -> &'static str {
+        match self {
+            Dialect::OpenAi => openai::CHAT_PATH,
+            Dialect::Anthropic => anthropic::MESSAGES_PATH,
+        }
+    }
+
+    fn auth_headers(self, key: Option<&str>) -> Vec<(String, String)> {
+        let mut headers = Vec::new();
+        match self {
+            Dialect::OpenAi => {
+                if let Some(key) = key {
+                    headers.push(("authorization".to_string(), format!("Bearer {key}")));
+                }
+            }
+            Dialect::Anthropic => {
+                if let Some(key) = key {
+                    headers.push(("x-api-key".to_string(), key.to_string()));
+                }
+                headers.push((
+                    "anthropic-version".to_string(),
+                    anthropic::API_VERSION.to_string(),
+                ));
+            }
+        }
+        headers
+    }
+
+    fn request_body(self, exchange: &Exchange<'_>) -> Value {
+        match self {
+            Dialect::OpenAi => openai::request_body(exchange),
+            Dialect::Anthropic => anthropic::request_body(exchange),
+        }
+    }
+
+    fn parse_reply(self, body: &Value) -> Result<Reply, String> {
+        match self {
+            Dialect::OpenAi => openai::parse_reply(body),
+            Dialect::Anthropic => anthropic::parse_reply(body),
+        }
+    }
+
+    /// How a verdict comes back, for the dry run.
+    fn verdict_by(self) -> &'static str {
+        match self {
+            Dialect::OpenAi => "response_format=json_schema",
+            Dialect::Anthropic => "verdict-tool",
+        }
+    }
+}
+
+pub struct NativeAdapter {
+    dialect: Dialect,
+    retry_delays: Vec<Duration>,
+}
+
+impl NativeAdapter {
+    pub fn new(dialect: Dialect) -> NativeAdapter {
+        NativeAdapter::with_retry_delays(dialect, DEFAULT_RETRY_DELAYS.to_vec())
+    }
+
+    /// An adapter that retries a rate-limited or failed request once after each of `delays`
+    /// (or the server's `Retry-After`, when longer).
+    pub fn with_retry_delays(dialect: Dialect, delays: Vec<Duration>) -> NativeAdapter {
+        NativeAdapter {
+            dialect,
+            retry_delays: delays,
+        }
+    }
+}
+
+impl Adapter for NativeAdapter {
+    fn kind(&self) -> AgentKind {
+        self.dialect.kind()
+    }
+
+    /// Every tool call is run by autobuild, so the allowlist and read-only access are enforced
+    /// before a tool runs; verdicts are asked for with a schema.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            enforces_tool_allowlist: true,
+            enforces_read_only: true,
+            structured_output: true,
+        }
+    }
+
+    fn program(&self, _role: &Role) -> Option<String> {
+        None
+    }
+
+    fn preflight(&self, role_name: &str, role: &Role, env: &[(String, String)]) -> Vec<String> {
+        match Endpoint::of(self.dialect, role_name, role, env) {
+            Ok(_) => Vec::new(),
+            Err(problem) => vec![problem.message().to_string()],
+        }
+    }
+
+    /// The APIs report tokens only: the cost is known when `[pricing]` or the built-in table
+    /// has the model's price (a local model too: give it a price of 0).
+    fn unpriced(&self, role_name: &str, role: &Role, pricing: &PriceTable) -> Option<CostGap> {
+        let model = role.model.as_deref()?;
+        super::pricing::price_of(model, Some(pricing))
+            .is_none()
+            .then(|| super::pricing::missing_price(role_name, model))
+    }
+
+    fn diagnose(&self, role_name: &str, role: &Role, env: &[(String, String)]) -> Vec<Finding> {
+        vec![diagnose(self.dialect, role_name, role, env)]
+    }
+
+    fn command_line(&self, req: &AgentRequest<'_>) -> Vec<String> {
+        let role = req.role;
+        let tools: Vec<&str> = tools::offered(role).iter().map(|t| t.as_str()).collect();
+        let mut line = vec![
+            "POST".to_string(),
+            format!(
+                "{}/{}",
+                endpoint::base_url(self.dialect, role),
+                self.dialect.path()
+            ),
+            format!("model={}", role.model.as_deref().unwrap_or("(none)")),
+            format!("tools={}", tools.join(",")),
+        ];
+        if req.wants_verdict {
+            line.push(format!("verdict={}", self.dialect.verdict_by()));
+        }
+        line
+    }
+
+    fn invoke(
+        &self,
+        req: &AgentRequest<'_>,
+        cancel: &CancelToken,
+    ) -> Result<AgentOutcome, AgentError> {
+        session::run(self.dialect, &self.retry_delays, req, cancel)
+    }
+}
+
+/// Whether the endpoint answers `GET {base_url}/models` and lists the role's model.
+fn diagnose(dialect: Dialect, role_name: &str, role: &Role, env: &[(String, String)]) -> Finding {
+    let subject = format!("role {role_name} ({})", dialect.kind());
+    let finding = |ok: bool, detail: String, fix: String| Finding {
+        ok,
+        subject: subject.clone(),
+        detail,
+        fix,
+    };
+    let endpoint = match Endpoint::of(dialect, role_name, role, env) {
+        Ok(endpoint) => endpoint,
+        Err(EndpointProblem::NoKey(message) | EndpointProblem::NoModel(message)) => {
+            let (detail, fix) = message.split_once("; fix: ").unwrap_or((&message, ""));
+            return finding(false, detail.to_string(), fix.to_string());
+        }
+    };
+    let url = endpoint.url("models");
+    let request = http::Request {
+        method: "GET",
+        url: url.clone(),
+        headers: endpoint.request_headers(),
+        body: None,
+    };
+    let answer = match http::send(&request, DOCTOR_TIMEOUT) {
+        Ok(answer) => answer,
+        Err(problem) => {
+            return finding(
+                false,
+                format!("cannot reach {}: {problem}", endpoint.base_url),
+                format!(
+                    "start the server at {} (e.g. `ollama serve`), or fix `base_url` under \
+                     [roles.{role_name}]",
+                    endpoint.base_url
+                ),
+            )
+        }
+    };
+    if !(200..300).contains(&answer.status) {
+        let verdict = failure::classify(answer.status, &answer.body);
+        return finding(
+            false,
+            format!(
+                "GET {url} answered {}: {}",
+                answer.status,
+                failure::message_of(&answer.body)
+            ),
+            failure::fix(
+                verdict.class,
+                role_name,
+                &endpoint.key_var,
+                &endpoint.model,
+                &endpoint.base_url,
+            )
+            .unwrap_or_default(),
+        );
+    }
+    let listed = serde_json::from_str::<Value>(&answer.body)
+        .map(|body| openai::model_names(&body))
+        .unwrap_or_default();
+    if listed.iter().any(|name| serves(name, &endpoint.model)) {
+        finding(
+            true,
+            format!(
+                "{} answers and serves `{}`",
+                endpoint.base_url, endpoint.model
+            ),
+            String::new(),
+        )
+    } else {
+        finding(
+            false,
+            format!(
+                "{} answers, but does not list model `{}` (it lists: {})",
+                endpoint.base_url,
+                endpoint.model,
+                if listed.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    listed.join(", ")
+                }
+            ),
+            failure::fix(
+                super::AgentErrorClass::ModelNotFound,
+                role_name,
+                &endpoint.key_var,
+                &endpoint.model,
+                &endpoint.base_url,
+            )
+            .unwrap_or_default(),
+        )
+    }
+}
+
+/// Whether a server listing `listed` serves `model`: the same name, a tag of it (Ollama lists
+/// `qwen2.5-coder:latest` for `qwen2.5-coder`) or a dated snapshot of an alias (Anthropic
+/// lists `claude-sonnet-4-5-20250929` for `claude-sonnet-4-5`).
+fn serves(listed: &str, model: &str) -> bool {
+    listed.strip_prefix(model).is_some_and(|rest| {
+        let snapshot = rest
+            .strip_prefix('-')
+            .is_some_and(|date| date.len() == 8 && date.bytes().all(|b| b.is_ascii_digit()));
+        rest.is_empty() || rest.starts_with(':') || snapshot
+    })
+}
+
+/// Where the full output of each `bash` call of the invocation logged at `transcript` is kept.
+fn tool_log_dir(transcript: &Path) -> std::path::PathBuf {
+    transcript.with_extension("tools")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listed_tag_or_snapshot_serves_the_model() {
+        assert!(serves("qwen2.5-coder", "qwen2.5-coder"));
+        assert!(serves("qwen2.5-coder:latest", "qwen2.5-coder"));
+        assert!(serves("claude-sonnet-4-5-20250929", "claude-sonnet-4-5"));
+        assert!(!serves("qwen2.5-coder", "qwen2.5"));
+        assert!(!serves("qwen2.5-coder-7b", "qwen2.5-coder:7b"));
+    }
+}

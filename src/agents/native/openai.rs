@@ -1,0 +1,217 @@
+//! The OpenAI chat-completions dialect (`POST {base_url}/chat/completions`), which Ollama,
+//! llama.cpp's server, vLLM and LM Studio speak too.
+//!
+//! Tools are `function` tools; the model's calls come back in `message.tool_calls` with the
+//! arguments as a JSON *string*, which a model may get wrong — a call whose arguments do not
+//! parse is answered with an error result instead of being run. A verdict role asks for
+//! `response_format: json_schema`, so the final message is the verdict JSON.
+
+use serde_json::{json, Value};
+
+use super::conversation::{count, Call, Exchange, Message, Reply};
+use crate::agents::pricing::TokenCounts;
+
+/// The request path under `base_url`.
+pub const CHAT_PATH: &str = "chat/completions";
+
+pub fn request_body(exchange: &Exchange<'_>) -> Value {
+    let mut messages = Vec::new();
+    if !exchange.system.is_empty() {
+        messages.push(json!({"role": "system", "content": exchange.system}));
+    }
+    for message in exchange.messages {
+        match message {
+            Message::User(text) => messages.push(json!({"role": "user", "content": text})),
+            Message::Assistant { text, calls } => {
+                let mut entry = json!({"role": "assistant", "content": text});
+                if !calls.is_empty() {
+                    entry["tool_calls"] = calls
+                        .iter()
+                        .map(|call| {
+                            json!({
+                                "id": call.id,
+                                "type": "function",
+                                "function": {"name": call.name, "arguments": call.raw_arguments},
+                            })
+                        })
+                        .collect();
+                }
+                messages.push(entry);
+            }
+            Message::Results(results) => {
+                messages.extend(results.iter().map(|result| {
+                    json!({"role": "tool", "tool_call_id": result.call_id, "content": result.content})
+                }));
+            }
+        }
+    }
+    let mut body = json!({"model": exchange.model, "messages": messages});
+    if !exchange.tools.is_empty() {
+        body["tools"] = exchange
+            .tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "type": "function",
+                    "function": {
+                        "name": tool.name,
+                        "description": tool.description,
+                        "parameters": tool.parameters,
+                    },
+                })
+            })
+            .collect();
+    }
+    if let Some(schema) = exchange.verdict_schema {
+        body["response_format"] = json!({
+            "type": "json_schema",
+            "json_schema": {"name": "verdict", "schema": schema},
+        });
+    }
+    body
+}
+
+/// The first choice of a chat completion; `Err` when the body is not one.
+pub fn parse_reply(body: &Value) -> Result<Reply, String> {
+    let choice = body
+        .get("choices")
+        .and_then(|choices| choices.get(0))
+        .ok_or("the answer has no `choices`")?;
+    let message = choice
+        .get("message")
+        .ok_or("the answer's choice has no `message`")?;
+    let text = message
+        .get("content")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let calls = message
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .map(|(index, call)| {
+            let function = call.get("function").cloned().unwrap_or(Value::Null);
+            let raw = match function.get("arguments") {
+                Some(Value::String(text)) => text.clone(),
+                // Some servers send the arguments as an object.
+                Some(other) => other.to_string(),
+                None => String::new(),
+            };
+            let arguments =
+                serde_json::from_str::<Value>(if raw.trim().is_empty() { "{}" } else { &raw })
+                    .map_err(|e| format!("the arguments are not JSON ({e})"));
+            Call {
+                id: call
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| format!("call_{index}"), str::to_string),
+                name: function
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                raw_arguments: raw,
+                arguments,
+            }
+        })
+        .collect();
+    let usage = body.get("usage").cloned().unwrap_or(Value::Null);
+    Ok(Reply {
+        text,
+        calls,
+        usage: TokenCounts {
+            input_tokens: count(&usage, &["prompt_tokens"]),
+            cached_input_tokens: count(&usage, &["prompt_tokens_details", "cached_tokens"]),
+            output_tokens: count(&usage, &["completion_tokens"]),
+        },
+        stop_reason: choice
+            .get("finish_reason")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+    })
+}
+
+/// The model names a `GET {base_url}/models` answer lists (`data[].id`).
+pub fn model_names(body: &Value) -> Vec<String> {
+    body.get("data")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|model| model.get("id").and_then(Value::as_str))
+        .map(str::to_string)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agents::native::conversation::{ToolResult, ToolSpec};
+
+    #[test]
+    fn the_conversation_becomes_chat_messages_with_function_tools() {
+        let messages = vec![
+            Message::User("do it".into()),
+            Message::Assistant {
+                text: String::new(),
+                calls: vec![Call {
+                    id: "c1".into(),
+                    name: "read".into(),
+                    raw_arguments: r#"{"path":"a"}"#.into(),
+                    arguments: Ok(json!({"path": "a"})),
+                }],
+            },
+            Message::Results(vec![ToolResult {
+                call_id: "c1".into(),
+                content: "hello".into(),
+                is_error: false,
+            }]),
+        ];
+        let tools = [ToolSpec {
+            name: "read".into(),
+            description: "Read".into(),
+            parameters: json!({"type": "object"}),
+        }];
+        let schema = json!({"type": "object"});
+        let body = request_body(&Exchange {
+            model: "m",
+            system: "be brief",
+            messages: &messages,
+            tools: &tools,
+            verdict_schema: Some(&schema),
+        });
+        assert_eq!(body["messages"][0]["role"], "system");
+        assert_eq!(
+            body["messages"][2]["tool_calls"][0]["function"]["arguments"],
+            r#"{"path":"a"}"#
+        );
+        assert_eq!(body["messages"][3]["role"], "tool");
+        assert_eq!(body["messages"][3]["tool_call_id"], "c1");
+        assert_eq!(body["tools"][0]["function"]["name"], "read");
+        assert_eq!(body["response_format"]["type"], "json_schema");
+    }
+
+    #[test]
+    fn a_reply_carries_text_calls_and_tokens_and_bad_arguments_are_kept_as_errors() {
+        let body = json!({
+            "choices": [{"finish_reason": "tool_calls", "message": {"content": null, "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "edit", "arguments": "{\"path\": "}},
+                {"id": "b", "type": "function", "function": {"name": "read", "arguments": "{\"path\": \"x\"}"}},
+            ]}}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 7, "prompt_tokens_details": {"cached_tokens": 40}},
+        });
+        let reply = parse_reply(&body).unwrap();
+        assert_eq!(reply.text, "");
+        assert!(reply.calls[0].arguments.is_err());
+        assert_eq!(reply.calls[1].arguments, Ok(json!({"path": "x"})));
+        assert_eq!(reply.usage.input_tokens, 100);
+        assert_eq!(reply.usage.cached_input_tokens, 40);
+        assert_eq!(reply.usage.output_tokens, 7);
+        assert!(parse_reply(&json!({"error": "x"})).is_err());
+        assert_eq!(
+            model_names(&json!({"data": [{"id": "qwen"}]})),
+            vec!["qwen"]
+        );
+    }
+}
