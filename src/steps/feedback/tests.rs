@@ -291,3 +291,14 @@ fn the_turn_signature_adds_runner_facts_once_and_keeps_coach_judgement_out() {
         ""
     );
 }
+
+#[test]
+fn a_check_that_ran_no_tests_is_named_in_the_summary_even_when_it_passed() {
+    let mut input = approvable();
+    input.checks[0].warning = Some("`test`: cargo test ran no tests".into());
+    let feedback = feedback_for(&input);
+    assert_eq!(
+        feedback.summary,
+        "Approved: every required gate holds. Warning: `test`: cargo test ran no tests. Coach: coach says approve"
+    );
+}
