@@ -6,6 +6,7 @@ pub mod demo;
 pub mod doctor;
 pub mod dry_run;
 pub mod feature;
+pub mod generate;
 pub mod init;
 pub mod profiles;
 pub mod runs;
@@ -15,7 +16,8 @@ pub mod workflows;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::parser::ValueSource;
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::error::{exit, Error};
 use crate::ui;
@@ -83,7 +85,8 @@ pub enum Command {
         #[arg(long, value_name = "N")]
         turn: Option<u32>,
     },
-    /// Run the default workflow on a bundled sample project with scripted agents, in a temp dir.
+    /// Run the default workflow on a bundled sample project with scripted agents, in a temp dir
+    /// (not with -C: the demo makes its own repository).
     Demo {
         /// Print events as NDJSON on stdout.
         #[arg(long)]
@@ -97,6 +100,18 @@ pub enum Command {
     Profiles(profiles::ProfilesCommand),
     /// Check git, the agent CLIs and their credentials, and the config and workflows.
     Doctor(doctor::DoctorArgs),
+    /// Print the shell completion script for SHELL on stdout.
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Write man pages (autobuild.1 and one per command), generated from these definitions.
+    Man {
+        /// Directory to write the pages in (created if missing; default: the current one).
+        #[arg(long, short = 'o', value_name = "DIR")]
+        output: Option<PathBuf>,
+    },
 }
 
 /// Flags shared by the commands that run a workflow.
@@ -105,7 +120,8 @@ pub struct RunFlags {
     /// Workflow name or file (default: the task's `workflow`, else player-coach).
     #[arg(long, value_name = "NAME|PATH")]
     pub workflow: Option<String>,
-    /// Bound on the loop's iterations (the first loop's max_iterations).
+    /// Bound on the loop's iterations (the first loop's max_iterations; a --set of the same
+    /// key is refused).
     #[arg(long, value_name = "N")]
     pub max_turns: Option<u32>,
     /// Merge into the base without asking when approved.
@@ -123,7 +139,8 @@ pub struct RunFlags {
     /// Adapter for every role (claude-code, codex, command).
     #[arg(long, value_name = "ADAPTER")]
     pub agent: Option<String>,
-    /// Override any workflow value, e.g. --set roles.coach.model=opus (repeatable).
+    /// Override any workflow value, e.g. --set roles.coach.model=opus (repeatable; the last
+    /// --set of a key wins; one a flag also sets is refused).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
     /// Resolve everything and print the plan and the first prompt; change nothing.
@@ -136,8 +153,22 @@ pub struct RunFlags {
 
 /// Parses the command line, runs it, and maps the result to an exit code.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     ui::init_logging(cli.verbose, cli.quiet);
+    // `demo` makes its own repository, so a `-C` typed for it would be silently ignored; the
+    // environment's AUTOBUILD_DIR is ambient and does not concern it.
+    if matches!(cli.command, Command::Demo { .. })
+        && matches.value_source("directory") == Some(ValueSource::CommandLine)
+    {
+        let error =
+            Error::usage("`demo` makes its own temporary repository; -C does not apply to it")
+                .with_help(
+                    "drop -C; the demo's directory is made in the system temp directory ($TMPDIR)",
+                );
+        ui::print_error(&error);
+        return ExitCode::from(error.exit_code());
+    }
     if let Some(dir) = &cli.directory {
         if let Err(e) = std::env::set_current_dir(dir) {
             ui::print_error(&Error::io("cannot enter directory", dir, e));
@@ -168,5 +199,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
         Command::Workflows(cmd) => workflows::run(cmd),
         Command::Profiles(cmd) => profiles::run(cmd),
         Command::Doctor(args) => doctor::run(args),
+        Command::Completions { shell } => generate::completions(shell),
+        Command::Man { output } => generate::man(output),
     }
 }
