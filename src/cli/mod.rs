@@ -10,6 +10,7 @@ pub mod generate;
 pub mod init;
 pub mod profiles;
 pub mod runs;
+pub mod status;
 pub mod task;
 pub mod workflows;
 
@@ -51,10 +52,16 @@ pub enum Command {
     Task(task::TaskArgs),
     /// Run a feature's tasks in dependency waves (or print the waves with --dry-run).
     Feature(feature::FeatureArgs),
-    /// Runs at a glance, or one run in detail.
+    /// Runs at a glance (with totals), or one run in detail.
     Status {
         /// Task or feature id (all runs when absent).
         id: Option<String>,
+        /// Every run of each task, earlier ones (`ID@N`) included.
+        #[arg(long)]
+        all: bool,
+        /// The runs as JSON, for scripts (shape documented in README.md).
+        #[arg(long)]
+        json: bool,
     },
     /// Continue an interrupted run from its last completed step.
     Resume {
@@ -190,7 +197,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
         Command::Init => init::run(),
         Command::Task(args) => task::run(args, quiet),
         Command::Feature(args) => feature::run(args, quiet),
-        Command::Status { id } => runs::status(id),
+        Command::Status { id, all, json } => runs::status(id, all, json),
         Command::Resume { id, json } => runs::resume(&id, json, quiet),
         Command::Complete { id } => runs::complete(&id),
         Command::Discard { id, yes } => runs::discard(&id, yes),

@@ -19,7 +19,6 @@ use crate::engine::plan::repo_root;
 use crate::engine::state::{OutcomeRecord, RunState, RunStatus};
 use crate::engine::Outcome;
 use crate::error::Error;
-use crate::feature::state::{FeatureState, TaskStatus};
 use crate::git::Repo;
 use crate::project::{Config, Layout};
 use crate::ui;
@@ -98,98 +97,61 @@ fn shown_status(state: &RunState, runs_dir: &Path) -> &'static str {
     }
 }
 
-/// `autobuild status [ID]`.
-pub fn status(task_id: Option<String>) -> Result<u8, Error> {
+/// `autobuild status [ID] [--all] [--json]`.
+pub fn status(task_id: Option<String>, all: bool, json: bool) -> Result<u8, Error> {
     let root = match &task_id {
         Some(id) => checked_run(id)?,
         None => repo_root(&current_dir()?)?,
     };
     let runs_dir = Layout::new(&root).runs();
+    let listing = || {
+        super::status::read(&runs_dir, &|state| {
+            shown_status(state, &runs_dir).to_string()
+        })
+    };
+    if json {
+        let mut listing = listing();
+        if let Some(id) = &task_id {
+            listing.features.retain(|f| &f.feature_id == id);
+            listing.tasks.retain(|t| t.task_id == run_owner(id));
+            if listing.features.is_empty() && listing.tasks.is_empty() {
+                return Err(Error::usage(format!("no run of {id} here"))
+                    .with_help("`autobuild status` lists the runs of this repository"));
+            }
+        }
+        let text = serde_json::to_string_pretty(&listing)
+            .map_err(|e| Error::runtime(format!("cannot write the status as JSON: {e}")))?;
+        ui::line(&text);
+        return Ok(0);
+    }
     match task_id {
         Some(id) if crate::feature::run::is_feature_run(&root, &id) => {
             return crate::feature::run::status(&root, &id)
         }
         Some(id) => {
-            let run = locate_run(&root, &id)?;
-            // Beside the run's state, the task's state on a GuardKit board, read now: GuardKit
-            // may have moved the file since the run started.
-            let board = crate::task::board_state(&root, &run.state.task_id);
-            ui::line(&status_detail(&run.state, &run.paths, &runs_dir, board));
+            let run_ids: Vec<String> = if all {
+                listing()
+                    .tasks
+                    .into_iter()
+                    .filter(|t| t.task_id == run_owner(&id))
+                    .flat_map(|t| t.runs.into_iter().map(|r| r.run_id))
+                    .collect()
+            } else {
+                vec![id.clone()]
+            };
+            let mut shown = Vec::new();
+            for run_id in run_ids.iter().chain(run_ids.is_empty().then_some(&id)) {
+                let run = locate_run(&root, run_id)?;
+                // Beside the run's state, the task's state on a GuardKit board, read now:
+                // GuardKit may have moved the file since the run started.
+                let board = crate::task::board_state(&root, &run.state.task_id);
+                shown.push(status_detail(&run.state, &run.paths, &runs_dir, board));
+            }
+            ui::line(&shown.join("\n\n"));
         }
-        None => ui::line(&status_table(&runs_dir)),
+        None => ui::line(&super::status::render(&listing(), all)),
     }
     Ok(0)
-}
-
-fn status_table(runs_dir: &Path) -> String {
-    let current_runs: Vec<PathBuf> = fs::read_dir(runs_dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| !e.file_name().to_string_lossy().contains('@'))
-        .map(|e| e.path())
-        .collect();
-    let mut states: Vec<RunState> = current_runs
-        .iter()
-        .filter_map(|dir| RunState::load(&dir.join("state.json")).ok())
-        .collect();
-    let mut features: Vec<FeatureState> = current_runs
-        .iter()
-        .filter_map(|dir| FeatureState::load(&dir.join("feature.json")).ok())
-        .collect();
-    if states.is_empty() && features.is_empty() {
-        return "no runs yet (start one with `autobuild task <ID>`)".into();
-    }
-    features.sort_by(|a, b| a.feature_id.cmp(&b.feature_id));
-    let mut out = String::new();
-    if !features.is_empty() {
-        out = format!(
-            "{:<20} {:<10} {:>7}  {}",
-            "FEATURE", "STATUS", "MERGED", "NAME"
-        );
-        for f in &features {
-            let merged = f
-                .tasks
-                .keys()
-                .filter(|t| f.status_of(t) == TaskStatus::Merged)
-                .count();
-            let _ = write!(
-                out,
-                "\n{:<20} {:<10} {:>7}  {}",
-                f.feature_id,
-                f.status.as_str(),
-                format!("{merged}/{}", f.tasks.len()),
-                f.name
-            );
-        }
-        if states.is_empty() {
-            return out;
-        }
-        out.push_str("\n\n");
-    }
-    states.sort_by(|a, b| a.task_id.cmp(&b.task_id));
-    let _ = write!(
-        out,
-        "{:<20} {:<10} {:>5} {:>8}  TITLE",
-        "TASK", "STATUS", "TURN", "COST"
-    );
-    for s in &states {
-        let turn = s.loops.values().map(|l| l.iteration).max().unwrap_or(0);
-        let _ = write!(
-            out,
-            "\n{:<20} {:<10} {:>5} {:>8}  {}",
-            s.task_id,
-            shown_status(s, runs_dir),
-            turn,
-            format!(
-                "{}${:.2}",
-                if s.cost_estimated { "~" } else { "" },
-                s.cost_usd
-            ),
-            s.title
-        );
-    }
-    out
 }
 
 fn status_detail(
