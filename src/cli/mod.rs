@@ -8,6 +8,7 @@ pub mod dry_run;
 pub mod feature;
 pub mod generate;
 pub mod init;
+pub mod logs;
 pub mod profiles;
 pub mod runs;
 pub mod status;
@@ -84,13 +85,22 @@ pub enum Command {
         #[arg(long, short = 'y')]
         yes: bool,
     },
-    /// Show a run's prompts, verdicts and check logs.
+    /// Show a run's prompts, transcripts, check logs and verdicts, in run order.
     Logs {
         /// Task id of the run.
         id: String,
-        /// Only this turn.
+        /// Only this turn (of every loop).
         #[arg(long, value_name = "N")]
         turn: Option<u32>,
+        /// Only this step's records (a step id of the run's workflow: implement, verify, …).
+        #[arg(long, value_name = "STEP")]
+        step: Option<String>,
+        /// Only this role's prompts, transcripts and records (player, coach, …).
+        #[arg(long, value_name = "ROLE")]
+        role: Option<String>,
+        /// Keep printing what the run writes until it ends (Ctrl-C stops).
+        #[arg(long, short = 'f')]
+        follow: bool,
     },
     /// Run the default workflow on a bundled sample project with scripted agents, in a temp dir
     /// (not with -C: the demo makes its own repository).
@@ -201,7 +211,21 @@ fn run(cli: Cli) -> Result<u8, Error> {
         Command::Resume { id, json } => runs::resume(&id, json, quiet),
         Command::Complete { id } => runs::complete(&id),
         Command::Discard { id, yes } => runs::discard(&id, yes),
-        Command::Logs { id, turn } => runs::logs(&id, turn),
+        Command::Logs {
+            id,
+            turn,
+            step,
+            role,
+            follow,
+        } => runs::logs(
+            &id,
+            runs::LogsOptions {
+                turn,
+                step,
+                role,
+                follow,
+            },
+        ),
         Command::Demo { json } => demo::run(json, quiet),
         Command::Workflows(cmd) => workflows::run(cmd),
         Command::Profiles(cmd) => profiles::run(cmd),

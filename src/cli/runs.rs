@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::cli::logs;
 use crate::cli::task::current_dir;
 use crate::engine::exec::{merge_run, MergeRequest, StateJournal};
 use crate::engine::lock::RunLock;
@@ -361,44 +362,70 @@ pub fn discard(task_id: &str, yes: bool) -> Result<u8, Error> {
     Ok(0)
 }
 
-/// `autobuild logs <ID> [--turn N]`: the prompts, verdicts and check logs of a run.
-pub fn logs(task_id: &str, turn: Option<u32>) -> Result<u8, Error> {
+/// `autobuild logs <ID> [--turn N] [--step STEP] [--role ROLE] [--follow]`: the prompts,
+/// transcripts, check logs and records of a run, in the order they were written.
+pub fn logs(task_id: &str, options: LogsOptions) -> Result<u8, Error> {
     let root = checked_run(task_id)?;
     let run = locate_run(&root, task_id)?;
-    let mut files: Vec<PathBuf> = Vec::new();
-    for dir in [run.paths.dir.clone(), run.paths.prompts(), run.paths.logs()] {
-        let mut entries: Vec<PathBuf> = fs::read_dir(&dir)
-            .map_err(|e| Error::io("cannot read", &dir, e))?
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.is_file())
-            .collect();
-        entries.sort();
-        files.extend(entries);
-    }
-    let wanted = |p: &Path| {
-        let name = p
-            .file_name()
-            .map(|n| n.to_string_lossy().to_string())
-            .unwrap_or_default();
-        match turn {
-            Some(n) => {
-                name.contains(&format!("turn_{n}_")) || name.ends_with(&format!("turn_{n}.json"))
-            }
-            None => true,
-        }
+    let mut filter = logs::Filter {
+        turn: options.turn,
+        labels: Vec::new(),
     };
-    let mut out = String::new();
-    for file in files.iter().filter(|p| wanted(p)) {
-        let text = fs::read_to_string(file).unwrap_or_else(|e| format!("(cannot read: {e})"));
-        let _ = writeln!(out, "==> {} <==\n{}", file.display(), text.trim_end());
+    if let Some(role) = &options.role {
+        filter.labels.push(vec![regex::escape(role)]);
     }
-    if out.is_empty() {
-        return Err(Error::usage(format!(
-            "no records for turn {} of {task_id}",
-            turn.unwrap_or(0)
-        )));
+    if let Some(step) = &options.step {
+        filter.labels.push(step_labels(&run.paths, step)?);
     }
-    ui::line(out.trim_end());
+    if options.follow {
+        let runs_dir = Layout::new(&root).runs();
+        let owner = run_owner(task_id).to_string();
+        let is_current = owner == task_id;
+        logs::follow(&run.paths.dir, &filter, &|| {
+            is_current && crate::engine::lock::holder(&runs_dir, &owner).is_some()
+        })?;
+        return Ok(0);
+    }
+    let shown: Vec<String> = logs::records(&run.paths.dir, &filter)?
+        .iter()
+        .map(|path| logs::show(path))
+        .collect();
+    if shown.is_empty() {
+        let what = match options.turn {
+            Some(n) => format!("turn {n} of {task_id}"),
+            None => task_id.to_string(),
+        };
+        return Err(Error::usage(format!("no records for {what}"))
+            .with_help("`autobuild logs ID` without filters shows every record of the run"));
+    }
+    ui::line(&shown.join("\n"));
     Ok(0)
+}
+
+/// What `logs` shows.
+#[derive(Debug, Clone, Default)]
+pub struct LogsOptions {
+    pub turn: Option<u32>,
+    pub step: Option<String>,
+    pub role: Option<String>,
+    pub follow: bool,
+}
+
+/// The labels of `step` in the run's resolved workflow; a usage error naming the steps when
+/// it has no such step.
+fn step_labels(paths: &RunPaths, step: &str) -> Result<Vec<String>, Error> {
+    let file = paths.workflow_resolved();
+    let text = fs::read_to_string(&file).map_err(|e| Error::io("cannot read", &file, e))?;
+    let workflow: toml::Value = toml::from_str(&text).map_err(|e| {
+        Error::runtime(format!(
+            "the run's workflow {} is unreadable: {e}",
+            file.display()
+        ))
+    })?;
+    logs::step_labels(&workflow, step).ok_or_else(|| {
+        Error::usage(format!("the run's workflow has no step `{step}`")).with_help(format!(
+            "its steps are: {}",
+            logs::step_ids(&workflow).join(", ")
+        ))
+    })
 }

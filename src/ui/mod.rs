@@ -55,6 +55,13 @@ pub fn warn(message: &str) {
     let _ = writeln!(io::stderr().lock(), "warning: {message}");
 }
 
+/// Text on stdout as it is (no newline added), flushed at once: for output that grows.
+pub fn text(text: &str) {
+    let mut out = io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
 /// A line of normal output on stdout.
 pub fn line(text: &str) {
     let _ = writeln!(io::stdout().lock(), "{text}");
