@@ -53,7 +53,9 @@ fn a_turn_is_shown_in_the_order_it_happened_and_filters_narrow_it() {
         "{verify:?}"
     );
 
-    let coach = shown(&stdout(&project.run(&["logs", TASK, "--role", "coach", "--turn", "1"])));
+    let coach = shown(&stdout(
+        &project.run(&["logs", TASK, "--role", "coach", "--turn", "1"]),
+    ));
     assert!(coach.contains(&"turn_1_coach.md".to_string()), "{coach:?}");
     assert!(coach.iter().all(|n| n.contains("coach")), "{coach:?}");
 
@@ -70,7 +72,10 @@ fn follow_prints_what_a_live_run_writes_and_stops_when_it_ends() {
         .arg("-C")
         .arg(&project.root)
         .args(["logs", TASK, "--follow"])
-        .env("AUTOBUILD_CONFIG_DIR", project.root.join("no-such-config-dir"))
+        .env(
+            "AUTOBUILD_CONFIG_DIR",
+            project.root.join("no-such-config-dir"),
+        )
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .spawn()
