@@ -70,7 +70,7 @@ fn in_repository(dir: &Path, cases: &[&str]) {
     // `demo` keeps its temporary project for the user to look at; here it goes away with `dir`.
     let temp = dir.join("tmp");
     std::fs::create_dir_all(&temp).unwrap();
-    let mut runner = trycmd::TestCases::new();
+    let runner = trycmd::TestCases::new();
     runner
         .env("PATH", path)
         // The fakes say they are logged in, whatever the machine's own logins are.

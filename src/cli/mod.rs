@@ -41,6 +41,9 @@ pub struct Cli {
     /// Only errors and the final result.
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
+    /// Colour: auto (on a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -131,6 +134,24 @@ pub enum Command {
     },
 }
 
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorWhen {
+    Auto,
+    Always,
+    Never,
+}
+
+impl From<ColorWhen> for ui::colour::When {
+    fn from(when: ColorWhen) -> Self {
+        match when {
+            ColorWhen::Auto => ui::colour::When::Auto,
+            ColorWhen::Always => ui::colour::When::Always,
+            ColorWhen::Never => ui::colour::When::Never,
+        }
+    }
+}
+
 /// Flags shared by the commands that run a workflow.
 #[derive(Debug, Clone, Default, Args)]
 pub struct RunFlags {
@@ -172,6 +193,7 @@ pub struct RunFlags {
 pub fn main() -> ExitCode {
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    ui::colour::init(cli.color.into());
     ui::init_logging(cli.verbose, cli.quiet);
     // `demo` makes its own repository, so a `-C` typed for it would be silently ignored; the
     // environment's AUTOBUILD_DIR is ambient and does not concern it.

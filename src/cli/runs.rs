@@ -162,7 +162,11 @@ fn status_detail(
     board: Option<(String, PathBuf)>,
 ) -> String {
     let mut out = format!("{}: {}\n", state.task_id, state.title);
-    let _ = writeln!(out, "  status:    {}", shown_status(state, runs_dir));
+    let _ = writeln!(
+        out,
+        "  status:    {}",
+        crate::ui::colour::status(shown_status(state, runs_dir))
+    );
     if let Some((board_state, file)) = board {
         let _ = writeln!(out, "  guardkit:  {board_state} ({})", file.display());
     }

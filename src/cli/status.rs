@@ -16,6 +16,7 @@ use serde::Serialize;
 use crate::engine::paths::run_owner;
 use crate::engine::state::{RunState, RunStatus};
 use crate::feature::state::{FeatureState, TaskStatus};
+use crate::ui::colour;
 
 /// The version of the `--json` shape; raised when a field changes meaning or goes away.
 pub const JSON_VERSION: u32 = 1;
@@ -248,9 +249,9 @@ pub fn render(listing: &Listing, all: bool) -> String {
             .unwrap_or_default();
         let _ = write!(
             out,
-            "\n{:<20} {:<11} {:>4} {}  {}{note}",
+            "\n{:<20} {} {:>4} {}  {}{note}",
             task.task_id,
-            task.status,
+            colour::status_padded(&task.status, 11),
             task.totals.runs,
             figures(&task.totals),
             task.title
@@ -261,9 +262,9 @@ pub fn render(listing: &Listing, all: bool) -> String {
                 one.add(run);
                 let _ = write!(
                     out,
-                    "\n  {:<18} {:<11} {:>4} {}  {}",
+                    "\n  {:<18} {} {:>4} {}  {}",
                     run.run_id,
-                    run.status,
+                    colour::status_padded(&run.status, 11),
                     "",
                     figures(&one),
                     run.started_at
