@@ -101,28 +101,32 @@ fn normalized(command: &str) -> String {
         .join(" ")
 }
 
-#[test]
-fn the_claude_code_command_lines_are_the_ones_a_dry_run_shows() {
-    let doc = read("docs/claude-code.md");
-    let block = blocks(&doc, "text")
+/// The documented command lines (the block of `doc` that starts with `# player`) and the ones
+/// `dry_run` shows for `program`, normalized and checked to be the same; the documented ones.
+fn compare_command_lines(doc: &str, dry_run: &str, program: &str) -> Vec<String> {
+    let block = blocks(&read(doc), "text")
         .into_iter()
         .find(|b| b.contains("# player"))
-        .expect("the command-line block");
-    let documented: Vec<String> = documented_commands(&block)
-        .iter()
-        .map(|c| normalized(c))
-        .collect();
-    // The shipped player-coach workflow on claude-code, as `init` leaves a project.
-    let dry_run = read("tests/cmd-repo/init/first-steps.trycmd");
-    let real: Vec<String> = shown_commands(&dry_run, "claude")
+        .unwrap_or_else(|| panic!("{doc} has no command-line block"));
+    let documented = documented_commands(&block);
+    let real: Vec<String> = shown_commands(dry_run, program)
         .iter()
         .map(|c| normalized(c))
         .collect();
     assert_eq!(real.len(), 2, "{dry_run}");
-    assert_eq!(documented, real);
+    let normal: Vec<String> = documented.iter().map(|c| normalized(c)).collect();
+    assert_eq!(normal, real, "{doc}");
+    documented
+}
+
+#[test]
+fn the_claude_code_command_lines_are_the_ones_a_dry_run_shows() {
+    // The shipped player-coach workflow on claude-code, as `init` leaves a project.
+    let dry_run = read("tests/cmd-repo/init/first-steps.trycmd");
+    let documented = compare_command_lines("docs/claude-code.md", &dry_run, "claude");
     // The models are the shipped roles' own.
     assert_eq!(
-        documented_commands(&block)
+        documented
             .iter()
             .filter(|c| c.contains("--model sonnet"))
             .count(),
@@ -132,22 +136,8 @@ fn the_claude_code_command_lines_are_the_ones_a_dry_run_shows() {
 
 #[test]
 fn the_codex_command_lines_are_the_ones_a_dry_run_shows() {
-    let doc = read("docs/codex.md");
-    let block = blocks(&doc, "text")
-        .into_iter()
-        .find(|b| b.contains("# player"))
-        .expect("the command-line block");
-    let documented: Vec<String> = documented_commands(&block)
-        .iter()
-        .map(|c| normalized(c))
-        .collect();
     let dry_run = case_stdout("tests/cmd-repo/task-dry-run-codex.toml");
-    let real: Vec<String> = shown_commands(&dry_run, "codex")
-        .iter()
-        .map(|c| normalized(c))
-        .collect();
-    assert_eq!(real.len(), 2, "{dry_run}");
-    assert_eq!(documented, real);
+    compare_command_lines("docs/codex.md", &dry_run, "codex");
 }
 
 #[test]
