@@ -18,6 +18,8 @@ pub mod exit {
     pub const TURN_LIMIT: u8 = 3;
     pub const STALLED: u8 = 4;
     pub const CANCELLED: u8 = 5;
+    /// The run waits for a person: `autobuild approve <ID>` or `autobuild reject <ID>`.
+    pub const WAITING: u8 = 6;
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -119,26 +121,3 @@ impl From<Diagnostic> for Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-impl From<crate::git::GitError> for Error {
-    fn from(e: crate::git::GitError) -> Error {
-        use crate::git::GitError as G;
-        let message = e.to_string();
-        match e {
-            G::BaseBranchNotFound { .. } => Error::usage(message).with_help(
-                "set `[project] base_branch` in .autobuild/config.toml or check out the branch to start from",
-            ),
-            G::BranchExists { .. } => Error::usage(message)
-                .with_help("continue it with `--resume`, or discard it with `--fresh`"),
-            G::DirtyCheckout { .. } => Error::runtime(message).with_help(
-                "commit or stash your changes to these files, then run `autobuild complete <ID>`",
-            ),
-            G::Conflict { .. } => Error::runtime(message)
-                .with_help("merge the branch by hand, or re-run the task from the current base"),
-            G::NotFastForward { .. } => {
-                Error::runtime(message).with_help("use the `squash` or `merge` strategy")
-            }
-            _ => Error::runtime(message),
-        }
-    }
-}

@@ -40,13 +40,16 @@ fn confined(bwrap: &Path, dir: &Path, script: &str) -> ProcessSpec {
     spec.capture_limit = 1 << 20;
     spec.kill_grace = Duration::from_secs(2);
     spec.timeout = Some(Duration::from_secs(30));
-    spec.sandbox = Some(Confinement::new(
-        bwrap.to_path_buf(),
-        Mounts {
-            writable: vec![worktree.canonicalize().unwrap()],
-            ..Mounts::default()
-        },
-    ));
+    spec.sandbox = Some(
+        Confinement::new(
+            bwrap.to_path_buf(),
+            Mounts {
+                writable: vec![worktree.canonicalize().unwrap()],
+                ..Mounts::default()
+            },
+        )
+        .wrapper(),
+    );
     spec
 }
 

@@ -126,7 +126,7 @@ fn config_roles_and_command_line_overrides_apply_in_order() {
             "limits.max_cost_usd=5".into(),
         ],
         max_turns: Some(2),
-        player_model: Some("big".into()),
+        models: vec!["player=big".into()],
         ..Overrides::default()
     };
     let resolved = resolve(Some(dir.path()), "player-coach", &overrides).unwrap();
@@ -142,7 +142,7 @@ fn config_roles_and_command_line_overrides_apply_in_order() {
         "{annotated}"
     );
     assert!(
-        annotated.contains("model = \"haiku\"  # --set:1"),
+        annotated.contains("model = \"haiku\"  # --set roles.coach.model=haiku"),
         "{annotated}"
     );
 }

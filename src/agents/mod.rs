@@ -318,7 +318,7 @@ pub fn agent_process_spec(program: &str, args: &[String], req: &AgentRequest<'_>
     spec.idle_timeout = req.role.idle_timeout;
     spec.capture_limit = FINAL_MESSAGE_LIMIT;
     spec.group_file = Some(agent_group_file(req.run_dir));
-    spec.sandbox = req.sandbox.cloned();
+    spec.sandbox = req.sandbox.map(crate::sandbox::Confinement::wrapper);
     spec
 }
 

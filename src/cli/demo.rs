@@ -81,7 +81,11 @@ pub fn run(json: bool, quiet: bool) -> Result<u8, Error> {
         auto_merge: true,
         ..RunSettings::default()
     };
-    let options = StartOptions::new(BranchPolicy::New, false, Display::choose(json, quiet))?;
+    let options = StartOptions {
+        policy: BranchPolicy::New,
+        yes: false,
+        io: super::terminal_io(Display::choose(json, quiet))?,
+    };
     let outcome = start(&dir, TASK, settings, options)?;
     if !json && !quiet {
         ui::line(&format!(

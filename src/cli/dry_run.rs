@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::agents::{adapter_for, AgentRequest};
-use crate::engine::exec::build_prompt_context;
+use crate::engine::plan::build_prompt_context;
 use crate::engine::plan::Plan;
 use crate::project::CheckOrigin;
 use crate::sandbox::{Effective, Writable};
@@ -138,6 +138,10 @@ pub fn render(plan: &Plan) -> String {
                 .map(|t| format!(", timeout {}", humantime::format_duration(t)))
                 .unwrap_or_default()
         );
+        let overridden = plan.resolved.role_overrides(&name);
+        if !overridden.is_empty() {
+            let _ = writeln!(out, "      set here: {}", overridden.join(", "));
+        }
         if let Some(writes) = &role.writes {
             let _ = writeln!(out, "      may change only: {}", globs(writes));
         }
@@ -241,32 +245,7 @@ fn render_sandbox(out: &mut String, plan: &Plan) {
 fn render_steps(out: &mut String, steps: &[Step], indent: &str, number: &str) {
     for (i, step) in steps.iter().enumerate() {
         let n = format!("{number}{}", i + 1);
-        let detail = match &step.action {
-            Action::Agent { role } => format!("agent: {role}"),
-            Action::Loop {
-                max_iterations,
-                until,
-                stall,
-                ..
-            } => {
-                let mut d = format!("loop, up to {max_iterations} iteration(s)");
-                if let Some(u) = until {
-                    d.push_str(&format!(", until {u}"));
-                }
-                if let Some(s) = stall {
-                    d.push_str(&format!(", stall window {}", s.window));
-                }
-                d
-            }
-            Action::Merge { strategy } => format!(
-                "merge ({})",
-                strategy
-                    .map(|s| s.as_str())
-                    .unwrap_or("project default, squash")
-            ),
-            Action::Run { run, .. } => format!("run: {run}"),
-            other => other.uses().to_string(),
-        };
+        let detail = (step.action.kind().describe)(&step.action);
         let mut extras = String::new();
         if let Some(cond) = &step.condition {
             extras.push_str(&format!(" if {cond}"));

@@ -7,7 +7,6 @@ use clap::Args;
 use crate::cli::task::current_dir;
 use crate::cli::RunFlags;
 use crate::engine::plan::repo_root;
-use crate::engine::state::RunSettings;
 use crate::error::Error;
 use crate::feature::preflight::{preflight, Intent};
 use crate::feature::state::FeatureSettings;
@@ -41,7 +40,7 @@ pub struct FeatureArgs {
 pub fn run(args: FeatureArgs, quiet: bool) -> Result<u8, Error> {
     let root = repo_root(&current_dir()?)?;
     let settings = FeatureSettings {
-        run: RunSettings::from_flags(&args.flags),
+        run: args.flags.settings(),
         max_parallel: args.max_parallel,
         stop_on_failure: args.stop_on_failure,
     };

@@ -2,6 +2,7 @@
 //!
 //! [`main`] is the only place that turns a result into an exit code and prints errors.
 
+pub mod approval;
 pub mod demo;
 pub mod doctor;
 pub mod dry_run;
@@ -10,6 +11,7 @@ pub mod generate;
 pub mod init;
 pub mod logs;
 pub mod profiles;
+pub mod prompts;
 pub mod runs;
 pub mod status;
 pub mod task;
@@ -21,6 +23,8 @@ use std::process::ExitCode;
 use clap::parser::ValueSource;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
+use crate::engine::io::RunIo;
+use crate::engine::state::{Answer, RunSettings};
 use crate::error::{exit, Error};
 use crate::ui;
 
@@ -75,6 +79,25 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Sign off a run waiting at an `approval` step, and continue it.
+    Approve {
+        /// Task id of the waiting run.
+        id: String,
+        /// Print events as NDJSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Reject the work of a run waiting at an `approval` step; the run ends blocked.
+    Reject {
+        /// Task id of the waiting run.
+        id: String,
+        /// What must change (recorded in the report).
+        #[arg(long, value_name = "TEXT")]
+        reason: String,
+        /// Print events as NDJSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
     /// Merge an approved run into its base and clean up.
     Complete {
         /// Task or feature id of the approved run.
@@ -118,6 +141,9 @@ pub enum Command {
     /// Inspect quality-gate profiles.
     #[command(subcommand)]
     Profiles(profiles::ProfilesCommand),
+    /// Print the built-in prompt templates, to start your own from.
+    #[command(subcommand)]
+    Prompts(prompts::PromptsCommand),
     /// Check git, the agent CLIs and their credentials, and the config and workflows.
     Doctor(doctor::DoctorArgs),
     /// Print the shell completion script for SHELL on stdout.
@@ -168,10 +194,13 @@ pub struct RunFlags {
     /// Never merge; leave an approved run for `autobuild complete`.
     #[arg(long)]
     pub no_merge: bool,
-    /// Model for the player role.
+    /// Model for a role, e.g. --model security=opus (repeatable; any role of the workflow).
+    #[arg(long = "model", value_name = "ROLE=MODEL")]
+    pub model: Vec<String>,
+    /// Model for the player role (same as --model player=MODEL).
     #[arg(long, value_name = "MODEL")]
     pub player_model: Option<String>,
-    /// Model for the coach role.
+    /// Model for the coach role (same as --model coach=MODEL).
     #[arg(long, value_name = "MODEL")]
     pub coach_model: Option<String>,
     /// Adapter for every role (claude-code, codex, command).
@@ -187,6 +216,30 @@ pub struct RunFlags {
     /// Print events as NDJSON on stdout.
     #[arg(long)]
     pub json: bool,
+}
+
+impl RunFlags {
+    /// The run settings these flags ask for.
+    pub fn settings(&self) -> RunSettings {
+        RunSettings {
+            workflow_arg: self.workflow.clone(),
+            auto_merge: self.auto_merge,
+            no_merge: self.no_merge,
+            overrides: self.set.clone(),
+            max_turns: self.max_turns,
+            player_model: self.player_model.clone(),
+            coach_model: self.coach_model.clone(),
+            models: self.model.clone(),
+            agent: self.agent.clone(),
+            base_branch: None,
+        }
+    }
+}
+
+/// The connections of a run started from the command line: progress on the chosen display,
+/// questions on the terminal, Ctrl-C and SIGTERM cancel it.
+pub fn terminal_io(display: ui::progress::Display) -> Result<RunIo, Error> {
+    RunIo::from_signals(display.sink(), Box::new(ui::TerminalPrompter))
 }
 
 /// Parses the command line, runs it, and maps the result to an exit code.
@@ -231,6 +284,24 @@ fn run(cli: Cli) -> Result<u8, Error> {
         Command::Feature(args) => feature::run(args, quiet),
         Command::Status { id, all, json } => runs::status(id, all, json),
         Command::Resume { id, json } => runs::resume(&id, json, quiet),
+        Command::Approve { id, json } => approval::answer(
+            &id,
+            Answer {
+                approved: true,
+                reason: String::new(),
+            },
+            json,
+            quiet,
+        ),
+        Command::Reject { id, reason, json } => approval::answer(
+            &id,
+            Answer {
+                approved: false,
+                reason,
+            },
+            json,
+            quiet,
+        ),
         Command::Complete { id } => runs::complete(&id),
         Command::Discard { id, yes } => runs::discard(&id, yes),
         Command::Logs {
@@ -251,6 +322,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
         Command::Demo { json } => demo::run(json, quiet),
         Command::Workflows(cmd) => workflows::run(cmd),
         Command::Profiles(cmd) => profiles::run(cmd),
+        Command::Prompts(cmd) => prompts::run(cmd),
         Command::Doctor(args) => doctor::run(args),
         Command::Completions { shell } => generate::completions(shell),
         Command::Man { output } => generate::man(output),

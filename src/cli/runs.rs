@@ -25,15 +25,15 @@ use crate::project::{Config, Layout};
 use crate::ui;
 use crate::ui::progress::Display;
 
-struct Located {
-    root: PathBuf,
-    paths: RunPaths,
-    state: RunState,
+pub(super) struct Located {
+    pub(super) root: PathBuf,
+    pub(super) paths: RunPaths,
+    pub(super) state: RunState,
 }
 
 /// The repository root, once `run_id` is known to name a directory directly under
 /// `.autobuild/runs/`. Nothing is read before the id itself is checked.
-fn checked_run(run_id: &str) -> Result<PathBuf, Error> {
+pub(super) fn checked_run(run_id: &str) -> Result<PathBuf, Error> {
     validate_run_id(run_id).map_err(|why| {
         Error::usage(format!("invalid run id: {why}")).with_help(
             "a run id is a task or feature id such as TASK-001, or an earlier run kept as TASK-001@1; `autobuild status` lists the runs",
@@ -44,7 +44,7 @@ fn checked_run(run_id: &str) -> Result<PathBuf, Error> {
     Ok(root)
 }
 
-fn locate_run(root: &Path, task_id: &str) -> Result<Located, Error> {
+pub(super) fn locate_run(root: &Path, task_id: &str) -> Result<Located, Error> {
     let root = root.to_path_buf();
     if crate::feature::run::is_feature_run(&root, task_id) {
         return Err(Error::usage(format!(
@@ -236,8 +236,7 @@ pub fn resume(task_id: &str, json: bool, quiet: bool) -> Result<u8, Error> {
     let outcome = crate::engine::run::resume(
         &root,
         task_id,
-        Display::choose(json, quiet).sink(),
-        crate::engine::run::cancel_on_signals()?,
+        super::terminal_io(Display::choose(json, quiet))?,
     )?;
     Ok(outcome.exit_code())
 }

@@ -7,7 +7,6 @@ use clap::Args;
 use crate::cli::{dry_run, RunFlags};
 use crate::engine::plan::{preflight, repo_root, BranchPolicy};
 use crate::engine::run::{start, StartOptions};
-use crate::engine::state::RunSettings;
 use crate::error::Error;
 use crate::ui::progress::Display;
 
@@ -39,7 +38,7 @@ pub fn run(args: TaskArgs, quiet: bool) -> Result<u8, Error> {
     } else {
         BranchPolicy::New
     };
-    let settings = RunSettings::from_flags(&args.flags);
+    let settings = args.flags.settings();
     if args.flags.dry_run {
         let dry_policy = if policy == BranchPolicy::New {
             BranchPolicy::Resume
@@ -61,7 +60,11 @@ pub fn run(args: TaskArgs, quiet: bool) -> Result<u8, Error> {
             crate::error::exit::USAGE
         });
     }
-    let options = StartOptions::new(policy, args.yes, Display::choose(args.flags.json, quiet))?;
+    let options = StartOptions {
+        policy,
+        yes: args.yes,
+        io: super::terminal_io(Display::choose(args.flags.json, quiet))?,
+    };
     let outcome = start(&root, &args.task, settings, options)?;
     Ok(outcome.exit_code())
 }

@@ -10,6 +10,7 @@ use crate::diagnostic::Diagnostic;
 use crate::error::Error;
 use crate::ui;
 use crate::workflow::catalog::{Catalog, Opened};
+use crate::workflow::kinds;
 use crate::workflow::resolve::is_path;
 use crate::workflow::Overrides;
 
@@ -29,6 +30,12 @@ pub enum WorkflowsCommand {
         #[arg(long = "set", value_name = "KEY=VALUE", requires = "resolved")]
         set: Vec<String>,
     },
+    /// Describe the built-in step kinds: keys, outputs and rules (the reference in docs/workflows.md).
+    Kinds {
+        /// One kind (`uses` name); default: all of them.
+        #[arg(value_name = "USES")]
+        kind: Option<String>,
+    },
     /// Validate workflows (default: every workflow visible here).
     Validate {
         /// Workflow names (as `workflows list` shows them) or files to validate.
@@ -38,6 +45,9 @@ pub enum WorkflowsCommand {
 }
 
 pub fn run(cmd: WorkflowsCommand) -> Result<u8, Error> {
+    if let WorkflowsCommand::Kinds { kind } = &cmd {
+        return kinds(kind.as_deref());
+    }
     let catalog = Catalog::discover(Some(&repo_root()?))?;
     match cmd {
         WorkflowsCommand::List => list(&catalog),
@@ -47,7 +57,27 @@ pub fn run(cmd: WorkflowsCommand) -> Result<u8, Error> {
             set,
         } => show(&catalog, &name, resolved, set),
         WorkflowsCommand::Validate { workflows } => validate(&catalog, &workflows),
+        WorkflowsCommand::Kinds { kind } => kinds(kind.as_deref()),
     }
+}
+
+/// `workflows kinds [USES]`: the reference generated from the kinds themselves.
+fn kinds(name: Option<&str>) -> Result<u8, Error> {
+    let text = match name {
+        None => kinds::reference::markdown(),
+        Some(name) => match kinds::named(name) {
+            Some(kind) => kinds::reference::kind_markdown(kind),
+            None => {
+                let help = match crate::diagnostic::did_you_mean(name, kinds::names()) {
+                    Some(close) => format!("did you mean `{close}`?"),
+                    None => format!("the step kinds are: {}", kinds::names().join(", ")),
+                };
+                return Err(Error::usage(format!("no step kind `{name}`")).with_help(help));
+            }
+        },
+    };
+    ui::line(text.trim_end());
+    Ok(0)
 }
 
 /// The repository containing the current directory, or the current directory itself.

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use crate::agents::process::CancelToken;
 use crate::engine::events::{Event, EventKind, EventLog, EventSink};
+use crate::engine::io::{Prompter, RunIo};
 use crate::engine::outcome::Outcome;
 use crate::engine::paths::RunPaths;
 use crate::engine::plan::Plan;
@@ -34,19 +35,19 @@ pub struct RunCx<'p> {
     pub deadline: Option<Instant>,
     events: EventLog,
     display: Box<dyn EventSink + Send + 'p>,
+    /// Answers the run's questions (merge now? approve?).
+    pub prompter: Box<dyn Prompter>,
 }
 
 impl<'p> RunCx<'p> {
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         plan: &'p Plan,
         paths: RunPaths,
         state: RunState,
         repo: Repo,
-        cancel: CancelToken,
         project_env: ProjectEnv,
         events: EventLog,
-        display: Box<dyn EventSink + Send + 'p>,
+        io: RunIo,
     ) -> Self {
         let state_elapsed_ms = state.elapsed_ms;
         RunCx {
@@ -54,7 +55,7 @@ impl<'p> RunCx<'p> {
             paths,
             state,
             repo,
-            cancel,
+            cancel: io.cancel,
             project_env,
             turn: None,
             stall_reason: None,
@@ -65,7 +66,8 @@ impl<'p> RunCx<'p> {
                 Instant::now() + max.saturating_sub(Duration::from_millis(state_elapsed_ms))
             }),
             events,
-            display,
+            display: io.sink,
+            prompter: io.prompter,
         }
     }
 

@@ -10,6 +10,8 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
+use crate::workflow::kinds::Uses;
+
 /// One event with its time and run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Event {
@@ -42,12 +44,12 @@ pub enum EventKind {
     },
     StepStarted {
         step: String,
-        uses: String,
+        uses: Uses,
         turn: Option<u32>,
     },
     StepFinished {
         step: String,
-        uses: String,
+        uses: Uses,
         turn: Option<u32>,
         ok: bool,
         duration_ms: u64,

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::engine::cx::RunCx;
@@ -18,6 +19,7 @@ use crate::engine::turn::Turn;
 use crate::error::Error;
 use crate::steps::stall::{self, StallAction, StallPolicy, TurnFacts};
 use crate::workflow::expr;
+use crate::workflow::kinds::{GateOutputs, LoopExit, LoopOutputs, MergeOutputs};
 use crate::workflow::model::{Action, Step};
 
 /// Why the walk stops running ordinary steps (`always` steps still run).
@@ -39,7 +41,7 @@ pub struct Interpreter<'a, 'p> {
     frames: Vec<Frame>,
     stop: Option<Stop>,
     /// The last loop's exit, which decides blocked vs stalled.
-    loop_exits: Vec<String>,
+    loop_exits: Vec<LoopExit>,
     last_gate_approved: Option<bool>,
     merged: bool,
 }
@@ -67,13 +69,13 @@ impl<'a, 'p> Interpreter<'a, 'p> {
         if let Some(Stop::Outcome(outcome)) = &self.stop {
             return outcome.clone();
         }
-        match self.loop_exits.last().map(String::as_str) {
-            Some("stalled") => {
+        match self.loop_exits.last() {
+            Some(LoopExit::Stalled) => {
                 return Outcome::Stalled {
                     reason: self.cx.stall_reason.clone().unwrap_or_default(),
                 }
             }
-            Some("exhausted") => return Outcome::TurnLimit,
+            Some(LoopExit::Exhausted) => return Outcome::TurnLimit,
             _ => {}
         }
         match self.last_gate_approved {
@@ -133,7 +135,7 @@ impl<'a, 'p> Interpreter<'a, 'p> {
         let turn = self.cx.turn.as_ref().map(|t| t.number);
         self.cx.emit(EventKind::StepStarted {
             step: step.id.clone(),
-            uses: step.action.uses().to_string(),
+            uses: step.action.uses(),
             turn,
         });
         let clock = Instant::now();
@@ -145,7 +147,7 @@ impl<'a, 'p> Interpreter<'a, 'p> {
             Err(error) => {
                 self.cx.emit(EventKind::StepFinished {
                     step: step.id.clone(),
-                    uses: step.action.uses().to_string(),
+                    uses: step.action.uses(),
                     turn,
                     ok: false,
                     duration_ms,
@@ -159,7 +161,7 @@ impl<'a, 'p> Interpreter<'a, 'p> {
         };
         self.cx.emit(EventKind::StepFinished {
             step: step.id.clone(),
-            uses: step.action.uses().to_string(),
+            uses: step.action.uses(),
             turn,
             ok: done.ok,
             duration_ms,
@@ -214,7 +216,7 @@ impl<'a, 'p> Interpreter<'a, 'p> {
             .loops
             .get(&loop_id)
             .map_or(1, |l| l.iteration.max(1));
-        let mut exit = "exhausted";
+        let mut exit = LoopExit::Exhausted;
         let mut iterations = first.saturating_sub(1);
         let mut prev = self.restore_prev(&loop_path, first);
         for iteration in first..=max {
@@ -258,13 +260,13 @@ impl<'a, 'p> Interpreter<'a, 'p> {
                 break;
             }
             if done {
-                exit = "done";
+                exit = LoopExit::Done;
                 self.cx.end_turn();
                 break;
             }
             if let Some(config) = stall_config {
                 if let Some(reason) = self.check_stall(&loop_id, config) {
-                    exit = "stalled";
+                    exit = LoopExit::Stalled;
                     self.cx.stall_reason = Some(reason);
                     self.cx.end_turn();
                     break;
@@ -277,19 +279,19 @@ impl<'a, 'p> Interpreter<'a, 'p> {
             return Ok(());
         }
         if let Some(state) = self.cx.state.loops.get_mut(&loop_id) {
-            state.exit = Some(exit.to_string());
+            state.exit = Some(exit);
         }
-        let outputs = json!({"iterations": iterations, "exit": exit});
+        let outputs = serde_json::to_value(LoopOutputs { iterations, exit }).unwrap_or_default();
         self.cx.state.completed.insert(
             loop_path,
             StepRecord {
-                ok: exit == "done",
+                ok: exit == LoopExit::Done,
                 outputs: outputs.clone(),
             },
         );
         self.cx.save_state()?;
         self.record_outputs(step, outputs);
-        self.loop_exits.push(exit.to_string());
+        self.loop_exits.push(exit);
         Ok(())
     }
 
@@ -310,20 +312,20 @@ impl<'a, 'p> Interpreter<'a, 'p> {
     /// What a gate or merge step's outputs say about the run's outcome (live or restored).
     fn note_outcome(&mut self, step: &Step, outputs: &Value) {
         match step.action {
-            Action::Gate => self.last_gate_approved = outputs["approved"].as_bool(),
-            Action::Merge { .. } => self.merged = outputs["merged"].as_bool() == Some(true),
+            Action::Gate => {
+                self.last_gate_approved = GateOutputs::deserialize(outputs)
+                    .ok()
+                    .map(|gate| gate.approved)
+            }
+            Action::Merge { .. } => {
+                self.merged = MergeOutputs::deserialize(outputs).is_ok_and(|merge| merge.merged)
+            }
             _ => {}
         }
     }
 
     fn note_loop_exit(&mut self, loop_id: &str) {
-        if let Some(exit) = self
-            .cx
-            .state
-            .loops
-            .get(loop_id)
-            .and_then(|l| l.exit.clone())
-        {
+        if let Some(exit) = self.cx.state.loops.get(loop_id).and_then(|l| l.exit) {
             self.loop_exits.push(exit);
         }
     }
@@ -391,11 +393,7 @@ impl<'a, 'p> Interpreter<'a, 'p> {
         if self.cx.cancel.is_cancelled() {
             return Some(Stop::Outcome(Outcome::Cancelled));
         }
-        let spends = matches!(
-            next,
-            Action::Agent { .. } | Action::Verify { .. } | Action::Run { .. } | Action::Loop { .. }
-        );
-        if !spends {
+        if !next.kind().spends_budget {
             return None;
         }
         let limits = &self.cx.plan.resolved.workflow.limits;

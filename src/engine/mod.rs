@@ -1,12 +1,13 @@
 //! The engine: runs a resolved workflow for one task — preflight ([`plan`]), the
 //! [`interpreter`], the step executors ([`exec`]), persisted [`state`] for resume, what a resume repairs first ([`recover`]), the
-//! [`events`] stream and the run [`lock`].
+//! [`events`] stream and the run [`lock`], and a run's [`io`]: its event sink, its prompter and its cancel token.
 
 pub mod cx;
 pub mod events;
 pub mod exec;
 pub mod inputs;
 pub mod interpreter;
+pub mod io;
 pub mod lock;
 pub mod outcome;
 pub mod paths;

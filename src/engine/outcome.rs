@@ -26,6 +26,10 @@ pub enum Outcome {
     /// An agent cannot authenticate, is out of credit, or names a model it cannot use: the run
     /// stopped at the first such step, which `autobuild resume` runs again once that is fixed.
     AgentUnusable(AgentStop),
+    /// An `approval` step waits for a person; `autobuild approve`/`reject` continues the run.
+    Waiting { step: String, question: String },
+    /// A person rejected the work at an `approval` step.
+    Rejected { reason: String },
 }
 
 /// Which agent stopped the run, and why.
@@ -47,6 +51,8 @@ impl Outcome {
             Outcome::Stalled { .. } => exit::STALLED,
             Outcome::Cancelled | Outcome::TimedOut | Outcome::OverBudget { .. } => exit::CANCELLED,
             Outcome::Failed { .. } | Outcome::AgentUnusable(_) => exit::RUNTIME,
+            Outcome::Waiting { .. } => exit::WAITING,
+            Outcome::Rejected { .. } => exit::TURN_LIMIT,
         }
     }
 
@@ -61,6 +67,8 @@ impl Outcome {
             Outcome::OverBudget { .. } => "over_budget",
             Outcome::Failed { .. } => "failed",
             Outcome::AgentUnusable(_) => "agent_unusable",
+            Outcome::Waiting { .. } => "waiting",
+            Outcome::Rejected { .. } => "rejected",
         }
     }
 
@@ -75,6 +83,8 @@ impl Outcome {
             }
             Outcome::Failed { .. } => RunStatus::Failed,
             Outcome::AgentUnusable(_) => RunStatus::Halted,
+            Outcome::Waiting { .. } => RunStatus::Waiting,
+            Outcome::Rejected { .. } => RunStatus::Blocked,
         }
     }
 
@@ -99,6 +109,10 @@ impl Outcome {
                 stop.class.as_str(),
                 stop.message
             ),
+            Outcome::Waiting { step, question } => format!(
+                "waiting for a person at `{step}`: {question} (answer with `autobuild approve` or `autobuild reject --reason …`)"
+            ),
+            Outcome::Rejected { reason } => format!("blocked: rejected at sign-off ({reason})"),
         }
     }
 }

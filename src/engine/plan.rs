@@ -8,7 +8,11 @@
 //! `--dry-run` prints the plan.
 
 mod budget;
+mod profile_checks;
+mod prompt_context;
 mod prompts;
+
+pub use prompt_context::build_prompt_context;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -16,7 +20,6 @@ use std::path::{Path, PathBuf};
 use crate::agents::adapter_for;
 use crate::agents::login::{self, Login};
 use crate::agents::process::locate;
-use crate::cli::RunFlags;
 use crate::engine::inputs::{self, RunInputs};
 use crate::engine::state::RunSettings;
 use crate::error::Error;
@@ -71,26 +74,11 @@ pub enum BranchPolicy {
 }
 
 impl RunSettings {
-    pub fn from_flags(flags: &RunFlags) -> RunSettings {
-        RunSettings {
-            workflow_arg: flags.workflow.clone(),
-            auto_merge: flags.auto_merge,
-            no_merge: flags.no_merge,
-            overrides: flags.set.clone(),
-            max_turns: flags.max_turns,
-            player_model: flags.player_model.clone(),
-            coach_model: flags.coach_model.clone(),
-            agent: flags.agent.clone(),
-            base_branch: None,
-        }
-    }
-
     fn overrides(&self) -> Overrides {
         Overrides {
             set: self.overrides.clone(),
             max_turns: self.max_turns,
-            player_model: self.player_model.clone(),
-            coach_model: self.coach_model.clone(),
+            models: self.model_assignments(),
             agent: self.agent.clone(),
         }
     }
@@ -179,6 +167,12 @@ pub fn preflight(
     blockers.extend(worktree_files.blockers);
     warnings.extend(worktree_files.warnings);
     blockers.extend(missing_required_checks(&resolved, &profile, &checks));
+    let (checks, unselectable) = profile_checks::select(
+        checks,
+        &profile,
+        &resolved.workflow.gate_requirements(&profile.require),
+    );
+    blockers.extend(unselectable);
     blockers.extend(uncommitted_agent_files(&resolved, root, &base_branch));
     let branch = format!("autobuild/{}", task.id);
     let branch_exists = repo.branch_exists(&branch);

@@ -7,9 +7,10 @@ use std::path::Path;
 
 use crate::agents::process::CancelToken;
 use crate::engine::cx::{now, RunCx};
-use crate::engine::events::{EventKind, EventLog, EventSink};
+use crate::engine::events::{EventKind, EventLog};
 use crate::engine::exec::write_report;
 use crate::engine::interpreter::Interpreter;
+use crate::engine::io::{Prompter, RunIo};
 use crate::engine::lock::{LockError, RunLock};
 use crate::engine::outcome::Outcome;
 use crate::engine::paths::RunPaths;
@@ -17,29 +18,13 @@ use crate::engine::plan::{preflight, BranchPolicy, Plan};
 use crate::engine::state::{OutcomeRecord, RunSettings, RunState, RunStatus, STATE_VERSION};
 use crate::error::Error;
 use crate::git::Repo;
-use crate::ui::progress::Display;
 
-/// How `autobuild task` treats an existing branch, where progress goes, and what stops it.
+/// How `autobuild task` treats an existing branch, and the run's connections to the world.
 pub struct StartOptions {
     pub policy: BranchPolicy,
     /// `--yes`: do not ask before discarding with `--fresh`.
     pub yes: bool,
-    /// Receives every event of the run (a display, or a feature's aggregator).
-    pub sink: Box<dyn EventSink + Send>,
-    /// Setting it stops the run like Ctrl-C does (a feature shares one across its tasks).
-    pub cancel: CancelToken,
-}
-
-impl StartOptions {
-    /// Options for a run started from the command line: Ctrl-C and SIGTERM cancel it.
-    pub fn new(policy: BranchPolicy, yes: bool, display: Display) -> Result<StartOptions, Error> {
-        Ok(StartOptions {
-            policy,
-            yes,
-            sink: display.sink(),
-            cancel: cancel_on_signals()?,
-        })
-    }
+    pub io: RunIo,
 }
 
 /// Runs a task from the start (or continues it on its branch with `--resume`).
@@ -55,13 +40,13 @@ pub fn start(
     if options.policy == BranchPolicy::Resume {
         if let Ok(state) = RunState::load(&paths.state()) {
             if state.status.is_resumable() {
-                return continue_run(&plan, paths, state, options.sink, options.cancel);
+                return continue_run(&plan, paths, state, options.io);
             }
         }
     }
     let repo = Repo::discover(root)?;
     if options.policy == BranchPolicy::Fresh && plan.branch_exists {
-        discard_branch(&repo, &plan, options.yes)?;
+        discard_branch(&repo, &plan, options.yes, options.io.prompter.as_ref())?;
     }
     let lock = take_lock(&plan)?;
     if paths.dir.exists() {
@@ -73,24 +58,11 @@ pub fn start(
     state
         .save(&paths.state())
         .map_err(|e| Error::io("cannot write", paths.state(), e))?;
-    run_interpreter(
-        &plan,
-        paths,
-        state,
-        repo,
-        (options.sink, options.cancel),
-        lock,
-        Vec::new(),
-    )
+    run_interpreter(&plan, paths, state, repo, options.io, lock, Vec::new())
 }
 
 /// `autobuild resume <ID>`: continues an interrupted run from its last completed step.
-pub fn resume(
-    root: &Path,
-    task_id: &str,
-    sink: Box<dyn EventSink + Send>,
-    cancel: CancelToken,
-) -> Result<Outcome, Error> {
+pub fn resume(root: &Path, task_id: &str, io: RunIo) -> Result<Outcome, Error> {
     let layout = crate::project::Layout::new(root);
     let paths = RunPaths::new(&layout.runs(), task_id);
     if !paths.state().exists() {
@@ -127,15 +99,14 @@ pub fn resume(
         .get_or_insert_with(|| state.base_branch.clone());
     let plan = preflight(root, &task_arg, settings, BranchPolicy::Resume)?;
     plan.ensure_startable()?;
-    continue_run(&plan, paths, state, sink, cancel)
+    continue_run(&plan, paths, state, io)
 }
 
 fn continue_run(
     plan: &Plan,
     paths: RunPaths,
     mut state: RunState,
-    sink: Box<dyn EventSink + Send>,
-    cancel: CancelToken,
+    io: RunIo,
 ) -> Result<Outcome, Error> {
     let lock = take_lock(plan)?;
     let repo = Repo::discover(&plan.root)?;
@@ -148,7 +119,7 @@ fn continue_run(
         state.workflow_hash = plan.resolved.hash.clone();
     }
     notes.extend(crate::engine::recover::recover(&repo, &paths, &state)?);
-    run_interpreter(plan, paths, state, repo, (sink, cancel), lock, notes)
+    run_interpreter(plan, paths, state, repo, io, lock, notes)
 }
 
 fn run_interpreter(
@@ -156,7 +127,7 @@ fn run_interpreter(
     paths: RunPaths,
     state: RunState,
     repo: Repo,
-    (sink, cancel): (Box<dyn EventSink + Send>, CancelToken),
+    io: RunIo,
     _lock: RunLock,
     notes: Vec<String>,
 ) -> Result<Outcome, Error> {
@@ -169,7 +140,7 @@ fn run_interpreter(
     project_env
         .write_bash_env(&bash_env)
         .map_err(|e| Error::io("cannot write", &bash_env, e))?;
-    let mut cx = RunCx::new(plan, paths, state, repo, cancel, project_env, events, sink);
+    let mut cx = RunCx::new(plan, paths, state, repo, project_env, events, io);
     cx.emit(EventKind::RunStarted {
         task: plan.task.id.clone(),
         title: plan.task.title.clone(),
@@ -216,20 +187,25 @@ fn take_lock(plan: &Plan) -> Result<RunLock, Error> {
     })
 }
 
-fn discard_branch(repo: &Repo, plan: &Plan, yes: bool) -> Result<(), Error> {
+fn discard_branch(
+    repo: &Repo,
+    plan: &Plan,
+    yes: bool,
+    prompter: &dyn Prompter,
+) -> Result<(), Error> {
     let question = format!(
         "Discard branch {} and its worktree (unmerged work is lost)?",
         plan.branch
     );
     if !yes {
-        if !crate::ui::is_interactive() {
+        if !prompter.is_interactive() {
             return Err(Error::usage(format!(
                 "--fresh would delete branch {} and its unmerged work",
                 plan.branch
             ))
             .with_help("add --yes to confirm without a terminal"));
         }
-        if !crate::ui::confirm(&question) {
+        if prompter.confirm(&question, &CancelToken::new()) != Some(true) {
             return Err(Error::usage(
                 "kept the existing branch; nothing was changed",
             ));
@@ -281,18 +257,6 @@ fn new_state(plan: &Plan) -> RunState {
         merge_strategy: None,
         elapsed_ms: 0,
         pending: None,
+        answer: None,
     }
-}
-
-/// A token that Ctrl-C, SIGTERM, SIGHUP and SIGQUIT set; running children are stopped by their
-/// watchdogs.
-pub fn cancel_on_signals() -> Result<CancelToken, Error> {
-    let cancel = CancelToken::new();
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
-    // SIGHUP: the terminal went away; the run must still stop its agents and stay resumable.
-    for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
-        signal_hook::flag::register(signal, cancel.flag())
-            .map_err(|e| Error::runtime(format!("cannot install a signal handler: {e}")))?;
-    }
-    Ok(cancel)
 }

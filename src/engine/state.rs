@@ -10,6 +10,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+use crate::workflow::kinds::LoopExit;
 use serde_json::Value;
 
 use crate::steps::stall::TurnFacts;
@@ -57,6 +59,19 @@ pub struct RunState {
     /// change begins and cleared once it is done, so a resume after a kill knows what to redo.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending: Option<Pending>,
+    /// A person's answer to a waiting `approval` step, given with `autobuild approve` or
+    /// `autobuild reject`; the step takes it when the run continues.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<Answer>,
+}
+
+/// A person's sign-off decision, for the `approval` step the run waits at (the first step a
+/// continued run performs).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Answer {
+    pub approved: bool,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
 }
 
 /// The runner's own repository changes that a kill could interrupt half-way (DESIGN.md §5:
@@ -110,6 +125,8 @@ pub enum RunStatus {
     /// Stopped because an agent cannot authenticate, is out of credit or names an unknown
     /// model; resumable once that is fixed.
     Halted,
+    /// An `approval` step waits for `autobuild approve` or `autobuild reject`.
+    Waiting,
     Discarded,
 }
 
@@ -124,6 +141,7 @@ impl RunStatus {
             RunStatus::Cancelled => "cancelled",
             RunStatus::Failed => "failed",
             RunStatus::Halted => "halted",
+            RunStatus::Waiting => "waiting",
             RunStatus::Discarded => "discarded",
         }
     }
@@ -133,7 +151,7 @@ impl RunStatus {
     pub fn is_resumable(self) -> bool {
         matches!(
             self,
-            RunStatus::Running | RunStatus::Cancelled | RunStatus::Halted
+            RunStatus::Running | RunStatus::Cancelled | RunStatus::Halted | RunStatus::Waiting
         )
     }
 
@@ -151,13 +169,32 @@ pub struct RunSettings {
     pub no_merge: bool,
     pub overrides: Vec<String>,
     pub max_turns: Option<u32>,
+    /// `--player-model` (the alias of `--model player=…`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub player_model: Option<String>,
+    /// `--coach-model` (the alias of `--model coach=…`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coach_model: Option<String>,
+    /// `--model ROLE=MODEL` assignments, in command-line order.
+    #[serde(default)]
+    pub models: Vec<String>,
     pub agent: Option<String>,
     /// Branch from this base instead of `[project] base_branch` / the current branch
     /// (a feature's tasks branch from the feature branch).
     #[serde(default)]
     pub base_branch: Option<String>,
+}
+
+impl RunSettings {
+    /// Every `ROLE=MODEL` choice: the aliases first, then each `--model`.
+    pub fn model_assignments(&self) -> Vec<String> {
+        let legacy = [("player", &self.player_model), ("coach", &self.coach_model)];
+        legacy
+            .into_iter()
+            .filter_map(|(role, model)| model.as_ref().map(|m| format!("{role}={m}")))
+            .chain(self.models.iter().cloned())
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -177,7 +214,7 @@ pub struct LoopState {
     pub stall_notice: Option<String>,
     /// The previous turn's feedback (a `FeedbackContext`), for the next player prompt.
     pub feedback: Option<Value>,
-    pub exit: Option<String>,
+    pub exit: Option<LoopExit>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

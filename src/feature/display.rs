@@ -12,6 +12,7 @@ use crate::engine::events::{Event, EventKind};
 use crate::feature::events::{FeatureEvent, FeatureEventKind};
 use crate::ui;
 use crate::ui::progress::{plain_line, Display};
+use crate::workflow::kinds::Uses;
 
 /// Receives the feature's events and every task's engine events.
 pub trait FeatureSink {
@@ -132,7 +133,7 @@ impl Plain {
         match &event.kind {
             EventKind::Warning { message } => self.warnings.contains(message),
             EventKind::RunFinished { .. } => true,
-            EventKind::StepFinished { uses, .. } => uses == "merge",
+            EventKind::StepFinished { uses, .. } => *uses == Uses::Merge,
             _ => false,
         }
     }
@@ -418,7 +419,7 @@ mod tests {
         }));
         line.apply(&event(EventKind::StepStarted {
             step: "review".into(),
-            uses: "agent".into(),
+            uses: Uses::Agent,
             turn: Some(2),
         }));
         line.apply(&event(EventKind::TurnFinished {
@@ -441,18 +442,18 @@ mod tests {
         let plain = Plain {
             warnings: vec!["shared".into()],
         };
-        let step = |uses: &str| {
+        let step = |uses: Uses| {
             event(EventKind::StepFinished {
-                step: uses.into(),
-                uses: uses.into(),
+                step: uses.to_string(),
+                uses,
                 turn: None,
                 ok: true,
                 duration_ms: 5,
                 summary: "approved; merge later with `autobuild complete TASK-1`".into(),
             })
         };
-        assert!(plain.covered_by_feature(&step("merge")));
-        assert!(!plain.covered_by_feature(&step("report")));
+        assert!(plain.covered_by_feature(&step(Uses::Merge)));
+        assert!(!plain.covered_by_feature(&step(Uses::Report)));
         let warning = |message: &str| {
             event(EventKind::Warning {
                 message: message.into(),

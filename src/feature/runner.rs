@@ -19,10 +19,10 @@ use std::time::{Duration, Instant};
 
 use crate::agents::process::CancelToken;
 use crate::engine::cx::now;
+use crate::engine::io::cancel_on_signals;
 use crate::engine::lock::RunLock;
 use crate::engine::paths::RunPaths;
 use crate::engine::plan::BranchPolicy;
-use crate::engine::run::cancel_on_signals;
 use crate::engine::state::RunState;
 use crate::engine::Outcome;
 use crate::error::Error;

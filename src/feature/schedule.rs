@@ -65,7 +65,8 @@ pub fn decide(
             | RunStatus::Blocked
             | RunStatus::Stalled
             | RunStatus::Failed
-            | RunStatus::Halted => Action::Run { resume: true },
+            | RunStatus::Halted
+            | RunStatus::Waiting => Action::Run { resume: true },
         },
         _ => Action::Run { resume: false },
     }

@@ -128,6 +128,8 @@ pub enum TaskStatus {
     Skipped,
     /// Approved, but merging it into the feature branch conflicted.
     Conflict,
+    /// Its `approval` step waits for `autobuild approve`/`reject`; its dependants wait too.
+    Waiting,
 }
 
 impl TaskStatus {
@@ -143,6 +145,7 @@ impl TaskStatus {
             TaskStatus::Cancelled => "cancelled",
             TaskStatus::Skipped => "skipped",
             TaskStatus::Conflict => "conflict",
+            TaskStatus::Waiting => "waiting",
         }
     }
 
@@ -156,6 +159,8 @@ impl TaskStatus {
                 TaskStatus::Cancelled
             }
             Outcome::Failed { .. } | Outcome::AgentUnusable(_) => TaskStatus::Failed,
+            Outcome::Waiting { .. } => TaskStatus::Waiting,
+            Outcome::Rejected { .. } => TaskStatus::Blocked,
         }
     }
 
@@ -179,6 +184,7 @@ impl TaskStatus {
             TaskStatus::Stalled => exit::STALLED,
             TaskStatus::Cancelled => exit::CANCELLED,
             TaskStatus::Failed | TaskStatus::Conflict => exit::RUNTIME,
+            TaskStatus::Waiting => exit::WAITING,
             _ => exit::APPROVED,
         }
     }
@@ -217,6 +223,7 @@ impl FeatureState {
             exit::RUNTIME,
             exit::STALLED,
             exit::TURN_LIMIT,
+            exit::WAITING,
         ]
         .into_iter()
         .find(|code| codes.contains(code))

@@ -9,11 +9,13 @@ use std::thread::{self, JoinHandle};
 
 use crate::agents::process::CancelToken;
 use crate::engine::events::{Event, EventKind, EventSink};
+use crate::engine::io::{RunIo, Unattended};
 use crate::engine::plan::BranchPolicy;
 use crate::engine::run::{start, StartOptions};
 use crate::engine::state::RunSettings;
 use crate::engine::Outcome;
 use crate::error::Error;
+use crate::workflow::kinds::Uses;
 
 /// What a task thread reports.
 pub enum Message {
@@ -60,8 +62,11 @@ pub fn spawn_task(run: TaskRun) -> Result<JoinHandle<()>, Error> {
             let options = StartOptions {
                 policy,
                 yes: false,
-                sink: Box::new(ChannelSink(tx.clone())),
-                cancel,
+                io: RunIo {
+                    sink: Box::new(ChannelSink(tx.clone())),
+                    prompter: Box::new(Unattended),
+                    cancel,
+                },
             };
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 start(&root, &task_path, settings, options)
@@ -77,7 +82,7 @@ pub fn spawn_task(run: TaskRun) -> Result<JoinHandle<()>, Error> {
 pub fn past_worktree(event: &Event) -> bool {
     match &event.kind {
         EventKind::StepFinished { .. } | EventKind::StepSkipped { .. } => true,
-        EventKind::StepStarted { uses, .. } => uses != "worktree",
+        EventKind::StepStarted { uses, .. } => *uses != Uses::Worktree,
         _ => false,
     }
 }

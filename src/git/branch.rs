@@ -8,8 +8,8 @@
 use git2::BranchType;
 
 use super::error::{Context, GitError};
-use super::merge::{merge_tree, TreeMerge};
 use super::repo::Repo;
+use super::tree_merge::{merge_tree, TreeMerge};
 
 impl Repo {
     /// Where `commit` forked from `branch`: their merge base (hex).

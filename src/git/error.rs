@@ -9,6 +9,8 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::error::Error;
+
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
     /// A libgit2 operation failed.
@@ -109,5 +111,30 @@ impl<T> Context<T> for Result<T, io::Error> {
             path: path.to_path_buf(),
             source,
         })
+    }
+}
+
+/// A git failure as the command line reports it: refusals a user can act on are usage errors or
+/// carry the fix as help.
+impl From<GitError> for Error {
+    fn from(e: GitError) -> Error {
+        use GitError as G;
+        let message = e.to_string();
+        match e {
+            G::BaseBranchNotFound { .. } => Error::usage(message).with_help(
+                "set `[project] base_branch` in .autobuild/config.toml or check out the branch to start from",
+            ),
+            G::BranchExists { .. } => Error::usage(message)
+                .with_help("continue it with `--resume`, or discard it with `--fresh`"),
+            G::DirtyCheckout { .. } => Error::runtime(message).with_help(
+                "commit or stash your changes to these files, then run `autobuild complete <ID>`",
+            ),
+            G::Conflict { .. } => Error::runtime(message)
+                .with_help("merge the branch by hand, or re-run the task from the current base"),
+            G::NotFastForward { .. } => {
+                Error::runtime(message).with_help("use the `squash` or `merge` strategy")
+            }
+            _ => Error::runtime(message),
+        }
     }
 }

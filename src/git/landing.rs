@@ -25,10 +25,10 @@ use super::diff::changed_paths;
 use super::error::{Context, GitError};
 use super::files::{entry, on_disk, write_entry};
 use super::locks;
-use super::merge::{merge_tree, TreeMerge};
 use super::repo::{signature, Repo};
+use super::strategy::MergeStrategy;
+use super::tree_merge::{merge_tree, TreeMerge};
 use crate::failpoint;
-use crate::workflow::model::MergeStrategy;
 
 /// One landing: `branch` moves from `from` to `to`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

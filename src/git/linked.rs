@@ -6,7 +6,7 @@
 //! is not one. Writing the paths into git's shared `info/exclude` would change the user's
 //! repository for every checkout. So the paths are recorded in the worktree's own admin
 //! directory (`.git/worktrees/<name>/`), which git removes with the worktree, and every
-//! repository handle the runner opens on that worktree ([`super::repo::open_checkout`]) adds
+//! repository handle the runner opens on that worktree (`repo::open_checkout`) adds
 //! them as in-memory ignore rules. Snapshots, checkpoints, change detection and the read-only
 //! restore all go through such a handle, so all of them see the links as ignored.
 
@@ -16,14 +16,15 @@ use std::path::Path;
 use git2::Repository;
 
 use super::error::{Context, GitError};
-use super::repo::open_checkout;
 
 /// The file in the worktree's admin directory listing its linked paths, one per line.
 const FILE: &str = "autobuild-linked";
 
 /// Records `paths` (relative to the worktree root, `/`-separated) as the worktree's links.
 pub fn record_linked(worktree: &Path, paths: &[String]) -> Result<(), GitError> {
-    let repo = open_checkout(worktree)?;
+    let repo = Repository::open(worktree).map_err(|_| GitError::NotARepository {
+        path: worktree.to_path_buf(),
+    })?;
     let file = repo.path().join(FILE);
     let rules: String = paths.iter().map(|p| format!("/{p}\n")).collect();
     fs::write(&file, rules).context("record the worktree's linked paths", &file)

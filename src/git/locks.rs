@@ -64,7 +64,7 @@ pub(crate) fn remove_stale_lock(lock: &Path, since_ms: u64) -> Result<(), GitErr
     let Ok(meta) = fs::metadata(lock) else {
         return Ok(());
     };
-    let written_ms = meta.modified().map_or(0, super::merge::millis_since_epoch);
+    let written_ms = meta.modified().map_or(0, super::clock::millis_since_epoch);
     // File times can be coarser than the clock: a second of slack.
     if written_ms + 1000 >= since_ms && !is_held_open(lock) {
         fs::remove_file(lock).context("remove stale lock", lock)?;

@@ -6,15 +6,13 @@
 //! when it has not moved on. Nothing is written when the merge conflicts or when the user's
 //! checkout of the base has local changes in the files the merge touches.
 
-use std::path::Path;
-
-use git2::{Commit, ErrorCode, MergeOptions, Oid, Repository};
+use git2::Commit;
 use serde::{Deserialize, Serialize};
 
 use super::error::{Context, GitError};
 use super::landing::Prepared;
 use super::repo::Repo;
-use crate::workflow::model::MergeStrategy;
+use super::strategy::MergeStrategy;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MergeOutcome {
@@ -23,12 +21,6 @@ pub struct MergeOutcome {
     pub strategy: MergeStrategy,
     /// The base already contained the task's work; nothing was written.
     pub up_to_date: bool,
-}
-
-/// The tree a three-way merge produces, or the paths that conflict.
-pub(crate) enum TreeMerge {
-    Clean(Oid),
-    Conflicts(Vec<String>),
 }
 
 impl Repo {
@@ -71,68 +63,4 @@ impl Repo {
             .graph_descendant_of(tip.id(), commit.id())
             .context("compare branch histories", self.root())
     }
-}
-
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> u64 {
-    millis_since_epoch(std::time::SystemTime::now())
-}
-
-/// `time` in milliseconds since the Unix epoch (0 before it).
-pub(crate) fn millis_since_epoch(time: std::time::SystemTime) -> u64 {
-    time.duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
-/// The three-way merge of `ours` and `theirs` over their merge base (the empty tree when the
-/// histories are unrelated).
-pub(crate) fn merge_tree(
-    repo: &Repository,
-    ours: &Commit<'_>,
-    theirs: &Commit<'_>,
-    path: &Path,
-) -> Result<TreeMerge, GitError> {
-    let ancestor = match repo.merge_base(ours.id(), theirs.id()) {
-        Ok(base) => repo
-            .find_commit(base)
-            .and_then(|commit| commit.tree())
-            .context("read the merge base", path)?,
-        Err(e) if e.code() == ErrorCode::NotFound => {
-            let empty = repo
-                .treebuilder(None)
-                .and_then(|builder| builder.write())
-                .context("write the empty tree", path)?;
-            repo.find_tree(empty).context("read the empty tree", path)?
-        }
-        Err(e) => return Err(e).context("find the merge base", path),
-    };
-    let (our_tree, their_tree) = (
-        ours.tree().context("read a commit's tree", path)?,
-        theirs.tree().context("read a commit's tree", path)?,
-    );
-    let mut index = repo
-        .merge_trees(
-            &ancestor,
-            &our_tree,
-            &their_tree,
-            Some(&MergeOptions::new()),
-        )
-        .context("merge trees", path)?;
-    if index.has_conflicts() {
-        let mut paths: Vec<String> = index
-            .conflicts()
-            .context("list conflicts", path)?
-            .flatten()
-            .flat_map(|conflict| [conflict.ancestor, conflict.our, conflict.their])
-            .flatten()
-            .map(|entry| String::from_utf8_lossy(&entry.path).into_owned())
-            .collect();
-        paths.sort();
-        paths.dedup();
-        return Ok(TreeMerge::Conflicts(paths));
-    }
-    let tree = index
-        .write_tree_to(repo)
-        .context("write the merged tree", path)?;
-    Ok(TreeMerge::Clean(tree))
 }

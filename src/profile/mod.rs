@@ -22,4 +22,7 @@ pub struct Profile {
     #[serde(default)]
     pub aliases: Vec<String>,
     pub require: Vec<Requirement>,
+    /// The `[checks.*]` that run for tasks of this profile; `None`: all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checks: Option<Vec<String>>,
 }

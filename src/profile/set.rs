@@ -2,7 +2,7 @@
 //! of a task's `task_type`.
 //!
 //! A profile file is named after its profile (`profiles/bugfix.toml` defines `bugfix`) and holds
-//! `description`, `aliases` and `require`. Built-in profiles come first; a user or repo file of
+//! `description`, `aliases`, `require` and optionally `checks` (which `[checks.*]` run). Built-in profiles come first; a user or repo file of
 //! the same name patches it (tables deep-merge, arrays replace), and so does a
 //! `[profiles.<name>]` table of `.autobuild/config.toml`. A name nothing defined before creates
 //! a new profile, which then needs `require`.
@@ -32,6 +32,8 @@ struct ProfileFile {
     #[serde(default)]
     aliases: Vec<String>,
     require: Vec<Requirement>,
+    #[serde(default)]
+    checks: Option<Vec<String>>,
 }
 
 /// One profile with the merged tree it was decoded from (for `profiles show`).
@@ -55,6 +57,8 @@ struct ProfileText<'a> {
     description: &'a str,
     aliases: &'a [String],
     require: &'a [Requirement],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    checks: Option<&'a [String]>,
 }
 
 impl<'a> From<&'a Profile> for ProfileText<'a> {
@@ -63,6 +67,7 @@ impl<'a> From<&'a Profile> for ProfileText<'a> {
             description: &p.description,
             aliases: &p.aliases,
             require: &p.require,
+            checks: p.checks.as_deref(),
         }
     }
 }
@@ -126,6 +131,7 @@ impl ProfileSet {
                         description: file.description,
                         aliases: file.aliases,
                         require: file.require,
+                        checks: file.checks,
                     },
                     tree,
                 }),

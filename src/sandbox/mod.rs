@@ -32,7 +32,9 @@ pub mod probe;
 use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::agents::process::Wrapper;
 
 pub use mounts::{StepPaths, Writable};
 pub use probe::Availability;
@@ -162,7 +164,14 @@ impl Confinement {
     /// The program and arguments that run the already resolved `program` with `args` in `cwd`
     /// confined. A program under `/tmp` that no bind shows is bound read-only, so the private
     /// `/tmp` does not hide it.
-    pub fn wrap(&self, program: &Path, args: &[String], cwd: &Path) -> (PathBuf, Vec<OsString>) {
+    /// This confinement as the wrapper a process spec runs its program through.
+    pub fn wrapper(&self) -> Arc<dyn Wrapper> {
+        Arc::new(self.clone())
+    }
+}
+
+impl Wrapper for Confinement {
+    fn wrap(&self, program: &Path, args: &[String], cwd: &Path) -> (PathBuf, Vec<OsString>) {
         let mut mounts = self.mounts.clone();
         let real = program
             .canonicalize()

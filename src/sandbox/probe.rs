@@ -93,7 +93,7 @@ fn try_it(bwrap: &Path) -> Result<(), String> {
     let mut spec = ProcessSpec::new("true", "/", scratch.path().join("probe.log"));
     spec.timeout = Some(PROBE_TIMEOUT);
     spec.kill_grace = Duration::from_secs(1);
-    spec.sandbox = Some(Confinement::new(bwrap.to_path_buf(), Mounts::default()));
+    spec.sandbox = Some(Confinement::new(bwrap.to_path_buf(), Mounts::default()).wrapper());
     let ran = process::run(&spec, &CancelToken::new()).map_err(|e| e.to_string())?;
     match ran.end {
         ProcessEnd::Exited(0) => Ok(()),

@@ -25,11 +25,20 @@ pub struct CheckResult {
     /// Something to know even when it passed: a known test runner said it ran no tests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
+    /// The task's profile does not require this check: its failure is reported, labelled
+    /// advisory, and does not fail the verification.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub advisory: bool,
 }
 
 impl CheckResult {
     pub fn passed(&self) -> bool {
         self.status == CheckStatus::Passed
+    }
+
+    /// A failure that counts: the check did not pass and the profile requires it.
+    pub fn blocks(&self) -> bool {
+        !self.passed() && !self.advisory
     }
 }
 

@@ -125,6 +125,7 @@ pub fn check_context(check: &CheckResult) -> CheckContext {
         log_path: check.log_path.display().to_string(),
         failure_class: check.failure_class.map(|class| class.as_str().to_string()),
         advice: check.advice.clone(),
+        advisory: check.advisory,
     }
 }
 

@@ -69,7 +69,7 @@ pub fn run_checks(
             spec.env = env.to_vec();
             spec.timeout = Some(check.timeout);
             spec.group_file = group_file.map(Path::to_path_buf);
-            spec.sandbox = sandbox.cloned();
+            spec.sandbox = sandbox.map(Confinement::wrapper);
             tracing::debug!(check = %check.name, command = %check.command, "running check");
             match process::run(&spec, cancel) {
                 Ok(outcome) if sandbox.is_some() => {
@@ -144,6 +144,7 @@ fn judge(check: &CheckSpec, log_path: PathBuf, outcome: &process::ProcessOutcome
         failure_class,
         advice,
         warning,
+        advisory: false,
     }
 }
 
@@ -204,6 +205,7 @@ fn not_run(check: &CheckSpec, log_path: PathBuf, why: &str, advice: Option<Strin
         failure_class: advice.as_ref().map(|_| FailureClass::Infrastructure),
         advice,
         warning: None,
+        advisory: false,
     }
 }
 

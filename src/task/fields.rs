@@ -32,7 +32,7 @@ pub(crate) fn complexity(value: &Value) -> Result<Option<u8>, String> {
                 .map_err(|_| invalid(format!("the string \"{text}\"")))?
         }
         Value::Null => return Ok(None),
-        other => return Err(invalid(super::front_matter::type_name(other))),
+        other => return Err(invalid(type_name(other))),
     };
     match number {
         0 => Ok(None),
@@ -48,7 +48,7 @@ pub(crate) fn criteria_list(value: Value) -> Result<Vec<String>, String> {
     let Value::Sequence(items) = value else {
         return Err(format!(
             "`acceptance_criteria` must be a list of criteria, found {}",
-            super::front_matter::type_name(&value)
+            type_name(&value)
         ));
     };
     let mut texts = Vec::new();
@@ -72,7 +72,7 @@ pub(crate) fn criteria_list(value: Value) -> Result<Vec<String>, String> {
             other => {
                 return Err(format!(
                     "`acceptance_criteria` items must be text, found {}",
-                    super::front_matter::type_name(&other)
+                    type_name(&other)
                 ))
             }
         };
@@ -97,7 +97,7 @@ pub(crate) fn protect(value: Value) -> (Vec<String>, Vec<FieldProblem>) {
             let problem = FieldProblem {
                 message: format!(
                     "`protect` must be a list of globs, found {}",
-                    super::front_matter::type_name(&other)
+                    type_name(&other)
                 ),
                 help: Some("write it as `protect: [\"tests/acceptance/**\"]`"),
             };
@@ -118,13 +118,27 @@ pub(crate) fn protect(value: Value) -> (Vec<String>, Vec<FieldProblem>) {
             other => problems.push(FieldProblem {
                 message: format!(
                     "`protect` must list globs (strings), found {}",
-                    super::front_matter::type_name(&other)
+                    type_name(&other)
                 ),
                 help: None,
             }),
         }
     }
     (patterns, problems)
+}
+
+/// How a front-matter value is named in a message: its kind and, for scalars, the value.
+pub(crate) fn type_name(value: &Value) -> String {
+    match value {
+        Value::Null => "nothing".to_string(),
+        Value::Bool(b) => format!("the boolean {b}"),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(s) if s.trim().is_empty() => "an empty string".to_string(),
+        Value::String(s) => format!("the string \"{s}\""),
+        Value::Sequence(_) => "a list".to_string(),
+        Value::Mapping(_) => "a mapping".to_string(),
+        Value::Tagged(t) => format!("a value tagged {}", t.tag),
+    }
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use regex::Regex;
 use yaml_serde::Value;
 
 use super::duplicates;
-use super::fields;
+use super::fields::{self, type_name};
 use super::id::validate_id;
 use super::markdown::{lines_from, Line};
 use crate::diagnostic::{Diagnostic, Location};
@@ -441,19 +441,6 @@ impl Locator<'_> {
 
 fn wrong_type(key: &str, expected: &str, found: &Value) -> String {
     format!("`{key}` must be {expected}, found {}", type_name(found))
-}
-
-pub(crate) fn type_name(value: &Value) -> String {
-    match value {
-        Value::Null => "nothing".to_string(),
-        Value::Bool(b) => format!("the boolean {b}"),
-        Value::Number(n) => format!("the number {n}"),
-        Value::String(s) if s.trim().is_empty() => "an empty string".to_string(),
-        Value::String(s) => format!("the string \"{s}\""),
-        Value::Sequence(_) => "a list".to_string(),
-        Value::Mapping(_) => "a mapping".to_string(),
-        Value::Tagged(t) => format!("a value tagged {}", t.tag),
-    }
 }
 
 /// The parser's message without its " at line N column M" parts (the diagnostic locates it).

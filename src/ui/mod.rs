@@ -7,6 +7,8 @@ use std::io::{self, BufRead, IsTerminal, Write};
 
 use tracing_subscriber::EnvFilter;
 
+use crate::agents::process::CancelToken;
+use crate::engine::io::Prompter;
 use crate::error::Error;
 
 /// Logs go to stderr; `AUTOBUILD_LOG` (an `EnvFilter` string) overrides the level. They are
@@ -93,6 +95,19 @@ pub fn is_interactive() -> bool {
     io::stdin().is_terminal() && io::stderr().is_terminal()
 }
 
+/// The terminal as the run's [`Prompter`]: asks when a person is there.
+pub struct TerminalPrompter;
+
+impl Prompter for TerminalPrompter {
+    fn is_interactive(&self) -> bool {
+        is_interactive()
+    }
+
+    fn confirm(&self, question: &str, cancel: &CancelToken) -> Option<bool> {
+        confirm_or_cancel(question, cancel)
+    }
+}
+
 /// Asks a yes/no question on the terminal; anything but yes is no.
 pub fn confirm(question: &str) -> bool {
     let mut err = io::stderr().lock();
@@ -108,10 +123,7 @@ pub fn confirm(question: &str) -> bool {
 /// Like [`confirm`], but gives up when `cancel` is set (Ctrl-C at the question): `None`.
 /// The answer is read on a helper thread because a terminal read is not interrupted by the
 /// signal handler.
-pub fn confirm_or_cancel(
-    question: &str,
-    cancel: &crate::agents::process::CancelToken,
-) -> Option<bool> {
+pub fn confirm_or_cancel(question: &str, cancel: &CancelToken) -> Option<bool> {
     let mut err = io::stderr().lock();
     let _ = write!(err, "{question} [y/N] ");
     let _ = err.flush();

@@ -12,6 +12,10 @@ pub const WORKFLOWS: &[(&str, &str)] = &[
         include_str!("../../workflows/player-coach.toml"),
     ),
     ("solo.toml", include_str!("../../workflows/solo.toml")),
+    (
+        "guardkit.toml",
+        include_str!("../../workflows/guardkit.toml"),
+    ),
 ];
 
 /// Built-in prompt templates: (file name, text).

@@ -127,6 +127,9 @@ pub struct CheckContext {
     /// `code` or `infrastructure`.
     pub failure_class: Option<String>,
     pub advice: Option<String>,
+    /// The task's profile does not require this check; its failure does not block approval.
+    #[serde(default)]
+    pub advisory: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -170,6 +173,7 @@ impl PromptContext {
             log_path: ".autobuild/runs/TASK-001/logs/verify_turn_1_test.log".into(),
             failure_class: Some("code".into()),
             advice: Some("fix the failing test".into()),
+            advisory: false,
         };
         PromptContext {
             task: TaskContext {

@@ -3,10 +3,11 @@
 //! The header, each role and each step (nested loop steps included) are decoded separately, so
 //! a mistake in one role does not hide a mistake in a step. Steps flatten their action into the
 //! step table, which serde cannot check for unknown keys; the keys are checked here against
-//! [`Step::COMMON_KEYS`] and [`Action::keys`], and the common part and the action are decoded
+//! [`kinds::COMMON_KEYS`] and each kind's keys, and the common part and the action are decoded
 //! apart so that every error keeps a precise position.
 
 use crate::diagnostic::{did_you_mean, Diagnostic};
+use crate::workflow::kinds::{self, Kind};
 use crate::workflow::model::{Action, Step, Workflow};
 use crate::workflow::tree::{Entry, Node, Table, Value};
 use crate::workflow::typed::decode;
@@ -82,23 +83,23 @@ fn decode_step(node: &Node, problems: &mut Vec<Diagnostic>) -> Option<Step> {
         return None;
     };
     let uses = step_uses(node, table, problems)?;
-    let action_keys = Action::keys(uses).unwrap_or_default();
+    let kind = kinds::named(uses)?;
     let before = problems.len();
-    check_step_keys(table, uses, action_keys, problems);
+    check_step_keys(table, kind, problems);
 
     let mut common = Table::default();
     let mut action = Table::default();
     for entry in table.iter() {
         if entry.key == "uses" {
             action.insert(entry.clone());
-        } else if Step::COMMON_KEYS.contains(&entry.key.as_str()) {
+        } else if kinds::COMMON_KEYS.iter().any(|k| k.name == entry.key) {
             common.insert(entry.clone());
         } else if entry.key == "steps" {
             action.insert(Entry {
                 value: Node::new(Value::Array(Vec::new()), entry.value.pos.clone()),
                 ..entry.clone()
             });
-        } else if action_keys.contains(&entry.key.as_str()) {
+        } else if kind.has_key(&entry.key) {
             action.insert(entry.clone());
         }
     }
@@ -160,7 +161,7 @@ fn step_uses<'a>(
     table: &'a Table,
     problems: &mut Vec<Diagnostic>,
 ) -> Option<&'a str> {
-    let known = Action::USES.join(", ");
+    let known = kinds::names().join(", ");
     let Some(uses) = table.get("uses") else {
         let id = table
             .get("id")
@@ -177,8 +178,8 @@ fn step_uses<'a>(
         problems.push(expected_kind(uses, "`uses`", "a string"));
         return None;
     };
-    if Action::keys(name).is_none() {
-        let help = match did_you_mean(name, Action::USES) {
+    if kinds::named(name).is_none() {
+        let help = match did_you_mean(name, kinds::names()) {
             Some(close) => format!("did you mean `{close}`?"),
             None => format!("the built-in actions are: {known}"),
         };
@@ -192,16 +193,12 @@ fn step_uses<'a>(
     Some(name)
 }
 
-fn check_step_keys(
-    table: &Table,
-    uses: &str,
-    action_keys: &[&str],
-    problems: &mut Vec<Diagnostic>,
-) {
-    let allowed: Vec<&str> = Step::COMMON_KEYS
+fn check_step_keys(table: &Table, kind: &Kind, problems: &mut Vec<Diagnostic>) {
+    let uses = kind.uses.as_str();
+    let allowed: Vec<&str> = kinds::COMMON_KEYS
         .iter()
-        .chain(action_keys)
-        .copied()
+        .chain(kind.keys)
+        .map(|k| k.name)
         .collect();
     for entry in table.iter() {
         let key = entry.key.as_str();
@@ -210,9 +207,9 @@ fn check_step_keys(
         }
         let help = match did_you_mean(key, allowed.iter().copied()) {
             Some(close) => format!("did you mean `{close}`?"),
-            None => match Action::USES
-                .iter()
-                .find(|other| Action::keys(other).is_some_and(|keys| keys.contains(&key)))
+            None => match kinds::Uses::ALL
+                .into_iter()
+                .find(|other| other.kind().has_key(key))
             {
                 Some(owner) => format!("`{key}` is a key of `uses = \"{owner}\"` steps"),
                 None => format!("a `{uses}` step accepts: {}", allowed.join(", ")),

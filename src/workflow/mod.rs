@@ -6,6 +6,7 @@ pub mod catalog;
 pub mod context;
 pub mod decode;
 pub mod expr;
+pub mod kinds;
 pub mod merge;
 pub mod model;
 pub mod overrides;

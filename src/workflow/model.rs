@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::git::MergeStrategy;
 use crate::profile::Requirement;
+use crate::workflow::kinds::{Kind, Uses};
 
 /// The only workflow schema version this build understands.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -251,11 +253,6 @@ pub struct Step {
     pub action: Action,
 }
 
-impl Step {
-    /// Keys every step may have, whatever it `uses`.
-    pub const COMMON_KEYS: [&'static str; 5] = ["id", "uses", "if", "always", "timeout"];
-}
-
 /// The built-in actions, tagged by `uses`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "uses", rename_all = "kebab-case")]
@@ -292,57 +289,34 @@ pub enum Action {
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         env: BTreeMap<String, String>,
     },
+    /// A person signs off before the run goes on.
+    Approval {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        question: Option<String>,
+    },
     /// Write `report.md`.
     Report,
 }
 
 impl Action {
-    /// The `uses` name of this action.
-    pub fn uses(&self) -> &'static str {
+    /// The kind of this action (`uses`).
+    pub fn uses(&self) -> Uses {
         match self {
-            Action::Worktree => "worktree",
-            Action::Agent { .. } => "agent",
-            Action::Verify { .. } => "verify",
-            Action::Gate => "gate",
-            Action::Loop { .. } => "loop",
-            Action::Merge { .. } => "merge",
-            Action::Run { .. } => "run",
-            Action::Report => "report",
+            Action::Worktree => Uses::Worktree,
+            Action::Agent { .. } => Uses::Agent,
+            Action::Verify { .. } => Uses::Verify,
+            Action::Gate => Uses::Gate,
+            Action::Loop { .. } => Uses::Loop,
+            Action::Approval { .. } => Uses::Approval,
+            Action::Merge { .. } => Uses::Merge,
+            Action::Run { .. } => Uses::Run,
+            Action::Report => Uses::Report,
         }
     }
 
-    /// The typed outputs this action publishes as `steps.<id>.outputs.<name>`. Free text from
-    /// an agent is deliberately absent: expressions only compare runner-produced values and
-    /// schema-validated verdict fields.
-    pub fn outputs(&self) -> &'static [&'static str] {
-        match self {
-            Action::Worktree => &["path", "branch", "base", "resumed"],
-            Action::Agent { .. } => &["succeeded", "exit", "files_changed", "decision"],
-            Action::Verify { .. } => &["passed", "failed", "criteria_met", "criteria_total"],
-            Action::Gate => &["approved", "unmet"],
-            Action::Loop { .. } => &["iterations", "exit"],
-            Action::Merge { .. } => &["merged", "commit", "pending"],
-            Action::Run { .. } => &["exit_code", "passed"],
-            Action::Report => &["path"],
-        }
-    }
-
-    pub const USES: [&'static str; 8] = [
-        "worktree", "agent", "verify", "gate", "loop", "merge", "run", "report",
-    ];
-
-    /// The keys a step with this `uses` may have besides [`Step::COMMON_KEYS`]; `None` for an
-    /// unknown `uses`. (`Step` flattens the action, so serde cannot reject unknown keys itself.)
-    pub fn keys(uses: &str) -> Option<&'static [&'static str]> {
-        Some(match uses {
-            "worktree" | "gate" | "report" => &[],
-            "agent" => &["role"],
-            "verify" => &["checks"],
-            "loop" => &["max_iterations", "until", "stall", "steps"],
-            "merge" => &["strategy"],
-            "run" => &["run", "env"],
-            _ => return None,
-        })
+    /// Everything about this action's kind but its execution.
+    pub fn kind(&self) -> &'static Kind {
+        self.uses().kind()
     }
 }
 
@@ -377,26 +351,6 @@ fn default_true() -> bool {
 
 fn is_false(value: &bool) -> bool {
     !*value
-}
-
-/// How an approved branch lands on the base branch.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum MergeStrategy {
-    #[default]
-    Squash,
-    Merge,
-    Ff,
-}
-
-impl MergeStrategy {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MergeStrategy::Squash => "squash",
-            MergeStrategy::Merge => "merge",
-            MergeStrategy::Ff => "ff",
-        }
-    }
 }
 
 impl Workflow {

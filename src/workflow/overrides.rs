@@ -1,10 +1,11 @@
-//! Command-line overrides (`--set KEY=VALUE`, `--max-turns`, `--player-model`, `--coach-model`,
-//! `--agent`) as data, applied as the highest-precedence layer of a workflow.
+//! Command-line overrides (`--set KEY=VALUE`, `--max-turns`, `--model ROLE=MODEL` with its aliases
+//! `--player-model` and `--coach-model`, `--agent`) as data, applied as the highest-precedence layer of a workflow.
 //!
 //! Each override becomes a small patch tree merged with the same rules as files
 //! ([`crate::workflow::merge`]), so `--set steps.cycle.max_iterations=3` addresses a step by its
 //! id wherever it is nested. Later `--set`s of one key beat earlier ones. A `--set` that names
-//! the same key as a flag (`--max-turns 3 --set steps.cycle.max_iterations=5`) is refused: the
+//! the same key as a flag (`--max-turns 3 --set steps.cycle.max_iterations=5`, `--model
+//! coach=opus --set roles.coach.model=haiku`) is refused: the
 //! parsed flags no longer say which came last, and either silent winner would surprise someone.
 //! A `--set` value is read as a TOML value when it is one (`3`,
 //! `true`, `["read", "grep"]`, `"quoted"`) and as a plain string otherwise (`opus`). Values are
@@ -27,10 +28,8 @@ pub struct Overrides {
     pub set: Vec<String>,
     /// `max_iterations` of the first loop step.
     pub max_turns: Option<u32>,
-    /// `roles.player.model`.
-    pub player_model: Option<String>,
-    /// `roles.coach.model`.
-    pub coach_model: Option<String>,
+    /// `ROLE=MODEL` assignments of `--model` (`--player-model X` is `player=X`), in order.
+    pub models: Vec<String>,
     /// `agent` of every role.
     pub agent: Option<String>,
 }
@@ -58,21 +57,10 @@ pub fn apply(tree: &mut Node, overrides: &Overrides) -> Result<(), Vec<Diagnosti
             problems.push(unknown_agent(&value, agent));
         }
     }
-    for (flag, role, model) in [
-        ("--player-model", "player", &overrides.player_model),
-        ("--coach-model", "coach", &overrides.coach_model),
-    ] {
-        let Some(model) = model else { continue };
-        let value = flag_value(flag, model);
-        if role_names(tree).iter().any(|r| r == role) {
-            patches.push(role_patch(role, &[("model", value.pos.clone())], value));
-        } else {
-            problems.push(
-                value
-                    .pos
-                    .error(format!("the workflow has no `{role}` role"))
-                    .with_help(roles_help(tree)),
-            );
+    for assignment in &overrides.models {
+        match model_patch(tree, assignment) {
+            Ok(patch) => patches.push(patch),
+            Err(problem) => problems.push(problem),
         }
     }
     if let Some(max) = overrides.max_turns {
@@ -119,11 +107,10 @@ fn flag_conflicts(tree: &Node, overrides: &Overrides) -> Vec<Diagnostic> {
             );
         }
     }
-    if overrides.player_model.is_some() {
-        flag_keys.push(("roles.player.model".into(), "--player-model"));
-    }
-    if overrides.coach_model.is_some() {
-        flag_keys.push(("roles.coach.model".into(), "--coach-model"));
+    for assignment in &overrides.models {
+        if let Some((role, _)) = assignment.split_once('=') {
+            flag_keys.push((format!("roles.{}.model", role.trim()), "--model"));
+        }
     }
     if overrides.agent.is_some() {
         for role in role_names(tree) {
@@ -159,6 +146,37 @@ fn unknown_agent(value: &Node, agent: &str) -> Diagnostic {
         .pos
         .error(format!("unknown agent `{agent}`"))
         .with_help(help)
+}
+
+/// The patch for one `--model ROLE=MODEL`: any role of the workflow, by name.
+fn model_patch(tree: &Node, assignment: &str) -> Result<Node, Diagnostic> {
+    let source = Source::new("--model", assignment, Layer::CommandLine);
+    let start = source.pos(Location { line: 1, column: 1 });
+    let Some((role, model)) = assignment.split_once('=') else {
+        return Err(start.error("expected ROLE=MODEL").with_help(format!(
+            "for example --model coach=opus; {}",
+            roles_help(tree)
+        )));
+    };
+    let roles = role_names(tree);
+    if !roles.iter().any(|r| r == role) {
+        let help = match did_you_mean(role, roles.iter().map(String::as_str)) {
+            Some(close) => format!("did you mean `{close}`?"),
+            None => roles_help(tree),
+        };
+        return Err(start
+            .error(format!("the workflow has no `{role}` role"))
+            .with_help(help));
+    }
+    if model.trim().is_empty() {
+        return Err(source
+            .pos_at_offset(role.len() + 1)
+            .error(format!("no model named for `{role}`"))
+            .with_help("for example --model coach=opus"));
+    }
+    let pos = source.pos_at_offset(role.len() + 1);
+    let value = Node::new(Value::String(model.to_string()), pos.clone());
+    Ok(role_patch(role, &[("model", pos)], value))
 }
 
 /// A flag's value as a string node positioned in the flag's own text.
@@ -429,7 +447,7 @@ mod tests {
         let mut tree = player_coach();
         let overrides = Overrides {
             max_turns: Some(9),
-            player_model: Some("haiku".into()),
+            models: vec!["player=haiku".into()],
             agent: Some("codex".into()),
             ..Overrides::default()
         };
@@ -449,6 +467,41 @@ mod tests {
             cycle.get("max_iterations").unwrap().value,
             Value::Integer(9)
         ));
+    }
+
+    #[test]
+    fn model_flags_reach_any_role_and_name_what_is_wrong() {
+        let mut tree = player_coach();
+        let overrides = Overrides {
+            models: vec![
+                "coach=opus".into(),
+                "player=haiku".into(),
+                "coach=o3".into(),
+            ],
+            ..Overrides::default()
+        };
+        apply(&mut tree, &overrides).unwrap();
+        assert_eq!(
+            tree.at(&path("roles.coach.model")).unwrap().as_str(),
+            Some("o3"),
+            "the last --model for a role wins"
+        );
+        let model = tree.at(&path("roles.player.model")).unwrap();
+        assert_eq!(model.as_str(), Some("haiku"));
+        assert_eq!(model.pos.describe(), "--model player=haiku");
+
+        let problems = apply(
+            &mut player_coach(),
+            &Overrides {
+                models: vec!["coahc=opus".into(), "opus".into(), "coach=".into()],
+                ..Overrides::default()
+            },
+        )
+        .unwrap_err();
+        assert_eq!(problems[0].message, "the workflow has no `coahc` role");
+        assert_eq!(problems[0].help.as_deref(), Some("did you mean `coach`?"));
+        assert_eq!(problems[1].message, "expected ROLE=MODEL");
+        assert_eq!(problems[2].message, "no model named for `coach`");
     }
 
     #[test]
@@ -475,7 +528,7 @@ mod tests {
         let mut tree = player_coach();
         let overrides = Overrides {
             max_turns: Some(3),
-            coach_model: Some("opus".into()),
+            models: vec!["coach=opus".into()],
             agent: Some("codex".into()),
             set: vec![
                 "steps.cycle.max_iterations=5".into(),
@@ -484,7 +537,6 @@ mod tests {
                 "limits.max_cost_usd=5".into(),
                 "roles.player.model=sonnet".into(),
             ],
-            ..Overrides::default()
         };
         let problems = apply(&mut tree, &overrides).unwrap_err();
         let messages: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
@@ -492,7 +544,7 @@ mod tests {
             messages,
             [
                 "`steps.cycle.max_iterations` is set both by --max-turns and by --set",
-                "`roles.coach.model` is set both by --coach-model and by --set",
+                "`roles.coach.model` is set both by --model and by --set",
                 "`roles.player.agent` is set both by --agent and by --set",
             ]
         );

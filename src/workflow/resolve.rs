@@ -61,6 +61,25 @@ impl ResolvedWorkflow {
         annotate::annotate(&self.toml, &self.tree)
     }
 
+    /// The keys of role `role` set by `.autobuild/config.toml` or the command line, each with
+    /// where it was set (`model from .autobuild/config.toml:2`): the dry run shows them so an
+    /// override of a workflow's role is never silent.
+    pub fn role_overrides(&self, role: &str) -> Vec<String> {
+        let Some(table) = self
+            .tree
+            .get("roles")
+            .and_then(|roles| roles.get(role))
+            .and_then(Node::as_table)
+        else {
+            return Vec::new();
+        };
+        table
+            .iter()
+            .filter(|entry| matches!(entry.value.pos.layer(), Layer::Config | Layer::CommandLine))
+            .map(|entry| format!("{} from {}", entry.key, entry.value.pos.describe()))
+            .collect()
+    }
+
     /// Where the workflow came from, for listings and plans: `built-in` or the file's path.
     pub fn source_label(&self) -> String {
         crate::workflow::source::label(&self.source, self.layer)

@@ -25,7 +25,7 @@ pub enum Layer {
     File,
     /// `[roles.*]` and `[profiles.*]` tables of `.autobuild/config.toml`.
     Config,
-    /// `--set`, `--max-turns`, `--player-model`, `--coach-model`, `--agent`.
+    /// `--set`, `--max-turns`, `--model` (and its aliases), `--agent`.
     CommandLine,
 }
 
@@ -123,9 +123,13 @@ impl Pos {
         self.source.layer
     }
 
-    /// `path:line`, as shown next to overridden values.
+    /// `path:line`, as shown next to overridden values; a command-line flag as written
+    /// (`--model player=haiku`).
     pub fn describe(&self) -> String {
-        format!("{}:{}", self.source.path.display(), self.location.line)
+        match self.source.layer {
+            Layer::CommandLine => format!("{} {}", self.source.path.display(), self.source.text),
+            _ => format!("{}:{}", self.source.path.display(), self.location.line),
+        }
     }
 
     /// Whether both positions are in the same source text.

@@ -121,7 +121,14 @@ pub struct ProcessSpec {
     /// stop a group this one left behind when it was killed (see [`stop_leftover_group`]).
     pub group_file: Option<PathBuf>,
     /// Run confined: the child is the sandbox wrapper, which runs the program.
-    pub sandbox: Option<crate::sandbox::Confinement>,
+    pub sandbox: Option<Arc<dyn Wrapper>>,
+}
+
+/// A program that runs another one confined (the OS sandbox, module `crate::sandbox`). It
+/// leads the child's process group and is spared the polite stop signals, which it passes on.
+pub trait Wrapper: Send + Sync + std::fmt::Debug {
+    /// The wrapper's program and arguments that run `program` with `args` in `cwd`.
+    fn wrap(&self, program: &Path, args: &[String], cwd: &Path) -> (PathBuf, Vec<OsString>);
 }
 
 impl ProcessSpec {

@@ -11,21 +11,21 @@
 use std::fs;
 use std::path::Path;
 
-use serde_json::json;
-
 use crate::agents::{
     adapter_for, Adapter, AgentOutcome, AgentRequest, AgentStatus, DEFAULT_AGENT_TIMEOUT,
 };
 use crate::engine::cx::RunCx;
 use crate::engine::events::EventKind;
-use crate::engine::exec::prompt::prompt_context;
 use crate::engine::exec::StepDone;
+use crate::engine::plan::build_prompt_context;
 use crate::engine::turn::{write_record, CoachRecord, PlayerRecord};
 use crate::engine::{AgentStop, Outcome};
 use crate::error::Error;
 use crate::git;
 use crate::steps::scope::PathScope;
 use crate::steps::verdict::{self, Verdict, VERDICT_SCHEMA};
+use crate::workflow::context::{PromptContext, WorktreeContext};
+use crate::workflow::kinds::AgentOutputs;
 use crate::workflow::model::{Access, OutputKind, Role, Step};
 
 pub fn execute(cx: &mut RunCx, step: &Step, role_name: &str) -> Result<StepDone, Error> {
@@ -150,7 +150,12 @@ fn run_writer(
     if let Some(turn) = cx.turn.as_mut() {
         turn.player = Some(record);
     }
-    let outputs = json!({"succeeded": succeeded, "exit": exit, "files_changed": files});
+    let outputs = AgentOutputs {
+        succeeded,
+        exit: exit.to_string(),
+        files_changed: files,
+        decision: String::new(),
+    };
     Ok(if succeeded {
         StepDone::ok(summary, outputs)
     } else {
@@ -277,12 +282,12 @@ fn run_reader(
             record.scope_violation.len()
         ));
     }
-    let outputs = json!({
-        "succeeded": record.agent.status.is_success(),
-        "exit": record.agent.status.name(),
-        "files_changed": record.scope_violation.len(),
-        "decision": decision,
-    });
+    let outputs = AgentOutputs {
+        succeeded: record.agent.status.is_success(),
+        exit: record.agent.status.name().to_string(),
+        files_changed: record.scope_violation.len(),
+        decision: decision.to_string(),
+    };
     let ok = record.agent.status.is_success() && record.scope_violation.is_empty();
     if let Some(turn) = cx.turn.as_mut() {
         if first {
@@ -467,4 +472,16 @@ fn invoke(
         prompt_path,
         transcript_path,
     })
+}
+
+/// The prompt context of the turn in progress.
+fn prompt_context(cx: &RunCx) -> PromptContext {
+    let turn = cx.turn.as_ref();
+    let loop_state = turn.and_then(|t| cx.state.loops.get(&t.loop_id));
+    let worktree = WorktreeContext {
+        path: cx.state.worktree.display().to_string(),
+        branch: cx.state.branch.clone(),
+        base: cx.state.base_branch.clone(),
+    };
+    build_prompt_context(cx.plan, worktree, turn, loop_state)
 }

@@ -1,14 +1,13 @@
 //! The `gate` step: the profile's requirements and the coach verdict, judged over what the
 //! runner recorded this turn, give `approved`, the reasons, and the next turn's feedback.
 
-use serde_json::json;
-
 use crate::engine::cx::RunCx;
 use crate::engine::exec::StepDone;
 use crate::engine::turn::{write_record, GateRecord};
 use crate::error::Error;
 use crate::steps::feedback::{build_feedback, turn_signature};
 use crate::steps::gate::{self, CriterionFacts, GateInput, PlayerFacts};
+use crate::workflow::kinds::GateOutputs;
 
 pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
     let plan = cx.plan;
@@ -90,7 +89,10 @@ pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
     };
     // The reasons quote agent text (coach evidence, player errors): they go to the record and
     // the feedback, never into expressions, which see only their number.
-    let outputs = json!({"approved": record.approved, "unmet": record.reasons.len()});
+    let outputs = GateOutputs {
+        approved: record.approved,
+        unmet: record.reasons.len(),
+    };
     if let Some(turn) = cx.turn.as_mut() {
         turn.gate = Some(record);
     }

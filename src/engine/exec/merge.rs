@@ -4,15 +4,13 @@
 
 use std::path::PathBuf;
 
-use serde_json::json;
-
 use crate::engine::cx::RunCx;
 use crate::engine::events::EventKind;
 use crate::engine::exec::StepDone;
 use crate::engine::state::{MergePhase, Pending};
 use crate::error::Error;
 use crate::git::{self, Landing, Prepared, Repo};
-use crate::ui;
+use crate::workflow::kinds::MergeOutputs;
 use crate::workflow::model::MergeStrategy;
 
 /// Everything needed to land a branch, for the step and for `autobuild complete`.
@@ -217,7 +215,7 @@ pub fn execute(cx: &mut RunCx, strategy: Option<MergeStrategy>) -> Result<StepDo
         false
     } else if settings.auto_merge {
         true
-    } else if ui::is_interactive() {
+    } else if cx.prompter.is_interactive() {
         let question = format!(
             "Merge {} into {} ({})?",
             cx.state.branch,
@@ -227,7 +225,7 @@ pub fn execute(cx: &mut RunCx, strategy: Option<MergeStrategy>) -> Result<StepDo
         cx.emit(EventKind::AwaitingAnswer {
             question: question.clone(),
         });
-        match ui::confirm_or_cancel(&question, &cx.cancel) {
+        match cx.prompter.confirm(&question, &cx.cancel) {
             Some(answer) => answer,
             None => return Ok(StepDone::cancelled()),
         }
@@ -240,7 +238,10 @@ pub fn execute(cx: &mut RunCx, strategy: Option<MergeStrategy>) -> Result<StepDo
                 "approved; merge later with `autobuild complete {}`",
                 cx.state.task_id
             ),
-            json!({"merged": false, "pending": true, "commit": ""}),
+            MergeOutputs {
+                pending: true,
+                ..MergeOutputs::default()
+            },
         ));
     }
     let turns = cx
@@ -281,7 +282,10 @@ pub fn execute(cx: &mut RunCx, strategy: Option<MergeStrategy>) -> Result<StepDo
             });
             return Ok(StepDone::ok(
                 message,
-                json!({"merged": false, "pending": true, "commit": ""}),
+                MergeOutputs {
+                    pending: true,
+                    ..MergeOutputs::default()
+                },
             ));
         }
     };
@@ -292,7 +296,11 @@ pub fn execute(cx: &mut RunCx, strategy: Option<MergeStrategy>) -> Result<StepDo
             request.base,
             short(&commit)
         ),
-        json!({"merged": true, "pending": false, "commit": commit}),
+        MergeOutputs {
+            merged: true,
+            commit,
+            pending: false,
+        },
     ))
 }
 

@@ -5,9 +5,9 @@
 //! turn records, and return the step's typed outputs.
 
 mod agent;
+mod approval;
 mod gate;
 mod merge;
-mod prompt;
 mod report;
 mod run;
 mod sandbox;
@@ -16,9 +16,9 @@ mod worktree;
 mod worktree_setup;
 
 pub use merge::{merge_run, MergeRequest, StateJournal};
-pub use prompt::{build_prompt_context, prompt_context};
 pub use report::{load_turns, turn_summary, write_report, TurnRecords};
 
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::engine::cx::RunCx;
@@ -40,17 +40,18 @@ pub struct StepDone {
 }
 
 impl StepDone {
-    pub fn ok(summary: impl Into<String>, outputs: Value) -> StepDone {
+    /// A step that did its job; `outputs` is its kind's typed outputs.
+    pub fn ok(summary: impl Into<String>, outputs: impl Serialize) -> StepDone {
         StepDone {
             ok: true,
-            outputs: into_map(outputs),
+            outputs: into_map(serde_json::to_value(outputs).unwrap_or(Value::Null)),
             summary: summary.into(),
             cancelled: false,
             stop: None,
         }
     }
 
-    pub fn failed(summary: impl Into<String>, outputs: Value) -> StepDone {
+    pub fn failed(summary: impl Into<String>, outputs: impl Serialize) -> StepDone {
         StepDone {
             ok: false,
             ..StepDone::ok(summary, outputs)
@@ -85,7 +86,7 @@ fn into_map(value: Value) -> Map<String, Value> {
 /// Performs `step`; `context` is what `${{ }}` in the step's strings may read.
 pub fn execute(cx: &mut RunCx, step: &Step, context: &Value) -> Result<StepDone, Error> {
     let done = perform(cx, step, context)?;
-    if matches!(step.action, Action::Verify { .. } | Action::Run { .. }) {
+    if step.action.kind().leaves_files {
         clean_up_after_commands(cx, &step.id)?;
     }
     Ok(done)
@@ -120,6 +121,7 @@ fn perform(cx: &mut RunCx, step: &Step, context: &Value) -> Result<StepDone, Err
         Action::Agent { role } => agent::execute(cx, step, role),
         Action::Verify { checks } => verify::execute(cx, checks.as_deref(), step.timeout),
         Action::Gate => gate::execute(cx),
+        Action::Approval { question } => approval::execute(cx, step, question.as_deref()),
         Action::Merge { strategy } => merge::execute(cx, *strategy),
         Action::Run { run, env } => run::execute(cx, step, run, env, context),
         Action::Report => report::execute(cx),

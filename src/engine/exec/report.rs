@@ -6,8 +6,6 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use serde_json::json;
-
 use crate::engine::cx::RunCx;
 use crate::engine::exec::StepDone;
 use crate::engine::outcome::Outcome;
@@ -15,6 +13,7 @@ use crate::engine::paths::RunPaths;
 use crate::engine::state::RunState;
 use crate::engine::turn::{CoachRecord, GateRecord, PlayerRecord, VerifyRecord};
 use crate::error::Error;
+use crate::workflow::kinds::ReportOutputs;
 
 /// Everything recorded about one turn, loaded back from the run directory.
 #[derive(Debug, Default)]
@@ -52,7 +51,9 @@ pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
     let path = write_report(&cx.paths, &cx.state, &outcome)?;
     Ok(StepDone::ok(
         path.display().to_string(),
-        json!({"path": path.display().to_string()}),
+        ReportOutputs {
+            path: path.display().to_string(),
+        },
     ))
 }
 
@@ -107,7 +108,15 @@ pub fn render(state: &RunState, outcome: &Outcome, turns: &[TurnRecords]) -> Str
     }
     out.push('\n');
     render_history(&mut out, turns);
-    if !matches!(outcome, Outcome::Approved { .. }) {
+    if let Outcome::Waiting { step, .. } = outcome {
+        let _ = writeln!(
+            out,
+            "## Next step
+
+The run waits at the sign-off step `{step}`. Approve it with `autobuild approve {id}` (the run continues), or reject it with `autobuild reject {id} --reason \"…\"`.",
+            id = state.task_id
+        );
+    } else if !matches!(outcome, Outcome::Approved { .. }) {
         render_blocked(&mut out, state, outcome, turns);
     } else if matches!(outcome, Outcome::Approved { merged: false }) {
         let _ = writeln!(
@@ -136,11 +145,14 @@ fn render_history(out: &mut String, turns: &[TurnRecords]) {
             }
         });
         let checks = t.verify.as_ref().map_or("-".to_string(), |v| {
-            let failed: Vec<&str> = v
+            let failed: Vec<String> = v
                 .checks
                 .iter()
                 .filter(|c| !c.passed())
-                .map(|c| c.name.as_str())
+                .map(|c| match c.advisory {
+                    true => format!("{} (advisory)", c.name),
+                    false => c.name.clone(),
+                })
                 .collect();
             if failed.is_empty() {
                 format!("{} passed", v.checks.len())
@@ -220,6 +232,7 @@ fn render_blocked(out: &mut String, state: &RunState, outcome: &Outcome, turns: 
         // A failure of the environment before any turn (the [worktree] setup command) says
         // so itself.
         Outcome::Failed { message } if message.starts_with("infrastructure") => message.clone(),
+        Outcome::Rejected { reason } => format!("rejected at sign-off: {reason}"),
         _ => failure_class(turns.last(), last_gate),
     };
     let _ = writeln!(out, "## Failure class\n\n{class}\n");

@@ -5,13 +5,12 @@
 use std::collections::BTreeMap;
 use std::fs;
 
-use serde_json::json;
-
 use crate::engine::cx::RunCx;
 use crate::engine::exec::StepDone;
 use crate::error::Error;
 use crate::steps::verify::{run_checks, CheckSpec};
 use crate::workflow::expr::interpolate;
+use crate::workflow::kinds::RunOutputs;
 use crate::workflow::model::Step;
 
 const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
@@ -64,7 +63,10 @@ pub fn execute(
     let Some(result) = results.into_iter().next() else {
         return Err(Error::runtime(format!("step `{}` did not run", step.id)));
     };
-    let outputs = json!({"exit_code": result.exit_code, "passed": result.passed()});
+    let outputs = RunOutputs {
+        exit_code: result.exit_code,
+        passed: result.passed(),
+    };
     let summary = format!(
         "{} (log: {})",
         result.status.as_str(),

@@ -3,14 +3,14 @@
 
 use std::fs;
 
-use serde_json::json;
-
 use crate::engine::cx::RunCx;
 use crate::engine::events::EventKind;
 use crate::engine::exec::StepDone;
 use crate::engine::turn::{write_record, VerifyRecord};
 use crate::error::Error;
+use crate::profile::Requirement;
 use crate::steps::verify::{run_checks, CheckSpec};
+use crate::workflow::kinds::VerifyOutputs;
 
 /// Executable criteria get the same timeout as a check unless the project says otherwise.
 const CRITERION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
@@ -50,7 +50,7 @@ pub fn execute(
     let group_file = crate::agents::command_group_file(&cx.paths.dir);
     let confinement = super::sandbox::confine(cx, Vec::new());
     let shell = |cmd: &str| cx.project_env.shell_command(cmd);
-    let check_results = run_checks(
+    let mut check_results = run_checks(
         &checks,
         &shell,
         &env,
@@ -82,10 +82,22 @@ pub fn execute(
             });
         }
     }
+    let required = plan
+        .resolved
+        .workflow
+        .gate_requirements(&plan.profile.require);
+    for result in &mut check_results {
+        result.advisory = !required.contains(&Requirement::Check(result.name.clone()));
+    }
     let failed: Vec<String> = check_results
         .iter()
         .chain(&criteria_results)
-        .filter(|c| !c.passed())
+        .filter(|c| c.blocks())
+        .map(|c| c.name.clone())
+        .collect();
+    let advisory: Vec<String> = check_results
+        .iter()
+        .filter(|c| c.advisory && !c.passed())
         .map(|c| c.name.clone())
         .collect();
     let criteria_met = criteria_results.iter().filter(|c| c.passed()).count();
@@ -97,21 +109,27 @@ pub fn execute(
     };
     let path = cx.record_path("verify");
     write_record(&path, &record).map_err(|e| Error::io("cannot write", &path, e))?;
-    let summary = if failed.is_empty() {
+    let mut summary = if failed.is_empty() {
         format!(
             "{} check(s) and {} criteria passed",
-            record.checks.len(),
+            record.checks.len() - advisory.len(),
             record.criteria.len()
         )
     } else {
         format!("did not pass: {}", failed.join(", "))
     };
-    let outputs = json!({
-        "passed": record.passed,
-        "failed": failed,
-        "criteria_met": criteria_met,
-        "criteria_total": record.criteria.len(),
-    });
+    if !advisory.is_empty() {
+        summary.push_str(&format!(
+            "; advisory (not required by the profile) failed: {}",
+            advisory.join(", ")
+        ));
+    }
+    let outputs = VerifyOutputs {
+        passed: record.passed,
+        failed,
+        criteria_met,
+        criteria_total: record.criteria.len(),
+    };
     if let Some(turn) = cx.turn.as_mut() {
         turn.verify = Some(record);
     }

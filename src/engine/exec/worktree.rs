@@ -10,7 +10,7 @@
 //! A worktree this step adds gets the `[worktree]` links and copies, and then the setup command
 //! runs ([`super::worktree_setup`]).
 
-use serde_json::json;
+use crate::workflow::kinds::WorktreeOutputs;
 
 use crate::engine::cx::RunCx;
 use crate::engine::events::EventKind;
@@ -87,11 +87,11 @@ pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
     };
     Ok(StepDone::ok(
         summary,
-        json!({
-            "path": path.display().to_string(),
-            "branch": branch,
-            "base": base,
-            "resumed": resumed,
-        }),
+        WorktreeOutputs {
+            path: path.display().to_string(),
+            branch,
+            base,
+            resumed,
+        },
     ))
 }

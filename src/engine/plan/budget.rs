@@ -79,7 +79,7 @@ mod tests {
     fn codex_workflow(player: Option<&str>, budget: Option<f64>) -> ResolvedWorkflow {
         let overrides = Overrides {
             agent: Some("codex".into()),
-            coach_model: Some("gpt-5-codex".into()),
+            models: vec!["coach=gpt-5-codex".into()],
             ..Overrides::default()
         };
         let mut resolved = resolve(None, "player-coach", &overrides).unwrap();

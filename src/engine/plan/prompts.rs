@@ -4,7 +4,7 @@
 //! Each role's template is rendered in the two shapes it meets — the first turn (no feedback,
 //! no verification, no player record) and a later turn (all of them present).
 
-use crate::engine::exec::build_prompt_context;
+use crate::engine::plan::build_prompt_context;
 use crate::engine::plan::Plan;
 use crate::workflow::context::{PromptContext, WorktreeContext};
 

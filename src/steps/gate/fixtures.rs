@@ -20,6 +20,7 @@ pub fn passed(name: &str) -> CheckResult {
         failure_class: None,
         advice: None,
         warning: None,
+        advisory: false,
     }
 }
 

@@ -201,11 +201,12 @@ fn step_reference(
     } {
         return Some(problem);
     }
-    let outputs = target.step.action.outputs();
-    if outputs.contains(name) {
+    let kind = target.step.action.kind();
+    if kind.output(name).is_some() {
         return None;
     }
-    let uses = target.step.action.uses();
+    let uses = kind.uses;
+    let outputs: Vec<&str> = kind.outputs.iter().map(|o| o.name).collect();
     let help = match did_you_mean(name, outputs.iter().copied()) {
         Some(close) => format!("did you mean `{close}`?"),
         None => format!("its outputs are: {}", outputs.join(", ")),

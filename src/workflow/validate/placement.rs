@@ -1,5 +1,6 @@
 //! Steps sit where the engine can run them: steps that work in the task's worktree come after
-//! a `worktree` step, and a `gate` is inside a loop (it judges one turn of the loop body).
+//! a `worktree` step (each kind says whether it `needs_worktree`), and a `gate` is inside a loop
+//! (it judges one turn of the loop body).
 //!
 //! Without this check such workflows pass validation and fail only at runtime, after a run
 //! directory has been created and possibly an agent has been paid for.
@@ -13,27 +14,15 @@ pub(super) fn check(steps: &[StepInfo<'_>], problems: &mut Vec<Diagnostic>) {
         problems.push(problem);
     }
     for info in steps {
-        if matches!(info.step.action, Action::Gate) && info.loops.is_empty() {
+        let kind = info.step.action.kind();
+        if kind.loop_only && info.loops.is_empty() {
             problems.push(
                 pos_of(info.node, "uses")
-                    .error(format!("the `gate` step `{}` must be inside a loop", info.step.id))
-                    .with_help("a gate judges one turn of a loop body: move it into the `[[steps.steps]]` of a `uses = \"loop\"` step"),
+                    .error(format!("the `{}` step `{}` must be inside a loop", kind.uses, info.step.id))
+                    .with_help(format!("a {} judges one turn of a loop body: move it into the `[[steps.steps]]` of a `uses = \"loop\"` step", kind.uses)),
             );
         }
     }
-}
-
-/// Whether a step works in the task's worktree (agents, checks, `run` commands and the gate
-/// read it, merge lands its branch). A `run` step never falls back to the main checkout.
-fn needs_worktree(action: &Action) -> bool {
-    matches!(
-        action,
-        Action::Agent { .. }
-            | Action::Verify { .. }
-            | Action::Gate
-            | Action::Merge { .. }
-            | Action::Run { .. }
-    )
 }
 
 /// The first step that needs a worktree when none precedes it in execution order. Only the
@@ -45,7 +34,7 @@ fn needs_worktree_first(steps: &[StepInfo<'_>]) -> Option<Diagnostic> {
         .unwrap_or(steps.len());
     let info = steps[..first_worktree]
         .iter()
-        .find(|info| needs_worktree(&info.step.action))?;
+        .find(|info| info.step.action.kind().needs_worktree)?;
     Some(
         pos_of(info.node, "uses")
             .error(format!(

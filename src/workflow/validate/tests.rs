@@ -52,10 +52,10 @@ fn schema_and_limits_are_checked() {
         .any(|(l, m)| *l == 1 && m.contains("schema version 2")));
     assert!(found
         .iter()
-        .any(|(l, m)| *l == 6 && m.contains("max_wall_time")));
+        .any(|(l, m)| *l == 7 && m.contains("max_wall_time")));
     assert!(found
         .iter()
-        .any(|(l, m)| *l == 7 && m.contains("max_cost_usd")));
+        .any(|(l, m)| *l == 8 && m.contains("max_cost_usd")));
 }
 
 #[test]
@@ -65,7 +65,7 @@ fn duplicate_ids_and_loop_bounds() {
     let found = found(&text);
     assert_eq!(found.len(), 2, "{found:#?}");
     assert!(found[0].1.contains("must be at least 1"));
-    assert_eq!(found[1], (43, "duplicate step id `implement`".to_string()));
+    assert_eq!(found[1], (44, "duplicate step id `implement`".to_string()));
 }
 
 #[test]
@@ -160,10 +160,10 @@ fn read_only_roles_cannot_write_and_command_roles_need_a_program() {
     assert_eq!(found.len(), 2, "{found:#?}");
     assert!(found
         .iter()
-        .any(|(l, m)| *l == 10 && m.contains("names no program")));
+        .any(|(l, m)| *l == 11 && m.contains("names no program")));
     assert!(found
         .iter()
-        .any(|(l, m)| *l == 22 && m == "role `coach` is read-only but has the `write` tool"));
+        .any(|(l, m)| *l == 23 && m == "role `coach` is read-only but has the `write` tool"));
 }
 
 #[test]

@@ -1,6 +1,7 @@
-//! Builds the context a prompt template sees (DESIGN.md §4.1) from runner records only.
+//! Builds the context a prompt template sees (DESIGN.md §4.1) from runner records only: the
+//! plan, the turn in progress and the loop's state. Preflight renders every prompt with it
+//! before a run starts; the agent step renders the live one.
 
-use crate::engine::cx::RunCx;
 use crate::engine::plan::Plan;
 use crate::engine::state::LoopState;
 use crate::engine::turn::Turn;
@@ -10,17 +11,6 @@ use crate::workflow::context::{
     CriterionContext, FeedbackContext, PlayerContext, ProfileContext, PromptContext, ScopeContext,
     TaskContext, VerifyContext, WorktreeContext,
 };
-
-pub fn prompt_context(cx: &RunCx) -> PromptContext {
-    let turn = cx.turn.as_ref();
-    let loop_state = turn.and_then(|t| cx.state.loops.get(&t.loop_id));
-    let worktree = WorktreeContext {
-        path: cx.state.worktree.display().to_string(),
-        branch: cx.state.branch.clone(),
-        base: cx.state.base_branch.clone(),
-    };
-    build_prompt_context(cx.plan, worktree, turn, loop_state)
-}
 
 /// The context from plain parts; `--dry-run` uses it with no turn and no loop state.
 pub fn build_prompt_context(

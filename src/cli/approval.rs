@@ -1,0 +1,47 @@
+//! `autobuild approve <ID>` and `autobuild reject <ID> --reason …`: a person's answer to a run
+//! waiting at an `approval` step (exit 6). The answer is saved in the run's state under its
+//! lock, then the run continues as `autobuild resume` would: an approval lets it go on (to the
+//! merge, usually); a rejection ends it blocked with the reason in its report.
+
+use crate::cli::runs::{checked_run, locate_run};
+use crate::cli::terminal_io;
+use crate::engine::lock::RunLock;
+use crate::engine::state::{write_json_atomic, Answer, RunStatus};
+use crate::error::Error;
+use crate::project::Layout;
+use crate::ui::progress::Display;
+
+/// Records `answer` for the waiting run `task_id` and continues it; returns its exit code.
+pub fn answer(task_id: &str, answer: Answer, json: bool, quiet: bool) -> Result<u8, Error> {
+    let root = checked_run(task_id)?;
+    let mut run = locate_run(&root, task_id)?;
+    if run.state.status != RunStatus::Waiting {
+        let verb = if answer.approved { "approve" } else { "reject" };
+        return Err(Error::usage(format!(
+            "the run of {task_id} is not waiting for a sign-off: it is {}",
+            run.state.status.as_str()
+        ))
+        .with_help(format!(
+            "`{verb}` answers a run stopped at an `approval` step (exit 6); `autobuild status {task_id}` shows where it stands"
+        )));
+    }
+    if !answer.approved && answer.reason.trim().is_empty() {
+        return Err(Error::usage("a rejection needs a reason")
+            .with_help("say what must change: `--reason \"…\"` (it goes into the report)"));
+    }
+    {
+        let _lock = RunLock::acquire(&Layout::new(&root).runs(), task_id).map_err(|e| {
+            Error::usage(e.to_string())
+                .with_help("the run is being continued elsewhere; wait for it")
+        })?;
+        run.state.answer = Some(answer);
+        let path = run.paths.state();
+        write_json_atomic(&path, &run.state).map_err(|e| Error::io("cannot write", &path, e))?;
+    }
+    let outcome = crate::engine::run::resume(
+        &run.root,
+        task_id,
+        terminal_io(Display::choose(json, quiet))?,
+    )?;
+    Ok(outcome.exit_code())
+}

@@ -1,0 +1,106 @@
+//! Which checks a run runs: a profile may choose them (`checks = ["test", "lint"]`; absent: all
+//! of them). A name no check answers to, or a check the profile requires but leaves out, would
+//! make the run unapprovable or silently unchecked, so either stops it before it starts.
+
+use crate::diagnostic::did_you_mean;
+use crate::profile::{Profile, Requirement};
+use crate::project::EffectiveCheck;
+
+/// The checks to run for `profile`, and why the run cannot start with them (if it cannot).
+pub(super) fn select(
+    checks: Vec<EffectiveCheck>,
+    profile: &Profile,
+    required: &[Requirement],
+) -> (Vec<EffectiveCheck>, Vec<String>) {
+    let Some(chosen) = &profile.checks else {
+        return (checks, Vec::new());
+    };
+    let names: Vec<&str> = checks.iter().map(|c| c.name.as_str()).collect();
+    let mut blockers: Vec<String> = chosen
+        .iter()
+        .filter(|name| !names.contains(&name.as_str()))
+        .map(|name| {
+            let hint = did_you_mean(name, names.iter().copied())
+                .map(|close| format!(" (did you mean `{close}`?)"))
+                .unwrap_or_default();
+            format!(
+                "the `{}` profile runs check `{name}`{hint}, but no [checks.{name}] is configured and none was detected: add it to .autobuild/config.toml or remove it from the profile's `checks`",
+                profile.name
+            )
+        })
+        .collect();
+    blockers.extend(required.iter().filter_map(|requirement| match requirement {
+        Requirement::Check(name) if !chosen.contains(name) && names.contains(&name.as_str()) => {
+            Some(format!(
+                "the `{}` profile requires check `{name}` but its `checks` list leaves it out: add it to `checks`, or drop `checks.{name}` from `require`",
+                profile.name
+            ))
+        }
+        _ => None,
+    }));
+    let selected = checks
+        .into_iter()
+        .filter(|check| chosen.contains(&check.name))
+        .collect();
+    (selected, blockers)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::project::CheckOrigin;
+
+    fn check(name: &str) -> EffectiveCheck {
+        EffectiveCheck {
+            name: name.into(),
+            cmd: format!("run {name}"),
+            timeout: Duration::from_secs(60),
+            origin: CheckOrigin::Configured,
+        }
+    }
+
+    fn profile(checks: Option<&[&str]>) -> Profile {
+        Profile {
+            name: "docs".into(),
+            description: String::new(),
+            aliases: Vec::new(),
+            require: Vec::new(),
+            checks: checks.map(|c| c.iter().map(|s| s.to_string()).collect()),
+        }
+    }
+
+    fn names(checks: &[EffectiveCheck]) -> Vec<&str> {
+        checks.iter().map(|c| c.name.as_str()).collect()
+    }
+
+    #[test]
+    fn without_a_choice_every_check_runs() {
+        let (selected, blockers) = select(vec![check("test"), check("lint")], &profile(None), &[]);
+        assert_eq!(names(&selected), ["test", "lint"]);
+        assert!(blockers.is_empty());
+    }
+
+    #[test]
+    fn a_profile_runs_only_the_checks_it_names_possibly_none() {
+        let all = || vec![check("test"), check("lint"), check("fmt")];
+        let (selected, _) = select(all(), &profile(Some(&["lint"])), &[]);
+        assert_eq!(names(&selected), ["lint"]);
+        let (selected, blockers) = select(all(), &profile(Some(&[])), &[]);
+        assert!(selected.is_empty());
+        assert!(blockers.is_empty());
+    }
+
+    #[test]
+    fn unknown_and_left_out_required_checks_stop_the_run() {
+        let (_, blockers) = select(
+            vec![check("test"), check("lint")],
+            &profile(Some(&["lnt"])),
+            &[Requirement::Check("test".into())],
+        );
+        assert_eq!(blockers.len(), 2, "{blockers:#?}");
+        assert!(blockers[0].contains("runs check `lnt` (did you mean `lint`?)"));
+        assert!(blockers[1].contains("requires check `test` but its `checks` list leaves it out"));
+    }
+}

@@ -1,0 +1,36 @@
+//! `uses = "agent"`: run a role's agent in the worktree. A role with `output = "verdict"` is a
+//! reviewer: its final message must be a verdict, and the gate weighs it.
+
+use serde::Serialize;
+
+use super::{Key, Kind, Output, Uses, ValueType};
+use crate::workflow::model::Action;
+
+pub static KIND: Kind = Kind {
+    uses: Uses::Agent,
+    summary: "Run a role's agent in the worktree with a fresh context and the role's prompt; a role with `output = \"verdict\"` reviews and returns a verdict.",
+    keys: &[Key::new("role", "string", "the role to run (a key of `[roles]`)")],
+    outputs: &[
+        Output::new("succeeded", ValueType::Bool, "the agent finished its turn normally"),
+        Output::new("exit", ValueType::Text, "how the agent ended: succeeded, failed, timed_out, idle, turn_limit, cancelled, …"),
+        Output::new("files_changed", ValueType::Integer, "files the agent changed (for a reviewer: files it changed against its access, reverted)"),
+        Output::new("decision", ValueType::Text, "a reviewer's verdict decision: approve or feedback (empty for other roles)"),
+    ],
+    needs_worktree: true,
+    spends_budget: true,
+    leaves_files: false,
+    loop_only: false,
+    describe: |action| match action {
+        Action::Agent { role } => format!("agent: {role}"),
+        _ => "agent".to_string(),
+    },
+};
+
+/// What an agent step publishes.
+#[derive(Debug, Clone, Serialize)]
+pub struct AgentOutputs {
+    pub succeeded: bool,
+    pub exit: String,
+    pub files_changed: usize,
+    pub decision: String,
+}

@@ -1,0 +1,41 @@
+//! `uses = "approval"`: a human checkpoint. On a terminal the runner asks; without one the run
+//! stops waiting (exit 6) until `autobuild approve <ID>` or `autobuild reject <ID> --reason …`.
+//! A rejection ends the run blocked, with the reason in its report and the worktree kept.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Key, Kind, Output, Uses, ValueType};
+use crate::workflow::model::Action;
+
+pub static KIND: Kind = Kind {
+    uses: Uses::Approval,
+    summary: "A person signs off: asked on a terminal, otherwise the run waits (exit 6) for `autobuild approve <ID>` or `autobuild reject <ID> --reason …`; a rejection blocks the run.",
+    keys: &[Key::new(
+        "question",
+        "string",
+        "what to ask (default: whether the task's work may be merged)",
+    )],
+    outputs: &[
+        Output::new("approved", ValueType::Bool, "the person approved"),
+        Output::new("by", ValueType::Text, "how the answer came: terminal or command"),
+        Output::new("reason", ValueType::Text, "the reason given with a rejection (empty otherwise)"),
+    ],
+    needs_worktree: false,
+    spends_budget: false,
+    leaves_files: false,
+    loop_only: false,
+    describe: |action| match action {
+        Action::Approval {
+            question: Some(question),
+        } => format!("approval: {question}"),
+        _ => "approval (a person signs off)".to_string(),
+    },
+};
+
+/// What an approval step publishes.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ApprovalOutputs {
+    pub approved: bool,
+    pub by: String,
+    pub reason: String,
+}
