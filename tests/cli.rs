@@ -29,8 +29,31 @@ fn cli_cases_in_a_repository() {
     copy_tree(Path::new("demo/project"), dir.path());
     copy_tree(Path::new("tests/fixtures/features/demo"), dir.path());
     copy_tree(Path::new("tests/fixtures/tasks/guardkit"), dir.path());
-    autobuild::git::init_with_commit(dir.path(), "main", "sample project").unwrap();
-    let repo = dir.path().canonicalize().unwrap();
+    in_repository(dir.path(), &["tests/cmd-repo/*.toml", "docs/features.md"]);
+}
+
+/// A run's life, one command after another in one repository (a `.trycmd` file runs its
+/// commands in order): the README's `status`, `logs --turn`, `complete` and `discard --yes`
+/// examples on a real run of the demo task, and `status` showing an earlier run that merged.
+#[test]
+fn cli_cases_after_a_run() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(Path::new("demo/project"), dir.path());
+    in_repository(dir.path(), &["tests/cmd-repo/lifecycle/*.trycmd"]);
+}
+
+/// The README's first steps in a repository of your own: `init`, then the example task's dry run.
+#[test]
+fn cli_cases_in_a_new_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(Path::new("tests/cmd-repo/new-project"), dir.path());
+    in_repository(dir.path(), &["tests/cmd-repo/init/*.trycmd"]);
+}
+
+/// Commits `dir` as a repository on `main` and runs the `cases` in it.
+fn in_repository(dir: &Path, cases: &[&str]) {
+    autobuild::git::init_with_commit(dir, "main", "sample project").unwrap();
+    let repo = dir.canonicalize().unwrap();
     // The fake agent CLIs stand in for `claude` and `codex`, so `--dry-run --agent …` examples
     // pass preflight and show the real command lines.
     let fakes = ["tests/fixtures/fake-claude", "tests/fixtures/fake-codex"]
@@ -45,9 +68,10 @@ fn cli_cases_in_a_repository() {
         .canonicalize()
         .unwrap();
     // `demo` keeps its temporary project for the user to look at; here it goes away with `dir`.
-    let temp = dir.path().join("tmp");
+    let temp = dir.join("tmp");
     std::fs::create_dir_all(&temp).unwrap();
-    trycmd::TestCases::new()
+    let runner = trycmd::TestCases::new();
+    runner
         .env("PATH", path)
         // The fakes say they are logged in, whatever the machine's own logins are.
         .env("FAKE_CLAUDE_AUTH", "logged_in")
@@ -61,15 +85,16 @@ fn cli_cases_in_a_repository() {
         .env("AUTOBUILD_DIR", repo.display().to_string())
         .env("AUTOBUILD_CONFIG_DIR", "/nonexistent/autobuild-config")
         .insert_var("[REPO]", repo.display().to_string())
-        .unwrap()
-        .case("tests/cmd-repo/*.toml")
-        .case("docs/features.md");
+        .unwrap();
+    for case in cases {
+        runner.case(case);
+    }
 }
 
 /// Cases about a run that exists: the demo's sample project with its scripted agents, run once
 /// to approval and merge in a temp repository before the cases look at it.
 #[test]
-fn cli_cases_after_a_run() {
+fn cli_cases_about_a_merged_run() {
     let dir = tempfile::tempdir().unwrap();
     copy_tree(Path::new("demo/project"), dir.path());
     autobuild::git::init_with_commit(dir.path(), "main", "sample project").unwrap();

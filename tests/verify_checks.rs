@@ -321,3 +321,30 @@ fn the_project_environment_gives_checks_vars_path_and_setup() {
         .unwrap()
         .contains("`[env] setup`"));
 }
+
+#[test]
+fn a_check_whose_test_runner_ran_nothing_passes_with_a_warning() {
+    let dirs = dirs();
+    let specs = [
+        check(
+            "AC-001",
+            "printf 'running 0 tests\\n\\ntest result: ok. 0 passed; 0 failed; 4 filtered out\\n'",
+        ),
+        check(
+            "test",
+            "printf 'running 2 tests\\ntest result: ok. 2 passed\\n'",
+        ),
+    ];
+    let results = run(&dirs, &specs, &[]);
+
+    let empty = &results[0];
+    assert_eq!(empty.status, CheckStatus::Passed);
+    let warning = empty.warning.as_deref().expect("a warning for 0 tests");
+    assert!(warning.contains("cargo test ran no tests"), "{warning}");
+    assert!(
+        empty.summary.ends_with(&format!("(warning: {warning})")),
+        "{}",
+        empty.summary
+    );
+    assert_eq!(results[1].warning, None);
+}

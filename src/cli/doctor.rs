@@ -96,9 +96,10 @@ pub fn render(checks: &[Check], workflow: &str) -> Vec<String> {
     let mut lines: Vec<String> = checks
         .iter()
         .map(|check| {
+            let level = check.level.as_str();
             format!(
-                "{:<8} {}: {}",
-                check.level.as_str(),
+                "{} {}: {}",
+                crate::ui::colour::status_padded(level, 8),
                 check.subject,
                 check.detail
             )

@@ -7,18 +7,22 @@ pub mod demo;
 pub mod doctor;
 pub mod dry_run;
 pub mod feature;
+pub mod generate;
 pub mod init;
+pub mod logs;
 pub mod profiles;
 pub mod prompts;
 pub mod report;
 pub mod runs;
+pub mod status;
 pub mod task;
 pub mod workflows;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::parser::ValueSource;
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::engine::io::RunIo;
 use crate::engine::state::{Answer, RunSettings};
@@ -42,6 +46,9 @@ pub struct Cli {
     /// Only errors and the final result.
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
+    /// Colour: auto (on a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -54,10 +61,16 @@ pub enum Command {
     Task(task::TaskArgs),
     /// Run a feature's tasks in dependency waves (or print the waves with --dry-run).
     Feature(feature::FeatureArgs),
-    /// Runs at a glance, or one run in detail.
+    /// Runs at a glance (with totals), or one run in detail.
     Status {
         /// Task or feature id (all runs when absent).
         id: Option<String>,
+        /// Every run of each task, earlier ones (`ID@N`) included.
+        #[arg(long)]
+        all: bool,
+        /// The runs as JSON, for scripts (shape documented in README.md).
+        #[arg(long)]
+        json: bool,
     },
     /// Continue an interrupted run from its last completed step.
     Resume {
@@ -99,13 +112,22 @@ pub enum Command {
         #[arg(long, short = 'y')]
         yes: bool,
     },
-    /// Show a run's prompts, verdicts and check logs.
+    /// Show a run's prompts, transcripts, check logs and verdicts, in run order.
     Logs {
         /// Task id of the run.
         id: String,
-        /// Only this turn.
+        /// Only this turn (of every loop).
         #[arg(long, value_name = "N")]
         turn: Option<u32>,
+        /// Only this step's records (a step id of the run's workflow: implement, verify, …).
+        #[arg(long, value_name = "STEP")]
+        step: Option<String>,
+        /// Only this role's prompts, transcripts and records (player, coach, …).
+        #[arg(long, value_name = "ROLE")]
+        role: Option<String>,
+        /// Keep printing what the run writes until it ends (Ctrl-C stops).
+        #[arg(long, short = 'f')]
+        follow: bool,
     },
     /// Write a run's report.md and report.html again from its records.
     Report {
@@ -115,7 +137,8 @@ pub enum Command {
         #[arg(long)]
         open: bool,
     },
-    /// Run the default workflow on a bundled sample project with scripted agents, in a temp dir.
+    /// Run the default workflow on a bundled sample project with scripted agents, in a temp dir
+    /// (not with -C: the demo makes its own repository).
     Demo {
         /// Print events as NDJSON on stdout.
         #[arg(long)]
@@ -132,6 +155,36 @@ pub enum Command {
     Prompts(prompts::PromptsCommand),
     /// Check git, the agent CLIs and their credentials, and the config and workflows.
     Doctor(doctor::DoctorArgs),
+    /// Print the shell completion script for SHELL on stdout.
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Write man pages (autobuild.1 and one per command), generated from these definitions.
+    Man {
+        /// Directory to write the pages in (created if missing; default: the current one).
+        #[arg(long, short = 'o', value_name = "DIR")]
+        output: Option<PathBuf>,
+    },
+}
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorWhen {
+    Auto,
+    Always,
+    Never,
+}
+
+impl From<ColorWhen> for ui::colour::When {
+    fn from(when: ColorWhen) -> Self {
+        match when {
+            ColorWhen::Auto => ui::colour::When::Auto,
+            ColorWhen::Always => ui::colour::When::Always,
+            ColorWhen::Never => ui::colour::When::Never,
+        }
+    }
 }
 
 /// Flags shared by the commands that run a workflow.
@@ -140,7 +193,8 @@ pub struct RunFlags {
     /// Workflow name or file (default: the task's `workflow`, else player-coach).
     #[arg(long, value_name = "NAME|PATH")]
     pub workflow: Option<String>,
-    /// Bound on the loop's iterations (the first loop's max_iterations).
+    /// Bound on the loop's iterations (the first loop's max_iterations; a --set of the same
+    /// key is refused).
     #[arg(long, value_name = "N")]
     pub max_turns: Option<u32>,
     /// Merge into the base without asking when approved.
@@ -161,7 +215,8 @@ pub struct RunFlags {
     /// Adapter for every role (claude-code, codex, command).
     #[arg(long, value_name = "ADAPTER")]
     pub agent: Option<String>,
-    /// Override any workflow value, e.g. --set roles.coach.model=opus (repeatable).
+    /// Override any workflow value, e.g. --set roles.coach.model=opus (repeatable; the last
+    /// --set of a key wins; one a flag also sets is refused).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
     /// Resolve everything and print the plan and the first prompt; change nothing.
@@ -198,8 +253,23 @@ pub fn terminal_io(display: ui::progress::Display) -> Result<RunIo, Error> {
 
 /// Parses the command line, runs it, and maps the result to an exit code.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    ui::colour::init(cli.color.into());
     ui::init_logging(cli.verbose, cli.quiet);
+    // `demo` makes its own repository, so a `-C` typed for it would be silently ignored; the
+    // environment's AUTOBUILD_DIR is ambient and does not concern it.
+    if matches!(cli.command, Command::Demo { .. })
+        && matches.value_source("directory") == Some(ValueSource::CommandLine)
+    {
+        let error =
+            Error::usage("`demo` makes its own temporary repository; -C does not apply to it")
+                .with_help(
+                    "drop -C; the demo's directory is made in the system temp directory ($TMPDIR)",
+                );
+        ui::print_error(&error);
+        return ExitCode::from(error.exit_code());
+    }
     if let Some(dir) = &cli.directory {
         if let Err(e) = std::env::set_current_dir(dir) {
             ui::print_error(&Error::io("cannot enter directory", dir, e));
@@ -221,7 +291,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
         Command::Init => init::run(),
         Command::Task(args) => task::run(args, quiet),
         Command::Feature(args) => feature::run(args, quiet),
-        Command::Status { id } => runs::status(id),
+        Command::Status { id, all, json } => runs::status(id, all, json),
         Command::Resume { id, json } => runs::resume(&id, json, quiet),
         Command::Approve { id, json } => approval::answer(
             &id,
@@ -243,12 +313,28 @@ fn run(cli: Cli) -> Result<u8, Error> {
         ),
         Command::Complete { id } => runs::complete(&id),
         Command::Discard { id, yes } => runs::discard(&id, yes),
-        Command::Logs { id, turn } => runs::logs(&id, turn),
         Command::Report { id, open } => report::run(&id, open),
+        Command::Logs {
+            id,
+            turn,
+            step,
+            role,
+            follow,
+        } => runs::logs(
+            &id,
+            runs::LogsOptions {
+                turn,
+                step,
+                role,
+                follow,
+            },
+        ),
         Command::Demo { json } => demo::run(json, quiet),
         Command::Workflows(cmd) => workflows::run(cmd),
         Command::Profiles(cmd) => profiles::run(cmd),
         Command::Prompts(cmd) => prompts::run(cmd),
         Command::Doctor(args) => doctor::run(args),
+        Command::Completions { shell } => generate::completions(shell),
+        Command::Man { output } => generate::man(output),
     }
 }

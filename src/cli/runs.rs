@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::cli::logs;
 use crate::cli::task::current_dir;
 use crate::engine::exec::{merge_run, MergeRequest, StateJournal};
 use crate::engine::lock::RunLock;
@@ -19,7 +20,6 @@ use crate::engine::plan::repo_root;
 use crate::engine::state::{OutcomeRecord, RunState, RunStatus};
 use crate::engine::Outcome;
 use crate::error::Error;
-use crate::feature::state::{FeatureState, TaskStatus};
 use crate::git::Repo;
 use crate::project::{Config, Layout};
 use crate::ui;
@@ -98,98 +98,61 @@ fn shown_status(state: &RunState, runs_dir: &Path) -> &'static str {
     }
 }
 
-/// `autobuild status [ID]`.
-pub fn status(task_id: Option<String>) -> Result<u8, Error> {
+/// `autobuild status [ID] [--all] [--json]`.
+pub fn status(task_id: Option<String>, all: bool, json: bool) -> Result<u8, Error> {
     let root = match &task_id {
         Some(id) => checked_run(id)?,
         None => repo_root(&current_dir()?)?,
     };
     let runs_dir = Layout::new(&root).runs();
+    let listing = || {
+        super::status::read(&runs_dir, &|state| {
+            shown_status(state, &runs_dir).to_string()
+        })
+    };
+    if json {
+        let mut listing = listing();
+        if let Some(id) = &task_id {
+            listing.features.retain(|f| &f.feature_id == id);
+            listing.tasks.retain(|t| t.task_id == run_owner(id));
+            if listing.features.is_empty() && listing.tasks.is_empty() {
+                return Err(Error::usage(format!("no run of {id} here"))
+                    .with_help("`autobuild status` lists the runs of this repository"));
+            }
+        }
+        let text = serde_json::to_string_pretty(&listing)
+            .map_err(|e| Error::runtime(format!("cannot write the status as JSON: {e}")))?;
+        ui::line(&text);
+        return Ok(0);
+    }
     match task_id {
         Some(id) if crate::feature::run::is_feature_run(&root, &id) => {
             return crate::feature::run::status(&root, &id)
         }
         Some(id) => {
-            let run = locate_run(&root, &id)?;
-            // Beside the run's state, the task's state on a GuardKit board, read now: GuardKit
-            // may have moved the file since the run started.
-            let board = crate::task::board_state(&root, &run.state.task_id);
-            ui::line(&status_detail(&run.state, &run.paths, &runs_dir, board));
+            let run_ids: Vec<String> = if all {
+                listing()
+                    .tasks
+                    .into_iter()
+                    .filter(|t| t.task_id == run_owner(&id))
+                    .flat_map(|t| t.runs.into_iter().map(|r| r.run_id))
+                    .collect()
+            } else {
+                vec![id.clone()]
+            };
+            let mut shown = Vec::new();
+            for run_id in run_ids.iter().chain(run_ids.is_empty().then_some(&id)) {
+                let run = locate_run(&root, run_id)?;
+                // Beside the run's state, the task's state on a GuardKit board, read now:
+                // GuardKit may have moved the file since the run started.
+                let board = crate::task::board_state(&root, &run.state.task_id);
+                shown.push(status_detail(&run.state, &run.paths, &runs_dir, board));
+            }
+            ui::line(&shown.join("\n\n"));
         }
-        None => ui::line(&status_table(&runs_dir)),
+        None => ui::line(&super::status::render(&listing(), all)),
     }
     Ok(0)
-}
-
-fn status_table(runs_dir: &Path) -> String {
-    let current_runs: Vec<PathBuf> = fs::read_dir(runs_dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| !e.file_name().to_string_lossy().contains('@'))
-        .map(|e| e.path())
-        .collect();
-    let mut states: Vec<RunState> = current_runs
-        .iter()
-        .filter_map(|dir| RunState::load(&dir.join("state.json")).ok())
-        .collect();
-    let mut features: Vec<FeatureState> = current_runs
-        .iter()
-        .filter_map(|dir| FeatureState::load(&dir.join("feature.json")).ok())
-        .collect();
-    if states.is_empty() && features.is_empty() {
-        return "no runs yet (start one with `autobuild task <ID>`)".into();
-    }
-    features.sort_by(|a, b| a.feature_id.cmp(&b.feature_id));
-    let mut out = String::new();
-    if !features.is_empty() {
-        out = format!(
-            "{:<20} {:<10} {:>7}  {}",
-            "FEATURE", "STATUS", "MERGED", "NAME"
-        );
-        for f in &features {
-            let merged = f
-                .tasks
-                .keys()
-                .filter(|t| f.status_of(t) == TaskStatus::Merged)
-                .count();
-            let _ = write!(
-                out,
-                "\n{:<20} {:<10} {:>7}  {}",
-                f.feature_id,
-                f.status.as_str(),
-                format!("{merged}/{}", f.tasks.len()),
-                f.name
-            );
-        }
-        if states.is_empty() {
-            return out;
-        }
-        out.push_str("\n\n");
-    }
-    states.sort_by(|a, b| a.task_id.cmp(&b.task_id));
-    let _ = write!(
-        out,
-        "{:<20} {:<10} {:>5} {:>8}  TITLE",
-        "TASK", "STATUS", "TURN", "COST"
-    );
-    for s in &states {
-        let turn = s.loops.values().map(|l| l.iteration).max().unwrap_or(0);
-        let _ = write!(
-            out,
-            "\n{:<20} {:<10} {:>5} {:>8}  {}",
-            s.task_id,
-            shown_status(s, runs_dir),
-            turn,
-            format!(
-                "{}${:.2}",
-                if s.cost_estimated { "~" } else { "" },
-                s.cost_usd
-            ),
-            s.title
-        );
-    }
-    out
 }
 
 fn status_detail(
@@ -199,7 +162,11 @@ fn status_detail(
     board: Option<(String, PathBuf)>,
 ) -> String {
     let mut out = format!("{}: {}\n", state.task_id, state.title);
-    let _ = writeln!(out, "  status:    {}", shown_status(state, runs_dir));
+    let _ = writeln!(
+        out,
+        "  status:    {}",
+        crate::ui::colour::status(shown_status(state, runs_dir))
+    );
     if let Some((board_state, file)) = board {
         let _ = writeln!(out, "  guardkit:  {board_state} ({})", file.display());
     }
@@ -410,44 +377,70 @@ pub fn discard(task_id: &str, yes: bool) -> Result<u8, Error> {
     Ok(0)
 }
 
-/// `autobuild logs <ID> [--turn N]`: the prompts, verdicts and check logs of a run.
-pub fn logs(task_id: &str, turn: Option<u32>) -> Result<u8, Error> {
+/// `autobuild logs <ID> [--turn N] [--step STEP] [--role ROLE] [--follow]`: the prompts,
+/// transcripts, check logs and records of a run, in the order they were written.
+pub fn logs(task_id: &str, options: LogsOptions) -> Result<u8, Error> {
     let root = checked_run(task_id)?;
     let run = locate_run(&root, task_id)?;
-    let mut files: Vec<PathBuf> = Vec::new();
-    for dir in [run.paths.dir.clone(), run.paths.prompts(), run.paths.logs()] {
-        let mut entries: Vec<PathBuf> = fs::read_dir(&dir)
-            .map_err(|e| Error::io("cannot read", &dir, e))?
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.is_file())
-            .collect();
-        entries.sort();
-        files.extend(entries);
-    }
-    let wanted = |p: &Path| {
-        let name = p
-            .file_name()
-            .map(|n| n.to_string_lossy().to_string())
-            .unwrap_or_default();
-        match turn {
-            Some(n) => {
-                name.contains(&format!("turn_{n}_")) || name.ends_with(&format!("turn_{n}.json"))
-            }
-            None => true,
-        }
+    let mut filter = logs::Filter {
+        turn: options.turn,
+        labels: Vec::new(),
     };
-    let mut out = String::new();
-    for file in files.iter().filter(|p| wanted(p)) {
-        let text = fs::read_to_string(file).unwrap_or_else(|e| format!("(cannot read: {e})"));
-        let _ = writeln!(out, "==> {} <==\n{}", file.display(), text.trim_end());
+    if let Some(role) = &options.role {
+        filter.labels.push(vec![regex::escape(role)]);
     }
-    if out.is_empty() {
-        return Err(Error::usage(format!(
-            "no records for turn {} of {task_id}",
-            turn.unwrap_or(0)
-        )));
+    if let Some(step) = &options.step {
+        filter.labels.push(step_labels(&run.paths, step)?);
     }
-    ui::line(out.trim_end());
+    if options.follow {
+        let runs_dir = Layout::new(&root).runs();
+        let owner = run_owner(task_id).to_string();
+        let is_current = owner == task_id;
+        logs::follow(&run.paths.dir, &filter, &|| {
+            is_current && crate::engine::lock::holder(&runs_dir, &owner).is_some()
+        })?;
+        return Ok(0);
+    }
+    let shown: Vec<String> = logs::records(&run.paths.dir, &filter)?
+        .iter()
+        .map(|path| logs::show(path))
+        .collect();
+    if shown.is_empty() {
+        let what = match options.turn {
+            Some(n) => format!("turn {n} of {task_id}"),
+            None => task_id.to_string(),
+        };
+        return Err(Error::usage(format!("no records for {what}"))
+            .with_help("`autobuild logs ID` without filters shows every record of the run"));
+    }
+    ui::line(&shown.join("\n"));
     Ok(0)
+}
+
+/// What `logs` shows.
+#[derive(Debug, Clone, Default)]
+pub struct LogsOptions {
+    pub turn: Option<u32>,
+    pub step: Option<String>,
+    pub role: Option<String>,
+    pub follow: bool,
+}
+
+/// The labels of `step` in the run's resolved workflow; a usage error naming the steps when
+/// it has no such step.
+fn step_labels(paths: &RunPaths, step: &str) -> Result<Vec<String>, Error> {
+    let file = paths.workflow_resolved();
+    let text = fs::read_to_string(&file).map_err(|e| Error::io("cannot read", &file, e))?;
+    let workflow: toml::Value = toml::from_str(&text).map_err(|e| {
+        Error::runtime(format!(
+            "the run's workflow {} is unreadable: {e}",
+            file.display()
+        ))
+    })?;
+    logs::step_labels(&workflow, step).ok_or_else(|| {
+        Error::usage(format!("the run's workflow has no step `{step}`")).with_help(format!(
+            "its steps are: {}",
+            logs::step_ids(&workflow).join(", ")
+        ))
+    })
 }

@@ -1,7 +1,12 @@
-//! One run of a task at a time: an advisory `flock` on `runs/<ID>.lock`.
+//! One run of a task at a time: an advisory `flock` on `runs/.locks/<ID>.lock`.
 //!
 //! The operating system drops the lock when the holder dies, even by SIGKILL, so a crashed
 //! run never leaves a stale lock behind and `autobuild resume` can always take over.
+//!
+//! Earlier versions kept the lock file directly in `runs/`, beside the run directories, where
+//! it cluttered every listing. Such a file is still honoured: while a process (an older
+//! autobuild still running) holds it, the task counts as locked; once nobody holds it, taking
+//! the lock removes it.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -26,12 +31,14 @@ pub enum LockError {
 impl RunLock {
     /// Takes the lock for `task` or reports who holds it.
     pub fn acquire(runs_dir: &Path, task: &str) -> Result<RunLock, LockError> {
-        let path = runs_dir.join(format!("{task}.lock"));
+        let path = lock_path(runs_dir, task);
         let io_err = |source| LockError::Io {
             path: path.clone(),
             source,
         };
-        fs::create_dir_all(runs_dir).map_err(io_err)?;
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).map_err(io_err)?;
+        }
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -56,6 +63,7 @@ impl RunLock {
             }
             return Err(io_err(err));
         }
+        retire_legacy(runs_dir, task)?;
         file.set_len(0).map_err(io_err)?;
         write!(file, "{}", std::process::id()).map_err(io_err)?;
         Ok(RunLock { _file: file, path })
@@ -66,16 +74,57 @@ impl RunLock {
     }
 }
 
+/// Where the lock of `task` lives.
+pub fn lock_path(runs_dir: &Path, task: &str) -> PathBuf {
+    runs_dir.join(".locks").join(format!("{task}.lock"))
+}
+
+/// Where earlier versions kept it.
+fn legacy_lock_path(runs_dir: &Path, task: &str) -> PathBuf {
+    runs_dir.join(format!("{task}.lock"))
+}
+
+/// With the new lock held: refuses while an older process holds the legacy lock file of
+/// `task`, and removes that file otherwise (under an exclusive lock of its own, so a process
+/// that opened it meanwhile finds it held).
+fn retire_legacy(runs_dir: &Path, task: &str) -> Result<(), LockError> {
+    let path = legacy_lock_path(runs_dir, task);
+    let Ok(file) = File::open(&path) else {
+        return Ok(());
+    };
+    if let Some(holder) = held_by(&file, &path, libc::LOCK_EX) {
+        return Err(LockError::Held {
+            task: task.to_string(),
+            holder,
+        });
+    }
+    match fs::remove_file(&path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(source) => Err(LockError::Io { path, source }),
+    }
+}
+
 /// Who holds the lock of `task`, without creating anything: for preflight checks.
 pub fn holder(runs_dir: &Path, task: &str) -> Option<String> {
-    let path = runs_dir.join(format!("{task}.lock"));
-    let file = File::open(&path).ok()?;
+    [lock_path(runs_dir, task), legacy_lock_path(runs_dir, task)]
+        .iter()
+        .find_map(|path| {
+            let file = File::open(path).ok()?;
+            held_by(&file, path, libc::LOCK_SH)
+        })
+}
+
+/// The process id written in `path` when another process holds a lock on `file` that
+/// conflicts with `operation` (`LOCK_SH` or `LOCK_EX`); `None` when it could be taken (it is
+/// then held until `file` is closed).
+fn held_by(file: &File, path: &Path, operation: libc::c_int) -> Option<String> {
     // SAFETY: flock on a file descriptor we own; no memory is shared.
-    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) };
+    let rc = unsafe { libc::flock(file.as_raw_fd(), operation | libc::LOCK_NB) };
     if rc == 0 {
         return None;
     }
-    let pid = fs::read_to_string(&path).unwrap_or_default();
+    let pid = fs::read_to_string(path).unwrap_or_default();
     Some(if pid.trim().is_empty() {
         "unknown".into()
     } else {
@@ -99,5 +148,36 @@ mod tests {
         drop(first);
         assert!(holder(dir.path(), "TASK-1").is_none());
         assert!(RunLock::acquire(dir.path(), "TASK-1").is_ok());
+    }
+
+    #[test]
+    fn the_lock_file_lives_apart_from_the_run_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = RunLock::acquire(dir.path(), "TASK-1").unwrap();
+        assert_eq!(lock.path(), dir.path().join(".locks/TASK-1.lock"));
+        assert!(!dir.path().join("TASK-1.lock").exists());
+    }
+
+    #[test]
+    fn a_lock_file_in_the_old_place_is_honoured_while_held_and_removed_after() {
+        let dir = tempfile::tempdir().unwrap();
+        let legacy = dir.path().join("TASK-1.lock");
+        let old = File::create(&legacy).unwrap();
+        fs::write(&legacy, "4242").unwrap();
+        // SAFETY: flock on a file descriptor we own.
+        assert_eq!(
+            unsafe { libc::flock(old.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) },
+            0
+        );
+        assert_eq!(holder(dir.path(), "TASK-1").as_deref(), Some("4242"));
+        match RunLock::acquire(dir.path(), "TASK-1") {
+            Err(LockError::Held { holder, .. }) => assert_eq!(holder, "4242"),
+            other => panic!("{other:?}"),
+        }
+        assert!(legacy.exists());
+        drop(old);
+        assert!(holder(dir.path(), "TASK-1").is_none());
+        let _lock = RunLock::acquire(dir.path(), "TASK-1").unwrap();
+        assert!(!legacy.exists());
     }
 }

@@ -328,7 +328,7 @@ impl FeatureSink for Panel {
                         self.rows.insert(task.clone(), row);
                     }
                 }
-                let _ = self.multi.println(feature_line(event));
+                let _ = self.multi.println(ui::for_panel(&feature_line(event)));
             }
             FeatureEventKind::TaskStarted { task, .. } => {
                 if let Some(row) = self.rows.get_mut(task) {
@@ -371,10 +371,10 @@ impl FeatureSink for Panel {
             }
             FeatureEventKind::Warning { message } => {
                 self.warnings.push(message.clone());
-                let _ = self.multi.println(feature_line(event));
+                let _ = self.multi.println(ui::for_panel(&feature_line(event)));
             }
             _ => {
-                let _ = self.multi.println(feature_line(event));
+                let _ = self.multi.println(ui::for_panel(&feature_line(event)));
             }
         }
     }
@@ -387,7 +387,7 @@ impl FeatureSink for Panel {
         if let EventKind::Warning { message } = &event.kind {
             if !self.warnings.contains(message) {
                 if let Some(lines) = task_lines(event) {
-                    let _ = self.multi.println(lines);
+                    let _ = self.multi.println(ui::for_panel(&lines));
                 }
             }
         }

@@ -22,6 +22,9 @@ pub struct CheckResult {
     pub failure_class: Option<FailureClass>,
     /// What the player should do about the failure.
     pub advice: Option<String>,
+    /// Something to know even when it passed: a known test runner said it ran no tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
     /// The task's profile does not require this check: its failure is reported, labelled
     /// advisory, and does not fail the verification.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

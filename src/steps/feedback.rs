@@ -58,6 +58,15 @@ fn summary(input: &GateInput, decision: &GateDecision) -> String {
             non_blocking.join(", ")
         ));
     }
+    let criteria_results = input.criteria.iter().filter_map(|c| c.result.as_ref());
+    for warning in input
+        .checks
+        .iter()
+        .chain(criteria_results)
+        .filter_map(|c| c.warning.as_ref())
+    {
+        text.push_str(&format!(" Warning: {warning}."));
+    }
     if let Some(verdict) = &input.verdict {
         text.push_str(&format!(" Coach: {}", verdict.summary.trim()));
     }

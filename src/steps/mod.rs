@@ -4,6 +4,7 @@ pub mod check;
 pub mod classify;
 pub mod feedback;
 pub mod gate;
+pub mod no_tests;
 pub mod normalize;
 pub mod scope;
 pub mod stall;

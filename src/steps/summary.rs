@@ -83,10 +83,15 @@ pub fn summarize(output: &str, limits: SummaryLimits) -> String {
     render(&parts, limits)
 }
 
+/// `text` without ANSI escape sequences (colours, cursor moves, hyperlinks).
+pub fn strip_ansi(text: &str) -> std::borrow::Cow<'_, str> {
+    ANSI_ESCAPE.replace_all(text, "")
+}
+
 /// Output as a terminal would show it: escapes removed, carriage-return overwrites applied,
 /// trailing whitespace trimmed, leading and trailing blank lines dropped.
 fn clean_lines(output: &str) -> Vec<String> {
-    let plain = ANSI_ESCAPE.replace_all(output, "");
+    let plain = strip_ansi(output);
     let mut lines: Vec<String> = plain
         .split('\n')
         .map(|line| {

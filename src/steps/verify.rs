@@ -18,6 +18,7 @@ use crate::agents::process::{self, CancelToken, ProcessEnd, ProcessSpec};
 use crate::sandbox::{denials, Confinement};
 use crate::steps::check::{CheckResult, CheckStatus, FailureClass};
 use crate::steps::classify::classify;
+use crate::steps::no_tests::{self, no_tests_ran};
 use crate::steps::summary::{summarize, SummaryLimits};
 
 /// A log up to this size is read whole for summarizing; a larger one by its head and tail.
@@ -128,6 +129,10 @@ fn judge(check: &CheckSpec, log_path: PathBuf, outcome: &process::ProcessOutcome
         summary = format!("cancelled while running\n{summary}");
     }
     tracing::debug!(check = %check.name, status = status.as_str(), "check finished");
+    let warning = no_tests_ran(&output).map(|runner| no_tests::warning(&check.name, runner));
+    if let Some(warning) = &warning {
+        summary.push_str(&format!("\n(warning: {warning})"));
+    }
     CheckResult {
         name: check.name.clone(),
         command: check.command.clone(),
@@ -138,6 +143,7 @@ fn judge(check: &CheckSpec, log_path: PathBuf, outcome: &process::ProcessOutcome
         summary,
         failure_class,
         advice,
+        warning,
         advisory: false,
     }
 }
@@ -198,6 +204,7 @@ fn not_run(check: &CheckSpec, log_path: PathBuf, why: &str, advice: Option<Strin
         summary: why.to_string(),
         failure_class: advice.as_ref().map(|_| FailureClass::Infrastructure),
         advice,
+        warning: None,
         advisory: false,
     }
 }

@@ -1,5 +1,6 @@
 //! Everything a user sees: errors, warnings, progress. No other module prints.
 
+pub mod colour;
 pub mod progress;
 
 use std::io::{self, BufRead, IsTerminal, Write};
@@ -11,8 +12,8 @@ use crate::engine::io::Prompter;
 use crate::error::Error;
 
 /// Logs go to stderr; `AUTOBUILD_LOG` (an `EnvFilter` string) overrides the level. They are
-/// coloured only on a terminal, and never when `NO_COLOR` is set (no-color.org): escape codes
-/// in a CI log or a file are noise.
+/// coloured only when stderr is ([`colour`]: a terminal, no `NO_COLOR`, or `--color always`):
+/// escape codes in a CI log or a file are noise. Call after [`colour::init`].
 pub fn init_logging(verbose: bool, quiet: bool) {
     let default = if verbose {
         "autobuild=debug"
@@ -26,40 +27,63 @@ pub fn init_logging(verbose: bool, quiet: bool) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(io::stderr)
-        .with_ansi(log_colours(
-            io::stderr().is_terminal(),
-            std::env::var_os("NO_COLOR").as_deref(),
-        ))
+        .with_ansi(colour::on_stderr())
         .without_time()
         .with_target(false)
         .try_init();
 }
 
-/// Whether log lines may carry ANSI colour codes; `NO_COLOR` counts when set and non-empty.
-fn log_colours(stderr_is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
-    stderr_is_terminal && no_color.is_none_or(|value| value.is_empty())
-}
-
 /// `error: <message>` on stderr, then the help line if there is one.
 pub fn print_error(error: &Error) {
-    let mut err = io::stderr().lock();
-    let _ = match error {
-        Error::Invalid(diagnostics) => writeln!(err, "{diagnostics}"),
-        other => writeln!(err, "error: {other}"),
+    let mut text = match error {
+        Error::Invalid(diagnostics) => diagnostics.to_string(),
+        other => format!("{} {other}", colour::paint(colour::ERROR, "error:")),
     };
     if let Some(help) = error.help() {
-        let _ = writeln!(err, "  help: {help}");
+        text.push_str(&format!(
+            "\n  {} {help}",
+            colour::paint(colour::HELP, "help:")
+        ));
     }
+    error_line(&text);
 }
 
 /// `warning: <message>` on stderr.
 pub fn warn(message: &str) {
-    let _ = writeln!(io::stderr().lock(), "warning: {message}");
+    error_line(&format!(
+        "{} {message}",
+        colour::paint(colour::WARNING, "warning:")
+    ));
+}
+
+/// A line on stderr, without colour codes unless stderr shows colour.
+fn error_line(text: &str) {
+    let _ = writeln!(
+        io::stderr().lock(),
+        "{}",
+        colour::for_stream(text, colour::on_stderr())
+    );
+}
+
+/// Text on stdout as it is (no newline added), flushed at once: for output that grows.
+pub fn text(text: &str) {
+    let mut out = io::stdout().lock();
+    let _ = out.write_all(colour::for_stream(text, colour::on_stdout()).as_bytes());
+    let _ = out.flush();
 }
 
 /// A line of normal output on stdout.
 pub fn line(text: &str) {
-    let _ = writeln!(io::stdout().lock(), "{text}");
+    let _ = writeln!(
+        io::stdout().lock(),
+        "{}",
+        colour::for_stream(text, colour::on_stdout())
+    );
+}
+
+/// A line for a live panel drawn on stderr, without colour codes unless stderr shows colour.
+pub fn for_panel(text: &str) -> String {
+    colour::for_stream(text, colour::on_stderr()).into_owned()
 }
 
 pub fn stderr_is_terminal() -> bool {
@@ -127,19 +151,5 @@ pub fn confirm_or_cancel(question: &str, cancel: &CancelToken) -> Option<bool> {
             }
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::ffi::OsStr;
-
-    #[test]
-    fn log_lines_are_coloured_only_on_a_terminal_without_no_color() {
-        assert!(log_colours(true, None));
-        assert!(log_colours(true, Some(OsStr::new(""))));
-        assert!(!log_colours(true, Some(OsStr::new("1"))));
-        assert!(!log_colours(false, None));
     }
 }

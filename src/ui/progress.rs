@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use super::colour;
 use crate::engine::events::{Event, EventKind, EventSink, TurnSummary};
 
 /// How progress is shown.
@@ -63,23 +64,28 @@ pub fn turn_line(turn: u32, max: u32, s: &TurnSummary) -> String {
         format!("checks {} passed", s.checks_passed)
     } else {
         format!(
-            "checks {} passed, {} failed",
-            s.checks_passed, s.checks_failed
+            "checks {} passed, {}",
+            s.checks_passed,
+            colour::paint(colour::BAD, &format!("{} failed", s.checks_failed))
         )
     };
     let coach = if s.decision.is_empty() {
         String::new()
     } else {
-        format!(" · coach {} ({} issue(s))", s.decision, s.issues)
+        format!(
+            " · coach {} ({} issue(s))",
+            colour::status(&s.decision),
+            s.issues
+        )
     };
     let cost = s
         .cost_usd
         .map(|c| format!(" · ${c:.2}"))
         .unwrap_or_default();
     let gate = if s.approved {
-        "approved"
+        colour::paint(colour::GOOD, "approved")
     } else {
-        "not approved"
+        colour::paint(colour::BAD, "not approved")
     };
     let mut line = format!(
         "turn {turn}/{max}: {player} · {checks} · criteria {}/{}{coach} · {gate}{cost}",
@@ -121,7 +127,11 @@ pub fn plain_line(event: &Event) -> Option<String> {
             ..
         } => {
             let at = turn.map(|t| format!("[turn {t}] ")).unwrap_or_default();
-            let mark = if *ok { "" } else { " FAILED" };
+            let mark = if *ok {
+                String::new()
+            } else {
+                format!(" {}", colour::paint(colour::BAD, "FAILED"))
+            };
             Some(format!(
                 "{at}{step}{mark}: {summary} ({})",
                 format_ms(*duration_ms)
@@ -133,16 +143,25 @@ pub fn plain_line(event: &Event) -> Option<String> {
             max_turns,
             summary,
         } => Some(turn_line(*turn, *max_turns, summary)),
-        EventKind::Warning { message } => Some(format!("warning: {message}")),
+        EventKind::Warning { message } => Some(format!(
+            "{} {message}",
+            colour::paint(colour::WARNING, "warning:")
+        )),
         // The question itself is asked on the terminal.
         EventKind::AwaitingAnswer { .. } => None,
         EventKind::RunFinished {
             message,
             report,
             worktree,
+            exit_code,
             ..
         } => {
-            let mut line = format!("result: {message}");
+            let style = if *exit_code == 0 {
+                colour::GOOD
+            } else {
+                colour::BAD
+            };
+            let mut line = format!("result: {}", colour::paint(style, message));
             if let Some(report) = report {
                 line.push_str(&format!("\nreport: {}", report.display()));
             }
@@ -167,7 +186,7 @@ struct Plain;
 impl EventSink for Plain {
     fn emit(&mut self, event: &Event) {
         if let Some(line) = plain_line(event) {
-            let _ = writeln!(io::stdout().lock(), "{line}");
+            super::line(&line);
         }
     }
 }
@@ -220,7 +239,7 @@ impl EventSink for Panel {
             EventKind::RunStarted { max_turns, .. } => {
                 self.max_turns = *max_turns;
                 if let Some(line) = plain_line(event) {
-                    self.bar.println(line);
+                    self.bar.println(super::for_panel(&line));
                 }
             }
             EventKind::AwaitingAnswer { .. } => {
@@ -244,19 +263,19 @@ impl EventSink for Panel {
                 self.bar.set_draw_target(ProgressDrawTarget::stderr());
                 if self.turn.is_none() {
                     if let Some(line) = plain_line(event) {
-                        self.bar.println(line);
+                        self.bar.println(super::for_panel(&line));
                     }
                 }
             }
             EventKind::TurnFinished { .. } | EventKind::Warning { .. } => {
                 if let Some(line) = plain_line(event) {
-                    self.bar.println(line);
+                    self.bar.println(super::for_panel(&line));
                 }
             }
             EventKind::RunFinished { .. } => {
                 self.bar.finish_and_clear();
                 if let Some(line) = plain_line(event) {
-                    let _ = writeln!(io::stdout().lock(), "{line}");
+                    super::line(&line);
                 }
             }
         }

@@ -3,8 +3,11 @@
 //!
 //! Each override becomes a small patch tree merged with the same rules as files
 //! ([`crate::workflow::merge`]), so `--set steps.cycle.max_iterations=3` addresses a step by its
-//! id wherever it is nested. The flags apply first and every `--set` after them, in order, so
-//! `--set` has the last word. A `--set` value is read as a TOML value when it is one (`3`,
+//! id wherever it is nested. Later `--set`s of one key beat earlier ones. A `--set` that names
+//! the same key as a flag (`--max-turns 3 --set steps.cycle.max_iterations=5`, `--model
+//! coach=opus --set roles.coach.model=haiku`) is refused: the
+//! parsed flags no longer say which came last, and either silent winner would surprise someone.
+//! A `--set` value is read as a TOML value when it is one (`3`,
 //! `true`, `["read", "grep"]`, `"quoted"`) and as a plain string otherwise (`opus`). Values are
 //! positioned inside the flag's text, so a wrong key or type is reported like a mistake in a file:
 //! `--set:1:13: unknown key ...` with a caret under it.
@@ -76,6 +79,7 @@ pub fn apply(tree: &mut Node, overrides: &Overrides) -> Result<(), Vec<Diagnosti
             None => problems.push(pos.error("the workflow has no loop step to bound")),
         }
     }
+    problems.extend(flag_conflicts(tree, overrides));
     for assignment in &overrides.set {
         match set_patch(tree, assignment) {
             Ok(patch) => patches.push(patch),
@@ -90,6 +94,46 @@ pub fn apply(tree: &mut Node, overrides: &Overrides) -> Result<(), Vec<Diagnosti
     } else {
         Err(problems)
     }
+}
+
+/// Every `--set` whose key a flag also sets, located at the `--set`.
+fn flag_conflicts(tree: &Node, overrides: &Overrides) -> Vec<Diagnostic> {
+    let mut flag_keys: Vec<(String, &str)> = Vec::new();
+    if overrides.max_turns.is_some() {
+        if let Some(ids) = first_loop(tree_steps(tree)) {
+            flag_keys.extend(
+                ids.last()
+                    .map(|id| (format!("steps.{id}.max_iterations"), "--max-turns")),
+            );
+        }
+    }
+    for assignment in &overrides.models {
+        if let Some((role, _)) = assignment.split_once('=') {
+            flag_keys.push((format!("roles.{}.model", role.trim()), "--model"));
+        }
+    }
+    if overrides.agent.is_some() {
+        for role in role_names(tree) {
+            flag_keys.push((format!("roles.{role}.agent"), "--agent"));
+        }
+    }
+    overrides
+        .set
+        .iter()
+        .filter_map(|assignment| {
+            let key = assignment.split('=').next().unwrap_or_default();
+            let key: Vec<&str> = key.split('.').map(str::trim).collect();
+            let key = key.join(".");
+            let (_, flag) = flag_keys.iter().find(|(k, _)| *k == key)?;
+            let source = Source::new("--set", assignment, Layer::CommandLine);
+            Some(
+                source
+                    .pos(Location { line: 1, column: 1 })
+                    .error(format!("`{key}` is set both by {flag} and by --set"))
+                    .with_help(format!("give only one of them: drop {flag} or this --set")),
+            )
+        })
+        .collect()
 }
 
 fn unknown_agent(value: &Node, agent: &str) -> Diagnostic {
@@ -477,6 +521,51 @@ mod tests {
         assert_eq!(problems[0].location.unwrap().column, 7);
         assert_eq!(problems[1].help.as_deref(), Some("did you mean `coach`?"));
         assert_eq!(problems[2].message, "expected KEY=VALUE");
+    }
+
+    #[test]
+    fn a_set_of_a_key_a_flag_also_sets_is_refused_whatever_the_order() {
+        let mut tree = player_coach();
+        let overrides = Overrides {
+            max_turns: Some(3),
+            models: vec!["coach=opus".into()],
+            agent: Some("codex".into()),
+            set: vec![
+                "steps.cycle.max_iterations=5".into(),
+                "roles.coach.model=haiku".into(),
+                "roles. player .agent=command".into(),
+                "limits.max_cost_usd=5".into(),
+                "roles.player.model=sonnet".into(),
+            ],
+        };
+        let problems = apply(&mut tree, &overrides).unwrap_err();
+        let messages: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "`steps.cycle.max_iterations` is set both by --max-turns and by --set",
+                "`roles.coach.model` is set both by --model and by --set",
+                "`roles.player.agent` is set both by --agent and by --set",
+            ]
+        );
+        assert_eq!(
+            problems[0].help.as_deref(),
+            Some("give only one of them: drop --max-turns or this --set")
+        );
+    }
+
+    #[test]
+    fn the_last_set_of_a_key_wins() {
+        let mut tree = player_coach();
+        apply(
+            &mut tree,
+            &set(&["roles.coach.model=opus", "roles.coach.model=haiku"]),
+        )
+        .unwrap();
+        assert_eq!(
+            tree.at(&path("roles.coach.model")).unwrap().as_str(),
+            Some("haiku")
+        );
     }
 
     fn path(dotted: &str) -> Vec<crate::workflow::tree::Seg> {

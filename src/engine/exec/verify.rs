@@ -4,6 +4,7 @@
 use std::fs;
 
 use crate::engine::cx::RunCx;
+use crate::engine::events::EventKind;
 use crate::engine::exec::StepDone;
 use crate::engine::turn::{write_record, VerifyRecord};
 use crate::error::Error;
@@ -73,6 +74,13 @@ pub fn execute(
     );
     if cx.cancel.is_cancelled() {
         return Ok(StepDone::cancelled());
+    }
+    for result in check_results.iter().chain(&criteria_results) {
+        if let Some(message) = &result.warning {
+            cx.emit(EventKind::Warning {
+                message: message.clone(),
+            });
+        }
     }
     let required = plan
         .resolved

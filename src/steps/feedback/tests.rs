@@ -358,3 +358,14 @@ fn a_reviewer_repeating_one_objection_while_the_checks_pass_stalls_the_loop() {
     }
     assert_eq!(stopped_at, Some(4), "nudged at turn 3, stopped at turn 4");
 }
+
+#[test]
+fn a_check_that_ran_no_tests_is_named_in_the_summary_even_when_it_passed() {
+    let mut input = approvable();
+    input.checks[0].warning = Some("`test`: cargo test ran no tests".into());
+    let feedback = feedback_for(&input);
+    assert_eq!(
+        feedback.summary,
+        "Approved: every required gate holds. Warning: `test`: cargo test ran no tests. Coach: coach says approve"
+    );
+}

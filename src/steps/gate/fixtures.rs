@@ -19,6 +19,7 @@ pub fn passed(name: &str) -> CheckResult {
         summary: String::new(),
         failure_class: None,
         advice: None,
+        warning: None,
         advisory: false,
     }
 }
