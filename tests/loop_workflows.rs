@@ -103,6 +103,11 @@ until = "steps.gate2.outputs.approved"
     assert_eq!(project.record("second_player", 1)["role"], "breaker");
     assert_eq!(project.record("second_gate", 1)["approved"], false);
     assert!(!project.run_dir().join("second_verify_turn_1.json").exists());
+    let report = project.report();
+    assert!(
+        report.contains("| second 1 |"),
+        "the second loop's turn is in report.md:\n{report}"
+    );
 }
 
 #[test]
@@ -141,7 +146,12 @@ fn every_reviewer_counts_a_rejecting_security_review_is_never_outvoted_by_the_le
     let prompt =
         std::fs::read_to_string(project.run_dir().join("prompts/turn_2_player.md")).unwrap();
     assert!(prompt.contains("SECURITY-FINDING"), "{prompt}");
-    assert!(project.report().contains("SECURITY-FINDING"));
+    let report = project.report();
+    assert!(report.contains("SECURITY-FINDING"));
+    assert!(
+        report.contains("security_review: feedback (1 issue(s)); review: approve (0 issue(s))"),
+        "both reviewers' decisions in the turn table:\n{report}"
+    );
     assert!(!project.git(&["log", "--format=%s", "main"]).contains(TASK));
 }
 

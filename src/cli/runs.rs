@@ -206,7 +206,7 @@ fn status_detail(
         state.tokens_in,
         state.tokens_out
     );
-    for turn in crate::engine::exec::load_turns(paths) {
+    for turn in crate::engine::exec::load_turns(paths, state) {
         let summary = crate::engine::exec::turn_summary(&turn);
         let _ = writeln!(
             out,

@@ -181,53 +181,43 @@ impl Turn {
 
     /// The turn's verdict: every reviewer's, combined (approve only when all approve).
     pub fn verdict(&self) -> Option<Verdict> {
-        let verdicts: Vec<(&str, &Verdict)> = self
-            .reviews()
-            .filter_map(|r| r.verdict.as_ref().map(|v| (r.step.as_str(), v)))
-            .collect();
-        crate::steps::verdict::combine(&verdicts)
+        combined_verdict(self.reviews())
+    }
+
+    /// What the display shows for this turn.
+    pub fn summary(&self) -> TurnSummary {
+        let reviews: Vec<&CoachRecord> = self.reviews().collect();
+        summarize(
+            self.player.as_ref(),
+            self.verify.as_ref(),
+            &reviews,
+            self.gate.as_ref(),
+        )
     }
 }
 
-impl Turn {
-    /// What the display shows for this turn.
-    pub fn summary(&self) -> TurnSummary {
-        let mut summary = summarize(
-            self.player.as_ref(),
-            self.verify.as_ref(),
-            self.coach.as_ref(),
-            self.gate.as_ref(),
-        );
-        if !self.more_reviews.is_empty() {
-            if let Some(verdict) = self.verdict() {
-                summary.decision = verdict.decision.as_str().to_string();
-                summary.issues = verdict.issues.len();
-            }
-            let more_cost: f64 = self
-                .more_reviews
-                .iter()
-                .filter_map(|r| r.agent.cost_usd)
-                .sum();
-            if more_cost > 0.0 {
-                summary.cost_usd = Some(summary.cost_usd.unwrap_or(0.0) + more_cost);
-            }
-        }
-        summary
-    }
+/// Every reviewer's verdict of a turn combined, each attributed to its step.
+pub fn combined_verdict<'a>(reviews: impl IntoIterator<Item = &'a CoachRecord>) -> Option<Verdict> {
+    let verdicts: Vec<(&str, &Verdict)> = reviews
+        .into_iter()
+        .filter_map(|r| r.verdict.as_ref().map(|v| (r.step.as_str(), v)))
+        .collect();
+    crate::steps::verdict::combine(&verdicts)
 }
 
 /// A turn's records as the display summarizes them (live, and later from disk).
 pub fn summarize(
     player: Option<&PlayerRecord>,
     verify: Option<&VerifyRecord>,
-    coach: Option<&CoachRecord>,
+    reviews: &[&CoachRecord],
     gate: Option<&GateRecord>,
 ) -> TurnSummary {
     let (checks_passed, checks_failed) = verify.map_or((0, 0), |v| {
         let passed = v.checks.iter().filter(|c| c.passed()).count();
         (passed, v.checks.len() - passed)
     });
-    let verdict = coach.and_then(|c| c.verdict.as_ref());
+    let verdict = combined_verdict(reviews.iter().copied());
+    let verdict = verdict.as_ref();
     TurnSummary {
         player_ok: player.is_some_and(|p| p.succeeded()),
         files_changed: player.map_or(0, |p| p.files_changed.len()),
@@ -241,13 +231,11 @@ pub fn summarize(
         issues: verdict.map_or(0, |v| v.issues.len()),
         approved: gate.is_some_and(|g| g.approved),
         reasons: gate.map(|g| g.reasons.clone()).unwrap_or_default(),
-        cost_usd: [
-            player.and_then(|p| p.agent.cost_usd),
-            coach.and_then(|c| c.agent.cost_usd),
-        ]
-        .into_iter()
-        .flatten()
-        .reduce(|a, b| a + b),
+        cost_usd: player
+            .and_then(|p| p.agent.cost_usd)
+            .into_iter()
+            .chain(reviews.iter().filter_map(|r| r.agent.cost_usd))
+            .reduce(|a, b| a + b),
     }
 }
 

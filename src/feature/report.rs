@@ -34,7 +34,7 @@ pub fn task_run_info(runs_dir: &Path, task_id: &str, since: &str) -> Option<Task
     if !started_since(&state.started_at, since) {
         return None;
     }
-    let decision = load_turns(&paths)
+    let decision = load_turns(&paths, &state)
         .iter()
         .rev()
         .map(|t| turn_summary(t).decision)

@@ -10,9 +10,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::engine::events::{read_events, Event};
+use crate::engine::exec::{load_turns, TurnRecords};
 use crate::engine::paths::RunPaths;
 use crate::engine::state::RunState;
-use crate::engine::turn::{more_reviews, CoachRecord, GateRecord, PlayerRecord, VerifyRecord};
+use crate::engine::turn::{CoachRecord, GateRecord, PlayerRecord, VerifyRecord};
 
 /// At most this much of one turn's diff goes into the report.
 const DIFF_LIMIT: usize = 64 * 1024;
@@ -56,20 +57,9 @@ impl RunRecords {
         let repo_root = crate::git::Repo::discover(&paths.dir)
             .ok()
             .map(|repo| repo.root().to_path_buf());
-        let mut prefixes: Vec<(String, String)> = vec![(String::new(), String::new())];
-        prefixes.extend(
-            state
-                .loops
-                .keys()
-                .map(|id| (id.clone(), format!("{id}_")))
-                .filter(|(_, prefix)| {
-                    paths.turn_record(&format!("{prefix}gate"), 1).exists()
-                        || paths.turn_record(&format!("{prefix}player"), 1).exists()
-                }),
-        );
-        let turns = prefixes
-            .iter()
-            .flat_map(|(loop_id, prefix)| load_loop(paths, repo_root.as_deref(), loop_id, prefix))
+        let turns = load_turns(paths, &state)
+            .into_iter()
+            .map(|t| with_diff_and_logs(t, repo_root.as_deref()))
             .collect();
         RunRecords {
             state,
@@ -80,44 +70,27 @@ impl RunRecords {
     }
 }
 
-/// The turns of one loop, in order, until the first turn with no record.
-fn load_loop(paths: &RunPaths, repo: Option<&Path>, loop_id: &str, prefix: &str) -> Vec<TurnData> {
-    (1..)
-        .map(|turn| {
-            let record = |kind: &str| paths.turn_record(&format!("{prefix}{kind}"), turn);
-            let player: Option<PlayerRecord> = read(&record("player"));
-            let verify: Option<VerifyRecord> = read(&record("verify"));
-            let reviews: Vec<CoachRecord> = read::<CoachRecord>(&record("coach"))
-                .into_iter()
-                .chain(more_reviews(paths, prefix, turn))
-                .collect();
-            let log_tails = verify
-                .iter()
-                .flat_map(|v| v.checks.iter().chain(&v.criteria))
-                .map(|c| {
-                    let path = c.log_path.display().to_string();
-                    (path, log_tail(&c.log_path))
-                })
-                .collect();
-            TurnData {
-                loop_id: loop_id.to_string(),
-                turn,
-                diff: player
-                    .as_ref()
-                    .map_or_else(String::new, |p| turn_diff(repo, p)),
-                player,
-                verify,
-                log_tails,
-                reviews,
-                gate: read(&record("gate")),
-            }
-        })
-        .take_while(|t| t.player.is_some() || t.verify.is_some() || !t.reviews.is_empty())
-        .collect()
-}
-
-fn read<T: serde::de::DeserializeOwned>(path: &Path) -> Option<T> {
-    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+/// A turn's records plus what they only point at: the diff and the check logs' tails.
+fn with_diff_and_logs(t: TurnRecords, repo: Option<&Path>) -> TurnData {
+    let log_tails = t
+        .verify
+        .iter()
+        .flat_map(|v| v.checks.iter().chain(&v.criteria))
+        .map(|c| (c.log_path.display().to_string(), log_tail(&c.log_path)))
+        .collect();
+    TurnData {
+        diff: t
+            .player
+            .as_ref()
+            .map_or_else(String::new, |p| turn_diff(repo, p)),
+        loop_id: t.loop_id,
+        turn: t.turn,
+        player: t.player,
+        verify: t.verify,
+        log_tails,
+        reviews: t.reviews,
+        gate: t.gate,
+    }
 }
 
 /// What the player's checkpoint commit changed against its parent (the previous checkpoint,

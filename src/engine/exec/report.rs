@@ -11,31 +11,76 @@ use crate::engine::exec::StepDone;
 use crate::engine::outcome::Outcome;
 use crate::engine::paths::RunPaths;
 use crate::engine::state::{RunState, RunStatus};
-use crate::engine::turn::{CoachRecord, GateRecord, PlayerRecord, VerifyRecord};
+use crate::engine::turn::{
+    combined_verdict, more_reviews, CoachRecord, GateRecord, PlayerRecord, VerifyRecord,
+};
 use crate::error::Error;
 use crate::workflow::kinds::ReportOutputs;
 
 /// Everything recorded about one turn, loaded back from the run directory.
 #[derive(Debug, Default)]
 pub struct TurnRecords {
+    /// The loop the turn belongs to; empty for the workflow's first loop (whose records carry
+    /// no prefix).
+    pub loop_id: String,
     pub turn: u32,
     pub player: Option<PlayerRecord>,
     pub verify: Option<VerifyRecord>,
-    pub coach: Option<CoachRecord>,
+    /// Every reviewer's record, first reviewer first.
+    pub reviews: Vec<CoachRecord>,
     pub gate: Option<GateRecord>,
 }
 
-/// Loads every turn's records, in order, until the first turn with none.
-pub fn load_turns(paths: &RunPaths) -> Vec<TurnRecords> {
-    (1..)
-        .map(|turn| TurnRecords {
-            turn,
-            player: read(&paths.turn_record("player", turn)),
-            verify: read(&paths.turn_record("verify", turn)),
-            coach: read(&paths.turn_record("coach", turn)),
-            gate: read(&paths.turn_record("gate", turn)),
+impl TurnRecords {
+    /// `3` in the first loop, `polish 3` in a later one.
+    pub fn label(&self) -> String {
+        match self.loop_id.as_str() {
+            "" => self.turn.to_string(),
+            id => format!("{id} {}", self.turn),
+        }
+    }
+
+    /// Every reviewer's verdict combined, as the gate saw it.
+    pub fn verdict(&self) -> Option<crate::steps::verdict::Verdict> {
+        combined_verdict(&self.reviews)
+    }
+}
+
+/// Loads every turn of every loop of the run (the first loop first), each loop's turns in
+/// order until the first turn with no record.
+pub fn load_turns(paths: &RunPaths, state: &RunState) -> Vec<TurnRecords> {
+    // A later loop's records are prefixed with its id; the first loop's are not.
+    let mut loops: Vec<(String, String)> = vec![(String::new(), String::new())];
+    loops.extend(
+        state
+            .loops
+            .keys()
+            .map(|id| (id.clone(), format!("{id}_")))
+            .filter(|(_, prefix)| {
+                paths.turn_record(&format!("{prefix}gate"), 1).exists()
+                    || paths.turn_record(&format!("{prefix}player"), 1).exists()
+            }),
+    );
+    loops
+        .iter()
+        .flat_map(|(loop_id, prefix)| {
+            (1..)
+                .map(move |turn| {
+                    let record = |kind: &str| paths.turn_record(&format!("{prefix}{kind}"), turn);
+                    TurnRecords {
+                        loop_id: loop_id.clone(),
+                        turn,
+                        player: read(&record("player")),
+                        verify: read(&record("verify")),
+                        reviews: read::<CoachRecord>(&record("coach"))
+                            .into_iter()
+                            .chain(more_reviews(paths, prefix, turn))
+                            .collect(),
+                        gate: read(&record("gate")),
+                    }
+                })
+                .take_while(|t| t.player.is_some() || t.verify.is_some() || !t.reviews.is_empty())
         })
-        .take_while(|t| t.player.is_some() || t.verify.is_some() || t.coach.is_some())
         .collect()
 }
 
@@ -63,7 +108,7 @@ pub fn write_report(
     state: &RunState,
     outcome: &Outcome,
 ) -> Result<std::path::PathBuf, Error> {
-    let turns = load_turns(paths);
+    let turns = load_turns(paths, state);
     let text = render(state, outcome, &turns);
     let path = paths.report();
     crate::engine::state::write_atomic(&path, text.as_bytes())
@@ -172,13 +217,23 @@ fn render_history(out: &mut String, turns: &[TurnRecords]) {
         let criteria = t.gate.as_ref().map_or("-".to_string(), |g| {
             format!("{}/{} met", g.criteria_met, g.criteria_total)
         });
-        let coach = t
-            .coach
-            .as_ref()
-            .and_then(|c| c.verdict.as_ref())
-            .map_or("-".to_string(), |v| {
-                format!("{} ({} issue(s))", v.decision.as_str(), v.issues.len())
-            });
+        // Every reviewer's decision, by its step when there are several.
+        let reviews: Vec<String> = t
+            .reviews
+            .iter()
+            .filter_map(|c| c.verdict.as_ref().map(|v| (c, v)))
+            .map(|(c, v)| {
+                let decision = format!("{} ({} issue(s))", v.decision.as_str(), v.issues.len());
+                match t.reviews.len() {
+                    1 => decision,
+                    _ => format!("{}: {decision}", c.step),
+                }
+            })
+            .collect();
+        let coach = match reviews.is_empty() {
+            true => "-".to_string(),
+            false => reviews.join("; "),
+        };
         let gate = t.gate.as_ref().map_or("-", |g| {
             if g.approved {
                 "approved"
@@ -189,7 +244,7 @@ fn render_history(out: &mut String, turns: &[TurnRecords]) {
         let _ = writeln!(
             out,
             "| {} | {player} | {checks} | {criteria} | {coach} | {gate} |",
-            t.turn
+            t.label()
         );
     }
     out.push('\n');
@@ -330,10 +385,10 @@ fn failure_class(last: Option<&TurnRecords>, gate: Option<&GateRecord>) -> Strin
                 .as_ref()
                 .filter(|p| !p.succeeded())
                 .map(|p| ("player", &p.agent, &p.transcript)),
-            turn.coach
-                .as_ref()
-                .filter(|c| !c.agent.status.is_success())
-                .map(|c| ("coach", &c.agent, &c.transcript)),
+            turn.reviews
+                .iter()
+                .find(|c| !c.agent.status.is_success())
+                .map(|c| (c.role.as_str(), &c.agent, &c.transcript)),
         ]
         .into_iter()
         .flatten()
@@ -369,10 +424,11 @@ fn failure_class(last: Option<&TurnRecords>, gate: Option<&GateRecord>) -> Strin
 
 /// A recorded turn as the display summarizes it.
 pub fn turn_summary(t: &TurnRecords) -> crate::engine::events::TurnSummary {
+    let reviews: Vec<&CoachRecord> = t.reviews.iter().collect();
     crate::engine::turn::summarize(
         t.player.as_ref(),
         t.verify.as_ref(),
-        t.coach.as_ref(),
+        &reviews,
         t.gate.as_ref(),
     )
 }
