@@ -267,3 +267,35 @@ fn a_task_timeout_stops_its_agent_and_nothing_outlives_the_feature() {
         .unwrap();
     assert_eq!(live_group_members(pgid), Vec::<i32>::new());
 }
+
+#[test]
+fn a_task_waiting_for_sign_off_holds_its_dependants_until_it_is_approved() {
+    let project = Project::new()
+        .task("TASK-A", "test -f lib/a.txt", "echo 'from A' > lib/a.txt")
+        .task("TASK-B", "test -f lib/b.txt", "echo 'from B' > lib/b.txt")
+        .feature(
+            "FEAT-W",
+            "id: FEAT-W\nname: Sign-off\ntasks:\n  - id: TASK-A\n  - id: TASK-B\n    dependencies: [TASK-A]\n",
+        );
+    project.write(
+        ".autobuild/tasks/TASK-A.md",
+        "---\nid: TASK-A\ntitle: Task TASK-A\ncomplexity: 8\n---\n# Task TASK-A\n\nDo TASK-A.\n\n\
+         ## Acceptance Criteria\n- [ ] AC-001: TASK-A is done `verify: test -f lib/a.txt`\n",
+    );
+    let project = project.commit();
+
+    let output = project.run(&["feature", "FEAT-W", "--workflow", "guardkit", "--max-turns", "1"]);
+
+    assert_exit(&output, 6);
+    assert_eq!(project.task_status("FEAT-W", "TASK-A"), "waiting");
+    assert_eq!(project.task_status("FEAT-W", "TASK-B"), "skipped");
+    assert!(project.show("autobuild/FEAT-W", "lib/a.txt").is_none());
+
+    assert_exit(&project.run(&["approve", "TASK-A"]), 0);
+    let output = project.run(&["resume", "FEAT-W"]);
+
+    assert_exit(&output, 0);
+    assert_eq!(project.task_status("FEAT-W", "TASK-A"), "merged");
+    assert_eq!(project.task_status("FEAT-W", "TASK-B"), "merged");
+    assert!(project.show("autobuild/FEAT-W", "lib/b.txt").is_some());
+}
