@@ -308,3 +308,47 @@ fn the_flags_the_documents_name_exist() {
         );
     }
 }
+
+#[test]
+fn the_workflow_reference_examples_are_valid() {
+    let doc = read("docs/workflows.md");
+    let toml = blocks(&doc, "toml")
+        .into_iter()
+        .find(|b| b.starts_with("# .autobuild/workflows/careful.toml"))
+        .expect("the TOML workflow example");
+    let yaml = blocks(&doc, "yaml")
+        .into_iter()
+        .find(|b| b.starts_with("schema: 1"))
+        .expect("the YAML workflow example");
+    let signoff = blocks(&doc, "toml")
+        .into_iter()
+        .find(|b| b.contains("uses = \"approval\""))
+        .expect("the expression example");
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fs::create_dir_all(root.join(".autobuild/workflows")).unwrap();
+    fs::write(root.join(".autobuild/workflows/careful.toml"), &toml).unwrap();
+    fs::write(
+        root.join(".autobuild/workflows/careful-yaml.yaml"),
+        yaml.replace("name: careful", "name: careful-yaml"),
+    )
+    .unwrap();
+    // The expression example is a step: as a patch of player-coach it must validate too.
+    fs::write(
+        root.join(".autobuild/workflows/signoff.toml"),
+        format!("schema = 1\nname = \"signoff\"\nextends = \"player-coach\"\n\n{signoff}"),
+    )
+    .unwrap();
+    autobuild::git::init_with_commit(root, "main", "workflow reference examples").unwrap();
+    for name in ["careful", "careful-yaml", "signoff"] {
+        assert_ok(
+            &autobuild(root, &["workflows", "validate", name]),
+            &format!("docs/workflows.md example `{name}`"),
+        );
+    }
+    let shown = autobuild(root, &["workflows", "show", "careful-yaml", "--resolved"]);
+    assert!(
+        String::from_utf8_lossy(&shown.stdout).contains("max_iterations = 8"),
+        "the YAML example means the same as the TOML one"
+    );
+}

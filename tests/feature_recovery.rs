@@ -284,7 +284,14 @@ fn a_task_waiting_for_sign_off_holds_its_dependants_until_it_is_approved() {
     );
     let project = project.commit();
 
-    let output = project.run(&["feature", "FEAT-W", "--workflow", "guardkit", "--max-turns", "1"]);
+    let output = project.run(&[
+        "feature",
+        "FEAT-W",
+        "--workflow",
+        "guardkit",
+        "--max-turns",
+        "1",
+    ]);
 
     assert_exit(&output, 6);
     assert_eq!(project.task_status("FEAT-W", "TASK-A"), "waiting");
