@@ -156,6 +156,32 @@ fn every_reviewer_counts_a_rejecting_security_review_is_never_outvoted_by_the_le
 }
 
 #[test]
+fn a_gate_that_names_its_reviews_weighs_only_those_verdicts() {
+    let project = Project::new();
+    project.write(
+        ".autobuild/agents/security.sh",
+        &fixture("coach_security.sh"),
+    );
+    let workflow = workflow_fixture("secure.toml").replace(
+        "  id = \"gate\"\n  uses = \"gate\"",
+        "  id = \"gate\"\n  uses = \"gate\"\n  reviews = [\"review\"]",
+    );
+    assert!(workflow.contains("reviews = [\"review\"]"));
+    project.write(".autobuild/workflows/secure.toml", &workflow);
+    let project = project.commit();
+
+    let output = project.run(&["task", TASK, "--workflow", "secure", "--auto-merge"]);
+
+    assert_exit(&output, 0);
+    // The security review still ran and is on record; the gate did not weigh it.
+    assert_eq!(
+        project.record("coach", 1)["verdict"]["decision"],
+        "feedback"
+    );
+    assert_eq!(project.record("gate", 1)["approved"], true);
+}
+
+#[test]
 fn a_prompt_that_cannot_render_on_turn_1_stops_the_run_before_anything_is_created() {
     let project = Project::new();
     project.write(

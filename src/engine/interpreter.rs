@@ -314,7 +314,7 @@ impl<'a, 'p> Interpreter<'a, 'p> {
     /// What a gate or merge step's outputs say about the run's outcome (live or restored).
     fn note_outcome(&mut self, step: &Step, outputs: &Value) {
         match step.action {
-            Action::Gate => {
+            Action::Gate { .. } => {
                 self.last_gate_approved = GateOutputs::deserialize(outputs)
                     .ok()
                     .map(|gate| gate.approved)

@@ -410,7 +410,7 @@ fn missing_required_checks(
         .workflow
         .all_steps()
         .iter()
-        .any(|step| matches!(step.action, Action::Gate));
+        .any(|step| matches!(step.action, Action::Gate { .. }));
     if !has_gate {
         return Vec::new();
     }

@@ -289,8 +289,12 @@ pub enum Action {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         checks: Option<Vec<String>>,
     },
-    /// Profile requirements + coach verdict → approved, reasons, feedback.
-    Gate,
+    /// Profile requirements + every reviewer's verdict → approved, reasons, feedback.
+    Gate {
+        /// The reviewing steps whose verdicts count; default: every one of the turn.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reviews: Option<Vec<String>>,
+    },
     /// Repeat the body until `until` holds, the bound is hit, or a stall is detected.
     Loop {
         max_iterations: u32,
@@ -327,7 +331,7 @@ impl Action {
             Action::Worktree => Uses::Worktree,
             Action::Agent { .. } => Uses::Agent,
             Action::Verify { .. } => Uses::Verify,
-            Action::Gate => Uses::Gate,
+            Action::Gate { .. } => Uses::Gate,
             Action::Loop { .. } => Uses::Loop,
             Action::Approval { .. } => Uses::Approval,
             Action::Merge { .. } => Uses::Merge,

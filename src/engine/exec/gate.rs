@@ -3,13 +3,14 @@
 
 use crate::engine::cx::RunCx;
 use crate::engine::exec::StepDone;
-use crate::engine::turn::{write_record, GateRecord};
+use crate::engine::turn::{combined_verdict, write_record, CoachRecord, GateRecord};
 use crate::error::Error;
 use crate::steps::feedback::{build_feedback, turn_signature};
 use crate::steps::gate::{self, CriterionFacts, GateInput, PlayerFacts};
 use crate::workflow::kinds::GateOutputs;
 
-pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
+/// Judges the turn; `weighed` names the reviewing steps whose verdicts count (all by default).
+pub fn execute(cx: &mut RunCx, weighed: Option<&[String]>) -> Result<StepDone, Error> {
     let plan = cx.plan;
     let turn_number = cx.turn_number();
     let Some(turn) = cx.turn.as_ref() else {
@@ -41,6 +42,8 @@ pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
                 .and_then(|v| v.criteria.iter().find(|r| r.name == c.id).cloned()),
         })
         .collect();
+    let counts = |step: &str| weighed.is_none_or(|ids| ids.iter().any(|id| id == step));
+    let reviews: Vec<&CoachRecord> = turn.reviews().filter(|r| counts(&r.step)).collect();
     let violations: Vec<String> = turn
         .player
         .iter()
@@ -61,8 +64,8 @@ pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
             .map(|v| v.checks.clone())
             .unwrap_or_default(),
         criteria,
-        verdict: turn.verdict(),
-        coach_ran: turn.coach.is_some(),
+        verdict: combined_verdict(reviews.iter().copied()),
+        coach_ran: !reviews.is_empty(),
         scope_violation,
     };
     let decision = gate::evaluate(&input);

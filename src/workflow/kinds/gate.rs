@@ -3,12 +3,18 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Kind, Output, Uses, ValueType};
+use crate::workflow::model::Action;
+
+use super::{Key, Kind, Output, Uses, ValueType};
 
 pub static KIND: Kind = Kind {
     uses: Uses::Gate,
     summary: "Judge the turn: the task profile's requirements (minus `[gate] waive`) over the turn's checks and every reviewer's verdict; unmet requirements become the next turn's feedback.",
-    keys: &[],
+    keys: &[Key::new(
+        "reviews",
+        "list of step ids",
+        "the reviewing steps (agent steps whose role has `output = \"verdict\"`, in the same loop) whose verdicts count; default: every one of the turn",
+    )],
     outputs: &[
         Output::new("approved", ValueType::Bool, "every required gate holds"),
         Output::new("unmet", ValueType::Integer, "how many requirements are unmet"),
@@ -17,7 +23,12 @@ pub static KIND: Kind = Kind {
     spends_budget: false,
     leaves_files: false,
     loop_only: true,
-    describe: |_| "gate".to_string(),
+    describe: |action| match action {
+        Action::Gate {
+            reviews: Some(reviews),
+        } => format!("gate, weighing {}", reviews.join(", ")),
+        _ => "gate".to_string(),
+    },
 };
 
 /// What a gate step publishes.

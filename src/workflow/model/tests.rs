@@ -12,7 +12,9 @@ fn every_action() -> Vec<Action> {
         Action::Verify {
             checks: Some(vec!["test".into()]),
         },
-        Action::Gate,
+        Action::Gate {
+            reviews: Some(vec!["review".into()]),
+        },
         Action::Loop {
             max_iterations: 1,
             until: Some("true".into()),

@@ -104,6 +104,7 @@ pub(super) fn check(
         }
     }
     check_gate(workflow, steps, problems);
+    check_gate_reviews(workflow, steps, problems);
 }
 
 /// `writes` holds valid globs, and a read-only role (which writes nothing) has none.
@@ -138,9 +139,68 @@ fn check_writes(
     }
 }
 
+/// A gate's `reviews` names reviewing steps of its own loop: agent steps whose role returns a
+/// verdict. Anything else would silently leave a reviewer out (or weigh nothing).
+fn check_gate_reviews(workflow: &Workflow, steps: &[StepInfo<'_>], problems: &mut Vec<Diagnostic>) {
+    for gate in steps {
+        let Action::Gate {
+            reviews: Some(reviews),
+        } = &gate.step.action
+        else {
+            continue;
+        };
+        let entries = gate
+            .node
+            .get("reviews")
+            .and_then(Node::as_array)
+            .unwrap_or_default();
+        let reviewers: Vec<&str> = steps
+            .iter()
+            .filter(|s| s.loops == gate.loops)
+            .filter(|s| match &s.step.action {
+                Action::Agent { role } => workflow
+                    .roles
+                    .get(role)
+                    .is_some_and(|r| r.output == Some(OutputKind::Verdict)),
+                _ => false,
+            })
+            .map(|s| s.step.id.as_str())
+            .collect();
+        if reviews.is_empty() {
+            problems.push(
+                pos_of(gate.node, "reviews")
+                    .error(format!("the gate `{}` weighs no review", gate.step.id))
+                    .with_help("name the reviewing steps, or remove `reviews` to weigh every one; a gate without a reviewer needs [gate] waive = [\"coach\"]"),
+            );
+        }
+        for (id, entry) in reviews.iter().zip(entries) {
+            if reviewers.contains(&id.as_str()) {
+                continue;
+            }
+            let help = match did_you_mean(id, reviewers.iter().copied()) {
+                Some(close) => format!("did you mean `{close}`?"),
+                None if reviewers.is_empty() => "the gate's loop has no reviewing step (an agent step whose role has output = \"verdict\")".to_string(),
+                None => format!("the reviewing steps of its loop are: {}", reviewers.join(", ")),
+            };
+            problems.push(
+                entry
+                    .pos
+                    .error(format!(
+                        "the gate `{}` weighs `{id}`, which is not a reviewing step of its loop",
+                        gate.step.id
+                    ))
+                    .with_help(help),
+            );
+        }
+    }
+}
+
 /// A workflow with a gate needs a verdict for `coach`, or must waive it.
 fn check_gate(workflow: &Workflow, steps: &[StepInfo<'_>], problems: &mut Vec<Diagnostic>) {
-    let Some(gate) = steps.iter().find(|s| matches!(s.step.action, Action::Gate)) else {
+    let Some(gate) = steps
+        .iter()
+        .find(|s| matches!(s.step.action, Action::Gate { .. }))
+    else {
         return;
     };
     let unknown_role = steps.iter().any(

@@ -257,3 +257,25 @@ fn a_run_step_needs_a_worktree_too() {
         .message
         .starts_with("step `setup` (uses = \"run\") needs a worktree"));
 }
+
+#[test]
+fn a_gate_weighs_only_reviewing_steps_of_its_loop() {
+    let text = player_coach_with(
+        "  id = \"gate\"\n  uses = \"gate\"",
+        "  id = \"gate\"\n  uses = \"gate\"\n  reviews = [\"reviw\", \"implement\"]",
+    );
+    let found = found(&text);
+    assert_eq!(found.len(), 2, "{found:#?}");
+    assert!(found[0]
+        .1
+        .contains("weighs `reviw`, which is not a reviewing step of its loop"));
+    assert!(found[1].1.contains("weighs `implement`"));
+    let problems = problems(&text);
+    assert_eq!(problems[0].help.as_deref(), Some("did you mean `review`?"));
+
+    let fine = player_coach_with(
+        "  id = \"gate\"\n  uses = \"gate\"",
+        "  id = \"gate\"\n  uses = \"gate\"\n  reviews = [\"review\"]",
+    );
+    assert!(problems(&fine).is_empty());
+}
