@@ -270,8 +270,8 @@ fn a_gate_weighs_only_reviewing_steps_of_its_loop() {
         .1
         .contains("weighs `reviw`, which is not a reviewing step of its loop"));
     assert!(found[1].1.contains("weighs `implement`"));
-    let problems = problems(&text);
-    assert_eq!(problems[0].help.as_deref(), Some("did you mean `review`?"));
+    let first = &problems(&text)[0];
+    assert_eq!(first.help.as_deref(), Some("did you mean `review`?"));
 
     let fine = player_coach_with(
         "  id = \"gate\"\n  uses = \"gate\"",
