@@ -12,6 +12,7 @@ pub mod profiles;
 pub mod prompts;
 pub mod report;
 pub mod runs;
+pub mod schema;
 pub mod task;
 pub mod workflows;
 
@@ -132,6 +133,11 @@ pub enum Command {
     Prompts(prompts::PromptsCommand),
     /// Check git, the agent CLIs and their credentials, and the config and workflows.
     Doctor(doctor::DoctorArgs),
+    /// Print the JSON Schema of a file kind, for editor completion and checking.
+    Schema {
+        /// workflow, config, profile or feature.
+        kind: String,
+    },
 }
 
 /// Flags shared by the commands that run a workflow.
@@ -250,5 +256,6 @@ fn run(cli: Cli) -> Result<u8, Error> {
         Command::Profiles(cmd) => profiles::run(cmd),
         Command::Prompts(cmd) => prompts::run(cmd),
         Command::Doctor(args) => doctor::run(args),
+        Command::Schema { kind } => schema::run(&kind),
     }
 }

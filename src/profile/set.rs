@@ -23,14 +23,17 @@ use crate::workflow::resolve::in_reading_order;
 use crate::workflow::tree::Node;
 use crate::workflow::typed::decode;
 
-/// What a profile file may say.
-#[derive(Debug, Deserialize)]
+/// A profile file (`profiles/<name>.toml`): what the gate checks for tasks of a type.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct ProfileFile {
+pub struct ProfileFile {
+    /// One line for `profiles list`.
     #[serde(default)]
     description: String,
+    /// Other task types that select this profile.
     #[serde(default)]
     aliases: Vec<String>,
+    /// What must hold before a task of this type is approved.
     require: Vec<Requirement>,
     #[serde(default)]
     checks: Option<Vec<String>>,
