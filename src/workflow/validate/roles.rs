@@ -16,7 +16,6 @@ pub(super) fn check(
     workflow: &Workflow,
     tree: &Node,
     prompts: &Prompts,
-    steps: &[StepInfo<'_>],
     problems: &mut Vec<Diagnostic>,
 ) {
     let roles_node = tree.get("roles").unwrap_or(tree);
@@ -103,7 +102,6 @@ pub(super) fn check(
             problems.extend(prompts.check(&role.prompt));
         }
     }
-    check_gate(workflow, steps, problems);
 }
 
 /// `writes` holds valid globs, and a read-only role (which writes nothing) has none.
@@ -139,7 +137,11 @@ fn check_writes(
 }
 
 /// A workflow with a gate needs a verdict for `coach`, or must waive it.
-fn check_gate(workflow: &Workflow, steps: &[StepInfo<'_>], problems: &mut Vec<Diagnostic>) {
+pub(super) fn check_gate(
+    workflow: &Workflow,
+    steps: &[StepInfo<'_>],
+    problems: &mut Vec<Diagnostic>,
+) {
     let Some(gate) = steps.iter().find(|s| matches!(s.step.action, Action::Gate)) else {
         return;
     };
