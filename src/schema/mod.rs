@@ -84,9 +84,8 @@ impl SchemaKind {
 }
 
 /// Removes the `null` that schemars allows (and defaults to) for every `Option`: TOML has no
-/// null, and an absent
-/// key is how a TOML (or YAML) workflow, config or profile says "none". Feature files keep it:
-/// GuardKit writes `null`s.
+/// null, and an absent key is how a TOML (or YAML) workflow, config or profile says "none".
+/// Feature files keep it: GuardKit writes `null`s.
 fn without_null(value: &mut Value) {
     match value {
         Value::Object(map) => {
