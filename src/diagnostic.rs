@@ -33,13 +33,24 @@ fn floor_char_boundary(s: &str, mut index: usize) -> usize {
     index
 }
 
+/// Whether a problem stops what reported it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Severity {
+    #[default]
+    Error,
+    /// Worth knowing, but the file is usable as it is (printed as `warning:`).
+    Warning,
+}
+
 /// One problem, optionally located in a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
+    pub severity: Severity,
     pub path: PathBuf,
     pub location: Option<Location>,
-    /// The text of the offending line, for the snippet.
-    pub source_line: Option<String>,
+    /// The text of the offending line, for the snippet (boxed: diagnostics travel in `Err`s,
+    /// which are kept small).
+    pub source_line: Option<Box<str>>,
     pub message: String,
     pub help: Option<String>,
 }
@@ -48,6 +59,7 @@ impl Diagnostic {
     /// A problem with a whole file (or one that cannot be located more precisely).
     pub fn new(path: impl Into<PathBuf>, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
+            severity: Severity::Error,
             path: path.into(),
             location: None,
             source_line: None,
@@ -75,12 +87,23 @@ impl Diagnostic {
         message: impl Into<String>,
     ) -> Diagnostic {
         Diagnostic {
+            severity: Severity::Error,
             path: path.into(),
             location: Some(location),
-            source_line: source.lines().nth(location.line - 1).map(str::to_string),
+            source_line: source.lines().nth(location.line - 1).map(Box::from),
             message: message.into(),
             help: None,
         }
+    }
+
+    /// The same problem as a warning: reported, but it stops nothing.
+    pub fn into_warning(mut self) -> Diagnostic {
+        self.severity = Severity::Warning;
+        self
+    }
+
+    pub fn is_warning(&self) -> bool {
+        self.severity == Severity::Warning
     }
 
     pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
@@ -111,6 +134,9 @@ impl fmt::Display for Diagnostic {
     /// `path:line:col: message`, then the line with a caret under the column, then `help:`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let path = self.path.display();
+        if self.is_warning() {
+            f.write_str("warning: ")?;
+        }
         match self.location {
             Some(loc) => write!(f, "{path}:{}:{}: {}", loc.line, loc.column, self.message)?,
             None => write!(f, "{path}: {}", self.message)?,

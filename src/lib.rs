@@ -19,6 +19,7 @@ pub mod profile;
 pub mod project;
 pub mod report;
 pub mod sandbox;
+pub mod schema;
 pub mod steps;
 pub mod task;
 pub mod ui;

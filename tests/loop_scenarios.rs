@@ -272,3 +272,24 @@ fn a_reviewer_repeating_one_objection_while_the_checks_pass_stalls_instead_of_sp
         "nudged after turn 3, stopped after turn 4"
     );
 }
+
+#[test]
+fn a_command_agent_whose_script_is_missing_fails_preflight_before_anything_is_created() {
+    let project = Project::new().commit();
+    project.git(&["rm", "-q", ".autobuild/agents/player.sh"]);
+    project.git(&["commit", "-q", "-m", "the player script is gone"]);
+
+    let output = project.run(&["task", TASK]);
+
+    assert_exit(&output, 2);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(
+            "role `player` runs `sh .autobuild/agents/player.sh`: `.autobuild/agents/player.sh` does not exist"
+        ),
+        "{stderr}"
+    );
+    assert!(!project.worktree().exists());
+    assert!(!project.branch_exists(&project.branch()));
+    assert!(!project.run_dir().exists());
+}

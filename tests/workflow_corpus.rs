@@ -88,6 +88,8 @@ fn every_type_problem_of_a_file_is_reported() {
     let expected = [
         (7, "unknown key `modle`"),
         (8, "unknown value `wirte` for `tools`"),
+        // A semantic problem of a role that decoded, reported in the same pass.
+        (13, "role `coach` is read-only but has the `edit` tool"),
         (
             20,
             "invalid type: string \"none\", expected a non-negative integer",

@@ -8,6 +8,8 @@
 //! `demo`. It can enforce nothing — no tool allowlist, no read-only access — so read-only roles
 //! on it rely on the engine's audit after every read-only step.
 
+use std::path::Path;
+
 use super::process::{self, CancelToken};
 use super::{
     agent_process_spec, Adapter, AgentError, AgentOutcome, AgentRequest, AgentStatus, Capabilities,
@@ -80,6 +82,32 @@ impl Adapter for CommandAdapter {
     }
 }
 
+/// Interpreters whose first argument, unless it is an option, is the script they run.
+const INTERPRETERS: [&str; 11] = [
+    "sh", "bash", "dash", "zsh", "ksh", "python", "python3", "node", "ruby", "perl", "php",
+];
+
+/// Why the script a `command` agent's interpreter runs cannot be found, when it cannot:
+/// `["sh", "agents/player.sh"]` without `agents/player.sh` in the repository (`root`). The
+/// interpreter itself exists, so without this check the mistake shows only when the agent
+/// starts, after the run has created its branch and worktree. An option first (`sh -c …`)
+/// means there is no script file to check.
+pub fn missing_script(argv: &[String], root: &Path) -> Option<String> {
+    let (program, args) = argv.split_first()?;
+    let name = Path::new(program).file_name()?.to_str()?;
+    let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    if !INTERPRETERS.contains(&name) && !INTERPRETERS.contains(&base) {
+        return None;
+    }
+    let script = args.first()?;
+    if script.starts_with('-') || root.join(script).exists() {
+        return None;
+    }
+    Some(format!(
+        "`{program} {script}`: `{script}` does not exist (a script path is relative to the repository root)"
+    ))
+}
+
 /// The variables that tell a command agent what it is working on.
 fn autobuild_env(req: &AgentRequest<'_>) -> Vec<(String, String)> {
     let mut env = vec![
@@ -99,4 +127,43 @@ fn autobuild_env(req: &AgentRequest<'_>) -> Vec<(String, String)> {
     env.into_iter()
         .map(|(name, value)| (name.to_string(), value))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(words: &[&str]) -> Vec<String> {
+        words.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn a_missing_script_of_an_interpreter_is_named() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir(root.path().join("agents")).unwrap();
+        std::fs::write(root.path().join("agents/player.sh"), "echo hi\n").unwrap();
+        assert_eq!(
+            missing_script(&argv(&["sh", "agents/player.sh"]), root.path()),
+            None
+        );
+        let missing = missing_script(&argv(&["sh", "agents/playr.sh"]), root.path()).unwrap();
+        assert!(
+            missing.contains("`agents/playr.sh` does not exist"),
+            "{missing}"
+        );
+        assert!(missing_script(&argv(&["/usr/bin/python3.12", "x.py"]), root.path()).is_some());
+    }
+
+    #[test]
+    fn inline_commands_and_other_programs_are_not_scripts() {
+        let root = tempfile::tempdir().unwrap();
+        for words in [
+            &["sh", "-c", "echo done"][..],
+            &["my-agent", "missing.txt"],
+            &["bash"],
+            &[],
+        ] {
+            assert_eq!(missing_script(&argv(words), root.path()), None, "{words:?}");
+        }
+    }
 }

@@ -14,6 +14,7 @@ pub mod profiles;
 pub mod prompts;
 pub mod report;
 pub mod runs;
+pub mod schema;
 pub mod status;
 pub mod task;
 pub mod workflows;
@@ -153,6 +154,11 @@ pub enum Command {
     /// Print the built-in prompt templates, to start your own from.
     #[command(subcommand)]
     Prompts(prompts::PromptsCommand),
+    /// Print the JSON Schema of a file kind, for editor completion and checking.
+    Schema {
+        /// workflow, config, profile or feature.
+        kind: String,
+    },
     /// Check git, the agent CLIs and their credentials, and the config and workflows.
     Doctor(doctor::DoctorArgs),
     /// Print the shell completion script for SHELL on stdout.
@@ -336,5 +342,6 @@ fn run(cli: Cli) -> Result<u8, Error> {
         Command::Doctor(args) => doctor::run(args),
         Command::Completions { shell } => generate::completions(shell),
         Command::Man { output } => generate::man(output),
+        Command::Schema { kind } => schema::run(&kind),
     }
 }

@@ -142,6 +142,7 @@ fn validate(catalog: &Catalog, workflows: &[String]) -> Result<u8, Error> {
                 resolved.workflow.name,
                 resolved.source.display()
             ));
+            resolved.warnings.iter().for_each(ui::diagnostic);
             Ok(())
         }
         Err(Error::Invalid(found)) => {

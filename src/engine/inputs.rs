@@ -60,6 +60,7 @@ pub fn load(
     let resolved = resolved?;
     let (profile, warning) = profile?;
     let mut warnings: Vec<String> = warning.into_iter().collect();
+    warnings.extend(resolved.warnings.iter().map(Diagnostic::headline));
     warnings.extend(catalog.unusable().into_iter().map(unusable_warning));
     Ok(RunInputs {
         config,
@@ -121,6 +122,7 @@ mod tests {
 
     fn at(path: &str, line: usize, message: &str) -> Diagnostic {
         Diagnostic {
+            severity: Default::default(),
             path: path.into(),
             location: Some(Location { line, column: 1 }),
             source_line: None,

@@ -352,6 +352,12 @@ fn check_agents(
             None => {}
         }
         problems.extend(adapter.preflight(role_name, role, &env));
+        problems.extend(
+            role.command
+                .as_deref()
+                .and_then(|argv| crate::agents::command::missing_script(argv, root))
+                .map(|why| format!("role `{role_name}` runs {why}")),
+        );
         let caps = adapter.capabilities();
         if !caps.enforces_tool_allowlist && !role.tools.is_empty() {
             let warning = format!(

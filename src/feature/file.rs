@@ -69,34 +69,47 @@ pub struct FeatureFile {
     pub tasks_pos: Pos,
 }
 
-#[derive(Deserialize)]
-struct RawFeature {
+/// A feature file as GuardKit writes it (DESIGN.md §3.3). Keys autobuild does not read are
+/// allowed: GuardKit keeps its own state in the file.
+#[derive(Deserialize, schemars::JsonSchema)]
+#[schemars(title = "autobuild / GuardKit feature file")]
+pub(crate) struct RawFeature {
+    /// The feature's id (`autobuild feature <ID>`).
     id: String,
     #[serde(default)]
     name: Option<String>,
     #[serde(default)]
     description: Option<String>,
+    /// The feature's tasks.
     #[serde(default)]
     tasks: Vec<RawTask>,
     #[serde(default)]
     orchestration: Option<RawOrchestration>,
 }
 
-#[derive(Deserialize)]
+/// One task of the feature.
+#[derive(Deserialize, schemars::JsonSchema)]
 struct RawTask {
+    /// The task's id.
     id: String,
+    /// The task file, relative to the repository root (else it is looked up by id).
     #[serde(default)]
     file_path: Option<String>,
+    /// Tasks that must be merged first (absent: the task file's own list applies).
     #[serde(default)]
     dependencies: Option<Vec<String>>,
+    /// GuardKit's run order: lower waves run first (every task has one, or none does).
     #[serde(default)]
     wave: Option<u32>,
 }
 
-#[derive(Deserialize)]
+/// The run order.
+#[derive(Deserialize, schemars::JsonSchema)]
 struct RawOrchestration {
+    /// Groups of task ids run in order; the tasks of one group run in parallel.
     #[serde(default)]
     parallel_groups: Option<Vec<Vec<String>>>,
+    /// How many tasks run at once (`--parallel` overrides it).
     #[serde(default)]
     recommended_parallel: Option<u32>,
 }

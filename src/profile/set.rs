@@ -23,14 +23,17 @@ use crate::workflow::resolve::in_reading_order;
 use crate::workflow::tree::Node;
 use crate::workflow::typed::decode;
 
-/// What a profile file may say.
-#[derive(Debug, Deserialize)]
+/// A profile file (`profiles/<name>.toml`): what the gate checks for tasks of a type.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct ProfileFile {
+pub struct ProfileFile {
+    /// One line for `profiles list`.
     #[serde(default)]
     description: String,
+    /// Other task types that select this profile.
     #[serde(default)]
     aliases: Vec<String>,
+    /// What must hold before a task of this type is approved.
     require: Vec<Requirement>,
     #[serde(default)]
     checks: Option<Vec<String>>,
@@ -94,7 +97,10 @@ impl ProfileSet {
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default();
             match parse_toml::parse(source) {
-                Ok(tree) => add_layer(&mut trees, name, tree),
+                Ok(tree) => match alias_owner(&trees, &name) {
+                    Some(owner) => problems.push(named_like_an_alias(&tree, &name, &owner)),
+                    None => add_layer(&mut trees, name, tree),
+                },
                 Err(mut found) => problems.append(&mut found),
             }
         }
@@ -102,7 +108,12 @@ impl ProfileSet {
             match config.as_table() {
                 Some(table) => {
                     for entry in table.iter() {
-                        add_layer(&mut trees, entry.key.clone(), entry.value.clone());
+                        match alias_owner(&trees, &entry.key) {
+                            Some(owner) => {
+                                problems.push(named_like_an_alias(&entry.value, &entry.key, &owner))
+                            }
+                            None => add_layer(&mut trees, entry.key.clone(), entry.value.clone()),
+                        }
                     }
                 }
                 None => problems.push(config.pos.error(format!(
@@ -223,6 +234,34 @@ pub fn resolve_profile(
     ProfileSet::load(root)?.resolve(task_type)
 }
 
+/// The profile defined so far that has `name` as an alias, when no profile is called `name`.
+fn alias_owner(trees: &[(String, Node)], name: &str) -> Option<String> {
+    if trees.iter().any(|(n, _)| n == name) {
+        return None;
+    }
+    trees
+        .iter()
+        .find(|(_, tree)| {
+            tree.get("aliases")
+                .and_then(Node::as_array)
+                .is_some_and(|aliases| aliases.iter().any(|a| a.as_str() == Some(name)))
+        })
+        .map(|(owner, _)| owner.clone())
+}
+
+/// A profile named like another profile's alias would take the alias from it (and every
+/// `profiles` command would fail pointing at the other profile's file); this says so at the
+/// profile that does it.
+fn named_like_an_alias(tree: &Node, name: &str, owner: &str) -> Diagnostic {
+    tree.pos
+        .error(format!(
+            "profile `{name}` is named like an alias of profile `{owner}`"
+        ))
+        .with_help(format!(
+            "to change `{owner}`, name the file `{owner}.toml` (or the table `[profiles.{owner}]`); for a profile of its own, choose a name that is not an alias"
+        ))
+}
+
 fn add_layer(trees: &mut Vec<(String, Node)>, name: String, tree: Node) {
     match trees.iter_mut().find(|(n, _)| *n == name) {
         Some((_, existing)) => merge(existing, tree),
@@ -260,6 +299,32 @@ mod tests {
 
     fn builtins() -> ProfileSet {
         ProfileSet::from_catalog(&Catalog::builtin()).unwrap()
+    }
+
+    #[test]
+    fn a_user_profile_named_like_a_builtin_alias_is_reported_at_the_users_file() {
+        use crate::workflow::source::{Layer, Source};
+        let mut catalog = Catalog::builtin();
+        catalog.profiles.push(Source::new(
+            "/home/u/.config/autobuild/profiles/docs.toml",
+            "require = [\"coach\"]\n",
+            Layer::User,
+        ));
+        let message = ProfileSet::from_catalog(&catalog).unwrap_err().to_string();
+        assert!(
+            message.contains(
+                "docs.toml:1:1: profile `docs` is named like an alias of profile `documentation`"
+            ),
+            "{message}"
+        );
+        assert!(
+            message.contains("name the file `documentation.toml`"),
+            "{message}"
+        );
+        assert!(
+            !message.contains("profiles/documentation.toml"),
+            "{message}"
+        );
     }
 
     #[test]

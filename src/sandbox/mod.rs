@@ -40,7 +40,8 @@ pub use mounts::{StepPaths, Writable};
 pub use probe::Availability;
 
 /// `[sandbox] mode`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, schemars::JsonSchema)]
+#[schemars(rename_all = "lowercase")]
 pub enum Mode {
     /// Confine when bwrap works here; otherwise run unconfined with one warning per run.
     #[default]

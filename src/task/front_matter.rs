@@ -40,6 +40,16 @@ const KNOWN_KEYS: [&str; 8] = [
     "acceptance_criteria",
 ];
 
+/// The key autobuild reads that `name` is a likely misspelling of. Task files shared with
+/// GuardKit carry many keys of its own, so only a key within a small edit distance of a known
+/// one (`task_typ`, `dependancies`) is suspected, never one merely similar (`task_id`).
+fn misspelling_of(name: &str) -> Option<&'static str> {
+    KNOWN_KEYS.into_iter().find(|known| {
+        let distance = strsim::damerau_levenshtein(name, known);
+        distance <= 2 && distance * 3 <= known.len()
+    })
+}
+
 static YAML_POSITION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r" at (line \d+ column \d+|position \d+)").expect("position pattern is valid")
 });
@@ -249,6 +259,14 @@ pub(crate) fn read(
             }
             Some(_) => {}
             None => {
+                if let Some(meant) = misspelling_of(&name) {
+                    warnings.push(located.at(
+                        located.key_line(&name),
+                        format!(
+                            "`{name}` is not a key autobuild reads (did you mean `{meant}`?); it is ignored"
+                        ),
+                    ));
+                }
                 fields.extra.insert(name, value);
             }
         }

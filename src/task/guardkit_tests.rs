@@ -208,3 +208,20 @@ fn the_file_name_gives_the_id_when_the_front_matter_has_none() {
     let err = parse_at("notes.md", &format!("---\ntitle: x\n---\n{body}")).unwrap_err();
     assert!(err.contains("the front matter has no `id`"), "{err}");
 }
+
+#[test]
+fn a_misspelled_front_matter_key_is_a_warning_and_guardkit_keys_are_not() {
+    let task = parse(
+        "---\nid: T1\ntask_typ: documentation\ntask_id: T1\nstatus: backlog\ntags: [a]\npriority: high\nparent_review: R1\nfeature_id: F1\n---\n## Acceptance Criteria\n- a\n",
+    )
+    .unwrap();
+    assert_ne!(task.task_type, "documentation");
+    let warnings: Vec<String> = task.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(warnings.len(), 1, "{warnings:#?}");
+    assert!(
+        warnings[0].starts_with(
+            "TASK.md:3:1: `task_typ` is not a key autobuild reads (did you mean `task_type`?); it is ignored"
+        ),
+        "{warnings:#?}"
+    );
+}

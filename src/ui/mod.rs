@@ -72,6 +72,11 @@ pub fn text(text: &str) {
     let _ = out.flush();
 }
 
+/// A located problem that does not stop the command (it reads `warning: path:line:col: …`).
+pub fn diagnostic(diagnostic: &crate::diagnostic::Diagnostic) {
+    let _ = writeln!(io::stderr().lock(), "{diagnostic}");
+}
+
 /// A line of normal output on stdout.
 pub fn line(text: &str) {
     let _ = writeln!(

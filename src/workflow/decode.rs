@@ -14,13 +14,43 @@ use crate::workflow::typed::decode;
 
 /// Decodes a whole workflow.
 pub fn decode_workflow(tree: &Node) -> Result<Workflow, Vec<Diagnostic>> {
+    let decoded = decode_parts(tree);
+    match decoded.part {
+        Some(part) if decoded.problems.is_empty() => Ok(part.workflow),
+        _ => Err(decoded.problems),
+    }
+}
+
+/// What decoded of a workflow, so that validation can check it while the decoding mistakes
+/// are reported.
+pub struct Decoded {
+    /// `None` when the header (`schema`, `name`, …) itself is wrong.
+    pub part: Option<DecodedPart>,
+    pub problems: Vec<Diagnostic>,
+}
+
+/// The workflow without its roles and steps that have mistakes, with the tree it decoded from
+/// pruned alike (validation walks the two side by side).
+pub struct DecodedPart {
+    pub workflow: Workflow,
+    pub tree: Node,
+    /// The names of the roles and the ids of the steps (nested ones included) left out.
+    pub left_out: Vec<String>,
+}
+
+/// Decodes every part of a workflow that can be, reporting the others.
+pub fn decode_parts(tree: &Node) -> Decoded {
     let Some(table) = tree.as_table() else {
-        return Err(vec![tree.pos.error(format!(
-            "a workflow is a table of settings, found {}",
-            tree.kind()
-        ))]);
+        return Decoded {
+            part: None,
+            problems: vec![tree.pos.error(format!(
+                "a workflow is a table of settings, found {}",
+                tree.kind()
+            ))],
+        };
     };
     let mut problems = Vec::new();
+    let mut left_out = Vec::new();
 
     let mut header = tree.clone();
     let header_table = header.as_table_mut().expect("checked to be a table above");
@@ -35,14 +65,21 @@ pub fn decode_workflow(tree: &Node) -> Result<Workflow, Vec<Diagnostic>> {
     }
     let workflow = collect(decode::<Workflow>(&header), &mut problems);
 
+    let mut pruned = tree.clone();
     let roles = match table.get("roles") {
         Some(node) => match node.as_table() {
-            Some(roles) => roles
-                .iter()
-                .filter_map(|entry| {
-                    collect(decode(&entry.value), &mut problems).map(|r| (entry.key.clone(), r))
-                })
-                .collect(),
+            Some(roles) => {
+                let mut decoded = std::collections::BTreeMap::new();
+                for entry in roles.iter() {
+                    match collect(decode(&entry.value), &mut problems) {
+                        Some(role) => {
+                            decoded.insert(entry.key.clone(), role);
+                        }
+                        None => left_out.push(entry.key.clone()),
+                    }
+                }
+                decoded
+            }
             None => {
                 problems.push(expected_kind(node, "`roles`", "a table of roles"));
                 Default::default()
@@ -50,34 +87,67 @@ pub fn decode_workflow(tree: &Node) -> Result<Workflow, Vec<Diagnostic>> {
         },
         None => Default::default(),
     };
+    if let Some(Value::Table(roles_table)) = pruned
+        .as_table_mut()
+        .and_then(|t| t.get_mut("roles"))
+        .map(|n| &mut n.value)
+    {
+        for name in &left_out {
+            roles_table.remove(name);
+        }
+    }
 
     let steps = match table.get("steps") {
-        Some(node) => decode_steps(node, &mut problems),
+        Some(node) => decode_steps(node, &mut problems, &mut left_out),
         None => Vec::new(),
     };
-
-    match workflow {
-        Some(mut workflow) if problems.is_empty() => {
-            workflow.roles = roles;
-            workflow.steps = steps;
-            Ok(workflow)
-        }
-        _ => Err(problems),
+    if let Some(node) = pruned.as_table_mut().and_then(|t| t.get_mut("steps")) {
+        node.value = Value::Array(steps.iter().map(|(_, node)| node.clone()).collect());
     }
+
+    let part = workflow.map(|mut workflow| {
+        workflow.roles = roles;
+        workflow.steps = steps.into_iter().map(|(step, _)| step).collect();
+        DecodedPart {
+            workflow,
+            tree: pruned,
+            left_out,
+        }
+    });
+    Decoded { part, problems }
 }
 
-fn decode_steps(node: &Node, problems: &mut Vec<Diagnostic>) -> Vec<Step> {
+/// The steps of `node` that decode, each with its node (a loop's with its body pruned alike).
+fn decode_steps(
+    node: &Node,
+    problems: &mut Vec<Diagnostic>,
+    left_out: &mut Vec<String>,
+) -> Vec<(Step, Node)> {
     let Some(items) = node.as_array() else {
         problems.push(expected_kind(node, "`steps`", "an array of step tables"));
         return Vec::new();
     };
     items
         .iter()
-        .filter_map(|item| decode_step(item, problems))
+        .filter_map(|item| {
+            let decoded = decode_step(item, problems, left_out);
+            if decoded.is_none() {
+                item.walk(&mut |inner| {
+                    if let Some(id) = inner.get_str("id") {
+                        left_out.push(id.to_string());
+                    }
+                });
+            }
+            decoded
+        })
         .collect()
 }
 
-fn decode_step(node: &Node, problems: &mut Vec<Diagnostic>) -> Option<Step> {
+fn decode_step(
+    node: &Node,
+    problems: &mut Vec<Diagnostic>,
+    left_out: &mut Vec<String>,
+) -> Option<(Step, Node)> {
     let Some(table) = node.as_table() else {
         problems.push(expected_kind(node, "a step", "a table"));
         return None;
@@ -126,10 +196,6 @@ fn decode_step(node: &Node, problems: &mut Vec<Diagnostic>) -> Option<Step> {
         decode::<Action>(&Node::new(Value::Table(action), node.pos.clone())),
         problems,
     );
-    let body = match table.get("steps") {
-        Some(body) if uses == "loop" => decode_steps(body, problems),
-        _ => Vec::new(),
-    };
     if uses == "loop"
         && table
             .get("steps")
@@ -143,16 +209,26 @@ fn decode_step(node: &Node, problems: &mut Vec<Diagnostic>) -> Option<Step> {
                 .with_help("its body is what repeats each turn, e.g. the player, verify, coach and gate steps"),
         );
     }
-
+    // Mistakes of the step itself leave it out; a loop whose own keys are right keeps the body
+    // steps that decode.
+    let own_problems = problems.len() > before;
+    let body = match table.get("steps") {
+        Some(body) if uses == "loop" => decode_steps(body, problems, left_out),
+        _ => Vec::new(),
+    };
     let (mut step, mut action) = (step?, action?);
-    if problems.len() > before {
+    if own_problems {
         return None;
     }
+    let mut pruned = node.clone();
     if let Action::Loop { steps, .. } = &mut action {
-        *steps = body;
+        if let Some(body_node) = pruned.as_table_mut().and_then(|t| t.get_mut("steps")) {
+            body_node.value = Value::Array(body.iter().map(|(_, n)| n.clone()).collect());
+        }
+        *steps = body.into_iter().map(|(step, _)| step).collect();
     }
     step.action = action;
-    Some(step)
+    Some((step, pruned))
 }
 
 /// The step's `uses`, when it names a built-in action.

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use crate::git::MergeStrategy;
@@ -19,7 +20,7 @@ use crate::workflow::kinds::{Kind, Uses};
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// A complete workflow: inputs, roles, limits and an ordered list of steps.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Workflow {
     pub schema: u32,
@@ -45,7 +46,7 @@ pub struct Workflow {
 }
 
 /// A declared workflow input, readable in expressions as `inputs.<name>`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -57,7 +58,7 @@ pub struct Input {
 }
 
 /// Run-level hard caps. Absent means "no cap"; zero is never a way to say unlimited.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Limits {
     #[serde(
@@ -65,6 +66,7 @@ pub struct Limits {
         with = "opt_duration",
         skip_serializing_if = "Option::is_none"
     )]
+    #[schemars(with = "Option<opt_duration::Written>")]
     pub max_wall_time: Option<Duration>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_cost_usd: Option<f64>,
@@ -76,7 +78,7 @@ pub struct Limits {
 /// `coach` requirement; it says so explicitly with `waive = ["coach"]` instead of the gate
 /// silently skipping requirements it cannot check. Validation rejects a workflow that has no
 /// role with `output = "verdict"` and does not waive `coach`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GateConfig {
     /// Profile requirements this workflow does not check.
@@ -91,7 +93,7 @@ impl GateConfig {
 }
 
 /// A named agent configuration.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Role {
     pub agent: AgentKind,
@@ -116,6 +118,7 @@ pub struct Role {
         with = "opt_duration",
         skip_serializing_if = "Option::is_none"
     )]
+    #[schemars(with = "Option<opt_duration::Written>")]
     pub timeout: Option<Duration>,
     /// Kill the agent when it prints nothing for this long.
     #[serde(
@@ -123,6 +126,7 @@ pub struct Role {
         with = "opt_duration",
         skip_serializing_if = "Option::is_none"
     )]
+    #[schemars(with = "Option<opt_duration::Written>")]
     pub idle_timeout: Option<Duration>,
     /// Program and arguments for the `command` adapter.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -144,7 +148,7 @@ pub struct Role {
 }
 
 /// Which adapter drives a role.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum AgentKind {
     ClaudeCode,
@@ -183,7 +187,9 @@ impl fmt::Display for AgentKind {
 }
 
 /// The fixed tool vocabulary; each adapter maps it to its native tool names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Tool {
     Read,
@@ -231,7 +237,7 @@ impl fmt::Display for Tool {
 }
 
 /// Whether a role may change the worktree. Read-only is enforced by the adapter and audited.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Access {
     #[default]
@@ -249,7 +255,7 @@ impl Access {
 }
 
 /// Structured output a role must produce.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum OutputKind {
     Verdict,
@@ -276,7 +282,7 @@ pub struct Step {
 }
 
 /// The built-in actions, tagged by `uses`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "uses", rename_all = "kebab-case")]
 pub enum Action {
     /// Create (or resume) the task branch and worktree.
@@ -297,6 +303,7 @@ pub enum Action {
     },
     /// Repeat the body until `until` holds, the bound is hit, or a stall is detected.
     Loop {
+        #[schemars(range(min = 1))]
         max_iterations: u32,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         until: Option<String>,
@@ -347,7 +354,7 @@ impl Action {
 }
 
 /// Stall detection settings of a loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StallConfig {
     /// How many recent turns are compared.
@@ -410,7 +417,17 @@ impl Workflow {
 pub mod opt_duration {
     use std::time::Duration;
 
+    use schemars::JsonSchema;
     use serde::{Deserialize, Deserializer, Serializer};
+
+    /// How a duration is written, for the JSON Schemas (`autobuild schema`); values are read
+    /// by [`deserialize`].
+    #[derive(JsonSchema)]
+    #[schemars(
+        rename = "Duration",
+        description = "a duration such as \"90s\", \"20m\" or \"1h 30m\""
+    )]
+    pub struct Written(pub String);
 
     pub fn serialize<S: Serializer>(value: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
         match value {

@@ -22,14 +22,14 @@ use crate::error::Error;
 use crate::workflow::annotate;
 use crate::workflow::catalog::{Catalog, Document, Opened};
 use crate::workflow::context::PromptContext;
-use crate::workflow::decode::decode_workflow;
+use crate::workflow::decode::decode_parts;
 use crate::workflow::merge::merge;
 use crate::workflow::model::Workflow;
 use crate::workflow::overrides::{self, Overrides};
 use crate::workflow::prompts::Prompts;
 use crate::workflow::source::Layer;
 use crate::workflow::tree::Node;
-use crate::workflow::validate::validate;
+use crate::workflow::validate::{validate, validate_decoded_part};
 
 /// A workflow ready to run: merged from every layer, decoded and validated.
 #[derive(Debug)]
@@ -47,6 +47,9 @@ pub struct ResolvedWorkflow {
     /// SHA-256 of [`ResolvedWorkflow::toml`], hex.
     pub hash: String,
     tree: Node,
+    /// What validation found that does not stop the workflow (a loop with a huge bound and
+    /// no `until`, …).
+    pub warnings: Vec<Diagnostic>,
 }
 
 impl ResolvedWorkflow {
@@ -169,17 +172,27 @@ impl Catalog {
             problems.append(&mut found);
         }
         let prompts = Prompts::new(self.prompts.iter().cloned());
-        let workflow = match decode_workflow(&tree) {
-            Ok(workflow) => {
-                problems.extend(validate(&workflow, &tree, &prompts));
-                workflow
+        let decoded = decode_parts(&tree);
+        let workflow = match decoded.part {
+            Some(part) if decoded.problems.is_empty() => {
+                problems.extend(validate(&part.workflow, &tree, &prompts));
+                part.workflow
             }
-            Err(mut found) => {
-                problems.append(&mut found);
+            part => {
+                // The mistakes of what decoded come with the decoding ones, in one report.
+                problems.extend(decoded.problems);
+                if let Some(part) = part {
+                    problems.extend(validate_decoded_part(
+                        &part.workflow,
+                        &part.tree,
+                        &prompts,
+                        &part.left_out,
+                    ));
+                }
                 return Err(in_reading_order(problems).into());
             }
         };
-        if !problems.is_empty() {
+        if problems.iter().any(|p| !p.is_warning()) {
             return Err(in_reading_order(problems).into());
         }
         let toml = toml::to_string(&workflow).map_err(|e| {
@@ -197,6 +210,7 @@ impl Catalog {
             toml,
             hash,
             tree,
+            warnings: problems,
         })
     }
 

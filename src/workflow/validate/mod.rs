@@ -27,8 +27,45 @@ use crate::workflow::prompts::Prompts;
 use crate::workflow::source::Pos;
 use crate::workflow::tree::Node;
 
-/// Every problem of a decoded workflow; empty when it is valid.
+/// More turns than this without an `until` looks like a loop meant to stop on a condition
+/// (a warning, not an error: a long fixed loop may be deliberate).
+const UNBOUNDED_LOOKING: u32 = 20;
+
+/// Every problem of a decoded workflow (warnings among them); it is valid when none is an
+/// error.
 pub fn validate(workflow: &Workflow, tree: &Node, prompts: &Prompts) -> Vec<Diagnostic> {
+    let mut problems = validate_parts(workflow, tree, prompts);
+    let steps = flatten(workflow, tree);
+    problems.extend(placement::needs_worktree_first(&steps));
+    roles::check_gate(workflow, &steps, &mut problems);
+    roles::check_gate_reviews(workflow, &steps, &mut problems);
+    problems
+}
+
+/// The problems of what decoded of a workflow that did not decode as a whole (a role or step
+/// had a mistake and is left out; `left_out` names them and the steps inside them), so they
+/// are reported together with the decoding mistakes. Left out are the checks of the whole
+/// (a `worktree` step comes first, some agent gives a verdict), which a missing step could
+/// fail, and every problem that names what was left out.
+pub fn validate_decoded_part(
+    workflow: &Workflow,
+    tree: &Node,
+    prompts: &Prompts,
+    left_out: &[String],
+) -> Vec<Diagnostic> {
+    let mentions = |message: &str, name: &str| {
+        message.contains(&format!("`{name}`"))
+            || message.contains(&format!("steps.{name}"))
+            || message.contains(&format!("prev.{name}"))
+    };
+    validate_parts(workflow, tree, prompts)
+        .into_iter()
+        .filter(|d| !left_out.iter().any(|name| mentions(&d.message, name)))
+        .collect()
+}
+
+/// Every check that looks at one step, role or expression at a time.
+fn validate_parts(workflow: &Workflow, tree: &Node, prompts: &Prompts) -> Vec<Diagnostic> {
     let mut problems = Vec::new();
     if workflow.schema != SCHEMA_VERSION {
         problems.push(
@@ -42,7 +79,7 @@ pub fn validate(workflow: &Workflow, tree: &Node, prompts: &Prompts) -> Vec<Diag
     check_steps(workflow, &steps, &mut problems);
     placement::check(&steps, &mut problems);
     expressions::check(workflow, &steps, &mut problems);
-    roles::check(workflow, tree, prompts, &steps, &mut problems);
+    roles::check(workflow, tree, prompts, &mut problems);
     problems
 }
 
@@ -181,9 +218,23 @@ fn check_steps(workflow: &Workflow, steps: &[StepInfo<'_>], problems: &mut Vec<D
             }
             Action::Loop {
                 max_iterations,
+                until,
                 stall,
                 ..
             } => {
+                if until.is_none() && *max_iterations > UNBOUNDED_LOOKING {
+                    problems.push(
+                        pos_of(info.node, "max_iterations")
+                            .error(format!(
+                                "loop `{}` has no `until` and runs up to {max_iterations} turns",
+                                info.step.id
+                            ))
+                            .with_help(
+                                "without `until` only the bound, a stall or a failure ends it; add `until` (e.g. `until = \"steps.gate.outputs.approved\"`) or lower `max_iterations`",
+                            )
+                            .into_warning(),
+                    );
+                }
                 if *max_iterations == 0 {
                     problems.push(
                         pos_of(info.node, "max_iterations")

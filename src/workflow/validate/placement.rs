@@ -10,9 +10,6 @@ use crate::workflow::model::Action;
 use crate::workflow::validate::{pos_of, StepInfo};
 
 pub(super) fn check(steps: &[StepInfo<'_>], problems: &mut Vec<Diagnostic>) {
-    if let Some(problem) = needs_worktree_first(steps) {
-        problems.push(problem);
-    }
     for info in steps {
         let kind = info.step.action.kind();
         if kind.loop_only && info.loops.is_empty() {
@@ -27,7 +24,7 @@ pub(super) fn check(steps: &[StepInfo<'_>], problems: &mut Vec<Diagnostic>) {
 
 /// The first step that needs a worktree when none precedes it in execution order. Only the
 /// first is reported: one added `worktree` step fixes every later one.
-fn needs_worktree_first(steps: &[StepInfo<'_>]) -> Option<Diagnostic> {
+pub(super) fn needs_worktree_first(steps: &[StepInfo<'_>]) -> Option<Diagnostic> {
     let first_worktree = steps
         .iter()
         .position(|info| matches!(info.step.action, Action::Worktree))

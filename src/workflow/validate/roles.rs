@@ -16,7 +16,6 @@ pub(super) fn check(
     workflow: &Workflow,
     tree: &Node,
     prompts: &Prompts,
-    steps: &[StepInfo<'_>],
     problems: &mut Vec<Diagnostic>,
 ) {
     let roles_node = tree.get("roles").unwrap_or(tree);
@@ -103,8 +102,6 @@ pub(super) fn check(
             problems.extend(prompts.check(&role.prompt));
         }
     }
-    check_gate(workflow, steps, problems);
-    check_gate_reviews(workflow, steps, problems);
 }
 
 /// `writes` holds valid globs, and a read-only role (which writes nothing) has none.
@@ -141,7 +138,11 @@ fn check_writes(
 
 /// A gate's `reviews` names reviewing steps of its own loop: agent steps whose role returns a
 /// verdict. Anything else would silently leave a reviewer out (or weigh nothing).
-fn check_gate_reviews(workflow: &Workflow, steps: &[StepInfo<'_>], problems: &mut Vec<Diagnostic>) {
+pub(super) fn check_gate_reviews(
+    workflow: &Workflow,
+    steps: &[StepInfo<'_>],
+    problems: &mut Vec<Diagnostic>,
+) {
     for gate in steps {
         let Action::Gate {
             reviews: Some(reviews),
@@ -196,7 +197,11 @@ fn check_gate_reviews(workflow: &Workflow, steps: &[StepInfo<'_>], problems: &mu
 }
 
 /// A workflow with a gate needs a verdict for `coach`, or must waive it.
-fn check_gate(workflow: &Workflow, steps: &[StepInfo<'_>], problems: &mut Vec<Diagnostic>) {
+pub(super) fn check_gate(
+    workflow: &Workflow,
+    steps: &[StepInfo<'_>],
+    problems: &mut Vec<Diagnostic>,
+) {
     let Some(gate) = steps
         .iter()
         .find(|s| matches!(s.step.action, Action::Gate { .. }))

@@ -279,3 +279,45 @@ fn a_gate_weighs_only_reviewing_steps_of_its_loop() {
     );
     assert!(problems(&fine).is_empty());
 }
+
+#[test]
+fn a_long_loop_without_until_is_a_warning() {
+    let text = player_coach_with("until = ", "# until = ");
+    let text = text.replacen("max_iterations = 5", "max_iterations = 50", 1);
+    let found = problems(&text);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(found[0].is_warning());
+    assert!(found[0]
+        .message
+        .contains("has no `until` and runs up to 50 turns"));
+    let bounded = player_coach_with("until = ", "# until = ");
+    assert!(
+        problems(&bounded).is_empty(),
+        "a short loop is fine without `until`"
+    );
+}
+
+#[test]
+fn what_decoded_is_validated_with_the_decoding_mistakes() {
+    let text = player_coach_with(
+        "prompt = \"player.md\"",
+        "prompt = \"player.md\"\nmodle = \"x\"",
+    )
+    .replacen(
+        "uses = \"gate\"",
+        "uses = \"gate\"\nif = \"turn > 1 && true\"",
+        1,
+    );
+    let tree = parse_toml::parse(&Source::new("w.toml", &text, Layer::Repo)).unwrap();
+    let decoded = crate::workflow::decode::decode_parts(&tree);
+    assert_eq!(decoded.problems.len(), 1, "{:#?}", decoded.problems);
+    let part = decoded.part.unwrap();
+    assert_eq!(part.left_out, ["player"]);
+    let semantic = validate_decoded_part(&part.workflow, &part.tree, &prompts(), &part.left_out);
+    let messages: Vec<&str> = semantic.iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(messages.len(), 1, "{messages:#?}");
+    assert!(
+        messages[0].contains("`&&` is not an operator"),
+        "{messages:#?}"
+    );
+}
