@@ -3,7 +3,7 @@
 //! lock, then the run continues as `autobuild resume` would: an approval lets it go on (to the
 //! merge, usually); a rejection ends it blocked with the reason in its report.
 
-use crate::cli::runs::{checked_run, locate_run};
+use crate::cli::run_dir::{checked_run, locate_run};
 use crate::cli::terminal_io;
 use crate::engine::lock::RunLock;
 use crate::engine::state::{write_json_atomic, Answer, RunStatus};

@@ -13,6 +13,7 @@ pub mod logs;
 pub mod profiles;
 pub mod prompts;
 pub mod report;
+pub mod run_dir;
 pub mod runs;
 pub mod schema;
 pub mod status;

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::cli::runs::{checked_run, locate_run};
+use crate::cli::run_dir::{checked_run, locate_run};
 use crate::engine::paths::RunPaths;
 use crate::engine::state::{RunState, RunStatus};
 use crate::error::Error;

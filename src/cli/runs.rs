@@ -2,16 +2,15 @@
 //! `discard` and `logs`. They read the run directory; only `complete` and `discard` change
 //! the repository, and only in the ways they name.
 //!
-//! Each validates its run id first ([`checked_run`]): before anything is read, the id must be
-//! a task or feature id or an earlier run's `<ID>@<N>`, and its directory must be inside
-//! `.autobuild/runs/` (see [`crate::engine::paths`]). A run record whose `task_id` is not the
-//! run's own is not acted on either: `complete` and `discard` change the branch it names.
+//! Each finds its run through [`crate::cli::run_dir`], which checks the id before anything is
+//! read.
 
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::cli::logs;
+use crate::cli::run_dir::{checked_run, locate_run, Located};
 use crate::cli::task::current_dir;
 use crate::engine::exec::{merge_run, MergeRequest, StateJournal};
 use crate::engine::lock::RunLock;
@@ -24,66 +23,6 @@ use crate::git::Repo;
 use crate::project::{Config, Layout};
 use crate::ui;
 use crate::ui::progress::Display;
-
-pub(super) struct Located {
-    pub(super) root: PathBuf,
-    pub(super) paths: RunPaths,
-    pub(super) state: RunState,
-}
-
-/// The repository root, once `run_id` is known to name a directory directly under
-/// `.autobuild/runs/`. Nothing is read before the id itself is checked.
-pub(super) fn checked_run(run_id: &str) -> Result<PathBuf, Error> {
-    validate_run_id(run_id).map_err(|why| {
-        Error::usage(format!("invalid run id: {why}")).with_help(
-            "a run id is a task or feature id such as TASK-001, or an earlier run kept as TASK-001@1; `autobuild status` lists the runs",
-        )
-    })?;
-    let root = repo_root(&current_dir()?)?;
-    RunPaths::within(&Layout::new(&root).runs(), run_id).map_err(Error::usage)?;
-    Ok(root)
-}
-
-pub(super) fn locate_run(root: &Path, task_id: &str) -> Result<Located, Error> {
-    let root = root.to_path_buf();
-    if crate::feature::run::is_feature_run(&root, task_id) {
-        return Err(Error::usage(format!(
-            "{task_id} is a feature; this command works on one task's run"
-        ))
-        .with_help(format!(
-            "`autobuild status {task_id}` lists its tasks; discard its branches with `autobuild feature {task_id} --fresh`"
-        )));
-    }
-    let paths = RunPaths::new(&Layout::new(&root).runs(), task_id);
-    let state = load_state(&paths, task_id)?;
-    if state.task_id != run_owner(task_id) {
-        return Err(Error::runtime(format!(
-            "the run record {} is of task `{}`, not of {}; autobuild does not act on it",
-            paths.state().display(),
-            state.task_id,
-            run_owner(task_id)
-        )));
-    }
-    Ok(Located { root, paths, state })
-}
-
-/// A run's state, telling "no such run" apart from a record that cannot be read.
-fn load_state(paths: &RunPaths, task_id: &str) -> Result<RunState, Error> {
-    let file = paths.state();
-    if !file.exists() {
-        return Err(Error::usage(format!("no run of {task_id} here"))
-            .with_help("`autobuild status` lists the runs of this repository"));
-    }
-    RunState::load(&file).map_err(|e| {
-        Error::runtime(format!(
-            "the run record {} is unreadable: {e}",
-            file.display()
-        ))
-        .with_help(format!(
-            "start over with `autobuild task {task_id} --fresh` (earlier records are kept)"
-        ))
-    })
-}
 
 /// `interrupted` for a run recorded as running that no process holds any more. (A record
 /// whose `task_id` is not an id names no lock file: its status is shown as recorded.)
@@ -206,8 +145,8 @@ fn status_detail(
         state.tokens_in,
         state.tokens_out
     );
-    for turn in crate::engine::exec::load_turns(paths, state) {
-        let summary = crate::engine::exec::turn_summary(&turn);
+    for turn in crate::engine::records::load_turns(paths, state) {
+        let summary = crate::engine::records::turn_summary(&turn);
         let _ = writeln!(
             out,
             "  {}",

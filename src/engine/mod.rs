@@ -12,6 +12,7 @@ pub mod lock;
 pub mod outcome;
 pub mod paths;
 pub mod plan;
+pub mod records;
 pub mod recover;
 pub mod reopen;
 pub mod run;

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::engine::exec::{load_turns, turn_summary};
 use crate::engine::paths::RunPaths;
+use crate::engine::records::{load_turns, turn_summary};
 use crate::engine::state::RunState;
 use crate::feature::state::{FeatureState, FeatureStatus, TaskRecord, TaskStatus};
 use crate::report::feature::{ConflictView, FeaturePage, TaskCard};

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::engine::events::{read_events, Event};
-use crate::engine::exec::{load_turns, TurnRecords};
 use crate::engine::paths::RunPaths;
+use crate::engine::records::{load_turns, TurnRecords};
 use crate::engine::state::RunState;
 use crate::engine::turn::{CoachRecord, GateRecord, PlayerRecord, VerifyRecord};
 

@@ -14,7 +14,6 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::git::MergeStrategy;
 use crate::profile::Requirement;
-use crate::workflow::kinds::{Kind, Uses};
 
 /// The only workflow schema version this build understands.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -329,28 +328,6 @@ pub enum Action {
     },
     /// Write `report.md`.
     Report,
-}
-
-impl Action {
-    /// The kind of this action (`uses`).
-    pub fn uses(&self) -> Uses {
-        match self {
-            Action::Worktree => Uses::Worktree,
-            Action::Agent { .. } => Uses::Agent,
-            Action::Verify { .. } => Uses::Verify,
-            Action::Gate { .. } => Uses::Gate,
-            Action::Loop { .. } => Uses::Loop,
-            Action::Approval { .. } => Uses::Approval,
-            Action::Merge { .. } => Uses::Merge,
-            Action::Run { .. } => Uses::Run,
-            Action::Report => Uses::Report,
-        }
-    }
-
-    /// Everything about this action's kind but its execution.
-    pub fn kind(&self) -> &'static Kind {
-        self.uses().kind()
-    }
 }
 
 /// Stall detection settings of a loop.

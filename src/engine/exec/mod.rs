@@ -16,7 +16,7 @@ mod worktree;
 mod worktree_setup;
 
 pub use merge::{merge_run, MergeRequest, StateJournal};
-pub use report::{load_turns, turn_summary, write_report, TurnRecords};
+pub use report::write_report;
 
 use serde::Serialize;
 use serde_json::{Map, Value};

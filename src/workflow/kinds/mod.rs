@@ -206,6 +206,29 @@ pub fn names() -> Vec<&'static str> {
     Uses::ALL.into_iter().map(Uses::as_str).collect()
 }
 
+/// Each action's kind: the one place an [`Action`] variant is tied to its [`Uses`].
+impl Action {
+    /// The kind of this action (`uses`).
+    pub fn uses(&self) -> Uses {
+        match self {
+            Action::Worktree => Uses::Worktree,
+            Action::Agent { .. } => Uses::Agent,
+            Action::Verify { .. } => Uses::Verify,
+            Action::Gate { .. } => Uses::Gate,
+            Action::Loop { .. } => Uses::Loop,
+            Action::Approval { .. } => Uses::Approval,
+            Action::Merge { .. } => Uses::Merge,
+            Action::Run { .. } => Uses::Run,
+            Action::Report => Uses::Report,
+        }
+    }
+
+    /// Everything about this action's kind but its execution.
+    pub fn kind(&self) -> &'static Kind {
+        self.uses().kind()
+    }
+}
+
 impl Kind {
     /// Whether a step of this kind may have `key` (besides the common keys).
     pub fn has_key(&self, key: &str) -> bool {

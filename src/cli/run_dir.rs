@@ -1,0 +1,76 @@
+//! Finding one run's directory and record from the id a user typed, for the commands that act
+//! on existing runs (`status`, `resume`, `complete`, `discard`, `logs`, `report`, `approve`).
+//!
+//! The id is validated first ([`checked_run`]): before anything is read, it must be a task or
+//! feature id or an earlier run's `<ID>@<N>`, and its directory must be inside
+//! `.autobuild/runs/` (see [`crate::engine::paths`]). A run record whose `task_id` is not the
+//! run's own is not acted on either: `complete` and `discard` change the branch it names.
+
+use std::path::{Path, PathBuf};
+
+use crate::cli::task::current_dir;
+use crate::engine::paths::{run_owner, validate_run_id, RunPaths};
+use crate::engine::plan::repo_root;
+use crate::engine::state::RunState;
+use crate::error::Error;
+use crate::project::Layout;
+
+pub(super) struct Located {
+    pub(super) root: PathBuf,
+    pub(super) paths: RunPaths,
+    pub(super) state: RunState,
+}
+
+/// The repository root, once `run_id` is known to name a directory directly under
+/// `.autobuild/runs/`. Nothing is read before the id itself is checked.
+pub(super) fn checked_run(run_id: &str) -> Result<PathBuf, Error> {
+    validate_run_id(run_id).map_err(|why| {
+        Error::usage(format!("invalid run id: {why}")).with_help(
+            "a run id is a task or feature id such as TASK-001, or an earlier run kept as TASK-001@1; `autobuild status` lists the runs",
+        )
+    })?;
+    let root = repo_root(&current_dir()?)?;
+    RunPaths::within(&Layout::new(&root).runs(), run_id).map_err(Error::usage)?;
+    Ok(root)
+}
+
+pub(super) fn locate_run(root: &Path, task_id: &str) -> Result<Located, Error> {
+    let root = root.to_path_buf();
+    if crate::feature::run::is_feature_run(&root, task_id) {
+        return Err(Error::usage(format!(
+            "{task_id} is a feature; this command works on one task's run"
+        ))
+        .with_help(format!(
+            "`autobuild status {task_id}` lists its tasks; discard its branches with `autobuild feature {task_id} --fresh`"
+        )));
+    }
+    let paths = RunPaths::new(&Layout::new(&root).runs(), task_id);
+    let state = load_state(&paths, task_id)?;
+    if state.task_id != run_owner(task_id) {
+        return Err(Error::runtime(format!(
+            "the run record {} is of task `{}`, not of {}; autobuild does not act on it",
+            paths.state().display(),
+            state.task_id,
+            run_owner(task_id)
+        )));
+    }
+    Ok(Located { root, paths, state })
+}
+
+/// A run's state, telling "no such run" apart from a record that cannot be read.
+fn load_state(paths: &RunPaths, task_id: &str) -> Result<RunState, Error> {
+    let file = paths.state();
+    if !file.exists() {
+        return Err(Error::usage(format!("no run of {task_id} here"))
+            .with_help("`autobuild status` lists the runs of this repository"));
+    }
+    RunState::load(&file).map_err(|e| {
+        Error::runtime(format!(
+            "the run record {} is unreadable: {e}",
+            file.display()
+        ))
+        .with_help(format!(
+            "start over with `autobuild task {task_id} --fresh` (earlier records are kept)"
+        ))
+    })
+}
