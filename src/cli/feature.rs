@@ -2,12 +2,15 @@
 //! waves (`--dry-run`). Also the feature side of `status`, `resume` and `complete`, which
 //! delegate here when the id names a feature run.
 
+use std::path::PathBuf;
+
 use clap::Args;
 
 use crate::cli::task::current_dir;
 use crate::cli::RunFlags;
 use crate::engine::plan::repo_root;
 use crate::error::Error;
+use crate::feature::land::{self, LandOptions};
 use crate::feature::preflight::{preflight, Intent};
 use crate::feature::state::FeatureSettings;
 use crate::feature::{self, show};
@@ -33,12 +36,39 @@ pub struct FeatureArgs {
     /// Answer yes to confirmations.
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// Land tasks that ran elsewhere: squash each approved task (whose dependencies are on the
+    /// feature branch) onto it, in dependency order; tasks already there are left alone.
+    #[arg(long, conflicts_with_all = ["resume", "fresh", "ready"])]
+    pub land: bool,
+    /// With --land: fetch the `autobuild/<TASK-ID>` branches from REMOTE.
+    #[arg(long, value_name = "REMOTE", requires = "land")]
+    pub from_remote: Option<String>,
+    /// With --land: read each task's run record from DIR/<TASK-ID>/state.json.
+    #[arg(long, value_name = "DIR", requires = "land")]
+    pub artifacts: Option<PathBuf>,
+    /// Print `ready=true` when TASK should run now (not on the feature branch yet, its
+    /// dependencies are), else `ready=false`; the reason goes to stderr.
+    #[arg(long, value_name = "TASK", conflicts_with_all = ["resume", "fresh"])]
+    pub ready: Option<String>,
     #[command(flatten)]
     pub flags: RunFlags,
 }
 
 pub fn run(args: FeatureArgs, quiet: bool) -> Result<u8, Error> {
     let root = repo_root(&current_dir()?)?;
+    if args.land {
+        let options = LandOptions {
+            remote: args.from_remote,
+            artifacts: args.artifacts,
+        };
+        return land::land(&root, &args.feature, &options);
+    }
+    if let Some(task) = &args.ready {
+        let (ready, why) = land::ready(&root, &args.feature, task)?;
+        ui::line(&format!("ready={ready}"));
+        ui::note(&why);
+        return Ok(0);
+    }
     let settings = FeatureSettings {
         run: args.flags.settings(),
         max_parallel: args.max_parallel,

@@ -14,6 +14,7 @@ pub mod events;
 pub mod file;
 pub mod finish;
 pub mod graph;
+pub mod land;
 pub mod locate;
 pub mod merge;
 pub mod plan;
