@@ -35,6 +35,9 @@ pub struct LandOptions {
     pub remote: Option<String>,
     /// `DIR/<TASK-ID>/state.json` (else the local `.autobuild/runs/`).
     pub artifacts: Option<PathBuf>,
+    /// The branch the feature lands on once complete (else `[project] base_branch`, else the
+    /// current branch when it is not the feature branch).
+    pub into: Option<String>,
 }
 
 /// What landing does with one task, decided before any branch moves.
@@ -150,11 +153,12 @@ pub fn land(root: &Path, feature_arg: &str, options: &LandOptions) -> Result<u8,
             );
         }
     }
-    let base = Config::load(&layout)?
-        .project
-        .base_branch
-        .or_else(|| repo.current_branch().filter(|b| *b != branch))
-        .unwrap_or_default();
+    let base = match &options.into {
+        Some(into) => Some(into.clone()),
+        None => Config::load(&layout)?.project.base_branch,
+    }
+    .or_else(|| repo.current_branch().filter(|b| *b != branch))
+    .unwrap_or_default();
     let settings = FeatureSettings::default();
     let mut state = state_for(&plan, &base, &branch, settings);
     let paths = RunPaths::new(&layout.runs(), &plan.id);

@@ -10,6 +10,7 @@
 //! [`display`].
 
 pub mod display;
+pub mod emit;
 pub mod events;
 pub mod file;
 pub mod finish;
