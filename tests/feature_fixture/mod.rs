@@ -242,6 +242,16 @@ writable = [{outside:?}]
         dir
     }
 
+    /// The environment every `autobuild` process of this project gets (for shells that run it).
+    pub fn environment(&self) -> Vec<(String, String)> {
+        let mut env = vec![(
+            "AUTOBUILD_CONFIG_DIR".to_string(),
+            self.root.join("no-such-config-dir").display().to_string(),
+        )];
+        env.extend(self.env.iter().cloned());
+        env
+    }
+
     /// The temp directory everything of this project lives in.
     pub fn temp(&self) -> &Path {
         self.dir.path()
@@ -254,9 +264,8 @@ writable = [{outside:?}]
             .arg(dir)
             .args(args)
             .stdin(Stdio::null())
-            .env("AUTOBUILD_CONFIG_DIR", self.root.join("no-such-config-dir"))
             .env_remove("RUST_LOG");
-        for (name, value) in &self.env {
+        for (name, value) in self.environment() {
             command.env(name, value);
         }
         command
