@@ -7,7 +7,7 @@ mod feature_fixture;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use feature_fixture::{assert_exit, git, json, stdout, Project};
+use feature_fixture::{assert_exit, copy_files, git, json, stdout, Project};
 
 const FEAT: &str = "autobuild/FEAT-L";
 
@@ -55,26 +55,10 @@ fn task_job(project: &Project, remote: &Path, artifacts: &Path, task: &str, push
         let refspec = format!("refs/heads/autobuild/{task}:refs/heads/autobuild/{task}");
         git(&clone, &["push", "-q", "--force", "origin", &refspec]);
     }
-    upload(
+    copy_files(
         &clone.join(".autobuild/runs").join(task),
         &artifacts.join(task),
     );
-}
-
-/// Copies a run directory the way an artifact upload does: regular files and directories
-/// (a run's lock or scratch links do not travel).
-fn upload(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let kind = entry.file_type().unwrap();
-        let target = to.join(entry.file_name());
-        if kind.is_dir() {
-            upload(&entry.path(), &target);
-        } else if kind.is_file() {
-            fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// A landing job: a fresh clone of the feature branch, `--land`, push.

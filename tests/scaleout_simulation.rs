@@ -12,11 +12,19 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use feature_fixture::{assert_exit, git, json, Project};
+use feature_fixture::{assert_exit, copy_files, git, json, Project};
 use yaml_serde::Value;
 
 const FEAT: &str = "FEAT-S";
 const BRANCH: &str = "autobuild/FEAT-S";
+
+/// The feature branch once every approved task landed: one commit each, in dependency order.
+const LANDED: [&str; 4] = [
+    "TASK-E: Task TASK-E",
+    "TASK-C: Task TASK-C",
+    "TASK-A: Task TASK-A",
+    "initial",
+];
 
 /// Waves [A, B], [C, D], [E]: C after A, D after B, E after C. B never passes its criterion.
 fn project() -> Project {
@@ -193,10 +201,10 @@ impl<'a> Simulation<'a> {
             if uses.starts_with("actions/upload-artifact") {
                 let from = dir.join(with("path"));
                 if from.is_dir() {
-                    upload(&from, &self.artifacts.join(with("name")));
+                    copy_files(&from, &self.artifacts.join(with("name")));
                 }
             } else if uses.starts_with("actions/download-artifact") {
-                upload(&self.artifacts, &dir.join(with("path")));
+                copy_files(&self.artifacts, &dir.join(with("path")));
             } else if let Some(script) = step["run"].as_str() {
                 if step["name"].as_str().unwrap_or("").starts_with("Install") {
                     continue;
@@ -352,21 +360,6 @@ fn substitute(text: &str, task: Option<&str>, env: &[(String, String)]) -> Strin
     out
 }
 
-/// Copies regular files and directories, as an artifact upload or download does.
-fn upload(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let kind = entry.file_type().unwrap();
-        let target = to.join(entry.file_name());
-        if kind.is_dir() {
-            upload(&entry.path(), &target);
-        } else if kind.is_file() {
-            fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 fn emitted(project: &Project) -> Value {
     let file = project.temp().join("autobuild-feat-s.yml");
     let output = project.run(&[
@@ -397,15 +390,7 @@ fn the_workflow_lands_every_approved_task_in_order_and_skips_a_blocked_tasks_dep
 
     sim.play(None);
 
-    assert_eq!(
-        sim.subjects(),
-        [
-            "TASK-E: Task TASK-E",
-            "TASK-C: Task TASK-C",
-            "TASK-A: Task TASK-A",
-            "initial"
-        ]
-    );
+    assert_eq!(sim.subjects(), LANDED);
     let record = landing_record(&sim, 3);
     assert_eq!(record["tasks"]["TASK-B"]["status"], "blocked");
     assert_eq!(record["tasks"]["TASK-D"]["status"], "skipped");
@@ -439,15 +424,7 @@ fn a_rerun_after_a_cancelled_landing_resumes_without_redoing_approved_tasks() {
     // run is kept with its artifact and branch and lands.
     sim.play(None);
 
-    assert_eq!(
-        sim.subjects(),
-        [
-            "TASK-E: Task TASK-E",
-            "TASK-C: Task TASK-C",
-            "TASK-A: Task TASK-A",
-            "initial"
-        ]
-    );
+    assert_eq!(sim.subjects(), LANDED);
     assert_eq!(project.starts("TASK-A"), 1);
     assert_eq!(project.starts("TASK-C"), 1);
 
