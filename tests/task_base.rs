@@ -3,7 +3,7 @@
 
 mod feature_fixture;
 
-use feature_fixture::{assert_exit, json, Project};
+use feature_fixture::{assert_exit, json, stdout, Project};
 
 #[test]
 fn a_task_runs_on_the_named_base_and_leaves_the_current_branch_alone() {
@@ -20,6 +20,13 @@ fn a_task_runs_on_the_named_base_and_leaves_the_current_branch_alone() {
     project.git(&["add", "-A"]);
     project.git(&["commit", "-q", "-m", "topic work"]);
     project.git(&["checkout", "-q", "main"]);
+    let dry_run = project.run(&["task", "TASK-A", "--base", "topic", "--dry-run"]);
+    assert_exit(&dry_run, 0);
+    assert!(
+        stdout(&dry_run).contains("branch:     autobuild/TASK-A from topic"),
+        "{}",
+        stdout(&dry_run)
+    );
 
     let output = project.run(&[
         "task",
