@@ -169,3 +169,49 @@ fn an_approved_task_whose_branch_was_not_pushed_is_reported_not_landed() {
     assert_eq!(state["tasks"]["TASK-C"]["status"], "skipped");
     assert_eq!(subjects(remote.as_path(), FEAT), ["initial"]);
 }
+
+#[test]
+fn a_conflict_stops_the_landing_and_names_the_task_already_landed() {
+    let project = Project::new()
+        .task(
+            "TASK-X",
+            "grep -q X lib/greet.sh",
+            "echo '# X' >> lib/greet.sh",
+        )
+        .task(
+            "TASK-Y",
+            "grep -q Y lib/greet.sh",
+            "echo '# Y' >> lib/greet.sh",
+        )
+        .feature(
+            "FEAT-L",
+            "id: FEAT-L\ntasks:\n  - id: TASK-X\n  - id: TASK-Y\n",
+        )
+        .commit();
+    let remote = project.bare_remote();
+    let artifacts = project.temp().join("artifacts");
+    push_feature_branch(&project, &remote);
+    task_job(&project, &remote, &artifacts, "TASK-X", true);
+    task_job(&project, &remote, &artifacts, "TASK-Y", true);
+
+    let (clone, output) = landing_job(&project, &remote, &artifacts, "land");
+
+    assert_exit(&output, 1);
+    let state = json(&clone.join(".autobuild/runs/FEAT-L/feature.json"));
+    assert_eq!(state["status"], "conflict");
+    assert_eq!(state["tasks"]["TASK-X"]["status"], "merged");
+    assert_eq!(state["tasks"]["TASK-Y"]["status"], "conflict");
+    assert_eq!(
+        state["conflict"]["with_tasks"],
+        serde_json::json!(["TASK-X"])
+    );
+    assert_eq!(
+        state["conflict"]["paths"],
+        serde_json::json!(["lib/greet.sh"])
+    );
+    // What landed before the conflict is pushed; the conflicting task is not on the branch.
+    assert_eq!(
+        subjects(remote.as_path(), FEAT),
+        ["TASK-X: Task TASK-X", "initial"]
+    );
+}
