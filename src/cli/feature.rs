@@ -2,13 +2,18 @@
 //! waves (`--dry-run`). Also the feature side of `status`, `resume` and `complete`, which
 //! delegate here when the id names a feature run.
 
+use std::path::PathBuf;
+
 use clap::Args;
 
 use crate::cli::task::current_dir;
 use crate::cli::RunFlags;
 use crate::engine::plan::repo_root;
 use crate::error::Error;
+use crate::feature::emit::{render, EmitPlan};
+use crate::feature::land::{self, LandOptions};
 use crate::feature::preflight::{preflight, Intent};
+use crate::feature::schedule::parallelism;
 use crate::feature::state::FeatureSettings;
 use crate::feature::{self, show};
 use crate::ui;
@@ -33,12 +38,63 @@ pub struct FeatureArgs {
     /// Answer yes to confirmations.
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// Land tasks that ran elsewhere: squash each approved task (whose dependencies are on the
+    /// feature branch) onto it, in dependency order; tasks already there are left alone.
+    #[arg(long, conflicts_with_all = ["resume", "fresh", "ready"])]
+    pub land: bool,
+    /// With --land: fetch the `autobuild/<TASK-ID>` branches from REMOTE.
+    #[arg(long, value_name = "REMOTE", requires = "land")]
+    pub from_remote: Option<String>,
+    /// With --land: read each task's run record from DIR/<TASK-ID>/state.json.
+    #[arg(long, value_name = "DIR", requires = "land")]
+    pub artifacts: Option<PathBuf>,
+    /// With --land: the branch the feature is merged into by a later `autobuild complete`
+    /// (default: `[project] base_branch`, else the current branch).
+    #[arg(long, value_name = "BRANCH", requires = "land")]
+    pub into: Option<String>,
+    /// Write a CI workflow that runs the feature's tasks as jobs (one per task, waves as job
+    /// dependencies, landing with --land) instead of running it here.
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with_all = ["land", "ready", "resume", "fresh", "dry_run"])]
+    pub emit: Option<EmitFormat>,
+    /// With --emit: the file to write (default: .github/workflows/autobuild-<feat>.yml).
+    #[arg(long, value_name = "PATH", requires = "emit")]
+    pub output: Option<PathBuf>,
+    /// With --emit: replace a file autobuild did not generate.
+    #[arg(long, requires = "emit")]
+    pub force: bool,
+    /// Print `ready=true` when TASK should run now (not on the feature branch yet, its
+    /// dependencies are), else `ready=false`; the reason goes to stderr.
+    #[arg(long, value_name = "TASK", conflicts_with_all = ["resume", "fresh"])]
+    pub ready: Option<String>,
     #[command(flatten)]
     pub flags: RunFlags,
 }
 
+/// `--emit`'s formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EmitFormat {
+    GithubActions,
+}
+
 pub fn run(args: FeatureArgs, quiet: bool) -> Result<u8, Error> {
     let root = repo_root(&current_dir()?)?;
+    if args.emit.is_some() {
+        return emit(&root, &args);
+    }
+    if args.land {
+        let options = LandOptions {
+            remote: args.from_remote,
+            artifacts: args.artifacts,
+            into: args.into,
+        };
+        return land::land(&root, &args.feature, &options);
+    }
+    if let Some(task) = &args.ready {
+        let (ready, why) = land::ready(&root, &args.feature, task)?;
+        ui::line(&format!("ready={ready}"));
+        ui::note(&why);
+        return Ok(0);
+    }
     let settings = FeatureSettings {
         run: args.flags.settings(),
         max_parallel: args.max_parallel,
@@ -59,4 +115,43 @@ pub fn run(args: FeatureArgs, quiet: bool) -> Result<u8, Error> {
         Intent::Start
     };
     feature::run::start(&root, &args.feature, settings, intent, args.yes, display)
+}
+
+/// `--emit github-actions`: the workflow from the same plan a local run uses.
+fn emit(root: &std::path::Path, args: &FeatureArgs) -> Result<u8, Error> {
+    let settings = FeatureSettings {
+        run: args.flags.settings(),
+        max_parallel: args.max_parallel,
+        stop_on_failure: args.stop_on_failure,
+    };
+    let setup = preflight(root, &args.feature, settings, Intent::DryRun)?;
+    let mut agents = Vec::new();
+    for agent in setup.checks.iter().flat_map(|c| c.agents.iter()) {
+        if !agents.contains(agent) {
+            agents.push(*agent);
+        }
+    }
+    let widest = setup.plan.waves.iter().map(Vec::len).max().unwrap_or(1);
+    let plan = EmitPlan {
+        feature_id: setup.plan.id.clone(),
+        file: setup.plan.file.display().to_string(),
+        waves: setup.plan.waves.clone(),
+        max_parallel: parallelism(args.max_parallel, setup.plan.recommended_parallel, widest),
+        agents,
+    };
+    let path = args.output.clone().unwrap_or_else(|| {
+        root.join(format!(
+            ".github/workflows/autobuild-{}.yml",
+            setup.plan.id.to_lowercase()
+        ))
+    });
+    crate::feature::emit::write(&path, &render(&plan), args.force)?;
+    let shown = path.strip_prefix(root).unwrap_or(&path);
+    ui::line(&format!(
+        "wrote {} ({} wave(s), {} task(s)); set-up: docs/scale-out.md",
+        shown.display(),
+        plan.waves.len(),
+        setup.plan.tasks.len()
+    ));
+    Ok(0)
 }

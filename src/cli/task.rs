@@ -24,6 +24,10 @@ pub struct TaskArgs {
     /// Answer yes to confirmations.
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// Branch the task from BRANCH (and merge into it) instead of `[project] base_branch` or
+    /// the current branch; a feature's jobs use it to run a task on the feature branch.
+    #[arg(long, value_name = "BRANCH")]
+    pub base: Option<String>,
     #[command(flatten)]
     pub flags: RunFlags,
 }
@@ -38,7 +42,11 @@ pub fn run(args: TaskArgs, quiet: bool) -> Result<u8, Error> {
     } else {
         BranchPolicy::New
     };
-    let settings = args.flags.settings();
+    let mut settings = args.flags.settings();
+    if let Some(base) = args.base {
+        check_base(&root, &base)?;
+        settings.base_branch = Some(base);
+    }
     if args.flags.dry_run {
         let dry_policy = if policy == BranchPolicy::New {
             BranchPolicy::Resume
@@ -67,6 +75,17 @@ pub fn run(args: TaskArgs, quiet: bool) -> Result<u8, Error> {
     };
     let outcome = start(&root, &args.task, settings, options)?;
     Ok(outcome.exit_code())
+}
+
+/// `--base` names a branch of this repository; a typo is refused before anything is prepared.
+fn check_base(root: &Path, base: &str) -> Result<(), Error> {
+    if crate::git::Repo::discover(root)?.branch_exists(base) {
+        return Ok(());
+    }
+    Err(
+        Error::usage(format!("--base: no branch `{base}` in this repository"))
+            .with_help("name a local branch (`git branch --list`); fetch a remote one first"),
+    )
 }
 
 pub fn current_dir() -> Result<std::path::PathBuf, Error> {

@@ -10,10 +10,12 @@
 //! [`display`].
 
 pub mod display;
+pub mod emit;
 pub mod events;
 pub mod file;
 pub mod finish;
 pub mod graph;
+pub mod land;
 pub mod locate;
 pub mod merge;
 pub mod plan;

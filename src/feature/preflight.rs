@@ -50,6 +50,8 @@ pub struct TaskCheck {
     pub task: String,
     pub workflow: String,
     pub max_turns: u32,
+    /// The adapters of the workflow's roles (what a CI job must install).
+    pub agents: Vec<crate::workflow::model::AgentKind>,
 }
 
 impl FeatureSetup {
@@ -207,6 +209,13 @@ pub fn preflight(
                     task: task.task.id.clone(),
                     workflow: task_plan.resolved.workflow.name.clone(),
                     max_turns: task_plan.max_turns,
+                    agents: task_plan
+                        .resolved
+                        .workflow
+                        .roles
+                        .values()
+                        .map(|role| role.agent)
+                        .collect(),
                 });
             }
             Err(Error::Invalid(d)) => located.extend(d.0),

@@ -261,8 +261,22 @@ fn discard_earlier(setup: &FeatureSetup, yes: bool) -> Result<(), Error> {
 }
 
 fn new_state(setup: &FeatureSetup) -> FeatureState {
+    state_for(
+        &setup.plan,
+        &setup.base_branch,
+        &setup.branch,
+        setup.settings.clone(),
+    )
+}
+
+/// A new feature run's state: every task of `plan` pending.
+pub(crate) fn state_for(
+    plan: &plan::FeaturePlan,
+    base_branch: &str,
+    branch: &str,
+    settings: FeatureSettings,
+) -> FeatureState {
     let started = now();
-    let plan = &setup.plan;
     FeatureState {
         version: FEATURE_STATE_VERSION,
         feature_id: plan.id.clone(),
@@ -271,9 +285,9 @@ fn new_state(setup: &FeatureSetup) -> FeatureState {
         status: FeatureStatus::Running,
         started_at: started.clone(),
         updated_at: started,
-        base_branch: setup.base_branch.clone(),
-        branch: setup.branch.clone(),
-        settings: setup.settings.clone(),
+        base_branch: base_branch.to_string(),
+        branch: branch.to_string(),
+        settings,
         waves: plan.waves.clone(),
         tasks: plan
             .tasks

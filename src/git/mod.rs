@@ -22,6 +22,7 @@ mod linked;
 mod locks;
 mod merge;
 mod ref_guard;
+mod remote;
 mod repo;
 mod restore;
 mod snapshot;

@@ -56,6 +56,11 @@ pub fn warn(message: &str) {
     ));
 }
 
+/// A line of commentary on stderr, for commands whose stdout is read by a program.
+pub fn note(message: &str) {
+    error_line(message);
+}
+
 /// A line on stderr, without colour codes unless stderr shows colour.
 fn error_line(text: &str) {
     let _ = writeln!(

@@ -200,15 +200,72 @@ writable = [{outside:?}]
     }
 
     fn command(&self, args: &[&str]) -> Command {
+        self.command_in(&self.root, args)
+    }
+
+    /// `autobuild -C <dir> ARGS…` with this project's environment, to completion: for clones.
+    pub fn run_in(&self, dir: &Path, args: &[&str]) -> Output {
+        self.command_in(dir, args).output().unwrap()
+    }
+
+    /// A bare clone of the committed project beside it: the "remote" of CI-style tests.
+    pub fn bare_remote(&self) -> PathBuf {
+        let remote = self.dir.path().join("remote.git");
+        git(
+            self.dir.path(),
+            &[
+                "clone",
+                "-q",
+                "--bare",
+                self.root.to_str().unwrap(),
+                remote.to_str().unwrap(),
+            ],
+        );
+        remote
+    }
+
+    /// A fresh clone of `remote` (full history) in a new directory named `name`, on `branch`.
+    pub fn clone_remote(&self, remote: &Path, name: &str, branch: &str) -> PathBuf {
+        let dir = self.dir.path().join("clones").join(name);
+        fs::create_dir_all(dir.parent().unwrap()).unwrap();
+        git(
+            self.dir.path(),
+            &[
+                "clone",
+                "-q",
+                "--branch",
+                branch,
+                remote.to_str().unwrap(),
+                dir.to_str().unwrap(),
+            ],
+        );
+        dir
+    }
+
+    /// The environment every `autobuild` process of this project gets (for shells that run it).
+    pub fn environment(&self) -> Vec<(String, String)> {
+        let mut env = vec![(
+            "AUTOBUILD_CONFIG_DIR".to_string(),
+            self.root.join("no-such-config-dir").display().to_string(),
+        )];
+        env.extend(self.env.iter().cloned());
+        env
+    }
+
+    /// The temp directory everything of this project lives in.
+    pub fn temp(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn command_in(&self, dir: &Path, args: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_autobuild"));
         command
             .arg("-C")
-            .arg(&self.root)
+            .arg(dir)
             .args(args)
             .stdin(Stdio::null())
-            .env("AUTOBUILD_CONFIG_DIR", self.root.join("no-such-config-dir"))
             .env_remove("RUST_LOG");
-        for (name, value) in &self.env {
+        for (name, value) in self.environment() {
             command.env(name, value);
         }
         command

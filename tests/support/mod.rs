@@ -25,6 +25,22 @@ pub fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+/// Copies the regular files and directories of `from` into `to` (created), as a CI artifact
+/// upload or download does: a run's lock or scratch links do not travel.
+pub fn copy_files(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let kind = entry.file_type().unwrap();
+        let target = to.join(entry.file_name());
+        if kind.is_dir() {
+            copy_files(&entry.path(), &target);
+        } else if kind.is_file() {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
 pub fn json(path: &Path) -> Value {
     let text =
         fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));

@@ -1,0 +1,398 @@
+//! Landing a feature whose tasks ran elsewhere (`autobuild feature <FEAT> --land`), e.g. as one
+//! CI job per task: each task's run record comes from a downloaded artifact directory
+//! (`DIR/<TASK-ID>/state.json`), its branch `autobuild/<TASK-ID>` from a remote, and approved
+//! tasks are squashed onto the feature branch in dependency order with the same code as a local
+//! feature run ([`merge_task`], conflicts reported by [`record_merge`]).
+//!
+//! Nothing is remembered between landings but the feature branch itself: a task is on it when
+//! its squashed commit ("Approved by autobuild on autobuild/<TASK-ID>.") is on the branch's
+//! first-parent line, so landing again after a partial landing never lands a task twice, and
+//! each landing job can start from a fresh clone. [`ready`] answers the same question for a
+//! task's own job: run only when the task is not on the branch yet and its dependencies are.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::engine::paths::RunPaths;
+use crate::engine::state::{RunState, RunStatus};
+use crate::error::{exit, Error};
+use crate::feature::events::{FeatureEvent, FeatureEventKind, FeatureLog};
+use crate::feature::finish::write_report;
+use crate::feature::merge::{merge_task, record_merge, task_branch};
+use crate::feature::plan::{self, FeaturePlan};
+use crate::feature::preflight::feature_branch;
+use crate::feature::report::outcome_message;
+use crate::feature::run::state_for;
+use crate::feature::state::{state_file, FeatureSettings, FeatureState, FeatureStatus, TaskStatus};
+use crate::git::Repo;
+use crate::project::{Config, Layout};
+use crate::ui;
+
+/// Where the task runs' records and branches come from.
+#[derive(Debug, Clone, Default)]
+pub struct LandOptions {
+    /// Fetch `autobuild/<TASK-ID>` branches from this remote (else they must be local).
+    pub remote: Option<String>,
+    /// `DIR/<TASK-ID>/state.json` (else the local `.autobuild/runs/`).
+    pub artifacts: Option<PathBuf>,
+    /// The branch the feature lands on once complete (else `[project] base_branch`, else the
+    /// current branch when it is not the feature branch).
+    pub into: Option<String>,
+}
+
+/// What landing does with one task, decided before any branch moves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Its squashed commit is on the feature branch already.
+    OnBranch,
+    /// Approved: squash its branch onto the feature branch.
+    Land,
+    /// A dependency ended without landing: the task must not run.
+    Skip { blocked_by: Vec<String> },
+    /// Not decided yet: a dependency is not on the branch yet, or the task has no record.
+    Wait,
+    /// Its run ended without approval.
+    Ended(TaskStatus),
+}
+
+/// The decision for one task from what is known: whether it is on the feature branch, its
+/// dependencies' statuses (as decided before it, in dependency order) and its run record.
+pub fn decide(
+    on_branch: bool,
+    dependencies: &[(String, TaskStatus)],
+    record: Option<RunStatus>,
+) -> Decision {
+    if on_branch {
+        return Decision::OnBranch;
+    }
+    let failed: Vec<String> = dependencies
+        .iter()
+        .filter(|(_, status)| status.is_failure())
+        .map(|(id, _)| id.clone())
+        .collect();
+    if !failed.is_empty() {
+        return Decision::Skip { blocked_by: failed };
+    }
+    if dependencies.iter().any(|(_, s)| *s != TaskStatus::Merged) {
+        return Decision::Wait;
+    }
+    match record {
+        None => Decision::Wait,
+        Some(RunStatus::Approved | RunStatus::Merged) => Decision::Land,
+        Some(RunStatus::Blocked) => Decision::Ended(TaskStatus::Blocked),
+        Some(RunStatus::Stalled) => Decision::Ended(TaskStatus::Stalled),
+        Some(RunStatus::Waiting) => Decision::Ended(TaskStatus::Waiting),
+        // A run still "running" in a finished job was killed with it.
+        Some(RunStatus::Running | RunStatus::Cancelled) => Decision::Ended(TaskStatus::Cancelled),
+        Some(RunStatus::Failed | RunStatus::Halted | RunStatus::Discarded) => {
+            Decision::Ended(TaskStatus::Failed)
+        }
+    }
+}
+
+/// Whether `messages` (a branch's history) hold the squashed commit of `task_id`.
+pub fn holds_task(messages: &[String], task_id: &str) -> bool {
+    let mark = format!("Approved by autobuild on {}.", task_branch(task_id));
+    messages.iter().any(|m| m.lines().any(|l| l.trim() == mark))
+}
+
+/// `autobuild feature <FEAT> --ready <TASK>`: whether the task's job should run it — not on the
+/// feature branch yet, every dependency on it. Returns the answer and why.
+pub fn ready(root: &Path, feature_arg: &str, task: &str) -> Result<(bool, String), Error> {
+    let plan = plan::load(root, feature_arg)?;
+    let Some(planned) = plan.task(task) else {
+        return Err(Error::usage(format!(
+            "{task} is not a task of feature {}",
+            plan.id
+        )));
+    };
+    let repo = Repo::discover(root)?;
+    let messages = repo.first_parent_messages(&feature_branch(&plan.id))?;
+    if holds_task(&messages, task) {
+        return Ok((
+            false,
+            format!("{task} is on {} already", feature_branch(&plan.id)),
+        ));
+    }
+    let missing: Vec<&str> = planned
+        .dependencies
+        .iter()
+        .filter(|d| !holds_task(&messages, d))
+        .map(String::as_str)
+        .collect();
+    if missing.is_empty() {
+        Ok((true, format!("{task} is ready to run")))
+    } else {
+        Ok((
+            false,
+            format!(
+                "{task} waits for {} (not on the feature branch)",
+                missing.join(", ")
+            ),
+        ))
+    }
+}
+
+/// `autobuild feature <FEAT> --land`: lands every approved task whose dependencies are on the
+/// feature branch, records the outcome in `runs/<FEAT-ID>/`, and returns the exit code: 0 while
+/// tasks remain to run, the feature's code once every task is decided, 1 on a conflict.
+pub fn land(root: &Path, feature_arg: &str, options: &LandOptions) -> Result<u8, Error> {
+    let plan = plan::load(root, feature_arg)?;
+    let layout = Layout::new(root);
+    let repo = Repo::discover(root)?;
+    let branch = feature_branch(&plan.id);
+    if !repo.branch_exists(&branch) {
+        let fetched = match &options.remote {
+            Some(remote) => repo.fetch_branch(remote, &branch)?,
+            None => false,
+        };
+        if !fetched {
+            return Err(
+                Error::usage(format!("no feature branch {branch} to land on"))
+                    .with_help("create it from the base first (the workflow's `plan` job does)"),
+            );
+        }
+    }
+    let base = match &options.into {
+        Some(into) => Some(into.clone()),
+        None => Config::load(&layout)?.project.base_branch,
+    }
+    .or_else(|| repo.current_branch().filter(|b| *b != branch))
+    .unwrap_or_default();
+    let settings = FeatureSettings::default();
+    let mut state = state_for(&plan, &base, &branch, settings);
+    let paths = RunPaths::new(&layout.runs(), &plan.id);
+    std::fs::create_dir_all(&paths.dir).map_err(|e| Error::io("cannot create", &paths.dir, e))?;
+    layout.ensure_gitignore()?;
+    let mut log = FeatureLog::open(&paths.events())
+        .map_err(|e| Error::io("cannot open", paths.events(), e))?;
+    let records = options.artifacts.clone().unwrap_or_else(|| layout.runs());
+    let messages = repo.first_parent_messages(&branch)?;
+    for id in plan.waves.iter().flatten() {
+        if state.conflict.is_some() {
+            break;
+        }
+        let decision = decide(
+            holds_task(&messages, id),
+            &dependency_statuses(&plan, &state, id),
+            record(&records, id, &branch),
+        );
+        let event = apply(&repo, &layout, &plan, &mut state, id, decision, options)?;
+        if let Some(kind) = event {
+            log.append(&FeatureEvent::now(&plan.id, kind));
+        }
+    }
+    state.status = feature_status(&state);
+    state.message = Some(outcome_message(&state));
+    state
+        .save(&state_file(&paths))
+        .map_err(|e| Error::io("cannot write", state_file(&paths), e))?;
+    write_report(&state, &layout.runs(), &paths)?;
+    ui::line(&summary(&state));
+    Ok(match state.status {
+        FeatureStatus::Conflict => exit::RUNTIME,
+        FeatureStatus::Running => exit::APPROVED,
+        _ => state.exit_code(),
+    })
+}
+
+fn dependency_statuses(
+    plan: &FeaturePlan,
+    state: &FeatureState,
+    id: &str,
+) -> Vec<(String, TaskStatus)> {
+    plan.task(id)
+        .map(|t| t.dependencies.clone())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|d| {
+            let status = state.status_of(&d);
+            (d, status)
+        })
+        .collect()
+}
+
+/// The task's run record, when it ran on the feature branch (a record of another run of the
+/// same task, on another base, is not this feature's).
+fn record(records: &Path, id: &str, feature_branch: &str) -> Option<RunStatus> {
+    let state = RunState::load(&RunPaths::new(records, id).state()).ok()?;
+    (state.base_branch == feature_branch).then_some(state.status)
+}
+
+/// Carries out one decision; returns the event that records it.
+fn apply(
+    repo: &Repo,
+    layout: &Layout,
+    plan: &FeaturePlan,
+    state: &mut FeatureState,
+    id: &str,
+    decision: Decision,
+    options: &LandOptions,
+) -> Result<Option<FeatureEventKind>, Error> {
+    let (status, message) = match decision {
+        Decision::OnBranch => (TaskStatus::Merged, None),
+        Decision::Wait => (TaskStatus::Pending, None),
+        Decision::Ended(status) => (status, Some(format!("its run ended {}", status.as_str()))),
+        Decision::Skip { blocked_by } => {
+            let causes: Vec<String> = blocked_by
+                .iter()
+                .map(|d| format!("{d} ({})", state.status_of(d).as_str()))
+                .collect();
+            let reason = format!("blocked by {}", causes.join(", "));
+            set(state, id, TaskStatus::Skipped, Some(reason.clone()));
+            return Ok(Some(FeatureEventKind::TaskSkipped {
+                task: id.to_string(),
+                reason,
+            }));
+        }
+        Decision::Land => {
+            let branch = task_branch(id);
+            let present = match &options.remote {
+                Some(remote) => repo.fetch_branch(remote, &branch)?,
+                None => repo.branch_exists(&branch),
+            };
+            if !present {
+                let from = options.remote.as_deref().unwrap_or("this repository");
+                let message = format!("approved, but its branch {branch} is not in {from}");
+                set(state, id, TaskStatus::Failed, Some(message));
+                return Ok(None);
+            }
+            let title = plan
+                .task(id)
+                .map(|t| t.task.title.clone())
+                .unwrap_or_default();
+            let merged = merge_task(
+                repo,
+                &layout.runs(),
+                &layout.worktree(id),
+                id,
+                &title,
+                &state.branch.clone(),
+            )?;
+            return Ok(Some(record_merge(state, id, merged)));
+        }
+    };
+    set(state, id, status, message);
+    Ok(None)
+}
+
+fn set(state: &mut FeatureState, id: &str, status: TaskStatus, message: Option<String>) {
+    if let Some(record) = state.tasks.get_mut(id) {
+        record.status = status;
+        record.message = message;
+    }
+}
+
+/// Approved when every task is on the branch, running while some task is undecided.
+fn feature_status(state: &FeatureState) -> FeatureStatus {
+    let statuses: Vec<TaskStatus> = state.tasks.values().map(|t| t.status).collect();
+    if state.conflict.is_some() {
+        FeatureStatus::Conflict
+    } else if statuses.iter().all(|s| *s == TaskStatus::Merged) {
+        FeatureStatus::Approved
+    } else if statuses.contains(&TaskStatus::Pending) {
+        FeatureStatus::Running
+    } else {
+        FeatureStatus::Blocked
+    }
+}
+
+/// One line per kind of outcome, tasks in dependency order.
+fn summary(state: &FeatureState) -> String {
+    let mut groups: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for id in state.waves.iter().flatten() {
+        let Some(record) = state.tasks.get(id) else {
+            continue;
+        };
+        let shown = match &record.message {
+            Some(message) if record.status != TaskStatus::Merged => format!("{id} ({message})"),
+            _ => id.clone(),
+        };
+        groups
+            .entry(record.status.as_str())
+            .or_default()
+            .push(shown);
+    }
+    let mut lines = vec![format!(
+        "{} on {}: {}",
+        state.feature_id,
+        state.branch,
+        state.status.as_str()
+    )];
+    for (status, tasks) in groups {
+        lines.push(format!("  {status}: {}", tasks.join(", ")));
+    }
+    lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn deps(spec: &[(&str, TaskStatus)]) -> Vec<(String, TaskStatus)> {
+        spec.iter().map(|(id, s)| (id.to_string(), *s)).collect()
+    }
+
+    #[test]
+    fn a_task_on_the_branch_is_never_landed_again() {
+        assert_eq!(
+            decide(true, &[], Some(RunStatus::Approved)),
+            Decision::OnBranch
+        );
+    }
+
+    #[test]
+    fn an_approved_task_lands_once_its_dependencies_are_on_the_branch() {
+        let merged = deps(&[("A", TaskStatus::Merged)]);
+        assert_eq!(
+            decide(false, &merged, Some(RunStatus::Approved)),
+            Decision::Land
+        );
+        let waiting = deps(&[("A", TaskStatus::Approved)]);
+        assert_eq!(
+            decide(false, &waiting, Some(RunStatus::Approved)),
+            Decision::Wait
+        );
+        assert_eq!(decide(false, &merged, None), Decision::Wait);
+    }
+
+    #[test]
+    fn a_failed_dependency_skips_the_task_whatever_its_record() {
+        let failed = deps(&[("A", TaskStatus::Merged), ("B", TaskStatus::Blocked)]);
+        assert_eq!(
+            decide(false, &failed, Some(RunStatus::Approved)),
+            Decision::Skip {
+                blocked_by: vec!["B".into()]
+            }
+        );
+    }
+
+    #[test]
+    fn runs_that_ended_without_approval_keep_their_status() {
+        let cases = [
+            (RunStatus::Blocked, TaskStatus::Blocked),
+            (RunStatus::Stalled, TaskStatus::Stalled),
+            (RunStatus::Running, TaskStatus::Cancelled),
+            (RunStatus::Halted, TaskStatus::Failed),
+            (RunStatus::Waiting, TaskStatus::Waiting),
+        ];
+        for (run, task) in cases {
+            assert_eq!(
+                decide(false, &[], Some(run)),
+                Decision::Ended(task),
+                "{run:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_branch_holds_a_task_when_its_squashed_commit_is_there() {
+        let messages = vec![
+            "A: Task A\n\nApproved by autobuild on autobuild/A.\n".to_string(),
+            "initial\n".to_string(),
+        ];
+        assert!(holds_task(&messages, "A"));
+        assert!(!holds_task(&messages, "B"));
+        assert!(!holds_task(&messages, "A-2"));
+    }
+}
