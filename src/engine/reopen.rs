@@ -4,9 +4,9 @@
 //! carries the last turn's feedback. A run rejected at sign-off reopens the same way, with the
 //! person's reason as its feedback. Pure: it rewrites the loaded state, the caller runs it.
 
-use serde_json::json;
-
 use crate::engine::state::{RunState, RunStatus};
+use crate::steps::verdict::Severity;
+use crate::workflow::context::{FeedbackContext, IssueContext};
 use crate::workflow::kinds::LoopExit;
 use crate::workflow::model::{Action, Workflow};
 
@@ -45,18 +45,19 @@ pub fn reopen(state: &mut RunState, workflow: &Workflow) -> Option<String> {
     loop_state.nudged = false;
     loop_state.stall_notice = None;
     if let Some(reason) = &rejection {
-        loop_state.feedback = Some(json!({
-            "summary": format!("Not approved at sign-off: {reason}"),
-            "issues": [{
-                "severity": "must_fix",
-                "category": "sign-off",
-                "description": reason,
-                "location": "",
-                "suggestion": "",
+        let feedback = FeedbackContext {
+            summary: format!("Not approved at sign-off: {reason}"),
+            issues: vec![IssueContext {
+                severity: Severity::MustFix.as_str().to_string(),
+                category: "sign-off".to_string(),
+                description: reason.clone(),
+                location: String::new(),
+                suggestion: String::new(),
             }],
-            "failing_checks": [],
-            "unmet_criteria": [],
-        }));
+            failing_checks: Vec::new(),
+            unmet_criteria: Vec::new(),
+        };
+        loop_state.feedback = serde_json::to_value(feedback).ok();
     }
     let later: Vec<&str> = workflow.steps[position..]
         .iter()
