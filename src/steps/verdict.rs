@@ -293,3 +293,6 @@ fn unusable_verdict(description: String) -> Verdict {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod corpus_tests;

@@ -4,9 +4,11 @@
 use crate::engine::cx::RunCx;
 use crate::engine::exec::StepDone;
 use crate::engine::turn::{combined_verdict, write_record, CoachRecord, GateRecord};
+use crate::engine::Outcome;
 use crate::error::Error;
 use crate::steps::feedback::{build_feedback, turn_signature};
 use crate::steps::gate::{self, CriterionFacts, GateInput, PlayerFacts};
+use crate::steps::verdict::Issue;
 use crate::workflow::kinds::GateOutputs;
 
 /// Judges the turn; `weighed` names the reviewing steps whose verdicts count (all by default).
@@ -68,6 +70,11 @@ pub fn execute(cx: &mut RunCx, weighed: Option<&[String]>) -> Result<StepDone, E
         coach_ran: !reviews.is_empty(),
         scope_violation,
     };
+    let critical = input
+        .verdict
+        .as_ref()
+        .and_then(|verdict| verdict.critical())
+        .map(critical_issue);
     let decision = gate::evaluate(&input);
     let feedback = build_feedback(&input, &decision);
     let record = GateRecord {
@@ -99,5 +106,25 @@ pub fn execute(cx: &mut RunCx, weighed: Option<&[String]>) -> Result<StepDone, E
     if let Some(turn) = cx.turn.as_mut() {
         turn.gate = Some(record);
     }
+    // A critical issue stops the loop at once: no further turn, a person decides.
+    if let Some(issue) = critical {
+        return Ok(StepDone::halted(
+            format!("{summary}; a reviewer raised a critical issue"),
+            Outcome::NeedsPerson { issue },
+        ));
+    }
     Ok(StepDone::ok(summary, outputs))
+}
+
+/// A critical issue as the report states it: its category, description and location.
+fn critical_issue(issue: &Issue) -> String {
+    let mut text = String::new();
+    if !issue.category.trim().is_empty() {
+        text.push_str(&format!("[{}] ", issue.category.trim()));
+    }
+    text.push_str(issue.description.trim());
+    if !issue.location.trim().is_empty() {
+        text.push_str(&format!(" ({})", issue.location.trim()));
+    }
+    text
 }
