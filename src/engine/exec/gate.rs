@@ -10,9 +10,14 @@ use crate::steps::feedback::{build_feedback, turn_signature};
 use crate::steps::gate::{self, CriterionFacts, GateInput, PlayerFacts};
 use crate::steps::verdict::Issue;
 use crate::workflow::kinds::GateOutputs;
+use crate::workflow::model::{Action, Step};
 
 /// Judges the turn; `weighed` names the reviewing steps whose verdicts count (all by default).
-pub fn execute(cx: &mut RunCx, weighed: Option<&[String]>) -> Result<StepDone, Error> {
+pub fn execute(
+    cx: &mut RunCx,
+    step_id: &str,
+    weighed: Option<&[String]>,
+) -> Result<StepDone, Error> {
     let plan = cx.plan;
     let turn_number = cx.turn_number();
     let Some(turn) = cx.turn.as_ref() else {
@@ -106,14 +111,33 @@ pub fn execute(cx: &mut RunCx, weighed: Option<&[String]>) -> Result<StepDone, E
     if let Some(turn) = cx.turn.as_mut() {
         turn.gate = Some(record);
     }
-    // A critical issue stops the loop at once: no further turn, a person decides.
+    // A critical issue stops the loop at once: a person decides. Where the workflow has an
+    // approval step, the person answers there as at a sign-off: an approval lets the loop go
+    // on (the player gets the issue as feedback), a rejection ends the run blocked.
     if let Some(issue) = critical {
-        return Ok(StepDone::halted(
-            format!("{summary}; a reviewer raised a critical issue"),
-            Outcome::NeedsPerson { issue },
-        ));
+        if !has_approval_step(&plan.resolved.workflow.steps) {
+            return Ok(StepDone::halted(
+                format!("{summary}; a reviewer raised a critical issue"),
+                Outcome::NeedsPerson { issue },
+            ));
+        }
+        let question = format!(
+            "A reviewer raised a critical issue: {issue}. Approve to let the loop go on (the \
+             player gets the issue as feedback), or reject to stop."
+        );
+        if let Err(done) = super::approval::ask(cx, step_id, &question) {
+            return Ok(done);
+        }
     }
     Ok(StepDone::ok(summary, outputs))
+}
+
+fn has_approval_step(steps: &[Step]) -> bool {
+    steps.iter().any(|step| match &step.action {
+        Action::Approval { .. } => true,
+        Action::Loop { steps, .. } => has_approval_step(steps),
+        _ => false,
+    })
 }
 
 /// A critical issue as the report states it: its category, description and location.
