@@ -23,7 +23,7 @@ pub fn execute(cx: &mut RunCx, step: &Step, question: Option<&str>) -> Result<St
         str::to_string,
     );
     Ok(match ask(cx, &step.id, &question) {
-        Ok(by) => StepDone::ok(
+        Answer::Approved { by } => StepDone::ok(
             format!("approved ({by})"),
             ApprovalOutputs {
                 approved: true,
@@ -31,15 +31,22 @@ pub fn execute(cx: &mut RunCx, step: &Step, question: Option<&str>) -> Result<St
                 reason: String::new(),
             },
         ),
-        Err(done) => done,
+        Answer::Not(done) => done,
     })
 }
 
+/// What [`ask`] got from a person.
+pub(super) enum Answer {
+    /// Approved, by `command` or `terminal`.
+    Approved { by: String },
+    /// Not approved: the step's result (rejected, waiting, or cancelled).
+    Not(StepDone),
+}
+
 /// A person's answer to `question` at step `step_id`: the one given with `autobuild
-/// approve`/`reject` while the run waited, else the terminal's. `Ok` names who approved; `Err`
-/// is the step's result otherwise: a rejection ends the run blocked with the reason, no answer
+/// approve`/`reject` while the run waited, else the terminal's. Otherwise the step's result: a rejection ends the run blocked with the reason, no answer
 /// yet makes it wait (exit 6, the step is not marked done, so continuing asks again).
-pub(super) fn ask(cx: &mut RunCx, step_id: &str, question: &str) -> Result<String, StepDone> {
+pub(super) fn ask(cx: &mut RunCx, step_id: &str, question: &str) -> Answer {
     if let Some(answer) = cx.state.answer.take() {
         return decided(answer.approved, "command", answer.reason);
     }
@@ -48,11 +55,11 @@ pub(super) fn ask(cx: &mut RunCx, step_id: &str, question: &str) -> Result<Strin
             question: question.to_string(),
         });
         return match cx.prompter.confirm(question, &cx.cancel) {
-            None => Err(StepDone::cancelled()),
+            None => Answer::Not(StepDone::cancelled()),
             Some(approved) => decided(approved, "terminal", "declined at the terminal".into()),
         };
     }
-    Err(StepDone::halted(
+    Answer::Not(StepDone::halted(
         format!("waiting for a person: {question}"),
         Outcome::Waiting {
             step: step_id.to_string(),
@@ -63,10 +70,10 @@ pub(super) fn ask(cx: &mut RunCx, step_id: &str, question: &str) -> Result<Strin
 
 /// A person's decision: an approval lets the run go on; a rejection ends it blocked with the
 /// reason.
-fn decided(approved: bool, by: &str, reason: String) -> Result<String, StepDone> {
+fn decided(approved: bool, by: &str, reason: String) -> Answer {
     if approved {
-        return Ok(by.to_string());
+        return Answer::Approved { by: by.to_string() };
     }
     let summary = format!("rejected ({by}): {reason}");
-    Err(StepDone::halted(summary, Outcome::Rejected { reason }))
+    Answer::Not(StepDone::halted(summary, Outcome::Rejected { reason }))
 }
