@@ -235,7 +235,7 @@ pub fn parse_verdict(
     let ids: Vec<String> = criteria.iter().map(|c| c.id.clone()).collect();
     let verdict = deserialize(lenient::normalize(value, &ids), origin)?;
     match rules::rule(&verdict, criteria) {
-        Ruling::Inconsistent(problems) => Err(VerdictError::Rejected(problems)),
+        Ruling::Inconsistent(problems) => Err(VerdictError::Rejected { origin, problems }),
         ruling => Ok(rules::apply(verdict, &ruling, criteria)),
     }
 }

@@ -31,8 +31,11 @@ pub enum VerdictError {
             .collect::<Vec<_>>().join(", ")
     )]
     Ambiguous { decisions: Vec<(Origin, String)> },
-    #[error("the verdict is inconsistent: {}", join_problems(.0))]
-    Rejected(Vec<Problem>),
+    #[error("the verdict in the {origin} is inconsistent: {}", join_problems(.problems))]
+    Rejected {
+        origin: Origin,
+        problems: Vec<Problem>,
+    },
 }
 
 /// A rule beyond the schema that a verdict broke.

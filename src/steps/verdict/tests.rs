@@ -38,7 +38,7 @@ fn fenced(value: &Value) -> String {
 
 fn rejected(error: VerdictError) -> Vec<Problem> {
     match error {
-        VerdictError::Rejected(problems) => problems,
+        VerdictError::Rejected { problems, .. } => problems,
         other => panic!("expected a rejected verdict, got {other:?}"),
     }
 }
@@ -215,7 +215,11 @@ fn criterion_ids_must_be_the_tasks_each_at_most_once() {
             },
         ]
     );
-    let message = VerdictError::Rejected(problems).to_string();
+    let message = VerdictError::Rejected {
+        origin: Origin::StructuredOutput,
+        problems,
+    }
+    .to_string();
     assert!(
         message.contains("`AC-009` is not a criterion of this task"),
         "{message}"
@@ -409,4 +413,23 @@ fn a_draft_does_not_stand_in_for_a_final_verdict_that_was_cut_off() {
     let message = r#"Draft verdict: {"decision": "approve", "summary": "ok", "issues": [], "criteria": [{"id": "AC-001", "status": "met", "evidence": "x"}]}
 Final verdict: {"decision": "feedback", "summary": "no", "issues": [{"severity": "must_fix", "category": "", "description": "add"#;
     assert!(parse_verdict(None, message, &ids(&["AC-001"])).is_err());
+}
+
+#[test]
+fn an_inconsistent_verdict_names_the_block_that_was_read() {
+    let mut unverified = verdict_json("approve");
+    unverified["criteria"][1]["status"] = json!("not_verified");
+    let message = format!(
+        "{}\nAn issue would look like:\n```json\n{{\"severity\": \"must_fix\"}}\n```\n",
+        fenced(&unverified)
+    );
+    let error = parse_verdict(None, &message, &ids(&["AC-001", "AC-002"])).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "the verdict in the ```json block 1 of 2 of the final message is inconsistent: \
+         `decision` is `approve` but criterion `AC-002` is not judged `met` (`not_verified` or \
+         left out); criteria without a verify command are yours to judge: check each (read the \
+         code, run it) and answer `met` or `not_met`, or answer `feedback` saying what the \
+         player must do"
+    );
 }
