@@ -152,3 +152,45 @@ fn a_rejected_run_continued_with_resume_gives_the_player_the_reason() {
         "{prompt}"
     );
 }
+
+/// A reviewer's `critical` issue in a workflow with an approval step: the person answers there.
+/// The run waits (exit 6) with the issue in its question; `autobuild approve` lets the loop go
+/// on with the issue as feedback, and the next turn is approved as usual.
+#[test]
+fn a_critical_issue_waits_for_a_person_where_the_workflow_has_an_approval_step() {
+    let project = Project::new()
+        .player("player_learns.sh")
+        .coach("coach_answers.sh");
+    project.write(".autobuild/tasks/TASK-1.md", &task_with_complexity(Some(2)));
+    project.write(
+        ".autobuild/agents/answers/turn_1.txt",
+        "```json\n{\"decision\": \"feedback\", \"summary\": \"Unsafe.\", \"issues\": \
+         [{\"severity\": \"critical\", \"category\": \"security\", \"description\": \
+         \"CRITICAL-EVAL: the greeting evals its argument\"}], \"criteria\": {\"AC-001\": \"not_met\"}}\n```\n",
+    );
+    project.write(
+        ".autobuild/agents/answers/default.txt",
+        "```json\n{\"decision\": \"approve\", \"summary\": \"Done.\", \"issues\": [], \
+         \"criteria\": {\"AC-001\": \"met\"}}\n```\n",
+    );
+    let project = project.commit();
+
+    let output = project.run(&["task", TASK, "--workflow", "guardkit", "--auto-merge"]);
+
+    assert_exit(&output, 6);
+    let state = project.state();
+    assert_eq!(state["status"], "waiting");
+    let message = state["outcome"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("CRITICAL-EVAL"), "{message}");
+    assert!(!project.run_dir().join("player_turn_2.json").exists());
+
+    let output = project.run(&["approve", TASK]);
+
+    assert_exit(&output, 0);
+    assert_eq!(project.state()["status"], "merged");
+    assert_eq!(project.record("gate", 1)["approved"], false);
+    assert_eq!(project.record("gate", 2)["approved"], true);
+    let prompt =
+        std::fs::read_to_string(project.run_dir().join("prompts/turn_2_player.md")).unwrap();
+    assert!(prompt.contains("CRITICAL-EVAL"), "{prompt}");
+}

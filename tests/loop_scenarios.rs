@@ -293,3 +293,216 @@ fn a_command_agent_whose_script_is_missing_fails_preflight_before_anything_is_cr
     assert!(!project.branch_exists(&project.branch()));
     assert!(!project.run_dir().exists());
 }
+
+/// A task with one criterion the runner checks (AC-001) and one only the coach judges (AC-002),
+/// reviewed by `coach_answers.sh` with recorded answers from the behaviour corpus
+/// (docs/verdicts.md): `answers` are (file name, answer) pairs under .autobuild/agents/answers/.
+fn corpus_project(player: &str, answers: &[(&str, &str)]) -> Project {
+    let project = Project::new().player(player).coach("coach_answers.sh");
+    project.write(
+        ".autobuild/tasks/TASK-1.md",
+        r#"---
+id: TASK-1
+title: Add a greeting function
+task_type: feature
+---
+# Add a greeting function
+
+Add `greeting NAME` to `lib/greet.sh`; it prints `Hello, NAME!`.
+
+## Acceptance Criteria
+- [ ] AC-001: `greeting Ada` prints "Hello, Ada!" `verify: sh -c '. ./lib/greet.sh && test "$(greeting Ada)" = "Hello, Ada!"'`
+- [ ] AC-002: the greeting has a unit test under tests/
+"#,
+    );
+    for (file, answer) in answers {
+        project.write(&format!(".autobuild/agents/answers/{file}"), answer);
+    }
+    project.commit()
+}
+
+const CLEAN_APPROVE: &str = "```json\n{\"decision\": \"approve\", \"summary\": \"Done.\", \
+    \"issues\": [], \"criteria\": {\"AC-001\": \"met\", \"AC-002\": \"met\"}}\n```\n";
+
+/// How many turns the run took to approval (the gate record of its last turn approved).
+fn turns_to_approval(project: &Project) -> u32 {
+    let turns = (1..)
+        .take_while(|turn| {
+            project
+                .run_dir()
+                .join(format!("gate_turn_{turn}.json"))
+                .exists()
+        })
+        .count() as u32;
+    assert_eq!(project.record("gate", turns)["approved"], true);
+    turns
+}
+
+#[test]
+fn harmless_variants_of_a_coach_answer_approve_without_a_retry() {
+    let lenient = "All checked.\n```json\n{\n  // verdict\n  \"Decision\": \"Approve\",\n  \
+        \"summary\": \"Done.\", \"confidence\": 0.9, \"issues\": null,\n  \
+        \"criteria\": {\"AC-1\": \"MET\", \"ac-2\": {\"status\": \"Met\", \"evidence\": null},},\n}\n```\n";
+    let project = corpus_project("player_correct.sh", &[("default.txt", lenient)]);
+
+    let output = project.run(&["task", TASK, "--no-merge"]);
+
+    assert_exit(&output, 0);
+    assert_eq!(turns_to_approval(&project), 1);
+    let coach = project.record("coach", 1);
+    assert_eq!(coach["retried"], false);
+    assert_eq!(coach["verdict"]["decision"], "approve");
+    assert_eq!(coach["verdict"]["criteria"][1]["id"], "AC-002");
+}
+
+#[test]
+fn a_feedback_verdict_followed_by_an_approve_example_is_asked_again_not_approved() {
+    let ambiguous = "```json\n{\"decision\": \"feedback\", \"summary\": \"Add a test.\", \
+        \"issues\": [{\"severity\": \"must_fix\", \"description\": \"no test\"}], \
+        \"criteria\": {\"AC-001\": \"met\", \"AC-002\": \"not_met\"}}\n```\n\
+        Once fixed it would look like this:\n"
+        .to_string()
+        + CLEAN_APPROVE;
+    let project = corpus_project(
+        "player_correct.sh",
+        &[
+            ("default.txt", &ambiguous),
+            ("default_retry.txt", CLEAN_APPROVE),
+        ],
+    );
+
+    let output = project.run(&["task", TASK, "--no-merge"]);
+
+    assert_exit(&output, 0);
+    assert_eq!(turns_to_approval(&project), 1);
+    assert_eq!(project.record("coach", 1)["retried"], true);
+    let retry =
+        std::fs::read_to_string(project.run_dir().join("prompts/turn_1_coach_retry1.md")).unwrap();
+    assert!(retry.contains("2 verdicts that disagree"), "{retry}");
+    assert!(
+        retry.contains("Once fixed it would look like this"),
+        "{retry}"
+    );
+    assert!(retry.contains("\"id\": \"AC-002\""), "{retry}");
+}
+
+#[test]
+fn an_approval_that_verified_nothing_is_not_approved_and_the_player_is_not_blamed() {
+    let unverified = "I could not run anything.\n```json\n{\"decision\": \"approve\", \
+        \"summary\": \"Looks plausible.\", \"issues\": [], \"criteria\": \
+        {\"AC-001\": \"not_verified\", \"AC-002\": \"not_verified\"}}\n```\n";
+    let project = corpus_project("player_correct.sh", &[("default.txt", unverified)]);
+
+    let output = project.run(&["task", TASK, "--no-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 3);
+    let coach = project.record("coach", 1);
+    assert_eq!(coach["retried"], true);
+    let error = coach["verdict_error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("criterion `AC-002` is not judged `met`"),
+        "{error}"
+    );
+    let gate = project.record("gate", 1);
+    assert_eq!(gate["approved"], false);
+    let feedback = gate["feedback"].to_string();
+    assert!(feedback.contains("coach_output_invalid"), "{feedback}");
+    assert!(!feedback.contains("No change to the code"), "{feedback}");
+    assert!(
+        !feedback.contains("\"severity\":\"must_fix\""),
+        "the reviewer's failure is no must_fix for the player: {feedback}"
+    );
+}
+
+#[test]
+fn approve_with_a_must_fix_is_feedback_that_reaches_the_player() {
+    let contradictory = "```json\n{\"decision\": \"approve\", \"summary\": \"Nearly.\", \
+        \"issues\": [{\"severity\": \"must_fix\", \"category\": \"correctness\", \
+        \"description\": \"COACH-ISSUE-EXCLAMATION: greeting Ada must end with !\"}], \
+        \"criteria\": {\"AC-001\": \"met\", \"AC-002\": \"met\"}}\n```\n";
+    let project = corpus_project(
+        "player_learns.sh",
+        &[
+            ("turn_1.txt", contradictory),
+            ("default.txt", CLEAN_APPROVE),
+        ],
+    );
+
+    let output = project.run(&["task", TASK, "--no-merge"]);
+
+    assert_exit(&output, 0);
+    assert_eq!(turns_to_approval(&project), 2);
+    let coach = project.record("coach", 1);
+    assert_eq!(coach["retried"], false);
+    assert_eq!(coach["verdict"]["decision"], "feedback");
+    let prompt =
+        std::fs::read_to_string(project.run_dir().join("prompts/turn_2_player.md")).unwrap();
+    assert!(prompt.contains("COACH-ISSUE-EXCLAMATION"), "{prompt}");
+}
+
+#[test]
+fn a_critical_issue_stops_the_run_at_once_for_a_person() {
+    let critical = "```json\n{\"decision\": \"feedback\", \"summary\": \"A secret is committed.\", \
+        \"issues\": [{\"severity\": \"critical\", \"category\": \"security\", \
+        \"description\": \"CRITICAL-SECRET: the API key is committed\", \"location\": \"lib/greet.sh:1\"}], \
+        \"criteria\": {\"AC-001\": \"met\", \"AC-002\": \"met\"}}\n```\n";
+    let project = corpus_project("player_correct.sh", &[("default.txt", critical)]);
+
+    let output = project.run(&["task", TASK, "--no-merge", "--max-turns", "5"]);
+
+    assert_exit(&output, 3);
+    let state = project.state();
+    assert_eq!(state["status"], "blocked");
+    assert_eq!(state["outcome"]["outcome"], "needs_person");
+    assert!(
+        !project.run_dir().join("player_turn_2.json").exists(),
+        "no further turn"
+    );
+    let report = project.report();
+    assert!(report.contains("needs a person"), "{report}");
+    assert!(
+        report.contains("[security] CRITICAL-SECRET: the API key is committed (lib/greet.sh:1)"),
+        "{report}"
+    );
+    // `autobuild report` writes both reports again from the recorded outcome.
+    assert_exit(&project.run(&["report", TASK]), 0);
+    assert!(
+        project.report().contains("CRITICAL-SECRET"),
+        "{}",
+        project.report()
+    );
+    let html = std::fs::read_to_string(project.run_dir().join("report.html")).unwrap();
+    assert!(html.contains("needs a person"), "{html}");
+    assert!(html.contains("CRITICAL-SECRET"), "{html}");
+}
+
+/// The figure issue 21 asks for: median turns to approval over the good-player scenarios of
+/// the corpus run end to end (a correct player, and one that fixes what the feedback shows).
+#[test]
+fn median_turns_to_approval_over_the_good_player_scenarios() {
+    let lenient = "```json\n{\"verdict\": {\"decision\": \"APPROVE\", \"summary\": \"ok\", \
+        \"issues\": [], \"criteria\": [{\"id\": \"AC-1\", \"status\": \"met\"}, \
+        {\"id\": \"AC-2\", \"status\": \"met\"}],}}\n```\n";
+    let example_after = CLEAN_APPROVE.to_string()
+        + "An issue would look like:\n```json\n{\"severity\": \"must_fix\", \"description\": \"x\"}\n```\n";
+    let scenarios: [(&str, Vec<(&str, &str)>); 3] = [
+        ("player_correct.sh", vec![("default.txt", lenient)]),
+        ("player_correct.sh", vec![("default.txt", &example_after)]),
+        ("player_learns.sh", vec![("default.txt", CLEAN_APPROVE)]),
+    ];
+    let mut turns: Vec<u32> = scenarios
+        .iter()
+        .map(|(player, answers)| {
+            let project = corpus_project(player, answers);
+            assert_exit(&project.run(&["task", TASK, "--no-merge"]), 0);
+            assert_eq!(project.record("coach", 1)["retried"], false);
+            turns_to_approval(&project)
+        })
+        .collect();
+    turns.sort_unstable();
+    println!(
+        "turns to approval: {turns:?}, median {}",
+        turns[turns.len() / 2]
+    );
+    assert_eq!(turns, [1, 1, 2]);
+}

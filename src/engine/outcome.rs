@@ -30,6 +30,9 @@ pub enum Outcome {
     Waiting { step: String, question: String },
     /// A person rejected the work at an `approval` step.
     Rejected { reason: String },
+    /// A reviewer raised a `critical` issue (DESIGN.md §11): the loop stopped at once, blocked
+    /// until a person decides. `issue` is the issue as the report shows it.
+    NeedsPerson { issue: String },
 }
 
 /// Which agent stopped the run, and why.
@@ -52,7 +55,7 @@ impl Outcome {
             Outcome::Cancelled | Outcome::TimedOut | Outcome::OverBudget { .. } => exit::CANCELLED,
             Outcome::Failed { .. } | Outcome::AgentUnusable(_) => exit::RUNTIME,
             Outcome::Waiting { .. } => exit::WAITING,
-            Outcome::Rejected { .. } => exit::TURN_LIMIT,
+            Outcome::Rejected { .. } | Outcome::NeedsPerson { .. } => exit::TURN_LIMIT,
         }
     }
 
@@ -69,6 +72,7 @@ impl Outcome {
             Outcome::AgentUnusable(_) => "agent_unusable",
             Outcome::Waiting { .. } => "waiting",
             Outcome::Rejected { .. } => "rejected",
+            Outcome::NeedsPerson { .. } => "needs_person",
         }
     }
 
@@ -84,7 +88,7 @@ impl Outcome {
             Outcome::Failed { .. } => RunStatus::Failed,
             Outcome::AgentUnusable(_) => RunStatus::Halted,
             Outcome::Waiting { .. } => RunStatus::Waiting,
-            Outcome::Rejected { .. } => RunStatus::Blocked,
+            Outcome::Rejected { .. } | Outcome::NeedsPerson { .. } => RunStatus::Blocked,
         }
     }
 
@@ -113,6 +117,9 @@ impl Outcome {
                 "waiting for a person at `{step}`: {question} (answer with `autobuild approve` or `autobuild reject --reason …`)"
             ),
             Outcome::Rejected { reason } => format!("blocked: rejected at sign-off ({reason})"),
+            Outcome::NeedsPerson { issue } => {
+                format!("blocked: needs a person: a reviewer raised a critical issue: {issue}")
+            }
         }
     }
 }

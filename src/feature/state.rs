@@ -160,7 +160,7 @@ impl TaskStatus {
             }
             Outcome::Failed { .. } | Outcome::AgentUnusable(_) => TaskStatus::Failed,
             Outcome::Waiting { .. } => TaskStatus::Waiting,
-            Outcome::Rejected { .. } => TaskStatus::Blocked,
+            Outcome::Rejected { .. } | Outcome::NeedsPerson { .. } => TaskStatus::Blocked,
         }
     }
 

@@ -39,6 +39,11 @@ pub fn from_record(record: &OutcomeRecord, logs: &Path) -> Outcome {
             .map(|reason| Outcome::Rejected {
                 reason: reason.to_string(),
             }),
+        "needs_person" => message
+            .strip_prefix("blocked: needs a person: a reviewer raised a critical issue: ")
+            .map(|issue| Outcome::NeedsPerson {
+                issue: issue.to_string(),
+            }),
         _ => None,
     };
     parsed.unwrap_or_else(|| Outcome::Failed {
@@ -140,6 +145,9 @@ mod tests {
             },
             Outcome::Rejected {
                 reason: "the copy is wrong (see notes)".into(),
+            },
+            Outcome::NeedsPerson {
+                issue: "[security] the API key is committed (config.py:3)".into(),
             },
             Outcome::AgentUnusable(AgentStop {
                 role: "coach".into(),

@@ -1,31 +1,39 @@
-//! The coach's verdict (DESIGN.md §6): its typed form, the schema it must follow, and the strict
-//! parser that turns a coach's output into either a valid verdict or a precise error.
+//! The coach's verdict (DESIGN.md §6, §11): its typed form, the schema it must follow, and the
+//! parser that turns a coach's answer into either a verdict the loop can act on or a precise
+//! error the coach can fix.
 //!
-//! Approval must never come from a substring in prose. A verdict is taken from the adapter's
-//! structured output when there is one, else from the final message (see [`extract`] for the
-//! positional rule: the last JSON block or object wins). It is then validated against the
-//! schema and against the task: unknown fields and values, criterion ids the task does not have,
-//! missing or duplicated criteria, and self-contradicting approvals are all errors. An error is
-//! phrased for the coach, so the engine can retry once with [`retry_prompt`]; if the retry also
-//! fails, [`fallback_verdict`] is a `feedback` verdict, never an approval.
-
-use std::fmt;
+//! Approval must never come from a substring in prose, nor from an answer whose meaning is in
+//! doubt. Reading goes in four stages, each in its own file: find the verdict JSON
+//! ([`read`]: structured output, else the last block with a `decision`, and conflicting blocks
+//! are ambiguous), tolerate harmless variants of form ([`lenient`]), deserialize strictly, then
+//! apply the verdict rules ([`rules`]). An error is phrased for the coach, so the engine retries
+//! once with [`retry_prompt`]; if the retry also fails, [`fallback_verdict`] is a `feedback`
+//! verdict that is the reviewer's failure, never an approval and never work for the player.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 mod combine;
+mod error;
 pub mod extract;
+mod lenient;
+mod read;
+mod retry;
+pub mod rules;
 
 pub use combine::combine;
+pub use error::{Problem, VerdictError};
 pub use extract::Origin;
+pub use retry::retry_prompt;
+pub use rules::Ruling;
 
 /// The JSON Schema (draft 2020-12) a verdict must follow. Also handed to adapters that can
 /// enforce it (claude `--json-schema`, codex `--output-schema`), so it stays within the
 /// strict-mode subset: every object closed, every property required.
 pub const VERDICT_SCHEMA: &str = include_str!("../../schemas/verdict.schema.json");
 
-/// The issue category of [`fallback_verdict`]; the gate treats such a verdict as invalid.
+/// The issue category of [`fallback_verdict`]; the gate treats such a verdict as invalid and the
+/// player is not asked to change anything for it.
 pub const COACH_OUTPUT_INVALID: &str = "coach_output_invalid";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -66,10 +74,12 @@ pub struct Issue {
     pub suggestion: String,
 }
 
-/// Ordered from most to least severe, so sorting puts `must_fix` first.
+/// Ordered from most to least severe, so sorting puts `critical`, then `must_fix` first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
+    /// Stops the loop at once: a person must decide (DESIGN.md §11).
+    Critical,
     MustFix,
     ShouldFix,
     NiceToHave,
@@ -78,6 +88,7 @@ pub enum Severity {
 impl Severity {
     pub fn as_str(self) -> &'static str {
         match self {
+            Severity::Critical => "critical",
             Severity::MustFix => "must_fix",
             Severity::ShouldFix => "should_fix",
             Severity::NiceToHave => "nice_to_have",
@@ -123,6 +134,13 @@ impl Verdict {
             .count()
     }
 
+    /// The first `critical` issue: the loop stops for a person.
+    pub fn critical(&self) -> Option<&Issue> {
+        self.issues
+            .iter()
+            .find(|issue| issue.severity == Severity::Critical)
+    }
+
     /// The verdict's judgement of one criterion, if it gave one.
     pub fn criterion(&self, id: &str) -> Option<&CriterionVerdict> {
         self.criteria.iter().find(|criterion| criterion.id == id)
@@ -138,130 +156,87 @@ impl Verdict {
     }
 }
 
-/// Why a coach's output is not a usable verdict, phrased so it can be sent back to the coach.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum VerdictError {
-    #[error(
-        "the final message contains no JSON verdict: there is neither a ```json block nor a JSON \
-         object (a decision stated in prose, such as \"IMPLEMENTATION_APPROVED\", is not a verdict)"
-    )]
-    Missing,
-    #[error("the {origin} is not valid JSON: {message}")]
-    Syntax { origin: Origin, message: String },
-    #[error("the {origin} must be a JSON object, but it is {found}")]
-    NotAnObject { origin: Origin, found: &'static str },
-    #[error("the {origin} does not follow the verdict schema at `{path}`: {message}")]
-    Schema {
-        origin: Origin,
-        path: String,
-        message: String,
-    },
-    #[error("the verdict is inconsistent: {}", join_problems(.0))]
-    Rejected(Vec<Problem>),
-}
-
-/// A rule beyond the schema that a verdict broke.
+/// One acceptance criterion of the task, as the verdict rules see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Problem {
-    BlankSummary,
-    BlankIssueDescription { index: usize },
-    UnknownCriterion { id: String, known: Vec<String> },
-    DuplicateCriterion { id: String },
-    MissingCriteria { ids: Vec<String> },
-    ApprovedWithMustFix { descriptions: Vec<String> },
-    ApprovedWithUnmetCriteria { ids: Vec<String> },
+pub struct TaskCriterion {
+    pub id: String,
+    /// It has a verify command: the runner judges it, and the coach need not.
+    pub runner_verified: bool,
 }
 
-impl fmt::Display for Problem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Problem::BlankSummary => f.write_str("`summary` is blank"),
-            Problem::BlankIssueDescription { index } => {
-                write!(f, "`issues[{index}].description` is blank")
-            }
-            Problem::UnknownCriterion { id, known } if known.is_empty() => write!(
-                f,
-                "criterion `{id}` is not a criterion of this task, which has no acceptance \
-                 criteria (`criteria` must be empty)"
-            ),
-            Problem::UnknownCriterion { id, known } => write!(
-                f,
-                "criterion `{id}` is not a criterion of this task (its criteria are {})",
-                quoted_list(known)
-            ),
-            Problem::DuplicateCriterion { id } => {
-                write!(f, "criterion `{id}` is judged more than once")
-            }
-            Problem::MissingCriteria { ids } => write!(
-                f,
-                "every acceptance criterion must be judged, but {} missing",
-                match ids.as_slice() {
-                    [one] => format!("`{one}` is"),
-                    _ => format!("{} are", quoted_list(ids)),
-                }
-            ),
-            Problem::ApprovedWithMustFix { descriptions } => write!(
-                f,
-                "`decision` is `approve` but {} must_fix issue(s) remain ({}); approve only when \
-                 no issue is must_fix, otherwise answer `feedback`",
-                descriptions.len(),
-                descriptions.join("; ")
-            ),
-            Problem::ApprovedWithUnmetCriteria { ids } => write!(
-                f,
-                "`decision` is `approve` but criteria {} are `not_met`; approve only when no \
-                 criterion is not_met, otherwise answer `feedback`",
-                quoted_list(ids)
-            ),
+impl TaskCriterion {
+    /// A criterion with a verify command.
+    pub fn runner(id: &str) -> TaskCriterion {
+        TaskCriterion {
+            id: id.to_string(),
+            runner_verified: true,
+        }
+    }
+
+    /// A criterion only the coach judges.
+    pub fn coach(id: &str) -> TaskCriterion {
+        TaskCriterion {
+            id: id.to_string(),
+            runner_verified: false,
         }
     }
 }
 
-fn join_problems(problems: &[Problem]) -> String {
-    problems
-        .iter()
-        .map(Problem::to_string)
-        .collect::<Vec<_>>()
-        .join("; ")
+/// What a coach's answer amounts to, for records, the corpus and the docs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reading {
+    Approved,
+    /// `feedback` (or an `approve` its own issues contradict) with its issues kept.
+    Feedback,
+    /// A `critical` issue: the run stops for a person.
+    BlockedCritical,
+    /// Several verdicts that disagree: the coach is asked again.
+    RetryAmbiguous,
+    /// Not a usable verdict: the coach is asked again.
+    RetryInvalid,
 }
 
-fn quoted_list(items: &[String]) -> String {
-    items
-        .iter()
-        .map(|item| format!("`{item}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
+impl Reading {
+    pub fn of(result: &Result<Verdict, VerdictError>) -> Reading {
+        match result {
+            Ok(verdict) if verdict.critical().is_some() => Reading::BlockedCritical,
+            Ok(verdict) if verdict.approved() => Reading::Approved,
+            Ok(_) => Reading::Feedback,
+            Err(VerdictError::Ambiguous { .. }) => Reading::RetryAmbiguous,
+            Err(_) => Reading::RetryInvalid,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reading::Approved => "approved",
+            Reading::Feedback => "feedback",
+            Reading::BlockedCritical => "blocked_critical",
+            Reading::RetryAmbiguous => "retry_ambiguous",
+            Reading::RetryInvalid => "retry_invalid",
+        }
+    }
 }
 
-/// Parses and validates a coach's verdict.
+/// Parses a coach's answer and applies the verdict rules.
 ///
 /// `structured` is the adapter's structured output (a JSON `null` counts as absent); when
 /// present it is the verdict and the message is ignored. Otherwise the verdict is the last
-/// fenced JSON block of `final_message`, or else its last top-level JSON object: when a coach
-/// writes several verdicts, its last word counts, whichever decision it holds.
-/// `criteria_ids` are the task's criteria; the verdict must judge each exactly once.
+/// block of `final_message` with a `decision` (see [`read`]). `criteria` are the task's
+/// criteria. The verdict returned is the one the loop acts on: an `approve` its own issues
+/// contradict comes back as `feedback` keeping them, criteria left out are `not_verified`.
 pub fn parse_verdict(
     structured: Option<&Value>,
     final_message: &str,
-    criteria_ids: &[String],
+    criteria: &[TaskCriterion],
 ) -> Result<Verdict, VerdictError> {
-    let verdict = match structured.filter(|value| !value.is_null()) {
-        Some(value) => deserialize(value.clone(), Origin::StructuredOutput)?,
-        None => {
-            let (text, origin) =
-                extract::find_candidate(final_message).ok_or(VerdictError::Missing)?;
-            let value = serde_json::from_str::<Value>(text).map_err(|e| VerdictError::Syntax {
-                origin,
-                message: e.to_string(),
-            })?;
-            deserialize(value, origin)?
-        }
-    };
-    let problems = problems(&verdict, criteria_ids);
-    if problems.is_empty() {
-        Ok(verdict)
-    } else {
-        Err(VerdictError::Rejected(problems))
+    let (value, origin) = read::read(structured, final_message)?;
+    let ids: Vec<String> = criteria.iter().map(|c| c.id.clone()).collect();
+    let verdict = deserialize(lenient::normalize(value, &ids), origin)?;
+    match rules::rule(&verdict, criteria) {
+        Ruling::Inconsistent(problems) => Err(VerdictError::Rejected { origin, problems }),
+        ruling => Ok(rules::apply(verdict, &ruling, criteria)),
     }
 }
 
@@ -284,79 +259,9 @@ fn deserialize(value: Value, origin: Origin) -> Result<Verdict, VerdictError> {
     })
 }
 
-/// Every rule beyond the schema that `verdict` breaks, in a stable order.
-fn problems(verdict: &Verdict, criteria_ids: &[String]) -> Vec<Problem> {
-    let mut problems = Vec::new();
-    if verdict.summary.trim().is_empty() {
-        problems.push(Problem::BlankSummary);
-    }
-    for (index, issue) in verdict.issues.iter().enumerate() {
-        if issue.description.trim().is_empty() {
-            problems.push(Problem::BlankIssueDescription { index });
-        }
-    }
-    let mut seen: Vec<&str> = Vec::new();
-    for criterion in &verdict.criteria {
-        if !criteria_ids.contains(&criterion.id) {
-            problems.push(Problem::UnknownCriterion {
-                id: criterion.id.clone(),
-                known: criteria_ids.to_vec(),
-            });
-        } else if seen.contains(&criterion.id.as_str()) {
-            problems.push(Problem::DuplicateCriterion {
-                id: criterion.id.clone(),
-            });
-        }
-        seen.push(&criterion.id);
-    }
-    let missing: Vec<String> = criteria_ids
-        .iter()
-        .filter(|id| !seen.contains(&id.as_str()))
-        .cloned()
-        .collect();
-    if !missing.is_empty() {
-        problems.push(Problem::MissingCriteria { ids: missing });
-    }
-    if verdict.approved() {
-        let must_fix: Vec<String> = verdict
-            .issues
-            .iter()
-            .filter(|issue| issue.severity == Severity::MustFix)
-            .map(|issue| issue.description.clone())
-            .collect();
-        if !must_fix.is_empty() {
-            problems.push(Problem::ApprovedWithMustFix {
-                descriptions: must_fix,
-            });
-        }
-        let not_met: Vec<String> = verdict
-            .criteria
-            .iter()
-            .filter(|criterion| criterion.status == CriterionStatus::NotMet)
-            .map(|criterion| criterion.id.clone())
-            .collect();
-        if !not_met.is_empty() {
-            problems.push(Problem::ApprovedWithUnmetCriteria { ids: not_met });
-        }
-    }
-    problems
-}
-
-/// The prompt for the one corrective retry: the original prompt, then why the answer was
-/// rejected and the schema to follow.
-pub fn retry_prompt(original_prompt: &str, error: &VerdictError) -> String {
-    format!(
-        "{original}\n\n---\n\nYour previous answer could not be used: your verdict was invalid \
-         because {error}.\n\nAnswer again. End your answer with exactly one ```json block holding \
-         your verdict, following this JSON schema (every field required, no other fields):\n\n\
-         ```json\n{schema}\n```\n",
-        original = original_prompt.trim_end(),
-        schema = VERDICT_SCHEMA.trim_end(),
-    )
-}
-
-/// The verdict used when the coach's output is still invalid after the retry: `feedback`, with
-/// one must_fix issue naming the problem, so the turn cannot be approved.
+/// The verdict used when the coach's output is still invalid after the retry: `feedback`, so
+/// the turn cannot be approved. It is the reviewer's failure, not the player's: its one issue is
+/// not `must_fix` and asks the player to change nothing (the gate blocks on its category).
 pub fn fallback_verdict(error: &VerdictError) -> Verdict {
     unusable_verdict(format!("the coach's verdict was invalid: {error}"))
 }
@@ -370,15 +275,16 @@ pub fn failed_agent_verdict(reason: &str) -> Verdict {
 fn unusable_verdict(description: String) -> Verdict {
     Verdict {
         decision: Decision::Feedback,
-        summary: "The coach did not return a valid verdict, so this turn is not approved."
+        summary: "The coach did not return a usable verdict, so this turn is not approved; \
+                  that is the reviewer's failure, not a problem found in the work."
             .to_string(),
         issues: vec![Issue {
-            severity: Severity::MustFix,
+            severity: Severity::ShouldFix,
             category: COACH_OUTPUT_INVALID.to_string(),
             description,
             location: String::new(),
-            suggestion: "No change to the code is needed for this; the next turn's coach is \
-                         asked again."
+            suggestion: "Nothing to change for this: the reviewer is asked again next turn. Keep \
+                         working on anything else this feedback lists."
                 .to_string(),
         }],
         criteria: Vec::new(),
@@ -387,3 +293,6 @@ fn unusable_verdict(description: String) -> Verdict {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod corpus_tests;

@@ -191,7 +191,16 @@ fn run_reader(
     if let Some(halt) = halt(role_name, role, &invocation) {
         return Ok(halt);
     }
-    let criteria_ids: Vec<String> = cx.plan.task.criteria.iter().map(|c| c.id.clone()).collect();
+    let criteria: Vec<verdict::TaskCriterion> = cx
+        .plan
+        .task
+        .criteria
+        .iter()
+        .map(|c| verdict::TaskCriterion {
+            id: c.id.clone(),
+            runner_verified: c.verify.is_some(),
+        })
+        .collect();
     let mut retried = false;
     let mut verdict_error = None;
     let verdict = if !wants_verdict {
@@ -202,12 +211,17 @@ fn run_reader(
         verdict_error = Some(reason.clone());
         Some(verdict::failed_agent_verdict(&reason))
     } else {
-        let first = parse(&invocation.outcome, &criteria_ids);
+        let first = parse(&invocation.outcome, &criteria);
         Some(match first {
             Ok(v) => v,
             Err(error) if invocation.outcome.status.is_success() => {
                 retried = true;
-                let retry = verdict::retry_prompt(&prompt, &error);
+                let retry = verdict::retry_prompt(
+                    &prompt,
+                    &error,
+                    &previous_answer(&invocation.outcome),
+                    &criteria,
+                );
                 invocation = invoke(cx, role_name, role, adapter, worktree, &retry, 2)?;
                 violation.extend(audit(cx, worktree)?);
                 violation.extend(git_dir.restore()?);
@@ -227,7 +241,7 @@ fn run_reader(
                     verdict_error = Some(reason.clone());
                     verdict::failed_agent_verdict(&reason)
                 } else {
-                    match parse(&invocation.outcome, &criteria_ids) {
+                    match parse(&invocation.outcome, &criteria) {
                         Ok(v) => v,
                         Err(error) => {
                             verdict_error = Some(error.to_string());
@@ -328,13 +342,22 @@ fn failed_agent_reason(outcome: &AgentOutcome) -> String {
 
 fn parse(
     outcome: &AgentOutcome,
-    criteria_ids: &[String],
+    criteria: &[verdict::TaskCriterion],
 ) -> Result<Verdict, verdict::VerdictError> {
     verdict::parse_verdict(
         outcome.structured_output.as_ref(),
         &outcome.final_message,
-        criteria_ids,
+        criteria,
     )
+}
+
+/// What the coach answered, as its retry prompt shows it: the structured output when the
+/// adapter has one, else the final message.
+fn previous_answer(outcome: &AgentOutcome) -> String {
+    match outcome.structured_output.as_ref().filter(|v| !v.is_null()) {
+        Some(value) => serde_json::to_string_pretty(value).unwrap_or_default(),
+        None => outcome.final_message.clone(),
+    }
 }
 
 /// A read-only role must leave the worktree exactly at the checkpoint: HEAD on the task branch,

@@ -1,6 +1,8 @@
 //! The `approval` step: a person signs off. An answer given with `autobuild approve`/`reject`
 //! while the run waited is taken first; otherwise a terminal is asked; with neither, the run
-//! stops waiting (exit 6) and is not marked past this step, so continuing it asks again.
+//! stops waiting (exit 6) and is not marked past this step, so continuing it asks again. The
+//! gate asks the same way when a reviewer raises a `critical` issue in a workflow that has an
+//! approval step.
 
 use crate::engine::cx::RunCx;
 use crate::engine::events::EventKind;
@@ -20,40 +22,58 @@ pub fn execute(cx: &mut RunCx, step: &Step, question: Option<&str>) -> Result<St
         },
         str::to_string,
     );
+    Ok(match ask(cx, &step.id, &question) {
+        Answer::Approved { by } => StepDone::ok(
+            format!("approved ({by})"),
+            ApprovalOutputs {
+                approved: true,
+                by,
+                reason: String::new(),
+            },
+        ),
+        Answer::Not(done) => done,
+    })
+}
+
+/// What [`ask`] got from a person.
+pub(super) enum Answer {
+    /// Approved, by `command` or `terminal`.
+    Approved { by: String },
+    /// Not approved: the step's result (rejected, waiting, or cancelled).
+    Not(StepDone),
+}
+
+/// A person's answer to `question` at step `step_id`: the one given with `autobuild
+/// approve`/`reject` while the run waited, else the terminal's. Otherwise the step's result: a rejection ends the run blocked with the reason, no answer
+/// yet makes it wait (exit 6, the step is not marked done, so continuing asks again).
+pub(super) fn ask(cx: &mut RunCx, step_id: &str, question: &str) -> Answer {
     if let Some(answer) = cx.state.answer.take() {
-        return Ok(decided(answer.approved, "command", answer.reason));
+        return decided(answer.approved, "command", answer.reason);
     }
     if cx.prompter.is_interactive() {
         cx.emit(EventKind::AwaitingAnswer {
-            question: question.clone(),
+            question: question.to_string(),
         });
-        return Ok(match cx.prompter.confirm(&question, &cx.cancel) {
-            None => StepDone::cancelled(),
+        return match cx.prompter.confirm(question, &cx.cancel) {
+            None => Answer::Not(StepDone::cancelled()),
             Some(approved) => decided(approved, "terminal", "declined at the terminal".into()),
-        });
+        };
     }
-    Ok(StepDone::halted(
+    Answer::Not(StepDone::halted(
         format!("waiting for a person: {question}"),
         Outcome::Waiting {
-            step: step.id.clone(),
-            question,
+            step: step_id.to_string(),
+            question: question.to_string(),
         },
     ))
 }
 
-/// The step's result for a person's decision: an approval lets the run go on; a rejection
-/// ends it blocked with the reason.
-fn decided(approved: bool, by: &str, reason: String) -> StepDone {
+/// A person's decision: an approval lets the run go on; a rejection ends it blocked with the
+/// reason.
+fn decided(approved: bool, by: &str, reason: String) -> Answer {
     if approved {
-        return StepDone::ok(
-            format!("approved ({by})"),
-            ApprovalOutputs {
-                approved: true,
-                by: by.to_string(),
-                reason: String::new(),
-            },
-        );
+        return Answer::Approved { by: by.to_string() };
     }
     let summary = format!("rejected ({by}): {reason}");
-    StepDone::halted(summary, Outcome::Rejected { reason })
+    Answer::Not(StepDone::halted(summary, Outcome::Rejected { reason }))
 }

@@ -4,13 +4,20 @@
 use crate::engine::cx::RunCx;
 use crate::engine::exec::StepDone;
 use crate::engine::turn::{combined_verdict, write_record, CoachRecord, GateRecord};
+use crate::engine::Outcome;
 use crate::error::Error;
 use crate::steps::feedback::{build_feedback, turn_signature};
 use crate::steps::gate::{self, CriterionFacts, GateInput, PlayerFacts};
+use crate::steps::verdict::Issue;
 use crate::workflow::kinds::GateOutputs;
+use crate::workflow::model::{Action, Step};
 
 /// Judges the turn; `weighed` names the reviewing steps whose verdicts count (all by default).
-pub fn execute(cx: &mut RunCx, weighed: Option<&[String]>) -> Result<StepDone, Error> {
+pub fn execute(
+    cx: &mut RunCx,
+    step_id: &str,
+    weighed: Option<&[String]>,
+) -> Result<StepDone, Error> {
     let plan = cx.plan;
     let turn_number = cx.turn_number();
     let Some(turn) = cx.turn.as_ref() else {
@@ -68,6 +75,11 @@ pub fn execute(cx: &mut RunCx, weighed: Option<&[String]>) -> Result<StepDone, E
         coach_ran: !reviews.is_empty(),
         scope_violation,
     };
+    let critical = input
+        .verdict
+        .as_ref()
+        .and_then(|verdict| verdict.critical())
+        .map(critical_issue);
     let decision = gate::evaluate(&input);
     let feedback = build_feedback(&input, &decision);
     let record = GateRecord {
@@ -99,5 +111,44 @@ pub fn execute(cx: &mut RunCx, weighed: Option<&[String]>) -> Result<StepDone, E
     if let Some(turn) = cx.turn.as_mut() {
         turn.gate = Some(record);
     }
+    // A critical issue stops the loop at once: a person decides. Where the workflow has an
+    // approval step, the person answers there as at a sign-off: an approval lets the loop go
+    // on (the player gets the issue as feedback), a rejection ends the run blocked.
+    if let Some(issue) = critical {
+        if !has_approval_step(&plan.resolved.workflow.steps) {
+            return Ok(StepDone::halted(
+                format!("{summary}; a reviewer raised a critical issue"),
+                Outcome::NeedsPerson { issue },
+            ));
+        }
+        let question = format!(
+            "A reviewer raised a critical issue: {issue}. Approve to let the loop go on (the \
+             player gets the issue as feedback), or reject to stop."
+        );
+        if let super::approval::Answer::Not(done) = super::approval::ask(cx, step_id, &question) {
+            return Ok(done);
+        }
+    }
     Ok(StepDone::ok(summary, outputs))
+}
+
+fn has_approval_step(steps: &[Step]) -> bool {
+    steps.iter().any(|step| match &step.action {
+        Action::Approval { .. } => true,
+        Action::Loop { steps, .. } => has_approval_step(steps),
+        _ => false,
+    })
+}
+
+/// A critical issue as the report states it: its category, description and location.
+fn critical_issue(issue: &Issue) -> String {
+    let mut text = String::new();
+    if !issue.category.trim().is_empty() {
+        text.push_str(&format!("[{}] ", issue.category.trim()));
+    }
+    text.push_str(issue.description.trim());
+    if !issue.location.trim().is_empty() {
+        text.push_str(&format!(" ({})", issue.location.trim()));
+    }
+    text
 }

@@ -223,6 +223,10 @@ fn render_blocked(out: &mut String, state: &RunState, outcome: &Outcome, turns: 
         // so itself.
         Outcome::Failed { message } if message.starts_with("infrastructure") => message.clone(),
         Outcome::Rejected { reason } => format!("rejected at sign-off: {reason}"),
+        Outcome::NeedsPerson { issue } => format!(
+            "needs a person — a reviewer raised a critical issue, which stops the loop at once: \
+             {issue}"
+        ),
         _ => failure_class(turns.last(), last_gate),
     };
     let _ = writeln!(out, "## Failure class\n\n{class}\n");
@@ -235,6 +239,13 @@ fn render_blocked(out: &mut String, state: &RunState, outcome: &Outcome, turns: 
             out,
             "- Fix the agent's setup as the message above says (`autobuild doctor` checks the \
              agent CLIs' logins)."
+        );
+    }
+    if let Outcome::NeedsPerson { .. } = outcome {
+        let _ = writeln!(
+            out,
+            "- Decide about the critical issue above: fix it on the branch yourself, change the \
+             task, or throw the attempt away; the loop does not go on by itself."
         );
     }
     if class.starts_with("infrastructure") {

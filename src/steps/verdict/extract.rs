@@ -1,45 +1,89 @@
 //! Finding the verdict JSON in a coach's final message when the adapter has no structured output.
 //!
-//! Models wrap JSON in prose and code fences, and sometimes quote example JSON before their real
-//! answer. The rule is positional and documented so it is predictable: the **last** fenced block
-//! tagged `json` (or untagged and starting with `{`) wins; without one, the **last** balanced
-//! top-level `{…}` span of the text that parses as a JSON object wins. Nothing here looks at
-//! words such as "approved": prose is never a verdict.
+//! Models wrap JSON in prose and code fences, quote example JSON before or after their real
+//! answer, and sometimes write two verdicts. This module only finds the candidates, in order:
+//! every fenced block tagged `json` (or untagged and starting with `{`); without one, every
+//! balanced top-level `{…}` span of the text that parses as a JSON object (comments and
+//! trailing commas tolerated). Which candidate is the verdict is decided by the reader
+//! (`read.rs`). Nothing here looks at words such as "approved": prose is never a verdict.
 
-use serde_json::Value;
+use super::lenient;
 
 /// Where the verdict JSON came from, for error messages the coach can act on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Origin {
     StructuredOutput,
-    FencedBlock,
-    BareObject,
+    /// Block `index` (1-based) of the `count` JSON blocks of the final message.
+    FencedBlock {
+        index: usize,
+        count: usize,
+    },
+    /// Object `index` (1-based) of the `count` JSON objects of the final message.
+    BareObject {
+        index: usize,
+        count: usize,
+    },
 }
 
 impl std::fmt::Display for Origin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Origin::StructuredOutput => "structured output",
-            Origin::FencedBlock => "last ```json block of the final message",
-            Origin::BareObject => "last JSON object of the final message",
+        let (what, index, count) = match *self {
+            Origin::StructuredOutput => return f.write_str("structured output"),
+            Origin::FencedBlock { index, count } => ("```json block", index, count),
+            Origin::BareObject { index, count } => ("JSON object", index, count),
+        };
+        match count {
+            1 => write!(f, "{what} of the final message"),
+            _ if index == count => {
+                write!(f, "last {what} ({index} of {count}) of the final message")
+            }
+            _ => write!(f, "{what} {index} of {count} of the final message"),
+        }
+    }
+}
+
+/// The verdict candidates of `message`, in order, each with where it was found: the fenced
+/// JSON blocks when there is one, else the top-level JSON objects. Empty when the message holds
+/// neither.
+pub fn candidates(message: &str) -> Vec<(&str, Origin)> {
+    let fenced = fenced_json_blocks(message);
+    if !fenced.is_empty() {
+        let count = fenced.len();
+        return fenced
+            .into_iter()
+            .enumerate()
+            .map(|(i, text)| {
+                (
+                    text,
+                    Origin::FencedBlock {
+                        index: i + 1,
+                        count,
+                    },
+                )
+            })
+            .collect();
+    }
+    let bare = bare_objects(message);
+    let count = bare.len();
+    bare.into_iter()
+        .enumerate()
+        .map(|(i, text)| {
+            (
+                text,
+                Origin::BareObject {
+                    index: i + 1,
+                    count,
+                },
+            )
         })
-    }
+        .collect()
 }
 
-/// The text of the verdict candidate and where it was found, or `None` when the message holds
-/// neither a candidate fenced block nor a JSON object.
-pub fn find_candidate(message: &str) -> Option<(&str, Origin)> {
-    if let Some(block) = last_fenced_json_block(message) {
-        return Some((block, Origin::FencedBlock));
-    }
-    last_bare_object(message).map(|object| (object, Origin::BareObject))
-}
-
-/// The content of the last fenced block that is tagged `json` or is untagged and starts with
+/// The contents of the fenced blocks that are tagged `json` or are untagged and start with
 /// `{`. An unclosed fence runs to the end of the text, as in CommonMark, so a truncated answer
-/// yields a syntax error rather than an older block.
-fn last_fenced_json_block(message: &str) -> Option<&str> {
-    let mut last = None;
+/// yields a block with a syntax error rather than nothing.
+fn fenced_json_blocks(message: &str) -> Vec<&str> {
+    let mut blocks = Vec::new();
     let mut lines = LineSpans::new(message);
     while let Some((line_start, line)) = lines.next() {
         let Some((fence_char, fence_len, info)) = opening_fence(line) else {
@@ -58,10 +102,10 @@ fn last_fenced_json_block(message: &str) -> Option<&str> {
         let tagged_json = language.eq_ignore_ascii_case("json");
         let untagged_object = language.is_empty() && content.trim_start().starts_with('{');
         if tagged_json || untagged_object {
-            last = Some(content);
+            blocks.push(content);
         }
     }
-    last
+    blocks
 }
 
 /// Lines with the byte offset where each starts; the line text excludes its newline.
@@ -115,37 +159,40 @@ fn closes_fence(line: &str, fence_char: char, fence_len: usize) -> bool {
     trimmed.len() >= fence_len && trimmed.chars().all(|c| c == fence_char)
 }
 
-/// The last balanced top-level `{…}` span that parses as a JSON object. Braces inside JSON
-/// strings do not count; a span that is not valid JSON is searched for objects nested inside it.
-/// When a JSON object is opened after it and never closed, the answer was cut off (a killed or
-/// truncated agent): an earlier object is then a draft, not the verdict, and nothing is found.
-fn last_bare_object(message: &str) -> Option<&str> {
-    let mut last = None;
+/// The balanced top-level `{…}` spans that parse as JSON objects. Braces inside JSON strings do
+/// not count; a span that is not valid JSON is searched for objects nested inside it. When a
+/// JSON object is opened after the last one and never closed, the answer was cut off (a killed
+/// or truncated agent): that unclosed rest is returned last, so the reader sees a syntax error
+/// rather than taking an earlier draft for the verdict.
+fn bare_objects(message: &str) -> Vec<&str> {
+    let mut found = Vec::new();
     let mut search_from = 0;
-    let mut cut_off = false;
+    let mut cut_off = None;
     while let Some(open) = message[search_from..].find('{').map(|i| i + search_from) {
         match matching_brace(message.as_bytes(), open) {
             Some(close) => {
                 let span = &message[open..=close];
-                if matches!(serde_json::from_str::<Value>(span), Ok(Value::Object(_))) {
-                    last = Some(span);
-                    cut_off = false;
+                if lenient::parse_json(span).is_ok_and(|value| value.is_object()) {
+                    found.push(span);
                     search_from = close + 1;
                 } else {
                     search_from = open + 1;
                 }
             }
             None => {
-                cut_off |= message[open + 1..].trim_start().starts_with('"');
+                // Everything after an unclosed object is inside it.
+                if message[open + 1..].trim_start().starts_with('"') {
+                    cut_off = Some(open);
+                    break;
+                }
                 search_from = open + 1;
             }
         }
     }
-    if cut_off {
-        None
-    } else {
-        last
+    if let Some(open) = cut_off {
+        found.push(&message[open..]);
     }
+    found
 }
 
 /// The index of the `}` closing the `{` at `open`, skipping over JSON strings and their escapes.
@@ -183,12 +230,19 @@ fn matching_brace(bytes: &[u8], open: usize) -> Option<usize> {
 mod tests {
     use super::*;
 
+    fn last(message: &str) -> Option<(&str, Origin)> {
+        candidates(message).pop()
+    }
+
     #[test]
-    fn prefers_the_last_json_fence() {
+    fn lists_every_json_fence_in_order() {
         let message = "Example:\n```json\n{\"a\": 1}\n```\nVerdict:\n```json\n{\"a\": 2}\n```\n";
         assert_eq!(
-            find_candidate(message),
-            Some(("{\"a\": 2}\n", Origin::FencedBlock))
+            candidates(message),
+            vec![
+                ("{\"a\": 1}\n", Origin::FencedBlock { index: 1, count: 2 }),
+                ("{\"a\": 2}\n", Origin::FencedBlock { index: 2, count: 2 }),
+            ]
         );
     }
 
@@ -196,8 +250,8 @@ mod tests {
     fn accepts_untagged_fences_holding_an_object_but_not_other_languages() {
         let message = "```\n{\"a\": 1}\n```\n```python\n{\"b\": 2}\n```\n";
         assert_eq!(
-            find_candidate(message),
-            Some(("{\"a\": 1}\n", Origin::FencedBlock))
+            candidates(message),
+            vec![("{\"a\": 1}\n", Origin::FencedBlock { index: 1, count: 1 })]
         );
     }
 
@@ -205,8 +259,11 @@ mod tests {
     fn accepts_indented_and_tilde_fences() {
         let message = "1. verdict:\n   ~~~JSON\n   {\"a\": 1}\n   ~~~\n";
         assert_eq!(
-            find_candidate(message),
-            Some(("   {\"a\": 1}\n", Origin::FencedBlock))
+            last(message),
+            Some((
+                "   {\"a\": 1}\n",
+                Origin::FencedBlock { index: 1, count: 1 }
+            ))
         );
     }
 
@@ -214,20 +271,29 @@ mod tests {
     fn an_unclosed_fence_runs_to_the_end() {
         let message = "```json\n{\"a\": 1}\n```\n```json\n{\"decision\": \"appr";
         assert_eq!(
-            find_candidate(message),
-            Some(("{\"decision\": \"appr", Origin::FencedBlock))
+            last(message),
+            Some((
+                "{\"decision\": \"appr",
+                Origin::FencedBlock { index: 2, count: 2 }
+            ))
         );
     }
 
     #[test]
-    fn finds_the_last_top_level_object_in_prose() {
+    fn finds_the_top_level_objects_in_prose() {
         let message = r#"First {"a": {"x": 1}} then {"b": "brace } in a string \" and {"} done."#;
         assert_eq!(
-            find_candidate(message),
-            Some((
-                r#"{"b": "brace } in a string \" and {"}"#,
-                Origin::BareObject
-            ))
+            candidates(message),
+            vec![
+                (
+                    r#"{"a": {"x": 1}}"#,
+                    Origin::BareObject { index: 1, count: 2 }
+                ),
+                (
+                    r#"{"b": "brace } in a string \" and {"}"#,
+                    Origin::BareObject { index: 2, count: 2 }
+                ),
+            ]
         );
     }
 
@@ -235,8 +301,29 @@ mod tests {
     fn skips_prose_braces_and_finds_objects_nested_in_non_json_spans() {
         let message = r#"Use {name} here. {not json {"a": 1} either} and an unclosed { brace"#;
         assert_eq!(
-            find_candidate(message),
-            Some((r#"{"a": 1}"#, Origin::BareObject))
+            candidates(message),
+            vec![(r#"{"a": 1}"#, Origin::BareObject { index: 1, count: 1 })]
+        );
+    }
+
+    #[test]
+    fn a_bare_object_with_a_trailing_comma_is_found() {
+        let message = "Verdict: {\"a\": 1,} done";
+        assert_eq!(
+            candidates(message),
+            vec![("{\"a\": 1,}", Origin::BareObject { index: 1, count: 1 })]
+        );
+    }
+
+    #[test]
+    fn a_cut_off_object_comes_last() {
+        let message = r#"Draft {"a": 1} final {"decision": "feedback", "summ"#;
+        assert_eq!(
+            last(message),
+            Some((
+                r#"{"decision": "feedback", "summ"#,
+                Origin::BareObject { index: 2, count: 2 }
+            ))
         );
     }
 
@@ -244,15 +331,31 @@ mod tests {
     fn handles_multibyte_text_around_objects() {
         let message = "Résumé — «ok» {\"é\": \"ü{\"} ✓";
         assert_eq!(
-            find_candidate(message),
-            Some(("{\"é\": \"ü{\"}", Origin::BareObject))
+            last(message),
+            Some(("{\"é\": \"ü{\"}", Origin::BareObject { index: 1, count: 1 }))
         );
     }
 
     #[test]
     fn prose_alone_has_no_candidate() {
-        assert_eq!(find_candidate("IMPLEMENTATION_APPROVED"), None);
-        assert_eq!(find_candidate("```python\nprint(1)\n```"), None);
-        assert_eq!(find_candidate("[1, 2, 3]"), None);
+        assert!(candidates("IMPLEMENTATION_APPROVED").is_empty());
+        assert!(candidates("```python\nprint(1)\n```").is_empty());
+        assert!(candidates("[1, 2, 3]").is_empty());
+    }
+
+    #[test]
+    fn origins_say_which_block() {
+        assert_eq!(
+            Origin::FencedBlock { index: 1, count: 1 }.to_string(),
+            "```json block of the final message"
+        );
+        assert_eq!(
+            Origin::BareObject { index: 2, count: 2 }.to_string(),
+            "last JSON object (2 of 2) of the final message"
+        );
+        assert_eq!(
+            Origin::FencedBlock { index: 1, count: 3 }.to_string(),
+            "```json block 1 of 3 of the final message"
+        );
     }
 }
