@@ -442,7 +442,12 @@ fn invoke(
         pricing: Some(&cx.plan.config.pricing),
         sandbox: confinement.as_ref(),
     };
-    let mut outcome = adapter.invoke(&request, &cx.cancel).map_err(Error::from)?;
+    let invoked = adapter.invoke(&request, &cx.cancel).map_err(Error::from);
+    if confinement.is_some() {
+        // Before anything of the runner's (ref guard, checkpoint) reads the agent's objects.
+        super::sandbox::import_objects(cx)?;
+    }
+    let mut outcome = invoked?;
     if confinement.is_some() {
         let refused = crate::sandbox::denials::in_file(&transcript_path);
         outcome
