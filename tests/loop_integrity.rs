@@ -272,3 +272,63 @@ fn a_player_that_plants_a_hook_and_an_alias_is_reverted_and_not_approved() {
     assert!(!alias.status.success(), "the alias is gone");
     assert_eq!(project.git(&["rev-parse", "main"]), initial);
 }
+
+#[test]
+fn a_player_that_commits_a_submodule_entry_is_put_back_and_not_approved() {
+    let project = Project::new().player("player_commits_gitlink.sh").commit();
+    let initial = project.git(&["rev-parse", "main"]);
+
+    let output = project.run(&["task", TASK, "--auto-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 3);
+    let player = project.record("player", 1);
+    let violation = player["scope_violation"].to_string();
+    assert!(
+        violation.contains("vendor/lib is a submodule entry"),
+        "{player}"
+    );
+    assert_eq!(project.record("gate", 1)["approved"], false);
+    let tree = project.git(&["ls-tree", "-r", &project.branch()]);
+    assert!(!tree.contains("vendor/lib"), "{tree}");
+    assert_eq!(project.git(&["rev-parse", "main"]), initial);
+    assert_eq!(project.git(&["status", "--porcelain"]), "");
+}
+
+#[test]
+fn a_merge_that_needs_a_missing_object_lands_nothing_and_complete_finishes_once_fixed() {
+    let project = Project::new().commit();
+    let output = project.run(&["task", TASK, "--no-merge"]);
+    assert_exit(&output, 0);
+    let initial = project.git(&["rev-parse", "main"]);
+    // The store loses the approved greeting's blob.
+    let blob = project.git(&["rev-parse", &format!("{}:lib/greet.sh", project.branch())]);
+    let blob = blob.trim();
+    let greet = project.git(&["cat-file", "-p", blob]);
+    let loose = project
+        .root
+        .join(".git/objects")
+        .join(&blob[..2])
+        .join(&blob[2..]);
+    std::fs::remove_file(&loose).unwrap();
+
+    let output = project.run(&["complete", TASK]);
+
+    assert_exit(&output, 1);
+    let stderr = loop_fixture::stderr(&output);
+    assert!(stderr.contains("lib/greet.sh needs object"), "{stderr}");
+    assert_eq!(project.git(&["rev-parse", "main"]), initial);
+    assert_eq!(project.git(&["status", "--porcelain"]), "");
+    assert_eq!(project.state()["status"], "approved");
+
+    std::fs::write(project.outside("greet.sh"), &greet).unwrap();
+    project.git(&[
+        "hash-object",
+        "-w",
+        project.outside("greet.sh").to_str().unwrap(),
+    ]);
+    let output = project.run(&["complete", TASK]);
+
+    assert_exit(&output, 0);
+    assert_eq!(project.show("main", "lib/greet.sh"), greet);
+    assert_eq!(project.git(&["status", "--porcelain"]), "");
+}

@@ -11,6 +11,7 @@ mod branch;
 mod branch_create;
 mod checkout;
 mod clock;
+mod complete_tree;
 mod diff;
 mod error;
 mod files;
@@ -32,6 +33,7 @@ mod tree_merge;
 mod worktree;
 
 pub use clock::now_ms;
+pub use complete_tree::{unlandable_since_fork, Unlandable};
 pub use diff::{diff_stat, diff_text, ChangeStatus, DiffStat, FileChange};
 pub use error::GitError;
 pub use guard::GitDirGuard;
@@ -45,6 +47,9 @@ pub use objects::{import_objects, Imported};
 pub use ref_guard::{RefGuard, RefRestored};
 pub use repo::Repo;
 pub use restore::{restore, restore_paths};
-pub use snapshot::{changed_files_since, checkpoint, head_commit, worktree_state_tree, Checkpoint};
+pub use snapshot::{
+    changed_files_since, checkpoint, drop_from_checkpoint, head_commit, worktree_state_tree,
+    Checkpoint,
+};
 pub use strategy::MergeStrategy;
 pub use worktree::{OpenedWorktree, WorktreeInfo};

@@ -110,7 +110,17 @@ fn run_writer(
     }
     let before = cx.state.last_checkpoint.clone().unwrap_or_default();
     let message = format!("autobuild: {} turn {turn} ({role_name})", cx.state.task_id);
-    let checkpoint = git::checkpoint(worktree, &message)?;
+    let mut checkpoint = git::checkpoint(worktree, &message)?;
+    // A turn whose work cannot land whole (a submodule entry, an object the repository lacks)
+    // is put back and never approved.
+    let unlandable =
+        git::unlandable_since_fork(worktree, &cx.state.base_branch, &checkpoint.commit)?;
+    if !unlandable.is_empty() {
+        let paths: Vec<String> = unlandable.iter().map(|u| u.path().to_string()).collect();
+        let removed = format!("{message}: removed what cannot land");
+        checkpoint = git::drop_from_checkpoint(worktree, &paths, &removed)?;
+        violation.extend(unlandable.iter().map(ToString::to_string));
+    }
     // What changed since the last checkpoint, whoever committed it: a player that commits its
     // own work has changed the tree as much as one that leaves the committing to the runner.
     let stat = if before.is_empty() {
