@@ -166,7 +166,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let repo = Repository::init(dir.path()).unwrap();
         let blob = repo.blob(b"a\n").unwrap();
-        let absent = Oid::hash_object(git2::ObjectType::Blob, b"never written\n").unwrap();
+        let absent = repo.blob(b"lost\n").unwrap();
         let elsewhere = Oid::from_str("1111111111111111111111111111111111111111").unwrap();
         let inner = tree_with(&repo, &[("a.txt", blob, FileMode::Blob)]);
         let base = tree_with(
@@ -191,6 +191,8 @@ mod tests {
                 ("vendor", elsewhere, FileMode::Commit),
             ],
         );
+        let hex = absent.to_string();
+        std::fs::remove_file(repo.path().join("objects").join(&hex[..2]).join(&hex[2..])).unwrap();
         let found = unlandable(&repo, Some(base), tree, dir.path()).unwrap();
         assert_eq!(
             found,
