@@ -332,3 +332,59 @@ fn a_merge_that_needs_a_missing_object_lands_nothing_and_complete_finishes_once_
     assert_eq!(project.show("main", "lib/greet.sh"), greet);
     assert_eq!(project.git(&["status", "--porcelain"]), "");
 }
+
+#[test]
+fn a_secret_written_into_a_file_stays_out_of_the_reports_and_is_merged_only_when_allowed() {
+    const SECRET: &str = "tok-0123456789abcdef";
+    let project = Project::new()
+        .player("player_writes_secret.sh")
+        .env("MY_API_TOKEN", SECRET)
+        .commit();
+    let initial = project.git(&["rev-parse", "main"]);
+
+    let output = project.run(&["task", TASK, "--auto-merge"]);
+
+    assert_exit(&output, 0);
+    assert_eq!(project.state()["status"], "approved");
+    assert_eq!(project.git(&["rev-parse", "main"]), initial);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("client.toml"), "{stdout}");
+    assert!(!stdout.contains(SECRET), "{stdout}");
+    let html = std::fs::read_to_string(project.run_dir().join("report.html")).unwrap();
+    assert!(html.contains("client.toml"), "the diff is shown");
+    for file in walk(&project.run_dir()) {
+        let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap()).into_owned();
+        assert!(
+            !text.contains(SECRET),
+            "{} holds the secret",
+            file.display()
+        );
+    }
+
+    let output = project.run(&["complete", TASK]);
+
+    assert_exit(&output, 2);
+    let stderr = loop_fixture::stderr(&output);
+    assert!(stderr.contains("client.toml"), "{stderr}");
+    assert!(!stderr.contains(SECRET), "{stderr}");
+    assert_eq!(project.git(&["rev-parse", "main"]), initial);
+
+    let output = project.run(&["complete", TASK, "--allow-secret-in-diff"]);
+
+    assert_exit(&output, 0);
+    assert!(project.show("main", "client.toml").contains(SECRET));
+}
+
+/// Every file under `dir`, recursively.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}

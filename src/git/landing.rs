@@ -288,7 +288,7 @@ impl Repo {
         Oid::from_str(hex).context(format_args!("read commit id {hex}"), self.root())
     }
 
-    fn tree_of(&self, commit: &str) -> Result<Tree<'_>, GitError> {
+    pub(crate) fn tree_of(&self, commit: &str) -> Result<Tree<'_>, GitError> {
         let oid = self.oid(commit)?;
         self.repo
             .find_commit(oid)

@@ -27,6 +27,7 @@ mod ref_guard;
 mod remote;
 mod repo;
 mod restore;
+mod scan;
 mod snapshot;
 mod strategy;
 mod tree_merge;

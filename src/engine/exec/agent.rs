@@ -433,8 +433,10 @@ fn invoke(
     for dir in [cx.paths.prompts(), cx.paths.logs()] {
         fs::create_dir_all(&dir).map_err(|e| Error::io("cannot create", dir.clone(), e))?;
     }
-    fs::write(&prompt_path, prompt).map_err(|e| Error::io("cannot write", &prompt_path, e))?;
     let env = cx.env_vars();
+    // The saved prompt is a record: it may quote a diff holding a secret's value.
+    let saved = crate::agents::process::redact(prompt, &env);
+    fs::write(&prompt_path, saved).map_err(|e| Error::io("cannot write", &prompt_path, e))?;
     let confinement = super::sandbox::confine(cx, adapter.sandbox_state(&env));
     let request = AgentRequest {
         role_name,

@@ -15,7 +15,7 @@ mod verify;
 mod worktree;
 mod worktree_setup;
 
-pub use merge::{merge_run, MergeRequest, StateJournal};
+pub use merge::{merge_run, refused_secrets, MergeRequest, StateJournal};
 pub use report::write_report;
 
 use serde::Serialize;
