@@ -388,3 +388,35 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     files
 }
+
+#[test]
+fn an_unconfined_player_writing_into_the_main_checkout_is_undone_and_the_users_edit_kept() {
+    let project = Project::new()
+        .unconfined()
+        .player("player_writes_main.sh")
+        .commit();
+    let mine = format!("{}# the user's own edit\n", project.read("lib/greet.sh"));
+    project.write("lib/greet.sh", &mine);
+
+    let output = project.run(&["task", TASK, "--no-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 3);
+    assert_eq!(project.read("lib/greet.sh"), mine);
+    assert!(!project.root.join("planted.txt").exists());
+    let player = project.record("player", 1);
+    let violation = player["scope_violation"].to_string();
+    assert!(
+        violation.contains("main checkout: lib/greet.sh"),
+        "{player}"
+    );
+    assert!(violation.contains("main checkout: planted.txt"), "{player}");
+    assert_eq!(project.record("gate", 1)["approved"], false);
+    let backup = project.run_dir().join("main-checkout/turn_1_player");
+    assert_eq!(
+        std::fs::read_to_string(backup.join("planted.txt")).unwrap(),
+        "planted\n"
+    );
+    assert!(std::fs::read_to_string(backup.join("lib/greet.sh"))
+        .unwrap()
+        .ends_with("# agent was here\n"));
+}

@@ -10,6 +10,7 @@
 mod branch;
 mod branch_create;
 mod checkout;
+mod checkout_guard;
 mod clock;
 mod complete_tree;
 mod diff;
@@ -33,6 +34,7 @@ mod strategy;
 mod tree_merge;
 mod worktree;
 
+pub use checkout_guard::CheckoutGuard;
 pub use clock::now_ms;
 pub use complete_tree::{unlandable_since_fork, Unlandable};
 pub use diff::{diff_stat, diff_text, ChangeStatus, DiffStat, FileChange};

@@ -76,8 +76,11 @@ fn run_writer(
     }
     let git_dir = git::GitDirGuard::capture(worktree)?;
     let refs = git::RefGuard::capture(worktree, &cx.state.branch)?;
+    let main = super::sandbox::guard_main_checkout(cx)?;
     let invocation = invoke(cx, role_name, role, adapter, worktree, &prompt, 1)?;
     let mut violation = git_dir.restore()?;
+    let label = format!("turn_{turn}_{}", cx.file_label(role_name));
+    violation.extend(super::sandbox::restore_main_checkout(cx, main, &label)?);
     violation.extend(
         restore_refs(cx, &refs, worktree)?
             .iter()
@@ -186,8 +189,11 @@ fn run_reader(
     let prompt = render(cx, role)?;
     let git_dir = git::GitDirGuard::capture(worktree)?;
     let refs = git::RefGuard::capture(worktree, &cx.state.branch)?;
+    let main = super::sandbox::guard_main_checkout(cx)?;
     let mut invocation = invoke(cx, role_name, role, adapter, worktree, &prompt, 1)?;
     let mut violation = audit(cx, worktree)?;
+    let label = format!("turn_{turn}_{}", cx.file_label(role_name));
+    violation.extend(super::sandbox::restore_main_checkout(cx, main, &label)?);
     violation.extend(git_dir.restore()?);
     violation.extend(
         restore_refs(cx, &refs, worktree)?

@@ -61,3 +61,27 @@ pub fn import_objects(cx: &mut RunCx) -> Result<(), Error> {
     }
     Ok(())
 }
+
+/// The main checkout as it stands before an agent step, when the step runs unconfined (in the
+/// sandbox it is read-only and needs no guard).
+pub fn guard_main_checkout(cx: &RunCx) -> Result<Option<crate::git::CheckoutGuard>, Error> {
+    if cx.plan.sandbox.sandbox().is_some() {
+        return Ok(None);
+    }
+    Ok(Some(crate::git::CheckoutGuard::capture(&cx.plan.root)?))
+}
+
+/// Undoes what an unconfined step (`label`, e.g. `turn_1_player`) changed in the main
+/// checkout, keeping its versions under `<run dir>/main-checkout/<label>/`; returns the scope
+/// violations.
+pub fn restore_main_checkout(
+    cx: &RunCx,
+    guard: Option<crate::git::CheckoutGuard>,
+    label: &str,
+) -> Result<Vec<String>, Error> {
+    let Some(guard) = guard else {
+        return Ok(Vec::new());
+    };
+    let backup = cx.paths.dir.join("main-checkout").join(label);
+    Ok(guard.restore(&backup)?)
+}
