@@ -462,6 +462,7 @@ fn invoke(
     };
     let invoked = adapter.invoke(&request, &cx.cancel).map_err(Error::from);
     if confinement.is_some() {
+        crate::failpoint::hit("objects.written");
         // Before anything of the runner's (ref guard, checkpoint) reads the agent's objects.
         super::sandbox::import_objects(cx)?;
     }
