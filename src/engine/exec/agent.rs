@@ -80,7 +80,11 @@ fn run_writer(
     let invocation = invoke(cx, role_name, role, adapter, worktree, &prompt, 1)?;
     let mut violation = git_dir.restore()?;
     let label = format!("turn_{turn}_{}", cx.file_label(role_name));
-    violation.extend(super::sandbox::restore_main_checkout(cx, main, &label)?);
+    violation.extend(super::sandbox::restore_main_checkout(
+        cx,
+        main.as_ref(),
+        &label,
+    )?);
     violation.extend(
         restore_refs(cx, &refs, worktree)?
             .iter()
@@ -193,7 +197,11 @@ fn run_reader(
     let mut invocation = invoke(cx, role_name, role, adapter, worktree, &prompt, 1)?;
     let mut violation = audit(cx, worktree)?;
     let label = format!("turn_{turn}_{}", cx.file_label(role_name));
-    violation.extend(super::sandbox::restore_main_checkout(cx, main, &label)?);
+    violation.extend(super::sandbox::restore_main_checkout(
+        cx,
+        main.as_ref(),
+        &label,
+    )?);
     violation.extend(git_dir.restore()?);
     violation.extend(
         restore_refs(cx, &refs, worktree)?
@@ -226,6 +234,12 @@ fn run_reader(
                 let retry = verdict::retry_prompt(&prompt, &error);
                 invocation = invoke(cx, role_name, role, adapter, worktree, &retry, 2)?;
                 violation.extend(audit(cx, worktree)?);
+                let label = format!("{label}_retry");
+                violation.extend(super::sandbox::restore_main_checkout(
+                    cx,
+                    main.as_ref(),
+                    &label,
+                )?);
                 violation.extend(git_dir.restore()?);
                 violation.extend(
                     restore_refs(cx, &refs, worktree)?

@@ -76,7 +76,7 @@ pub fn guard_main_checkout(cx: &RunCx) -> Result<Option<crate::git::CheckoutGuar
 /// violations.
 pub fn restore_main_checkout(
     cx: &RunCx,
-    guard: Option<crate::git::CheckoutGuard>,
+    guard: Option<&crate::git::CheckoutGuard>,
     label: &str,
 ) -> Result<Vec<String>, Error> {
     let Some(guard) = guard else {
