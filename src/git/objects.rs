@@ -20,7 +20,7 @@ use super::error::{Context, GitError};
 /// What one import did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Imported {
-    /// Objects copied into the shared store (or already there).
+    /// Objects copied into the shared store (those already there are skipped).
     pub objects: usize,
     /// Objects refused: their content does not hash to their name, or they cannot be read.
     pub forged: Vec<String>,
@@ -53,6 +53,11 @@ pub fn import_objects(repo: &Path, private: &Path) -> Result<Imported, GitError>
     names.sort();
     names.dedup();
     for name in names {
+        // Already in the shared store (an agent's `git repack -a` copies every object): there
+        // is nothing to import, and the shared copy is the one git reads.
+        if shared.exists(name) {
+            continue;
+        }
         match verified(&source, name) {
             Some((kind, data)) => {
                 shared
