@@ -17,6 +17,7 @@
 //! | (mid-checkout) | writing some of the worktree's files | the same: a half-checked-out tree is never used |
 //! | `worktree.added` | adding and verifying the worktree | the same (the step had not been recorded) |
 //! | `state.saved` | any save of `state.json` (`@N`: the Nth) | continues after the last recorded step |
+//! | `objects.written` | a confined agent step, before its objects are imported | imports them (verified), saves the step's unrecorded work under a backup ref, reverts to the last checkpoint, runs the step again |
 //! | `checkpoint.index` | staging the player's work | saves the unrecorded work under a backup ref, reverts to the last checkpoint, runs the step again |
 //! | `checkpoint.commit` | committing the checkpoint | the same; the commit is kept under the backup ref |
 //! | `audit.restored` | reverting a read-only step's changes | reverts to the last checkpoint, runs the step again |
@@ -40,6 +41,7 @@ pub const POINTS: &[&str] = &[
     "worktree.branch",
     "worktree.added",
     "state.saved",
+    "objects.written",
     "checkpoint.index",
     "checkpoint.commit",
     "audit.restored",

@@ -199,6 +199,36 @@ fn killed_while_deleting_the_branch() {
     killed_at_then_resumed("cleanup.branch");
 }
 
+/// Killed after a confined player committed (its objects still in the run's private object
+/// directory, not yet imported): resume imports them, so the commit is saved and the run ends
+/// in one correct merge with a whole object store. Needs bwrap (the point is only reached in
+/// the sandbox).
+#[test]
+fn killed_before_a_confined_steps_objects_are_imported() {
+    use autobuild::sandbox::probe::{availability, Availability};
+    if let Availability::Unavailable { reason, fix } = availability() {
+        eprintln!("skipped: the sandbox is not available here: {reason} (fix: {fix})");
+        return;
+    }
+    let project = Project::new_in(&outside_system_tmp())
+        .sandbox_mode("on")
+        .player("player_commits.sh")
+        .commit();
+    run_killed_at(&project, "objects.written");
+    let private = project.run_dir().join("objects");
+    assert!(
+        std::fs::read_dir(&private).unwrap().count() > 0,
+        "the player's objects wait in the run's directory"
+    );
+
+    resume_to_the_end(&project, "objects.written");
+
+    assert_eq!(project.state()["status"], "merged");
+    assert!(project.show("main", "lib/greet.sh").contains("Hello, %s!"));
+    assert_eq!(project.git(&["status", "--porcelain"]), "");
+    fsck_clean(&project.root, "objects.written");
+}
+
 /// Every save of `state.json` of a whole run, one kill each — including the save that records
 /// the merge.
 #[test]

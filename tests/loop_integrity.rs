@@ -272,3 +272,151 @@ fn a_player_that_plants_a_hook_and_an_alias_is_reverted_and_not_approved() {
     assert!(!alias.status.success(), "the alias is gone");
     assert_eq!(project.git(&["rev-parse", "main"]), initial);
 }
+
+#[test]
+fn a_player_that_commits_a_submodule_entry_is_put_back_and_not_approved() {
+    let project = Project::new().player("player_commits_gitlink.sh").commit();
+    let initial = project.git(&["rev-parse", "main"]);
+
+    let output = project.run(&["task", TASK, "--auto-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 3);
+    let player = project.record("player", 1);
+    let violation = player["scope_violation"].to_string();
+    assert!(
+        violation.contains("vendor/lib is a submodule entry"),
+        "{player}"
+    );
+    assert_eq!(project.record("gate", 1)["approved"], false);
+    let tree = project.git(&["ls-tree", "-r", &project.branch()]);
+    assert!(!tree.contains("vendor/lib"), "{tree}");
+    assert_eq!(project.git(&["rev-parse", "main"]), initial);
+    assert_eq!(project.git(&["status", "--porcelain"]), "");
+}
+
+#[test]
+fn a_merge_that_needs_a_missing_object_lands_nothing_and_complete_finishes_once_fixed() {
+    let project = Project::new().commit();
+    let output = project.run(&["task", TASK, "--no-merge"]);
+    assert_exit(&output, 0);
+    let initial = project.git(&["rev-parse", "main"]);
+    // The store loses the approved greeting's blob.
+    let blob = project.git(&["rev-parse", &format!("{}:lib/greet.sh", project.branch())]);
+    let blob = blob.trim();
+    let greet = project.git(&["cat-file", "-p", blob]);
+    let loose = project
+        .root
+        .join(".git/objects")
+        .join(&blob[..2])
+        .join(&blob[2..]);
+    std::fs::remove_file(&loose).unwrap();
+
+    let output = project.run(&["complete", TASK]);
+
+    assert_exit(&output, 1);
+    let stderr = loop_fixture::stderr(&output);
+    assert!(stderr.contains("lib/greet.sh needs object"), "{stderr}");
+    assert_eq!(project.git(&["rev-parse", "main"]), initial);
+    assert_eq!(project.git(&["status", "--porcelain"]), "");
+    assert_eq!(project.state()["status"], "approved");
+
+    std::fs::write(project.outside("greet.sh"), &greet).unwrap();
+    project.git(&[
+        "hash-object",
+        "-w",
+        project.outside("greet.sh").to_str().unwrap(),
+    ]);
+    let output = project.run(&["complete", TASK]);
+
+    assert_exit(&output, 0);
+    assert_eq!(project.show("main", "lib/greet.sh"), greet);
+    assert_eq!(project.git(&["status", "--porcelain"]), "");
+}
+
+#[test]
+fn a_secret_written_into_a_file_stays_out_of_the_reports_and_is_merged_only_when_allowed() {
+    const SECRET: &str = "tok-0123456789abcdef";
+    let project = Project::new()
+        .player("player_writes_secret.sh")
+        .env("MY_API_TOKEN", SECRET)
+        .commit();
+    let initial = project.git(&["rev-parse", "main"]);
+
+    let output = project.run(&["task", TASK, "--auto-merge"]);
+
+    assert_exit(&output, 0);
+    assert_eq!(project.state()["status"], "approved");
+    assert_eq!(project.git(&["rev-parse", "main"]), initial);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("client.toml"), "{stdout}");
+    assert!(!stdout.contains(SECRET), "{stdout}");
+    let html = std::fs::read_to_string(project.run_dir().join("report.html")).unwrap();
+    assert!(html.contains("client.toml"), "the diff is shown");
+    for file in walk(&project.run_dir()) {
+        let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap()).into_owned();
+        assert!(
+            !text.contains(SECRET),
+            "{} holds the secret",
+            file.display()
+        );
+    }
+
+    let output = project.run(&["complete", TASK]);
+
+    assert_exit(&output, 2);
+    let stderr = loop_fixture::stderr(&output);
+    assert!(stderr.contains("client.toml"), "{stderr}");
+    assert!(!stderr.contains(SECRET), "{stderr}");
+    assert_eq!(project.git(&["rev-parse", "main"]), initial);
+
+    let output = project.run(&["complete", TASK, "--allow-secret-in-diff"]);
+
+    assert_exit(&output, 0);
+    assert!(project.show("main", "client.toml").contains(SECRET));
+}
+
+/// Every file under `dir`, recursively.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+#[test]
+fn an_unconfined_player_writing_into_the_main_checkout_is_undone_and_the_users_edit_kept() {
+    let project = Project::new()
+        .unconfined()
+        .player("player_writes_main.sh")
+        .commit();
+    let mine = format!("{}# the user's own edit\n", project.read("lib/greet.sh"));
+    project.write("lib/greet.sh", &mine);
+
+    let output = project.run(&["task", TASK, "--no-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 3);
+    assert_eq!(project.read("lib/greet.sh"), mine);
+    assert!(!project.root.join("planted.txt").exists());
+    let player = project.record("player", 1);
+    let violation = player["scope_violation"].to_string();
+    assert!(
+        violation.contains("main checkout: lib/greet.sh"),
+        "{player}"
+    );
+    assert!(violation.contains("main checkout: planted.txt"), "{player}");
+    assert_eq!(project.record("gate", 1)["approved"], false);
+    let backup = project.run_dir().join("main-checkout/turn_1_player");
+    assert_eq!(
+        std::fs::read_to_string(backup.join("planted.txt")).unwrap(),
+        "planted\n"
+    );
+    assert!(std::fs::read_to_string(backup.join("lib/greet.sh"))
+        .unwrap()
+        .ends_with("# agent was here\n"));
+}

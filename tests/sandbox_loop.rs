@@ -140,6 +140,68 @@ fn a_confined_player_can_still_commit_in_its_worktree() {
 }
 
 /// The project's test runner also fills a build cache in `~/.cache`, as many builds do.
+/// The file names under the shared object store's `pack/`, sorted.
+fn packs(project: &Project) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(project.root.join(".git/objects/pack"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_confined_player_cannot_delete_the_shared_object_store_and_its_commit_is_imported() {
+    if !confinable() {
+        return;
+    }
+    let project = Project::new_in(&outside_tmp())
+        .sandbox_mode("on")
+        .player("player_deletes_objects.sh")
+        .commit();
+    project.git(&["gc", "-q"]);
+    let before = packs(&project);
+    assert!(!before.is_empty());
+    let main = project.git(&["rev-parse", "main"]);
+
+    let output = project.run(&["task", TASK, "--no-merge"]);
+
+    assert_exit(&output, 0);
+    assert_eq!(packs(&project), before, "nothing of the store was deleted");
+    assert_eq!(project.git(&["rev-parse", "main"]), main);
+    project.git(&["fsck", "--no-dangling"]);
+    // The player's own commit reached the shared store: the checkpoint and the log read it.
+    let log = project.git(&["log", "--format=%s", &project.branch()]);
+    assert!(log.lines().any(|s| s == "player: greeting"), "{log}");
+    assert!(project
+        .show(&project.branch(), "lib/greet.sh")
+        .contains("Hello, %s!"));
+    let private = project.run_dir().join("objects");
+    assert_eq!(std::fs::read_dir(private).unwrap().count(), 0);
+}
+
+#[test]
+fn an_object_a_confined_player_plants_under_a_future_name_never_reaches_the_store() {
+    if !confinable() {
+        return;
+    }
+    let project = Project::new_in(&outside_tmp())
+        .sandbox_mode("on")
+        .player("player_plants_object.sh")
+        .commit();
+
+    let output = project.run(&["task", TASK, "--no-merge"]);
+
+    assert_exit(&output, 0);
+    let events = std::fs::read_to_string(project.run_dir().join("events.jsonl")).unwrap();
+    assert!(events.contains("do not match their names"), "{events}");
+    project.write("user.txt", "user content\n");
+    project.git(&["add", "user.txt"]);
+    project.git(&["commit", "-q", "-m", "user"]);
+    assert_eq!(project.show("HEAD", "user.txt"), "user content\n");
+    project.git(&["fsck", "--no-dangling"]);
+}
+
 fn cache_building_project(writable: bool) -> Project {
     let project = Project::new_in(&outside_tmp()).sandbox_mode("on");
     let tests = project.read("tests/run.sh");

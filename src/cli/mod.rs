@@ -105,6 +105,10 @@ pub enum Command {
     Complete {
         /// Task or feature id of the approved run.
         id: String,
+        /// Merge even when the diff holds the value of a secret-named variable (refused
+        /// otherwise).
+        #[arg(long)]
+        allow_secret_in_diff: bool,
     },
     /// Remove a run's worktree and branch (its records are kept).
     Discard {
@@ -248,6 +252,7 @@ impl RunFlags {
             models: self.model.clone(),
             agent: self.agent.clone(),
             base_branch: None,
+            allow_secret_in_diff: false,
         }
     }
 }
@@ -318,7 +323,10 @@ fn run(cli: Cli) -> Result<u8, Error> {
             json,
             quiet,
         ),
-        Command::Complete { id } => runs::complete(&id),
+        Command::Complete {
+            id,
+            allow_secret_in_diff,
+        } => runs::complete(&id, allow_secret_in_diff),
         Command::Discard { id, yes } => runs::discard(&id, yes),
         Command::Report { id, open } => report::run(&id, open),
         Command::Logs {

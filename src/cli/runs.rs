@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use crate::cli::logs;
 use crate::cli::run_dir::{checked_run, locate_run, Located};
 use crate::cli::task::current_dir;
-use crate::engine::exec::{merge_run, MergeRequest, StateJournal};
+use crate::engine::exec::{merge_run, refused_secrets, MergeRequest, StateJournal};
 use crate::engine::lock::RunLock;
 use crate::engine::paths::{run_owner, validate_run_id, RunPaths};
 use crate::engine::plan::repo_root;
@@ -181,7 +181,7 @@ pub fn resume(task_id: &str, json: bool, quiet: bool) -> Result<u8, Error> {
 }
 
 /// `autobuild complete <ID>`: merge an approved run that was left for later.
-pub fn complete(task_id: &str) -> Result<u8, Error> {
+pub fn complete(task_id: &str, allow_secret_in_diff: bool) -> Result<u8, Error> {
     let root = checked_run(task_id)?;
     if crate::feature::run::is_feature_run(&root, task_id) {
         return crate::feature::run::complete(&root, task_id);
@@ -224,6 +224,10 @@ pub fn complete(task_id: &str) -> Result<u8, Error> {
             .max()
             .unwrap_or(0),
         approved: run.state.last_checkpoint.clone().unwrap_or_default(),
+        secrets: refused_secrets(
+            &config.env.vars.clone().into_iter().collect::<Vec<_>>(),
+            allow_secret_in_diff || run.state.settings.allow_secret_in_diff,
+        ),
     };
     let landed = merge_run(
         &repo,

@@ -28,6 +28,9 @@ pub struct TaskArgs {
     /// the current branch; a feature's jobs use it to run a task on the feature branch.
     #[arg(long, value_name = "BRANCH")]
     pub base: Option<String>,
+    /// Merge even when the diff holds the value of a secret-named variable (refused otherwise).
+    #[arg(long)]
+    pub allow_secret_in_diff: bool,
     #[command(flatten)]
     pub flags: RunFlags,
 }
@@ -43,6 +46,7 @@ pub fn run(args: TaskArgs, quiet: bool) -> Result<u8, Error> {
         BranchPolicy::New
     };
     let mut settings = args.flags.settings();
+    settings.allow_secret_in_diff = args.allow_secret_in_diff;
     if let Some(base) = args.base {
         check_base(&root, &base)?;
         settings.base_branch = Some(base);

@@ -5,7 +5,10 @@
 //! 2. Remove lock files that only autobuild writes and that no living process holds: the task
 //!    branch's ref lock, the task worktree's `index.lock` and `HEAD.lock`
 //!    ([`crate::git::remove_task_locks`]). Otherwise every git operation on them fails forever.
-//! 3. Remove the temporary files an interrupted atomic write left in the run directory.
+//! 3. Remove the temporary files an interrupted atomic write left in the run directory, and
+//!    import (verified) the objects a confined step wrote before the kill stopped the runner
+//!    from importing them ([`crate::git::import_objects`]): a commit the step made must be
+//!    readable to be saved in step 4.
 //! 4. Unless a merge was landing (its journal finishes it: [`crate::engine::exec::merge_run`]),
 //!    put HEAD back on the task branch, save whatever the interrupted step left in the worktree
 //!    — files and commits no step recorded, including a checkpoint commit made just before the
@@ -44,6 +47,15 @@ pub fn recover(repo: &Repo, paths: &RunPaths, state: &RunState) -> Result<Vec<St
         ));
     }
     remove_temp_files(paths);
+    let private = crate::engine::exec::objects_dir(&paths.dir);
+    let imported = git::import_objects(repo.root(), &private)?;
+    if !imported.forged.is_empty() {
+        notes.push(format!(
+            "{} object(s) the interrupted step wrote do not match their names and were not \
+             imported",
+            imported.forged.len()
+        ));
+    }
     let landing = matches!(state.pending, Some(Pending::Merge { .. }));
     let creating = matches!(state.pending, Some(Pending::Worktree { .. }));
     if !landing && !creating {

@@ -183,6 +183,9 @@ pub struct RunSettings {
     /// (a feature's tasks branch from the feature branch).
     #[serde(default)]
     pub base_branch: Option<String>,
+    /// `--allow-secret-in-diff`: land a diff that holds the value of a secret-named variable.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_secret_in_diff: bool,
 }
 
 impl RunSettings {

@@ -80,6 +80,13 @@ pub enum GitError {
     },
     #[error("branch `{branch}` changed while merging into it (now at {actual})")]
     BaseMoved { branch: String, actual: String },
+    /// The commit to land needs what the repository lacks, or adds a submodule entry.
+    #[error("`{branch}` cannot land on `{base}`: {}", problems.join("; "))]
+    Unlandable {
+        branch: String,
+        base: String,
+        problems: Vec<String>,
+    },
 }
 
 fn describe_head(actual: &Option<String>) -> String {
@@ -131,6 +138,10 @@ impl From<GitError> for Error {
             ),
             G::Conflict { .. } => Error::runtime(message)
                 .with_help("merge the branch by hand, or re-run the task from the current base"),
+            G::Unlandable { .. } => Error::runtime(message).with_help(
+                "nothing was merged; fix the branch (or restore the missing objects), then run \
+                 `autobuild complete <ID>`",
+            ),
             G::NotFastForward { .. } => {
                 Error::runtime(message).with_help("use the `squash` or `merge` strategy")
             }

@@ -1,8 +1,9 @@
 //! Landing a commit on a branch in phases that a kill can stop between, each one safe to redo.
 //!
-//! 1. [`Repo::prepare_landing`] writes the commit to land (an object no ref points to yet) and
-//!    checks that no checkout of the base has local changes in the files it touches. Nothing
-//!    a user sees has changed.
+//! 1. [`Repo::prepare_landing`] writes the commit to land (an object no ref points to yet),
+//!    checks that every object it needs is in the repository and that it adds no submodule
+//!    entry ([`super::complete_tree`]), and that no checkout of the base has local changes in
+//!    the files it touches. Nothing a user sees has changed.
 //! 2. [`Repo::move_base`] moves the base ref from its old tip to the new commit with a
 //!    compare-and-swap. This single rename is the moment the work lands.
 //! 3. [`Repo::update_checkouts`] brings every checkout of the base (usually the user's main
@@ -21,6 +22,7 @@ use git2::{Commit, ErrorCode, Oid, Tree};
 use serde::{Deserialize, Serialize};
 
 use super::checkout::BranchCheckout;
+use super::complete_tree::unlandable;
 use super::diff::changed_paths;
 use super::error::{Context, GitError};
 use super::files::{entry, on_disk, write_entry};
@@ -81,6 +83,22 @@ impl Repo {
         let task = self.branch_tip(task_branch)?;
         if self.contains(&base, &task)? {
             return Ok(Prepared::UpToDate(base.id().to_string()));
+        }
+        // All or nothing: the base moves only to a commit whose every object is here, and
+        // none of what the task changed is a submodule entry.
+        let fork = self
+            .repo
+            .merge_base(base.id(), task.id())
+            .ok()
+            .and_then(|fork| self.repo.find_commit(fork).ok())
+            .map(|fork| fork.tree_id());
+        let problems = unlandable(&self.repo, fork, task.tree_id(), self.root())?;
+        if !problems.is_empty() {
+            return Err(GitError::Unlandable {
+                branch: task_branch.to_string(),
+                base: base_branch.to_string(),
+                problems: problems.iter().map(ToString::to_string).collect(),
+            });
         }
         let to = match strategy {
             MergeStrategy::Ff => {
@@ -270,7 +288,7 @@ impl Repo {
         Oid::from_str(hex).context(format_args!("read commit id {hex}"), self.root())
     }
 
-    fn tree_of(&self, commit: &str) -> Result<Tree<'_>, GitError> {
+    pub(crate) fn tree_of(&self, commit: &str) -> Result<Tree<'_>, GitError> {
         let oid = self.oid(commit)?;
         self.repo
             .find_commit(oid)

@@ -10,7 +10,9 @@
 mod branch;
 mod branch_create;
 mod checkout;
+mod checkout_guard;
 mod clock;
+mod complete_tree;
 mod diff;
 mod error;
 mod files;
@@ -21,16 +23,20 @@ mod landing;
 mod linked;
 mod locks;
 mod merge;
+mod objects;
 mod ref_guard;
 mod remote;
 mod repo;
 mod restore;
+mod scan;
 mod snapshot;
 mod strategy;
 mod tree_merge;
 mod worktree;
 
+pub use checkout_guard::CheckoutGuard;
 pub use clock::now_ms;
+pub use complete_tree::{unlandable_since_fork, Unlandable};
 pub use diff::{diff_stat, diff_text, ChangeStatus, DiffStat, FileChange};
 pub use error::GitError;
 pub use guard::GitDirGuard;
@@ -40,9 +46,13 @@ pub use landing::{BaseMove, Landing, Prepared};
 pub use linked::record_linked;
 pub use locks::{remove_task_locks, AdminLock};
 pub use merge::MergeOutcome;
+pub use objects::{import_objects, Imported};
 pub use ref_guard::{RefGuard, RefRestored};
 pub use repo::Repo;
 pub use restore::{restore, restore_paths};
-pub use snapshot::{changed_files_since, checkpoint, head_commit, worktree_state_tree, Checkpoint};
+pub use snapshot::{
+    changed_files_since, checkpoint, drop_from_checkpoint, head_commit, worktree_state_tree,
+    Checkpoint,
+};
 pub use strategy::MergeStrategy;
 pub use worktree::{OpenedWorktree, WorktreeInfo};

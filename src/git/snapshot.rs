@@ -60,6 +60,49 @@ pub fn checkpoint(worktree: &Path, message: &str) -> Result<Checkpoint, GitError
     })
 }
 
+/// Commits the removal of `paths` (files or directories, relative) from the index of
+/// `worktree` on its branch with `message`: how a checkpoint that cannot land (a submodule
+/// entry, a missing object) is put back. The files on disk are left alone.
+pub fn drop_from_checkpoint(
+    worktree: &Path,
+    paths: &[String],
+    message: &str,
+) -> Result<Checkpoint, GitError> {
+    let repo = open_checkout(worktree)?;
+    let head = head_of(&repo, worktree)?;
+    let mut index = repo.index().context("open the index", worktree)?;
+    for path in paths {
+        let path = Path::new(path);
+        index
+            .remove_path(path)
+            .or_else(|_| index.remove_dir(path, 0))
+            .context(format_args!("unstage {}", path.display()), worktree)?;
+    }
+    let tree_id = index
+        .write_tree()
+        .context("write the staged tree", worktree)?;
+    index.write().context("write the index", worktree)?;
+    if tree_id == head.tree_id() {
+        return Ok(Checkpoint {
+            commit: head.id().to_string(),
+            tree: tree_id.to_string(),
+            changed: false,
+        });
+    }
+    let tree = repo
+        .find_tree(tree_id)
+        .context("read the staged tree", worktree)?;
+    let author = signature(&repo, worktree)?;
+    let commit = repo
+        .commit(Some("HEAD"), &author, &author, message, &tree, &[&head])
+        .context("commit the checkpoint", worktree)?;
+    Ok(Checkpoint {
+        commit: commit.to_string(),
+        tree: tree_id.to_string(),
+        changed: true,
+    })
+}
+
 /// The tree id (hex) `worktree` would have if everything in it were staged now, including
 /// untracked files that are not ignored. The worktree's index on disk is left untouched.
 pub fn worktree_state_tree(worktree: &Path) -> Result<String, GitError> {

@@ -18,6 +18,7 @@ use std::path::PathBuf;
 use minijinja::Environment;
 use serde::Serialize;
 
+use crate::agents::process::Redactor;
 use crate::engine::paths::RunPaths;
 use crate::engine::state::{RunState, RunStatus};
 use crate::error::Error;
@@ -43,9 +44,11 @@ pub fn write_run(paths: &RunPaths, state: &RunState, outcome: &str) -> Result<Pa
 }
 
 /// Writes a rendered `page` as the `report.html` of the run (or feature) in `paths`; returns
-/// its path.
+/// its path. The values of secret-named variables (a diff of a file an agent wrote one into)
+/// are redacted, escaped or not.
 pub fn write(paths: &RunPaths, page: &str) -> Result<PathBuf, Error> {
     let path = html_path(paths);
+    let page = Redactor::new(&[]).for_html().apply(page);
     crate::engine::state::write_atomic(&path, page.as_bytes())
         .map_err(|e| Error::io("cannot write", &path, e))?;
     Ok(path)

@@ -4,7 +4,8 @@
 //! ```text
 //! bwrap --die-with-parent --unshare-user [--cap-drop ALL --cap-add CAP_SETFCAP]
 //!       --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp
-//!       [--ro-bind P P | --bind P P]…  --setenv TMPDIR /tmp --chdir <cwd> -- <program> <args>…
+//!       [--ro-bind P P | --bind P P]…  --setenv TMPDIR /tmp [--setenv GIT_… V]…
+//!       --chdir <cwd> -- <program> <args>…
 //! ```
 //!
 //! - `--ro-bind / /` first: everything stays readable, nothing is writable; the later binds
@@ -16,6 +17,8 @@
 //! - `--tmpfs /tmp`: a private, empty `/tmp` per process. Host paths under `/tmp` the step
 //!   needs (a repository or `HOME` there, as in tests) are bound again after it; `TMPDIR`
 //!   points at the private `/tmp`, since the host's may not exist inside.
+//! - `--setenv GIT_OBJECT_DIRECTORY …` and `GIT_ALTERNATE_OBJECT_DIRECTORIES …` (module
+//!   `mounts`): git's new objects go to the run's private directory, the shared store is read.
 //! - `--dev /dev` and `--proc /proc`: a minimal device tree (no access to the host's disks or
 //!   terminals) and a procfs of its own.
 //! - `--unshare-user`: the program runs in a user namespace of its own (bwrap does that anyway
@@ -76,6 +79,9 @@ pub fn arguments(
         argv.push(path.as_os_str().to_owned());
     }
     argv.extend(["--setenv", "TMPDIR", TMP].map(OsString::from));
+    for (name, value) in &mounts.env {
+        argv.extend(["--setenv", name, value].map(OsString::from));
+    }
     argv.push("--chdir".into());
     argv.push(cwd.as_os_str().to_owned());
     argv.push("--".into());
@@ -133,6 +139,7 @@ mod tests {
             ],
             protected: vec![PathBuf::from("/tmp/x/repo/.autobuild/worktrees/T/.git")],
             visible: vec![PathBuf::from("/tmp/x/repo")],
+            env: Vec::new(),
         };
         let argv = arguments(&mounts, false, Path::new("/bin/true"), &[], Path::new("/"));
         let binds = text(&argv[11..argv.len() - 7]);
@@ -151,6 +158,7 @@ mod tests {
             writable: vec![PathBuf::from("/w"), PathBuf::from("/w")],
             protected: vec![PathBuf::from("/w/.git"), PathBuf::from("/w/.git")],
             visible: vec![PathBuf::from("/w/.git")],
+            env: Vec::new(),
         };
         let argv = arguments(&mounts, false, Path::new("/bin/true"), &[], Path::new("/"));
         let binds = text(&argv[11..argv.len() - 7]);

@@ -3,7 +3,8 @@
 //! On Linux every agent process and every runner check can run under bubblewrap (`bwrap`):
 //! the whole filesystem stays readable, but the kernel refuses writes everywhere except the
 //! task's worktree, the git files the worktree legitimately needs (its own administration
-//! directory, the shared object store, the task branch's ref directory), the run's scratch
+//! directory, the task branch's ref directory, a run-private object directory whose objects
+//! the runner imports, verified, into the read-only shared store), the run's scratch
 //! directory, a private `/tmp`, the agent CLI's own state (`~/.claude`, `~/.codex`, …) and
 //! the paths the project declares in `[sandbox] writable`. The network stays shared: agents
 //! call their APIs and checks may download dependencies. A refused write is an ordinary
@@ -98,11 +99,13 @@ impl Access {
 pub struct Mounts {
     /// Bound read-write.
     pub writable: Vec<PathBuf>,
-    /// Bound read-only inside a writable path (a worktree's `.git` file, the object store's
-    /// `info/`): the parts of a writable tree that must not change.
+    /// Bound read-only inside a writable path (a worktree's `.git` file, its `commondir`):
+    /// the parts of a writable tree that must not change.
     pub protected: Vec<PathBuf>,
     /// Paths under `/tmp` bound read-only again after the private `/tmp` hid them.
     pub visible: Vec<PathBuf>,
+    /// Variables set inside the sandbox (where git writes objects), over the child's own.
+    pub env: Vec<(String, String)>,
 }
 
 impl Mounts {

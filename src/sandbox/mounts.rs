@@ -5,8 +5,12 @@
 //!   elsewhere would send the runner's own checkpoints there);
 //! - the worktree's git administration directory (`.git/worktrees/<name>`: its index, HEAD,
 //!   reflog), except `commondir` and `gitdir`, which tie it to the repository;
-//! - the shared object store (`git add` and `git commit` write objects), except `objects/info`
-//!   (`alternates` would borrow objects from elsewhere);
+//! - the run's private object directory: the shared object store stays read-only (an agent
+//!   could otherwise delete the user's history or plant an object under the name of a future
+//!   blob). Git writes new objects to the private directory (`GIT_OBJECT_DIRECTORY`) and reads
+//!   the shared ones as an alternate (`GIT_ALTERNATE_OBJECT_DIRECTORIES`); the runner imports
+//!   the private objects after the step, each verified against its name
+//!   ([`crate::git::import_objects`]);
 //! - the directory of the task branch's ref and of its reflog (`refs/heads/autobuild/`), so a
 //!   commit can move the task branch. The rest of the shared git directory — `config`,
 //!   `hooks/`, `info/`, other branches, tags — stays read-only: that is the point;
@@ -46,6 +50,8 @@ pub struct StepPaths<'a> {
     pub repo_root: &'a Path,
     /// The run's scratch directory.
     pub scratch: &'a Path,
+    /// The run's private object directory, where git writes new objects.
+    pub objects: &'a Path,
     /// The agent CLI's own state (empty for checks and `command` agents).
     pub agent_state: Vec<Writable>,
     /// The child's environment on top of autobuild's (for `HOME` and `PATH`).
@@ -82,7 +88,7 @@ pub fn expand(entry: &str, home: Option<&Path>) -> Option<PathBuf> {
 }
 
 /// The mounts of `paths` plus `declared` (`[sandbox] writable`), and notes on what could not
-/// be made writable.
+/// be made writable. A linked worktree's mounts set the child's object directories.
 pub fn resolve(paths: &StepPaths<'_>, declared: &[String]) -> (Mounts, Vec<String>) {
     let mut mounts = Mounts::default();
     let mut notes = Vec::new();
@@ -97,6 +103,19 @@ pub fn resolve(paths: &StepPaths<'_>, declared: &[String]) -> (Mounts, Vec<Strin
     let git = git_paths(paths.worktree, paths.branch);
     for path in &git.writable {
         add_dir(path, "git files of the worktree", &mut mounts, &mut notes);
+    }
+    if let Some(shared) = &git.objects {
+        match ensure_dir(paths.objects) {
+            Ok(private) => {
+                mounts.env = object_env(&private, shared);
+                mounts.writable.push(private);
+            }
+            Err(problem) => notes.push(format!(
+                "{} (the run's object directory) cannot be used, so git cannot write objects \
+                 in the sandbox: {problem}",
+                paths.objects.display()
+            )),
+        }
     }
     for entry in declared {
         match expand(entry, home.as_deref()) {
@@ -141,6 +160,21 @@ pub fn resolve(paths: &StepPaths<'_>, declared: &[String]) -> (Mounts, Vec<Strin
     (mounts, notes)
 }
 
+/// The variables that send a confined git's new objects to `private` and let it read the
+/// `shared` store.
+fn object_env(private: &Path, shared: &Path) -> Vec<(String, String)> {
+    vec![
+        (
+            "GIT_OBJECT_DIRECTORY".to_string(),
+            private.display().to_string(),
+        ),
+        (
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES".to_string(),
+            shared.display().to_string(),
+        ),
+    ]
+}
+
 /// Makes `path` (created when missing) writable, or notes why it stays read-only.
 fn add_dir(path: &Path, why: &str, mounts: &mut Mounts, notes: &mut Vec<String>) {
     match ensure_dir(path) {
@@ -170,6 +204,8 @@ fn ensure_dir(path: &Path) -> Result<PathBuf, String> {
 struct GitPaths {
     writable: Vec<PathBuf>,
     protected: Vec<PathBuf>,
+    /// The shared object store, read-only.
+    objects: Option<PathBuf>,
 }
 
 /// What the worktree's git commands must write, and what inside it stays read-only. Nothing
@@ -191,15 +227,11 @@ fn git_paths(worktree: &Path, branch: &str) -> GitPaths {
     GitPaths {
         writable: vec![
             admin.clone(),
-            common.join("objects"),
             common.join("refs/heads").join(&branch_dir),
             common.join("logs/refs/heads").join(&branch_dir),
         ],
-        protected: vec![
-            admin.join("commondir"),
-            admin.join("gitdir"),
-            common.join("objects/info"),
-        ],
+        protected: vec![admin.join("commondir"), admin.join("gitdir")],
+        objects: common.join("objects").canonicalize().ok(),
     }
 }
 
@@ -249,12 +281,14 @@ mod tests {
         );
         let home = dir.path().join("home");
         let scratch = repo.join(".autobuild/runs/TASK-1/scratch");
+        let objects = repo.join(".autobuild/runs/TASK-1/objects");
         let env = vec![("HOME".to_string(), home.display().to_string())];
         let paths = StepPaths {
             worktree: &worktree,
             branch: "autobuild/TASK-1",
             repo_root: &repo,
             scratch: &scratch,
+            objects: &objects,
             agent_state: vec![
                 Writable::Dir(home.join(".agent")),
                 Writable::File(home.join(".agent.json")),
@@ -268,9 +302,9 @@ mod tests {
             real(&worktree),
             real(&scratch),
             git_dir.join("worktrees/TASK-1"),
-            git_dir.join("objects"),
             git_dir.join("refs/heads/autobuild"),
             git_dir.join("logs/refs/heads/autobuild"),
+            real(&objects),
             real(&home.join(".cache")),
             real(&home.join(".agent")),
         ];
@@ -282,6 +316,21 @@ mod tests {
             .protected
             .contains(&git_dir.join("worktrees/TASK-1/commondir")));
         assert!(!mounts.writable.contains(&git_dir));
+        // The shared object store is read-only; git writes to the run's own directory.
+        assert!(!mounts.writable.contains(&git_dir.join("objects")));
+        assert_eq!(
+            mounts.env,
+            vec![
+                (
+                    "GIT_OBJECT_DIRECTORY".to_string(),
+                    real(&objects).display().to_string()
+                ),
+                (
+                    "GIT_ALTERNATE_OBJECT_DIRECTORIES".to_string(),
+                    git_dir.join("objects").display().to_string()
+                ),
+            ]
+        );
         if git_dir.starts_with(TMP) {
             assert!(mounts.visible.contains(&real(&repo)));
             assert!(mounts.visible.contains(&real(&home)));

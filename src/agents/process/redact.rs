@@ -42,6 +42,24 @@ impl Redactor {
         Redactor { secrets }
     }
 
+    /// The secret values, longest first.
+    pub fn secrets(&self) -> &[String] {
+        &self.secrets
+    }
+
+    /// This redactor for a rendered HTML page: each secret also as the page escapes it.
+    pub fn for_html(&self) -> Redactor {
+        let mut secrets: Vec<String> = self
+            .secrets
+            .iter()
+            .flat_map(|secret| [secret.clone(), minijinja::HtmlEscape(secret).to_string()])
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        secrets.sort_by_key(|secret| std::cmp::Reverse(secret.len()));
+        Redactor { secrets }
+    }
+
     /// `text` with every secret value replaced by [`REDACTED`].
     pub fn apply(&self, text: &str) -> String {
         let mut out = text.to_string();
@@ -101,6 +119,14 @@ pub fn is_secret_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_page_is_redacted_of_the_escaped_secret_too() {
+        let redactor = Redactor::from_vars([("MY_TOKEN".to_string(), "a<b>&c/d'e\"f".to_string())]);
+        assert_eq!(redactor.secrets(), ["a<b>&c/d'e\"f"]);
+        let page = "x a&lt;b&gt;&amp;c&#x2f;d&#x27;e&quot;f y a<b>&c/d'e\"f";
+        assert_eq!(redactor.for_html().apply(page), "x [REDACTED] y [REDACTED]");
+    }
 
     #[test]
     fn common_credential_names_are_secret() {

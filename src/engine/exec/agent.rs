@@ -76,8 +76,15 @@ fn run_writer(
     }
     let git_dir = git::GitDirGuard::capture(worktree)?;
     let refs = git::RefGuard::capture(worktree, &cx.state.branch)?;
+    let main = super::sandbox::guard_main_checkout(cx)?;
     let invocation = invoke(cx, role_name, role, adapter, worktree, &prompt, 1)?;
     let mut violation = git_dir.restore()?;
+    let label = format!("turn_{turn}_{}", cx.file_label(role_name));
+    violation.extend(super::sandbox::restore_main_checkout(
+        cx,
+        main.as_ref(),
+        &label,
+    )?);
     violation.extend(
         restore_refs(cx, &refs, worktree)?
             .iter()
@@ -110,7 +117,17 @@ fn run_writer(
     }
     let before = cx.state.last_checkpoint.clone().unwrap_or_default();
     let message = format!("autobuild: {} turn {turn} ({role_name})", cx.state.task_id);
-    let checkpoint = git::checkpoint(worktree, &message)?;
+    let mut checkpoint = git::checkpoint(worktree, &message)?;
+    // A turn whose work cannot land whole (a submodule entry, an object the repository lacks)
+    // is put back and never approved.
+    let unlandable =
+        git::unlandable_since_fork(worktree, &cx.state.base_branch, &checkpoint.commit)?;
+    if !unlandable.is_empty() {
+        let paths: Vec<String> = unlandable.iter().map(|u| u.path().to_string()).collect();
+        let removed = format!("{message}: removed what cannot land");
+        checkpoint = git::drop_from_checkpoint(worktree, &paths, &removed)?;
+        violation.extend(unlandable.iter().map(ToString::to_string));
+    }
     // What changed since the last checkpoint, whoever committed it: a player that commits its
     // own work has changed the tree as much as one that leaves the committing to the runner.
     let stat = if before.is_empty() {
@@ -176,8 +193,15 @@ fn run_reader(
     let prompt = render(cx, role)?;
     let git_dir = git::GitDirGuard::capture(worktree)?;
     let refs = git::RefGuard::capture(worktree, &cx.state.branch)?;
+    let main = super::sandbox::guard_main_checkout(cx)?;
     let mut invocation = invoke(cx, role_name, role, adapter, worktree, &prompt, 1)?;
     let mut violation = audit(cx, worktree)?;
+    let label = format!("turn_{turn}_{}", cx.file_label(role_name));
+    violation.extend(super::sandbox::restore_main_checkout(
+        cx,
+        main.as_ref(),
+        &label,
+    )?);
     violation.extend(git_dir.restore()?);
     violation.extend(
         restore_refs(cx, &refs, worktree)?
@@ -224,6 +248,12 @@ fn run_reader(
                 );
                 invocation = invoke(cx, role_name, role, adapter, worktree, &retry, 2)?;
                 violation.extend(audit(cx, worktree)?);
+                let label = format!("{label}_retry");
+                violation.extend(super::sandbox::restore_main_checkout(
+                    cx,
+                    main.as_ref(),
+                    &label,
+                )?);
                 violation.extend(git_dir.restore()?);
                 violation.extend(
                     restore_refs(cx, &refs, worktree)?
@@ -446,8 +476,10 @@ fn invoke(
     for dir in [cx.paths.prompts(), cx.paths.logs()] {
         fs::create_dir_all(&dir).map_err(|e| Error::io("cannot create", dir.clone(), e))?;
     }
-    fs::write(&prompt_path, prompt).map_err(|e| Error::io("cannot write", &prompt_path, e))?;
     let env = cx.env_vars();
+    // The saved prompt is a record: it may quote a diff holding a secret's value.
+    let saved = crate::agents::process::redact(prompt, &env);
+    fs::write(&prompt_path, saved).map_err(|e| Error::io("cannot write", &prompt_path, e))?;
     let confinement = super::sandbox::confine(cx, adapter.sandbox_state(&env));
     let request = AgentRequest {
         role_name,
@@ -465,7 +497,13 @@ fn invoke(
         pricing: Some(&cx.plan.config.pricing),
         sandbox: confinement.as_ref(),
     };
-    let mut outcome = adapter.invoke(&request, &cx.cancel).map_err(Error::from)?;
+    let invoked = adapter.invoke(&request, &cx.cancel).map_err(Error::from);
+    if confinement.is_some() {
+        crate::failpoint::hit("objects.written");
+        // Before anything of the runner's (ref guard, checkpoint) reads the agent's objects.
+        super::sandbox::import_objects(cx)?;
+    }
+    let mut outcome = invoked?;
     if confinement.is_some() {
         let refused = crate::sandbox::denials::in_file(&transcript_path);
         outcome

@@ -24,6 +24,9 @@ pub struct MergeRequest {
     pub turns: u32,
     /// The commit the gates approved: only exactly that lands.
     pub approved: String,
+    /// Values of secret-named variables the landing must not bring into any file (empty when
+    /// the user passed `--allow-secret-in-diff`).
+    pub secrets: Vec<String>,
 }
 
 /// What landed, and what could not be cleaned up afterwards.
@@ -156,6 +159,22 @@ fn start_landing(
         Prepared::UpToDate(_) => return Ok(None),
         Prepared::Ready(landing) => landing,
     };
+    let leaking = repo
+        .paths_gaining(&landing, &request.secrets)
+        .map_err(|e| merge_error(request, e.into()))?;
+    if !leaking.is_empty() {
+        return Err(Error::usage(format!(
+            "cannot merge {} into {}: the value of a secret-named variable would be merged in {}",
+            request.branch,
+            request.base,
+            leaking.join(", ")
+        ))
+        .with_help(format!(
+            "nothing was merged; remove the value from the branch, or merge it anyway with \
+             `autobuild complete {} --allow-secret-in-diff`",
+            request.task_id
+        )));
+    }
     let since_ms = git::now_ms();
     journal.record(Some(Pending::Merge {
         landing: landing.clone(),
@@ -164,6 +183,17 @@ fn start_landing(
     }))?;
     crate::failpoint::hit("merge.prepared");
     Ok(Some((landing, MergePhase::Prepared, since_ms)))
+}
+
+/// The secret values a landing refuses to merge: those of the secret-named variables in `env`
+/// and autobuild's own environment, none when the user allowed them.
+pub fn refused_secrets(env: &[(String, String)], allowed: bool) -> Vec<String> {
+    if allowed {
+        return Vec::new();
+    }
+    crate::agents::process::Redactor::new(env)
+        .secrets()
+        .to_vec()
 }
 
 fn merge_error(request: &MergeRequest, error: Error) -> Error {
@@ -260,6 +290,7 @@ pub fn execute(cx: &mut RunCx, strategy: Option<MergeStrategy>) -> Result<StepDo
         strategy,
         turns,
         approved: cx.state.last_checkpoint.clone().unwrap_or_default(),
+        secrets: refused_secrets(&cx.env_vars(), cx.state.settings.allow_secret_in_diff),
     };
     let repo = Repo::discover(cx.repo.root())?;
     let commit = match merge_run(&repo, &request, &mut StepJournal { cx: &mut *cx }) {

@@ -15,8 +15,9 @@ mod verify;
 mod worktree;
 mod worktree_setup;
 
-pub use merge::{merge_run, MergeRequest, StateJournal};
+pub use merge::{merge_run, refused_secrets, MergeRequest, StateJournal};
 pub use report::write_report;
+pub use sandbox::objects_dir;
 
 use serde::Serialize;
 use serde_json::{Map, Value};

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use crate::agents::process::Redactor;
 use crate::engine::cx::RunCx;
 use crate::engine::exec::StepDone;
 use crate::engine::outcome::Outcome;
@@ -36,7 +37,8 @@ pub fn write_report(
     outcome: &Outcome,
 ) -> Result<std::path::PathBuf, Error> {
     let turns = load_turns(paths, state);
-    let text = render(state, outcome, &turns);
+    // Redacted: the report quotes records and diffs that may hold a secret's value.
+    let text = Redactor::new(&[]).apply(&render(state, outcome, &turns));
     let path = paths.report();
     crate::engine::state::write_atomic(&path, text.as_bytes())
         .map_err(|e| Error::io("cannot write", &path, e))?;

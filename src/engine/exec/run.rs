@@ -57,6 +57,9 @@ pub fn execute(
         Some(&crate::agents::command_group_file(&cx.paths.dir)),
         confinement.as_ref(),
     );
+    if confinement.is_some() {
+        super::sandbox::import_objects(cx)?;
+    }
     if cx.cancel.is_cancelled() {
         return Ok(StepDone::cancelled());
     }

@@ -2,10 +2,22 @@
 //! run's worktree, task branch, repository and scratch directory, plus what the agent CLI
 //! needs for itself. Notes about paths that could not be made writable become warnings, once
 //! per run.
+//!
+//! A confined process writes new git objects to the run's private object directory (the shared
+//! store is read-only to it); [`import_objects`] brings them, verified, into the shared store
+//! after every confined process and before anything of the runner's reads them.
+
+use std::path::{Path, PathBuf};
 
 use crate::engine::cx::RunCx;
 use crate::engine::events::EventKind;
+use crate::error::Error;
 use crate::sandbox::{Confinement, StepPaths, Writable};
+
+/// The run's private object directory: where confined git commands write new objects.
+pub fn objects_dir(run_dir: &Path) -> PathBuf {
+    run_dir.join("objects")
+}
 
 /// The confinement for a process with the project environment, or `None` when the run is not
 /// confined.
@@ -13,11 +25,13 @@ pub fn confine(cx: &mut RunCx, agent_state: Vec<Writable>) -> Option<Confinement
     let sandbox = cx.plan.sandbox.sandbox()?;
     let env = cx.env_vars();
     let scratch = crate::agents::scratch_dir(&cx.paths.dir);
+    let objects = objects_dir(&cx.paths.dir);
     let paths = StepPaths {
         worktree: &cx.state.worktree,
         branch: &cx.state.branch,
         repo_root: &cx.plan.root,
         scratch: &scratch,
+        objects: &objects,
         agent_state,
         env: &env,
     };
@@ -28,4 +42,46 @@ pub fn confine(cx: &mut RunCx, agent_state: Vec<Writable>) -> Option<Confinement
         });
     }
     Some(confinement)
+}
+
+/// Imports the objects confined processes of this run wrote (nothing when none did), warning
+/// about any whose content does not match its name: those are never imported.
+pub fn import_objects(cx: &mut RunCx) -> Result<(), Error> {
+    let private = objects_dir(&cx.paths.dir);
+    let imported = crate::git::import_objects(&cx.plan.root, &private)?;
+    if !imported.forged.is_empty() {
+        cx.emit(EventKind::Warning {
+            message: format!(
+                "sandbox: {} object(s) written in the sandbox do not match their names and were \
+                 not imported (first {})",
+                imported.forged.len(),
+                imported.forged[0]
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The main checkout as it stands before an agent step, when the step runs unconfined (in the
+/// sandbox it is read-only and needs no guard).
+pub fn guard_main_checkout(cx: &RunCx) -> Result<Option<crate::git::CheckoutGuard>, Error> {
+    if cx.plan.sandbox.sandbox().is_some() {
+        return Ok(None);
+    }
+    Ok(Some(crate::git::CheckoutGuard::capture(&cx.plan.root)?))
+}
+
+/// Undoes what an unconfined step (`label`, e.g. `turn_1_player`) changed in the main
+/// checkout, keeping its versions under `<run dir>/main-checkout/<label>/`; returns the scope
+/// violations.
+pub fn restore_main_checkout(
+    cx: &RunCx,
+    guard: Option<&crate::git::CheckoutGuard>,
+    label: &str,
+) -> Result<Vec<String>, Error> {
+    let Some(guard) = guard else {
+        return Ok(Vec::new());
+    };
+    let backup = cx.paths.dir.join("main-checkout").join(label);
+    Ok(guard.restore(&backup)?)
 }

@@ -72,6 +72,9 @@ pub fn execute(
         Some(&group_file),
         confinement.as_ref(),
     );
+    if confinement.is_some() {
+        super::sandbox::import_objects(cx)?;
+    }
     if cx.cancel.is_cancelled() {
         return Ok(StepDone::cancelled());
     }
