@@ -11,7 +11,7 @@ use crate::engine::state::{RunState, RunStatus};
 use crate::error::Error;
 use crate::feature::events::FeatureEventKind;
 use crate::feature::state::{ConflictRecord, FeatureState, TaskStatus};
-use crate::git::{diff_stat, GitError, Repo};
+use crate::git::{diff_stat, GitError, Prepared, Repo};
 use crate::workflow::model::MergeStrategy;
 
 /// What merging one task into the feature branch did.
@@ -33,51 +33,117 @@ pub fn task_branch(task_id: &str) -> String {
     format!("autobuild/{task_id}")
 }
 
-/// Squashes `autobuild/<task>` onto `feature_branch`, then removes the task's worktree and
-/// branch and marks its run merged. Merging a task whose work is already there changes nothing.
+/// One approved task, as the runner recorded it, for [`merge_task`].
+#[derive(Debug, Clone, Copy)]
+pub struct ApprovedTask<'a> {
+    pub id: &'a str,
+    pub title: &'a str,
+    /// Its worktree (removed once it landed).
+    pub worktree: &'a Path,
+    /// The commit its gates approved (its run record's last checkpoint): exactly this lands.
+    pub approved: &'a str,
+}
+
+/// Squashes the approved commit of `task` onto the feature branch, then removes the task's
+/// worktree and branch and marks its run merged. Merging a task whose work is already there
+/// changes nothing.
+///
+/// Before anything moves, both branches are held at what the runner recorded
+/// ([`Repo::hold_branch`]): the task branch at its approved commit, the feature branch at
+/// `state.tip`. A branch moved by anyone else is put back (the moved version kept under a
+/// backup ref) and the fact appended to `state.violations`. The feature branch's new tip is
+/// recorded (`save`) before the branch moves, so the ref guards of other runs know the move
+/// is a runner's.
 pub fn merge_task(
     repo: &Repo,
     runs_dir: &Path,
-    worktree: &Path,
-    task_id: &str,
-    title: &str,
-    feature_branch: &str,
+    task: &ApprovedTask<'_>,
+    state: &mut FeatureState,
+    save: &mut dyn FnMut(&FeatureState) -> Result<(), Error>,
 ) -> Result<TaskMerge, Error> {
+    let (task_id, worktree) = (task.id, task.worktree);
+    let feature_branch = state.branch.clone();
     let branch = task_branch(task_id);
-    let before = repo.resolve_branch(feature_branch)?;
-    let message = format!("{task_id}: {title}\n\nApproved by autobuild on {branch}.\n");
+    let message = format!(
+        "{task_id}: {}\n\nApproved by autobuild on {branch}.\n",
+        task.title
+    );
+    hold_feature_branch(repo, state)?;
+    let before = repo.resolve_branch(&feature_branch)?;
     // A run killed while tidying up after the squash: the task's commit is the feature
     // branch's tip and its branch is gone. Finish the bookkeeping instead of failing forever.
-    if !repo.branch_exists(&branch) && repo.tip_message(feature_branch)? == message {
-        remove_task_branch(repo, worktree, &branch, feature_branch)?;
+    if !repo.branch_exists(&branch) && repo.tip_message(&feature_branch)? == message {
+        remove_task_branch(repo, worktree, &branch, &feature_branch)?;
         mark_run_merged(runs_dir, task_id)?;
         return Ok(TaskMerge::Merged {
             commit: before,
             paths: Vec::new(),
         });
     }
-    let reviewed = crate::git::branch_tip(repo.root(), &branch)?;
-    let outcome =
-        match repo.merge_into_base(&branch, feature_branch, MergeStrategy::Squash, &message) {
-            Ok(outcome) => outcome,
+    let held = repo.hold_branch(
+        &branch,
+        task.approved,
+        &format!("refs/autobuild/backup/{task_id}"),
+    )?;
+    if let Some(violation) = held.violation(&branch, task.approved) {
+        tracing::warn!("{task_id}: {violation}");
+        state.violations.push(violation);
+    }
+    let landing =
+        match repo.prepare_landing(&branch, &feature_branch, MergeStrategy::Squash, &message) {
+            Ok(Prepared::Ready(landing)) => Some(landing),
+            Ok(Prepared::UpToDate(_)) => None,
             Err(GitError::Conflict { paths, .. }) => return Ok(TaskMerge::Conflict { paths }),
             Err(e) => return Err(e.into()),
         };
-    let paths = diff_stat(repo.root(), &before, &outcome.commit)?.paths();
+    let commit = match landing {
+        Some(landing) => {
+            state.tip = Some(landing.to.clone());
+            save(state)?;
+            repo.land_journaled(&landing)?;
+            landing.to
+        }
+        None => before.clone(),
+    };
+    let paths = diff_stat(repo.root(), &before, &commit)?.paths();
     // Edits made in the task's worktree after its approval did not land; keep them before the
     // worktree goes.
     if worktree.is_dir() {
         let prefix = format!("refs/autobuild/backup/{task_id}");
         let note = format!("autobuild: unreviewed changes in {task_id}'s worktree, kept");
-        if let Some(refname) = crate::git::backup(worktree, &reviewed, &prefix, &note)? {
+        if let Some(refname) = crate::git::backup(worktree, task.approved, &prefix, &note)? {
             tracing::warn!("{task_id}: changes made after approval were kept as {refname}");
         }
     }
-    remove_task_branch(repo, worktree, &branch, feature_branch)?;
+    remove_task_branch(repo, worktree, &branch, &feature_branch)?;
     mark_run_merged(runs_dir, task_id)?;
-    Ok(TaskMerge::Merged {
-        commit: outcome.commit,
-        paths,
+    Ok(TaskMerge::Merged { commit, paths })
+}
+
+/// Holds the feature branch at the tip the runner recorded (`state.tip`), when it recorded
+/// one; a branch moved by anyone else is put back and the fact appended to `state.violations`.
+pub fn hold_feature_branch(repo: &Repo, state: &mut FeatureState) -> Result<(), Error> {
+    let Some(tip) = state.tip.clone() else {
+        return Ok(());
+    };
+    let prefix = format!("refs/autobuild/backup/{}", state.feature_id);
+    let held = repo.hold_branch(&state.branch, &tip, &prefix)?;
+    if let Some(violation) = held.violation(&state.branch, &tip) {
+        tracing::warn!("{}: {violation}", state.feature_id);
+        state.violations.push(violation);
+    }
+    Ok(())
+}
+
+/// The commit the gates of `task_id` approved, from its run record under `runs_dir`.
+pub fn approved_commit(runs_dir: &Path, task_id: &str) -> Result<String, Error> {
+    let path = RunPaths::new(runs_dir, task_id).state();
+    let state = RunState::load(&path).map_err(|e| Error::io("cannot read", &path, e))?;
+    state.last_checkpoint.ok_or_else(|| {
+        Error::runtime(format!(
+            "{} records no approved commit for {task_id}",
+            path.display()
+        ))
     })
 }
 
