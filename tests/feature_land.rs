@@ -250,7 +250,11 @@ fn a_commit_added_to_a_task_branch_after_approval_is_refused_and_nothing_of_it_l
             && message.contains("work added after approval is never landed"),
         "{message}"
     );
-    assert!(stdout(&output).contains("not at the approved commit"), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("not at the approved commit"),
+        "{}",
+        stdout(&output)
+    );
     assert_eq!(state["tasks"]["TASK-C"]["status"], "skipped");
     // Nothing of the task landed: neither the added commit nor the approved work.
     assert_eq!(subjects(remote.as_path(), FEAT), ["initial"]);

@@ -351,10 +351,14 @@ fn a_player_forging_the_feature_branch_lands_nothing_of_it(project: Project) {
             && violation.contains("refs/heads/autobuild/evil was moved"),
         "{violation}"
     );
-    let backups = project.git(&["for-each-ref", "--format=%(refname)", "refs/autobuild/backup/TASK-A"]);
-    let forged = backups.lines().any(|backup| {
-        project.show(backup, "lib/forged.txt").as_deref() == Some("forged\n")
-    });
+    let backups = project.git(&[
+        "for-each-ref",
+        "--format=%(refname)",
+        "refs/autobuild/backup/TASK-A",
+    ]);
+    let forged = backups
+        .lines()
+        .any(|backup| project.show(backup, "lib/forged.txt").as_deref() == Some("forged\n"));
     assert!(forged, "{backups}");
 }
 

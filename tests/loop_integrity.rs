@@ -297,8 +297,14 @@ fn a_players_replace_ref_and_note_are_removed_and_git_show_prints_the_real_conte
     ]);
     assert_eq!(left.trim(), "", "no replace ref or note survives");
     let shown = project.show("main", "lib/greet.sh");
-    assert!(shown.contains("Goodbye, %s.") && !shown.contains("forged"), "{shown}");
-    assert_eq!(project.git(&["log", "-1", "--format=%N", "main"]).trim(), "");
+    assert!(
+        shown.contains("Goodbye, %s.") && !shown.contains("forged"),
+        "{shown}"
+    );
+    assert_eq!(
+        project.git(&["log", "-1", "--format=%N", "main"]).trim(),
+        ""
+    );
     let kept = project.git(&[
         "for-each-ref",
         "--format=%(refname)",

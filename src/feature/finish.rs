@@ -17,11 +17,12 @@ use crate::workflow::model::MergeStrategy;
 /// only what its tasks' gates approved lands.
 pub fn land(
     repo: &Repo,
+    runs_dir: &Path,
     state: &mut FeatureState,
     titles: &BTreeMap<String, String>,
     strategy: MergeStrategy,
 ) -> Result<String, Error> {
-    hold_feature_branch(repo, state)?;
+    hold_feature_branch(repo, runs_dir, state)?;
     let tasks: Vec<(&str, &str)> = state
         .waves
         .iter()

@@ -447,7 +447,10 @@ mod tests {
         let (a, b) = ("a".repeat(40), "b".repeat(40));
         assert_eq!(not_approved("autobuild/A", &a, Some(&a)), None);
         let refused = not_approved("autobuild/A", &b, Some(&a)).unwrap();
-        assert!(refused.contains("not at the approved commit aaaaaaaaaa"), "{refused}");
+        assert!(
+            refused.contains("not at the approved commit aaaaaaaaaa"),
+            "{refused}"
+        );
         assert!(not_approved("autobuild/A", &a, None).is_some());
     }
 }

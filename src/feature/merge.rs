@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::engine::paths::RunPaths;
+use crate::engine::ref_owners::feature_tips;
 use crate::engine::state::{RunState, RunStatus};
 use crate::error::Error;
 use crate::feature::events::FeatureEventKind;
@@ -68,7 +69,7 @@ pub fn merge_task(
         "{task_id}: {}\n\nApproved by autobuild on {branch}.\n",
         task.title
     );
-    hold_feature_branch(repo, state)?;
+    hold_feature_branch(repo, runs_dir, state)?;
     let before = repo.resolve_branch(&feature_branch)?;
     // A run killed while tidying up after the squash: the task's commit is the feature
     // branch's tip and its branch is gone. Finish the bookkeeping instead of failing forever.
@@ -121,11 +122,22 @@ pub fn merge_task(
 }
 
 /// Holds the feature branch at the tip the runner recorded (`state.tip`), when it recorded
-/// one; a branch moved by anyone else is put back and the fact appended to `state.violations`.
-pub fn hold_feature_branch(repo: &Repo, state: &mut FeatureState) -> Result<(), Error> {
+/// one: a branch that recorded landings of its tasks took on from there is the runner's and
+/// becomes the recorded tip; one moved by anyone else is put back and the fact appended to
+/// `state.violations`.
+pub fn hold_feature_branch(
+    repo: &Repo,
+    runs_dir: &Path,
+    state: &mut FeatureState,
+) -> Result<(), Error> {
     let Some(tip) = state.tip.clone() else {
         return Ok(());
     };
+    let current = repo.resolve_branch(&state.branch)?;
+    if feature_tips(runs_dir, state).contains(&current) {
+        state.tip = Some(current);
+        return Ok(());
+    }
     let prefix = format!("refs/autobuild/backup/{}", state.feature_id);
     let held = repo.hold_branch(&state.branch, &tip, &prefix)?;
     if let Some(violation) = held.violation(&state.branch, &tip) {

@@ -147,7 +147,7 @@ pub fn complete(root: &Path, feature_id: &str) -> Result<u8, Error> {
         .collect();
     finish_interrupted_landings(root)?;
     let repo = Repo::discover(root)?;
-    let commit = land(&repo, &mut state, &titles, strategy)?;
+    let commit = land(&repo, &layout.runs(), &mut state, &titles, strategy)?;
     state.status = FeatureStatus::Merged;
     state.merged_commit = Some(commit.clone());
     state.message = Some(crate::feature::report::outcome_message(&state));

@@ -494,6 +494,13 @@ impl Runner {
             .iter()
             .map(|t| (t.id().to_string(), t.task.title.clone()))
             .collect();
-        land(&self.repo, &mut self.state, &titles, self.setup.strategy)
+        let runs = self.setup.runs_dir();
+        land(
+            &self.repo,
+            &runs,
+            &mut self.state,
+            &titles,
+            self.setup.strategy,
+        )
     }
 }

@@ -45,10 +45,12 @@ impl Repo {
         backup_prefix: &str,
     ) -> Result<Held, GitError> {
         let refname = format!("refs/heads/{branch}");
-        let wanted = Oid::from_str(tip).context(format_args!("read commit id {tip}"), self.root())?;
-        self.repo
-            .find_commit(wanted)
-            .context(format_args!("read the recorded tip {tip} of {branch}"), self.root())?;
+        let wanted =
+            Oid::from_str(tip).context(format_args!("read commit id {tip}"), self.root())?;
+        self.repo.find_commit(wanted).context(
+            format_args!("read the recorded tip {tip} of {branch}"),
+            self.root(),
+        )?;
         let current = self.branch_tip(branch)?.id();
         if current == wanted {
             return Ok(Held::AtTip);
@@ -139,10 +141,7 @@ mod tests {
         };
         assert_eq!(moved_to, &elsewhere);
         assert_eq!(repo.resolve_branch("autobuild/F").unwrap(), first);
-        assert_eq!(
-            git.refname_to_id(kept_as).unwrap().to_string(),
-            elsewhere
-        );
+        assert_eq!(git.refname_to_id(kept_as).unwrap().to_string(), elsewhere);
         assert!(held.violation("autobuild/F", &first).is_some());
     }
 }

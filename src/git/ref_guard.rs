@@ -40,14 +40,14 @@ pub struct RefGuard {
 }
 
 /// Who may move a runner's branch (`refs/heads/autobuild/<NAME>`), from the run records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RefOwner {
     /// A task whose run is in progress: its own runner vets whatever is on its branch
     /// (checkpoint, review, read-only audit, and the landing's check of the approved commit).
     Vetted,
-    /// The runner recorded where the branch must be; `may_delete`: its owner is done with it
-    /// (a landed task), so its deletion is no harm.
-    Recorded { tip: Oid, may_delete: bool },
+    /// The runner recorded where the branch may be (`tips`, the one last recorded first);
+    /// `may_delete`: its owner is done with it (a landed task), so its deletion is no harm.
+    Recorded { tips: Vec<Oid>, may_delete: bool },
     /// No run owns it.
     Unowned,
 }
@@ -119,10 +119,15 @@ fn put_back_to(
         Namespace::Forgery => Some(before),
         Namespace::Runner => match owner {
             RefOwner::Vetted => None,
-            RefOwner::Recorded { tip, may_delete } => match after {
-                Some(now) if now == tip => None,
+            RefOwner::Recorded { tips, may_delete } => match after {
+                Some(now) if tips.contains(&now) => None,
                 None if may_delete => None,
-                _ => Some(Some(tip)),
+                // Back to where it was when that was a recorded place, else the recorded tip.
+                _ => Some(
+                    before
+                        .filter(|b| tips.contains(b))
+                        .or(tips.first().copied()),
+                ),
             },
             RefOwner::Unowned => Some(before),
         },
@@ -356,34 +361,139 @@ mod tests {
 
     #[test]
     fn who_may_move_a_ref_decides_whether_it_is_put_back() {
-        let (a, b, c) = (Oid::from_bytes(&[1; 20]).unwrap(), Oid::from_bytes(&[2; 20]).unwrap(), Oid::from_bytes(&[3; 20]).unwrap());
-        let recorded = |tip, may_delete| RefOwner::Recorded { tip, may_delete };
+        let (a, b, c) = (
+            Oid::from_bytes(&[1; 20]).unwrap(),
+            Oid::from_bytes(&[2; 20]).unwrap(),
+            Oid::from_bytes(&[3; 20]).unwrap(),
+        );
+        let recorded = |tip, may_delete| RefOwner::Recorded {
+            tips: vec![tip],
+            may_delete,
+        };
         let feature = "refs/heads/autobuild/FEAT";
-        let cases: [(&str, Option<Oid>, Option<Oid>, bool, RefOwner, Option<Option<Oid>>); 14] = [
+        let landed_on = RefOwner::Recorded {
+            tips: vec![a, b],
+            may_delete: false,
+        };
+        let cases: [(
+            &str,
+            Option<Oid>,
+            Option<Oid>,
+            bool,
+            RefOwner,
+            Option<Option<Oid>>,
+        ); 16] = [
             // Unchanged: nothing to do, whoever owns it.
             (feature, Some(a), Some(a), true, recorded(b, false), None),
             // User branches and tags: only what the facts say the agent did.
-            ("refs/heads/main", Some(a), Some(b), false, RefOwner::Unowned, None),
-            ("refs/heads/main", Some(a), Some(b), true, RefOwner::Unowned, Some(Some(a))),
-            ("refs/tags/v9", None, Some(b), true, RefOwner::Unowned, Some(None)),
+            (
+                "refs/heads/main",
+                Some(a),
+                Some(b),
+                false,
+                RefOwner::Unowned,
+                None,
+            ),
+            (
+                "refs/heads/main",
+                Some(a),
+                Some(b),
+                true,
+                RefOwner::Unowned,
+                Some(Some(a)),
+            ),
+            (
+                "refs/tags/v9",
+                None,
+                Some(b),
+                true,
+                RefOwner::Unowned,
+                Some(None),
+            ),
             // Replace refs and notes: always.
-            ("refs/replace/0123", None, Some(b), false, RefOwner::Unowned, Some(None)),
-            ("refs/notes/commits", Some(a), Some(b), false, RefOwner::Unowned, Some(Some(a))),
+            (
+                "refs/replace/0123",
+                None,
+                Some(b),
+                false,
+                RefOwner::Unowned,
+                Some(None),
+            ),
+            (
+                "refs/notes/commits",
+                Some(a),
+                Some(b),
+                false,
+                RefOwner::Unowned,
+                Some(Some(a)),
+            ),
             // A runner's branch: where its record says, whatever the facts of the worktree.
-            (feature, Some(a), Some(b), false, recorded(a, false), Some(Some(a))),
+            (
+                feature,
+                Some(a),
+                Some(b),
+                false,
+                recorded(a, false),
+                Some(Some(a)),
+            ),
             (feature, Some(a), Some(b), false, recorded(b, false), None),
-            (feature, Some(a), Some(c), true, recorded(b, false), Some(Some(b))),
-            (feature, Some(a), None, false, recorded(a, false), Some(Some(a))),
-            ("refs/heads/autobuild/T2", Some(a), None, false, recorded(a, true), None),
-            ("refs/heads/autobuild/T2", Some(a), Some(b), false, RefOwner::Vetted, None),
+            (
+                feature,
+                Some(a),
+                Some(c),
+                true,
+                recorded(b, false),
+                Some(Some(b)),
+            ),
+            (
+                feature,
+                Some(a),
+                None,
+                false,
+                recorded(a, false),
+                Some(Some(a)),
+            ),
+            (
+                "refs/heads/autobuild/T2",
+                Some(a),
+                None,
+                false,
+                recorded(a, true),
+                None,
+            ),
+            // A recorded landing took it on; from a recorded place, back to where it was.
+            (feature, Some(a), Some(b), false, landed_on.clone(), None),
+            (feature, Some(b), Some(c), false, landed_on, Some(Some(b))),
+            (
+                "refs/heads/autobuild/T2",
+                Some(a),
+                Some(b),
+                false,
+                RefOwner::Vetted,
+                None,
+            ),
             // A branch no run owns: made (or moved) by the agent.
-            ("refs/heads/autobuild/evil", None, Some(b), false, RefOwner::Unowned, Some(None)),
+            (
+                "refs/heads/autobuild/evil",
+                None,
+                Some(b),
+                false,
+                RefOwner::Unowned,
+                Some(None),
+            ),
             // Other namespaces are not guarded.
-            ("refs/remotes/origin/main", Some(a), Some(b), true, RefOwner::Unowned, None),
+            (
+                "refs/remotes/origin/main",
+                Some(a),
+                Some(b),
+                true,
+                RefOwner::Unowned,
+                None,
+            ),
         ];
         for (name, before, after, by_agent, owner, expected) in cases {
             assert_eq!(
-                put_back_to(name, before, after, by_agent, owner),
+                put_back_to(name, before, after, by_agent, owner.clone()),
                 expected,
                 "{name} {before:?} -> {after:?} ({owner:?})"
             );

@@ -316,7 +316,7 @@ impl Journal for StateJournal<'_> {
     }
 
     fn record(&mut self, pending: Option<Pending>) -> Result<(), Error> {
-        self.state.pending = pending;
+        self.state.journal(pending);
         self.state.updated_at = crate::engine::cx::now();
         self.state
             .save(&self.path)
@@ -335,7 +335,7 @@ impl Journal for StepJournal<'_, '_> {
     }
 
     fn record(&mut self, pending: Option<Pending>) -> Result<(), Error> {
-        self.cx.state.pending = pending;
+        self.cx.state.journal(pending);
         self.cx.save_state()
     }
 }
