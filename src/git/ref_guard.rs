@@ -359,6 +359,16 @@ mod tests {
         );
     }
 
+    /// A ref, before, after, the facts say the agent did it, its owner, and where it goes back.
+    type Case = (
+        &'static str,
+        Option<Oid>,
+        Option<Oid>,
+        bool,
+        RefOwner,
+        Option<Option<Oid>>,
+    );
+
     #[test]
     fn who_may_move_a_ref_decides_whether_it_is_put_back() {
         let (a, b, c) = (
@@ -375,14 +385,7 @@ mod tests {
             tips: vec![a, b],
             may_delete: false,
         };
-        let cases: [(
-            &str,
-            Option<Oid>,
-            Option<Oid>,
-            bool,
-            RefOwner,
-            Option<Option<Oid>>,
-        ); 16] = [
+        let cases: [Case; 16] = [
             // Unchanged: nothing to do, whoever owns it.
             (feature, Some(a), Some(a), true, recorded(b, false), None),
             // User branches and tags: only what the facts say the agent did.
