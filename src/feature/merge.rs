@@ -332,4 +332,80 @@ mod tests {
         assert_eq!(state.conflict, Some(expected));
         assert!(matches!(event, FeatureEventKind::Conflict { .. }));
     }
+
+    /// A repository whose `autobuild/F` is at `main`, and a commit beside it (hex) holding
+    /// `b.txt`.
+    fn feature_repo() -> (tempfile::TempDir, Repo, String) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+        crate::git::init_with_commit(dir.path(), "main", "first").unwrap();
+        let repo = Repo::discover(dir.path()).unwrap();
+        repo.create_branch("autobuild/F", "main").unwrap();
+        repo.create_branch("other", "main").unwrap();
+        let wt = dir.path().join(".autobuild/worktrees/other");
+        repo.attach_worktree("other", &wt).unwrap();
+        std::fs::write(wt.join("b.txt"), "b\n").unwrap();
+        let beside = crate::git::checkpoint(&wt, "beside").unwrap().commit;
+        (dir, repo, beside)
+    }
+
+    fn move_feature_branch(repo: &Repo, to: &str) {
+        let git = git2::Repository::open(repo.root()).unwrap();
+        let to = git2::Oid::from_str(to).unwrap();
+        git.reference("refs/heads/autobuild/F", to, true, "test")
+            .unwrap();
+    }
+
+    /// `runs/T0/state.json`, saying the task landed on `autobuild/F` from `from` to `to`.
+    fn record_landing(runs: &Path, from: &str, to: &str) {
+        let paths = RunPaths::new(runs, "T0");
+        std::fs::create_dir_all(&paths.dir).unwrap();
+        let state: RunState = serde_json::from_value(serde_json::json!({
+            "version": 1, "task_id": "T0", "task_path": "t.md", "title": "T0",
+            "workflow": "w", "workflow_hash": "x", "status": "merged",
+            "started_at": "", "updated_at": "", "base_branch": "autobuild/F",
+            "branch": "autobuild/T0", "worktree": "/w", "settings": {
+                "workflow_arg": null, "auto_merge": false, "no_merge": false,
+                "overrides": [], "max_turns": null, "agent": null},
+            "max_turns": 1, "completed": {}, "loops": {}, "last_checkpoint": null,
+            "cost_usd": 0.0, "tokens_in": 0, "tokens_out": 0, "outcome": null,
+            "landed": {"branch": "autobuild/F", "from": from, "to": to, "strategy": "squash"}
+        }))
+        .unwrap();
+        state.save(&paths.state()).unwrap();
+    }
+
+    #[test]
+    fn a_feature_branch_moved_by_no_recorded_landing_is_put_back_and_recorded() {
+        use crate::feature::state::sample_state;
+        let (dir, repo, beside) = feature_repo();
+        let tip = repo.resolve_branch("autobuild/F").unwrap();
+        let mut state = sample_state(&[TaskStatus::Approved]);
+        state.tip = Some(tip.clone());
+        move_feature_branch(&repo, &beside);
+
+        hold_feature_branch(&repo, &dir.path().join("runs"), &mut state).unwrap();
+
+        assert_eq!(repo.resolve_branch("autobuild/F").unwrap(), tip);
+        assert_eq!(state.violations.len(), 1, "{:?}", state.violations);
+        assert!(state.violations[0].contains("autobuild/F was moved"));
+    }
+
+    #[test]
+    fn a_feature_branch_a_tasks_recorded_landing_moved_is_the_runners() {
+        use crate::feature::state::sample_state;
+        let (dir, repo, beside) = feature_repo();
+        let tip = repo.resolve_branch("autobuild/F").unwrap();
+        let runs = dir.path().join("runs");
+        record_landing(&runs, &tip, &beside);
+        let mut state = sample_state(&[TaskStatus::Merged]);
+        state.tip = Some(tip);
+        move_feature_branch(&repo, &beside);
+
+        hold_feature_branch(&repo, &runs, &mut state).unwrap();
+
+        assert_eq!(repo.resolve_branch("autobuild/F").unwrap(), beside);
+        assert_eq!(state.tip.as_deref(), Some(beside.as_str()));
+        assert!(state.violations.is_empty(), "{:?}", state.violations);
+    }
 }
