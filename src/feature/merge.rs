@@ -90,13 +90,18 @@ pub fn merge_task(
         tracing::warn!("{task_id}: {violation}");
         state.violations.push(violation);
     }
-    let landing =
-        match repo.prepare_landing(&branch, &feature_branch, MergeStrategy::Squash, &message) {
-            Ok(Prepared::Ready(landing)) => Some(landing),
-            Ok(Prepared::UpToDate(_)) => None,
-            Err(GitError::Conflict { paths, .. }) => return Ok(TaskMerge::Conflict { paths }),
-            Err(e) => return Err(e.into()),
-        };
+    let landing = match repo.prepare_landing_of(
+        task.approved,
+        &branch,
+        &feature_branch,
+        MergeStrategy::Squash,
+        &message,
+    ) {
+        Ok(Prepared::Ready(landing)) => Some(landing),
+        Ok(Prepared::UpToDate(_)) => None,
+        Err(GitError::Conflict { paths, .. }) => return Ok(TaskMerge::Conflict { paths }),
+        Err(e) => return Err(e.into()),
+    };
     let commit = match landing {
         Some(landing) => {
             state.tip = Some(landing.to.clone());

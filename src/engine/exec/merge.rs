@@ -150,7 +150,13 @@ fn start_landing(
         request.task_id, request.title, request.turns, request.branch
     );
     let prepared = repo
-        .prepare_landing(&request.branch, &request.base, request.strategy, &message)
+        .prepare_landing_of(
+            &request.approved,
+            &request.branch,
+            &request.base,
+            request.strategy,
+            &message,
+        )
         .map_err(|e| merge_error(request, e.into()))?;
     let landing = match prepared {
         Prepared::UpToDate(_) => return Ok(None),
