@@ -215,3 +215,49 @@ fn a_conflict_stops_the_landing_and_names_the_task_already_landed() {
         ["TASK-X: Task TASK-X", "initial"]
     );
 }
+
+#[test]
+fn a_commit_added_to_a_task_branch_after_approval_is_refused_and_nothing_of_it_lands() {
+    let project = project();
+    let remote = project.bare_remote();
+    let artifacts = project.temp().join("artifacts");
+    fs::create_dir_all(&artifacts).unwrap();
+    push_feature_branch(&project, &remote);
+    task_job(&project, &remote, &artifacts, "TASK-A", false);
+    // After approval, a commit on top of the approved one is pushed with the task branch.
+    let clone = project.temp().join("clones/job-TASK-A");
+    let worktree = clone.join(".autobuild/worktrees/TASK-A");
+    fs::write(worktree.join("lib/unreviewed.txt"), "not reviewed\n").unwrap();
+    git(&worktree, &["add", "-A"]);
+    git(&worktree, &["commit", "-q", "-m", "after approval"]);
+    git(
+        &clone,
+        &[
+            "push",
+            "-q",
+            "origin",
+            "refs/heads/autobuild/TASK-A:refs/heads/autobuild/TASK-A",
+        ],
+    );
+
+    let (clone, output) = landing_job(&project, &remote, &artifacts, "land");
+
+    let state = json(&clone.join(".autobuild/runs/FEAT-L/feature.json"));
+    assert_eq!(state["tasks"]["TASK-A"]["status"], "failed", "{state}");
+    let message = state["tasks"]["TASK-A"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("not at the approved commit")
+            && message.contains("work added after approval is never landed"),
+        "{message}"
+    );
+    assert!(
+        stdout(&output).contains("not at the approved commit"),
+        "{}",
+        stdout(&output)
+    );
+    assert_eq!(state["tasks"]["TASK-C"]["status"], "skipped");
+    // Nothing of the task landed: neither the added commit nor the approved work.
+    assert_eq!(subjects(remote.as_path(), FEAT), ["initial"]);
+    let listed = git(remote.as_path(), &["ls-tree", "-r", "--name-only", FEAT]);
+    assert!(!listed.contains("unreviewed.txt"), "{listed}");
+}

@@ -301,3 +301,78 @@ fn the_feature_html_report_draws_its_waves_and_links_every_tasks_report() {
         assert!(project.run_dir("FEAT-1").join(&link).is_file(), "{task}");
     }
 }
+
+/// On its first turn, TASK-A's Player also points the feature branch at a commit of its own
+/// holding `lib/forged.txt`, and creates a branch `autobuild/evil`.
+const FORGE_FEATURE_BRANCH: &str = r#"echo "from A, turn $AUTOBUILD_TURN" > lib/a.txt
+if [ "$AUTOBUILD_TURN" = 1 ]; then
+    export GIT_AUTHOR_NAME=agent GIT_AUTHOR_EMAIL=agent@example.com
+    export GIT_COMMITTER_NAME=agent GIT_COMMITTER_EMAIL=agent@example.com
+    index="${TMPDIR:-/tmp}/forge-index-$$"
+    base=$(git rev-parse refs/heads/autobuild/FEAT-F)
+    blob=$(echo forged | git hash-object -w --stdin)
+    GIT_INDEX_FILE="$index" git read-tree "$base"
+    GIT_INDEX_FILE="$index" git update-index --add --cacheinfo "100644,$blob,lib/forged.txt"
+    tree=$(GIT_INDEX_FILE="$index" git write-tree)
+    rm -f "$index"
+    forged=$(git commit-tree "$tree" -p "$base" -m forged)
+    git update-ref refs/heads/autobuild/FEAT-F "$forged"
+    git update-ref refs/heads/autobuild/evil "$forged"
+fi
+"#;
+
+/// A feature whose first task forges the feature branch; B runs after A, on the branch.
+fn forging_feature(sandbox: &str) -> Project {
+    Project::new()
+        .sandbox_mode(sandbox)
+        .task("TASK-A", "test -f lib/a.txt", FORGE_FEATURE_BRANCH)
+        .task("TASK-B", "test -f lib/b.txt", "echo 'from B' > lib/b.txt")
+        .feature(
+            "FEAT-F",
+            "id: FEAT-F\nname: Forged\ntasks:\n  - id: TASK-A\n  - id: TASK-B\n    dependencies: [TASK-A]\n",
+        )
+        .commit()
+}
+
+fn a_player_forging_the_feature_branch_lands_nothing_of_it(project: Project) {
+    let output = project.run(&["feature", "FEAT-F", "--auto-merge", "--max-turns", "2"]);
+
+    assert_exit(&output, 0);
+    assert_eq!(project.feature_state("FEAT-F")["status"], "merged");
+    assert!(project.show("main", "lib/a.txt").is_some());
+    assert!(project.show("main", "lib/b.txt").is_some());
+    assert_eq!(project.show("main", "lib/forged.txt"), None);
+    assert!(!project.branch_exists("autobuild/evil"));
+    // The violation is on the record of the turn that made it, and the forged commit is kept.
+    let player = feature_fixture::json(&project.run_dir("TASK-A").join("player_turn_1.json"));
+    let violation = player["scope_violation"].to_string();
+    assert!(
+        violation.contains("refs/heads/autobuild/FEAT-F was moved")
+            && violation.contains("refs/heads/autobuild/evil was moved"),
+        "{violation}"
+    );
+    let backups = project.git(&[
+        "for-each-ref",
+        "--format=%(refname)",
+        "refs/autobuild/backup/TASK-A",
+    ]);
+    let forged = backups
+        .lines()
+        .any(|backup| project.show(backup, "lib/forged.txt").as_deref() == Some("forged\n"));
+    assert!(forged, "{backups}");
+}
+
+#[test]
+fn a_player_forging_the_feature_branch_unconfined_lands_nothing_of_it() {
+    a_player_forging_the_feature_branch_lands_nothing_of_it(forging_feature("off"));
+}
+
+#[test]
+fn a_player_forging_the_feature_branch_in_the_sandbox_lands_nothing_of_it() {
+    use autobuild::sandbox::probe::{availability, Availability};
+    if let Availability::Unavailable { reason, fix } = availability() {
+        eprintln!("skipped: the sandbox is not available here: {reason} (fix: {fix})");
+        return;
+    }
+    a_player_forging_the_feature_branch_lands_nothing_of_it(forging_feature("on"));
+}

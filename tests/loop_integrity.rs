@@ -420,3 +420,43 @@ fn an_unconfined_player_writing_into_the_main_checkout_is_undone_and_the_users_e
         .unwrap()
         .ends_with("# agent was here\n"));
 }
+
+#[test]
+fn a_players_replace_ref_and_note_are_removed_and_git_show_prints_the_real_content() {
+    let project = Project::new()
+        .unconfined()
+        .player("player_forges_history.sh")
+        .commit();
+
+    let output = project.run(&["task", TASK, "--auto-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 3);
+    let violation = project.record("player", 1)["scope_violation"].to_string();
+    assert!(
+        violation.contains("refs/replace/") && violation.contains("refs/notes/commits"),
+        "{violation}"
+    );
+    assert_eq!(project.record("gate", 1)["approved"], false);
+    let left = project.git(&[
+        "for-each-ref",
+        "--format=%(refname)",
+        "refs/replace",
+        "refs/notes",
+    ]);
+    assert_eq!(left.trim(), "", "no replace ref or note survives");
+    let shown = project.show("main", "lib/greet.sh");
+    assert!(
+        shown.contains("Goodbye, %s.") && !shown.contains("forged"),
+        "{shown}"
+    );
+    assert_eq!(
+        project.git(&["log", "-1", "--format=%N", "main"]).trim(),
+        ""
+    );
+    let kept = project.git(&[
+        "for-each-ref",
+        "--format=%(refname)",
+        "refs/autobuild/backup",
+    ]);
+    assert_eq!(kept.lines().count(), 2, "both are kept: {kept}");
+}

@@ -27,6 +27,14 @@ fn a_merge_blocked_by_local_edits_keeps_them_and_complete_lands_it_later() {
     assert!(project.read("lib/greet.sh").contains("Hello, %s!"));
     assert!(!project.branch_exists(&project.branch()));
     assert!(!project.worktree().exists());
+    // The landing stays on the run's record: a runner, not an agent, moved the base.
+    let landed = &project.state()["landed"];
+    assert_eq!(landed["branch"], "main", "{landed}");
+    assert_eq!(
+        landed["to"],
+        project.git(&["rev-parse", "main"]).trim(),
+        "{landed}"
+    );
 }
 
 #[test]

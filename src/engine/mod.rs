@@ -14,6 +14,7 @@ pub mod paths;
 pub mod plan;
 pub mod records;
 pub mod recover;
+pub mod ref_owners;
 pub mod reopen;
 pub mod run;
 pub mod state;

@@ -262,6 +262,7 @@ fn new_state(plan: &Plan) -> RunState {
         merge_strategy: None,
         elapsed_ms: 0,
         pending: None,
+        landed: None,
         answer: None,
     }
 }

@@ -59,6 +59,11 @@ pub struct RunState {
     /// change begins and cleared once it is done, so a resume after a kill knows what to redo.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending: Option<Pending>,
+    /// The landing of the approved commit on the base, recorded before the base moves and kept
+    /// afterwards: a runner branch (a feature branch) moved by it was moved by a runner
+    /// ([`crate::engine::ref_owners`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub landed: Option<crate::git::Landing>,
     /// A person's answer to a waiting `approval` step, given with `autobuild approve` or
     /// `autobuild reject`; the step takes it when the run continues.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -241,6 +246,15 @@ impl RunState {
     pub fn load(path: &Path) -> io::Result<RunState> {
         let text = fs::read_to_string(path)?;
         serde_json::from_str(&text).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+    }
+
+    /// Journals the repository change in progress (`None`: done); a landing is also kept in
+    /// `landed` for good.
+    pub fn journal(&mut self, pending: Option<Pending>) {
+        if let Some(Pending::Merge { landing, .. }) = &pending {
+            self.landed = Some(landing.clone());
+        }
+        self.pending = pending;
     }
 
     pub fn save(&self, path: &Path) -> io::Result<()> {

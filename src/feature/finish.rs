@@ -6,19 +6,23 @@ use std::path::{Path, PathBuf};
 
 use crate::engine::paths::RunPaths;
 use crate::error::{exit, Error};
-use crate::feature::merge::{land_feature, FeatureLanding};
+use crate::feature::merge::{hold_feature_branch, land_feature, FeatureLanding};
 use crate::feature::report::{html_page, render_report, task_infos};
 use crate::feature::state::{FeatureState, FeatureStatus};
 use crate::git::Repo;
 use crate::workflow::model::MergeStrategy;
 
 /// Merges a finished feature into its base; `titles` name the tasks in the commit message.
+/// The feature branch is first held at the tip the runner recorded ([`hold_feature_branch`]):
+/// only what its tasks' gates approved lands.
 pub fn land(
     repo: &Repo,
-    state: &FeatureState,
+    runs_dir: &Path,
+    state: &mut FeatureState,
     titles: &BTreeMap<String, String>,
     strategy: MergeStrategy,
 ) -> Result<String, Error> {
+    hold_feature_branch(repo, runs_dir, state)?;
     let tasks: Vec<(&str, &str)> = state
         .waves
         .iter()

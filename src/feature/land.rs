@@ -18,7 +18,7 @@ use crate::engine::state::{RunState, RunStatus};
 use crate::error::{exit, Error};
 use crate::feature::events::{FeatureEvent, FeatureEventKind, FeatureLog};
 use crate::feature::finish::write_report;
-use crate::feature::merge::{merge_task, record_merge, task_branch};
+use crate::feature::merge::{merge_task, record_merge, task_branch, ApprovedTask};
 use crate::feature::plan::{self, FeaturePlan};
 use crate::feature::preflight::feature_branch;
 use crate::feature::report::outcome_message;
@@ -161,6 +161,8 @@ pub fn land(root: &Path, feature_arg: &str, options: &LandOptions) -> Result<u8,
     .unwrap_or_default();
     let settings = FeatureSettings::default();
     let mut state = state_for(&plan, &base, &branch, settings);
+    // Each landing starts from the branch as it is: the tip to hold it at while tasks land.
+    state.tip = Some(repo.resolve_branch(&branch)?);
     let paths = RunPaths::new(&layout.runs(), &plan.id);
     std::fs::create_dir_all(&paths.dir).map_err(|e| Error::io("cannot create", &paths.dir, e))?;
     layout.ensure_gitignore()?;
@@ -172,12 +174,18 @@ pub fn land(root: &Path, feature_arg: &str, options: &LandOptions) -> Result<u8,
         if state.conflict.is_some() {
             break;
         }
+        let record = record(&records, id, &branch);
         let decision = decide(
             holds_task(&messages, id),
             &dependency_statuses(&plan, &state, id),
-            record(&records, id, &branch),
+            record.as_ref().map(|r| r.status),
         );
-        let event = apply(&repo, &layout, &plan, &mut state, id, decision, options)?;
+        let approved = record.and_then(|r| r.last_checkpoint);
+        let task = Landable {
+            id,
+            approved: approved.as_deref(),
+        };
+        let event = apply(&repo, &layout, &plan, &mut state, &task, decision, options)?;
         if let Some(kind) = event {
             log.append(&FeatureEvent::now(&plan.id, kind));
         }
@@ -214,9 +222,36 @@ fn dependency_statuses(
 
 /// The task's run record, when it ran on the feature branch (a record of another run of the
 /// same task, on another base, is not this feature's).
-fn record(records: &Path, id: &str, feature_branch: &str) -> Option<RunStatus> {
+fn record(records: &Path, id: &str, feature_branch: &str) -> Option<RunState> {
     let state = RunState::load(&RunPaths::new(records, id).state()).ok()?;
-    (state.base_branch == feature_branch).then_some(state.status)
+    (state.base_branch == feature_branch).then_some(state)
+}
+
+/// A task to decide on, with the commit its run record says its gates approved.
+struct Landable<'a> {
+    id: &'a str,
+    approved: Option<&'a str>,
+}
+
+/// Why a task branch that is not exactly the approved commit is not landed, or `None` when it
+/// is that commit.
+fn not_approved(branch: &str, tip: &str, approved: Option<&str>) -> Option<String> {
+    match approved {
+        Some(approved) if approved == tip => None,
+        Some(approved) => Some(format!(
+            "approved, but its branch {branch} is at {}, not at the approved commit {}: \
+             work added after approval is never landed",
+            short(tip),
+            short(approved)
+        )),
+        None => Some(format!(
+            "approved, but its run record names no approved commit, so nothing of {branch} lands"
+        )),
+    }
+}
+
+fn short(hex: &str) -> &str {
+    hex.get(..10).unwrap_or(hex)
 }
 
 /// Carries out one decision; returns the event that records it.
@@ -225,10 +260,11 @@ fn apply(
     layout: &Layout,
     plan: &FeaturePlan,
     state: &mut FeatureState,
-    id: &str,
+    task: &Landable<'_>,
     decision: Decision,
     options: &LandOptions,
 ) -> Result<Option<FeatureEventKind>, Error> {
+    let id = task.id;
     let (status, message) = match decision {
         Decision::OnBranch => (TaskStatus::Merged, None),
         Decision::Wait => (TaskStatus::Pending, None),
@@ -257,18 +293,28 @@ fn apply(
                 set(state, id, TaskStatus::Failed, Some(message));
                 return Ok(None);
             }
+            // What was pushed must be what was approved: a commit added after approval is
+            // refused, never squashed in.
+            let tip = repo.resolve_branch(&branch)?;
+            if let Some(refused) = not_approved(&branch, &tip, task.approved) {
+                state.violations.push(format!("{id}: {refused}"));
+                set(state, id, TaskStatus::Failed, Some(refused));
+                return Ok(None);
+            }
             let title = plan
                 .task(id)
                 .map(|t| t.task.title.clone())
                 .unwrap_or_default();
-            let merged = merge_task(
-                repo,
-                &layout.runs(),
-                &layout.worktree(id),
+            let worktree = layout.worktree(id);
+            let approved = ApprovedTask {
                 id,
-                &title,
-                &state.branch.clone(),
-            )?;
+                title: &title,
+                worktree: &worktree,
+                approved: &tip,
+            };
+            // Nothing but the branch itself is remembered between landings: no state to save
+            // before it moves.
+            let merged = merge_task(repo, &layout.runs(), &approved, state, &mut |_| Ok(()))?;
             return Ok(Some(record_merge(state, id, merged)));
         }
     };
@@ -394,5 +440,17 @@ mod tests {
         assert!(holds_task(&messages, "A"));
         assert!(!holds_task(&messages, "B"));
         assert!(!holds_task(&messages, "A-2"));
+    }
+
+    #[test]
+    fn only_the_approved_commit_of_a_task_branch_lands() {
+        let (a, b) = ("a".repeat(40), "b".repeat(40));
+        assert_eq!(not_approved("autobuild/A", &a, Some(&a)), None);
+        let refused = not_approved("autobuild/A", &b, Some(&a)).unwrap();
+        assert!(
+            refused.contains("not at the approved commit aaaaaaaaaa"),
+            "{refused}"
+        );
+        assert!(not_approved("autobuild/A", &a, None).is_some());
     }
 }

@@ -7,11 +7,12 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::engine::paths::RunPaths;
+use crate::engine::ref_owners::feature_tips;
 use crate::engine::state::{RunState, RunStatus};
 use crate::error::Error;
 use crate::feature::events::FeatureEventKind;
 use crate::feature::state::{ConflictRecord, FeatureState, TaskStatus};
-use crate::git::{diff_stat, GitError, Repo};
+use crate::git::{diff_stat, GitError, Prepared, Repo};
 use crate::workflow::model::MergeStrategy;
 
 /// What merging one task into the feature branch did.
@@ -33,51 +34,133 @@ pub fn task_branch(task_id: &str) -> String {
     format!("autobuild/{task_id}")
 }
 
-/// Squashes `autobuild/<task>` onto `feature_branch`, then removes the task's worktree and
-/// branch and marks its run merged. Merging a task whose work is already there changes nothing.
+/// One approved task, as the runner recorded it, for [`merge_task`].
+#[derive(Debug, Clone, Copy)]
+pub struct ApprovedTask<'a> {
+    pub id: &'a str,
+    pub title: &'a str,
+    /// Its worktree (removed once it landed).
+    pub worktree: &'a Path,
+    /// The commit its gates approved (its run record's last checkpoint): exactly this lands.
+    pub approved: &'a str,
+}
+
+/// Squashes the approved commit of `task` onto the feature branch, then removes the task's
+/// worktree and branch and marks its run merged. Merging a task whose work is already there
+/// changes nothing.
+///
+/// Before anything moves, both branches are held at what the runner recorded
+/// ([`Repo::hold_branch`]): the task branch at its approved commit, the feature branch at
+/// `state.tip`. A branch moved by anyone else is put back (the moved version kept under a
+/// backup ref) and the fact appended to `state.violations`. The feature branch's new tip is
+/// recorded (`save`) before the branch moves, so the ref guards of other runs know the move
+/// is a runner's.
 pub fn merge_task(
     repo: &Repo,
     runs_dir: &Path,
-    worktree: &Path,
-    task_id: &str,
-    title: &str,
-    feature_branch: &str,
+    task: &ApprovedTask<'_>,
+    state: &mut FeatureState,
+    save: &mut dyn FnMut(&FeatureState) -> Result<(), Error>,
 ) -> Result<TaskMerge, Error> {
+    let (task_id, worktree) = (task.id, task.worktree);
+    let feature_branch = state.branch.clone();
     let branch = task_branch(task_id);
-    let before = repo.resolve_branch(feature_branch)?;
-    let message = format!("{task_id}: {title}\n\nApproved by autobuild on {branch}.\n");
+    let message = format!(
+        "{task_id}: {}\n\nApproved by autobuild on {branch}.\n",
+        task.title
+    );
+    hold_feature_branch(repo, runs_dir, state)?;
+    let before = repo.resolve_branch(&feature_branch)?;
     // A run killed while tidying up after the squash: the task's commit is the feature
     // branch's tip and its branch is gone. Finish the bookkeeping instead of failing forever.
-    if !repo.branch_exists(&branch) && repo.tip_message(feature_branch)? == message {
-        remove_task_branch(repo, worktree, &branch, feature_branch)?;
+    if !repo.branch_exists(&branch) && repo.tip_message(&feature_branch)? == message {
+        remove_task_branch(repo, worktree, &branch, &feature_branch)?;
         mark_run_merged(runs_dir, task_id)?;
         return Ok(TaskMerge::Merged {
             commit: before,
             paths: Vec::new(),
         });
     }
-    let reviewed = crate::git::branch_tip(repo.root(), &branch)?;
-    let outcome =
-        match repo.merge_into_base(&branch, feature_branch, MergeStrategy::Squash, &message) {
-            Ok(outcome) => outcome,
-            Err(GitError::Conflict { paths, .. }) => return Ok(TaskMerge::Conflict { paths }),
-            Err(e) => return Err(e.into()),
-        };
-    let paths = diff_stat(repo.root(), &before, &outcome.commit)?.paths();
+    let held = repo.hold_branch(
+        &branch,
+        task.approved,
+        &format!("refs/autobuild/backup/{task_id}"),
+    )?;
+    if let Some(violation) = held.violation(&branch, task.approved) {
+        tracing::warn!("{task_id}: {violation}");
+        state.violations.push(violation);
+    }
+    let landing = match repo.prepare_landing_of(
+        task.approved,
+        &branch,
+        &feature_branch,
+        MergeStrategy::Squash,
+        &message,
+    ) {
+        Ok(Prepared::Ready(landing)) => Some(landing),
+        Ok(Prepared::UpToDate(_)) => None,
+        Err(GitError::Conflict { paths, .. }) => return Ok(TaskMerge::Conflict { paths }),
+        Err(e) => return Err(e.into()),
+    };
+    let commit = match landing {
+        Some(landing) => {
+            state.tip = Some(landing.to.clone());
+            save(state)?;
+            repo.land_journaled(&landing)?;
+            landing.to
+        }
+        None => before.clone(),
+    };
+    let paths = diff_stat(repo.root(), &before, &commit)?.paths();
     // Edits made in the task's worktree after its approval did not land; keep them before the
     // worktree goes.
     if worktree.is_dir() {
         let prefix = format!("refs/autobuild/backup/{task_id}");
         let note = format!("autobuild: unreviewed changes in {task_id}'s worktree, kept");
-        if let Some(refname) = crate::git::backup(worktree, &reviewed, &prefix, &note)? {
+        if let Some(refname) = crate::git::backup(worktree, task.approved, &prefix, &note)? {
             tracing::warn!("{task_id}: changes made after approval were kept as {refname}");
         }
     }
-    remove_task_branch(repo, worktree, &branch, feature_branch)?;
+    remove_task_branch(repo, worktree, &branch, &feature_branch)?;
     mark_run_merged(runs_dir, task_id)?;
-    Ok(TaskMerge::Merged {
-        commit: outcome.commit,
-        paths,
+    Ok(TaskMerge::Merged { commit, paths })
+}
+
+/// Holds the feature branch at the tip the runner recorded (`state.tip`), when it recorded
+/// one: a branch that recorded landings of its tasks took on from there is the runner's and
+/// becomes the recorded tip; one moved by anyone else is put back and the fact appended to
+/// `state.violations`.
+pub fn hold_feature_branch(
+    repo: &Repo,
+    runs_dir: &Path,
+    state: &mut FeatureState,
+) -> Result<(), Error> {
+    let Some(tip) = state.tip.clone() else {
+        return Ok(());
+    };
+    let current = repo.resolve_branch(&state.branch)?;
+    if feature_tips(runs_dir, state).contains(&current) {
+        state.tip = Some(current);
+        return Ok(());
+    }
+    let prefix = format!("refs/autobuild/backup/{}", state.feature_id);
+    let held = repo.hold_branch(&state.branch, &tip, &prefix)?;
+    if let Some(violation) = held.violation(&state.branch, &tip) {
+        tracing::warn!("{}: {violation}", state.feature_id);
+        state.violations.push(violation);
+    }
+    Ok(())
+}
+
+/// The commit the gates of `task_id` approved, from its run record under `runs_dir`.
+pub fn approved_commit(runs_dir: &Path, task_id: &str) -> Result<String, Error> {
+    let path = RunPaths::new(runs_dir, task_id).state();
+    let state = RunState::load(&path).map_err(|e| Error::io("cannot read", &path, e))?;
+    state.last_checkpoint.ok_or_else(|| {
+        Error::runtime(format!(
+            "{} records no approved commit for {task_id}",
+            path.display()
+        ))
     })
 }
 
@@ -253,5 +336,81 @@ mod tests {
         };
         assert_eq!(state.conflict, Some(expected));
         assert!(matches!(event, FeatureEventKind::Conflict { .. }));
+    }
+
+    /// A repository whose `autobuild/F` is at `main`, and a commit beside it (hex) holding
+    /// `b.txt`.
+    fn feature_repo() -> (tempfile::TempDir, Repo, String) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+        crate::git::init_with_commit(dir.path(), "main", "first").unwrap();
+        let repo = Repo::discover(dir.path()).unwrap();
+        repo.create_branch("autobuild/F", "main").unwrap();
+        repo.create_branch("other", "main").unwrap();
+        let wt = dir.path().join(".autobuild/worktrees/other");
+        repo.attach_worktree("other", &wt).unwrap();
+        std::fs::write(wt.join("b.txt"), "b\n").unwrap();
+        let beside = crate::git::checkpoint(&wt, "beside").unwrap().commit;
+        (dir, repo, beside)
+    }
+
+    fn move_feature_branch(repo: &Repo, to: &str) {
+        let git = git2::Repository::open(repo.root()).unwrap();
+        let to = git2::Oid::from_str(to).unwrap();
+        git.reference("refs/heads/autobuild/F", to, true, "test")
+            .unwrap();
+    }
+
+    /// `runs/T0/state.json`, saying the task landed on `autobuild/F` from `from` to `to`.
+    fn record_landing(runs: &Path, from: &str, to: &str) {
+        let paths = RunPaths::new(runs, "T0");
+        std::fs::create_dir_all(&paths.dir).unwrap();
+        let state: RunState = serde_json::from_value(serde_json::json!({
+            "version": 1, "task_id": "T0", "task_path": "t.md", "title": "T0",
+            "workflow": "w", "workflow_hash": "x", "status": "merged",
+            "started_at": "", "updated_at": "", "base_branch": "autobuild/F",
+            "branch": "autobuild/T0", "worktree": "/w", "settings": {
+                "workflow_arg": null, "auto_merge": false, "no_merge": false,
+                "overrides": [], "max_turns": null, "agent": null},
+            "max_turns": 1, "completed": {}, "loops": {}, "last_checkpoint": null,
+            "cost_usd": 0.0, "tokens_in": 0, "tokens_out": 0, "outcome": null,
+            "landed": {"branch": "autobuild/F", "from": from, "to": to, "strategy": "squash"}
+        }))
+        .unwrap();
+        state.save(&paths.state()).unwrap();
+    }
+
+    #[test]
+    fn a_feature_branch_moved_by_no_recorded_landing_is_put_back_and_recorded() {
+        use crate::feature::state::sample_state;
+        let (dir, repo, beside) = feature_repo();
+        let tip = repo.resolve_branch("autobuild/F").unwrap();
+        let mut state = sample_state(&[TaskStatus::Approved]);
+        state.tip = Some(tip.clone());
+        move_feature_branch(&repo, &beside);
+
+        hold_feature_branch(&repo, &dir.path().join("runs"), &mut state).unwrap();
+
+        assert_eq!(repo.resolve_branch("autobuild/F").unwrap(), tip);
+        assert_eq!(state.violations.len(), 1, "{:?}", state.violations);
+        assert!(state.violations[0].contains("autobuild/F was moved"));
+    }
+
+    #[test]
+    fn a_feature_branch_a_tasks_recorded_landing_moved_is_the_runners() {
+        use crate::feature::state::sample_state;
+        let (dir, repo, beside) = feature_repo();
+        let tip = repo.resolve_branch("autobuild/F").unwrap();
+        let runs = dir.path().join("runs");
+        record_landing(&runs, &tip, &beside);
+        let mut state = sample_state(&[TaskStatus::Merged]);
+        state.tip = Some(tip);
+        move_feature_branch(&repo, &beside);
+
+        hold_feature_branch(&repo, &runs, &mut state).unwrap();
+
+        assert_eq!(repo.resolve_branch("autobuild/F").unwrap(), beside);
+        assert_eq!(state.tip.as_deref(), Some(beside.as_str()));
+        assert!(state.violations.is_empty(), "{:?}", state.violations);
     }
 }

@@ -48,11 +48,21 @@ pub fn start(
     fs::create_dir_all(&paths.dir).map_err(|e| Error::io("cannot create", &paths.dir, e))?;
     setup.layout.ensure_gitignore()?;
     let repo = Repo::discover(root)?;
-    repo.create_branch(&setup.branch, &setup.base_branch)?;
-    let state = new_state(&setup);
-    state
-        .save(&state_file(&paths))
-        .map_err(|e| Error::io("cannot write", state_file(&paths), e))?;
+    // The branch's tip is recorded before the branch exists: a branch no record owns is an
+    // agent's to the ref guards of other runs.
+    let mut state = new_state(&setup);
+    state.tip = Some(repo.resolve_base(&setup.base_branch)?);
+    let save = |state: &FeatureState| {
+        state
+            .save(&state_file(&paths))
+            .map_err(|e| Error::io("cannot write", state_file(&paths), e))
+    };
+    save(&state)?;
+    let tip = repo.create_branch(&setup.branch, &setup.base_branch)?;
+    if state.tip.as_deref() != Some(tip.as_str()) {
+        state.tip = Some(tip);
+        save(&state)?;
+    }
     Runner::new(setup, state, paths, display::sink(display), lock, false)?.run()
 }
 
@@ -137,7 +147,7 @@ pub fn complete(root: &Path, feature_id: &str) -> Result<u8, Error> {
         .collect();
     finish_interrupted_landings(root)?;
     let repo = Repo::discover(root)?;
-    let commit = land(&repo, &state, &titles, strategy)?;
+    let commit = land(&repo, &layout.runs(), &mut state, &titles, strategy)?;
     state.status = FeatureStatus::Merged;
     state.merged_commit = Some(commit.clone());
     state.message = Some(crate::feature::report::outcome_message(&state));
@@ -306,6 +316,8 @@ pub(crate) fn state_for(
         conflict: None,
         message: None,
         merged_commit: None,
+        tip: None,
+        violations: Vec::new(),
     }
 }
 

@@ -29,7 +29,7 @@ use crate::error::Error;
 use crate::feature::display::FeatureSink;
 use crate::feature::events::{FeatureEvent, FeatureEventKind, FeatureLog};
 use crate::feature::finish::{feature_exit_code, land, write_report};
-use crate::feature::merge::{merge_task, record_merge};
+use crate::feature::merge::{approved_commit, merge_task, record_merge, ApprovedTask};
 use crate::feature::preflight::FeatureSetup;
 use crate::feature::report::outcome_message;
 use crate::feature::schedule::{decide, parallelism, Action, PriorRun};
@@ -387,18 +387,34 @@ impl Runner {
             .map(|t| t.task.title.clone())
             .unwrap_or_default();
         let worktree = self.setup.layout.worktree(id);
-        let merged = merge_task(
-            &self.repo,
-            &self.setup.runs_dir(),
-            &worktree,
+        let runs = self.setup.runs_dir();
+        let approved = approved_commit(&runs, id)?;
+        let task = ApprovedTask {
             id,
-            &title,
-            &self.state.branch,
-        )?;
+            title: &title,
+            worktree: &worktree,
+            approved: &approved,
+        };
+        let seen = self.state.violations.len();
+        let path = state_file(&self.paths);
+        let mut save = |state: &FeatureState| {
+            state
+                .save(&path)
+                .map_err(|e| Error::io("cannot write", &path, e))
+        };
+        let merged = merge_task(&self.repo, &runs, &task, &mut self.state, &mut save)?;
         let event = record_merge(&mut self.state, id, merged);
         self.save()?;
+        self.warn_violations(seen);
         self.emit(event);
         Ok(())
+    }
+
+    /// A warning for each violation recorded since the first `seen`.
+    fn warn_violations(&mut self, seen: usize) {
+        for message in self.state.violations.clone().into_iter().skip(seen) {
+            self.emit(FeatureEventKind::Warning { message });
+        }
     }
 
     fn finish(mut self) -> Result<u8, Error> {
@@ -419,7 +435,10 @@ impl Runner {
         };
         let mut landing_error = None;
         if all_merged && self.merge_now() {
-            match self.land() {
+            let seen = self.state.violations.len();
+            let landed = self.land();
+            self.warn_violations(seen);
+            match landed {
                 Ok(commit) => {
                     self.state.status = FeatureStatus::Merged;
                     self.state.merged_commit = Some(commit);
@@ -467,7 +486,7 @@ impl Runner {
         }
     }
 
-    fn land(&self) -> Result<String, Error> {
+    fn land(&mut self) -> Result<String, Error> {
         let titles = self
             .setup
             .plan
@@ -475,6 +494,13 @@ impl Runner {
             .iter()
             .map(|t| (t.id().to_string(), t.task.title.clone()))
             .collect();
-        land(&self.repo, &self.state, &titles, self.setup.strategy)
+        let runs = self.setup.runs_dir();
+        land(
+            &self.repo,
+            &runs,
+            &mut self.state,
+            &titles,
+            self.setup.strategy,
+        )
     }
 }

@@ -48,6 +48,15 @@ pub struct FeatureState {
     pub message: Option<String>,
     /// The base commit the feature landed as, once merged.
     pub merged_commit: Option<String>,
+    /// Where the feature branch must be: its tip as the runner created it or last landed a
+    /// task on it, recorded before the branch moves. Every landing first checks the branch
+    /// still points there ([`crate::feature::merge`]); the ref guard holds agents to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tip: Option<String>,
+    /// Runner branches found moved by someone else (an agent, a push after approval) at a
+    /// landing, and put back: one sentence each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub violations: Vec<String>,
 }
 
 /// Command-line choices that must survive a resume.
@@ -263,6 +272,8 @@ pub(crate) fn sample_state(statuses: &[TaskStatus]) -> FeatureState {
         conflict: None,
         message: None,
         merged_commit: None,
+        tip: None,
+        violations: Vec::new(),
     }
 }
 

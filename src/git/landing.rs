@@ -79,8 +79,26 @@ impl Repo {
         strategy: MergeStrategy,
         message: &str,
     ) -> Result<Prepared, GitError> {
+        let task = self.branch_tip(task_branch)?.id().to_string();
+        self.prepare_landing_of(&task, task_branch, base_branch, strategy, message)
+    }
+
+    /// Phase 1 for exactly `commit` (hex; what the gates approved, whatever `task_branch`
+    /// points at by now): the commit that lands it on `base_branch` with `strategy`.
+    /// `task_branch` names it in errors.
+    pub fn prepare_landing_of(
+        &self,
+        commit: &str,
+        task_branch: &str,
+        base_branch: &str,
+        strategy: MergeStrategy,
+        message: &str,
+    ) -> Result<Prepared, GitError> {
         let base = self.base_tip(base_branch)?;
-        let task = self.branch_tip(task_branch)?;
+        let task = self.repo.find_commit(self.oid(commit)?).context(
+            format_args!("read the approved commit {commit}"),
+            self.root(),
+        )?;
         if self.contains(&base, &task)? {
             return Ok(Prepared::UpToDate(base.id().to_string()));
         }

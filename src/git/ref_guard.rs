@@ -1,20 +1,25 @@
-//! Branches and tags an agent moved: an agent with a shell can run `git update-ref
-//! refs/heads/main HEAD`, or check out `main` in its worktree and commit there, and put work no
-//! gate saw onto the user's branches. [`RefGuard`] snapshots `refs/heads/*` and `refs/tags/*`
-//! before an agent step and afterwards puts back every change the agent made, keeping what the
-//! agent pointed the ref at under a new backup ref so nothing is lost.
+//! Refs an agent moved: an agent with a shell can run `git update-ref refs/heads/main HEAD`,
+//! check out `main` in its worktree and commit there, point the feature branch at a commit of
+//! its own, create branches, or make `git replace` refs and notes that change what the user's
+//! own `git show` prints. [`RefGuard`] snapshots every branch (`refs/heads/*`, the runners'
+//! `refs/heads/autobuild/*` included), tag, replace ref and note ref before an agent step and
+//! afterwards puts back every change the agent made, keeping what the agent pointed a ref at
+//! under a new backup ref so nothing is lost. The step's own task branch is the one ref the
+//! agent may move; the checkpoint and the read-only audit look after it.
 //!
-//! The user may go on working in the main checkout while a run is in progress, and other
-//! autobuild runs land their work, so not every ref that moved during a step moved because of
-//! the agent. A change is the agent's when either
-//! - the task worktree's HEAD was on that ref during the step (its per-worktree HEAD reflog,
-//!   which only processes working in the task worktree write), or
-//! - the ref now holds commits of the task branch that it did not hold before (only the agent
-//!   and the runner have those commits, and the runner never points other refs at them).
-//!
-//! `refs/heads/autobuild/*` belongs to the runners (task and feature branches move while a
-//! feature's tasks run side by side) and is not guarded here; the task's own branch is checked
-//! by the checkpoint and the read-only audit.
+//! Not every ref that moved during a step moved because of the agent: the user may go on
+//! working in the main checkout, and other runs (a feature's tasks run side by side) move their
+//! own branches. Who moved a ref is decided from facts, never from timing ([`put_back_to`]):
+//! - a user branch or tag is the agent's when the task worktree's HEAD was on it during the
+//!   step (its per-worktree HEAD reflog, which only processes working in the task worktree
+//!   write), or when it now holds commits of the task branch that it did not hold before (only
+//!   the agent and the runner have those commits, and the runner never points other refs at
+//!   them);
+//! - a runner's branch (`refs/heads/autobuild/*`) may only be where its owner's record says
+//!   ([`RefOwner`], from the run records): a task in progress vets its own branch (checkpoint,
+//!   review, audit); a feature branch or a finished task's branch must be at its recorded tip;
+//!   a branch no run owns was made by the agent and is removed;
+//! - replace refs and notes are never the runner's: any change is put back.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -32,6 +37,44 @@ pub struct RefGuard {
     head_log_len: usize,
     /// The task branch's tip before the step.
     task_tip: Oid,
+}
+
+/// Who may move a runner's branch (`refs/heads/autobuild/<NAME>`), from the run records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefOwner {
+    /// A task whose run is in progress: its own runner vets whatever is on its branch
+    /// (checkpoint, review, read-only audit, and the landing's check of the approved commit).
+    Vetted,
+    /// The runner recorded where the branch may be (`tips`, the one last recorded first);
+    /// `may_delete`: its owner is done with it (a landed task), so its deletion is no harm.
+    Recorded { tips: Vec<Oid>, may_delete: bool },
+    /// No run owns it.
+    Unowned,
+}
+
+/// The namespaces the guard covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Namespace {
+    /// `refs/heads/*` outside `autobuild/`, and `refs/tags/*`.
+    User,
+    /// `refs/heads/autobuild/*`.
+    Runner,
+    /// `refs/replace/*` and `refs/notes/*`: never written by the runner.
+    Forgery,
+}
+
+impl Namespace {
+    fn of(name: &str) -> Option<Namespace> {
+        if name.starts_with("refs/heads/autobuild/") {
+            Some(Namespace::Runner)
+        } else if name.starts_with("refs/heads/") || name.starts_with("refs/tags/") {
+            Some(Namespace::User)
+        } else if name.starts_with("refs/replace/") || name.starts_with("refs/notes/") {
+            Some(Namespace::Forgery)
+        } else {
+            None
+        }
+    }
 }
 
 /// One ref put back.
@@ -58,29 +101,66 @@ impl RefRestored {
     }
 }
 
+/// Where a guarded ref that changed from `before` to `after` during a step must go back to
+/// (`Some(None)`: deleted), or `None` when the change stands. `by_agent`: the facts of the task
+/// worktree say the agent moved it (user refs only); `owner`: a runner's branch's record.
+fn put_back_to(
+    name: &str,
+    before: Option<Oid>,
+    after: Option<Oid>,
+    by_agent: bool,
+    owner: RefOwner,
+) -> Option<Option<Oid>> {
+    if before == after {
+        return None;
+    }
+    match Namespace::of(name)? {
+        Namespace::User => by_agent.then_some(before),
+        Namespace::Forgery => Some(before),
+        Namespace::Runner => match owner {
+            RefOwner::Vetted => None,
+            RefOwner::Recorded { tips, may_delete } => match after {
+                Some(now) if tips.contains(&now) => None,
+                None if may_delete => None,
+                // Back to where it was when that was a recorded place, else the recorded tip.
+                _ => Some(
+                    before
+                        .filter(|b| tips.contains(b))
+                        .or(tips.first().copied()),
+                ),
+            },
+            RefOwner::Unowned => Some(before),
+        },
+    }
+}
+
 impl RefGuard {
-    /// Snapshots the guarded refs of the repository `worktree` belongs to.
+    /// Snapshots the guarded refs of the repository `worktree` belongs to: every one but the
+    /// task branch itself.
     pub fn capture(worktree: &Path, task_branch: &str) -> Result<RefGuard, GitError> {
         let checkout = open_checkout(worktree)?;
         let shared = shared_repo(&checkout)?;
         Ok(RefGuard {
-            refs: guarded_refs(&shared)?,
+            refs: guarded_refs(&shared, task_branch)?,
             head_log_len: head_log(&checkout).len(),
             task_tip: tip(&shared, task_branch)?,
         })
     }
 
     /// Puts back every guarded ref the agent changed since [`RefGuard::capture`]. What the agent
-    /// pointed a ref at is kept under `<backup_prefix>/<time>`.
+    /// pointed a ref at is kept under `<backup_prefix>/<time>`. `owner` says who owns a runner
+    /// branch (given its name without `refs/heads/`), read when a change is found so that it
+    /// sees what other runners recorded during the step.
     pub fn restore(
         &self,
         worktree: &Path,
         task_branch: &str,
         backup_prefix: &str,
+        owner: &dyn Fn(&str) -> RefOwner,
     ) -> Result<Vec<RefRestored>, GitError> {
         let checkout = open_checkout(worktree)?;
         let shared = shared_repo(&checkout)?;
-        let now = guarded_refs(&shared)?;
+        let now = guarded_refs(&shared, task_branch)?;
         let visited = self.visited_by_head(&checkout);
         let task_commits = [self.task_tip, tip(&shared, task_branch)?];
         let names: BTreeSet<&String> = self.refs.keys().chain(now.keys()).collect();
@@ -96,9 +176,13 @@ impl RefGuard {
                         .iter()
                         .any(|&task| newly_holds(&shared, new, before, task))
                 });
-            if !by_agent {
+            let owner = match name.strip_prefix("refs/heads/autobuild/") {
+                Some(_) => owner(name.trim_start_matches("refs/heads/")),
+                None => RefOwner::Unowned,
+            };
+            let Some(target) = put_back_to(name, before, after, by_agent, owner) else {
                 continue;
-            }
+            };
             let kept_as = match after {
                 Some(new) => Some(save_under_new_ref(
                     &shared,
@@ -109,7 +193,7 @@ impl RefGuard {
                 )?),
                 None => None,
             };
-            match before {
+            match target {
                 Some(old) => shared
                     .reference(
                         name,
@@ -157,17 +241,15 @@ fn shared_repo(checkout: &Repository) -> Result<Repository, GitError> {
     Repository::open(checkout.commondir()).context("open the repository", checkout.commondir())
 }
 
-fn guarded_refs(repo: &Repository) -> Result<BTreeMap<String, Oid>, GitError> {
-    let references = repo
-        .references()
-        .context("list branches and tags", repo.path())?;
+/// Every ref of the guarded namespaces but the task branch, with its target (a tag or a note
+/// ref may point at any object).
+fn guarded_refs(repo: &Repository, task_branch: &str) -> Result<BTreeMap<String, Oid>, GitError> {
+    let own = format!("refs/heads/{task_branch}");
+    let references = repo.references().context("list the refs", repo.path())?;
     Ok(references
         .flatten()
         .filter_map(|reference| Some((reference.name().ok()?.to_string(), reference.target()?)))
-        .filter(|(name, _)| {
-            (name.starts_with("refs/heads/") || name.starts_with("refs/tags/"))
-                && !name.starts_with("refs/heads/autobuild/")
-        })
+        .filter(|(name, _)| *name != own && Namespace::of(name).is_some())
         .collect())
 }
 
@@ -244,7 +326,9 @@ mod tests {
             .unwrap();
 
         let restored = guard
-            .restore(&wt, "autobuild/T", "refs/autobuild/backup/T")
+            .restore(&wt, "autobuild/T", "refs/autobuild/backup/T", &|_| {
+                RefOwner::Unowned
+            })
             .unwrap();
 
         assert_eq!(restored.len(), 2, "{restored:?}");
@@ -263,7 +347,9 @@ mod tests {
         let mine = checkpoint(dir.path(), "my own work").unwrap();
 
         let restored = guard
-            .restore(&wt, "autobuild/T", "refs/autobuild/backup/T")
+            .restore(&wt, "autobuild/T", "refs/autobuild/backup/T", &|_| {
+                RefOwner::Unowned
+            })
             .unwrap();
 
         assert!(restored.is_empty());
@@ -271,5 +357,182 @@ mod tests {
             main.refname_to_id("refs/heads/main").unwrap().to_string(),
             mine.commit
         );
+    }
+
+    /// A ref, before, after, the facts say the agent did it, its owner, and where it goes back.
+    type Case = (
+        &'static str,
+        Option<Oid>,
+        Option<Oid>,
+        bool,
+        RefOwner,
+        Option<Option<Oid>>,
+    );
+
+    #[test]
+    fn who_may_move_a_ref_decides_whether_it_is_put_back() {
+        let (a, b, c) = (
+            Oid::from_bytes(&[1; 20]).unwrap(),
+            Oid::from_bytes(&[2; 20]).unwrap(),
+            Oid::from_bytes(&[3; 20]).unwrap(),
+        );
+        let recorded = |tip, may_delete| RefOwner::Recorded {
+            tips: vec![tip],
+            may_delete,
+        };
+        let feature = "refs/heads/autobuild/FEAT";
+        let landed_on = RefOwner::Recorded {
+            tips: vec![a, b],
+            may_delete: false,
+        };
+        let cases: [Case; 16] = [
+            // Unchanged: nothing to do, whoever owns it.
+            (feature, Some(a), Some(a), true, recorded(b, false), None),
+            // User branches and tags: only what the facts say the agent did.
+            (
+                "refs/heads/main",
+                Some(a),
+                Some(b),
+                false,
+                RefOwner::Unowned,
+                None,
+            ),
+            (
+                "refs/heads/main",
+                Some(a),
+                Some(b),
+                true,
+                RefOwner::Unowned,
+                Some(Some(a)),
+            ),
+            (
+                "refs/tags/v9",
+                None,
+                Some(b),
+                true,
+                RefOwner::Unowned,
+                Some(None),
+            ),
+            // Replace refs and notes: always.
+            (
+                "refs/replace/0123",
+                None,
+                Some(b),
+                false,
+                RefOwner::Unowned,
+                Some(None),
+            ),
+            (
+                "refs/notes/commits",
+                Some(a),
+                Some(b),
+                false,
+                RefOwner::Unowned,
+                Some(Some(a)),
+            ),
+            // A runner's branch: where its record says, whatever the facts of the worktree.
+            (
+                feature,
+                Some(a),
+                Some(b),
+                false,
+                recorded(a, false),
+                Some(Some(a)),
+            ),
+            (feature, Some(a), Some(b), false, recorded(b, false), None),
+            (
+                feature,
+                Some(a),
+                Some(c),
+                true,
+                recorded(b, false),
+                Some(Some(b)),
+            ),
+            (
+                feature,
+                Some(a),
+                None,
+                false,
+                recorded(a, false),
+                Some(Some(a)),
+            ),
+            (
+                "refs/heads/autobuild/T2",
+                Some(a),
+                None,
+                false,
+                recorded(a, true),
+                None,
+            ),
+            // A recorded landing took it on; from a recorded place, back to where it was.
+            (feature, Some(a), Some(b), false, landed_on.clone(), None),
+            (feature, Some(b), Some(c), false, landed_on, Some(Some(b))),
+            (
+                "refs/heads/autobuild/T2",
+                Some(a),
+                Some(b),
+                false,
+                RefOwner::Vetted,
+                None,
+            ),
+            // A branch no run owns: made (or moved) by the agent.
+            (
+                "refs/heads/autobuild/evil",
+                None,
+                Some(b),
+                false,
+                RefOwner::Unowned,
+                Some(None),
+            ),
+            // Other namespaces are not guarded.
+            (
+                "refs/remotes/origin/main",
+                Some(a),
+                Some(b),
+                true,
+                RefOwner::Unowned,
+                None,
+            ),
+        ];
+        for (name, before, after, by_agent, owner, expected) in cases {
+            assert_eq!(
+                put_back_to(name, before, after, by_agent, owner.clone()),
+                expected,
+                "{name} {before:?} -> {after:?} ({owner:?})"
+            );
+        }
+    }
+
+    #[test]
+    fn replace_refs_notes_and_unowned_runner_branches_are_removed_and_kept() {
+        let (dir, _elsewhere, wt) = task_worktree();
+        let main = git2::Repository::open(dir.path()).unwrap();
+        let guard = RefGuard::capture(&wt, "autobuild/T").unwrap();
+        let first = main.refname_to_id("refs/heads/main").unwrap();
+        let task = main.refname_to_id("refs/heads/autobuild/T").unwrap();
+        main.reference(&format!("refs/replace/{first}"), task, false, "agent")
+            .unwrap();
+        main.reference("refs/notes/commits", task, false, "agent")
+            .unwrap();
+        main.reference("refs/heads/autobuild/evil", first, false, "agent")
+            .unwrap();
+
+        let restored = guard
+            .restore(&wt, "autobuild/T", "refs/autobuild/backup/T", &|_| {
+                RefOwner::Unowned
+            })
+            .unwrap();
+
+        assert_eq!(restored.len(), 3, "{restored:?}");
+        for gone in [
+            format!("refs/replace/{first}"),
+            "refs/notes/commits".to_string(),
+            "refs/heads/autobuild/evil".to_string(),
+        ] {
+            assert!(main.find_reference(&gone).is_err(), "{gone}");
+        }
+        assert!(restored.iter().all(|r| r.kept_as.is_some()), "{restored:?}");
+        // The task branch itself is the agent's to move.
+        assert_eq!(main.refname_to_id("refs/heads/autobuild/T").unwrap(), task);
     }
 }

@@ -12,8 +12,11 @@
 //!   the private objects after the step, each verified against its name
 //!   ([`crate::git::import_objects`]);
 //! - the directory of the task branch's ref and of its reflog (`refs/heads/autobuild/`), so a
-//!   commit can move the task branch. The rest of the shared git directory — `config`,
-//!   `hooks/`, `info/`, other branches, tags — stays read-only: that is the point;
+//!   commit can move the task branch. Git moves a ref by renaming `<ref>.lock` over it, so the
+//!   whole directory must be writable: the other `autobuild/*` branches in it are held to the
+//!   runners' records by the ref guard ([`crate::git::RefGuard`]), not by the kernel. The rest
+//!   of the shared git directory — `config`, `hooks/`, `info/`, other branches, tags — stays
+//!   read-only: that is the point;
 //! - the run's scratch directory;
 //! - what the agent CLI needs for itself ([`Writable`] entries from its adapter) and the
 //!   project's `[sandbox] writable` entries (`~` is the child's `HOME`).

@@ -83,6 +83,14 @@ writable = [{outside:?}]
         );
     }
 
+    /// `[sandbox] mode` (the last section of the config, so it is appended).
+    pub fn sandbox_mode(self, mode: &str) -> Project {
+        let config = self.root.join(".autobuild/config.toml");
+        let text = fs::read_to_string(&config).unwrap();
+        fs::write(&config, format!("{text}mode = {mode:?}\n")).unwrap();
+        self
+    }
+
     /// How long a Player may run before the engine stops it.
     pub fn player_timeout(self, timeout: &str) -> Project {
         self.write_config(timeout);

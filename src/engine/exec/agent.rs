@@ -434,7 +434,7 @@ fn enforce_scope(cx: &RunCx, role: &Role, worktree: &Path) -> Result<Vec<String>
         .collect())
 }
 
-/// Puts back the branches and tags an agent step moved (other than the task branch), keeping
+/// Puts back the refs an agent step moved (other than the task branch), keeping
 /// the agent's versions under the task's backup refs.
 fn restore_refs(
     cx: &RunCx,
@@ -442,7 +442,9 @@ fn restore_refs(
     worktree: &Path,
 ) -> Result<Vec<git::RefRestored>, Error> {
     let prefix = format!("refs/autobuild/backup/{}", cx.state.task_id);
-    Ok(refs.restore(worktree, &cx.state.branch, &prefix)?)
+    let runs = cx.plan.layout.runs();
+    let owner = |branch: &str| crate::engine::ref_owners::owner_of(&runs, branch);
+    Ok(refs.restore(worktree, &cx.state.branch, &prefix, &owner)?)
 }
 
 fn render(cx: &RunCx, role: &Role) -> Result<String, Error> {

@@ -153,7 +153,13 @@ fn start_landing(
         request.task_id, request.title, request.turns, request.branch
     );
     let prepared = repo
-        .prepare_landing(&request.branch, &request.base, request.strategy, &message)
+        .prepare_landing_of(
+            &request.approved,
+            &request.branch,
+            &request.base,
+            request.strategy,
+            &message,
+        )
         .map_err(|e| merge_error(request, e.into()))?;
     let landing = match prepared {
         Prepared::UpToDate(_) => return Ok(None),
@@ -347,7 +353,7 @@ impl Journal for StateJournal<'_> {
     }
 
     fn record(&mut self, pending: Option<Pending>) -> Result<(), Error> {
-        self.state.pending = pending;
+        self.state.journal(pending);
         self.state.updated_at = crate::engine::cx::now();
         self.state
             .save(&self.path)
@@ -366,7 +372,7 @@ impl Journal for StepJournal<'_, '_> {
     }
 
     fn record(&mut self, pending: Option<Pending>) -> Result<(), Error> {
-        self.cx.state.pending = pending;
+        self.cx.state.journal(pending);
         self.cx.save_state()
     }
 }
