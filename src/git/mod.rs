@@ -11,6 +11,7 @@ mod branch;
 mod branch_create;
 mod checkout;
 mod clock;
+mod created;
 mod diff;
 mod error;
 mod files;
@@ -31,6 +32,7 @@ mod tree_merge;
 mod worktree;
 
 pub use clock::now_ms;
+pub use created::split_created;
 pub use diff::{diff_stat, diff_text, ChangeStatus, DiffStat, FileChange};
 pub use error::GitError;
 pub use guard::GitDirGuard;

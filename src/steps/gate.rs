@@ -36,7 +36,8 @@ pub struct GateInput {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlayerFacts {
     pub succeeded: bool,
-    /// The runner's own diff found changes; never the agent's claim.
+    /// The task branch differs from its base (the runner's own diff, never the agent's
+    /// claim): what the `changes` requirement asks for, not "this turn changed something".
     pub changed: bool,
     pub failure: Option<String>,
 }
@@ -177,7 +178,7 @@ impl fmt::Display for UnmetRequirement {
                 if *must_fix == 1 { "" } else { "s" }
             ),
             UnmetRequirement::NoChanges => {
-                f.write_str("the player's turn changed nothing in the worktree")
+                f.write_str("the task branch holds no changes against its base")
             }
         }
     }

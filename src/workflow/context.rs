@@ -100,6 +100,10 @@ pub struct ProfileContext {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct FeedbackContext {
     pub summary: String,
+    /// What to fix for the next turn to be approved: numbered in the prompt, de-duplicated,
+    /// only what the player can act on.
+    #[serde(default)]
+    pub fix: Vec<String>,
     pub issues: Vec<IssueContext>,
     pub failing_checks: Vec<CheckContext>,
     pub unmet_criteria: Vec<CriterionStatusContext>,
@@ -204,6 +208,7 @@ impl PromptContext {
             },
             feedback: Some(FeedbackContext {
                 summary: "The test fails.".into(),
+                fix: vec!["Make the required check `test` pass".into()],
                 issues: vec![IssueContext {
                     severity: "must_fix".into(),
                     category: "correctness".into(),

@@ -9,6 +9,7 @@ mod approval;
 mod gate;
 mod merge;
 mod report;
+mod review;
 mod run;
 mod sandbox;
 mod verify;

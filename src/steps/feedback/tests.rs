@@ -38,7 +38,7 @@ fn a_rejected_turn_lists_every_reason_and_the_coach_summary() {
     assert_eq!(
         feedback.summary,
         "Not approved: 2 unmet requirements: required check `test` failed (exit 1, code \
-         failure); the player's turn changed nothing in the worktree. Coach: coach says approve"
+         failure); the task branch holds no changes against its base. Coach: coach says approve"
     );
 }
 
