@@ -205,6 +205,21 @@ pub fn feedback_signature(feedback: &FeedbackContext) -> String {
     signature(feedback_lines(feedback))
 }
 
+/// The signature lines of the infrastructure-class failing checks, for stall detection's
+/// "same environment failure twice" rule.
+pub fn infrastructure_lines(feedback: &FeedbackContext) -> Vec<String> {
+    let infrastructure = FeedbackContext {
+        failing_checks: feedback
+            .failing_checks
+            .iter()
+            .filter(|check| check.failure_class.as_deref() == Some("infrastructure"))
+            .cloned()
+            .collect(),
+        ..FeedbackContext::default()
+    };
+    feedback_lines(&infrastructure)
+}
+
 /// The signature stall detection compares for a whole turn: [`feedback_signature`]'s lines plus
 /// one line per unmet requirement the runner observed itself and the feedback does not already
 /// show as a failing check or criterion. Still empty when only the coach disagrees.
