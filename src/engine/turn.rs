@@ -49,9 +49,11 @@ impl PlayerRecord {
         self.agent.status.is_success()
     }
 
-    /// Whether the branch holds changes against its base (older records: the turn's own).
+    /// What the `changes` requirement asks: the branch holds changes against its base, or
+    /// (a task whose result is already in the base, run again) this turn changed something.
+    /// A turn that rightly changes nothing on a branch that holds the work passes.
     pub fn branch_changed(&self) -> bool {
-        self.branch_changed.unwrap_or(self.changed)
+        self.changed || self.branch_changed.unwrap_or(false)
     }
 }
 

@@ -36,8 +36,9 @@ pub struct GateInput {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlayerFacts {
     pub succeeded: bool,
-    /// The task branch differs from its base (the runner's own diff, never the agent's
-    /// claim): what the `changes` requirement asks for, not "this turn changed something".
+    /// The task branch differs from its base, or this turn changed something (the runner's
+    /// own diffs, never the agent's claim): what the `changes` requirement asks for. A turn
+    /// that rightly changes nothing on a branch that holds the work passes it.
     pub changed: bool,
     pub failure: Option<String>,
 }
