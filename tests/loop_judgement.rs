@@ -102,3 +102,92 @@ fn a_reviewer_that_edits_twice_fails_its_review_and_the_player_is_not_blamed() {
     assert!(!reasons.contains("changed nothing"), "{reasons}");
     assert!(!reasons.contains("no changes"), "{reasons}");
 }
+
+#[test]
+fn a_player_disputing_a_wrong_objection_changes_nothing_and_is_approved() {
+    let project = with_checks(
+        Project::new()
+            .player("player_disputes.sh")
+            .coach("coach_objects_until_disputed.sh"),
+    )
+    .commit();
+
+    let output = project.run(&["task", TASK, "--no-merge", "--max-turns", "3"]);
+
+    assert_exit(&output, 0);
+    assert_eq!(project.record("gate", 1)["approved"], false);
+    assert_eq!(project.record("player", 2)["changed"], false);
+    assert_eq!(project.record("gate", 2)["approved"], true);
+    let prompt =
+        std::fs::read_to_string(project.run_dir().join("prompts/turn_2_coach.md")).unwrap();
+    assert!(
+        prompt.contains("## The Player disputes these objections"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("# Your previous objections"), "{prompt}");
+    let player_prompt =
+        std::fs::read_to_string(project.run_dir().join("prompts/turn_2_player.md")).unwrap();
+    assert!(
+        player_prompt
+            .contains("## Fix these\n\n1. Add logging to greeting (lib/greet.sh): log each call"),
+        "{player_prompt}"
+    );
+}
+
+#[test]
+fn after_an_unusable_review_a_correct_player_that_changes_nothing_is_approved() {
+    let project = with_checks(Project::new().coach("coach_unusable_once.sh")).commit();
+
+    let output = project.run(&["task", TASK, "--no-merge", "--max-turns", "3"]);
+
+    assert_exit(&output, 0);
+    assert_eq!(project.record("gate", 1)["approved"], false);
+    assert_eq!(project.record("player", 2)["changed"], false);
+    assert_eq!(project.record("gate", 2)["approved"], true);
+    let prompt =
+        std::fs::read_to_string(project.run_dir().join("prompts/turn_2_player.md")).unwrap();
+    assert!(!prompt.contains("[must_fix]"), "{prompt}");
+    assert!(!prompt.contains("## Fix these"), "{prompt}");
+    assert!(
+        prompt.contains("Nothing of this is yours to fix"),
+        "{prompt}"
+    );
+}
+
+#[test]
+fn premature_claims_are_never_approved() {
+    let project = Project::new().player("player_claims_pass.sh").commit();
+
+    let output = project.run(&["task", TASK, "--no-merge", "--max-turns", "4"]);
+
+    assert_ne!(output.status.code(), Some(0));
+    for turn in 1..=4 {
+        let gate = project.run_dir().join(format!("gate_turn_{turn}.json"));
+        if gate.exists() {
+            assert_eq!(project.record("gate", turn)["approved"], false);
+        }
+    }
+}
+
+#[test]
+fn one_failure_persisting_while_another_alternates_stalls_the_loop() {
+    let project = Project::new()
+        .player("player_alternates.sh")
+        .config("\n[checks.lint]\ncmd = \"test ! -e lint.bad\"\ntimeout = \"10s\"\n")
+        .commit();
+
+    let output = project.run(&["task", TASK, "--no-merge", "--max-turns", "18"]);
+
+    assert_exit(&output, 4);
+    assert_eq!(project.state()["status"], "stalled");
+    let lint_failed = |turn| {
+        project.record("verify", turn)["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|check| check["name"] == "lint" && check["status"] == "failed")
+    };
+    assert_ne!(lint_failed(1), lint_failed(2), "lint flips between turns");
+    assert_ne!(lint_failed(2), lint_failed(3), "lint flips between turns");
+    assert!(!project.run_dir().join("gate_turn_5.json").exists());
+}

@@ -205,14 +205,20 @@ pub fn feedback_signature(feedback: &FeedbackContext) -> String {
     signature(feedback_lines(feedback))
 }
 
-/// The signature lines of the infrastructure-class failing checks, for stall detection's
-/// "same environment failure twice" rule.
+/// The signature lines of the infrastructure-class failing project checks, for stall
+/// detection's "same environment failure twice" rule. Executable criteria are left out: their
+/// commands call what the player has yet to write, so "command not found" there is usually
+/// unfinished work, not the environment.
 pub fn infrastructure_lines(feedback: &FeedbackContext) -> Vec<String> {
+    let is_criterion = |name: &str| feedback.unmet_criteria.iter().any(|c| c.id == name);
     let infrastructure = FeedbackContext {
         failing_checks: feedback
             .failing_checks
             .iter()
-            .filter(|check| check.failure_class.as_deref() == Some("infrastructure"))
+            .filter(|check| {
+                check.failure_class.as_deref() == Some("infrastructure")
+                    && !is_criterion(&check.name)
+            })
             .cloned()
             .collect(),
         ..FeedbackContext::default()

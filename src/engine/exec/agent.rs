@@ -219,6 +219,7 @@ pub(super) fn restore_refs(
 pub(super) fn render(cx: &RunCx, role: &Role) -> Result<String, Error> {
     let mut context = prompt_context(cx);
     context.scope.writes = role.writes.clone();
+    context.structured_verdict = structured_verdict(role);
     cx.plan
         .resolved
         .render_prompt(&role.prompt, &context)
@@ -299,6 +300,12 @@ pub(super) fn invoke(
         prompt_path,
         transcript_path,
     })
+}
+
+/// Whether the role's adapter carries its verdict in a structured-output channel.
+pub(crate) fn structured_verdict(role: &Role) -> bool {
+    role.output == Some(OutputKind::Verdict)
+        && adapter_for(role.agent).is_some_and(|a| a.capabilities().structured_output)
 }
 
 /// What a read-only role's process gets on top of the project environment, so that the tools

@@ -16,6 +16,7 @@ mod verify;
 mod worktree;
 mod worktree_setup;
 
+pub(crate) use agent::structured_verdict;
 pub use merge::{merge_run, MergeRequest, StateJournal};
 pub use report::write_report;
 

@@ -407,3 +407,16 @@ fn the_same_environment_failure_on_two_consecutive_turns_stops_at_once() {
         "{text}"
     );
 }
+
+#[test]
+fn a_criterion_calling_what_the_player_has_not_written_is_not_an_environment_failure() {
+    let mut input = infrastructure_turn(1);
+    input.checks = vec![passed("test")];
+    let feedback = build_feedback(&input, &evaluate(&input));
+    assert_eq!(
+        feedback.failing_checks.len(),
+        1,
+        "the criterion still fails"
+    );
+    assert!(infrastructure_lines(&feedback).is_empty());
+}
