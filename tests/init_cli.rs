@@ -40,6 +40,8 @@ fn scaffolds_config_with_detected_test_example_task_and_gitignore() {
         "created .autobuild/config.toml (checks.test = \"cargo test\": Cargo.toml found)\n\
          created .autobuild/tasks/TASK-EXAMPLE.md\n\
          created .autobuild/.gitignore\n\
+         suggest: add target/ to .gitignore (caches and build output the project's tools write, \
+         which a reviewer running the tests leaves behind); not changed\n\
          next: edit .autobuild/tasks/TASK-EXAMPLE.md, then run `autobuild task TASK-EXAMPLE --dry-run`\n"
     );
 
@@ -141,4 +143,27 @@ fn git_ignored_environment_directories_are_suggested_as_worktree_links() {
     // `venv/` is not ignored: git would check it out (or the user means to commit it).
     let config = Config::load_file(&dir.path().join(".autobuild/config.toml")).unwrap();
     assert_eq!(config.worktree.link, [".venv", "node_modules"]);
+}
+
+#[test]
+fn the_usual_ignore_entries_of_a_python_project_are_proposed_not_written() {
+    let dir = repo();
+    fs::write(
+        dir.path().join("pyproject.toml"),
+        "[project]\nname = \"x\"\n",
+    )
+    .unwrap();
+    fs::write(dir.path().join(".gitignore"), "*.pyc\n").unwrap();
+    let output = init(dir.path());
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert!(
+        stdout(&output).contains("suggest: add __pycache__/ .pytest_cache/ to .gitignore"),
+        "{}",
+        stdout(&output)
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join(".gitignore")).unwrap(),
+        "*.pyc\n",
+        "the user's .gitignore is not changed"
+    );
 }

@@ -84,11 +84,13 @@ echo "all passed"
 
     let output = project.run(&["task", TASK, "--max-turns", "2", "--auto-merge"]);
 
-    assert_exit(&output, 3);
+    // Turn 2 changes nothing and the check passes: the branch holds the work, so it is
+    // approved (`changes` means the branch against its base) and lands without the check's file.
+    assert_exit(&output, 0);
     assert_eq!(project.record("player", 2)["changed"], false);
-    assert!(!project.worktree().join("check-output.txt").exists());
+    assert_eq!(project.record("gate", 2)["approved"], true);
     assert!(project
-        .git(&["ls-tree", "-r", "--name-only", &project.branch()])
+        .git(&["ls-tree", "-r", "--name-only", "main"])
         .lines()
         .all(|path| path != "check-output.txt"));
 }
@@ -196,11 +198,13 @@ fn a_coach_that_moves_the_base_branch_is_put_back_and_its_turn_never_approved() 
     let project = project.commit();
     let initial = project.git(&["rev-parse", "main"]);
 
-    // The work was done on turn 1, so later turns change nothing and are not approvable
-    // either: the run ends at the turn limit, with main where the user left it.
-    let output = project.run(&["task", TASK, "--auto-merge", "--max-turns", "2"]);
+    // The work was done on turn 1; turn 2 changes nothing but the branch holds the work, and
+    // its review is clean, so turn 2 is approved. Without a merge, main stays where the user
+    // left it.
+    let output = project.run(&["task", TASK, "--no-merge", "--max-turns", "2"]);
 
-    assert_exit(&output, 3);
+    assert_exit(&output, 0);
+    assert_eq!(project.record("gate", 2)["approved"], true);
     let violation = project.record("coach", 1)["scope_violation"].to_string();
     assert!(
         violation.contains("refs/heads/main was moved"),

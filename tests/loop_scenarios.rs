@@ -192,10 +192,14 @@ fn coach_edits_are_reverted_and_block_approval() {
     let output = project.run(&["task", TASK, "--no-merge", "--max-turns", "1"]);
 
     assert_exit(&output, 3);
+    // It edits a tracked file in its run and in the re-run: its approval does not count.
     let coach = project.record("coach", 1);
-    assert_eq!(coach["verdict"]["decision"], "approve");
-    let violation = coach["scope_violation"].as_array().unwrap();
-    assert!(!violation.is_empty());
+    assert_eq!(coach["verdict"]["decision"], "feedback");
+    assert_eq!(coach["reverted_edits"], serde_json::json!(["lib/greet.sh"]));
+    assert_eq!(
+        coach["removed_files"],
+        serde_json::json!(["coach_note.txt"])
+    );
     assert_eq!(project.record("gate", 1)["approved"], false);
     let checkpoint = project.show(&project.branch(), "lib/greet.sh");
     assert!(!checkpoint.contains("coach was here"));

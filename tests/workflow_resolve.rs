@@ -333,13 +333,21 @@ fn builtin_prompts_render_on_the_first_and_later_turns() {
         "> Done.",
         "check `test` (`cargo test`): failed, exit code 101",
         "exactly one fenced JSON block",
-        "{\"type\": \"object\"}",
+        // The verdict is asked for as a filled example with the task's criterion ids, not as
+        // the schema (the adapter or the corrective retry carries that).
+        "{\"id\": \"AC-001\", \"status\": \"met\"",
     ] {
         assert!(
             coach.contains(expected),
             "coach prompt lacks `{expected}`:\n{coach}"
         );
     }
+    assert!(!coach.contains("{\"type\": \"object\"}"), "{coach}");
+    let mut structured = later.clone();
+    structured.structured_verdict = true;
+    let coach_structured = resolved.render_prompt("coach.md", &structured).unwrap();
+    assert!(coach_structured.contains("through your structured output"));
+    assert!(!coach_structured.contains("fenced"));
     let coach_first = resolved.render_prompt("coach.md", &first).unwrap();
     assert!(coach_first.contains("The runner has not verified this turn."));
 }

@@ -277,7 +277,7 @@ fn workflow_checks(root: Option<&Path>, selected: &str) -> (Vec<Check>, Vec<(Str
         Ok(resolved) => {
             let mut roles: Vec<(String, Role)> = Vec::new();
             for step in resolved.workflow.all_steps() {
-                if let Action::Agent { role } = &step.action {
+                if let Action::Agent { role, .. } = &step.action {
                     let known = resolved.workflow.roles.get(role);
                     if let Some(definition) =
                         known.filter(|_| !roles.iter().any(|(n, _)| n == role))

@@ -21,9 +21,22 @@ pub const EXAMPLE_TASK_ID: &str = "TASK-EXAMPLE";
 /// What init did to one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Scaffolded {
-    Created { path: PathBuf, note: Option<String> },
-    Kept { path: PathBuf },
-    Updated { path: PathBuf, note: String },
+    Created {
+        path: PathBuf,
+        note: Option<String>,
+    },
+    Kept {
+        path: PathBuf,
+    },
+    Updated {
+        path: PathBuf,
+        note: String,
+    },
+    /// Entries init suggests adding to a file it does not change.
+    Proposed {
+        path: PathBuf,
+        lines: Vec<String>,
+    },
 }
 
 pub fn run() -> Result<u8, Error> {
@@ -50,7 +63,8 @@ pub fn run() -> Result<u8, Error> {
 
 /// Creates the missing scaffold files of `layout`, keeping existing ones.
 pub fn scaffold(layout: &Layout) -> Result<Vec<Scaffolded>, Error> {
-    let detected = detect_test(&ProjectFiles::read(layout.root()));
+    let files = ProjectFiles::read(layout.root());
+    let detected = detect_test(&files);
     let config_note = Some(match detected {
         Some(d) => format!("checks.test = \"{}\": {}", d.cmd, d.reason),
         None => "no test command detected; set [checks.test] in it".to_string(),
@@ -83,6 +97,15 @@ pub fn scaffold(layout: &Layout) -> Result<Vec<Scaffolded>, Error> {
         },
         GitignoreUpdate::Unchanged => Scaffolded::Kept { path: gitignore },
     });
+    let root_ignore = layout.root().join(".gitignore");
+    let text = fs::read_to_string(&root_ignore).unwrap_or_default();
+    let missing = crate::project::ignores::missing_ignores(&files, &text);
+    if !missing.is_empty() {
+        done.push(Scaffolded::Proposed {
+            path: root_ignore,
+            lines: missing.iter().map(|line| line.to_string()).collect(),
+        });
+    }
     Ok(done)
 }
 
@@ -101,6 +124,12 @@ fn describe(layout: &Layout, item: &Scaffolded) -> String {
         Scaffolded::Updated { path, note } => {
             format!("updated {} ({note})", layout.display(path))
         }
+        Scaffolded::Proposed { path, lines } => format!(
+            "suggest: add {} to {} (caches and build output the project's tools write, which \
+             a reviewer running the tests leaves behind); not changed",
+            lines.join(" "),
+            layout.display(path)
+        ),
     }
 }
 

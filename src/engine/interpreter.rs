@@ -474,6 +474,11 @@ impl Turn {
                 .unwrap_or_default(),
             criteria_met: self.criteria_progress().0,
             approved: self.gate.as_ref().is_some_and(|g| g.approved),
+            infrastructure: self
+                .gate
+                .as_ref()
+                .map(|g| crate::steps::feedback::infrastructure_lines(&g.feedback))
+                .unwrap_or_default(),
         }
     }
 }

@@ -284,7 +284,7 @@ impl Plan {
     pub fn used_roles(&self) -> Vec<String> {
         let mut roles = Vec::new();
         for step in self.resolved.workflow.all_steps() {
-            if let Action::Agent { role } = &step.action {
+            if let Action::Agent { role, .. } = &step.action {
                 if !roles.contains(role) {
                     roles.push(role.clone());
                 }
@@ -318,7 +318,10 @@ fn check_agents(
     // Each agent CLI found, and the roles that use it, for the login check.
     let mut clis: Vec<(AgentKind, PathBuf, Vec<String>)> = Vec::new();
     for step in resolved.workflow.all_steps() {
-        let Action::Agent { role: role_name } = &step.action else {
+        let Action::Agent {
+            role: role_name, ..
+        } = &step.action
+        else {
             continue;
         };
         let Some(role) = resolved.workflow.roles.get(role_name) else {

@@ -47,6 +47,7 @@ pub fn reopen(state: &mut RunState, workflow: &Workflow) -> Option<String> {
     if let Some(reason) = &rejection {
         let feedback = FeedbackContext {
             summary: format!("Not approved at sign-off: {reason}"),
+            fix: vec![reason.clone()],
             issues: vec![IssueContext {
                 severity: Severity::MustFix.as_str().to_string(),
                 category: "sign-off".to_string(),

@@ -28,6 +28,10 @@ pub struct PlayerRecord {
     pub agent: AgentOutcome,
     /// The tree differs from the previous checkpoint's (computed by the runner from git).
     pub changed: bool,
+    /// The task branch at this checkpoint differs from the commit it forked from: the
+    /// `changes` requirement. `None` in records written before it was recorded.
+    #[serde(default)]
+    pub branch_changed: Option<bool>,
     pub checkpoint: Checkpoint,
     /// Worktree-relative, sorted, de-duplicated; computed by the runner from git.
     pub files_changed: Vec<String>,
@@ -44,6 +48,13 @@ impl PlayerRecord {
     pub fn succeeded(&self) -> bool {
         self.agent.status.is_success()
     }
+
+    /// What the `changes` requirement asks: the branch holds changes against its base, or
+    /// (a task whose result is already in the base, run again) this turn changed something.
+    /// A turn that rightly changes nothing on a branch that holds the work passes.
+    pub fn branch_changed(&self) -> bool {
+        self.changed || self.branch_changed.unwrap_or(false)
+    }
 }
 
 /// What a read-only agent (the coach) did in one turn.
@@ -58,8 +69,16 @@ pub struct CoachRecord {
     /// Why the agent's own output was rejected, if it was.
     pub verdict_error: Option<String>,
     pub retried: bool,
-    /// Paths the read-only agent changed; they were reverted.
+    /// What the read-only agent changed beyond the worktree's files (HEAD, the branch, the
+    /// git directory, other refs); the runner put it back and the turn is not approvable.
     pub scope_violation: Vec<String>,
+    /// Files the reviewer created (caches, build output) and the runner removed; harmless.
+    #[serde(default)]
+    pub removed_files: Vec<String>,
+    /// Files of the checkpoint the reviewer edited or deleted; the runner reverted them and ran
+    /// the review again (a second time, the review did not count).
+    #[serde(default)]
+    pub reverted_edits: Vec<String>,
     pub prompt: PathBuf,
     pub transcript: PathBuf,
 }

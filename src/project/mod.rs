@@ -6,6 +6,7 @@
 pub mod config;
 pub mod detect;
 pub mod env;
+pub mod ignores;
 pub mod layout;
 pub mod worktree_files;
 

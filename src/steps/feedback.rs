@@ -19,18 +19,31 @@ use crate::profile::Requirement;
 use crate::steps::check::CheckResult;
 use crate::steps::gate::{self, outcome, GateDecision, GateInput, Shortfall, UnmetRequirement};
 use crate::steps::normalize::{fingerprint, normalize};
-use crate::steps::verdict::{Severity, COACH_OUTPUT_INVALID};
+use crate::steps::verdict::COACH_OUTPUT_INVALID;
 use crate::workflow::context::{
     CheckContext, CriterionStatusContext, FeedbackContext, IssueContext,
 };
 
+mod fix;
+
 /// The feedback for the turn after the one `input` describes.
 pub fn build_feedback(input: &GateInput, decision: &GateDecision) -> FeedbackContext {
+    let issues = issues(input);
+    let unmet_criteria = unmet_criteria(input);
+    let mut summary = summary(input, decision);
+    let fix = fix::fix_list(decision, &issues, &unmet_criteria);
+    if !decision.approved && fix.is_empty() {
+        summary.push_str(
+            " Nothing of this is yours to fix: the review did not count, and it is repeated. If \
+             your work is complete, keep it and say so; do not change correct code.",
+        );
+    }
     FeedbackContext {
-        summary: summary(input, decision),
-        issues: issues(input),
+        summary,
+        fix,
+        issues,
         failing_checks: failing_checks(input),
-        unmet_criteria: unmet_criteria(input),
+        unmet_criteria,
     }
 }
 
@@ -92,12 +105,27 @@ fn issues(input: &GateInput) -> Vec<IssueContext> {
     issues.sort_by_key(|issue| issue.severity);
     issues
         .into_iter()
-        .map(|issue| IssueContext {
-            severity: issue.severity.as_str().to_string(),
-            category: issue.category.clone(),
-            description: issue.description.clone(),
-            location: issue.location.clone(),
-            suggestion: issue.suggestion.clone(),
+        .map(|issue| {
+            // The runner's stand-in for an unusable review is a note to the player, never a
+            // must_fix that asks for no change.
+            let (severity, suggestion) = if issue.category == COACH_OUTPUT_INVALID {
+                (
+                    "note".to_string(),
+                    "Not yours to fix: the review is repeated next turn.".to_string(),
+                )
+            } else {
+                (
+                    issue.severity.as_str().to_string(),
+                    issue.suggestion.clone(),
+                )
+            };
+            IssueContext {
+                severity,
+                category: issue.category.clone(),
+                description: issue.description.clone(),
+                location: issue.location.clone(),
+                suggestion,
+            }
         })
         .collect()
 }
@@ -177,6 +205,27 @@ pub fn feedback_signature(feedback: &FeedbackContext) -> String {
     signature(feedback_lines(feedback))
 }
 
+/// The signature lines of the infrastructure-class failing project checks, for stall
+/// detection's "same environment failure twice" rule. Executable criteria are left out: their
+/// commands call what the player has yet to write, so "command not found" there is usually
+/// unfinished work, not the environment.
+pub fn infrastructure_lines(feedback: &FeedbackContext) -> Vec<String> {
+    let is_criterion = |name: &str| feedback.unmet_criteria.iter().any(|c| c.id == name);
+    let infrastructure = FeedbackContext {
+        failing_checks: feedback
+            .failing_checks
+            .iter()
+            .filter(|check| {
+                check.failure_class.as_deref() == Some("infrastructure")
+                    && !is_criterion(&check.name)
+            })
+            .cloned()
+            .collect(),
+        ..FeedbackContext::default()
+    };
+    feedback_lines(&infrastructure)
+}
+
 /// The signature stall detection compares for a whole turn: [`feedback_signature`]'s lines plus
 /// one line per unmet requirement the runner observed itself and the feedback does not already
 /// show as a failing check or criterion. Still empty when only the coach disagrees.
@@ -196,9 +245,7 @@ fn blocking_objections(feedback: &FeedbackContext) -> impl Iterator<Item = Strin
     feedback
         .issues
         .iter()
-        .filter(|issue| {
-            issue.severity == Severity::MustFix.as_str() && issue.category != COACH_OUTPUT_INVALID
-        })
+        .filter(|issue| fix::is_blocking(&issue.severity) && issue.category != COACH_OUTPUT_INVALID)
         .map(|issue| {
             format!(
                 "must_fix {}: {}",

@@ -36,7 +36,9 @@ pub struct GateInput {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlayerFacts {
     pub succeeded: bool,
-    /// The runner's own diff found changes; never the agent's claim.
+    /// The task branch differs from its base, or this turn changed something (the runner's
+    /// own diffs, never the agent's claim): what the `changes` requirement asks for. A turn
+    /// that rightly changes nothing on a branch that holds the work passes it.
     pub changed: bool,
     pub failure: Option<String>,
 }
@@ -177,7 +179,7 @@ impl fmt::Display for UnmetRequirement {
                 if *must_fix == 1 { "" } else { "s" }
             ),
             UnmetRequirement::NoChanges => {
-                f.write_str("the player's turn changed nothing in the worktree")
+                f.write_str("the task branch holds no changes against its base")
             }
         }
     }

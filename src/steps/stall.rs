@@ -3,18 +3,24 @@
 //! Three patterns, each over recent turns of the loop:
 //! - **unchanged**: the worktree tree hash after the player step is the same in every turn of the
 //!   window, so the player is not changing anything;
-//! - **repeated feedback**: the normalized feedback signature is the same, non-empty, in every
-//!   turn of the window and no turn met more criteria than the window's first. The signature
-//!   holds what the runner observed failing and every reviewer's normalized `must_fix`
-//!   objections, so a reviewer restating one objection while the checks pass counts too. An
-//!   empty signature (nothing failed, no blocking objection) never counts;
+//! - **infrastructure**: the same infrastructure-class check failure (a missing module, tool or
+//!   service) on the last two turns: more code will not fix the environment, so the loop stops
+//!   at once, without a nudge, and the report says to fix `[env]`;
+//! - **repeated feedback**: at least one failure persists in every turn of the window — a line
+//!   of the normalized feedback signature (a failing check, an unmet criterion, a reviewer's
+//!   `must_fix`) present in each — and no turn met more criteria than the window's first. Each
+//!   failure is judged on its own, so one check failing identically every turn stalls even when
+//!   another flips between turns and the signature as a whole never repeats. A reviewer
+//!   restating one objection while the checks pass counts too; an empty signature (nothing
+//!   failed, no blocking objection) never counts;
 //! - **oscillation**: the tree alternates A, B, A, B over the last four turns. This looks at the
 //!   last four turns whatever the window is (the window only needs to be at least 2), because an
 //!   alternation needs four turns to be told apart from a single undo.
 //!
 //! A window below 2 is treated as 2: one turn cannot repeat anything. The response is a small
 //! state machine ([`decide`]): the first stall nudges the player once (a `stall_notice` in the
-//! next prompt) when the loop allows it, and the next detected stall stops the loop.
+//! next prompt) when the loop allows it, and the next detected stall stops the loop; an
+//! infrastructure stall stops it at once.
 
 use std::fmt;
 
@@ -32,11 +38,15 @@ pub struct TurnFacts {
     pub feedback_signature: String,
     pub criteria_met: usize,
     pub approved: bool,
+    /// The signature lines of the turn's infrastructure-class check failures.
+    #[serde(default)]
+    pub infrastructure: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum StallReason {
+    Infrastructure { failure: String },
     Unchanged { turns: u32, tree: String },
     RepeatedFeedback { turns: u32, signature: String },
     Oscillation { first: String, second: String },
@@ -50,6 +60,13 @@ const TREE_EXCERPT_CHARS: usize = 10;
 impl fmt::Display for StallReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            StallReason::Infrastructure { failure } => write!(
+                f,
+                "the same environment failure on two consecutive turns: {}; more code will not \
+                 fix it. Fix the environment the checks and agents share (`[env]` in \
+                 .autobuild/config.toml), then resume",
+                excerpt(failure, SIGNATURE_EXCERPT_CHARS)
+            ),
             StallReason::Unchanged { turns, tree } => write!(
                 f,
                 "the worktree was identical after each of the last {turns} turns (tree {})",
@@ -81,11 +98,23 @@ fn excerpt(text: &str, max_chars: usize) -> String {
 }
 
 /// The stall the recent turns show, if any. Never reports a stall when the latest turn was
-/// approved. Patterns are checked in the order unchanged, repeated feedback, oscillation.
+/// approved. Patterns are checked in the order infrastructure, unchanged, repeated feedback,
+/// oscillation.
 pub fn detect_stall(history: &[TurnFacts], window: u32) -> Option<StallReason> {
     let latest = history.last()?;
     if latest.approved {
         return None;
+    }
+    if let [.., before, _] = history {
+        if let Some(failure) = latest
+            .infrastructure
+            .iter()
+            .find(|line| before.infrastructure.contains(line))
+        {
+            return Some(StallReason::Infrastructure {
+                failure: failure.clone(),
+            });
+        }
     }
     let window = window.max(2);
     let size = usize::try_from(window).ok()?;
@@ -98,17 +127,23 @@ pub fn detect_stall(history: &[TurnFacts], window: u32) -> Option<StallReason> {
                 tree: first.tree.clone(),
             });
         }
-        let same_signature = !first.feedback_signature.is_empty()
-            && recent
-                .iter()
-                .all(|turn| turn.feedback_signature == first.feedback_signature);
+        let persistent: Vec<&str> = first
+            .feedback_signature
+            .lines()
+            .filter(|line| {
+                !line.is_empty()
+                    && recent
+                        .iter()
+                        .all(|turn| turn.feedback_signature.lines().any(|l| l == *line))
+            })
+            .collect();
         let no_progress = recent
             .iter()
             .all(|turn| turn.criteria_met <= first.criteria_met);
-        if same_signature && no_progress {
+        if !persistent.is_empty() && no_progress {
             return Some(StallReason::RepeatedFeedback {
                 turns: window,
-                signature: first.feedback_signature.clone(),
+                signature: persistent.join("\n"),
             });
         }
     }
@@ -155,6 +190,7 @@ pub fn decide(
 ) -> StallAction {
     match reason {
         None => StallAction::Continue,
+        Some(reason @ StallReason::Infrastructure { .. }) => StallAction::Stop(reason),
         Some(reason) if policy.nudge && !already_nudged => StallAction::Nudge(notice(&reason)),
         Some(reason) => StallAction::Stop(reason),
     }

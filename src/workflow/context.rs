@@ -21,6 +21,7 @@ pub const PROMPT_VARIABLES: &[&str] = &[
     "stall_notice",
     "inputs",
     "verdict_schema",
+    "structured_verdict",
     "scope",
 ];
 
@@ -46,6 +47,10 @@ pub struct PromptContext {
     pub inputs: BTreeMap<String, String>,
     /// The JSON schema a verdict must follow, pretty-printed.
     pub verdict_schema: String,
+    /// The role's adapter carries the verdict in a structured-output channel (validated against
+    /// the schema), so its prompt asks for the verdict itself, not for a fenced block.
+    #[serde(default)]
+    pub structured_verdict: bool,
     /// What the agent may not change: protected globs, and its role's write scope.
     pub scope: ScopeContext,
 }
@@ -94,12 +99,27 @@ pub struct WorktreeContext {
 pub struct ProfileContext {
     pub name: String,
     pub require: Vec<String>,
+    /// The checks the runner runs after the player's turn, with their exact commands.
+    #[serde(default)]
+    pub checks: Vec<CheckCommandContext>,
+}
+
+/// A check the runner runs: its name and exact command, and whether the gate requires it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CheckCommandContext {
+    pub name: String,
+    pub command: String,
+    pub required: bool,
 }
 
 /// What the previous turn taught: coach issues, failing checks, unmet criteria.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct FeedbackContext {
     pub summary: String,
+    /// What to fix for the next turn to be approved: numbered in the prompt, de-duplicated,
+    /// only what the player can act on.
+    #[serde(default)]
+    pub fix: Vec<String>,
     pub issues: Vec<IssueContext>,
     pub failing_checks: Vec<CheckContext>,
     pub unmet_criteria: Vec<CriterionStatusContext>,
@@ -154,6 +174,13 @@ pub struct PlayerContext {
     pub files_changed: Vec<String>,
     pub diff_stat: String,
     pub final_message: String,
+    /// The `## Disputed` section of the final message: objections the player says need no
+    /// change, each with its reason (empty when there is none).
+    #[serde(default)]
+    pub disputed: String,
+    /// The diff stat of the whole task branch against its base (every turn's work so far).
+    #[serde(default)]
+    pub branch_diff_stat: String,
     /// The diff of every test file changed on the task branch so far (empty when none): shown
     /// to reviewers on its own, so a weakened test is seen even where changing tests is allowed.
     pub tests_diff: String,
@@ -201,9 +228,15 @@ impl PromptContext {
             profile: ProfileContext {
                 name: "feature".into(),
                 require: vec!["checks.test".into(), "coach".into()],
+                checks: vec![CheckCommandContext {
+                    name: "test".into(),
+                    command: "cargo test".into(),
+                    required: true,
+                }],
             },
             feedback: Some(FeedbackContext {
                 summary: "The test fails.".into(),
+                fix: vec!["Make the required check `test` pass".into()],
                 issues: vec![IssueContext {
                     severity: "must_fix".into(),
                     category: "correctness".into(),
@@ -228,11 +261,14 @@ impl PromptContext {
                 files_changed: vec!["src/utils.py".into()],
                 diff_stat: " src/utils.py | 2 ++".into(),
                 final_message: "Done.".into(),
+                disputed: "- the must_fix about logging: the task asks for no logging".into(),
+                branch_diff_stat: " src/utils.py | 4 ++++".into(),
                 tests_diff: "--- a/tests/test_utils.py\n+++ b/tests/test_utils.py\n".into(),
             }),
             stall_notice: Some("No progress in 3 turns.".into()),
             inputs: BTreeMap::from([("focus".to_string(), "tests".to_string())]),
             verdict_schema: "{\"type\": \"object\"}".into(),
+            structured_verdict: false,
             scope: ScopeContext {
                 protect: vec![".autobuild/**".into(), "tests/acceptance/**".into()],
                 writes: Some(vec!["src/**".into(), "tests/**".into()]),

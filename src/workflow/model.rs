@@ -287,7 +287,13 @@ pub enum Action {
     /// Create (or resume) the task branch and worktree.
     Worktree,
     /// Invoke an agent role.
-    Agent { role: String },
+    Agent {
+        role: String,
+        /// A read-only step whose role returns no verdict, in a gated loop: its output is for
+        /// information only and the gate does not weigh it (without this, a validation error).
+        #[serde(default, skip_serializing_if = "is_false")]
+        advisory: bool,
+    },
     /// Runner-executed checks and executable criteria, per the task's profile.
     Verify {
         /// Check names to run; default: every configured or detected check.

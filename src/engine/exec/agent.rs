@@ -1,8 +1,7 @@
 //! The `agent` step: render the role's prompt, invoke its adapter in a fresh process, then
 //! let the runner establish what happened. After a writing role the runner checkpoints the
-//! worktree and computes the changes from git; after a read-only role it audits the worktree
-//! against the checkpoint and reverts any change (a scope violation). A verdict role's answer
-//! is parsed and schema-checked, with one corrective retry.
+//! worktree and computes the changes from git; a read-only role (a reviewer) is run by
+//! [`super::review`], which audits the worktree against the checkpoint.
 //!
 //! An agent that cannot authenticate, is out of credit or names a model it cannot use stops the
 //! run right after its invocation (DESIGN.md §10): before the checkpoint, so nothing of the
@@ -18,12 +17,12 @@ use crate::engine::cx::RunCx;
 use crate::engine::events::EventKind;
 use crate::engine::exec::StepDone;
 use crate::engine::plan::build_prompt_context;
-use crate::engine::turn::{write_record, CoachRecord, PlayerRecord};
+use crate::engine::turn::{write_record, PlayerRecord};
 use crate::engine::{AgentStop, Outcome};
 use crate::error::Error;
 use crate::git;
 use crate::steps::scope::PathScope;
-use crate::steps::verdict::{self, Verdict, VERDICT_SCHEMA};
+use crate::steps::verdict::VERDICT_SCHEMA;
 use crate::workflow::context::{PromptContext, WorktreeContext};
 use crate::workflow::kinds::AgentOutputs;
 use crate::workflow::model::{Access, OutputKind, Role, Step};
@@ -53,7 +52,9 @@ pub fn execute(cx: &mut RunCx, step: &Step, role_name: &str) -> Result<StepDone,
     }
     match role.access {
         Access::Write => run_writer(cx, step, role_name, role, adapter.as_ref(), &worktree),
-        Access::ReadOnly => run_reader(cx, step, role_name, role, adapter.as_ref(), &worktree),
+        Access::ReadOnly => {
+            super::review::run_reader(cx, step, role_name, role, adapter.as_ref(), &worktree)
+        }
     }
 }
 
@@ -142,6 +143,12 @@ fn run_writer(
         role: role_name.to_string(),
         agent: invocation.outcome,
         changed: !stat.is_empty(),
+        branch_changed: Some(branch_changed(
+            cx,
+            worktree,
+            &checkpoint.commit,
+            !stat.is_empty(),
+        )),
         checkpoint,
         files_changed: stat.paths(),
         diff_stat: stat.render(),
@@ -180,176 +187,8 @@ fn run_writer(
     })
 }
 
-fn run_reader(
-    cx: &mut RunCx,
-    step: &Step,
-    role_name: &str,
-    role: &Role,
-    adapter: &dyn Adapter,
-    worktree: &Path,
-) -> Result<StepDone, Error> {
-    let turn = cx.turn_number();
-    let wants_verdict = role.output == Some(OutputKind::Verdict);
-    let prompt = render(cx, role)?;
-    let git_dir = git::GitDirGuard::capture(worktree)?;
-    let refs = git::RefGuard::capture(worktree, &cx.state.branch)?;
-    let main = super::sandbox::guard_main_checkout(cx)?;
-    let mut invocation = invoke(cx, role_name, role, adapter, worktree, &prompt, 1)?;
-    let mut violation = audit(cx, worktree)?;
-    let label = format!("turn_{turn}_{}", cx.file_label(role_name));
-    violation.extend(super::sandbox::restore_main_checkout(
-        cx,
-        main.as_ref(),
-        &label,
-    )?);
-    violation.extend(git_dir.restore()?);
-    violation.extend(
-        restore_refs(cx, &refs, worktree)?
-            .iter()
-            .map(git::RefRestored::describe),
-    );
-    crate::failpoint::hit("audit.restored");
-    if invocation.outcome.status.is_cancelled() {
-        return Ok(StepDone::cancelled());
-    }
-    if let Some(halt) = halt(role_name, role, &invocation) {
-        return Ok(halt);
-    }
-    let criteria: Vec<verdict::TaskCriterion> = cx
-        .plan
-        .task
-        .criteria
-        .iter()
-        .map(|c| verdict::TaskCriterion {
-            id: c.id.clone(),
-            runner_verified: c.verify.is_some(),
-        })
-        .collect();
-    let mut retried = false;
-    let mut verdict_error = None;
-    let verdict = if !wants_verdict {
-        None
-    } else if !invocation.outcome.status.is_success() {
-        // Whatever a failed, timed-out or errored agent printed is not a verdict.
-        let reason = failed_agent_reason(&invocation.outcome);
-        verdict_error = Some(reason.clone());
-        Some(verdict::failed_agent_verdict(&reason))
-    } else {
-        let first = parse(&invocation.outcome, &criteria);
-        Some(match first {
-            Ok(v) => v,
-            Err(error) if invocation.outcome.status.is_success() => {
-                retried = true;
-                let retry = verdict::retry_prompt(
-                    &prompt,
-                    &error,
-                    &previous_answer(&invocation.outcome),
-                    &criteria,
-                );
-                invocation = invoke(cx, role_name, role, adapter, worktree, &retry, 2)?;
-                violation.extend(audit(cx, worktree)?);
-                let label = format!("{label}_retry");
-                violation.extend(super::sandbox::restore_main_checkout(
-                    cx,
-                    main.as_ref(),
-                    &label,
-                )?);
-                violation.extend(git_dir.restore()?);
-                violation.extend(
-                    restore_refs(cx, &refs, worktree)?
-                        .iter()
-                        .map(git::RefRestored::describe),
-                );
-                if invocation.outcome.status.is_cancelled() {
-                    return Ok(StepDone::cancelled());
-                }
-                if let Some(halt) = halt(role_name, role, &invocation) {
-                    return Ok(halt);
-                }
-                if !invocation.outcome.status.is_success() {
-                    let reason = failed_agent_reason(&invocation.outcome);
-                    verdict_error = Some(reason.clone());
-                    verdict::failed_agent_verdict(&reason)
-                } else {
-                    match parse(&invocation.outcome, &criteria) {
-                        Ok(v) => v,
-                        Err(error) => {
-                            verdict_error = Some(error.to_string());
-                            verdict::fallback_verdict(&error)
-                        }
-                    }
-                }
-            }
-            Err(error) => {
-                verdict_error = Some(error.to_string());
-                verdict::fallback_verdict(&error)
-            }
-        })
-    };
-    violation.sort();
-    violation.dedup();
-    let record = CoachRecord {
-        turn,
-        step: step.id.clone(),
-        role: role_name.to_string(),
-        agent: invocation.outcome,
-        verdict,
-        verdict_error,
-        retried,
-        scope_violation: violation,
-        prompt: invocation.prompt_path,
-        transcript: invocation.transcript_path,
-    };
-    // The turn's first reviewer files as `coach`; every further one under its step id.
-    let first = cx
-        .turn
-        .as_ref()
-        .is_none_or(|t| t.coach.as_ref().is_none_or(|c| c.step == step.id));
-    let path = if first {
-        cx.record_path("coach")
-    } else {
-        cx.record_path(&format!("coach_{}", step.id))
-    };
-    write_record(&path, &record).map_err(|e| Error::io("cannot write", &path, e))?;
-    let decision = record
-        .verdict
-        .as_ref()
-        .map(|v| v.decision.as_str())
-        .unwrap_or("");
-    let mut summary = match &record.verdict {
-        Some(v) => format!("{}, {} issue(s)", v.decision.as_str(), v.issues.len()),
-        None => format!("agent {}", record.agent.status.name()),
-    };
-    if !record.scope_violation.is_empty() {
-        summary.push_str(&format!(
-            "; scope violation: {} file(s) changed and reverted",
-            record.scope_violation.len()
-        ));
-    }
-    let outputs = AgentOutputs {
-        succeeded: record.agent.status.is_success(),
-        exit: record.agent.status.name().to_string(),
-        files_changed: record.scope_violation.len(),
-        decision: decision.to_string(),
-    };
-    let ok = record.agent.status.is_success() && record.scope_violation.is_empty();
-    if let Some(turn) = cx.turn.as_mut() {
-        if first {
-            turn.coach = Some(record);
-        } else {
-            turn.more_reviews.retain(|r| r.step != record.step);
-            turn.more_reviews.push(record);
-        }
-    }
-    Ok(if ok {
-        StepDone::ok(summary, outputs)
-    } else {
-        StepDone::failed(summary, outputs)
-    })
-}
-
 /// The step that stops the run, when the agent failed in a way every later step would too.
-fn halt(role_name: &str, role: &Role, invocation: &Invocation) -> Option<StepDone> {
+pub(super) fn halt(role_name: &str, role: &Role, invocation: &Invocation) -> Option<StepDone> {
     let class = invocation.outcome.status.run_stopper()?;
     let stop = AgentStop {
         role: role_name.to_string(),
@@ -360,57 +199,6 @@ fn halt(role_name: &str, role: &Role, invocation: &Invocation) -> Option<StepDon
     };
     let summary = format!("agent {}: {}", class.as_str(), stop.message);
     Some(StepDone::halted(summary, Outcome::AgentUnusable(stop)))
-}
-
-fn failed_agent_reason(outcome: &AgentOutcome) -> String {
-    format!(
-        "the coach agent did not finish successfully ({}): {}",
-        outcome.status.name(),
-        outcome.status.message()
-    )
-}
-
-fn parse(
-    outcome: &AgentOutcome,
-    criteria: &[verdict::TaskCriterion],
-) -> Result<Verdict, verdict::VerdictError> {
-    verdict::parse_verdict(
-        outcome.structured_output.as_ref(),
-        &outcome.final_message,
-        criteria,
-    )
-}
-
-/// What the coach answered, as its retry prompt shows it: the structured output when the
-/// adapter has one, else the final message.
-fn previous_answer(outcome: &AgentOutcome) -> String {
-    match outcome.structured_output.as_ref().filter(|v| !v.is_null()) {
-        Some(value) => serde_json::to_string_pretty(value).unwrap_or_default(),
-        None => outcome.final_message.clone(),
-    }
-}
-
-/// A read-only role must leave the worktree exactly at the checkpoint: HEAD on the task branch,
-/// the branch at the checkpoint, the files as committed. Whatever differs is put back and
-/// returned (paths, and notes on a moved HEAD or branch).
-fn audit(cx: &RunCx, worktree: &Path) -> Result<Vec<String>, Error> {
-    let Some(checkpoint) = cx.state.last_checkpoint.as_deref() else {
-        return Ok(Vec::new());
-    };
-    let branch = &cx.state.branch;
-    let mut changed = Vec::new();
-    if let Some(elsewhere) = git::reattach(worktree, branch)? {
-        changed.push(format!("(HEAD was moved to {elsewhere})"));
-    }
-    let tip = git::branch_tip(worktree, branch)?;
-    if tip != checkpoint {
-        changed.push(format!(
-            "(branch {branch} was moved to {}: commits were made)",
-            tip.get(..10).unwrap_or(&tip)
-        ));
-    }
-    changed.extend(git::restore(worktree, checkpoint)?);
-    Ok(changed)
 }
 
 /// Reverts the writer's changes to paths outside its scope (protected, or outside its role's
@@ -436,7 +224,7 @@ fn enforce_scope(cx: &RunCx, role: &Role, worktree: &Path) -> Result<Vec<String>
 
 /// Puts back the refs an agent step moved (other than the task branch), keeping
 /// the agent's versions under the task's backup refs.
-fn restore_refs(
+pub(super) fn restore_refs(
     cx: &RunCx,
     refs: &git::RefGuard,
     worktree: &Path,
@@ -447,22 +235,23 @@ fn restore_refs(
     Ok(refs.restore(worktree, &cx.state.branch, &prefix, &owner)?)
 }
 
-fn render(cx: &RunCx, role: &Role) -> Result<String, Error> {
+pub(super) fn render(cx: &RunCx, role: &Role) -> Result<String, Error> {
     let mut context = prompt_context(cx);
     context.scope.writes = role.writes.clone();
+    context.structured_verdict = structured_verdict(role);
     cx.plan
         .resolved
         .render_prompt(&role.prompt, &context)
         .map_err(|e| Error::runtime(format!("prompt `{}`: {e}", role.prompt)))
 }
 
-struct Invocation {
-    outcome: AgentOutcome,
-    prompt_path: std::path::PathBuf,
-    transcript_path: std::path::PathBuf,
+pub(super) struct Invocation {
+    pub(super) outcome: AgentOutcome,
+    pub(super) prompt_path: std::path::PathBuf,
+    pub(super) transcript_path: std::path::PathBuf,
 }
 
-fn invoke(
+pub(super) fn invoke(
     cx: &mut RunCx,
     role_name: &str,
     role: &Role,
@@ -478,10 +267,13 @@ fn invoke(
     for dir in [cx.paths.prompts(), cx.paths.logs()] {
         fs::create_dir_all(&dir).map_err(|e| Error::io("cannot create", dir.clone(), e))?;
     }
-    let env = cx.env_vars();
+    let mut env = cx.env_vars();
     // The saved prompt is a record: it may quote a diff holding a secret's value.
     let saved = crate::agents::process::redact(prompt, &env);
     fs::write(&prompt_path, saved).map_err(|e| Error::io("cannot write", &prompt_path, e))?;
+    if role.access == Access::ReadOnly {
+        env.extend(reader_env(cx, role_name)?);
+    }
     let confinement = super::sandbox::confine(cx, adapter.sandbox_state(&env));
     let request = AgentRequest {
         role_name,
@@ -535,6 +327,40 @@ fn invoke(
         prompt_path,
         transcript_path,
     })
+}
+
+/// Whether the role's adapter carries its verdict in a structured-output channel.
+pub(crate) fn structured_verdict(role: &Role) -> bool {
+    role.output == Some(OutputKind::Verdict)
+        && adapter_for(role.agent).is_some_and(|a| a.capabilities().structured_output)
+}
+
+/// What a read-only role's process gets on top of the project environment, so that the tools
+/// it runs leave nothing in the worktree: no Python bytecode, and a scratch directory of its
+/// own for temporary files (`TMPDIR`, also `AUTOBUILD_SCRATCH`) under the run's `scratch/`.
+fn reader_env(cx: &RunCx, role_name: &str) -> Result<Vec<(String, String)>, Error> {
+    let scratch = crate::agents::scratch_dir(&cx.paths.dir).join(role_name);
+    fs::create_dir_all(&scratch).map_err(|e| Error::io("cannot create", scratch.clone(), e))?;
+    let scratch = scratch.display().to_string();
+    Ok(vec![
+        ("PYTHONDONTWRITEBYTECODE".to_string(), "1".to_string()),
+        ("TMPDIR".to_string(), scratch.clone()),
+        ("AUTOBUILD_SCRATCH".to_string(), scratch),
+    ])
+}
+
+/// Whether the task branch at `commit` holds changes against the commit it forked from. When
+/// the fork point cannot be found, the turn's own changes stand in for it.
+fn branch_changed(cx: &RunCx, worktree: &Path, commit: &str, turn_changed: bool) -> bool {
+    let fork = git::Repo::discover(&cx.plan.root)
+        .and_then(|repo| repo.fork_point(&cx.state.base_branch, commit));
+    match fork.and_then(|fork| git::diff_stat(worktree, &fork, commit)) {
+        Ok(stat) => !stat.is_empty(),
+        Err(e) => {
+            tracing::debug!(error = %e, "cannot diff the task branch against its base");
+            turn_changed
+        }
+    }
 }
 
 /// The prompt context of the turn in progress.

@@ -26,7 +26,7 @@ pub fn execute(
     let player = match &turn.player {
         Some(p) => PlayerFacts {
             succeeded: p.succeeded(),
-            changed: p.changed,
+            changed: p.branch_changed(),
             failure: (!p.succeeded()).then(|| p.agent.status.message()),
         },
         None => PlayerFacts {
@@ -51,12 +51,20 @@ pub fn execute(
         .collect();
     let counts = |step: &str| weighed.is_none_or(|ids| ids.iter().any(|id| id == step));
     let reviews: Vec<&CoachRecord> = turn.reviews().filter(|r| counts(&r.step)).collect();
+    // Each change is attributed, so the player is never told it did what a reviewer did.
     let violations: Vec<String> = turn
         .player
         .iter()
-        .flat_map(|p| p.scope_violation.iter())
-        .chain(turn.reviews().flat_map(|c| c.scope_violation.iter()))
-        .cloned()
+        .flat_map(|p| {
+            p.scope_violation
+                .iter()
+                .map(move |v| format!("the player `{}`: {v}", p.step))
+        })
+        .chain(turn.reviews().flat_map(|c| {
+            c.scope_violation
+                .iter()
+                .map(move |v| format!("the reviewer `{}`: {v}", c.step))
+        }))
         .collect();
     let scope_violation = (!violations.is_empty()).then_some(violations);
     let input = GateInput {

@@ -9,12 +9,14 @@ mod approval;
 mod gate;
 mod merge;
 mod report;
+mod review;
 mod run;
 mod sandbox;
 mod verify;
 mod worktree;
 mod worktree_setup;
 
+pub(crate) use agent::structured_verdict;
 pub use merge::{merge_run, refused_secrets, MergeRequest, StateJournal};
 pub use report::write_report;
 pub use sandbox::objects_dir;
@@ -119,7 +121,7 @@ fn clean_up_after_commands(cx: &mut RunCx, step_id: &str) -> Result<(), Error> {
 fn perform(cx: &mut RunCx, step: &Step, context: &Value) -> Result<StepDone, Error> {
     match &step.action {
         Action::Worktree => worktree::execute(cx),
-        Action::Agent { role } => agent::execute(cx, step, role),
+        Action::Agent { role, .. } => agent::execute(cx, step, role),
         Action::Verify { checks } => verify::execute(cx, checks.as_deref(), step.timeout),
         Action::Gate { reviews } => gate::execute(cx, &step.id, reviews.as_deref()),
         Action::Approval { question } => approval::execute(cx, step, question.as_deref()),

@@ -26,7 +26,10 @@ pub fn check(resolved: &ResolvedWorkflow, pricing: &PriceTable) -> Unpriced {
     let mut found = Unpriced::default();
     let mut seen: Vec<&str> = Vec::new();
     for step in resolved.workflow.all_steps() {
-        let Action::Agent { role: role_name } = &step.action else {
+        let Action::Agent {
+            role: role_name, ..
+        } = &step.action
+        else {
             continue;
         };
         let Some(role) = resolved.workflow.roles.get(role_name) else {

@@ -8,8 +8,8 @@ use crate::engine::turn::Turn;
 use crate::steps::feedback::check_context;
 use crate::steps::verdict::VERDICT_SCHEMA;
 use crate::workflow::context::{
-    CriterionContext, FeedbackContext, PlayerContext, ProfileContext, PromptContext, ScopeContext,
-    TaskContext, VerifyContext, WorktreeContext,
+    CheckCommandContext, CriterionContext, FeedbackContext, PlayerContext, ProfileContext,
+    PromptContext, ScopeContext, TaskContext, VerifyContext, WorktreeContext,
 };
 
 /// The context from plain parts; `--dry-run` uses it with no turn and no loop state.
@@ -46,16 +46,7 @@ pub fn build_prompt_context(
         turn: turn.map_or(1, |t| t.number),
         max_turns: turn.map_or(plan.max_turns, |t| t.max),
         worktree,
-        profile: ProfileContext {
-            name: plan.profile.name.clone(),
-            require: plan
-                .resolved
-                .workflow
-                .gate_requirements(&plan.profile.require)
-                .iter()
-                .map(|r| r.to_string())
-                .collect(),
-        },
+        profile: profile_context(plan),
         feedback,
         verify: turn.and_then(|t| t.verify.as_ref()).map(|v| VerifyContext {
             passed: v.passed,
@@ -67,6 +58,8 @@ pub fn build_prompt_context(
             files_changed: p.files_changed.clone(),
             diff_stat: p.diff_stat.clone(),
             final_message: p.agent.final_message.clone(),
+            disputed: crate::steps::dispute::disputed_section(&p.agent.final_message),
+            branch_diff_stat: branch_diff_stat(plan, p),
             tests_diff: tests_diff(plan, p),
         }),
         stall_notice: loop_state.and_then(|l| l.stall_notice.clone()),
@@ -76,6 +69,46 @@ pub fn build_prompt_context(
         },
         inputs: plan.inputs.clone(),
         verdict_schema: VERDICT_SCHEMA.to_string(),
+        structured_verdict: false,
+    }
+}
+
+/// The profile's name, its gate requirements, and the checks the runner runs with their exact
+/// commands.
+fn profile_context(plan: &Plan) -> ProfileContext {
+    let requirements = plan
+        .resolved
+        .workflow
+        .gate_requirements(&plan.profile.require);
+    ProfileContext {
+        name: plan.profile.name.clone(),
+        require: requirements.iter().map(|r| r.to_string()).collect(),
+        checks: plan
+            .checks
+            .iter()
+            .map(|check| {
+                CheckCommandContext {
+                name: check.name.clone(),
+                command: check.cmd.clone(),
+                required: requirements.iter().any(|r| {
+                    matches!(r, crate::profile::Requirement::Check(name) if *name == check.name)
+                }),
+            }
+            })
+            .collect(),
+    }
+}
+
+/// The diff stat of the task branch against the commit it forked from. One that cannot be
+/// computed is said so in its place.
+fn branch_diff_stat(plan: &Plan, player: &crate::engine::turn::PlayerRecord) -> String {
+    let commit = &player.checkpoint.commit;
+    let stat = crate::git::Repo::discover(&plan.root)
+        .and_then(|repo| repo.fork_point(&plan.base_branch, commit))
+        .and_then(|base| crate::git::diff_stat(&plan.worktree, &base, commit));
+    match stat {
+        Ok(stat) => stat.render(),
+        Err(e) => format!("(the diff of the branch could not be computed: {e})"),
     }
 }
 

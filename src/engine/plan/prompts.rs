@@ -31,6 +31,7 @@ pub(super) fn unrenderable(plan: &Plan) -> Vec<String> {
         for (when, context) in [("turn 1", &first_turn), ("a later turn", &later_turn)] {
             let mut context = context.clone();
             context.scope.writes = role.writes.clone();
+            context.structured_verdict = crate::engine::exec::structured_verdict(role);
             if let Err(error) = plan.resolved.render_prompt(&role.prompt, &context) {
                 problems.push(format!(
                     "role `{name}`: prompt `{}` cannot be rendered for {when}: {error} (guard optional parts with `{{% if … %}}`: on turn 1 there is no `feedback`, `verify` or `player`)",

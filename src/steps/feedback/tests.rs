@@ -38,7 +38,7 @@ fn a_rejected_turn_lists_every_reason_and_the_coach_summary() {
     assert_eq!(
         feedback.summary,
         "Not approved: 2 unmet requirements: required check `test` failed (exit 1, code \
-         failure); the player's turn changed nothing in the worktree. Coach: coach says approve"
+         failure); the task branch holds no changes against its base. Coach: coach says approve"
     );
 }
 
@@ -223,6 +223,7 @@ fn a_coach_that_never_returns_a_verdict_has_a_stable_signature_and_stalls() {
             feedback_signature: signature,
             criteria_met: criteria_met(&input),
             approved: decision.approved,
+            infrastructure: Vec::new(),
         });
         match decide(policy, nudged_at.is_some(), detect_stall(&history, 3)) {
             StallAction::Continue => {}
@@ -346,6 +347,7 @@ fn a_reviewer_repeating_one_objection_while_the_checks_pass_stalls_the_loop() {
             feedback_signature: turn_signature(&decision, &feedback),
             criteria_met: criteria_met(&input),
             approved: decision.approved,
+            infrastructure: Vec::new(),
         });
         match decide(policy, nudged, detect_stall(&history, 3)) {
             StallAction::Continue => {}

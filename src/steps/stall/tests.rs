@@ -1,6 +1,8 @@
 use super::*;
 use crate::steps::check::FailureClass;
-use crate::steps::feedback::{build_feedback, feedback_signature};
+use crate::steps::feedback::{
+    build_feedback, feedback_signature, infrastructure_lines, turn_signature,
+};
 use crate::steps::gate::fixtures::*;
 use crate::steps::gate::{criteria_met, evaluate, GateInput};
 use crate::steps::verdict::{CriterionStatus, Decision, Severity};
@@ -12,6 +14,7 @@ fn facts(turn: u32, tree: &str, signature: &str, criteria_met: usize) -> TurnFac
         feedback_signature: signature.to_string(),
         criteria_met,
         approved: false,
+        infrastructure: Vec::new(),
     }
 }
 
@@ -227,6 +230,9 @@ fn renamed_tests_failing_for_the_same_infrastructure_reason_stop_by_turn_five() 
             feedback_signature: feedback_signature(&feedback),
             criteria_met: criteria_met(&input),
             approved: decision.approved,
+            // This test is about the repeated-feedback rule alone; the infrastructure rule
+            // (which stops these turns at turn 2) is tested below.
+            infrastructure: Vec::new(),
         });
         match decide(policy, nudged_at.is_some(), detect_stall(&history, 3)) {
             StallAction::Continue => {}
@@ -269,8 +275,148 @@ fn turns_failing_for_different_reasons_are_not_a_stall() {
                 feedback_signature: feedback_signature(&build_feedback(&input, &decision)),
                 criteria_met: criteria_met(&input),
                 approved: decision.approved,
+                infrastructure: Vec::new(),
             }
         })
         .collect();
     assert_eq!(detect_stall(&history, 3), None);
+}
+
+#[test]
+fn each_failure_is_judged_on_its_own() {
+    // (signatures of the window's turns, criteria met per turn, stalls?)
+    let table: &[(&[&str], &[usize], bool)] = &[
+        (&["a\nb", "a\nc", "a"], &[0, 0, 0], true),
+        (&["a\nb", "b\nc", "a\nc"], &[0, 0, 0], false),
+        (&["a\nb", "a\nc", "a"], &[0, 1, 0], false),
+        (&["", "", ""], &[0, 0, 0], false),
+        (
+            &[
+                "x\ncriterion AC-001",
+                "criterion AC-001",
+                "criterion AC-001\ny",
+            ],
+            &[1, 1, 1],
+            true,
+        ),
+    ];
+    for (signatures, met, stalls) in table {
+        let history: Vec<TurnFacts> = signatures
+            .iter()
+            .zip(met.iter())
+            .zip(1..)
+            .map(|((signature, met), turn)| facts(turn, &format!("t{turn}"), signature, *met))
+            .collect();
+        assert_eq!(
+            detect_stall(&history, 3).is_some(),
+            *stalls,
+            "{signatures:?} {met:?}"
+        );
+    }
+}
+
+/// Seed 004: the test check fails identically every turn while the lint check flips between
+/// passing and failing, and the criterion stays unmet: the whole signature never repeats, but
+/// the persistent failure stalls the loop (a nudge at turn 3, the stop at turn 4).
+#[test]
+fn one_failure_persisting_while_another_alternates_stalls() {
+    let policy = StallPolicy::from(StallConfig {
+        window: 3,
+        nudge: true,
+    });
+    let mut history = Vec::new();
+    let mut nudged = false;
+    let mut stopped_at = None;
+    for turn in 1..=18 {
+        let mut input = approvable();
+        input.requirements = requirements(&["checks.test", "checks.lint", "criteria"]);
+        input.checks = vec![failed(
+            "test",
+            "E   AssertionError: assert 'Hi' == 'Hello'",
+            FailureClass::Code,
+        )];
+        input.checks.push(if turn % 2 == 0 {
+            failed(
+                "lint",
+                &format!("E501 line {turn} too long"),
+                FailureClass::Code,
+            )
+        } else {
+            passed("lint")
+        });
+        input.criteria[0].result = Some(failed("AC-001", "exit 1", FailureClass::Code));
+        let decision = evaluate(&input);
+        let feedback = build_feedback(&input, &decision);
+        history.push(TurnFacts {
+            turn,
+            tree: format!("tree-{turn}"),
+            feedback_signature: turn_signature(&decision, &feedback),
+            criteria_met: criteria_met(&input),
+            approved: decision.approved,
+            infrastructure: infrastructure_lines(&feedback),
+        });
+        match decide(policy, nudged, detect_stall(&history, 3)) {
+            StallAction::Continue => {}
+            StallAction::Nudge(_) => nudged = true,
+            StallAction::Stop(reason) => {
+                let StallReason::RepeatedFeedback { signature, .. } = reason else {
+                    panic!("{reason}");
+                };
+                assert!(signature.contains("check test failed"), "{signature}");
+                assert!(!signature.contains("lint"), "{signature}");
+                stopped_at = Some(turn);
+                break;
+            }
+        }
+    }
+    assert_eq!(stopped_at, Some(4));
+}
+
+#[test]
+fn the_same_environment_failure_on_two_consecutive_turns_stops_at_once() {
+    let policy = StallPolicy::from(StallConfig {
+        window: 3,
+        nudge: true,
+    });
+    let mut history = Vec::new();
+    let mut stopped = None;
+    for turn in 1..=5 {
+        let input = infrastructure_turn(turn);
+        let decision = evaluate(&input);
+        let feedback = build_feedback(&input, &decision);
+        history.push(TurnFacts {
+            turn,
+            tree: format!("tree-{turn}"),
+            feedback_signature: turn_signature(&decision, &feedback),
+            criteria_met: criteria_met(&input),
+            approved: decision.approved,
+            infrastructure: infrastructure_lines(&feedback),
+        });
+        if let StallAction::Stop(reason) = decide(policy, false, detect_stall(&history, 3)) {
+            stopped = Some((turn, reason));
+            break;
+        }
+    }
+    let (turn, reason) = stopped.expect("an environment failure twice must stop the loop");
+    assert_eq!(turn, 2);
+    assert!(matches!(reason, StallReason::Infrastructure { .. }));
+    let text = reason.to_string();
+    assert!(text.contains("[env]"), "{text}");
+    assert!(
+        text.contains("ModuleNotFoundError") || text.contains("check test"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_criterion_calling_what_the_player_has_not_written_is_not_an_environment_failure() {
+    let mut input = infrastructure_turn(1);
+    input.checks = vec![passed("test")];
+    let feedback = build_feedback(&input, &evaluate(&input));
+    assert_eq!(
+        feedback.failing_checks.len(),
+        1,
+        "the criterion still fails"
+    );
+    assert!(infrastructure_lines(&feedback).is_empty());
 }

@@ -9,7 +9,14 @@ use crate::workflow::model::Action;
 pub static KIND: Kind = Kind {
     uses: Uses::Agent,
     summary: "Run a role's agent in the worktree with a fresh context and the role's prompt; a role with `output = \"verdict\"` reviews and returns a verdict.",
-    keys: &[Key::new("role", "string", "the role to run (a key of `[roles]`)")],
+    keys: &[
+        Key::new("role", "string", "the role to run (a key of `[roles]`)"),
+        Key::new(
+            "advisory",
+            "bool",
+            "a read-only role without `output = \"verdict\"` in a gated loop: its output is for information only and the gate does not weigh it (otherwise a validation error)",
+        ),
+    ],
     outputs: &[
         Output::new("succeeded", ValueType::Bool, "the agent finished its turn normally"),
         Output::new("exit", ValueType::Text, "how the agent ended: succeeded, failed, timed_out, idle, turn_limit, cancelled, …"),
@@ -21,7 +28,7 @@ pub static KIND: Kind = Kind {
     leaves_files: false,
     loop_only: false,
     describe: |action| match action {
-        Action::Agent { role } => format!("agent: {role}"),
+        Action::Agent { role, .. } => format!("agent: {role}"),
         _ => "agent".to_string(),
     },
 };

@@ -8,6 +8,7 @@ fn every_action() -> Vec<Action> {
         Action::Worktree,
         Action::Agent {
             role: "player".into(),
+            advisory: true,
         },
         Action::Verify {
             checks: Some(vec!["test".into()]),

@@ -37,7 +37,12 @@ pub fn validate(workflow: &Workflow, tree: &Node, prompts: &Prompts) -> Vec<Diag
     let mut problems = validate_parts(workflow, tree, prompts);
     let steps = flatten(workflow, tree);
     problems.extend(placement::needs_worktree_first(&steps));
+    let before = problems.len();
     roles::check_gate(workflow, &steps, &mut problems);
+    // A workflow whose gate can never hold is told that once, not once per reviewer too.
+    if problems.len() == before {
+        roles::check_silent_reviewers(workflow, &steps, &mut problems);
+    }
     roles::check_gate_reviews(workflow, &steps, &mut problems);
     problems
 }
@@ -194,7 +199,7 @@ fn check_steps(workflow: &Workflow, steps: &[StepInfo<'_>], problems: &mut Vec<D
             problems.push(problem);
         }
         match &step.action {
-            Action::Agent { role } if !workflow.roles.contains_key(role) => {
+            Action::Agent { role, .. } if !workflow.roles.contains_key(role) => {
                 let help = match did_you_mean(role, workflow.roles.keys().map(String::as_str)) {
                     Some(close) => format!("did you mean `{close}`?"),
                     None if workflow.roles.is_empty() => {

@@ -159,7 +159,7 @@ pub(super) fn check_gate_reviews(
             .iter()
             .filter(|s| s.loops == gate.loops)
             .filter(|s| match &s.step.action {
-                Action::Agent { role } => workflow
+                Action::Agent { role, .. } => workflow
                     .roles
                     .get(role)
                     .is_some_and(|r| r.output == Some(OutputKind::Verdict)),
@@ -209,14 +209,14 @@ pub(super) fn check_gate(
         return;
     };
     let unknown_role = steps.iter().any(
-        |s| matches!(&s.step.action, Action::Agent { role } if !workflow.roles.contains_key(role)),
+        |s| matches!(&s.step.action, Action::Agent { role, .. } if !workflow.roles.contains_key(role)),
     );
     if unknown_role {
         // Already reported; which role was meant is unknown.
         return;
     }
     let has_verdict = steps.iter().any(|s| match &s.step.action {
-        Action::Agent { role } => workflow
+        Action::Agent { role, .. } => workflow
             .roles
             .get(role)
             .is_some_and(|r| r.output == Some(OutputKind::Verdict)),
@@ -227,6 +227,50 @@ pub(super) fn check_gate(
             pos_of(gate.node, "uses")
                 .error("no agent step produces a verdict, so the gate's `coach` requirement can never hold")
                 .with_help("add a reviewing role with output = \"verdict\", or waive the requirement with [gate] waive = [\"coach\"]"),
+        );
+    }
+}
+
+/// A read-only agent step in a loop that has a gate must return a verdict, or the gate
+/// silently ignores what it finds (the user would believe a review gate exists), unless the
+/// step says `advisory = true`.
+pub(super) fn check_silent_reviewers(
+    workflow: &Workflow,
+    steps: &[StepInfo<'_>],
+    problems: &mut Vec<Diagnostic>,
+) {
+    for info in steps {
+        let Action::Agent {
+            role: role_name,
+            advisory: false,
+        } = &info.step.action
+        else {
+            continue;
+        };
+        let Some(role) = workflow.roles.get(role_name) else {
+            continue;
+        };
+        if role.access != Access::ReadOnly || role.output == Some(OutputKind::Verdict) {
+            continue;
+        }
+        let gated = steps
+            .iter()
+            .any(|s| s.loops == info.loops && matches!(s.step.action, Action::Gate { .. }));
+        if !gated || info.loops.is_empty() {
+            continue;
+        }
+        problems.push(
+            pos_of(info.node, "role")
+                .error(format!(
+                    "the read-only step `{}` (role `{role_name}`) returns no verdict, so the gate \
+                     of its loop cannot weigh it and a rejection would be silently ignored",
+                    info.step.id
+                ))
+                .with_help(format!(
+                    "add `output = \"verdict\"` to [roles.{role_name}] to make it a reviewer the \
+                     gate weighs, or set `advisory = true` on the step if its output is for \
+                     information only"
+                )),
         );
     }
 }

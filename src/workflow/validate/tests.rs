@@ -321,3 +321,28 @@ fn what_decoded_is_validated_with_the_decoding_mistakes() {
         "{messages:#?}"
     );
 }
+
+#[test]
+fn a_read_only_step_without_a_verdict_in_a_gated_loop_must_say_it_is_advisory() {
+    let notes = "[roles.notes]\nagent = \"command\"\ncommand = [\"true\"]\nprompt = \"coach.md\"\naccess = \"read-only\"\n\n[roles.coach]";
+    let step = "  [[steps.steps]]\n  id = \"gate\"";
+    let silent = player_coach_with("[roles.coach]", notes).replacen(
+        step,
+        "  [[steps.steps]]\n  id = \"notes\"\n  uses = \"agent\"\n  role = \"notes\"\n  [[steps.steps]]\n  id = \"gate\"",
+        1,
+    );
+    let problems = problems(&silent);
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert!(problems[0]
+        .message
+        .contains("the read-only step `notes` (role `notes`) returns no verdict"));
+    assert!(problems[0].help.as_deref().is_some_and(
+        |help| help.contains("output = \"verdict\"") && help.contains("advisory = true")
+    ));
+
+    let advisory = silent.replace(
+        "  role = \"notes\"\n",
+        "  role = \"notes\"\n  advisory = true\n",
+    );
+    assert!(super::tests::problems(&advisory).is_empty());
+}
