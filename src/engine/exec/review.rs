@@ -96,21 +96,19 @@ pub(super) fn run_reader(
                         Some(verdict::failed_agent_verdict(&reason)),
                         Some(reason),
                     ),
-                    Reviewed::Answered(invocation) => {
-                        match judge(&invocation.outcome, &criteria) {
-                            Ok(verdict) => (invocation, Some(verdict), None),
-                            Err(Unusable::AgentFailed(reason)) => (
-                                invocation,
-                                Some(verdict::failed_agent_verdict(&reason)),
-                                Some(reason),
-                            ),
-                            Err(Unusable::Invalid(error)) => (
-                                invocation,
-                                Some(verdict::fallback_verdict(&error)),
-                                Some(error.to_string()),
-                            ),
-                        }
-                    }
+                    Reviewed::Answered(invocation) => match judge(&invocation.outcome, &criteria) {
+                        Ok(verdict) => (invocation, Some(verdict), None),
+                        Err(Unusable::AgentFailed(reason)) => (
+                            invocation,
+                            Some(verdict::failed_agent_verdict(&reason)),
+                            Some(reason),
+                        ),
+                        Err(Unusable::Invalid(error)) => (
+                            invocation,
+                            Some(verdict::fallback_verdict(&error)),
+                            Some(error.to_string()),
+                        ),
+                    },
                 }
             }
         },
@@ -379,10 +377,7 @@ fn previous_answer(outcome: &AgentOutcome) -> String {
     }
 }
 
-fn judge(
-    outcome: &AgentOutcome,
-    criteria: &[verdict::TaskCriterion],
-) -> Result<Verdict, Unusable> {
+fn judge(outcome: &AgentOutcome, criteria: &[verdict::TaskCriterion]) -> Result<Verdict, Unusable> {
     if !outcome.status.is_success() {
         return Err(Unusable::AgentFailed(format!(
             "the coach agent did not finish successfully ({}): {}",
