@@ -19,6 +19,7 @@ mod init;
 mod integrity;
 mod landing;
 mod linked;
+mod links;
 mod locks;
 mod merge;
 mod ref_guard;

@@ -4,12 +4,13 @@
 use std::path::Path;
 
 use git2::build::CheckoutBuilder;
-use git2::{Oid, Repository, ResetType};
+use git2::{Commit, ObjectType, Oid, Repository, ResetType, TreeWalkMode, TreeWalkResult};
 
 use super::diff::changed_paths;
 use super::error::{Context, GitError};
 use super::repo::{find_commit, open_checkout, status_options};
 use super::snapshot::state_tree;
+use super::{files, links};
 
 /// Returns the worktree to exactly `commit`: tracked files, index and branch tip are reset, and
 /// untracked files that are not ignored are removed (ignored files such as build output are
@@ -23,6 +24,9 @@ pub fn restore(worktree: &Path, commit: &str) -> Result<Vec<String>, GitError> {
     }
     let current = state_tree(&repo, worktree)?;
     let reverted = changed_paths(&repo, target.tree_id(), current, worktree)?;
+    // libgit2's checkout follows a link that an agent put where a directory was, and would
+    // write the commit's files wherever it points: the links go first.
+    remove_links_in_the_way(&repo, &target, worktree)?;
     repo.reset(target.as_object(), ResetType::Hard, None)
         .context(format_args!("reset the worktree to {commit}"), worktree)?;
     // A hard reset leaves untracked files alone (libgit2 ignores `remove_untracked` there),
@@ -45,15 +49,50 @@ pub fn restore_paths(worktree: &Path, commit: &str, paths: &[&str]) -> Result<()
     let tree = find_commit(&repo, commit, worktree)?
         .tree()
         .context(format_args!("read the tree of {commit}"), worktree)?;
-    let root = worktree.to_path_buf();
     for path in paths {
-        let full = root.join(path);
-        let wanted = super::files::entry(&tree, path);
-        if super::files::on_disk(&full)? != wanted.map(|e| e.0) || wanted.is_none() {
-            super::files::write_entry(&repo, &full, wanted)?;
+        // A link where a directory should be is what gets restored: it goes, and the path is
+        // written in a real directory in its place.
+        if let Some(link) = links::linked_component(worktree, path) {
+            links::remove_link(worktree, &link)?;
+        }
+        let wanted = files::entry(&tree, path);
+        if files::on_disk(worktree, path)? != wanted.map(|e| e.0) || wanted.is_none() {
+            files::write_entry(&repo, worktree, path, wanted)?;
         }
     }
     tracing::debug!(?paths, worktree = %worktree.display(), "restored paths");
+    Ok(())
+}
+
+/// Removes the links standing where `target` or the index has a directory, so neither the
+/// reset nor the removal of untracked files reaches through one.
+fn remove_links_in_the_way(
+    repo: &Repository,
+    target: &Commit<'_>,
+    worktree: &Path,
+) -> Result<(), GitError> {
+    let tree = target
+        .tree()
+        .context("read the checkpoint's tree", worktree)?;
+    let mut paths: Vec<String> = Vec::new();
+    tree.walk(TreeWalkMode::PreOrder, |dir, entry| {
+        if entry.kind() != Some(ObjectType::Tree) {
+            paths.push(format!(
+                "{dir}{}",
+                String::from_utf8_lossy(entry.name_bytes())
+            ));
+        }
+        TreeWalkResult::Ok
+    })
+    .context("list the checkpoint's files", worktree)?;
+    let index = repo.index().context("open the index", worktree)?;
+    paths.extend(
+        index
+            .iter()
+            .map(|entry| String::from_utf8_lossy(&entry.path).into_owned()),
+    );
+    let dirs = links::parent_dirs(paths.iter().map(String::as_str));
+    links::remove_links_in_the_way(worktree, dirs)?;
     Ok(())
 }
 
