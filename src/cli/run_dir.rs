@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::cli::task::current_dir;
 use crate::engine::paths::{run_owner, validate_run_id, RunPaths};
 use crate::engine::plan::repo_root;
-use crate::engine::state::RunState;
+use crate::engine::state::{unreadable_record, RunState};
 use crate::error::Error;
 use crate::project::Layout;
 
@@ -64,13 +64,5 @@ fn load_state(paths: &RunPaths, task_id: &str) -> Result<RunState, Error> {
         return Err(Error::usage(format!("no run of {task_id} here"))
             .with_help("`autobuild status` lists the runs of this repository"));
     }
-    RunState::load(&file).map_err(|e| {
-        Error::runtime(format!(
-            "the run record {} is unreadable: {e}",
-            file.display()
-        ))
-        .with_help(format!(
-            "start over with `autobuild task {task_id} --fresh` (earlier records are kept)"
-        ))
-    })
+    RunState::load(&file).map_err(|e| unreadable_record(&file, &e, task_id))
 }

@@ -114,7 +114,10 @@ pub struct EventLog {
 impl EventLog {
     /// Opens for appending; a line torn by a crash is terminated so the next event stays whole.
     pub fn open(path: &Path) -> io::Result<EventLog> {
-        let mut file = OpenOptions::new().create(true).append(true).open(path)?;
+        let mut file = crate::user_file::open_regular_with(
+            path,
+            OpenOptions::new().create(true).append(true),
+        )?;
         if ends_without_newline(path)? {
             file.write_all(b"\n")?;
         }
@@ -137,7 +140,7 @@ impl EventLog {
 }
 
 fn ends_without_newline(path: &Path) -> io::Result<bool> {
-    let mut file = File::open(path)?;
+    let mut file = crate::user_file::open_regular(path)?;
     let len = file.metadata()?.len();
     if len == 0 {
         return Ok(false);
@@ -150,7 +153,7 @@ fn ends_without_newline(path: &Path) -> io::Result<bool> {
 
 /// Reads an `events.jsonl`, skipping a torn last line left by a crash.
 pub fn read_events(path: &Path) -> io::Result<Vec<Event>> {
-    let text = std::fs::read_to_string(path)?;
+    let text = crate::user_file::read_record_text(path)?;
     Ok(text
         .lines()
         .filter_map(|line| serde_json::from_str(line).ok())

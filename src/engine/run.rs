@@ -73,15 +73,8 @@ pub fn resume(root: &Path, task_id: &str, io: RunIo) -> Result<Outcome, Error> {
         return Err(Error::usage(format!("no run of {task_id} to resume"))
             .with_help(format!("start one with `autobuild task {task_id}`")));
     }
-    let state = RunState::load(&paths.state()).map_err(|e| {
-        Error::runtime(format!(
-            "the run record {} is unreadable: {e}",
-            paths.state().display()
-        ))
-        .with_help(format!(
-            "start over with `autobuild task {task_id} --fresh` (earlier records are kept)"
-        ))
-    })?;
+    let state = RunState::load(&paths.state())
+        .map_err(|e| crate::engine::state::unreadable_record(&paths.state(), &e, task_id))?;
     if !state.status.is_resumable() {
         return Err(Error::usage(format!(
             "the run of {task_id} is not interrupted: it ended {}",
