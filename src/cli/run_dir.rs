@@ -47,14 +47,26 @@ pub(super) fn locate_run(root: &Path, task_id: &str) -> Result<Located, Error> {
     let paths = RunPaths::new(&Layout::new(&root).runs(), task_id);
     let state = load_state(&paths, task_id)?;
     if state.task_id != run_owner(task_id) {
-        return Err(Error::runtime(format!(
-            "the run record {} is of task `{}`, not of {}; autobuild does not act on it",
-            paths.state().display(),
-            state.task_id,
-            run_owner(task_id)
+        // An untrusted record (crate::engine::owned): a problem in that file, exit 2.
+        return Err(Error::from(crate::diagnostic::Diagnostic::new(
+            paths.state(),
+            format!(
+                "the run record is of task `{}`, not of {}; autobuild does not act on it",
+                state.task_id,
+                run_owner(task_id)
+            ),
         )));
     }
     Ok(Located { root, paths, state })
+}
+
+/// [`locate_run`] for the commands that change or remove what the run names (`complete`,
+/// `discard`, `approve`, `reject`): the record must name only the runner's own branch,
+/// worktree and run directory ([`crate::engine::owned`]), or nothing is touched (exit 2).
+pub(super) fn locate_owned_run(root: &Path, run_id: &str) -> Result<Located, Error> {
+    let run = locate_run(root, run_id)?;
+    crate::engine::owned::ensure_owned(&run.state, &run.paths, &Layout::new(root), run_id)?;
+    Ok(run)
 }
 
 /// A run's state, telling "no such run" apart from a record that cannot be read.

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::cli::logs;
-use crate::cli::run_dir::{checked_run, locate_run, Located};
+use crate::cli::run_dir::{checked_run, locate_owned_run, locate_run, Located};
 use crate::cli::task::current_dir;
 use crate::engine::exec::{merge_run, MergeRequest, StateJournal};
 use crate::engine::lock::RunLock;
@@ -208,7 +208,7 @@ pub fn complete(task_id: &str) -> Result<u8, Error> {
     if crate::feature::run::is_feature_run(&root, task_id) {
         return crate::feature::run::complete(&root, task_id);
     }
-    let mut run = locate_run(&root, task_id)?;
+    let mut run = locate_owned_run(&root, task_id)?;
     if run.state.status == RunStatus::Merged {
         return Err(Error::usage(format!(
             "the run of {task_id} is already merged into {}",
@@ -294,7 +294,7 @@ fn refresh_reports(run: &Located) {
 /// `autobuild discard <ID>`: remove a run's worktree and branch (its records are kept).
 pub fn discard(task_id: &str, yes: bool) -> Result<u8, Error> {
     let root = checked_run(task_id)?;
-    let mut run = locate_run(&root, task_id)?;
+    let mut run = locate_owned_run(&root, task_id)?;
     // The task's lock, as in `complete`.
     let _lock = RunLock::acquire(&Layout::new(&run.root).runs(), run_owner(task_id))
         .map_err(|e| Error::usage(e.to_string()))?;
