@@ -55,6 +55,10 @@ pub enum EventKind {
         duration_ms: u64,
         /// One line, runner-produced (e.g. "2 files changed", "test failed", "feedback, 2 issues").
         summary: String,
+        /// The step stopped the run to wait for a person (an `approval` step with no answer
+        /// yet): not a failure, and shown as waiting.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        waiting: bool,
     },
     StepSkipped {
         step: String,

@@ -128,6 +128,7 @@ pub fn rows(
                 ok,
                 duration_ms,
                 summary,
+                ..
             } => {
                 open = None;
                 rows.push(Row {
@@ -197,6 +198,7 @@ mod tests {
             ok: true,
             duration_ms: ms,
             summary: format!("{step} done"),
+            waiting: false,
         })
     }
 
