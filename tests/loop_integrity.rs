@@ -316,9 +316,11 @@ fn link_target(project: &Project) -> std::path::PathBuf {
 /// The audit after the coach (`agent`) or the scope check after the player restores a
 /// worktree where `link` (a directory) was replaced by a link to a directory outside the
 /// repository: the link is replaced by what the checkpoint has, the outside directory is left
-/// byte for byte as it was, and the turn is a scope violation naming the link.
-fn assert_restored_without_writing_through(agent: &str, link: &str) {
-    let project = Project::new().unconfined();
+/// byte for byte as it was, and the turn is a scope violation naming the link. `mode` is the
+/// sandbox mode: a confined agent can plant the link as well (the worktree is writable), and
+/// the runner, which restores it, is never confined.
+fn assert_restored_without_writing_through(mode: &str, agent: &str, link: &str) {
+    let project = Project::new().sandbox_mode(mode);
     let target = link_target(&project);
     let project = project
         .env("LINK_PATH", link)
@@ -352,15 +354,17 @@ fn assert_restored_without_writing_through(agent: &str, link: &str) {
 
 #[test]
 fn a_coach_that_links_a_source_directory_outside_gets_nothing_written_there() {
-    assert_restored_without_writing_through("coach", "lib");
+    assert_restored_without_writing_through("off", "coach", "lib");
+    assert_restored_without_writing_through("auto", "coach", "lib");
 }
 
 #[test]
 fn a_coach_that_links_the_autobuild_directory_outside_gets_nothing_written_there() {
-    assert_restored_without_writing_through("coach", ".autobuild");
+    assert_restored_without_writing_through("off", "coach", ".autobuild");
 }
 
 #[test]
 fn a_player_that_links_the_autobuild_directory_outside_gets_nothing_written_there() {
-    assert_restored_without_writing_through("player", ".autobuild");
+    assert_restored_without_writing_through("off", "player", ".autobuild");
+    assert_restored_without_writing_through("auto", "player", ".autobuild");
 }
