@@ -375,12 +375,13 @@ fn run_record(project: &Project, make: impl Fn(&std::path::Path)) -> std::path::
 #[test]
 fn a_fifo_or_a_link_to_dev_zero_as_state_json_is_refused_by_every_command_naming_it() {
     let project = Project::new().commit();
-    let cases: [(&str, Box<dyn Fn(&std::path::Path)>); 2] = [
-        ("it is a FIFO (named pipe)", Box::new(mkfifo)),
-        (
-            "it is a character device",
-            Box::new(|path| std::os::unix::fs::symlink("/dev/zero", path).unwrap()),
-        ),
+    fn zero(path: &std::path::Path) {
+        std::os::unix::fs::symlink("/dev/zero", path).unwrap();
+    }
+    type Make = fn(&std::path::Path);
+    let cases: [(&str, Make); 2] = [
+        ("it is a FIFO (named pipe)", mkfifo),
+        ("it is a character device", zero),
     ];
     for (kind, make) in cases {
         let state = run_record(&project, |path| {
