@@ -363,6 +363,19 @@ fn a_fifo_as_config_toml_is_refused_naming_it_not_waited_on() {
     );
 }
 
+#[test]
+fn fifos_among_the_projects_own_files_are_skipped_not_waited_on() {
+    let project = Project::new().commit();
+    // Files autobuild looks at to recognize the project and its ignore rules.
+    for name in ["Cargo.toml", "package.json", ".gitignore"] {
+        mkfifo(&project.root.join(name));
+    }
+
+    let output = run_timed(&project, &["task", TASK, "--dry-run"]);
+
+    assert_exit(&output, 0);
+}
+
 /// A run directory of TASK-1 whose state.json is made by `make`.
 fn run_record(project: &Project, make: impl Fn(&std::path::Path)) -> std::path::PathBuf {
     let dir = project.root.join(".autobuild/runs").join(TASK);
