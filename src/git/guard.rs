@@ -86,10 +86,10 @@ impl GitDirGuard {
             let full = self.common_dir.join(path);
             // Never through a link: one on the way (`hooks/` -> elsewhere) or in the file's
             // place (`config` -> a file of the user's) is removed, not written to.
-            let rel = path.to_string_lossy();
-            links::remove_links_in_the_way(&self.common_dir, links::parent_dirs([rel.as_ref()]))?;
+            let rel = path.as_os_str().as_bytes();
+            links::remove_links_in_the_way(&self.common_dir, links::parent_dirs([rel]))?;
             if fs::symlink_metadata(&full).is_ok_and(|meta| meta.file_type().is_symlink()) {
-                links::remove_link(&self.common_dir, &rel)?;
+                links::remove_link(&self.common_dir, rel)?;
             }
             match &before {
                 Some((target, LINK_MODE)) => {

@@ -12,7 +12,9 @@
 //! The last component of a path may itself be a link: writing it means replacing the link,
 //! which touches nothing it points to.
 
+use std::ffi::OsStr;
 use std::fs;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use super::error::{Context, GitError};
@@ -21,21 +23,27 @@ use super::error::{Context, GitError};
 /// component excluded) that is a symbolic link, as a relative path; `None` when every
 /// directory on the way is a real one or does not exist.
 pub(crate) fn linked_component(root: &Path, rel: &str) -> Option<String> {
-    let mut parts: Vec<&str> = rel.split('/').filter(|part| !part.is_empty()).collect();
-    parts.pop();
-    first_link(root, &parts)
+    let rel = rel.as_bytes();
+    // The last component is the entry itself, which may be a link.
+    let dirs = match rel.iter().rposition(|&b| b == b'/') {
+        Some(slash) => &rel[..slash],
+        None => return None,
+    };
+    first_link(root, dirs).map(|link| String::from_utf8_lossy(&link).into_owned())
 }
 
-/// The first of the directories `parts[..1]`, `parts[..2]`, … under `root` that is a link.
-fn first_link(root: &Path, parts: &[&str]) -> Option<String> {
-    let mut prefix = String::new();
-    for part in parts {
+/// The first of the directories `a`, `a/b`, … of `rel` (bytes, `/`-separated, every
+/// component included) under `root` that is a link. Bytes, not text: a directory name need
+/// not be UTF-8.
+fn first_link(root: &Path, rel: &[u8]) -> Option<Vec<u8>> {
+    let mut prefix: Vec<u8> = Vec::new();
+    for part in rel.split(|&b| b == b'/').filter(|part| !part.is_empty()) {
         if !prefix.is_empty() {
-            prefix.push('/');
+            prefix.push(b'/');
         }
-        prefix.push_str(part);
+        prefix.extend_from_slice(part);
         // Each prefix is checked before the next, so `lstat` never follows a link on the way.
-        match fs::symlink_metadata(root.join(&prefix)) {
+        match fs::symlink_metadata(root.join(OsStr::from_bytes(&prefix))) {
             Ok(meta) if meta.file_type().is_symlink() => return Some(prefix),
             Ok(meta) if meta.is_dir() => {}
             _ => return None,
@@ -58,46 +66,44 @@ pub(crate) fn ensure_no_link(root: &Path, rel: &str) -> Result<(), GitError> {
 }
 
 /// In a worktree the runner owns: removes every link found where one of `dirs` (relative
-/// directories that the content about to be written needs, in any order) should be a
-/// directory. Returns the removed links' paths, sorted.
+/// directories, as bytes, that the content about to be written needs, in any order) should be
+/// a directory. Returns the removed links' paths, sorted.
 pub(crate) fn remove_links_in_the_way<'a>(
     root: &Path,
-    dirs: impl IntoIterator<Item = &'a str>,
+    dirs: impl IntoIterator<Item = &'a [u8]>,
 ) -> Result<Vec<String>, GitError> {
-    let mut dirs: Vec<&str> = dirs.into_iter().collect();
+    let mut dirs: Vec<&[u8]> = dirs.into_iter().collect();
     // A parent sorts before its children, so a link is found (and removed) before anything
     // below it is looked up through it.
     dirs.sort_unstable();
     dirs.dedup();
     let mut removed = Vec::new();
     for dir in dirs {
-        let parts: Vec<&str> = dir.split('/').filter(|part| !part.is_empty()).collect();
         // Below a link already removed nothing exists any more, so nothing is found twice.
-        if let Some(link) = first_link(root, &parts) {
+        if let Some(link) = first_link(root, dir) {
             remove_link(root, &link)?;
-            removed.push(link);
+            removed.push(String::from_utf8_lossy(&link).into_owned());
         }
     }
     Ok(removed)
 }
 
 /// Removes the link at `rel` (the link, never what it points to).
-pub(crate) fn remove_link(root: &Path, rel: &str) -> Result<(), GitError> {
-    let full = root.join(rel);
+pub(crate) fn remove_link(root: &Path, rel: &[u8]) -> Result<(), GitError> {
+    let full = root.join(OsStr::from_bytes(rel));
     fs::remove_file(&full).context("remove the symbolic link", &full)?;
     tracing::debug!(link = %full.display(), "removed a link in the way");
     Ok(())
 }
 
 /// Every directory on the way to each of `paths`: `a`, `a/b` for `a/b/c.txt`.
-pub(crate) fn parent_dirs<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+pub(crate) fn parent_dirs<'a>(paths: impl IntoIterator<Item = &'a [u8]>) -> Vec<&'a [u8]> {
     let mut dirs = Vec::new();
     for path in paths {
-        let mut end = 0;
-        while let Some(slash) = path[end..].find('/') {
-            end += slash;
-            dirs.push(&path[..end]);
-            end += 1;
+        for (at, &byte) in path.iter().enumerate() {
+            if byte == b'/' && at > 0 {
+                dirs.push(&path[..at]);
+            }
         }
     }
     dirs.sort_unstable();
@@ -145,8 +151,9 @@ mod tests {
         fs::write(outside.path().join("sub/keep.txt"), "keep").unwrap();
         fs::create_dir_all(dir.path().join("real")).unwrap();
         symlink(outside.path(), dir.path().join("src")).unwrap();
-        let dirs = parent_dirs(["src/sub/a.rs", "src/b.rs", "real/c.rs"]);
-        assert_eq!(dirs, ["real", "src", "src/sub"]);
+        let files: [&[u8]; 3] = [b"src/sub/a.rs", b"src/b.rs", b"real/c.rs"];
+        let dirs = parent_dirs(files);
+        assert_eq!(dirs, [&b"real"[..], b"src", b"src/sub"]);
 
         let removed = remove_links_in_the_way(dir.path(), dirs).unwrap();
 
@@ -157,5 +164,19 @@ mod tests {
             "keep"
         );
         assert!(dir.path().join("real").is_dir());
+    }
+
+    #[test]
+    fn a_link_with_a_name_that_is_not_utf8_is_found_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let name = OsStr::from_bytes(b"caf\xe9");
+        symlink(outside.path(), dir.path().join(name)).unwrap();
+
+        let removed =
+            remove_links_in_the_way(dir.path(), parent_dirs([&b"caf\xe9/x.rs"[..]])).unwrap();
+
+        assert_eq!(removed.len(), 1);
+        assert!(fs::symlink_metadata(dir.path().join(name)).is_err());
     }
 }

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use git2::build::CheckoutBuilder;
-use git2::{Commit, ObjectType, Oid, Repository, ResetType, TreeWalkMode, TreeWalkResult};
+use git2::{Commit, ObjectType, Oid, Repository, ResetType, Tree};
 
 use super::diff::changed_paths;
 use super::error::{Context, GitError};
@@ -53,7 +53,7 @@ pub fn restore_paths(worktree: &Path, commit: &str, paths: &[&str]) -> Result<()
         // A link where a directory should be is what gets restored: it goes, and the path is
         // written in a real directory in its place.
         if let Some(link) = links::linked_component(worktree, path) {
-            links::remove_link(worktree, &link)?;
+            links::remove_link(worktree, link.as_bytes())?;
         }
         let wanted = files::entry(&tree, path);
         if files::on_disk(worktree, path)? != wanted.map(|e| e.0) || wanted.is_none() {
@@ -65,7 +65,8 @@ pub fn restore_paths(worktree: &Path, commit: &str, paths: &[&str]) -> Result<()
 }
 
 /// Removes the links standing where `target` or the index has a directory, so neither the
-/// reset nor the removal of untracked files reaches through one.
+/// reset nor the removal of untracked files reaches through one. Paths are bytes: a directory
+/// name need not be UTF-8.
 fn remove_links_in_the_way(
     repo: &Repository,
     target: &Commit<'_>,
@@ -74,25 +75,41 @@ fn remove_links_in_the_way(
     let tree = target
         .tree()
         .context("read the checkpoint's tree", worktree)?;
-    let mut paths: Vec<String> = Vec::new();
-    tree.walk(TreeWalkMode::PreOrder, |dir, entry| {
-        if entry.kind() != Some(ObjectType::Tree) {
-            paths.push(format!(
-                "{dir}{}",
-                String::from_utf8_lossy(entry.name_bytes())
-            ));
-        }
-        TreeWalkResult::Ok
-    })
-    .context("list the checkpoint's files", worktree)?;
+    let mut dirs: Vec<Vec<u8>> = Vec::new();
+    tree_dirs(repo, &tree, &[], &mut dirs, worktree)?;
     let index = repo.index().context("open the index", worktree)?;
-    paths.extend(
-        index
-            .iter()
-            .map(|entry| String::from_utf8_lossy(&entry.path).into_owned()),
-    );
-    let dirs = links::parent_dirs(paths.iter().map(String::as_str));
-    links::remove_links_in_the_way(worktree, dirs)?;
+    let staged: Vec<Vec<u8>> = index.iter().map(|entry| entry.path).collect();
+    let all = dirs
+        .iter()
+        .map(Vec::as_slice)
+        .chain(links::parent_dirs(staged.iter().map(Vec::as_slice)));
+    links::remove_links_in_the_way(worktree, all)?;
+    Ok(())
+}
+
+/// Every directory of `tree`, recursively, as `prefix`-relative paths.
+fn tree_dirs(
+    repo: &Repository,
+    tree: &Tree<'_>,
+    prefix: &[u8],
+    dirs: &mut Vec<Vec<u8>>,
+    worktree: &Path,
+) -> Result<(), GitError> {
+    for entry in tree.iter() {
+        if entry.kind() != Some(ObjectType::Tree) {
+            continue;
+        }
+        let mut path = prefix.to_vec();
+        if !path.is_empty() {
+            path.push(b'/');
+        }
+        path.extend_from_slice(entry.name_bytes());
+        let subtree = repo
+            .find_tree(entry.id())
+            .context("read the checkpoint's tree", worktree)?;
+        tree_dirs(repo, &subtree, &path, dirs, worktree)?;
+        dirs.push(path);
+    }
     Ok(())
 }
 
