@@ -10,12 +10,19 @@
 //! - **UTF-8.** Every format involved is text; a file that is not UTF-8 gets a located error
 //!   (`path:line:col`, at the first invalid byte) instead of a bare I/O error.
 //!
-//! Both are problems *in the file* a user wrote, so they are [`Diagnostic`]s (exit 2, like any
-//! other invalid input), not I/O failures (exit 1). A missing file and an unreadable one keep
-//! their own variants: callers decide what absence means (the config file is optional).
+//! - **Regular files only.** A FIFO, a device or a socket (or a link to one) is refused
+//!   naming the file, never read: a FIFO would block the command forever, `/dev/zero` would
+//!   never end. [`open_regular`] opens with `O_NONBLOCK` (so opening a FIFO returns at once)
+//!   and checks the *opened* file, so a file swapped between a check and the open cannot get
+//!   past it either. Run records (`state.json`, events, turn records) are read through it too.
+//!
+//! All three are problems *in the file* a user wrote, so they are [`Diagnostic`]s (exit 2, like
+//! any other invalid input), not I/O failures (exit 1). A missing file and an unreadable one
+//! keep their own variants: callers decide what absence means (the config file is optional).
 
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::{self, Read};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 
 use crate::diagnostic::{Diagnostic, Location};
@@ -33,6 +40,8 @@ pub enum ReadError {
     Io(io::Error),
     /// It is larger than [`MAX_BYTES`].
     TooLarge(Box<Diagnostic>),
+    /// It is a FIFO, a device or a socket, not a regular file.
+    NotRegular(Box<Diagnostic>),
     /// It is not UTF-8; `lossy` is its text with invalid bytes replaced, for callers that can
     /// still tell something useful from it (the `id:` line of a task file).
     NotUtf8 {
@@ -45,7 +54,9 @@ impl ReadError {
     /// The located problem, when the file was read but is not acceptable input.
     pub fn problem(&self) -> Option<&Diagnostic> {
         match self {
-            ReadError::TooLarge(problem) | ReadError::NotUtf8 { problem, .. } => Some(&**problem),
+            ReadError::TooLarge(problem)
+            | ReadError::NotRegular(problem)
+            | ReadError::NotUtf8 { problem, .. } => Some(&**problem),
             ReadError::NotFound(_) | ReadError::Io(_) => None,
         }
     }
@@ -54,9 +65,9 @@ impl ReadError {
     pub fn into_error(self, action: &'static str, path: &Path) -> Error {
         match self {
             ReadError::NotFound(e) | ReadError::Io(e) => Error::io(action, path, e),
-            ReadError::TooLarge(problem) | ReadError::NotUtf8 { problem, .. } => {
-                Error::from(*problem)
-            }
+            ReadError::TooLarge(problem)
+            | ReadError::NotRegular(problem)
+            | ReadError::NotUtf8 { problem, .. } => Error::from(*problem),
         }
     }
 }
@@ -64,9 +75,12 @@ impl ReadError {
 /// Reads the file at `path` as UTF-8 text of at most [`MAX_BYTES`]; problems name the file
 /// as `shown` (usually relative to the repository root).
 pub fn read(path: &Path, shown: &Path) -> Result<String, ReadError> {
-    let file = File::open(path).map_err(|e| match e.kind() {
+    let file = open_regular(path).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => ReadError::NotFound(e),
-        _ => ReadError::Io(e),
+        _ => match NotRegular::of(&e) {
+            Some(special) => ReadError::NotRegular(Box::new(special.problem(shown))),
+            None => ReadError::Io(e),
+        },
     })?;
     let declared = file.metadata().map_err(ReadError::Io)?.len();
     if declared > MAX_BYTES {
@@ -81,6 +95,74 @@ pub fn read(path: &Path, shown: &Path) -> Result<String, ReadError> {
         return Err(ReadError::TooLarge(too_large(shown, bytes.len() as u64)));
     }
     text(shown, bytes)
+}
+
+/// What kind of special file was refused; carried inside the [`io::Error`] that
+/// [`open_regular`] returns (kind `InvalidInput`), so callers with plain `io::Result`s keep
+/// working and those that report it can find it with [`NotRegular::of`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("it is {kind}, not a regular file; autobuild reads only regular files")]
+pub struct NotRegular {
+    pub kind: &'static str,
+}
+
+impl NotRegular {
+    /// The refusal inside `error`, if that is what it is.
+    pub fn of(error: &io::Error) -> Option<NotRegular> {
+        error.get_ref()?.downcast_ref::<NotRegular>().copied()
+    }
+
+    /// The refusal as a problem in the file `shown` (exit 2).
+    pub fn problem(self, shown: &Path) -> Diagnostic {
+        Diagnostic::new(shown, self.to_string()).with_help(
+            "replace it with a regular file; a FIFO, device or socket (or a link to one) would block or never end",
+        )
+    }
+}
+
+/// Opens `path` (following links) for reading when it is a regular file, and refuses anything
+/// else with a [`NotRegular`] error without blocking: the open is non-blocking (a FIFO with no
+/// writer opens at once), and the check is made on the opened file, not on the name. A
+/// directory is left to fail as it always did (reading it is an I/O error).
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    open_regular_with(path, OpenOptions::new().read(true))
+}
+
+/// [`open_regular`] with `options` (appending, creating): the same non-blocking open and the
+/// same check of the opened file. Opening a FIFO for writing with no reader fails at once
+/// instead of waiting for one.
+pub fn open_regular_with(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
+    let file = options.custom_flags(libc::O_NONBLOCK).open(path)?;
+    let kind = file.metadata()?.file_type();
+    let special = if kind.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        return Ok(file);
+    };
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        NotRegular { kind: special },
+    ))
+}
+
+/// The whole of a run record (`state.json`, events, turn records, logs) the runner wrote
+/// itself, read only when it is a regular file ([`open_regular`]); no size cap, since logs and
+/// events grow with a run.
+pub fn read_record(path: &Path) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    open_regular(path)?.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// [`read_record`] as UTF-8 text.
+pub fn read_record_text(path: &Path) -> io::Result<String> {
+    String::from_utf8(read_record(path)?).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
 }
 
 /// `bytes` as text, or the located problem with the first invalid byte.
@@ -212,6 +294,28 @@ mod tests {
             directory.into_error("cannot read", dir.path()).exit_code(),
             1
         );
+    }
+
+    #[test]
+    fn a_fifo_a_device_and_a_link_to_one_are_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("config.toml");
+        let c_path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        let link = dir.path().join("zero.toml");
+        std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+        for (path, kind) in [(&fifo, "a FIFO"), (&link, "a character device")] {
+            let err = read(path, Path::new(".autobuild/config.toml")).unwrap_err();
+            let problem = err.problem().unwrap().to_string();
+            assert!(
+                problem.starts_with(&format!(".autobuild/config.toml: it is {kind}")),
+                "{problem}"
+            );
+            assert_eq!(err.into_error("cannot read", path).exit_code(), 2);
+        }
+        let plain = write(&dir, "plain.toml", b"x = 1\n");
+        assert!(open_regular(&plain).is_ok());
     }
 
     #[test]

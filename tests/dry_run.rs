@@ -104,7 +104,8 @@ fn an_unreadable_run_record_is_named_not_mistaken_for_no_run() {
 
     let output = project.run(&["status", TASK]);
 
-    assert_exit(&output, 1);
+    // A corrupt record is a problem in a file, like any invalid input: exit 2 (issue 20).
+    assert_exit(&output, 2);
     assert!(loop_fixture::stderr(&output).contains("is unreadable"));
 }
 

@@ -311,3 +311,140 @@ modle = "opus"
     }
     assert!(!project.run_dir().exists());
 }
+
+/// `autobuild -C <root> ARGS…`, failing the test if it has not finished within 20 seconds (a
+/// command blocked on a FIFO would never finish).
+fn run_timed(project: &Project, args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_autobuild"))
+        .arg("-C")
+        .arg(&project.root)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env(
+            "AUTOBUILD_CONFIG_DIR",
+            project.root.join("no-such-config-dir"),
+        )
+        .env_remove("RUST_LOG")
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("`autobuild {}` hung", args.join(" "));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn mkfifo(path: &std::path::Path) {
+    let _ = fs::remove_file(path);
+    let c_path = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+}
+
+#[test]
+fn a_fifo_as_config_toml_is_refused_naming_it_not_waited_on() {
+    let project = Project::new().commit();
+    mkfifo(&project.root.join(".autobuild/config.toml"));
+
+    let output = run_timed(&project, &["task", TASK, "--dry-run"]);
+
+    assert_exit(&output, 2);
+    let err = stderr(&output);
+    assert!(
+        err.contains(".autobuild/config.toml: it is a FIFO (named pipe), not a regular file"),
+        "{err}"
+    );
+}
+
+#[test]
+fn fifos_among_the_projects_own_files_are_skipped_not_waited_on() {
+    let project = Project::new().commit();
+    // Files autobuild looks at to recognize the project and its ignore rules.
+    for name in ["Cargo.toml", "package.json", ".gitignore"] {
+        mkfifo(&project.root.join(name));
+    }
+
+    let output = run_timed(&project, &["task", TASK, "--dry-run"]);
+
+    assert_exit(&output, 0);
+}
+
+/// A run directory of TASK-1 whose state.json is made by `make`.
+fn run_record(project: &Project, make: impl Fn(&std::path::Path)) -> std::path::PathBuf {
+    let dir = project.root.join(".autobuild/runs").join(TASK);
+    fs::create_dir_all(&dir).unwrap();
+    let state = dir.join("state.json");
+    make(&state);
+    state
+}
+
+#[test]
+fn a_fifo_or_a_link_to_dev_zero_as_state_json_is_refused_by_every_command_naming_it() {
+    let project = Project::new().commit();
+    fn zero(path: &std::path::Path) {
+        std::os::unix::fs::symlink("/dev/zero", path).unwrap();
+    }
+    type Make = fn(&std::path::Path);
+    let cases: [(&str, Make); 2] = [
+        ("it is a FIFO (named pipe)", mkfifo),
+        ("it is a character device", zero),
+    ];
+    for (kind, make) in cases {
+        let state = run_record(&project, |path| {
+            let _ = fs::remove_file(path);
+            make(path)
+        });
+        for args in [vec!["status"], vec!["status", TASK], vec!["approve", TASK]] {
+            let output = run_timed(&project, &args);
+
+            assert_exit(&output, 2);
+            let err = stderr(&output);
+            assert!(
+                err.contains(&format!(
+                    "{}: the run record is unreadable: {kind}",
+                    state.display()
+                )),
+                "{args:?}: {err}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_truncated_state_json_is_listed_as_unreadable_not_as_no_runs() {
+    let project = Project::new().commit();
+    let state = run_record(&project, |path| {
+        fs::write(path, "{\"task_id\": \"TASK-1\", \"sta").unwrap()
+    });
+
+    let output = run_timed(&project, &["status"]);
+
+    assert_exit(&output, 2);
+    let out = stdout(&output);
+    assert!(!out.contains("no runs yet"), "{out}");
+    assert!(out.contains("UNREADABLE"), "{out}");
+    assert!(
+        out.contains(&format!("{TASK:<20} {}", state.display())),
+        "{out}"
+    );
+    assert!(stderr(&output).contains("the run record is unreadable"));
+
+    let output = run_timed(&project, &["status", TASK]);
+
+    assert_exit(&output, 2);
+    let err = stderr(&output);
+    assert!(
+        err.contains(&format!(
+            "{}: the run record is unreadable",
+            state.display()
+        )),
+        "{err}"
+    );
+}

@@ -35,6 +35,13 @@ fn a_complex_task_waits_for_a_sign_off_and_approve_merges_it() {
 
     assert_exit(&output, 6);
     assert_eq!(project.state()["status"], "waiting");
+    // Waiting is not a failure, and the line says how to answer.
+    let shown = format!("{}{}", stdout(&output), loop_fixture::stderr(&output));
+    assert!(
+        shown.contains("signoff: waiting for a person — `autobuild approve TASK-1`"),
+        "{shown}"
+    );
+    assert!(!shown.contains("signoff FAILED"), "{shown}");
     assert_eq!(
         project.git(&["rev-parse", "main"]),
         initial,

@@ -464,3 +464,99 @@ fn a_players_replace_ref_and_note_are_removed_and_git_show_prints_the_real_conte
     ]);
     assert_eq!(kept.lines().count(), 2, "both are kept: {kept}");
 }
+
+/// Every entry under `dir`: its relative path, and the file's content or the link's target (a
+/// directory is listed with no content), so two snapshots are equal only when nothing under it
+/// was created, changed or removed.
+fn snapshot(dir: &std::path::Path) -> Vec<(String, String)> {
+    let mut entries = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(current) = pending.pop() {
+        for entry in std::fs::read_dir(&current).unwrap() {
+            let path = entry.unwrap().path();
+            let shown = path.strip_prefix(dir).unwrap().display().to_string();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                entries.push((format!("{shown}/"), String::new()));
+                pending.push(path);
+            } else if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(&path).unwrap();
+                entries.push((format!("{shown} ->"), target.display().to_string()));
+            } else {
+                entries.push((
+                    shown,
+                    String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned(),
+                ));
+            }
+        }
+    }
+    entries.sort();
+    entries
+}
+
+/// A directory outside the repository that an agent links a worktree directory to, holding
+/// files of the same names as the repository's (what a write through the link would clobber).
+fn link_target(project: &Project) -> std::path::PathBuf {
+    let target = project.outside("target");
+    std::fs::create_dir_all(target.join("agents")).unwrap();
+    std::fs::write(target.join("greet.sh"), "outside, not the project's\n").unwrap();
+    std::fs::write(target.join("config.toml"), "# outside\n").unwrap();
+    std::fs::write(target.join("agents/player.sh"), "# outside\n").unwrap();
+    target
+}
+
+/// The audit after the coach (`agent`) or the scope check after the player restores a
+/// worktree where `link` (a directory) was replaced by a link to a directory outside the
+/// repository: the link is replaced by what the checkpoint has, the outside directory is left
+/// byte for byte as it was, and the turn is a scope violation naming the link. `mode` is the
+/// sandbox mode: a confined agent can plant the link as well (the worktree is writable), and
+/// the runner, which restores it, is never confined.
+fn assert_restored_without_writing_through(mode: &str, agent: &str, link: &str) {
+    let project = Project::new().sandbox_mode(mode);
+    let target = link_target(&project);
+    let project = project
+        .env("LINK_PATH", link)
+        .env("LINK_TARGET", target.to_str().unwrap());
+    let project = match agent {
+        "player" => project.player("agent_links_out.sh"),
+        _ => project.coach("agent_links_out.sh"),
+    }
+    .commit();
+    let before = snapshot(&target);
+
+    let output = project.run(&["task", TASK, "--max-turns", "1"]);
+
+    assert_eq!(
+        snapshot(&target),
+        before,
+        "nothing was written through the link"
+    );
+    let violation = project.record(agent, 1)["scope_violation"].to_string();
+    assert!(violation.contains(link), "{violation}");
+    assert_eq!(
+        project.record("gate", 1)["approved"],
+        false,
+        "{}",
+        loop_fixture::stderr(&output)
+    );
+    let restored = project.worktree().join(link);
+    let meta = std::fs::symlink_metadata(&restored).unwrap();
+    assert!(meta.is_dir(), "{link} is a directory again: {meta:?}");
+}
+
+#[test]
+fn a_coach_that_links_a_source_directory_outside_gets_nothing_written_there() {
+    assert_restored_without_writing_through("off", "coach", "lib");
+    assert_restored_without_writing_through("auto", "coach", "lib");
+}
+
+#[test]
+fn a_coach_that_links_the_autobuild_directory_outside_gets_nothing_written_there() {
+    assert_restored_without_writing_through("off", "coach", ".autobuild");
+}
+
+#[test]
+fn a_player_that_links_the_autobuild_directory_outside_gets_nothing_written_there() {
+    assert_restored_without_writing_through("off", "player", ".autobuild");
+    assert_restored_without_writing_through("auto", "player", ".autobuild");
+}

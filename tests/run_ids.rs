@@ -130,7 +130,9 @@ fn a_record_of_another_task_is_not_acted_on() {
 
     let output = project.run(&["discard", "TASK-2", "--yes"]);
 
-    assert_exit(&output, 1);
+    // Run records are untrusted input: a foreign one is a problem in that file, exit 2
+    // (issue 20; it was 1).
+    assert_exit(&output, 2);
     assert!(
         stderr(&output).contains("is of task `TASK-1`, not of TASK-2"),
         "{}",
@@ -160,4 +162,49 @@ fn a_run_directory_that_links_out_of_the_runs_directory_is_not_followed() {
         stderr(&output)
     );
     assert!(project.branch_exists(&project.branch()));
+}
+
+#[test]
+fn a_record_naming_the_users_branch_and_worktree_is_refused_and_both_are_intact() {
+    let project = approved_project();
+    // The user's own branch, checked out in a linked worktree with uncommitted work.
+    let mine = project.root.parent().unwrap().join("mine");
+    project.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "mine",
+        mine.to_str().unwrap(),
+    ]);
+    fs::write(mine.join("uncommitted.txt"), "my work\n").unwrap();
+    let state_file = project.run_dir().join("state.json");
+    let mut state = project.state();
+    state["branch"] = "mine".into();
+    state["worktree"] = mine.to_str().unwrap().into();
+    fs::write(&state_file, serde_json::to_string_pretty(&state).unwrap()).unwrap();
+    let before = snapshot(&mine);
+
+    for args in [
+        vec!["discard", TASK, "--yes"],
+        vec!["complete", TASK],
+        vec!["resume", TASK],
+    ] {
+        let output = project.run(&args);
+
+        assert_exit(&output, 2);
+        let err = stderr(&output);
+        assert!(
+            err.contains("autobuild does not act on this run record: it names branch `mine`, not `autobuild/TASK-1`; it names worktree"),
+            "{args:?}: {err}"
+        );
+        assert!(err.contains(&state_file.display().to_string()), "{err}");
+        assert!(project.branch_exists("mine"), "{args:?}");
+        assert_eq!(snapshot(&mine), before, "{args:?}");
+        assert!(project.branch_exists(&project.branch()), "{args:?}");
+    }
+    assert_eq!(
+        fs::read_to_string(mine.join("uncommitted.txt")).unwrap(),
+        "my work\n"
+    );
 }

@@ -3,7 +3,7 @@
 //! lock, then the run continues as `autobuild resume` would: an approval lets it go on (to the
 //! merge, usually); a rejection ends it blocked with the reason in its report.
 
-use crate::cli::run_dir::{checked_run, locate_run};
+use crate::cli::run_dir::{checked_run, locate_owned_run};
 use crate::cli::terminal_io;
 use crate::engine::lock::RunLock;
 use crate::engine::state::{write_json_atomic, Answer, RunStatus};
@@ -14,7 +14,7 @@ use crate::ui::progress::Display;
 /// Records `answer` for the waiting run `task_id` and continues it; returns its exit code.
 pub fn answer(task_id: &str, answer: Answer, json: bool, quiet: bool) -> Result<u8, Error> {
     let root = checked_run(task_id)?;
-    let mut run = locate_run(&root, task_id)?;
+    let mut run = locate_owned_run(&root, task_id)?;
     if run.state.status != RunStatus::Waiting {
         let verb = if answer.approved { "approve" } else { "reject" };
         return Err(Error::usage(format!(

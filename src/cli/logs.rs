@@ -147,7 +147,9 @@ pub fn records(dir: &Path, filter: &Filter) -> Result<Vec<PathBuf>, Error> {
 
 /// `==> path <==` and the file's text.
 pub fn show(path: &Path) -> String {
-    let text = fs::read_to_string(path).unwrap_or_else(|e| format!("(cannot read: {e})"));
+    let text = crate::user_file::read_record(path)
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .unwrap_or_else(|e| format!("(cannot read: {e})"));
     format!("==> {} <==\n{}", path.display(), text.trim_end())
 }
 
@@ -206,7 +208,7 @@ impl Follower {
 
 /// The bytes of `path` from `offset` on; `None` when it cannot be read.
 fn read_from(path: &Path, offset: u64) -> Option<Vec<u8>> {
-    let mut file = fs::File::open(path).ok()?;
+    let mut file = crate::user_file::open_regular(path).ok()?;
     file.seek(SeekFrom::Start(offset)).ok()?;
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes).ok()?;

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::cli::task::current_dir;
 use crate::engine::paths::{run_owner, validate_run_id, RunPaths};
 use crate::engine::plan::repo_root;
-use crate::engine::state::RunState;
+use crate::engine::state::{unreadable_record, RunState};
 use crate::error::Error;
 use crate::project::Layout;
 
@@ -47,14 +47,26 @@ pub(super) fn locate_run(root: &Path, task_id: &str) -> Result<Located, Error> {
     let paths = RunPaths::new(&Layout::new(&root).runs(), task_id);
     let state = load_state(&paths, task_id)?;
     if state.task_id != run_owner(task_id) {
-        return Err(Error::runtime(format!(
-            "the run record {} is of task `{}`, not of {}; autobuild does not act on it",
-            paths.state().display(),
-            state.task_id,
-            run_owner(task_id)
+        // An untrusted record (crate::engine::owned): a problem in that file, exit 2.
+        return Err(Error::from(crate::diagnostic::Diagnostic::new(
+            paths.state(),
+            format!(
+                "the run record is of task `{}`, not of {}; autobuild does not act on it",
+                state.task_id,
+                run_owner(task_id)
+            ),
         )));
     }
     Ok(Located { root, paths, state })
+}
+
+/// [`locate_run`] for the commands that change or remove what the run names (`complete`,
+/// `discard`, `approve`, `reject`): the record must name only the runner's own branch,
+/// worktree and run directory ([`crate::engine::owned`]), or nothing is touched (exit 2).
+pub(super) fn locate_owned_run(root: &Path, run_id: &str) -> Result<Located, Error> {
+    let run = locate_run(root, run_id)?;
+    crate::engine::owned::ensure_owned(&run.state, &run.paths, &Layout::new(root), run_id)?;
+    Ok(run)
 }
 
 /// A run's state, telling "no such run" apart from a record that cannot be read.
@@ -64,13 +76,5 @@ fn load_state(paths: &RunPaths, task_id: &str) -> Result<RunState, Error> {
         return Err(Error::usage(format!("no run of {task_id} here"))
             .with_help("`autobuild status` lists the runs of this repository"));
     }
-    RunState::load(&file).map_err(|e| {
-        Error::runtime(format!(
-            "the run record {} is unreadable: {e}",
-            file.display()
-        ))
-        .with_help(format!(
-            "start over with `autobuild task {task_id} --fresh` (earlier records are kept)"
-        ))
-    })
+    RunState::load(&file).map_err(|e| unreadable_record(&file, &e, task_id))
 }

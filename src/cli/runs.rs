@@ -6,11 +6,10 @@
 //! read.
 
 use std::fmt::Write as _;
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::cli::logs;
-use crate::cli::run_dir::{checked_run, locate_run, Located};
+use crate::cli::run_dir::{checked_run, locate_owned_run, locate_run, Located};
 use crate::cli::task::current_dir;
 use crate::engine::exec::{merge_run, refused_secrets, MergeRequest, StateJournal};
 use crate::engine::lock::RunLock;
@@ -54,7 +53,13 @@ pub fn status(task_id: Option<String>, all: bool, json: bool) -> Result<u8, Erro
         if let Some(id) = &task_id {
             listing.features.retain(|f| &f.feature_id == id);
             listing.tasks.retain(|t| t.task_id == run_owner(id));
-            if listing.features.is_empty() && listing.tasks.is_empty() {
+            listing
+                .unreadable
+                .retain(|r| run_owner(&r.run_id) == run_owner(id));
+            if listing.features.is_empty()
+                && listing.tasks.is_empty()
+                && listing.unreadable.is_empty()
+            {
                 return Err(Error::usage(format!("no run of {id} here"))
                     .with_help("`autobuild status` lists the runs of this repository"));
             }
@@ -62,7 +67,7 @@ pub fn status(task_id: Option<String>, all: bool, json: bool) -> Result<u8, Erro
         let text = serde_json::to_string_pretty(&listing)
             .map_err(|e| Error::runtime(format!("cannot write the status as JSON: {e}")))?;
         ui::line(&text);
-        return Ok(0);
+        return unreadable_runs(&listing);
     }
     match task_id {
         Some(id) if crate::feature::run::is_feature_run(&root, &id) => {
@@ -89,9 +94,26 @@ pub fn status(task_id: Option<String>, all: bool, json: bool) -> Result<u8, Erro
             }
             ui::line(&shown.join("\n\n"));
         }
-        None => ui::line(&super::status::render(&listing(), all)),
+        None => {
+            let listing = listing();
+            ui::line(&super::status::render(&listing, all));
+            return unreadable_runs(&listing);
+        }
     }
     Ok(0)
+}
+
+/// Exit 0, or the first unreadable run record of `listing` as the error (exit 2) once the
+/// listing, which names them all, is printed.
+fn unreadable_runs(listing: &super::status::Listing) -> Result<u8, Error> {
+    match listing.unreadable.first() {
+        None => Ok(0),
+        Some(run) => Err(crate::engine::state::unreadable_record(
+            &run.file,
+            &std::io::Error::other(run.problem.clone()),
+            &run.run_id,
+        )),
+    }
 }
 
 fn status_detail(
@@ -186,7 +208,7 @@ pub fn complete(task_id: &str, allow_secret_in_diff: bool) -> Result<u8, Error> 
     if crate::feature::run::is_feature_run(&root, task_id) {
         return crate::feature::run::complete(&root, task_id);
     }
-    let mut run = locate_run(&root, task_id)?;
+    let mut run = locate_owned_run(&root, task_id)?;
     if run.state.status == RunStatus::Merged {
         return Err(Error::usage(format!(
             "the run of {task_id} is already merged into {}",
@@ -276,7 +298,7 @@ fn refresh_reports(run: &Located) {
 /// `autobuild discard <ID>`: remove a run's worktree and branch (its records are kept).
 pub fn discard(task_id: &str, yes: bool) -> Result<u8, Error> {
     let root = checked_run(task_id)?;
-    let mut run = locate_run(&root, task_id)?;
+    let mut run = locate_owned_run(&root, task_id)?;
     // The task's lock, as in `complete`.
     let _lock = RunLock::acquire(&Layout::new(&run.root).runs(), run_owner(task_id))
         .map_err(|e| Error::usage(e.to_string()))?;
@@ -373,7 +395,8 @@ pub struct LogsOptions {
 /// it has no such step.
 fn step_labels(paths: &RunPaths, step: &str) -> Result<Vec<String>, Error> {
     let file = paths.workflow_resolved();
-    let text = fs::read_to_string(&file).map_err(|e| Error::io("cannot read", &file, e))?;
+    let text = crate::user_file::read_record_text(&file)
+        .map_err(|e| Error::io("cannot read", &file, e))?;
     let workflow: toml::Value = toml::from_str(&text).map_err(|e| {
         Error::runtime(format!(
             "the run's workflow {} is unreadable: {e}",

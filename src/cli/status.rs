@@ -9,7 +9,7 @@
 
 use std::fmt::Write as _;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -91,6 +91,15 @@ pub struct FeatureRow {
     pub tasks_total: usize,
 }
 
+/// A run directory whose record exists but cannot be read (truncated, corrupt, a FIFO): shown
+/// by name, never hidden, never counted as "no runs".
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UnreadableRun {
+    pub run_id: String,
+    pub file: PathBuf,
+    pub problem: String,
+}
+
 /// What `status` shows, and `status --json` prints.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Listing {
@@ -98,6 +107,9 @@ pub struct Listing {
     pub features: Vec<FeatureRow>,
     pub tasks: Vec<TaskRuns>,
     pub totals: Totals,
+    /// Runs whose records cannot be read; the command then exits 2.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<UnreadableRun>,
 }
 
 /// Reads every run directory under `runs_dir`; `shown_status` says how a run's status is shown
@@ -109,17 +121,38 @@ pub fn read(runs_dir: &Path, shown_status: &dyn Fn(&RunState) -> String) -> List
         .flatten()
         .map(|e| (e.file_name().to_string_lossy().to_string(), e.path()))
         .collect();
-    let attempts = dirs
-        .iter()
-        .filter_map(|(name, dir)| {
-            let state = RunState::load(&dir.join("state.json")).ok()?;
-            Some(attempt(name, &state, shown_status(&state)))
-        })
-        .collect();
-    let features = dirs
-        .iter()
-        .filter(|(name, _)| !name.contains('@'))
-        .filter_map(|(_, dir)| FeatureState::load(&dir.join("feature.json")).ok())
+    let mut unreadable = Vec::new();
+    let mut note = |name: &str, file: PathBuf, error: std::io::Error| {
+        if error.kind() != std::io::ErrorKind::NotFound {
+            unreadable.push(UnreadableRun {
+                run_id: name.to_string(),
+                problem: match crate::user_file::NotRegular::of(&error) {
+                    Some(special) => special.to_string(),
+                    None => error.to_string(),
+                },
+                file,
+            });
+        }
+    };
+    let mut attempts = Vec::new();
+    let mut feature_states = Vec::new();
+    for (name, dir) in dirs.iter().filter(|(name, _)| !name.starts_with('.')) {
+        let file = dir.join("state.json");
+        match RunState::load(&file) {
+            Ok(state) => attempts.push(attempt(name, &state, shown_status(&state))),
+            Err(error) => note(name, file, error),
+        }
+        if name.contains('@') {
+            continue;
+        }
+        let file = dir.join("feature.json");
+        match FeatureState::load(&file) {
+            Ok(feature) => feature_states.push(feature),
+            Err(error) => note(name, file, error),
+        }
+    }
+    let features = feature_states
+        .into_iter()
         .map(|f| FeatureRow {
             tasks_merged: f
                 .tasks
@@ -132,7 +165,10 @@ pub fn read(runs_dir: &Path, shown_status: &dyn Fn(&RunState) -> String) -> List
             status: f.status.as_str().to_string(),
         })
         .collect();
-    group(attempts, features)
+    let mut listing = group(attempts, features);
+    unreadable.sort_by(|a, b| a.file.cmp(&b.file));
+    listing.unreadable = unreadable;
+    listing
 }
 
 fn attempt(run_id: &str, state: &RunState, status: String) -> Attempt {
@@ -206,14 +242,36 @@ pub fn group(mut attempts: Vec<Attempt>, mut features: Vec<FeatureRow>) -> Listi
         features,
         tasks,
         totals,
+        unreadable: Vec::new(),
     }
 }
 
 /// The table: features, then one row per task (its runs summed), each earlier run on its own
 /// row under its task with `all`, and the totals.
 pub fn render(listing: &Listing, all: bool) -> String {
+    let table = render_runs(listing, all);
+    if listing.unreadable.is_empty() {
+        return table
+            .unwrap_or_else(|| "no runs yet (start one with `autobuild task <ID>`)".into());
+    }
+    let mut out = table.map(|t| format!("{t}\n\n")).unwrap_or_default();
+    out.push_str("UNREADABLE (autobuild does not act on these runs)");
+    for run in &listing.unreadable {
+        let _ = write!(
+            out,
+            "\n{:<20} {}: {}",
+            run.run_id,
+            run.file.display(),
+            run.problem
+        );
+    }
+    out
+}
+
+/// The features and tasks table, `None` when there are neither.
+fn render_runs(listing: &Listing, all: bool) -> Option<String> {
     if listing.tasks.is_empty() && listing.features.is_empty() {
-        return "no runs yet (start one with `autobuild task <ID>`)".into();
+        return None;
     }
     let mut out = String::new();
     if !listing.features.is_empty() {
@@ -232,7 +290,7 @@ pub fn render(listing: &Listing, all: bool) -> String {
             );
         }
         if listing.tasks.is_empty() {
-            return out;
+            return Some(out);
         }
         out.push_str("\n\n");
     }
@@ -280,7 +338,7 @@ pub fn render(listing: &Listing, all: bool) -> String {
         listing.totals.runs,
         figures(&listing.totals)
     );
-    out
+    Some(out)
 }
 
 /// `TURNS TOKENS COST`, right-aligned.

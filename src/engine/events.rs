@@ -55,6 +55,10 @@ pub enum EventKind {
         duration_ms: u64,
         /// One line, runner-produced (e.g. "2 files changed", "test failed", "feedback, 2 issues").
         summary: String,
+        /// The step stopped the run to wait for a person (an `approval` step with no answer
+        /// yet): not a failure, and shown as waiting.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        waiting: bool,
     },
     StepSkipped {
         step: String,
@@ -114,7 +118,10 @@ pub struct EventLog {
 impl EventLog {
     /// Opens for appending; a line torn by a crash is terminated so the next event stays whole.
     pub fn open(path: &Path) -> io::Result<EventLog> {
-        let mut file = OpenOptions::new().create(true).append(true).open(path)?;
+        let mut file = crate::user_file::open_regular_with(
+            path,
+            OpenOptions::new().create(true).append(true),
+        )?;
         if ends_without_newline(path)? {
             file.write_all(b"\n")?;
         }
@@ -137,7 +144,7 @@ impl EventLog {
 }
 
 fn ends_without_newline(path: &Path) -> io::Result<bool> {
-    let mut file = File::open(path)?;
+    let mut file = crate::user_file::open_regular(path)?;
     let len = file.metadata()?.len();
     if len == 0 {
         return Ok(false);
@@ -150,7 +157,7 @@ fn ends_without_newline(path: &Path) -> io::Result<bool> {
 
 /// Reads an `events.jsonl`, skipping a torn last line left by a crash.
 pub fn read_events(path: &Path) -> io::Result<Vec<Event>> {
-    let text = std::fs::read_to_string(path)?;
+    let text = crate::user_file::read_record_text(path)?;
     Ok(text
         .lines()
         .filter_map(|line| serde_json::from_str(line).ok())

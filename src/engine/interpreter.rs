@@ -154,6 +154,7 @@ impl<'a, 'p> Interpreter<'a, 'p> {
                     ok: false,
                     duration_ms,
                     summary: error.to_string(),
+                    waiting: false,
                 });
                 self.stop.get_or_insert(Stop::Outcome(Outcome::Failed {
                     message: format!("step `{}`: {error}", step.id),
@@ -168,6 +169,7 @@ impl<'a, 'p> Interpreter<'a, 'p> {
             ok: done.ok,
             duration_ms,
             summary: done.summary.clone(),
+            waiting: matches!(done.stop, Some(Outcome::Waiting { .. })),
         });
         if done.cancelled {
             self.stop

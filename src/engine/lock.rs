@@ -39,19 +39,21 @@ impl RunLock {
         if let Some(parent) = path.parent() {
             fs::create_dir_all(parent).map_err(io_err)?;
         }
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(io_err)?;
+        let mut file = crate::user_file::open_regular_with(
+            &path,
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false),
+        )
+        .map_err(io_err)?;
         // SAFETY: flock on a file descriptor we own; no memory is shared.
         let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
         if rc != 0 {
             let err = io::Error::last_os_error();
             if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
-                let holder = fs::read_to_string(&path)
+                let holder = crate::user_file::read_record_text(&path)
                     .ok()
                     .map(|s| s.trim().to_string())
                     .filter(|s| !s.is_empty())
@@ -89,7 +91,7 @@ fn legacy_lock_path(runs_dir: &Path, task: &str) -> PathBuf {
 /// that opened it meanwhile finds it held).
 fn retire_legacy(runs_dir: &Path, task: &str) -> Result<(), LockError> {
     let path = legacy_lock_path(runs_dir, task);
-    let Ok(file) = File::open(&path) else {
+    let Ok(file) = crate::user_file::open_regular(&path) else {
         return Ok(());
     };
     if let Some(holder) = held_by(&file, &path, libc::LOCK_EX) {
@@ -110,7 +112,7 @@ pub fn holder(runs_dir: &Path, task: &str) -> Option<String> {
     [lock_path(runs_dir, task), legacy_lock_path(runs_dir, task)]
         .iter()
         .find_map(|path| {
-            let file = File::open(path).ok()?;
+            let file = crate::user_file::open_regular(path).ok()?;
             held_by(&file, path, libc::LOCK_SH)
         })
 }
@@ -124,7 +126,7 @@ fn held_by(file: &File, path: &Path, operation: libc::c_int) -> Option<String> {
     if rc == 0 {
         return None;
     }
-    let pid = fs::read_to_string(path).unwrap_or_default();
+    let pid = crate::user_file::read_record_text(path).unwrap_or_default();
     Some(if pid.trim().is_empty() {
         "unknown".into()
     } else {

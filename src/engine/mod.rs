@@ -1,6 +1,7 @@
 //! The engine: runs a resolved workflow for one task — preflight ([`plan`]), the
 //! [`interpreter`], the step executors ([`exec`]), persisted [`state`] for resume, what a resume repairs first ([`recover`]), the
 //! [`events`] stream and the run [`lock`], and a run's [`io`]: its event sink, its prompter and its cancel token.
+//! A run record is checked to name only what the runner [`owned`] before anything acts on it.
 
 pub mod cx;
 pub mod events;
@@ -10,6 +11,7 @@ pub mod interpreter;
 pub mod io;
 pub mod lock;
 pub mod outcome;
+pub mod owned;
 pub mod paths;
 pub mod plan;
 pub mod records;

@@ -78,7 +78,7 @@ pub fn load_turns(paths: &RunPaths, state: &RunState) -> Vec<TurnRecords> {
 }
 
 fn read<T: serde::de::DeserializeOwned>(path: &Path) -> Option<T> {
-    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+    serde_json::from_str(&crate::user_file::read_record_text(path).ok()?).ok()
 }
 
 /// A recorded turn as the display summarizes it.

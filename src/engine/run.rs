@@ -73,15 +73,9 @@ pub fn resume(root: &Path, task_id: &str, io: RunIo) -> Result<Outcome, Error> {
         return Err(Error::usage(format!("no run of {task_id} to resume"))
             .with_help(format!("start one with `autobuild task {task_id}`")));
     }
-    let state = RunState::load(&paths.state()).map_err(|e| {
-        Error::runtime(format!(
-            "the run record {} is unreadable: {e}",
-            paths.state().display()
-        ))
-        .with_help(format!(
-            "start over with `autobuild task {task_id} --fresh` (earlier records are kept)"
-        ))
-    })?;
+    let state = RunState::load(&paths.state())
+        .map_err(|e| crate::engine::state::unreadable_record(&paths.state(), &e, task_id))?;
+    crate::engine::owned::ensure_owned(&state, &paths, &layout, task_id)?;
     if !state.status.is_resumable() {
         return Err(Error::usage(format!(
             "the run of {task_id} is not interrupted: it ended {}",
@@ -113,6 +107,7 @@ fn continue_run(
     io: RunIo,
     mut notes: Vec<String>,
 ) -> Result<Outcome, Error> {
+    crate::engine::owned::ensure_owned(&state, &paths, &plan.layout, &plan.task.id)?;
     let lock = take_lock(plan)?;
     let repo = Repo::discover(&plan.root)?;
     if state.workflow_hash != plan.resolved.hash {

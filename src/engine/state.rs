@@ -5,7 +5,6 @@
 //! a top-level step, `cycle/2/implement` for a step of a loop's second iteration.
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -14,6 +13,8 @@ use serde::{Deserialize, Serialize};
 use crate::workflow::kinds::LoopExit;
 use serde_json::Value;
 
+use crate::diagnostic::Diagnostic;
+use crate::error::Error;
 use crate::steps::stall::TurnFacts;
 
 pub const STATE_VERSION: u32 = 1;
@@ -244,7 +245,7 @@ pub use crate::atomic_file::{write_atomic, write_json_atomic};
 
 impl RunState {
     pub fn load(path: &Path) -> io::Result<RunState> {
-        let text = fs::read_to_string(path)?;
+        let text = crate::user_file::read_record_text(path)?;
         serde_json::from_str(&text).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
     }
 
@@ -262,9 +263,27 @@ impl RunState {
     }
 }
 
+/// A run record that exists but cannot be used — truncated, corrupt, or not a regular file
+/// (a FIFO, a device): a problem in that file (exit 2) naming it, never read as "no run".
+pub fn unreadable_record(file: &Path, error: &io::Error, task_id: &str) -> Error {
+    let problem = match crate::user_file::NotRegular::of(error) {
+        Some(special) => special.to_string(),
+        None => error.to_string(),
+    };
+    Error::from(
+        Diagnostic::new(file, format!("the run record is unreadable: {problem}")).with_help(
+            format!(
+                "autobuild does not act on it; look at the file, or start over with `autobuild task {} --fresh` (earlier records are kept)",
+                crate::engine::paths::run_owner(task_id)
+            ),
+        ),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn atomic_write_replaces_content() {

@@ -183,7 +183,7 @@ pub fn more_reviews(paths: &RunPaths, prefix: &str, number: u32) -> Vec<CoachRec
 }
 
 fn read_record<T: DeserializeOwned>(path: &Path) -> Option<T> {
-    let text = std::fs::read_to_string(path).ok()?;
+    let text = crate::user_file::read_record_text(path).ok()?;
     serde_json::from_str(&text).ok()
 }
 

@@ -450,6 +450,7 @@ mod tests {
                 ok: true,
                 duration_ms: 5,
                 summary: "approved; merge later with `autobuild complete TASK-1`".into(),
+                waiting: false,
             })
         };
         assert!(plain.covered_by_feature(&step(Uses::Merge)));

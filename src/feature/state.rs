@@ -211,7 +211,7 @@ pub struct ConflictRecord {
 
 impl FeatureState {
     pub fn load(path: &Path) -> io::Result<FeatureState> {
-        let text = std::fs::read_to_string(path)?;
+        let text = crate::user_file::read_record_text(path)?;
         serde_json::from_str(&text).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
     }
 

@@ -67,8 +67,11 @@ fn head_is(repo: &Repository, reference: &str) -> bool {
 
 impl BranchCheckout {
     /// Refuses when this checkout has uncommitted changes (staged, unstaged or untracked) in
-    /// any of `touched`.
+    /// any of `touched`, or when one of them lies beyond a symbolic link there.
     pub(crate) fn ensure_clean(&self, touched: &[String]) -> Result<(), GitError> {
+        for path in touched {
+            super::links::ensure_no_link(&self.path, path)?;
+        }
         let touched: BTreeSet<&str> = touched.iter().map(String::as_str).collect();
         let statuses = self
             .repo

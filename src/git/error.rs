@@ -78,6 +78,12 @@ pub enum GitError {
         checkout: PathBuf,
         paths: Vec<String>,
     },
+    #[error("{path} in {} is beyond a symbolic link: `{link}` is a link; autobuild never writes through one", checkout.display())]
+    BeyondSymlink {
+        checkout: PathBuf,
+        path: String,
+        link: String,
+    },
     #[error("branch `{branch}` changed while merging into it (now at {actual})")]
     BaseMoved { branch: String, actual: String },
     /// The commit to land needs what the repository lacks, or adds a submodule entry.
@@ -141,6 +147,9 @@ impl From<GitError> for Error {
             G::Unlandable { .. } => Error::runtime(message).with_help(
                 "nothing was merged; fix the branch (or restore the missing objects), then run \
                  `autobuild complete <ID>`",
+            ),
+            G::BeyondSymlink { .. } => Error::runtime(message).with_help(
+                "replace the link by a directory (or remove it) in that checkout, then run `autobuild complete <ID>`",
             ),
             G::NotFastForward { .. } => {
                 Error::runtime(message).with_help("use the `squash` or `merge` strategy")

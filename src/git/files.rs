@@ -10,6 +10,7 @@ use std::path::Path;
 use git2::{ObjectType, Oid, Repository, Tree};
 
 use super::error::{Context, GitError};
+use super::links;
 
 /// What one path holds in a tree: its blob and file mode, or nothing.
 pub(crate) type Entry = Option<(Oid, i32)>;
@@ -20,8 +21,15 @@ pub(crate) fn entry(tree: &Tree<'_>, path: &str) -> Entry {
         .map(|entry| (entry.id(), entry.filemode()))
 }
 
-/// The blob id of what is on disk at `path` (a symlink's target, a file's bytes), or `None`.
-pub(crate) fn on_disk(path: &Path) -> Result<Option<Oid>, GitError> {
+/// The blob id of what is on disk at `rel` under `root` (a symlink's target, a file's bytes),
+/// or `None`; a path beyond a symbolic link is `None` too, as git sees it: nothing is read
+/// through a link.
+pub(crate) fn on_disk(root: &Path, rel: &str) -> Result<Option<Oid>, GitError> {
+    if links::linked_component(root, rel).is_some() {
+        return Ok(None);
+    }
+    let full = root.join(rel);
+    let path = full.as_path();
     let Ok(meta) = fs::symlink_metadata(path) else {
         return Ok(None);
     };
@@ -38,13 +46,22 @@ pub(crate) fn on_disk(path: &Path) -> Result<Option<Oid>, GitError> {
         .context("hash", path)
 }
 
-/// Makes `full` hold `entry` (a file, an executable, a symlink), or removes it.
-pub(crate) fn write_entry(repo: &Repository, full: &Path, entry: Entry) -> Result<(), GitError> {
+/// Makes `rel` under `root` hold `entry` (a file, an executable, a symlink), or removes it.
+/// Refuses a path beyond a symbolic link ([`links::ensure_no_link`]).
+pub(crate) fn write_entry(
+    repo: &Repository,
+    root: &Path,
+    rel: &str,
+    entry: Entry,
+) -> Result<(), GitError> {
+    links::ensure_no_link(root, rel)?;
+    let full = root.join(rel);
+    let full = full.as_path();
     if fs::symlink_metadata(full).is_ok() {
         fs::remove_file(full).context("remove", full)?;
     }
     let Some((id, mode)) = entry else {
-        remove_empty_parents(repo, full);
+        remove_empty_parents(root, full);
         return Ok(());
     };
     if let Some(parent) = full.parent() {
@@ -64,10 +81,7 @@ pub(crate) fn write_entry(repo: &Repository, full: &Path, entry: Entry) -> Resul
 }
 
 /// Removes directories a deletion emptied, up to the checkout's root.
-fn remove_empty_parents(repo: &Repository, full: &Path) {
-    let Some(root) = repo.workdir() else {
-        return;
-    };
+fn remove_empty_parents(root: &Path, full: &Path) {
     let mut dir = full.parent();
     while let Some(current) = dir {
         if current == root || !current.starts_with(root) || fs::remove_dir(current).is_err() {

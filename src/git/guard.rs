@@ -14,7 +14,10 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use std::os::unix::ffi::OsStrExt;
+
 use super::error::{Context, GitError};
+use super::links;
 use super::repo::open_checkout;
 
 /// The guarded files' contents and permission bits before a step (`None`: the file did not
@@ -25,10 +28,22 @@ pub struct GitDirGuard {
     files: BTreeMap<PathBuf, Option<(Vec<u8>, u32)>>,
 }
 
-fn read_guarded(full: &Path) -> Option<(Vec<u8>, u32)> {
+/// The mode recorded for a guarded path that is a symbolic link (its content is the target):
+/// a link is never read through, and one put in place of a file counts as a change.
+const LINK_MODE: u32 = 0o120000;
+
+fn read_guarded(common_dir: &Path, path: &Path) -> Option<(Vec<u8>, u32)> {
     use std::os::unix::fs::PermissionsExt;
-    let mode = fs::metadata(full).ok()?.permissions().mode();
-    Some((fs::read(full).ok()?, mode))
+    if links::linked_component(common_dir, &path.to_string_lossy()).is_some() {
+        return None;
+    }
+    let full = &common_dir.join(path);
+    let meta = fs::symlink_metadata(full).ok()?;
+    if meta.file_type().is_symlink() {
+        let target = fs::read_link(full).ok()?;
+        return Some((target.into_os_string().into_encoded_bytes(), LINK_MODE));
+    }
+    Some((fs::read(full).ok()?, meta.permissions().mode()))
 }
 
 const GUARDED_FILES: [&str; 3] = ["config", "config.worktree", "objects/info/alternates"];
@@ -44,7 +59,7 @@ impl GitDirGuard {
         let files = guarded_paths(&common_dir)
             .into_iter()
             .map(|path| {
-                let content = read_guarded(&common_dir.join(&path));
+                let content = read_guarded(&common_dir, &path);
                 (path, content)
             })
             .collect();
@@ -59,7 +74,7 @@ impl GitDirGuard {
             .into_iter()
             .chain(self.files.keys().cloned())
             .map(|path| {
-                let content = read_guarded(&self.common_dir.join(&path));
+                let content = read_guarded(&self.common_dir, &path);
                 (path, content)
             })
             .collect();
@@ -69,7 +84,18 @@ impl GitDirGuard {
                 continue;
             }
             let full = self.common_dir.join(path);
+            // Never through a link: one on the way (`hooks/` -> elsewhere) or in the file's
+            // place (`config` -> a file of the user's) is removed, not written to.
+            let rel = path.as_os_str().as_bytes();
+            links::remove_links_in_the_way(&self.common_dir, links::parent_dirs([rel]))?;
+            if fs::symlink_metadata(&full).is_ok_and(|meta| meta.file_type().is_symlink()) {
+                links::remove_link(&self.common_dir, rel)?;
+            }
             match &before {
+                Some((target, LINK_MODE)) => {
+                    let target = std::ffi::OsStr::from_bytes(target);
+                    std::os::unix::fs::symlink(target, &full).context("restore the link", &full)?;
+                }
                 Some((bytes, mode)) => {
                     use std::os::unix::fs::PermissionsExt;
                     if let Some(parent) = full.parent() {
@@ -79,7 +105,11 @@ impl GitDirGuard {
                     fs::set_permissions(&full, fs::Permissions::from_mode(*mode))
                         .context("restore the mode of", &full)?;
                 }
-                None => fs::remove_file(&full).context("remove", &full)?,
+                None => match fs::remove_file(&full) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(e).context("remove", &full),
+                },
             }
             changed.push(format!(".git/{}", path.display()));
         }
@@ -97,7 +127,13 @@ fn guarded_paths(common_dir: &Path) -> Vec<PathBuf> {
 
 /// The files under `common_dir/relative`, recursively, as paths relative to `common_dir`.
 fn files_under(common_dir: &Path, relative: &Path, found: &mut Vec<PathBuf>) {
-    let Ok(entries) = fs::read_dir(common_dir.join(relative)) else {
+    // A link in a directory's place is guarded as itself, never listed through.
+    let full = common_dir.join(relative);
+    if fs::symlink_metadata(&full).is_ok_and(|meta| meta.file_type().is_symlink()) {
+        found.push(relative.to_path_buf());
+        return;
+    }
+    let Ok(entries) = fs::read_dir(&full) else {
         return;
     };
     for entry in entries.flatten() {
@@ -132,12 +168,42 @@ mod tests {
         assert_eq!(changed, [".git/hooks/pre-commit", ".git/info/exclude"]);
         assert!(!git.join("hooks/pre-commit").exists());
         assert_eq!(
-            read_guarded(&git.join("info/exclude")),
+            read_guarded(&git, Path::new("info/exclude")),
             guard
                 .files
                 .get(Path::new("info/exclude"))
                 .cloned()
                 .flatten()
         );
+    }
+
+    #[test]
+    fn a_guarded_file_replaced_by_a_link_is_restored_without_writing_through_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+        init_with_commit(dir.path(), "main", "first").unwrap();
+        let git = dir.path().join(".git");
+        fs::create_dir_all(git.join("hooks")).unwrap();
+        fs::write(git.join("hooks/pre-commit"), "#!/bin/sh\n").unwrap();
+        let config = fs::read(git.join("config")).unwrap();
+        let guard = GitDirGuard::capture(dir.path()).unwrap();
+        let victim = outside.path().join("victim");
+        fs::write(&victim, "the user's file\n").unwrap();
+        fs::remove_file(git.join("config")).unwrap();
+        std::os::unix::fs::symlink(&victim, git.join("config")).unwrap();
+        fs::remove_dir_all(git.join("hooks")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), git.join("hooks")).unwrap();
+
+        let changed = guard.restore().unwrap();
+
+        for named in [".git/config", ".git/hooks", ".git/hooks/pre-commit"] {
+            assert!(changed.iter().any(|c| c == named), "{named}: {changed:?}");
+        }
+        assert!(!changed.iter().any(|c| c.contains("victim")), "{changed:?}");
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "the user's file\n");
+        assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 1);
+        assert_eq!(fs::read(git.join("config")).unwrap(), config);
+        assert!(git.join("hooks").is_dir() && git.join("hooks/pre-commit").is_file());
     }
 }

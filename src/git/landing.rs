@@ -26,6 +26,7 @@ use super::complete_tree::unlandable;
 use super::diff::changed_paths;
 use super::error::{Context, GitError};
 use super::files::{entry, on_disk, write_entry};
+use super::links;
 use super::locks;
 use super::repo::{signature, Repo};
 use super::strategy::MergeStrategy;
@@ -349,8 +350,13 @@ fn bring_up_to_date(
     ordered.sort_by_key(|path| entry(to, path).is_some());
     for path in ordered {
         let (old, new) = (entry(from, path), entry(to, path));
-        let full = checkout.path.join(path);
-        let disk = on_disk(&full)?;
+        // A link on the way is the user's (or an agent's) and is not followed: the path is
+        // left alone, as one holding neither version.
+        if links::linked_component(&checkout.path, path).is_some() {
+            kept.push(path.clone());
+            continue;
+        }
+        let disk = on_disk(&checkout.path, path)?;
         let staged = index.get_path(Path::new(path), 0).map(|e| e.id);
         let known = |id: Option<Oid>| id == old.map(|e| e.0) || id == new.map(|e| e.0);
         if !known(disk) || !known(staged) {
@@ -358,7 +364,7 @@ fn bring_up_to_date(
             continue;
         }
         if disk != new.map(|e| e.0) {
-            write_entry(repo, &full, new)?;
+            write_entry(repo, &checkout.path, path, new)?;
         }
         updated.push((path, new));
     }
@@ -466,6 +472,35 @@ mod tests {
         assert_eq!(
             fs::read_to_string(dir.path().join("new/b.txt")).unwrap(),
             "b\n"
+        );
+    }
+
+    #[test]
+    fn nothing_is_written_through_a_link_in_the_users_checkout() {
+        let (dir, repo) = repo_with_task();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("new")).unwrap();
+
+        let refused = repo.prepare_landing("task", "main", MergeStrategy::Squash, "land");
+        assert!(
+            matches!(&refused, Err(GitError::BeyondSymlink { link, .. }) if link == "new"),
+            "{refused:?}"
+        );
+        // Had the link appeared after the check (or a kill left the landing half done), the
+        // checkout update leaves the path alone rather than write through it.
+        fs::remove_file(dir.path().join("new")).unwrap();
+        let landing = ready(&repo);
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("new")).unwrap();
+        repo.move_base(&landing).unwrap();
+        let kept = repo
+            .update_checkouts(&landing, crate::git::now_ms())
+            .unwrap();
+
+        assert_eq!(kept, ["new/b.txt"]);
+        assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0);
+        assert_eq!(
+            fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+            "changed\n"
         );
     }
 

@@ -23,6 +23,7 @@ mod init;
 mod integrity;
 mod landing;
 mod linked;
+mod links;
 mod locks;
 mod merge;
 mod objects;

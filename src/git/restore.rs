@@ -4,12 +4,13 @@
 use std::path::Path;
 
 use git2::build::CheckoutBuilder;
-use git2::{Oid, Repository, ResetType};
+use git2::{Commit, ObjectType, Oid, Repository, ResetType, Tree};
 
 use super::diff::changed_paths;
 use super::error::{Context, GitError};
 use super::repo::{find_commit, open_checkout, status_options};
 use super::snapshot::state_tree;
+use super::{files, links};
 
 /// Returns the worktree to exactly `commit`: tracked files, index and branch tip are reset, and
 /// untracked files that are not ignored are removed (ignored files such as build output are
@@ -23,6 +24,9 @@ pub fn restore(worktree: &Path, commit: &str) -> Result<Vec<String>, GitError> {
     }
     let current = state_tree(&repo, worktree)?;
     let reverted = changed_paths(&repo, target.tree_id(), current, worktree)?;
+    // libgit2's checkout follows a link that an agent put where a directory was, and would
+    // write the commit's files wherever it points: the links go first.
+    remove_links_in_the_way(&repo, &target, worktree)?;
     repo.reset(target.as_object(), ResetType::Hard, None)
         .context(format_args!("reset the worktree to {commit}"), worktree)?;
     // A hard reset leaves untracked files alone (libgit2 ignores `remove_untracked` there),
@@ -45,15 +49,67 @@ pub fn restore_paths(worktree: &Path, commit: &str, paths: &[&str]) -> Result<()
     let tree = find_commit(&repo, commit, worktree)?
         .tree()
         .context(format_args!("read the tree of {commit}"), worktree)?;
-    let root = worktree.to_path_buf();
     for path in paths {
-        let full = root.join(path);
-        let wanted = super::files::entry(&tree, path);
-        if super::files::on_disk(&full)? != wanted.map(|e| e.0) || wanted.is_none() {
-            super::files::write_entry(&repo, &full, wanted)?;
+        // A link where a directory should be is what gets restored: it goes, and the path is
+        // written in a real directory in its place.
+        if let Some(link) = links::linked_component(worktree, path) {
+            links::remove_link(worktree, link.as_bytes())?;
+        }
+        let wanted = files::entry(&tree, path);
+        if files::on_disk(worktree, path)? != wanted.map(|e| e.0) || wanted.is_none() {
+            files::write_entry(&repo, worktree, path, wanted)?;
         }
     }
     tracing::debug!(?paths, worktree = %worktree.display(), "restored paths");
+    Ok(())
+}
+
+/// Removes the links standing where `target` or the index has a directory, so neither the
+/// reset nor the removal of untracked files reaches through one. Paths are bytes: a directory
+/// name need not be UTF-8.
+fn remove_links_in_the_way(
+    repo: &Repository,
+    target: &Commit<'_>,
+    worktree: &Path,
+) -> Result<(), GitError> {
+    let tree = target
+        .tree()
+        .context("read the checkpoint's tree", worktree)?;
+    let mut dirs: Vec<Vec<u8>> = Vec::new();
+    tree_dirs(repo, &tree, &[], &mut dirs, worktree)?;
+    let index = repo.index().context("open the index", worktree)?;
+    let staged: Vec<Vec<u8>> = index.iter().map(|entry| entry.path).collect();
+    let all = dirs
+        .iter()
+        .map(Vec::as_slice)
+        .chain(links::parent_dirs(staged.iter().map(Vec::as_slice)));
+    links::remove_links_in_the_way(worktree, all)?;
+    Ok(())
+}
+
+/// Every directory of `tree`, recursively, as `prefix`-relative paths.
+fn tree_dirs(
+    repo: &Repository,
+    tree: &Tree<'_>,
+    prefix: &[u8],
+    dirs: &mut Vec<Vec<u8>>,
+    worktree: &Path,
+) -> Result<(), GitError> {
+    for entry in tree.iter() {
+        if entry.kind() != Some(ObjectType::Tree) {
+            continue;
+        }
+        let mut path = prefix.to_vec();
+        if !path.is_empty() {
+            path.push(b'/');
+        }
+        path.extend_from_slice(entry.name_bytes());
+        let subtree = repo
+            .find_tree(entry.id())
+            .context("read the checkpoint's tree", worktree)?;
+        tree_dirs(repo, &subtree, &path, dirs, worktree)?;
+        dirs.push(path);
+    }
     Ok(())
 }
 

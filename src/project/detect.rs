@@ -56,7 +56,9 @@ impl ProjectFiles {
         }
         for name in INSPECTED_FILES {
             if files.root_entries.contains(name) {
-                if let Ok(text) = fs::read_to_string(root.join(name)) {
+                // Through the one reader: a FIFO or device under such a name is skipped,
+                // never waited on.
+                if let Ok(text) = crate::user_file::read(&root.join(name), Path::new(name)) {
                     files.contents.insert(name.to_string(), text);
                 }
             }

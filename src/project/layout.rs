@@ -2,7 +2,6 @@
 //! path, so no other module spells `.autobuild/...` itself.
 
 use std::fs;
-use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
@@ -93,10 +92,10 @@ impl Layout {
     /// the missing lines when present. Lines a user wrote are never removed.
     pub fn ensure_gitignore(&self) -> Result<GitignoreUpdate, Error> {
         let path = self.gitignore();
-        let existing = match fs::read_to_string(&path) {
+        let existing = match crate::user_file::read(&path, &path) {
             Ok(text) => Some(text),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-            Err(e) => return Err(Error::io("cannot read", path, e)),
+            Err(crate::user_file::ReadError::NotFound(_)) => None,
+            Err(e) => return Err(e.into_error("cannot read", &path)),
         };
         let missing = missing_ignore_lines(existing.as_deref().unwrap_or(""));
         if missing.is_empty() {

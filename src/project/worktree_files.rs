@@ -72,7 +72,7 @@ fn entries(config: &WorktreeConfig) -> impl Iterator<Item = (&'static str, &str)
 /// Only literal rules are recognized: a glob or a nested `.gitignore` that covers the link
 /// gets the warning anyway, which costs a line of output, not a commit.
 fn ignored_as_file(root: &Path, path: &str) -> bool {
-    let Ok(text) = fs::read_to_string(root.join(".gitignore")) else {
+    let Ok(text) = crate::user_file::read(&root.join(".gitignore"), Path::new(".gitignore")) else {
         return false;
     };
     text.lines()

@@ -68,6 +68,7 @@ fn finished(step: &str, uses: Uses, ms: u64) -> Event {
         ok: true,
         duration_ms: ms,
         summary: format!("{step} <done>"),
+        waiting: false,
     })
 }
 

@@ -109,7 +109,7 @@ fn turn_diff(repo: Option<&Path>, player: &PlayerRecord) -> String {
 
 /// The last lines of a log file, bounded, or why it cannot be read.
 fn log_tail(path: &Path) -> String {
-    match std::fs::read(path) {
+    match crate::user_file::read_record(path) {
         Ok(bytes) => tail(&String::from_utf8_lossy(&bytes), LOG_LINES, LOG_BYTES),
         Err(e) => format!("(cannot read {}: {e})", path.display()),
     }

@@ -128,10 +128,13 @@ pub fn rows(
                 ok,
                 duration_ms,
                 summary,
+                waiting,
             } => {
                 open = None;
                 rows.push(Row {
-                    ok: *ok,
+                    // Waiting for a person is not a failure.
+                    ok: *ok || *waiting,
+                    unfinished: waiting.then_some("waiting"),
                     duration_ms: *duration_ms,
                     text: summary.clone(),
                     ..bar(step, *uses, *turn)
@@ -197,6 +200,7 @@ mod tests {
             ok: true,
             duration_ms: ms,
             summary: format!("{step} done"),
+            waiting: false,
         })
     }
 
@@ -276,5 +280,21 @@ mod tests {
         let starts: Vec<bool> = rows.iter().map(|r| r.first_of_turn).collect();
         assert_eq!(starts, [false, false, true, false, false]);
         assert!(rows[2].scope_violation.is_empty());
+    }
+
+    #[test]
+    fn a_step_waiting_for_a_person_is_shown_waiting_not_failed() {
+        let events = vec![event(EventKind::StepFinished {
+            step: "signoff".into(),
+            uses: Uses::Approval,
+            turn: None,
+            ok: false,
+            duration_ms: 1,
+            summary: "waiting for a person: ship it?".into(),
+            waiting: true,
+        })];
+        let rows = rows(&events, &BTreeSet::new(), &BTreeMap::new(), false);
+        assert!(rows[0].ok);
+        assert_eq!(rows[0].unfinished, Some("waiting"));
     }
 }

@@ -111,7 +111,9 @@ fn scan(root: &Path, dirs: &[PathBuf]) -> Result<TaskScan, Error> {
                     ReadError::NotUtf8 { problem, lossy } => {
                         (declared_id(&path, &lossy), meant_as_task(&lossy), *problem)
                     }
-                    ReadError::TooLarge(problem) => (None, true, *problem),
+                    ReadError::TooLarge(problem) | ReadError::NotRegular(problem) => {
+                        (None, true, *problem)
+                    }
                     ReadError::NotFound(e) | ReadError::Io(e) => (
                         None,
                         true,

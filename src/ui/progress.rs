@@ -124,9 +124,19 @@ pub fn plain_line(event: &Event) -> Option<String> {
             ok,
             duration_ms,
             summary,
+            waiting,
             ..
         } => {
             let at = turn.map(|t| format!("[turn {t}] ")).unwrap_or_default();
+            if *waiting {
+                // Not a failure: the run stops until a person answers.
+                return Some(format!(
+                    "{at}{step}: {} — `autobuild approve {}` (or `autobuild reject {} --reason …`)",
+                    colour::paint(colour::WARNING, "waiting for a person"),
+                    event.run,
+                    event.run
+                ));
+            }
             let mark = if *ok {
                 String::new()
             } else {
