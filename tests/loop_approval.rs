@@ -149,9 +149,11 @@ fn a_rejected_run_continued_with_resume_gives_the_player_the_reason() {
         "--auto-merge",
     ]);
 
-    // The same correct work again changes nothing, so turn 2 is not approved; what matters is
-    // that the player was told why the person said no.
-    assert_exit(&output, 3);
+    // The player (scripted) leaves the work as it was; the branch still holds it against the
+    // base, so the loop approves turn 2 and the person is asked again (exit 6): only the person
+    // can sign off. What matters is that the player was told why the person said no.
+    assert_exit(&output, 6);
+    assert_eq!(project.state()["status"], "waiting");
     let prompt =
         std::fs::read_to_string(project.run_dir().join("prompts/turn_2_player.md")).unwrap();
     assert!(
