@@ -336,14 +336,15 @@ fn retries_stay_within_the_roles_timeout() {
         "is_error": true, "exit": 1, "result": "API Error: 429 rate_limit_error",
     }]}));
     let adapter = ClaudeCodeAdapter::with_retry(RetryPolicy {
-        delays: vec![Duration::from_secs(2), Duration::from_secs(2)],
+        delays: vec![Duration::from_secs(60), Duration::from_secs(60)],
     });
     let mut role = player();
-    role.timeout = Some(Duration::from_secs(1));
+    // Room for the fake CLI to start on a loaded machine; the first attempt fails at once.
+    role.timeout = Some(Duration::from_secs(20));
 
     let outcome = sandbox.invoke_with(&adapter, "player", &role);
 
-    // A 2 s pause does not fit a 1 s timeout: no second attempt.
+    // A 60 s pause does not fit a 20 s timeout: no second attempt.
     assert_eq!(sandbox.records().len(), 1);
     assert!(!outcome.status.is_success());
 }

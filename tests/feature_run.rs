@@ -4,8 +4,6 @@
 
 mod feature_fixture;
 
-use std::time::Duration;
-
 use feature_fixture::{assert_exit, stdout, Project};
 use scraper::{Html, Selector};
 
@@ -248,14 +246,12 @@ fn tasks_of_a_wave_run_in_parallel() {
     assert!(events
         .iter()
         .any(|e| e["event"] == "turn_finished" && e["run"] == "TASK-S2"));
-    let wave = project
+    assert!(project
         .feature_events("FEAT-P")
-        .into_iter()
-        .find(|e| e["event"] == "wave_finished")
-        .unwrap();
-    let took = Duration::from_millis(wave["duration_ms"].as_u64().unwrap());
-    // Run one after the other, the two Players alone would take 4 s.
-    assert!(took < Duration::from_millis(3800), "wave 1 took {took:?}");
+        .iter()
+        .any(|e| e["event"] == "wave_finished"));
+    // Parallel, told from the order of events rather than a wall-clock bound (which a loaded
+    // machine breaks): each task's player started before the other one's ended.
     let log = project.log();
     let at = |event: &str, task: &str| {
         log.iter()

@@ -531,8 +531,11 @@ fn assert_restored_without_writing_through(mode: &str, agent: &str, link: &str) 
         before,
         "nothing was written through the link"
     );
-    let violation = project.record(agent, 1)["scope_violation"].to_string();
-    assert!(violation.contains(link), "{violation}");
+    // A player's link is a scope violation; a reviewer's is an edit of the checkpoint, reverted
+    // (and its review asked again, then not counted when it does it again).
+    let record = project.record(agent, 1);
+    let reported = format!("{} {}", record["scope_violation"], record["reverted_edits"]);
+    assert!(reported.contains(link), "{record}");
     assert_eq!(
         project.record("gate", 1)["approved"],
         false,
