@@ -263,6 +263,7 @@ fn a_server_without_response_format_still_gets_a_parsed_verdict() {
     let server = Server::start(
         vec![
             error(400, "unknown field: response_format"),
+            error(400, "unknown field: response_format"),
             openai_text(&verdict.to_string()),
         ],
         &[],
@@ -276,8 +277,57 @@ fn a_server_without_response_format_still_gets_a_parsed_verdict() {
         outcome.notes
     );
     let posts = server.posts();
-    assert!(posts[0].body.get("response_format").is_some());
-    assert!(posts[1].body.get("response_format").is_none());
+    assert_eq!(posts[0].body["response_format"]["type"], "json_schema");
+    assert_eq!(posts[1].body["response_format"]["type"], "json_object");
+    assert!(posts[2].body.get("response_format").is_none());
+}
+
+/// llama-cpp-python 0.3.36 answers `json_schema` with HTTP 500 (a pydantic literal error on
+/// `response_format.type`) and takes `json_object` with the schema; the 500 is not retried as a
+/// server fault, and the next invocation of the run asks with `json_object` straight away.
+#[test]
+fn a_500_refusing_json_schema_falls_back_to_json_object_for_the_rest_of_the_run() {
+    let dirs = Dirs::new();
+    let verdict = json!({"decision": "approve", "summary": "fine", "issues": [], "criteria": []});
+    let refusal = Response::json(
+        500,
+        json!({"error": {
+            "message": "[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', 'ctx': {'expected': \"'text' or 'json_object'\"}}]",
+            "type": "internal_server_error", "param": null, "code": null,
+        }}),
+    );
+    let server = Server::start(
+        vec![
+            refusal,
+            openai_text(&verdict.to_string()),
+            openai_text(&verdict.to_string()),
+        ],
+        &[],
+    );
+    let call = Call::new(&dirs);
+    let outcome = call.invoke(&openai(), &coach("openai", &server.base_url()));
+    assert_eq!(outcome.status, AgentStatus::Succeeded, "{outcome:?}");
+    assert_eq!(outcome.structured_output, Some(verdict.clone()));
+    assert!(
+        outcome.notes[0].contains("json_object"),
+        "{:?}",
+        outcome.notes
+    );
+    let outcome = call.invoke(&openai(), &coach("openai", &server.base_url()));
+    assert_eq!(outcome.structured_output, Some(verdict));
+    let posts = server.posts();
+    assert_eq!(
+        posts.len(),
+        3,
+        "the refusal is not retried as a server fault"
+    );
+    assert_eq!(posts[0].body["response_format"]["type"], "json_schema");
+    assert_eq!(posts[1].body["response_format"]["type"], "json_object");
+    assert!(posts[1].body["response_format"]["schema"].is_object());
+    assert_eq!(
+        posts[2].body["response_format"]["type"], "json_object",
+        "remembered for the rest of the run"
+    );
 }
 
 #[test]

@@ -171,6 +171,7 @@ mod tests {
             messages: &messages,
             tools: &[],
             verdict_schema: Some(&schema),
+            format: crate::agents::native::format::Format::JsonSchema,
         });
         assert_eq!(body["system"], "sys");
         assert_eq!(body["messages"][1]["content"][1]["type"], "tool_use");

@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use super::format::Format;
 use crate::agents::pricing::TokenCounts;
 
 /// One tool call the model asked for.
@@ -60,6 +61,8 @@ pub struct Exchange<'a> {
     pub tools: &'a [ToolSpec],
     /// The verdict schema, when the role must return a verdict.
     pub verdict_schema: Option<&'a Value>,
+    /// How the OpenAI dialect asks for the verdict (module `format`).
+    pub format: Format,
 }
 
 /// A number from a JSON path, 0 when absent.

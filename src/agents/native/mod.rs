@@ -16,6 +16,7 @@ mod anthropic;
 mod conversation;
 mod endpoint;
 mod failure;
+mod format;
 mod http;
 mod openai;
 mod session;

@@ -9,6 +9,7 @@
 use serde_json::{json, Value};
 
 use super::conversation::{count, Call, Exchange, Message, Reply};
+use super::format::Format;
 use crate::agents::pricing::TokenCounts;
 
 /// The request path under `base_url`.
@@ -63,10 +64,18 @@ pub fn request_body(exchange: &Exchange<'_>) -> Value {
             .collect();
     }
     if let Some(schema) = exchange.verdict_schema {
-        body["response_format"] = json!({
-            "type": "json_schema",
-            "json_schema": {"name": "verdict", "schema": schema},
-        });
+        match exchange.format {
+            Format::JsonSchema => {
+                body["response_format"] = json!({
+                    "type": "json_schema",
+                    "json_schema": {"name": "verdict", "schema": schema},
+                });
+            }
+            Format::JsonObject => {
+                body["response_format"] = json!({"type": "json_object", "schema": schema});
+            }
+            Format::Plain => {}
+        }
     }
     body
 }
@@ -180,6 +189,7 @@ mod tests {
             messages: &messages,
             tools: &tools,
             verdict_schema: Some(&schema),
+            format: Format::JsonSchema,
         });
         assert_eq!(body["messages"][0]["role"], "system");
         assert_eq!(

@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 use super::anthropic::VERDICT_TOOL;
 use super::conversation::{Exchange, Message, Reply, ToolResult};
 use super::endpoint::{Endpoint, EndpointProblem};
+use super::format::{self, Format};
 use super::http::{self, Bounds, Failure, Stop};
 use super::tools::{self, Done, Shell};
 use super::transcript::Transcript;
@@ -116,7 +117,7 @@ struct Spent {
 enum Asked {
     /// The invocation ends with this status.
     Ended(AgentStatus),
-    /// The server does not take `response_format`: ask again without it.
+    /// The server does not take the `response_format` asked: ask again with the next level.
     FormatRefused,
 }
 
@@ -145,25 +146,35 @@ impl Session<'_> {
         let mut messages = vec![Message::User(self.req.prompt.to_string())];
         let mut calls_run = 0;
         let mut last_text = String::new();
-        let mut with_format = true;
+        let mut format = format::settled(&self.endpoint.base_url, &self.endpoint.model);
+        if self.verdict_schema.is_some() && format != Format::JsonSchema {
+            self.spent.notes.push(format.note().to_string());
+        }
         loop {
             let body = self.dialect.request_body(&Exchange {
                 model: &self.endpoint.model,
                 system: &system,
                 messages: &messages,
                 tools: &specs,
-                verdict_schema: self.verdict_schema.as_ref().filter(|_| with_format),
+                verdict_schema: self.verdict_schema.as_ref(),
+                format,
             });
             let reply = match self.ask(&body, cancel) {
                 Ok(reply) => reply,
                 Err(Asked::Ended(status)) => return self.outcome(status, last_text, None),
                 Err(Asked::FormatRefused) => {
-                    with_format = false;
-                    self.spent.notes.push(
-                        "the server does not take `response_format`: the verdict was not \
-                         schema-enforced, only parsed from the final message"
-                            .to_string(),
-                    );
+                    // A refused `Plain` has no `response_format`, so is never `FormatRefused`.
+                    format = format.next().unwrap_or(Format::Plain);
+                    format::settle(&self.endpoint.base_url, &self.endpoint.model, format);
+                    self.transcript.record(&json!({
+                        "event": "format_fallback",
+                        "turn": self.spent.turns + 1,
+                        "note": format.note(),
+                    }));
+                    self.spent
+                        .notes
+                        .retain(|note| !note.contains("response_format"));
+                    self.spent.notes.push(format.note().to_string());
                     continue;
                 }
             };
@@ -274,9 +285,8 @@ impl Session<'_> {
                         }
                     }
                     Ok(answer)
-                        if answer.status == 400
-                            && body.get("response_format").is_some()
-                            && answer.body.contains("response_format") =>
+                        if body.get("response_format").is_some()
+                            && format::refused(answer.status, &answer.body) =>
                     {
                         return Err(Asked::FormatRefused)
                     }
