@@ -455,6 +455,47 @@ fn an_unknown_model_and_a_spent_quota_stop_the_run() {
     assert_eq!(server.posts().len(), 2, "neither is retried");
 }
 
+/// The real bodies of a prompt that does not fit: llama-server's 500 and llama-cpp-python's
+/// 400 `context_length_exceeded`. Neither is retried; the fix names the server's setting.
+#[test]
+fn a_context_exceeded_is_not_retried_and_its_fix_names_the_setting_to_raise() {
+    let dirs = Dirs::new();
+    let server = Server::start(
+        vec![
+            Response::json(
+                500,
+                json!({"error": {"code": 500, "message": "Context size has been exceeded.", "type": "server_error"}}),
+            ),
+            Response::json(
+                400,
+                json!({"error": {
+                    "message": "This model's maximum context length is 2048 tokens. However, you requested 2561 tokens (2049 in the messages, 512 in the completion). Please reduce the length of the messages or completion.",
+                    "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded",
+                }}),
+            ),
+        ],
+        &[],
+    );
+    let call = Call::new(&dirs);
+    let role = role("openai", &server.base_url(), json!({}));
+    let (_, message) = failure(&call.invoke(&openai(), &role));
+    assert!(
+        message.contains("Context size has been exceeded."),
+        "{message}"
+    );
+    assert!(message.contains("--ctx-size"), "{message}");
+    assert!(!message.contains("autobuild doctor"), "{message}");
+    assert_eq!(
+        server.posts().len(),
+        1,
+        "a 500 about the context is not retried"
+    );
+    let (_, message) = failure(&call.invoke(&openai(), &role));
+    assert!(message.contains("--n_ctx"), "{message}");
+    assert!(!message.contains("autobuild doctor"), "{message}");
+    assert_eq!(server.posts().len(), 2);
+}
+
 #[test]
 fn a_model_that_never_calls_a_tool_just_answers() {
     let dirs = Dirs::new();

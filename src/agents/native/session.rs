@@ -265,7 +265,7 @@ impl Session<'_> {
         };
         let mut attempt = 0;
         loop {
-            let (class, message, retry, retry_after) =
+            let (class, message, retry, retry_after, context) =
                 match http::exchange(request.clone(), &self.bounds, cancel) {
                     Ok(answer) if (200..300).contains(&answer.status) => {
                         let parsed = serde_json::from_str::<Value>(&answer.body)
@@ -280,6 +280,7 @@ impl Session<'_> {
                                     request.url
                                 ),
                                 false,
+                                None,
                                 None,
                             ),
                         }
@@ -298,11 +299,17 @@ impl Session<'_> {
                             answer.status,
                             failure::message_of(&answer.body)
                         );
-                        (verdict.class, message, verdict.retry, answer.retry_after)
+                        (
+                            verdict.class,
+                            message,
+                            verdict.retry,
+                            answer.retry_after,
+                            verdict.context,
+                        )
                     }
                     Err(Failure::Stopped(stop)) => return Err(Asked::Ended(stopped(stop))),
                     Err(Failure::Transport(problem)) => {
-                        (AgentErrorClass::ApiError, problem, true, None)
+                        (AgentErrorClass::ApiError, problem, true, None, None)
                     }
                 };
             let delay = self
@@ -323,7 +330,20 @@ impl Session<'_> {
                 } else {
                     message
                 };
-                return Err(Asked::Ended(self.failed(class, message)));
+                return Err(Asked::Ended(match context {
+                    Some(server) => AgentStatus::Failed {
+                        class,
+                        message: format!(
+                            "{message}\nfix: {}",
+                            failure::context_fix(
+                                server,
+                                self.req.role_name,
+                                &self.endpoint.base_url
+                            )
+                        ),
+                    },
+                    None => self.failed(class, message),
+                }));
             };
             tracing::warn!(
                 role = self.req.role_name,
