@@ -496,6 +496,38 @@ fn a_context_exceeded_is_not_retried_and_its_fix_names_the_setting_to_raise() {
     assert_eq!(server.posts().len(), 2);
 }
 
+/// An answer cut off at the role's `max_tokens` (`finish_reason: "length"`, as llama.cpp's
+/// servers send it) is a truncated turn, not a success; the request carries the limit.
+#[test]
+fn an_answer_cut_off_at_max_tokens_fails_the_turn_as_truncated() {
+    let dirs = Dirs::new();
+    let server = Server::start(
+        vec![Response::json(
+            200,
+            json!({
+                "choices": [{"index": 0, "finish_reason": "length",
+                             "message": {"role": "assistant", "content": "I will now explain at length"}}],
+                "usage": {"prompt_tokens": 400, "completion_tokens": 64},
+            }),
+        )],
+        &[],
+    );
+    let call = Call::new(&dirs);
+    let role = role("openai", &server.base_url(), json!({"max_tokens": 64}));
+    let outcome = call.invoke(&openai(), &role);
+    let (_, message) = failure(&outcome);
+    assert!(message.contains("cut off at max_tokens (64)"), "{message}");
+    assert!(
+        message.contains("raise `max_tokens` of role `player`"),
+        "{message}"
+    );
+    assert_eq!(outcome.usage.output, 64, "its tokens still count");
+    assert_eq!(server.posts()[0].body["max_tokens"], 64);
+    let end = transcript_events(&call.transcript(), "end");
+    assert_eq!(end[0]["status"], "failed");
+    assert!(end[0]["message"].as_str().unwrap().contains("cut off"));
+}
+
 #[test]
 fn a_model_that_never_calls_a_tool_just_answers() {
     let dirs = Dirs::new();

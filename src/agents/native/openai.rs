@@ -46,7 +46,11 @@ pub fn request_body(exchange: &Exchange<'_>) -> Value {
             }
         }
     }
-    let mut body = json!({"model": exchange.model, "messages": messages});
+    let mut body = json!({
+        "model": exchange.model,
+        "messages": messages,
+        "max_tokens": exchange.max_tokens,
+    });
     if !exchange.tools.is_empty() {
         body["tools"] = exchange
             .tools
@@ -190,7 +194,9 @@ mod tests {
             tools: &tools,
             verdict_schema: Some(&schema),
             format: Format::JsonSchema,
+            max_tokens: 512,
         });
+        assert_eq!(body["max_tokens"], 512);
         assert_eq!(body["messages"][0]["role"], "system");
         assert_eq!(
             body["messages"][2]["tool_calls"][0]["function"]["arguments"],

@@ -28,6 +28,8 @@ use crate::agents::{
 
 /// Answers a role may get when it sets no `max_agent_turns`.
 pub const DEFAULT_MAX_TURNS: u32 = 100;
+/// Tokens one answer may have when the role sets no `max_tokens`.
+pub const DEFAULT_MAX_TOKENS: u32 = 8192;
 /// The longest `Retry-After` honoured; a longer one fails the request as it is.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
 
@@ -143,6 +145,7 @@ impl Session<'_> {
             None => PREAMBLE.to_string(),
         };
         let max_turns = role.max_agent_turns.unwrap_or(DEFAULT_MAX_TURNS);
+        let max_tokens = role.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
         let mut messages = vec![Message::User(self.req.prompt.to_string())];
         let mut calls_run = 0;
         let mut last_text = String::new();
@@ -158,6 +161,7 @@ impl Session<'_> {
                 tools: &specs,
                 verdict_schema: self.verdict_schema.as_ref(),
                 format,
+                max_tokens,
             });
             let reply = match self.ask(&body, cancel) {
                 Ok(reply) => reply,
@@ -181,6 +185,20 @@ impl Session<'_> {
             self.spent.turns += 1;
             self.count(&reply);
             last_text = reply.text.clone();
+            // OpenAI's `length`, Anthropic's `max_tokens`: the answer is cut off, so neither
+            // its text nor its tool calls are whole.
+            if matches!(reply.stop_reason.as_deref(), Some("length" | "max_tokens")) {
+                let status = AgentStatus::Failed {
+                    class: AgentErrorClass::Other,
+                    message: format!(
+                        "the model's answer was cut off at max_tokens ({max_tokens}) and is \
+                         incomplete; fix: raise `max_tokens` of role `{}` (and the server's \
+                         context, if it is smaller), or give it a smaller task",
+                        self.req.role_name
+                    ),
+                };
+                return self.outcome(status, last_text, None);
+            }
             if let Some(verdict) = reply.calls.iter().find(|call| call.name == VERDICT_TOOL) {
                 if let (Some(_), Ok(input)) = (&self.verdict_schema, &verdict.arguments) {
                     return self.outcome(
