@@ -252,8 +252,45 @@ fn a_read_only_role_is_refused_a_write_and_returns_a_schema_verdict() {
         .is_none());
     let results = transcript_events(&call.transcript(), "tool_result");
     assert_eq!(results[0]["status"], "refused");
-    // No price for the model: the cost is not counted rather than counted as zero.
-    assert_eq!(outcome.cost_usd, None);
+    // A server on this machine with no `[pricing]` for its model is free.
+    assert_eq!(outcome.cost_usd, Some(0.0));
+}
+
+/// A loopback `base_url` is free unless `[pricing]` names the model; a remote one without a
+/// price is a gap the budget preflight refuses.
+#[test]
+fn a_server_on_this_machine_is_free_unless_pricing_says_otherwise() {
+    let dirs = Dirs::new();
+    let server = Server::start(vec![openai_text("done"), openai_text("done")], &[]);
+    let mut call = Call::new(&dirs);
+    let local = role("openai", &server.base_url(), json!({}));
+    let adapter = openai();
+    assert_eq!(adapter.unpriced("player", &local, &call.pricing), None);
+    for url in ["http://localhost:11434/v1", "http://[::1]:8080/v1"] {
+        let role = role("openai", url, json!({}));
+        assert_eq!(
+            adapter.unpriced("player", &role, &call.pricing),
+            None,
+            "{url}"
+        );
+    }
+    let remote = role("openai", "https://llm.example.com/v1", json!({}));
+    let gap = adapter.unpriced("player", &remote, &call.pricing).unwrap();
+    assert!(gap.what.contains("qwen2.5-coder"), "{gap:?}");
+    assert_eq!(call.invoke(&adapter, &local).cost_usd, Some(0.0));
+    call.pricing.insert(
+        "qwen2.5-coder".to_string(),
+        ModelPrice {
+            input: 1.0,
+            cached_input: 0.0,
+            output: 10.0,
+        },
+    );
+    let cost = call.invoke(&adapter, &local).cost_usd.unwrap();
+    assert!(
+        (cost - 0.002).abs() < 1e-9,
+        "1000 in at $1/M + 100 out at $10/M: {cost}"
+    );
 }
 
 #[test]

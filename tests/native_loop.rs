@@ -45,6 +45,25 @@ output = 10.0
     project
 }
 
+/// A loopback server without `[pricing]` is free: a budgeted run starts without zero prices.
+#[test]
+fn a_budgeted_run_on_a_local_server_starts_without_declaring_prices() {
+    let server = Server::start(Vec::new(), &[MODEL]);
+    let project = native_project(&server);
+    let config = project.read(".autobuild/config.toml");
+    let start = config.find("[pricing.").unwrap();
+    let end = start + config[start..].find("output = 10.0\n").unwrap() + "output = 10.0\n".len();
+    project.write(
+        ".autobuild/config.toml",
+        &format!("{}{}", &config[..start], &config[end..]),
+    );
+    project.git(&["commit", "-q", "-am", "no prices"]);
+    let dry = project.run(&["task", TASK, "--dry-run", "--set", "limits.max_cost_usd=1"]);
+    assert_exit(&dry, 0);
+    let stderr = loop_fixture::stderr(&dry);
+    assert!(!stderr.contains("no known price"), "{stderr}");
+}
+
 fn args(value: Value) -> String {
     value.to_string()
 }

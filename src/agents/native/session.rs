@@ -379,7 +379,15 @@ impl Session<'_> {
     fn count(&mut self, reply: &Reply) {
         let tokens = reply.usage;
         self.spent.tokens.add(tokens);
-        let cost = pricing::estimate(Some(&self.endpoint.model), tokens, self.req.pricing);
+        let model = &self.endpoint.model;
+        let cost = if http::is_loopback(&self.endpoint.base_url) {
+            Some(pricing::cost(
+                pricing::local_price(model, self.req.pricing),
+                tokens,
+            ))
+        } else {
+            pricing::estimate(Some(model), tokens, self.req.pricing)
+        };
         match cost {
             Some(cost) => self.spent.cost_usd = Some(self.spent.cost_usd.unwrap_or(0.0) + cost),
             None if tokens != TokenCounts::default() => self.spent.unpriced = true,
