@@ -70,7 +70,7 @@ pub fn request_body(exchange: &Exchange<'_>) -> Value {
     }
     let mut body = json!({
         "model": exchange.model,
-        "max_tokens": exchange.max_tokens,
+        "max_tokens": exchange.max_tokens.unwrap_or(super::session::DEFAULT_MAX_TOKENS),
         "messages": messages,
     });
     if !exchange.system.is_empty() {
@@ -170,7 +170,7 @@ mod tests {
             tools: &[],
             verdict_schema: Some(&schema),
             format: crate::agents::native::format::Format::JsonSchema,
-            max_tokens: 8192,
+            max_tokens: Some(8192),
         });
         assert_eq!(body["system"], "sys");
         assert_eq!(body["messages"][1]["content"][1]["type"], "tool_use");

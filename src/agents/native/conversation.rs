@@ -63,8 +63,9 @@ pub struct Exchange<'a> {
     pub verdict_schema: Option<&'a Value>,
     /// How the OpenAI dialect asks for the verdict (module `format`).
     pub format: Format,
-    /// The most tokens the answer may have (the role's `max_tokens`).
-    pub max_tokens: u32,
+    /// The most tokens the answer may have (the role's `max_tokens`, or the default for this
+    /// dialect and server); `None`: none is sent.
+    pub max_tokens: Option<u32>,
 }
 
 /// A number from a JSON path, 0 when absent.

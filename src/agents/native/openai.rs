@@ -49,8 +49,10 @@ pub fn request_body(exchange: &Exchange<'_>) -> Value {
     let mut body = json!({
         "model": exchange.model,
         "messages": messages,
-        "max_tokens": exchange.max_tokens,
     });
+    if let Some(limit) = exchange.max_tokens {
+        body["max_tokens"] = json!(limit);
+    }
     if !exchange.tools.is_empty() {
         body["tools"] = exchange
             .tools
@@ -194,9 +196,14 @@ mod tests {
             tools: &tools,
             verdict_schema: Some(&schema),
             format: Format::JsonSchema,
-            max_tokens: 512,
+            max_tokens: Some(512),
         });
         assert_eq!(body["max_tokens"], 512);
+        let unlimited = request_body(&Exchange {
+            max_tokens: None,
+            ..exchange_for_limit(&messages, &tools)
+        });
+        assert!(unlimited.get("max_tokens").is_none(), "{unlimited}");
         assert_eq!(body["messages"][0]["role"], "system");
         assert_eq!(
             body["messages"][2]["tool_calls"][0]["function"]["arguments"],
@@ -229,5 +236,17 @@ mod tests {
             model_names(&json!({"data": [{"id": "qwen"}]})),
             vec!["qwen"]
         );
+    }
+
+    fn exchange_for_limit<'a>(messages: &'a [Message], tools: &'a [ToolSpec]) -> Exchange<'a> {
+        Exchange {
+            model: "m",
+            system: "",
+            messages,
+            tools,
+            verdict_schema: None,
+            format: Format::JsonSchema,
+            max_tokens: Some(1),
+        }
     }
 }

@@ -30,6 +30,17 @@ use crate::agents::{
 pub const DEFAULT_MAX_TURNS: u32 = 100;
 /// Tokens one answer may have when the role sets no `max_tokens`.
 pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+
+/// The `max_tokens` sent when the role sets none: Anthropic's API requires one, and a server on
+/// this machine gets one so a rambling local model cannot generate until its context is full.
+/// A remote OpenAI-compatible API gets none: its models have their own output limits, some
+/// below the default, and its reasoning models refuse `max_tokens` altogether.
+fn default_max_tokens(dialect: Dialect, base_url: &str) -> Option<u32> {
+    match dialect {
+        Dialect::Anthropic => Some(DEFAULT_MAX_TOKENS),
+        Dialect::OpenAi => super::http::is_loopback(base_url).then_some(DEFAULT_MAX_TOKENS),
+    }
+}
 /// The longest `Retry-After` honoured; a longer one fails the request as it is.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
 
@@ -145,7 +156,9 @@ impl Session<'_> {
             None => PREAMBLE.to_string(),
         };
         let max_turns = role.max_agent_turns.unwrap_or(DEFAULT_MAX_TURNS);
-        let max_tokens = role.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+        let max_tokens = role
+            .max_tokens
+            .or_else(|| default_max_tokens(self.dialect, &self.endpoint.base_url));
         let mut messages = vec![Message::User(self.req.prompt.to_string())];
         let mut calls_run = 0;
         let mut last_text = String::new();
@@ -191,9 +204,13 @@ impl Session<'_> {
                 let status = AgentStatus::Failed {
                     class: AgentErrorClass::Other,
                     message: format!(
-                        "the model's answer was cut off at max_tokens ({max_tokens}) and is \
-                         incomplete; fix: raise `max_tokens` of role `{}` (and the server's \
-                         context, if it is smaller), or give it a smaller task",
+                        "the model's answer was cut off at {} and is incomplete; fix: raise \
+                         `max_tokens` of role `{}` (and the server's context, if it is \
+                         smaller), or give it a smaller task",
+                        match max_tokens {
+                            Some(limit) => format!("max_tokens ({limit})"),
+                            None => "the server's output limit".to_string(),
+                        },
                         self.req.role_name
                     ),
                 };
@@ -469,5 +486,25 @@ fn stopped(stop: Stop) -> AgentStatus {
         Stop::Cancelled => AgentStatus::Cancelled,
         Stop::TimedOut => AgentStatus::TimedOut,
         Stop::IdleTimedOut => AgentStatus::IdleTimedOut,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_default_max_tokens_goes_to_anthropic_and_to_servers_on_this_machine_only() {
+        let local = "http://127.0.0.1:8080/v1";
+        let remote = "https://api.openai.com/v1";
+        assert_eq!(
+            default_max_tokens(Dialect::Anthropic, remote),
+            Some(DEFAULT_MAX_TOKENS)
+        );
+        assert_eq!(
+            default_max_tokens(Dialect::OpenAi, local),
+            Some(DEFAULT_MAX_TOKENS)
+        );
+        assert_eq!(default_max_tokens(Dialect::OpenAi, remote), None);
     }
 }
