@@ -158,16 +158,26 @@ impl fmt::Display for Diagnostic {
     }
 }
 
-/// The closest of `candidates` to `name`, when it is close enough to be a likely typo.
+/// The closest of `candidates` to `name`, when it is close enough to be a likely typo. A close
+/// candidate that has every `_`-separated word of `name` wins over a closer one that does not
+/// (`max_turns` means `max_agent_turns`, not `max_tokens`).
 pub fn did_you_mean<'a, I>(name: &str, candidates: I) -> Option<&'a str>
 where
     I: IntoIterator<Item = &'a str>,
 {
+    let has_words = |candidate: &str| {
+        name.split('_')
+            .all(|word| candidate.split('_').any(|other| other == word))
+    };
     candidates
         .into_iter()
         .map(|candidate| (strsim::jaro_winkler(name, candidate), candidate))
         .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .max_by(|a, b| {
+            (has_words(a.1), a.0)
+                .partial_cmp(&(has_words(b.1), b.0))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        })
         .map(|(_, candidate)| candidate)
 }
 
@@ -228,5 +238,8 @@ mod tests {
         let names = ["max_iterations", "until", "stall"];
         assert_eq!(did_you_mean("max_iteration", names), Some("max_iterations"));
         assert_eq!(did_you_mean("zzz", names), None);
+        let keys = ["max_agent_turns", "max_tokens", "timeout"];
+        assert_eq!(did_you_mean("max_turns", keys), Some("max_agent_turns"));
+        assert_eq!(did_you_mean("max_token", keys), Some("max_tokens"));
     }
 }

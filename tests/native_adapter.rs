@@ -252,8 +252,45 @@ fn a_read_only_role_is_refused_a_write_and_returns_a_schema_verdict() {
         .is_none());
     let results = transcript_events(&call.transcript(), "tool_result");
     assert_eq!(results[0]["status"], "refused");
-    // No price for the model: the cost is not counted rather than counted as zero.
-    assert_eq!(outcome.cost_usd, None);
+    // A server on this machine with no `[pricing]` for its model is free.
+    assert_eq!(outcome.cost_usd, Some(0.0));
+}
+
+/// A loopback `base_url` is free unless `[pricing]` names the model; a remote one without a
+/// price is a gap the budget preflight refuses.
+#[test]
+fn a_server_on_this_machine_is_free_unless_pricing_says_otherwise() {
+    let dirs = Dirs::new();
+    let server = Server::start(vec![openai_text("done"), openai_text("done")], &[]);
+    let mut call = Call::new(&dirs);
+    let local = role("openai", &server.base_url(), json!({}));
+    let adapter = openai();
+    assert_eq!(adapter.unpriced("player", &local, &call.pricing), None);
+    for url in ["http://localhost:11434/v1", "http://[::1]:8080/v1"] {
+        let role = role("openai", url, json!({}));
+        assert_eq!(
+            adapter.unpriced("player", &role, &call.pricing),
+            None,
+            "{url}"
+        );
+    }
+    let remote = role("openai", "https://llm.example.com/v1", json!({}));
+    let gap = adapter.unpriced("player", &remote, &call.pricing).unwrap();
+    assert!(gap.what.contains("qwen2.5-coder"), "{gap:?}");
+    assert_eq!(call.invoke(&adapter, &local).cost_usd, Some(0.0));
+    call.pricing.insert(
+        "qwen2.5-coder".to_string(),
+        ModelPrice {
+            input: 1.0,
+            cached_input: 0.0,
+            output: 10.0,
+        },
+    );
+    let cost = call.invoke(&adapter, &local).cost_usd.unwrap();
+    assert!(
+        (cost - 0.002).abs() < 1e-9,
+        "1000 in at $1/M + 100 out at $10/M: {cost}"
+    );
 }
 
 #[test]
@@ -262,6 +299,7 @@ fn a_server_without_response_format_still_gets_a_parsed_verdict() {
     let verdict = json!({"decision": "approve", "summary": "fine", "issues": [], "criteria": []});
     let server = Server::start(
         vec![
+            error(400, "unknown field: response_format"),
             error(400, "unknown field: response_format"),
             openai_text(&verdict.to_string()),
         ],
@@ -276,8 +314,57 @@ fn a_server_without_response_format_still_gets_a_parsed_verdict() {
         outcome.notes
     );
     let posts = server.posts();
-    assert!(posts[0].body.get("response_format").is_some());
-    assert!(posts[1].body.get("response_format").is_none());
+    assert_eq!(posts[0].body["response_format"]["type"], "json_schema");
+    assert_eq!(posts[1].body["response_format"]["type"], "json_object");
+    assert!(posts[2].body.get("response_format").is_none());
+}
+
+/// llama-cpp-python 0.3.36 answers `json_schema` with HTTP 500 (a pydantic literal error on
+/// `response_format.type`) and takes `json_object` with the schema; the 500 is not retried as a
+/// server fault, and the next invocation of the run asks with `json_object` straight away.
+#[test]
+fn a_500_refusing_json_schema_falls_back_to_json_object_for_the_rest_of_the_run() {
+    let dirs = Dirs::new();
+    let verdict = json!({"decision": "approve", "summary": "fine", "issues": [], "criteria": []});
+    let refusal = Response::json(
+        500,
+        json!({"error": {
+            "message": "[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', 'ctx': {'expected': \"'text' or 'json_object'\"}}]",
+            "type": "internal_server_error", "param": null, "code": null,
+        }}),
+    );
+    let server = Server::start(
+        vec![
+            refusal,
+            openai_text(&verdict.to_string()),
+            openai_text(&verdict.to_string()),
+        ],
+        &[],
+    );
+    let call = Call::new(&dirs);
+    let outcome = call.invoke(&openai(), &coach("openai", &server.base_url()));
+    assert_eq!(outcome.status, AgentStatus::Succeeded, "{outcome:?}");
+    assert_eq!(outcome.structured_output, Some(verdict.clone()));
+    assert!(
+        outcome.notes[0].contains("json_object"),
+        "{:?}",
+        outcome.notes
+    );
+    let outcome = call.invoke(&openai(), &coach("openai", &server.base_url()));
+    assert_eq!(outcome.structured_output, Some(verdict));
+    let posts = server.posts();
+    assert_eq!(
+        posts.len(),
+        3,
+        "the refusal is not retried as a server fault"
+    );
+    assert_eq!(posts[0].body["response_format"]["type"], "json_schema");
+    assert_eq!(posts[1].body["response_format"]["type"], "json_object");
+    assert!(posts[1].body["response_format"]["schema"].is_object());
+    assert_eq!(
+        posts[2].body["response_format"]["type"], "json_object",
+        "remembered for the rest of the run"
+    );
 }
 
 #[test]
@@ -403,6 +490,79 @@ fn an_unknown_model_and_a_spent_quota_stop_the_run() {
     let (class, _) = failure(&call.invoke(&openai(), &role));
     assert_eq!(class, AgentErrorClass::OutOfCredit);
     assert_eq!(server.posts().len(), 2, "neither is retried");
+}
+
+/// The real bodies of a prompt that does not fit: llama-server's 500 and llama-cpp-python's
+/// 400 `context_length_exceeded`. Neither is retried; the fix names the server's setting.
+#[test]
+fn a_context_exceeded_is_not_retried_and_its_fix_names_the_setting_to_raise() {
+    let dirs = Dirs::new();
+    let server = Server::start(
+        vec![
+            Response::json(
+                500,
+                json!({"error": {"code": 500, "message": "Context size has been exceeded.", "type": "server_error"}}),
+            ),
+            Response::json(
+                400,
+                json!({"error": {
+                    "message": "This model's maximum context length is 2048 tokens. However, you requested 2561 tokens (2049 in the messages, 512 in the completion). Please reduce the length of the messages or completion.",
+                    "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded",
+                }}),
+            ),
+        ],
+        &[],
+    );
+    let call = Call::new(&dirs);
+    let role = role("openai", &server.base_url(), json!({}));
+    let (_, message) = failure(&call.invoke(&openai(), &role));
+    assert!(
+        message.contains("Context size has been exceeded."),
+        "{message}"
+    );
+    assert!(message.contains("--ctx-size"), "{message}");
+    assert!(!message.contains("autobuild doctor"), "{message}");
+    assert_eq!(
+        server.posts().len(),
+        1,
+        "a 500 about the context is not retried"
+    );
+    let (_, message) = failure(&call.invoke(&openai(), &role));
+    assert!(message.contains("--n_ctx"), "{message}");
+    assert!(!message.contains("autobuild doctor"), "{message}");
+    assert_eq!(server.posts().len(), 2);
+}
+
+/// An answer cut off at the role's `max_tokens` (`finish_reason: "length"`, as llama.cpp's
+/// servers send it) is a truncated turn, not a success; the request carries the limit.
+#[test]
+fn an_answer_cut_off_at_max_tokens_fails_the_turn_as_truncated() {
+    let dirs = Dirs::new();
+    let server = Server::start(
+        vec![Response::json(
+            200,
+            json!({
+                "choices": [{"index": 0, "finish_reason": "length",
+                             "message": {"role": "assistant", "content": "I will now explain at length"}}],
+                "usage": {"prompt_tokens": 400, "completion_tokens": 64},
+            }),
+        )],
+        &[],
+    );
+    let call = Call::new(&dirs);
+    let role = role("openai", &server.base_url(), json!({"max_tokens": 64}));
+    let outcome = call.invoke(&openai(), &role);
+    let (_, message) = failure(&outcome);
+    assert!(message.contains("cut off at max_tokens (64)"), "{message}");
+    assert!(
+        message.contains("raise `max_tokens` of role `player`"),
+        "{message}"
+    );
+    assert_eq!(outcome.usage.output, 64, "its tokens still count");
+    assert_eq!(server.posts()[0].body["max_tokens"], 64);
+    let end = transcript_events(&call.transcript(), "end");
+    assert_eq!(end[0]["status"], "failed");
+    assert!(end[0]["message"].as_str().unwrap().contains("cut off"));
 }
 
 #[test]

@@ -45,6 +45,25 @@ output = 10.0
     project
 }
 
+/// A loopback server without `[pricing]` is free: a budgeted run starts without zero prices.
+#[test]
+fn a_budgeted_run_on_a_local_server_starts_without_declaring_prices() {
+    let server = Server::start(Vec::new(), &[MODEL]);
+    let project = native_project(&server);
+    let config = project.read(".autobuild/config.toml");
+    let start = config.find("[pricing.").unwrap();
+    let end = start + config[start..].find("output = 10.0\n").unwrap() + "output = 10.0\n".len();
+    project.write(
+        ".autobuild/config.toml",
+        &format!("{}{}", &config[..start], &config[end..]),
+    );
+    project.git(&["commit", "-q", "-am", "no prices"]);
+    let dry = project.run(&["task", TASK, "--dry-run", "--set", "limits.max_cost_usd=1"]);
+    assert_exit(&dry, 0);
+    let stderr = loop_fixture::stderr(&dry);
+    assert!(!stderr.contains("no known price"), "{stderr}");
+}
+
 fn args(value: Value) -> String {
     value.to_string()
 }
@@ -142,4 +161,57 @@ fn the_loop_runs_end_to_end_on_the_native_adapter_and_merges() {
     let transcript =
         std::fs::read_to_string(project.run_dir().join("logs/turn_1_coach.log")).unwrap();
     assert!(transcript.contains("\"event\":\"tool_result\""));
+}
+
+/// A coach whose request fails (the server's error body, with its Python file paths) did not
+/// review: the next player prompt says the review did not happen, never the body, and never
+/// as an issue to fix; the body stays in the coach's record.
+#[test]
+fn a_failed_coach_request_reaches_the_player_as_a_note_without_the_servers_body() {
+    let greeting = "greeting() {\n    printf 'Hello, %s!\\n' \"$1\"\n}\n\nfarewell() {";
+    let test = ". ./lib/greet.sh\n[ \"$(greeting Ada)\" = \"Hello, Ada!\" ] || exit 1\n";
+    let verdict = json!({
+        "decision": "approve",
+        "summary": "greeting works and is tested",
+        "issues": [],
+        "criteria": [{"id": "AC-001", "status": "met", "evidence": "tests/run.sh passes"}],
+    });
+    let player_edit =
+        args(json!({"path": "lib/greet.sh", "old_string": "farewell() {", "new_string": greeting}));
+    let player_test = args(json!({"path": "tests/test_greeting.sh", "content": test}));
+    let server_path = "/usr/lib/python3/site-packages/llama_cpp/server/app.py";
+    let server = Server::start(
+        vec![
+            openai_calls(&[("edit", &player_edit), ("write", &player_test)]),
+            openai_text("Added greeting() with a test."),
+            native_fixture::error(
+                400,
+                &format!(
+                    "Traceback (most recent call last): File \"{server_path}\", line 512, in \
+                 create_chat_completion: ValueError: bad request"
+                ),
+            ),
+            openai_text("Nothing left to change."),
+            openai_text(&verdict.to_string()),
+        ],
+        &[MODEL],
+    );
+    let project = native_project(&server);
+
+    let output = project.run(&["task", TASK, "--auto-merge"]);
+
+    assert_exit(&output, 0);
+    let coach = project.record("coach", 1);
+    assert!(
+        coach["verdict_error"]
+            .as_str()
+            .unwrap()
+            .contains(server_path),
+        "the record keeps the error: {coach}"
+    );
+    let posts = server.posts();
+    let prompt = posts[3].body["messages"][1]["content"].as_str().unwrap();
+    assert!(prompt.contains("the review did not happen"), "{prompt}");
+    assert!(!prompt.contains(server_path), "{prompt}");
+    assert!(!prompt.contains("must_fix"), "{prompt}");
 }

@@ -82,13 +82,29 @@ pub fn estimate(
     usage: TokenCounts,
     overrides: Option<&PriceTable>,
 ) -> Option<f64> {
-    let price = price_of(model?, overrides)?;
+    Some(cost(price_of(model?, overrides)?, usage))
+}
+
+/// The cost in USD of `usage` at `price`.
+pub fn cost(price: ModelPrice, usage: TokenCounts) -> f64 {
     let per_million = |tokens: u64, usd: f64| tokens as f64 * usd / 1_000_000.0;
-    Some(
-        per_million(usage.uncached_input_tokens(), price.input)
-            + per_million(usage.cached_input_tokens, price.cached_input)
-            + per_million(usage.output_tokens, price.output),
-    )
+    per_million(usage.uncached_input_tokens(), price.input)
+        + per_million(usage.cached_input_tokens, price.cached_input)
+        + per_million(usage.output_tokens, price.output)
+}
+
+/// The price of `model` served on this machine (a native role whose `base_url` is on the
+/// loopback): `[pricing]`'s when it names the model, else free — a local model costs no money,
+/// so a budgeted workflow need not declare zero prices. The built-in list prices are not used.
+pub fn local_price(model: &str, overrides: Option<&PriceTable>) -> ModelPrice {
+    let lookup = |name: &str| overrides.and_then(|table| table.get(name).copied());
+    lookup(model)
+        .or_else(|| strip_date_suffix(model).and_then(lookup))
+        .unwrap_or(ModelPrice {
+            input: 0.0,
+            cached_input: 0.0,
+            output: 0.0,
+        })
 }
 
 /// The gap of a role whose `model` has no price: what to say, and the fix.

@@ -144,6 +144,11 @@ pub struct Role {
     /// Extra HTTP headers a native HTTP adapter sends with every request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub headers: Option<std::collections::BTreeMap<String, String>>,
+    /// The most tokens a native HTTP adapter's model may generate in one answer (default 8192
+    /// for Anthropic and servers on this machine, none for a remote OpenAI-compatible API); an
+    /// answer cut off there fails the turn as truncated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
 }
 
 /// Which adapter drives a role.

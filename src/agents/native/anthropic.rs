@@ -17,8 +17,6 @@ pub const MESSAGES_PATH: &str = "messages";
 pub const API_VERSION: &str = "2023-06-01";
 /// The tool a verdict role returns its verdict with.
 pub const VERDICT_TOOL: &str = "verdict";
-/// Output tokens one answer may use.
-const MAX_TOKENS: u32 = 8192;
 
 pub fn request_body(exchange: &Exchange<'_>) -> Value {
     let messages: Vec<Value> = exchange
@@ -72,7 +70,7 @@ pub fn request_body(exchange: &Exchange<'_>) -> Value {
     }
     let mut body = json!({
         "model": exchange.model,
-        "max_tokens": MAX_TOKENS,
+        "max_tokens": exchange.max_tokens.unwrap_or(super::session::DEFAULT_MAX_TOKENS),
         "messages": messages,
     });
     if !exchange.system.is_empty() {
@@ -171,6 +169,8 @@ mod tests {
             messages: &messages,
             tools: &[],
             verdict_schema: Some(&schema),
+            format: crate::agents::native::format::Format::JsonSchema,
+            max_tokens: Some(8192),
         });
         assert_eq!(body["system"], "sys");
         assert_eq!(body["messages"][1]["content"][1]["type"], "tool_use");

@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use super::format::Format;
 use crate::agents::pricing::TokenCounts;
 
 /// One tool call the model asked for.
@@ -60,6 +61,11 @@ pub struct Exchange<'a> {
     pub tools: &'a [ToolSpec],
     /// The verdict schema, when the role must return a verdict.
     pub verdict_schema: Option<&'a Value>,
+    /// How the OpenAI dialect asks for the verdict (module `format`).
+    pub format: Format,
+    /// The most tokens the answer may have (the role's `max_tokens`, or the default for this
+    /// dialect and server); `None`: none is sent.
+    pub max_tokens: Option<u32>,
 }
 
 /// A number from a JSON path, 0 when absent.

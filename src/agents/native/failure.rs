@@ -5,6 +5,10 @@
 //! or 400 about the model is a model the endpoint does not serve (Ollama: "model … not found,
 //! try pulling it first"). These stop the run (`AgentErrorClass::stops_run`). A 429 is a rate
 //! limit and a 5xx (or Anthropic's 529 "overloaded") a server error: both are retried.
+//! A prompt that does not fit in the model's context (llama-server's 500 "Context size has
+//! been exceeded.", llama-cpp-python's and OpenAI's 400 `context_length_exceeded`) is not
+//! retried, whatever the status: the same prompt fails the same way; its fix names the
+//! server's setting to raise.
 
 use crate::agents::AgentErrorClass;
 
@@ -13,6 +17,46 @@ use crate::agents::AgentErrorClass;
 pub struct Verdict {
     pub class: AgentErrorClass,
     pub retry: bool,
+    /// The prompt did not fit in the model's context, and which server said so.
+    pub context: Option<ContextServer>,
+}
+
+/// Whose words said the context was exceeded, so the fix names its setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContextServer {
+    /// llama.cpp's `llama-server` ("Context size has been exceeded.", "exceeds the available
+    /// context size").
+    LlamaServer,
+    /// `context_length_exceeded` / "maximum context length" (llama-cpp-python, OpenAI, vLLM).
+    ContextLength,
+}
+
+/// Whether `body` says the prompt did not fit in the model's context.
+fn context_exceeded(lower: &str) -> Option<ContextServer> {
+    if lower.contains("context size has been exceeded")
+        || lower.contains("exceeds the available context size")
+    {
+        Some(ContextServer::LlamaServer)
+    } else if lower.contains("context_length_exceeded") || lower.contains("maximum context length")
+    {
+        Some(ContextServer::ContextLength)
+    } else {
+        None
+    }
+}
+
+/// The fix for a prompt that did not fit in the context of `model` at `base_url`.
+pub fn context_fix(server: ContextServer, role_name: &str, base_url: &str) -> String {
+    let raise = match server {
+        ContextServer::LlamaServer => {
+            format!("restart the llama-server at {base_url} with a larger `--ctx-size` (`-c`)")
+        }
+        ContextServer::ContextLength => format!(
+            "give the server at {base_url} a larger context (llama-cpp-python: `--n_ctx`; \
+             llama-server: `--ctx-size`; Ollama: `num_ctx`), or use a model with a longer one"
+        ),
+    };
+    format!("{raise}, or give role `{role_name}` a smaller task or a lower `max_tokens`")
 }
 
 /// The class of an answer with `status` (not 2xx) and `body`.
@@ -33,7 +77,9 @@ pub fn classify(status: u16, body: &str) -> Verdict {
             "model_not_found",
             "unknown model",
         ]);
+    let context = context_exceeded(&lower);
     let (class, retry) = match status {
+        _ if context.is_some() => (AgentErrorClass::ApiError, false),
         401 | 403 => (AgentErrorClass::AuthMissing, false),
         402 => (AgentErrorClass::OutOfCredit, false),
         _ if out_of_credit => (AgentErrorClass::OutOfCredit, false),
@@ -42,7 +88,11 @@ pub fn classify(status: u16, body: &str) -> Verdict {
         500..=599 => (AgentErrorClass::ApiError, true),
         _ => (AgentErrorClass::ApiError, false),
     };
-    Verdict { class, retry }
+    Verdict {
+        class,
+        retry,
+        context,
+    }
 }
 
 /// The fix for a failure of `class`, in the words of the role's configuration.
@@ -107,14 +157,16 @@ mod tests {
             class(429, quota),
             Verdict {
                 class: AgentErrorClass::OutOfCredit,
-                retry: false
+                retry: false,
+                context: None,
             }
         );
         assert_eq!(
             class(429, "slow down"),
             Verdict {
                 class: AgentErrorClass::RateLimited,
-                retry: true
+                retry: true,
+                context: None,
             }
         );
         let ollama = r#"{"error":{"message":"model \"qwen9\" not found, try pulling it first"}}"#;
@@ -124,6 +176,23 @@ mod tests {
         assert_eq!(class(400, low).class, AgentErrorClass::OutOfCredit);
         assert!(class(529, "overloaded").retry);
         assert!(!class(400, "bad request").retry);
+        let llama_server = r#"{"error":{"code":500,"message":"Context size has been exceeded.","type":"server_error"}}"#;
+        assert_eq!(
+            class(500, llama_server),
+            Verdict {
+                class: AgentErrorClass::ApiError,
+                retry: false,
+                context: Some(ContextServer::LlamaServer),
+            }
+        );
+        let llama_cpp_python = r#"{"error":{"message":"This model's maximum context length is 2048 tokens. However, you requested 2561 tokens (2049 in the messages, 512 in the completion). Please reduce the length of the messages or completion.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
+        assert_eq!(
+            class(400, llama_cpp_python).context,
+            Some(ContextServer::ContextLength)
+        );
+        assert!(!class(400, llama_cpp_python).retry);
+        assert!(context_fix(ContextServer::LlamaServer, "coach", "u").contains("--ctx-size"));
+        assert!(context_fix(ContextServer::ContextLength, "coach", "u").contains("--n_ctx"));
         assert_eq!(
             message_of(ollama),
             "model \"qwen9\" not found, try pulling it first"

@@ -177,7 +177,7 @@ pub fn send(request: &Request, limit: Duration) -> Result<Answer, String> {
 }
 
 /// Whether `url` names this machine (`localhost`, `127.0.0.1`, `[::1]`, …).
-fn is_loopback(url: &str) -> bool {
+pub fn is_loopback(url: &str) -> bool {
     let Ok(uri) = url.parse::<ureq::http::Uri>() else {
         return false;
     };

@@ -16,6 +16,7 @@ mod anthropic;
 mod conversation;
 mod endpoint;
 mod failure;
+mod format;
 mod http;
 mod openai;
 mod session;
@@ -171,9 +172,13 @@ impl Adapter for NativeAdapter {
     }
 
     /// The APIs report tokens only: the cost is known when `[pricing]` or the built-in table
-    /// has the model's price (a local model too: give it a price of 0).
+    /// has the model's price, and for a server on this machine, which is free unless
+    /// `[pricing]` names the model.
     fn unpriced(&self, role_name: &str, role: &Role, pricing: &PriceTable) -> Option<CostGap> {
         let model = role.model.as_deref()?;
+        if http::is_loopback(&endpoint::base_url(self.dialect, role)) {
+            return None;
+        }
         super::pricing::price_of(model, Some(pricing))
             .is_none()
             .then(|| super::pricing::missing_price(role_name, model))

@@ -9,6 +9,7 @@
 use serde_json::{json, Value};
 
 use super::conversation::{count, Call, Exchange, Message, Reply};
+use super::format::Format;
 use crate::agents::pricing::TokenCounts;
 
 /// The request path under `base_url`.
@@ -45,7 +46,13 @@ pub fn request_body(exchange: &Exchange<'_>) -> Value {
             }
         }
     }
-    let mut body = json!({"model": exchange.model, "messages": messages});
+    let mut body = json!({
+        "model": exchange.model,
+        "messages": messages,
+    });
+    if let Some(limit) = exchange.max_tokens {
+        body["max_tokens"] = json!(limit);
+    }
     if !exchange.tools.is_empty() {
         body["tools"] = exchange
             .tools
@@ -63,10 +70,18 @@ pub fn request_body(exchange: &Exchange<'_>) -> Value {
             .collect();
     }
     if let Some(schema) = exchange.verdict_schema {
-        body["response_format"] = json!({
-            "type": "json_schema",
-            "json_schema": {"name": "verdict", "schema": schema},
-        });
+        match exchange.format {
+            Format::JsonSchema => {
+                body["response_format"] = json!({
+                    "type": "json_schema",
+                    "json_schema": {"name": "verdict", "schema": schema},
+                });
+            }
+            Format::JsonObject => {
+                body["response_format"] = json!({"type": "json_object", "schema": schema});
+            }
+            Format::Plain => {}
+        }
     }
     body
 }
@@ -180,7 +195,15 @@ mod tests {
             messages: &messages,
             tools: &tools,
             verdict_schema: Some(&schema),
+            format: Format::JsonSchema,
+            max_tokens: Some(512),
         });
+        assert_eq!(body["max_tokens"], 512);
+        let unlimited = request_body(&Exchange {
+            max_tokens: None,
+            ..exchange_for_limit(&messages, &tools)
+        });
+        assert!(unlimited.get("max_tokens").is_none(), "{unlimited}");
         assert_eq!(body["messages"][0]["role"], "system");
         assert_eq!(
             body["messages"][2]["tool_calls"][0]["function"]["arguments"],
@@ -213,5 +236,17 @@ mod tests {
             model_names(&json!({"data": [{"id": "qwen"}]})),
             vec!["qwen"]
         );
+    }
+
+    fn exchange_for_limit<'a>(messages: &'a [Message], tools: &'a [ToolSpec]) -> Exchange<'a> {
+        Exchange {
+            model: "m",
+            system: "",
+            messages,
+            tools,
+            verdict_schema: None,
+            format: Format::JsonSchema,
+            max_tokens: Some(1),
+        }
     }
 }

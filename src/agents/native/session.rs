@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 use super::anthropic::VERDICT_TOOL;
 use super::conversation::{Exchange, Message, Reply, ToolResult};
 use super::endpoint::{Endpoint, EndpointProblem};
+use super::format::{self, Format};
 use super::http::{self, Bounds, Failure, Stop};
 use super::tools::{self, Done, Shell};
 use super::transcript::Transcript;
@@ -27,6 +28,19 @@ use crate::agents::{
 
 /// Answers a role may get when it sets no `max_agent_turns`.
 pub const DEFAULT_MAX_TURNS: u32 = 100;
+/// Tokens one answer may have when the role sets no `max_tokens`.
+pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+
+/// The `max_tokens` sent when the role sets none: Anthropic's API requires one, and a server on
+/// this machine gets one so a rambling local model cannot generate until its context is full.
+/// A remote OpenAI-compatible API gets none: its models have their own output limits, some
+/// below the default, and its reasoning models refuse `max_tokens` altogether.
+fn default_max_tokens(dialect: Dialect, base_url: &str) -> Option<u32> {
+    match dialect {
+        Dialect::Anthropic => Some(DEFAULT_MAX_TOKENS),
+        Dialect::OpenAi => super::http::is_loopback(base_url).then_some(DEFAULT_MAX_TOKENS),
+    }
+}
 /// The longest `Retry-After` honoured; a longer one fails the request as it is.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
 
@@ -116,7 +130,7 @@ struct Spent {
 enum Asked {
     /// The invocation ends with this status.
     Ended(AgentStatus),
-    /// The server does not take `response_format`: ask again without it.
+    /// The server does not take the `response_format` asked: ask again with the next level.
     FormatRefused,
 }
 
@@ -142,34 +156,66 @@ impl Session<'_> {
             None => PREAMBLE.to_string(),
         };
         let max_turns = role.max_agent_turns.unwrap_or(DEFAULT_MAX_TURNS);
+        let max_tokens = role
+            .max_tokens
+            .or_else(|| default_max_tokens(self.dialect, &self.endpoint.base_url));
         let mut messages = vec![Message::User(self.req.prompt.to_string())];
         let mut calls_run = 0;
         let mut last_text = String::new();
-        let mut with_format = true;
+        let mut format = format::settled(&self.endpoint.base_url, &self.endpoint.model);
+        if self.verdict_schema.is_some() && format != Format::JsonSchema {
+            self.spent.notes.push(format.note().to_string());
+        }
         loop {
             let body = self.dialect.request_body(&Exchange {
                 model: &self.endpoint.model,
                 system: &system,
                 messages: &messages,
                 tools: &specs,
-                verdict_schema: self.verdict_schema.as_ref().filter(|_| with_format),
+                verdict_schema: self.verdict_schema.as_ref(),
+                format,
+                max_tokens,
             });
             let reply = match self.ask(&body, cancel) {
                 Ok(reply) => reply,
                 Err(Asked::Ended(status)) => return self.outcome(status, last_text, None),
                 Err(Asked::FormatRefused) => {
-                    with_format = false;
-                    self.spent.notes.push(
-                        "the server does not take `response_format`: the verdict was not \
-                         schema-enforced, only parsed from the final message"
-                            .to_string(),
-                    );
+                    // A refused `Plain` has no `response_format`, so is never `FormatRefused`.
+                    format = format.next().unwrap_or(Format::Plain);
+                    format::settle(&self.endpoint.base_url, &self.endpoint.model, format);
+                    self.transcript.record(&json!({
+                        "event": "format_fallback",
+                        "turn": self.spent.turns + 1,
+                        "note": format.note(),
+                    }));
+                    self.spent
+                        .notes
+                        .retain(|note| !note.contains("response_format"));
+                    self.spent.notes.push(format.note().to_string());
                     continue;
                 }
             };
             self.spent.turns += 1;
             self.count(&reply);
             last_text = reply.text.clone();
+            // OpenAI's `length`, Anthropic's `max_tokens`: the answer is cut off, so neither
+            // its text nor its tool calls are whole.
+            if matches!(reply.stop_reason.as_deref(), Some("length" | "max_tokens")) {
+                let status = AgentStatus::Failed {
+                    class: AgentErrorClass::Other,
+                    message: format!(
+                        "the model's answer was cut off at {} and is incomplete; fix: raise \
+                         `max_tokens` of role `{}` (and the server's context, if it is \
+                         smaller), or give it a smaller task",
+                        match max_tokens {
+                            Some(limit) => format!("max_tokens ({limit})"),
+                            None => "the server's output limit".to_string(),
+                        },
+                        self.req.role_name
+                    ),
+                };
+                return self.outcome(status, last_text, None);
+            }
             if let Some(verdict) = reply.calls.iter().find(|call| call.name == VERDICT_TOOL) {
                 if let (Some(_), Ok(input)) = (&self.verdict_schema, &verdict.arguments) {
                     return self.outcome(
@@ -254,7 +300,7 @@ impl Session<'_> {
         };
         let mut attempt = 0;
         loop {
-            let (class, message, retry, retry_after) =
+            let (class, message, retry, retry_after, context) =
                 match http::exchange(request.clone(), &self.bounds, cancel) {
                     Ok(answer) if (200..300).contains(&answer.status) => {
                         let parsed = serde_json::from_str::<Value>(&answer.body)
@@ -270,13 +316,13 @@ impl Session<'_> {
                                 ),
                                 false,
                                 None,
+                                None,
                             ),
                         }
                     }
                     Ok(answer)
-                        if answer.status == 400
-                            && body.get("response_format").is_some()
-                            && answer.body.contains("response_format") =>
+                        if body.get("response_format").is_some()
+                            && format::refused(answer.status, &answer.body) =>
                     {
                         return Err(Asked::FormatRefused)
                     }
@@ -288,11 +334,17 @@ impl Session<'_> {
                             answer.status,
                             failure::message_of(&answer.body)
                         );
-                        (verdict.class, message, verdict.retry, answer.retry_after)
+                        (
+                            verdict.class,
+                            message,
+                            verdict.retry,
+                            answer.retry_after,
+                            verdict.context,
+                        )
                     }
                     Err(Failure::Stopped(stop)) => return Err(Asked::Ended(stopped(stop))),
                     Err(Failure::Transport(problem)) => {
-                        (AgentErrorClass::ApiError, problem, true, None)
+                        (AgentErrorClass::ApiError, problem, true, None, None)
                     }
                 };
             let delay = self
@@ -313,7 +365,20 @@ impl Session<'_> {
                 } else {
                     message
                 };
-                return Err(Asked::Ended(self.failed(class, message)));
+                return Err(Asked::Ended(match context {
+                    Some(server) => AgentStatus::Failed {
+                        class,
+                        message: format!(
+                            "{message}\nfix: {}",
+                            failure::context_fix(
+                                server,
+                                self.req.role_name,
+                                &self.endpoint.base_url
+                            )
+                        ),
+                    },
+                    None => self.failed(class, message),
+                }));
             };
             tracing::warn!(
                 role = self.req.role_name,
@@ -331,7 +396,15 @@ impl Session<'_> {
     fn count(&mut self, reply: &Reply) {
         let tokens = reply.usage;
         self.spent.tokens.add(tokens);
-        let cost = pricing::estimate(Some(&self.endpoint.model), tokens, self.req.pricing);
+        let model = &self.endpoint.model;
+        let cost = if http::is_loopback(&self.endpoint.base_url) {
+            Some(pricing::cost(
+                pricing::local_price(model, self.req.pricing),
+                tokens,
+            ))
+        } else {
+            pricing::estimate(Some(model), tokens, self.req.pricing)
+        };
         match cost {
             Some(cost) => self.spent.cost_usd = Some(self.spent.cost_usd.unwrap_or(0.0) + cost),
             None if tokens != TokenCounts::default() => self.spent.unpriced = true,
@@ -413,5 +486,25 @@ fn stopped(stop: Stop) -> AgentStatus {
         Stop::Cancelled => AgentStatus::Cancelled,
         Stop::TimedOut => AgentStatus::TimedOut,
         Stop::IdleTimedOut => AgentStatus::IdleTimedOut,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_default_max_tokens_goes_to_anthropic_and_to_servers_on_this_machine_only() {
+        let local = "http://127.0.0.1:8080/v1";
+        let remote = "https://api.openai.com/v1";
+        assert_eq!(
+            default_max_tokens(Dialect::Anthropic, remote),
+            Some(DEFAULT_MAX_TOKENS)
+        );
+        assert_eq!(
+            default_max_tokens(Dialect::OpenAi, local),
+            Some(DEFAULT_MAX_TOKENS)
+        );
+        assert_eq!(default_max_tokens(Dialect::OpenAi, remote), None);
     }
 }

@@ -76,9 +76,9 @@ pub(super) fn run_reader(
         Reviewed::Answered(invocation) if !wants_verdict => (invocation, None, None),
         Reviewed::Answered(invocation) => match judge(&invocation.outcome, &criteria) {
             Ok(verdict) => (invocation, Some(verdict), None),
-            Err(Unusable::AgentFailed(reason)) => (
+            Err(Unusable::AgentFailed { reason, note }) => (
                 invocation,
-                Some(verdict::failed_agent_verdict(&reason)),
+                Some(verdict::failed_agent_verdict(&note)),
                 Some(reason),
             ),
             Err(Unusable::Invalid(error)) => {
@@ -98,9 +98,9 @@ pub(super) fn run_reader(
                     ),
                     Reviewed::Answered(invocation) => match judge(&invocation.outcome, &criteria) {
                         Ok(verdict) => (invocation, Some(verdict), None),
-                        Err(Unusable::AgentFailed(reason)) => (
+                        Err(Unusable::AgentFailed { reason, note }) => (
                             invocation,
-                            Some(verdict::failed_agent_verdict(&reason)),
+                            Some(verdict::failed_agent_verdict(&note)),
                             Some(reason),
                         ),
                         Err(Unusable::Invalid(error)) => (
@@ -362,8 +362,10 @@ fn list(paths: &[String]) -> String {
 }
 
 enum Unusable {
-    /// The agent failed, timed out or errored: whatever it printed is not a verdict.
-    AgentFailed(String),
+    /// The agent failed, timed out or errored: whatever it printed is not a verdict. `reason`
+    /// (with the agent's error, e.g. a server's answer body) goes to the run's record; `note`,
+    /// which says only that the review did not happen, to the player's feedback.
+    AgentFailed { reason: String, note: String },
     /// It finished but its answer is not a valid verdict (worth one corrective retry).
     Invalid(verdict::VerdictError),
 }
@@ -379,11 +381,20 @@ fn previous_answer(outcome: &AgentOutcome) -> String {
 
 fn judge(outcome: &AgentOutcome, criteria: &[verdict::TaskCriterion]) -> Result<Verdict, Unusable> {
     if !outcome.status.is_success() {
-        return Err(Unusable::AgentFailed(format!(
-            "the coach agent did not finish successfully ({}): {}",
-            outcome.status.name(),
-            outcome.status.message()
-        )));
+        // The agent's error (a server's answer body, with its file paths) is infrastructure,
+        // not a finding about the work: the player is told only that the review did not happen.
+        return Err(Unusable::AgentFailed {
+            reason: format!(
+                "the coach agent did not finish successfully ({}): {}",
+                outcome.status.name(),
+                outcome.status.message()
+            ),
+            note: format!(
+                "the review did not happen: the coach agent did not finish successfully ({}); \
+                 its error is in the run's record. Nothing in the work caused this",
+                outcome.status.name()
+            ),
+        });
     }
     verdict::parse_verdict(
         outcome.structured_output.as_ref(),

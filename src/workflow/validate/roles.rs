@@ -59,6 +59,7 @@ pub(super) fn check(
             (role.base_url.is_some(), "base_url"),
             (role.api_key_env.is_some(), "api_key_env"),
             (role.headers.is_some(), "headers"),
+            (role.max_tokens.is_some(), "max_tokens"),
         ] {
             if set && !native {
                 problems.push(
@@ -69,6 +70,13 @@ pub(super) fn check(
                         .with_help("remove it, or set agent = \"openai\" or \"anthropic\""),
                 );
             }
+        }
+        if role.max_tokens == Some(0) {
+            problems.push(
+                pos_of(node, "max_tokens")
+                    .error("`max_tokens` must be at least 1")
+                    .with_help("remove the key for the adapter's default (8192)"),
+            );
         }
         if role.max_agent_turns == Some(0) {
             problems.push(

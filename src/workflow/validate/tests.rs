@@ -180,6 +180,19 @@ fn endpoint_keys_belong_to_the_native_adapters() {
     );
     let native = text.replacen("agent = \"claude-code\"", "agent = \"openai\"", 1);
     assert!(found(&native).is_empty(), "{:#?}", found(&native));
+    let tokens = player_coach_with(
+        "agent = \"claude-code\"",
+        "agent = \"codex\"\nmax_tokens = 0",
+    );
+    let problems = found(&tokens);
+    assert_eq!(problems.len(), 2, "{problems:#?}");
+    assert!(problems
+        .iter()
+        .any(|(_, m)| m
+            == "role `player` sets `max_tokens`, which only the native HTTP adapters use"));
+    assert!(problems
+        .iter()
+        .any(|(_, m)| m == "`max_tokens` must be at least 1"));
 }
 
 #[test]

@@ -1,0 +1,104 @@
+//! How a verdict is asked for in the OpenAI dialect's `response_format`, and the fallback
+//! when a server refuses it.
+//!
+//! Servers differ: OpenAI, vLLM and llama-server take `json_schema`; llama-cpp-python answers
+//! it with HTTP 500 `Input should be 'text' or 'json_object'` but takes
+//! `{"type": "json_object", "schema": …}`; some take neither. So the fallback keys on what the
+//! server *says* (an error body naming `response_format` or `json_schema`), whatever the
+//! status, and steps down one level at a time. The level a server settled on is remembered
+//! for the rest of the run (this process), so later invocations do not ask again.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
+/// How strictly a verdict is asked for, most to least.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// `{"type": "json_schema", "json_schema": {"name": "verdict", "schema": …}}`.
+    JsonSchema,
+    /// `{"type": "json_object", "schema": …}` (llama-cpp-python).
+    JsonObject,
+    /// No `response_format`: the verdict is only parsed from the final message.
+    Plain,
+}
+
+impl Format {
+    /// The next, less strict level; `None` after `Plain`.
+    pub fn next(self) -> Option<Format> {
+        match self {
+            Format::JsonSchema => Some(Format::JsonObject),
+            Format::JsonObject => Some(Format::Plain),
+            Format::Plain => None,
+        }
+    }
+
+    /// What the run's record says when a verdict was asked for at this level.
+    pub fn note(self) -> &'static str {
+        match self {
+            Format::JsonSchema => "",
+            Format::JsonObject => {
+                "the server does not take `response_format: json_schema`: the verdict was \
+                 asked for as `json_object` with the schema"
+            }
+            Format::Plain => {
+                "the server does not take `response_format`: the verdict was not \
+                 schema-enforced, only parsed from the final message"
+            }
+        }
+    }
+}
+
+/// Whether an error answer (`status` not 2xx) refuses the request's `response_format`.
+pub fn refused(status: u16, body: &str) -> bool {
+    let lower = body.to_lowercase();
+    status >= 400 && (lower.contains("response_format") || lower.contains("json_schema"))
+}
+
+/// The levels servers settled on in this run, by `base_url` and model.
+static SETTLED: Mutex<Option<HashMap<String, Format>>> = Mutex::new(None);
+
+fn key(base_url: &str, model: &str) -> String {
+    format!("{base_url} {model}")
+}
+
+/// The level to ask `model` at `base_url` for: the one it settled on earlier in the run, or
+/// the strictest.
+pub fn settled(base_url: &str, model: &str) -> Format {
+    let map = SETTLED.lock().unwrap_or_else(PoisonError::into_inner);
+    map.as_ref()
+        .and_then(|map| map.get(&key(base_url, model)).copied())
+        .unwrap_or(Format::JsonSchema)
+}
+
+/// Remembers that `model` at `base_url` takes `format` at most.
+pub fn settle(base_url: &str, model: &str, format: Format) {
+    let mut map = SETTLED.lock().unwrap_or_else(PoisonError::into_inner);
+    map.get_or_insert_with(HashMap::new)
+        .insert(key(base_url, model), format);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_body_naming_the_format_refuses_it_whatever_the_status() {
+        let llama_cpp_python = r#"{"error":{"message":"[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}]","type":"internal_server_error"}}"#;
+        assert!(refused(500, llama_cpp_python));
+        assert!(refused(400, "unknown field: response_format"));
+        assert!(refused(422, "json_schema is not supported"));
+        assert!(!refused(500, "Context size has been exceeded."));
+        assert!(!refused(200, "response_format"));
+    }
+
+    #[test]
+    fn levels_step_down_and_are_remembered() {
+        assert_eq!(Format::JsonSchema.next(), Some(Format::JsonObject));
+        assert_eq!(Format::JsonObject.next(), Some(Format::Plain));
+        assert_eq!(Format::Plain.next(), None);
+        assert_eq!(settled("http://x/v1", "m"), Format::JsonSchema);
+        settle("http://x/v1", "m", Format::JsonObject);
+        assert_eq!(settled("http://x/v1", "m"), Format::JsonObject);
+        assert_eq!(settled("http://x/v1", "other"), Format::JsonSchema);
+    }
+}
