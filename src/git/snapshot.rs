@@ -37,6 +37,23 @@ pub fn checkpoint(worktree: &Path, message: &str) -> Result<Checkpoint, GitError
     let tree_id = stage_all(&repo, &mut index, worktree)?;
     index.write().context("write the index", worktree)?;
     crate::failpoint::hit("checkpoint.index");
+    let checkpoint = commit_staged(&repo, &head, tree_id, message, worktree)?;
+    if checkpoint.changed {
+        crate::failpoint::hit("checkpoint.commit");
+        tracing::debug!(commit = %checkpoint.commit, worktree = %worktree.display(), "checkpoint");
+    }
+    Ok(checkpoint)
+}
+
+/// Commits the staged tree `tree_id` on HEAD with `message`, or makes no commit when it equals
+/// HEAD's tree.
+fn commit_staged(
+    repo: &Repository,
+    head: &git2::Commit,
+    tree_id: Oid,
+    message: &str,
+    worktree: &Path,
+) -> Result<Checkpoint, GitError> {
     if tree_id == head.tree_id() {
         return Ok(Checkpoint {
             commit: head.id().to_string(),
@@ -47,12 +64,10 @@ pub fn checkpoint(worktree: &Path, message: &str) -> Result<Checkpoint, GitError
     let tree = repo
         .find_tree(tree_id)
         .context("read the staged tree", worktree)?;
-    let author = signature(&repo, worktree)?;
+    let author = signature(repo, worktree)?;
     let commit = repo
-        .commit(Some("HEAD"), &author, &author, message, &tree, &[&head])
+        .commit(Some("HEAD"), &author, &author, message, &tree, &[head])
         .context("commit the checkpoint", worktree)?;
-    crate::failpoint::hit("checkpoint.commit");
-    tracing::debug!(%commit, worktree = %worktree.display(), "checkpoint");
     Ok(Checkpoint {
         commit: commit.to_string(),
         tree: tree_id.to_string(),
@@ -82,25 +97,7 @@ pub fn drop_from_checkpoint(
         .write_tree()
         .context("write the staged tree", worktree)?;
     index.write().context("write the index", worktree)?;
-    if tree_id == head.tree_id() {
-        return Ok(Checkpoint {
-            commit: head.id().to_string(),
-            tree: tree_id.to_string(),
-            changed: false,
-        });
-    }
-    let tree = repo
-        .find_tree(tree_id)
-        .context("read the staged tree", worktree)?;
-    let author = signature(&repo, worktree)?;
-    let commit = repo
-        .commit(Some("HEAD"), &author, &author, message, &tree, &[&head])
-        .context("commit the checkpoint", worktree)?;
-    Ok(Checkpoint {
-        commit: commit.to_string(),
-        tree: tree_id.to_string(),
-        changed: true,
-    })
+    commit_staged(&repo, &head, tree_id, message, worktree)
 }
 
 /// The tree id (hex) `worktree` would have if everything in it were staged now, including
