@@ -70,7 +70,7 @@ pub fn request_body(exchange: &Exchange<'_>) -> Value {
     }
     let mut body = json!({
         "model": exchange.model,
-        "max_tokens": exchange.max_tokens.unwrap_or(super::session::DEFAULT_MAX_TOKENS),
+        "max_tokens": exchange.max_tokens.unwrap_or(super::max_tokens::DEFAULT_MAX_TOKENS),
         "messages": messages,
     });
     if !exchange.system.is_empty() {

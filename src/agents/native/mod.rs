@@ -18,6 +18,7 @@ mod endpoint;
 mod failure;
 mod format;
 mod http;
+mod max_tokens;
 mod openai;
 mod session;
 mod tools;

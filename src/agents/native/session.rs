@@ -16,6 +16,7 @@ use super::conversation::{Exchange, Message, Reply, ToolResult};
 use super::endpoint::{Endpoint, EndpointProblem};
 use super::format::{self, Format};
 use super::http::{self, Bounds, Failure, Stop};
+use super::max_tokens::default_max_tokens;
 use super::tools::{self, Done, Shell};
 use super::transcript::Transcript;
 use super::{failure, tool_log_dir, Dialect};
@@ -28,19 +29,6 @@ use crate::agents::{
 
 /// Answers a role may get when it sets no `max_agent_turns`.
 pub const DEFAULT_MAX_TURNS: u32 = 100;
-/// Tokens one answer may have when the role sets no `max_tokens`.
-pub const DEFAULT_MAX_TOKENS: u32 = 8192;
-
-/// The `max_tokens` sent when the role sets none: Anthropic's API requires one, and a server on
-/// this machine gets one so a rambling local model cannot generate until its context is full.
-/// A remote OpenAI-compatible API gets none: its models have their own output limits, some
-/// below the default, and its reasoning models refuse `max_tokens` altogether.
-fn default_max_tokens(dialect: Dialect, base_url: &str) -> Option<u32> {
-    match dialect {
-        Dialect::Anthropic => Some(DEFAULT_MAX_TOKENS),
-        Dialect::OpenAi => super::http::is_loopback(base_url).then_some(DEFAULT_MAX_TOKENS),
-    }
-}
 /// The longest `Retry-After` honoured; a longer one fails the request as it is.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
 
@@ -486,25 +474,5 @@ fn stopped(stop: Stop) -> AgentStatus {
         Stop::Cancelled => AgentStatus::Cancelled,
         Stop::TimedOut => AgentStatus::TimedOut,
         Stop::IdleTimedOut => AgentStatus::IdleTimedOut,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_default_max_tokens_goes_to_anthropic_and_to_servers_on_this_machine_only() {
-        let local = "http://127.0.0.1:8080/v1";
-        let remote = "https://api.openai.com/v1";
-        assert_eq!(
-            default_max_tokens(Dialect::Anthropic, remote),
-            Some(DEFAULT_MAX_TOKENS)
-        );
-        assert_eq!(
-            default_max_tokens(Dialect::OpenAi, local),
-            Some(DEFAULT_MAX_TOKENS)
-        );
-        assert_eq!(default_max_tokens(Dialect::OpenAi, remote), None);
     }
 }
