@@ -15,6 +15,7 @@ pub mod error;
 pub mod failpoint;
 pub mod feature;
 pub mod git;
+pub mod json_text;
 pub mod profile;
 pub mod project;
 pub mod report;

@@ -12,6 +12,8 @@
 
 use serde_json::Value;
 
+use crate::json_text::JsonStrings;
+
 /// Top-level keys that describe the schema rather than the answer.
 pub const META_KEYS: &[&str] = &["$schema"];
 
@@ -124,21 +126,9 @@ fn walk(schema: &Value, at: &str, problems: &mut Vec<String>) {
 /// `text` without whitespace outside strings.
 fn compact(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut in_string = false;
-    let mut escaped = false;
+    let mut strings = JsonStrings::default();
     for c in text.chars() {
-        if in_string {
-            out.push(c);
-            match c {
-                _ if escaped => escaped = false,
-                '\\' => escaped = true,
-                '"' => in_string = false,
-                _ => {}
-            }
-        } else if c == '"' {
-            in_string = true;
-            out.push(c);
-        } else if !c.is_whitespace() {
+        if strings.feed(c) || !c.is_whitespace() {
             out.push(c);
         }
     }
@@ -166,19 +156,13 @@ fn strip_top_level(text: &str, keys: &[&str]) -> String {
 fn top_level_members(text: &str) -> Option<Vec<&str>> {
     let inner = text.strip_prefix('{')?.strip_suffix('}')?;
     let mut members = Vec::new();
-    let (mut depth, mut in_string, mut escaped, mut start) = (0usize, false, false, 0usize);
+    let (mut depth, mut start) = (0usize, 0usize);
+    let mut strings = JsonStrings::default();
     for (at, c) in inner.char_indices() {
-        if in_string {
-            match c {
-                _ if escaped => escaped = false,
-                '\\' => escaped = true,
-                '"' => in_string = false,
-                _ => {}
-            }
+        if strings.feed(c) {
             continue;
         }
         match c {
-            '"' => in_string = true,
             '{' | '[' => depth += 1,
             '}' | ']' => depth = depth.checked_sub(1)?,
             ',' if depth == 0 => {

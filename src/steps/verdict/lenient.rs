@@ -14,6 +14,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::json_text::JsonStrings;
+
 /// Parses JSON text, tolerating comments and trailing commas outside strings. The error, if
 /// any, is the one for the text without them (positions are kept: they are blanked, not cut).
 pub fn parse_json(text: &str) -> Result<Value, serde_json::Error> {
@@ -26,27 +28,15 @@ fn blank_comments_and_commas(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
     let mut out: Vec<char> = Vec::with_capacity(chars.len());
     let mut i = 0;
-    let mut in_string = false;
-    let mut escaped = false;
+    let mut strings = JsonStrings::default();
     while i < chars.len() {
         let c = chars[i];
-        if in_string {
-            match c {
-                _ if escaped => escaped = false,
-                '\\' => escaped = true,
-                '"' => in_string = false,
-                _ => {}
-            }
+        if strings.feed(c) {
             out.push(c);
             i += 1;
             continue;
         }
         match (c, chars.get(i + 1)) {
-            ('"', _) => {
-                in_string = true;
-                out.push(c);
-                i += 1;
-            }
             ('/', Some('/')) => {
                 while i < chars.len() && chars[i] != '\n' {
                     out.push(' ');
@@ -72,28 +62,15 @@ fn blank_comments_and_commas(text: &str) -> String {
         }
     }
     // Trailing commas, now that comments are blank.
-    let mut in_string = false;
-    let mut escaped = false;
+    let mut strings = JsonStrings::default();
     for index in 0..out.len() {
         let c = out[index];
-        if in_string {
-            match c {
-                _ if escaped => escaped = false,
-                '\\' => escaped = true,
-                '"' => in_string = false,
-                _ => {}
-            }
+        if strings.feed(c) || c != ',' {
             continue;
         }
-        match c {
-            '"' => in_string = true,
-            ',' => {
-                let next = out[index + 1..].iter().find(|c| !c.is_whitespace());
-                if matches!(next, Some('}' | ']')) {
-                    out[index] = ' ';
-                }
-            }
-            _ => {}
+        let next = out[index + 1..].iter().find(|c| !c.is_whitespace());
+        if matches!(next, Some('}' | ']')) {
+            out[index] = ' ';
         }
     }
     out.into_iter().collect()
