@@ -4,9 +4,9 @@
 #
 # Installs the versions pinned in scripts/real-agents.versions from the npm registry into a
 # cache directory (once; later runs reuse it), then runs
-#   cargo test --locked --test real_agents -- --nocapture --test-threads=1 [ARGS…]
-# with AUTOBUILD_REAL_CLAUDE / AUTOBUILD_REAL_CODEX naming the binaries. ARGS filter the tests
-# (e.g. `codex::`).
+#   cargo test --locked --test real_agents -- --ignored --nocapture --test-threads=1 CLI:: … [ARGS…]
+# with AUTOBUILD_REAL_CLAUDE / AUTOBUILD_REAL_CODEX naming the binaries, for the CLIs that are
+# available (the scenarios are `#[ignore]`d in a plain `cargo test`). ARGS go to the test harness.
 #
 # Skips with a message and exit 0 when npm is missing or no pinned CLI can be installed; a CLI
 # that cannot be installed is skipped alone. Fails (non-zero) only when a scenario fails.
@@ -37,12 +37,14 @@ bounded=""
 command -v timeout >/dev/null 2>&1 && bounded="timeout 600"
 
 available=0
+filters=()
 while read -r bin package version; do
     [[ -z ${bin:-} || $bin == \#* ]] && continue
     variable="AUTOBUILD_REAL_$(tr '[:lower:]' '[:upper:]' <<<"$bin")"
     if [[ -n ${!variable:-} ]]; then
         echo "$bin: using $variable=${!variable} ($("${!variable}" --version </dev/null 2>&1 | head -n 1))"
         available=$((available + 1))
+        filters+=("$bin::")
         continue
     fi
     prefix="$cache/$bin@$version"
@@ -66,10 +68,11 @@ while read -r bin package version; do
     echo "$bin: $reported ($exe)"
     export "$variable=$exe"
     available=$((available + 1))
+    filters+=("$bin::")
 done <"$versions"
 
 ((available > 0)) || skip "none of the pinned CLIs could be installed"
 
 export AUTOBUILD_E2E_ARTIFACTS=${AUTOBUILD_E2E_ARTIFACTS:-$PWD/target/real-agents}
 echo "scenario records: $AUTOBUILD_E2E_ARTIFACTS"
-exec cargo test --locked --test real_agents -- --nocapture --test-threads=1 "$@"
+exec cargo test --locked --test real_agents -- --ignored --nocapture --test-threads=1 "${filters[@]}" "$@"

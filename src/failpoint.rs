@@ -1,5 +1,5 @@
 //! Named failpoints: the places where a kill would leave the repository or the run record half
-//! changed. The crash-safety suite (`tests/crash_recovery.rs`) kills the real binary at each
+//! changed. The crash-safety suite (`tests/suite/crash_recovery.rs`) kills the real binary at each
 //! of them and checks that `autobuild resume` recovers.
 //!
 //! A failpoint is inert unless `AUTOBUILD_FAILPOINT` names it: `checkpoint.commit` kills the

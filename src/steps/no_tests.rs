@@ -89,7 +89,7 @@ mod tests {
 
     #[test]
     fn cargo_counts_only_when_every_binary_ran_nothing() {
-        let empty = "   Compiling x v0.1.0\nrunning 0 tests\n\ntest result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 3 filtered out; finished in 0.00s\n\n     Running tests/cli.rs\n\nrunning 0 tests\n\ntest result: ok. 0 passed; 0 failed\n\n   Doc-tests x\n\nrunning 0 tests\n";
+        let empty = "   Compiling x v0.1.0\nrunning 0 tests\n\ntest result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 3 filtered out; finished in 0.00s\n\n     Running tests/suite/cli.rs\n\nrunning 0 tests\n\ntest result: ok. 0 passed; 0 failed\n\n   Doc-tests x\n\nrunning 0 tests\n";
         assert_eq!(no_tests_ran(empty), Some("cargo test"));
         let some = "running 0 tests\n\ntest result: ok. 0 passed\n\nrunning 1 test\ntest greeting ... ok\n\ntest result: ok. 1 passed\n";
         assert_eq!(no_tests_ran(some), None);

@@ -12,9 +12,7 @@ use std::process::{Child, Command, Output, Stdio};
 use serde_json::Value;
 use tempfile::TempDir;
 
-#[path = "../support/mod.rs"]
-mod support;
-pub use support::*;
+pub use crate::support::*;
 
 const RUN_TESTS: &str = r#"#!/bin/sh
 # Runs every tests/test_*.sh; each exits non-zero on failure.

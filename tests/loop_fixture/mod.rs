@@ -11,9 +11,7 @@ use std::process::{Child, Command, Output, Stdio};
 use serde_json::Value;
 use tempfile::TempDir;
 
-#[path = "../support/mod.rs"]
-mod support;
-pub use support::*;
+pub use crate::support::*;
 
 pub const TASK: &str = "TASK-1";
 

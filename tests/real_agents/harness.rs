@@ -42,16 +42,16 @@ impl Cli {
         }
     }
 
-    /// The binary, or `None` (after saying why) when this suite is not meant to run.
-    pub fn binary(self) -> Option<PathBuf> {
+    /// The binary. The scenarios are `#[ignore]`d; run with `--ignored` without it is a
+    /// failure that says how to get it, never a silent pass.
+    pub fn binary(self) -> PathBuf {
         let Some(path) = std::env::var_os(self.variable()).filter(|p| !p.is_empty()) else {
-            eprintln!(
-                "skipped: {} is not set; scripts/e2e-real-agents.sh installs the pinned {} and \
-                 runs this suite against it",
+            panic!(
+                "{} is not set; scripts/e2e-real-agents.sh installs the pinned {} and runs this \
+                 suite against it",
                 self.variable(),
                 self.program()
             );
-            return None;
         };
         let path = PathBuf::from(path);
         assert!(
@@ -60,7 +60,7 @@ impl Cli {
             self.variable(),
             path.display()
         );
-        Some(path)
+        path
     }
 }
 
@@ -120,9 +120,9 @@ fn scratch_outside_tmp() -> PathBuf {
 
 impl Harness {
     /// The scenario `name` for `cli` with the model scripted by `script` (given the worktree's
-    /// path); `None` when the CLI is not available (the test then returns early).
-    pub fn new(cli: Cli, name: &str, script: impl FnOnce(&Path) -> Script) -> Option<Harness> {
-        let binary = cli.binary()?;
+    /// path).
+    pub fn new(cli: Cli, name: &str, script: impl FnOnce(&Path) -> Script) -> Harness {
+        let binary = cli.binary();
         let project = Project::new().commit();
         let scratch = project.root.parent().unwrap().join("agent-env");
         let codex_home_dir = tempfile::tempdir_in(scratch_outside_tmp()).unwrap();
@@ -185,14 +185,14 @@ agent = "{agent}"
                     .env("CODEX_API_KEY", "test")
             }
         };
-        Some(Harness {
+        Harness {
             _codex_home: codex_home_dir,
             cli,
             binary,
             name: name.to_string(),
             project,
             server,
-        })
+        }
     }
 
     /// The first line of `<binary> --version`.

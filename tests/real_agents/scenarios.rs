@@ -18,7 +18,7 @@ use crate::moves::{
 /// The shell command the players and coaches run: where they are, and the project's tests.
 const RUN_TESTS: &str = "pwd && sh tests/run.sh";
 
-fn harness(cli: Cli, name: &str, script: impl FnOnce(Moves<'_>) -> Script) -> Option<Harness> {
+fn harness(cli: Cli, name: &str, script: impl FnOnce(Moves<'_>) -> Script) -> Harness {
     Harness::new(cli, name, |worktree: &Path| script(Moves { cli, worktree }))
 }
 
@@ -105,7 +105,7 @@ fn assert_structured_verdict(h: &Harness, turn: u32, decision: &str) {
 /// The writer wrote files and ran the tests through the real CLI, in the worktree; the coach
 /// ran a command too and answered through the structured output; the run merged.
 pub fn player_tools_run_in_the_worktree_and_the_verdict_is_structured(cli: Cli) {
-    let Some(h) = harness(cli, "tools-and-structured-verdict", |m| {
+    let h = harness(cli, "tools-and-structured-verdict", |m| {
         Script::new()
             .steps(
                 Role::Player,
@@ -123,9 +123,7 @@ pub fn player_tools_run_in_the_worktree_and_the_verdict_is_structured(cli: Cli) 
                 1,
                 steps(vec![vec![m.shell(RUN_TESTS)], m.verdict(approve())]),
             )
-    }) else {
-        return;
-    };
+    });
 
     let output = h.run(&["task", TASK, "--auto-merge"]);
 
@@ -169,7 +167,7 @@ pub fn player_tools_run_in_the_worktree_and_the_verdict_is_structured(cli: Cli) 
 /// The read-only coach tries to create a file; the CLI refuses (Claude Code has no write tool
 /// for it, codex's read-only sandbox fails the write), so nothing needs reverting.
 pub fn the_read_only_coach_cannot_write(cli: Cli) {
-    let Some(h) = harness(cli, "read-only-coach", |m| {
+    let h = harness(cli, "read-only-coach", |m| {
         Script::new()
             .steps(
                 Role::Player,
@@ -181,9 +179,7 @@ pub fn the_read_only_coach_cannot_write(cli: Cli) {
                 1,
                 steps(vec![vec![m.try_to_write()], m.verdict(approve())]),
             )
-    }) else {
-        return;
-    };
+    });
 
     let output = h.run(&["task", TASK, "--no-merge"]);
 
@@ -233,7 +229,7 @@ pub fn the_read_only_coach_cannot_write(cli: Cli) {
 /// As in `autobuild demo`: turn 1's greeting lacks its "!", the runner's check and the coach
 /// reject it, the feedback reaches turn 2's prompt, turn 2 fixes it and is approved.
 pub fn turn_1_rejected_then_turn_2_approved(cli: Cli) {
-    let Some(h) = harness(cli, "rejected-then-approved", |m| {
+    let h = harness(cli, "rejected-then-approved", |m| {
         Script::new()
             .steps(
                 Role::Player,
@@ -253,9 +249,7 @@ pub fn turn_1_rejected_then_turn_2_approved(cli: Cli) {
                 ]),
             )
             .steps(Role::Coach, 2, m.verdict(approve()))
-    }) else {
-        return;
-    };
+    });
 
     let output = h.run(&["task", TASK, "--auto-merge"]);
 
@@ -280,11 +274,9 @@ pub fn turn_1_rejected_then_turn_2_approved(cli: Cli) {
 /// The API rejects the key (401): the player's turn fails as `auth_missing`, and — DESIGN §10
 /// — the run stops at once with exit 1 and the fix, keeping the worktree.
 pub fn an_auth_failure_stops_the_run_with_the_fix(cli: Cli) {
-    let Some(h) = harness(cli, "auth-failure", |_| {
+    let h = harness(cli, "auth-failure", |_| {
         Script::new().failing_every_request(Failure::Unauthorized)
-    }) else {
-        return;
-    };
+    });
 
     let output = h.run(&["task", TASK, "--max-turns", "2"]);
 
@@ -332,7 +324,7 @@ pub fn an_auth_failure_stops_the_run_with_the_fix(cli: Cli) {
 /// The first request is rate limited (429, the CLI's own retries off): autobuild retries the
 /// invocation after its pause, keeps the failed attempt's logs, and the run succeeds.
 pub fn a_rate_limit_is_retried_and_the_run_succeeds(cli: Cli) {
-    let Some(h) = harness(cli, "rate-limited-then-ok", |m| {
+    let h = harness(cli, "rate-limited-then-ok", |m| {
         Script::new()
             .failures(Role::Player, 1, vec![Failure::RateLimited])
             .steps(
@@ -341,9 +333,7 @@ pub fn a_rate_limit_is_retried_and_the_run_succeeds(cli: Cli) {
                 steps(vec![m.implement_greeting("!"), vec![text("Done.")]]),
             )
             .steps(Role::Coach, 1, m.verdict(approve()))
-    }) else {
-        return;
-    };
+    });
 
     let output = h.run(&["task", TASK, "--auto-merge"]);
 
@@ -375,9 +365,7 @@ pub fn a_rate_limit_is_retried_and_the_run_succeeds(cli: Cli) {
 /// `autobuild doctor` finds the real CLI on the project's PATH (`[env] path_prepend`), reports
 /// its version, and sees the credentials the run uses.
 pub fn doctor_sees_the_cli_and_its_credentials(cli: Cli) {
-    let Some(h) = harness(cli, "doctor", |_| Script::new()) else {
-        return;
-    };
+    let h = harness(cli, "doctor", |_| Script::new());
 
     let output = h.run(&["doctor"]);
 

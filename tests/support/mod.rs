@@ -153,3 +153,17 @@ pub fn outside_system_tmp() -> std::path::PathBuf {
     fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// The bwrap a sandbox test confines with. Every test that needs one is
+/// `#[ignore = "needs bubblewrap: …"]`, so a plain `cargo test` reports it ignored rather than
+/// passed, and `.ci/run` runs them (`--ignored sandbox`) where bwrap works; reaching this
+/// without a working bwrap is a failure with the reason and the fix, never a silent pass.
+pub fn require_bwrap() -> std::path::PathBuf {
+    use autobuild::sandbox::probe::{availability, Availability};
+    match availability() {
+        Availability::Available { bwrap, .. } => bwrap.clone(),
+        Availability::Unavailable { reason, fix } => {
+            panic!("this test needs a working sandbox: {reason} (fix: {fix})")
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! `--dry-run` never changes anything, and still shows the whole plan when the run could not
+//! start, naming what blocks it.
+
+use crate::loop_fixture;
+
+use loop_fixture::{assert_exit, Project, TASK};
+
+#[test]
+fn a_blocked_dry_run_prints_the_plan_and_what_blocks_it() {
+    let project = Project::new().commit();
+    let before = project.git(&["for-each-ref"]);
+
+    let output = project.run_with_env(
+        &["task", TASK, "--dry-run", "--agent", "claude-code"],
+        &[("PATH", "/usr/bin:/bin")],
+    );
+
+    assert_exit(&output, 2);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("Plan for TASK-1"), "{stdout}");
+    assert!(stdout.contains("CANNOT START: role `player`"), "{stdout}");
+    assert!(
+        stdout.contains("npm install -g @anthropic-ai/claude-code"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("rendered prompt: turn 1"), "{stdout}");
+    assert!(!project.run_dir().exists());
+    assert!(!project.worktree().exists());
+    assert_eq!(project.git(&["for-each-ref"]), before);
+}
+
+#[test]
+fn a_runnable_dry_run_exits_0_and_creates_nothing() {
+    let project = Project::new().commit();
+    let before = project.git(&["status", "--porcelain", "--ignored"]);
+
+    let output = project.run(&["task", TASK, "--dry-run"]);
+
+    assert_exit(&output, 0);
+    assert!(!project.run_dir().exists());
+    assert_eq!(project.git(&["status", "--porcelain", "--ignored"]), before);
+}
+
+#[test]
+fn a_required_check_that_does_not_exist_blocks_the_run() {
+    let project = Project::new()
+        .config("\n[profiles.feature]\nrequire = [\"checks.tset\", \"criteria\", \"coach\"]\n")
+        .commit();
+
+    let output = project.run(&["task", TASK, "--dry-run"]);
+
+    assert_exit(&output, 2);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("requires check `tset` (did you mean `test`?)"),
+        "{stdout}"
+    );
+    let output = project.run(&["task", TASK]);
+    assert_exit(&output, 2);
+    assert!(!project.run_dir().exists());
+}
+
+#[test]
+fn an_agent_script_that_is_not_committed_blocks_the_run() {
+    let project = Project::new().commit();
+    project.write(
+        ".autobuild/config.toml",
+        &project.read(".autobuild/config.toml").replace(
+            ".autobuild/agents/player.sh",
+            ".autobuild/agents/new-player.sh",
+        ),
+    );
+    project.write(".autobuild/agents/new-player.sh", "echo hi\n");
+
+    let output = project.run(&["task", TASK]);
+
+    assert_exit(&output, 2);
+    let stderr = loop_fixture::stderr(&output);
+    assert!(
+        stderr.contains("new-player.sh`, which is not committed on main"),
+        "{stderr}"
+    );
+    assert!(!project.run_dir().exists());
+}
+
+#[test]
+fn a_dry_run_on_an_existing_branch_says_how_to_continue() {
+    let project = Project::new().commit();
+    project.git(&["branch", "autobuild/TASK-1"]);
+
+    let output = project.run(&["task", TASK, "--dry-run"]);
+
+    assert_exit(&output, 2);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("add --resume"), "{stdout}");
+    assert_exit(&project.run(&["task", TASK, "--dry-run", "--resume"]), 0);
+}
+
+#[test]
+fn an_unreadable_run_record_is_named_not_mistaken_for_no_run() {
+    let project = Project::new().commit();
+    assert_exit(&project.run(&["task", TASK, "--no-merge"]), 0);
+    std::fs::write(project.run_dir().join("state.json"), "{ torn").unwrap();
+
+    let output = project.run(&["status", TASK]);
+
+    // A corrupt record is a problem in a file, like any invalid input: exit 2 (issue 20).
+    assert_exit(&output, 2);
+    assert!(loop_fixture::stderr(&output).contains("is unreadable"));
+}
+
+#[test]
+fn a_repository_without_commits_is_told_to_make_one() {
+    let dir = tempfile::tempdir().unwrap();
+    loop_fixture::git(dir.path(), &["init", "-q", "-b", "main"]);
+    let task = "---\nid: T-1\n---\n# T\n\nDo it.\n\n## Acceptance Criteria\n- [ ] done\n";
+    std::fs::create_dir_all(dir.path().join(".autobuild/tasks")).unwrap();
+    std::fs::write(dir.path().join(".autobuild/tasks/T-1.md"), task).unwrap();
+
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_autobuild"))
+        .arg("-C")
+        .arg(dir.path())
+        .args(["task", "T-1", "--dry-run"])
+        .env("AUTOBUILD_CONFIG_DIR", dir.path().join("none"))
+        .output()
+        .unwrap();
+
+    assert_exit(&output, 2);
+    assert!(loop_fixture::stderr(&output).contains("no commits yet"));
+}

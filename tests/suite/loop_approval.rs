@@ -1,0 +1,205 @@
+//! The `approval` step, a person's sign-off: the shipped `guardkit` workflow asks for it when a
+//! task's complexity is 7 or more. Without a terminal the run stops waiting (exit 6) with
+//! nothing merged; `autobuild approve` continues it to the merge, `autobuild reject` ends it
+//! blocked with the reason in its report and the worktree kept.
+
+use crate::loop_fixture;
+
+use loop_fixture::{assert_exit, stdout, Project, TASK};
+
+fn task_with_complexity(complexity: Option<u32>) -> String {
+    let line = complexity.map_or(String::new(), |c| format!("complexity: {c}\n"));
+    format!(
+        "---\nid: TASK-1\ntitle: Add a greeting function\ntask_type: feature\n{line}---\n\
+         # Add a greeting function\n\nAdd `greeting NAME` to `lib/greet.sh`; it prints `Hello, NAME!`.\n\n\
+         ## Acceptance Criteria\n- [ ] AC-001: `greeting Ada` prints \"Hello, Ada!\" \
+         `verify: sh -c '. ./lib/greet.sh && test \"$(greeting Ada)\" = \"Hello, Ada!\"'`\n"
+    )
+}
+
+fn project(complexity: Option<u32>) -> Project {
+    let project = Project::new();
+    project.write(
+        ".autobuild/tasks/TASK-1.md",
+        &task_with_complexity(complexity),
+    );
+    project.commit()
+}
+
+#[test]
+fn a_complex_task_waits_for_a_sign_off_and_approve_merges_it() {
+    let project = project(Some(8));
+    let initial = project.git(&["rev-parse", "main"]);
+
+    let output = project.run(&["task", TASK, "--workflow", "guardkit", "--auto-merge"]);
+
+    assert_exit(&output, 6);
+    assert_eq!(project.state()["status"], "waiting");
+    // Waiting is not a failure, and the line says how to answer.
+    let shown = format!("{}{}", stdout(&output), loop_fixture::stderr(&output));
+    assert!(
+        shown.contains("signoff: waiting for a person — `autobuild approve TASK-1`"),
+        "{shown}"
+    );
+    assert!(!shown.contains("signoff FAILED"), "{shown}");
+    assert_eq!(
+        project.git(&["rev-parse", "main"]),
+        initial,
+        "nothing merged"
+    );
+    let report = project.report();
+    assert!(report.contains("autobuild approve TASK-1"), "{report}");
+
+    let output = project.run(&["approve", TASK]);
+
+    assert_exit(&output, 0);
+    assert_eq!(project.state()["status"], "merged");
+    assert!(project.show("main", "lib/greet.sh").contains("Hello, %s!"));
+    let signoff = &project.state()["completed"]["signoff"]["outputs"];
+    assert_eq!(signoff["approved"], true, "{signoff}");
+    assert_eq!(signoff["by"], "command");
+}
+
+#[test]
+fn a_rejection_blocks_the_run_with_its_reason_and_keeps_the_work() {
+    let project = project(Some(9));
+    let initial = project.git(&["rev-parse", "main"]);
+    assert_exit(
+        &project.run(&["task", TASK, "--workflow", "guardkit", "--auto-merge"]),
+        6,
+    );
+
+    let output = project.run(&["reject", TASK, "--reason", "the greeting must be localised"]);
+
+    assert_exit(&output, 3);
+    assert_eq!(project.state()["status"], "blocked");
+    assert_eq!(project.state()["outcome"]["outcome"], "rejected");
+    assert!(project
+        .report()
+        .contains("rejected at sign-off: the greeting must be localised"));
+    assert_eq!(project.git(&["rev-parse", "main"]), initial);
+    assert!(project.worktree().join("lib/greet.sh").exists());
+}
+
+#[test]
+fn answering_a_run_that_is_not_waiting_is_refused() {
+    let project = project(Some(2));
+
+    let output = project.run(&["task", TASK, "--workflow", "guardkit", "--auto-merge"]);
+    assert_exit(&output, 0);
+    assert!(!project.state()["completed"]
+        .as_object()
+        .unwrap()
+        .contains_key("signoff"));
+
+    let output = project.run(&["approve", TASK]);
+    assert_exit(&output, 2);
+    let output = project.run(&["reject", TASK, "--reason", " "]);
+    assert_exit(&output, 2);
+}
+
+#[test]
+fn a_task_without_a_complexity_is_not_held_for_sign_off() {
+    let project = project(None);
+
+    let output = project.run(&["task", TASK, "--workflow", "guardkit", "--auto-merge"]);
+
+    assert_exit(&output, 0);
+    assert!(
+        project.show("main", "lib/greet.sh").contains("Hello, %s!"),
+        "{}",
+        stdout(&output)
+    );
+}
+
+#[test]
+fn a_resumed_waiting_run_waits_again_until_answered() {
+    let project = project(Some(7));
+    assert_exit(
+        &project.run(&["task", TASK, "--workflow", "guardkit", "--auto-merge"]),
+        6,
+    );
+
+    let output = project.run(&["resume", TASK]);
+
+    assert_exit(&output, 6);
+    assert_eq!(project.state()["status"], "waiting");
+}
+
+#[test]
+fn a_rejected_run_continued_with_resume_gives_the_player_the_reason() {
+    let project = project(Some(9));
+    assert_exit(
+        &project.run(&["task", TASK, "--workflow", "guardkit", "--auto-merge"]),
+        6,
+    );
+    assert_exit(
+        &project.run(&["reject", TASK, "--reason", "the greeting must be localised"]),
+        3,
+    );
+
+    let output = project.run(&[
+        "task",
+        TASK,
+        "--workflow",
+        "guardkit",
+        "--resume",
+        "--max-turns",
+        "1",
+        "--auto-merge",
+    ]);
+
+    // The player (scripted) leaves the work as it was; the branch still holds it against the
+    // base, so the loop approves turn 2 and the person is asked again (exit 6): only the person
+    // can sign off. What matters is that the player was told why the person said no.
+    assert_exit(&output, 6);
+    assert_eq!(project.state()["status"], "waiting");
+    let prompt =
+        std::fs::read_to_string(project.run_dir().join("prompts/turn_2_player.md")).unwrap();
+    assert!(
+        prompt.contains("the greeting must be localised"),
+        "{prompt}"
+    );
+}
+
+/// A reviewer's `critical` issue in a workflow with an approval step: the person answers there.
+/// The run waits (exit 6) with the issue in its question; `autobuild approve` lets the loop go
+/// on with the issue as feedback, and the next turn is approved as usual.
+#[test]
+fn a_critical_issue_waits_for_a_person_where_the_workflow_has_an_approval_step() {
+    let project = Project::new()
+        .player("player_learns.sh")
+        .coach("coach_answers.sh");
+    project.write(".autobuild/tasks/TASK-1.md", &task_with_complexity(Some(2)));
+    project.write(
+        ".autobuild/agents/answers/turn_1.txt",
+        "```json\n{\"decision\": \"feedback\", \"summary\": \"Unsafe.\", \"issues\": \
+         [{\"severity\": \"critical\", \"category\": \"security\", \"description\": \
+         \"CRITICAL-EVAL: the greeting evals its argument\"}], \"criteria\": {\"AC-001\": \"not_met\"}}\n```\n",
+    );
+    project.write(
+        ".autobuild/agents/answers/default.txt",
+        "```json\n{\"decision\": \"approve\", \"summary\": \"Done.\", \"issues\": [], \
+         \"criteria\": {\"AC-001\": \"met\"}}\n```\n",
+    );
+    let project = project.commit();
+
+    let output = project.run(&["task", TASK, "--workflow", "guardkit", "--auto-merge"]);
+
+    assert_exit(&output, 6);
+    let state = project.state();
+    assert_eq!(state["status"], "waiting");
+    let message = state["outcome"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("CRITICAL-EVAL"), "{message}");
+    assert!(!project.run_dir().join("player_turn_2.json").exists());
+
+    let output = project.run(&["approve", TASK]);
+
+    assert_exit(&output, 0);
+    assert_eq!(project.state()["status"], "merged");
+    assert_eq!(project.record("gate", 1)["approved"], false);
+    assert_eq!(project.record("gate", 2)["approved"], true);
+    let prompt =
+        std::fs::read_to_string(project.run_dir().join("prompts/turn_2_player.md")).unwrap();
+    assert!(prompt.contains("CRITICAL-EVAL"), "{prompt}");
+}

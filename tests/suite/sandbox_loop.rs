@@ -1,0 +1,292 @@
+//! The loop with OS confinement (`[sandbox]`, README "Sandbox"): what a confined player or
+//! check cannot write, what a declared `writable` path makes possible, that `mode = "off"`
+//! behaves as before, and how `on` and `auto` react to a machine without bwrap. Tests that need
+//! a working bwrap are ignored by a plain `cargo test`; `.ci/run` runs them with `--ignored sandbox`.
+
+use crate::loop_fixture;
+
+use loop_fixture::{assert_exit, Project, TASK};
+use serde_json::Value;
+
+/// A directory outside `/tmp`, where what lies beside the repository is read-only in the
+/// sandbox (under `/tmp` it is hidden behind the private `/tmp` instead).
+fn outside_tmp() -> std::path::PathBuf {
+    loop_fixture::outside_system_tmp()
+}
+
+/// `beside.txt` next to the project's repository.
+fn beside(project: &Project) -> std::path::PathBuf {
+    project.root.parent().unwrap().join("beside.txt")
+}
+
+fn notes(record: &Value) -> String {
+    record["agent"]["notes"].to_string()
+}
+
+/// A `bwrap` that is not there, for `on` and `auto` on a machine without one.
+const NO_BWRAP: (&str, &str) = ("AUTOBUILD_BWRAP", "/nonexistent/bwrap");
+
+#[test]
+#[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
+fn a_confined_player_writing_beside_the_repository_leaves_no_file_there() {
+    crate::support::require_bwrap();
+    let project = Project::new_in(&outside_tmp())
+        .sandbox_mode("on")
+        .player("player_writes_beside.sh")
+        .commit();
+
+    let output = project.run(&["task", TASK, "--auto-merge"]);
+
+    assert_exit(&output, 0);
+    assert!(!beside(&project).exists());
+    let notes = notes(&project.record("player", 1));
+    assert!(notes.contains("beside.txt"), "{notes}");
+    assert!(project.show("main", "lib/greet.sh").contains("Hello, %s!"));
+}
+
+#[test]
+#[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
+fn a_confined_player_under_tmp_writes_beside_the_repository_into_its_private_tmp() {
+    crate::support::require_bwrap();
+    let project = Project::new()
+        .sandbox_mode("on")
+        .player("player_writes_beside.sh")
+        .commit();
+
+    let output = project.run(&["task", TASK, "--no-merge"]);
+
+    assert_exit(&output, 0);
+    assert!(!beside(&project).exists());
+}
+
+#[test]
+fn mode_off_behaves_as_without_a_sandbox() {
+    let project = Project::new_in(&outside_tmp())
+        .unconfined()
+        .player("player_writes_beside.sh")
+        .commit();
+
+    let output = project.run(&["task", TASK, "--no-merge"]);
+
+    assert_exit(&output, 0);
+    assert_eq!(
+        std::fs::read_to_string(beside(&project)).unwrap(),
+        "escaped\n"
+    );
+    assert_eq!(project.record("player", 1)["agent"]["notes"], Value::Null);
+    let events = std::fs::read_to_string(project.run_dir().join("events.jsonl")).unwrap();
+    assert!(!events.contains("confinement"), "{events}");
+}
+
+#[test]
+#[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
+fn a_confined_player_cannot_plant_a_hook_or_an_alias_and_is_not_approved() {
+    crate::support::require_bwrap();
+    let project = Project::new_in(&outside_tmp())
+        .sandbox_mode("on")
+        .player("player_plants_hook.sh")
+        .commit();
+    let initial = project.git(&["rev-parse", "main"]);
+
+    let output = project.run(&["task", TASK, "--auto-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 3);
+    let player = project.record("player", 1);
+    assert_eq!(player["agent"]["status"]["status"], "failed", "{player}");
+    assert!(notes(&player).contains("post-commit"), "{player}");
+    assert_eq!(project.record("gate", 1)["approved"], false);
+    assert!(!project.root.join(".git/hooks/post-commit").exists());
+    let alias = std::process::Command::new("git")
+        .current_dir(&project.root)
+        .args(["config", "--get", "alias.st"])
+        .output()
+        .unwrap();
+    assert!(!alias.status.success(), "no alias was set");
+    assert_eq!(project.git(&["rev-parse", "main"]), initial);
+}
+
+#[test]
+#[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
+fn a_confined_player_can_still_commit_in_its_worktree() {
+    crate::support::require_bwrap();
+    let project = Project::new_in(&outside_tmp())
+        .sandbox_mode("on")
+        .player("player_commits.sh")
+        .commit();
+
+    let output = project.run(&["task", TASK, "--no-merge"]);
+
+    assert_exit(&output, 0);
+    let player = project.record("player", 1);
+    assert_eq!(player["changed"], true, "{player}");
+    let log = project.git(&["log", "--format=%s", &project.branch()]);
+    assert!(log.lines().any(|s| s == "player: greeting"), "{log}");
+}
+
+/// The project's test runner also fills a build cache in `~/.cache`, as many builds do.
+/// The file names under the shared object store's `pack/`, sorted.
+fn packs(project: &Project) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(project.root.join(".git/objects/pack"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+#[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
+fn a_confined_player_cannot_delete_the_shared_object_store_and_its_commit_is_imported() {
+    crate::support::require_bwrap();
+    let project = Project::new_in(&outside_tmp())
+        .sandbox_mode("on")
+        .player("player_deletes_objects.sh")
+        .commit();
+    project.git(&["gc", "-q"]);
+    let before = packs(&project);
+    assert!(!before.is_empty());
+    let main = project.git(&["rev-parse", "main"]);
+
+    let output = project.run(&["task", TASK, "--no-merge"]);
+
+    assert_exit(&output, 0);
+    assert_eq!(packs(&project), before, "nothing of the store was deleted");
+    assert_eq!(project.git(&["rev-parse", "main"]), main);
+    project.git(&["fsck", "--no-dangling"]);
+    // The player's own commit reached the shared store: the checkpoint and the log read it.
+    let log = project.git(&["log", "--format=%s", &project.branch()]);
+    assert!(log.lines().any(|s| s == "player: greeting"), "{log}");
+    assert!(project
+        .show(&project.branch(), "lib/greet.sh")
+        .contains("Hello, %s!"));
+    let private = project.run_dir().join("objects");
+    assert_eq!(std::fs::read_dir(private).unwrap().count(), 0);
+}
+
+#[test]
+#[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
+fn an_object_a_confined_player_plants_under_a_future_name_never_reaches_the_store() {
+    crate::support::require_bwrap();
+    let project = Project::new_in(&outside_tmp())
+        .sandbox_mode("on")
+        .player("player_plants_object.sh")
+        .commit();
+
+    let output = project.run(&["task", TASK, "--no-merge"]);
+
+    assert_exit(&output, 0);
+    let events = std::fs::read_to_string(project.run_dir().join("events.jsonl")).unwrap();
+    assert!(events.contains("do not match their names"), "{events}");
+    project.write("user.txt", "user content\n");
+    project.git(&["add", "user.txt"]);
+    project.git(&["commit", "-q", "-m", "user"]);
+    assert_eq!(project.show("HEAD", "user.txt"), "user content\n");
+    project.git(&["fsck", "--no-dangling"]);
+}
+
+fn cache_building_project(writable: bool) -> Project {
+    let project = Project::new_in(&outside_tmp()).sandbox_mode("on");
+    let tests = project.read("tests/run.sh");
+    project.write(
+        "tests/run.sh",
+        &format!(
+            "mkdir -p \"$HOME/.cache/greet-build\" && date > \"$HOME/.cache/greet-build/stamp\" || exit 1\n{tests}"
+        ),
+    );
+    let home = project.home();
+    let project = project.env("HOME", home.to_str().unwrap());
+    if writable {
+        project.writable("~/.cache").commit()
+    } else {
+        project.commit()
+    }
+}
+
+#[test]
+#[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
+fn a_check_that_needs_a_cache_outside_the_worktree_fails_with_the_fix() {
+    crate::support::require_bwrap();
+    let project = cache_building_project(false);
+
+    let output = project.run(&["task", TASK, "--no-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 3);
+    let check = &project.record("verify", 1)["checks"][0];
+    assert_eq!(check["status"], "failed", "{check}");
+    assert_eq!(check["failure_class"], "infrastructure", "{check}");
+    assert!(
+        check["advice"].to_string().contains("[sandbox] writable"),
+        "{check}"
+    );
+    assert!(!project.home().join(".cache/greet-build").exists());
+}
+
+#[test]
+#[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
+fn a_build_that_needs_a_writable_cache_works_with_writable() {
+    crate::support::require_bwrap();
+    let project = cache_building_project(true);
+
+    let output = project.run(&["task", TASK, "--no-merge"]);
+
+    assert_exit(&output, 0);
+    assert!(project.home().join(".cache/greet-build/stamp").is_file());
+}
+
+#[test]
+fn mode_on_without_bwrap_is_a_preflight_error_and_creates_nothing() {
+    let project = Project::new().sandbox_mode("on").commit();
+
+    let output = project.run_with_env(&["task", TASK], &[NO_BWRAP]);
+
+    assert_exit(&output, 2);
+    let stderr = loop_fixture::stderr(&output);
+    assert!(stderr.contains("install bubblewrap"), "{stderr}");
+    assert!(!project.branch_exists(&project.branch()));
+    assert!(!project.root.join(".autobuild/worktrees").exists());
+    assert!(!project.root.join(".autobuild/runs").exists());
+}
+
+#[test]
+fn auto_without_bwrap_runs_unconfined_after_one_warning() {
+    let project = Project::new_in(&outside_tmp())
+        .player("player_writes_beside.sh")
+        .commit();
+
+    let output = project.run_with_env(&["task", TASK, "--no-merge"], &[NO_BWRAP]);
+
+    assert_exit(&output, 0);
+    assert!(beside(&project).exists(), "the run was not confined");
+    let events = std::fs::read_to_string(project.run_dir().join("events.jsonl")).unwrap();
+    let warnings = events
+        .lines()
+        .filter(|line| line.contains("\"warning\"") && line.contains("OS confinement"))
+        .count();
+    assert_eq!(warnings, 1, "{events}");
+}
+
+#[test]
+fn the_dry_run_shows_the_effective_sandbox_and_what_stops_a_run() {
+    let off = Project::new().unconfined().commit();
+    let output = off.run(&["task", TASK, "--dry-run"]);
+    assert_exit(&output, 0);
+    let stdout = loop_fixture::stdout(&output);
+    assert!(
+        stdout.contains("\n  sandbox:    off ([sandbox] mode = \"off\")\n"),
+        "{stdout}"
+    );
+
+    let on = Project::new().sandbox_mode("on").commit();
+    let output = on.run_with_env(&["task", TASK, "--dry-run"], &[NO_BWRAP]);
+    assert_exit(&output, 2);
+    let stdout = loop_fixture::stdout(&output);
+    assert!(
+        stdout.contains("\n  sandbox:    off (not available: "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("CANNOT START: [sandbox] mode = \"on\""),
+        "{stdout}"
+    );
+    assert!(!on.root.join(".autobuild/runs").exists());
+}
