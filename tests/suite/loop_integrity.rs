@@ -117,15 +117,17 @@ fn complete_refuses_changes_made_in_the_worktree_after_approval() {
 fn resume_saves_unreviewed_work_in_the_worktree_before_reverting_it() {
     let project = Project::new()
         .player("player_slow.sh")
-        .env("LOOP_PLAYER_DELAY", "30")
+        .env("LOOP_PLAYER_DELAY", "30");
+    let started = project.outside("player-started");
+    let project = project
+        .env("LOOP_PLAYER_STARTED", started.to_str().unwrap())
         .commit();
     let runner = project.spawn(&["task", TASK, "--no-merge"]);
     loop_fixture::wait_until(
-        std::time::Duration::from_secs(20),
+        std::time::Duration::from_secs(60),
         "the player to start",
-        || project.run_dir().join("prompts/turn_1_player.md").exists(),
+        || started.exists(),
     );
-    std::thread::sleep(std::time::Duration::from_millis(300));
     // SAFETY: sending a signal to a child we spawned.
     unsafe { libc::kill(runner.id() as i32, libc::SIGINT) };
     assert_exit(&runner.wait_with_output().unwrap(), 5);

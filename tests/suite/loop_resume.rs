@@ -139,16 +139,18 @@ fn an_existing_branch_without_resume_or_fresh_changes_nothing() {
 fn ctrl_c_cancels_with_exit_5_and_resume_finishes_the_run() {
     let project = Project::new()
         .player("player_slow.sh")
-        .env("LOOP_PLAYER_DELAY", "30")
+        .env("LOOP_PLAYER_DELAY", "30");
+    let started = project.outside("player-started");
+    let project = project
+        .env("LOOP_PLAYER_STARTED", started.to_str().unwrap())
         .commit();
     let run_dir = project.run_dir();
     let runner = project.spawn(&["task", TASK, "--no-merge"]);
     wait_until(
-        Duration::from_secs(20),
+        Duration::from_secs(60),
         "the turn 1 player to start",
-        || run_dir.join("prompts/turn_1_player.md").exists(),
+        || started.exists(),
     );
-    std::thread::sleep(Duration::from_millis(300));
     // SAFETY: sending a signal to a child we spawned.
     unsafe { libc::kill(runner.id() as i32, libc::SIGINT) };
     let started = std::time::Instant::now();
