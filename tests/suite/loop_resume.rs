@@ -144,7 +144,6 @@ fn ctrl_c_cancels_with_exit_5_and_resume_finishes_the_run() {
     let project = project
         .env("LOOP_PLAYER_STARTED", started.to_str().unwrap())
         .commit();
-    let run_dir = project.run_dir();
     let runner = project.spawn(&["task", TASK, "--no-merge"]);
     wait_until(
         Duration::from_secs(60),
