@@ -160,16 +160,4 @@ pub fn failure(outcome: &AgentOutcome) -> (AgentErrorClass, String) {
     }
 }
 
-/// Every file below `dir`, recursively.
-pub fn files_below(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for entry in fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            files.extend(files_below(&path));
-        } else {
-            files.push(path);
-        }
-    }
-    files
-}
+pub use crate::support::files_below;

@@ -7,7 +7,7 @@ use crate::loop_fixture;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use loop_fixture::{assert_exit, Project, TASK};
+use loop_fixture::{approve, assert_exit, files_below, Project, TASK};
 use serde_json::{json, Value};
 
 const SECRET: &str = "sk-secret-123456";
@@ -57,29 +57,6 @@ timeout = "30s"
         // The CLI's own state directories are made writable (created) under HOME.
         .env("HOME", &home.display().to_string());
     (project, record)
-}
-
-fn approve() -> Value {
-    json!({
-        "decision": "approve",
-        "summary": "greeting works and is tested",
-        "issues": [],
-        "criteria": [{"id": "AC-001", "status": "met", "evidence": "ran it"}],
-    })
-}
-
-/// Every file below `dir`, recursively.
-fn files_below(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for entry in fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            files.extend(files_below(&path));
-        } else {
-            files.push(path);
-        }
-    }
-    files
 }
 
 #[test]

@@ -7,7 +7,7 @@ use crate::loop_fixture;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use loop_fixture::{assert_exit, Project, TASK};
+use loop_fixture::{approve, assert_exit, files_below, Project, TASK};
 use serde_json::{json, Value};
 
 const SECRET: &str = "sk-secret-codex-0123456789";
@@ -74,29 +74,7 @@ output = {output}
     (project, record)
 }
 
-fn approve() -> Value {
-    json!({
-        "decision": "approve",
-        "summary": "greeting works and is tested",
-        "issues": [],
-        "criteria": [{"id": "AC-001", "status": "met", "evidence": "ran it"}],
-    })
-}
-
 const WRITE_GREETING: &str = ". .autobuild/agents/write_greeting.sh && write_greeting '!'";
-
-fn files_below(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for entry in fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            files.extend(files_below(&path));
-        } else {
-            files.push(path);
-        }
-    }
-    files
-}
 
 fn close(actual: &Value, expected: f64) -> bool {
     actual
