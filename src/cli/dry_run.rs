@@ -294,6 +294,7 @@ fn player_prompt(plan: &Plan) -> Result<String, String> {
         .ok_or("no writing role in this workflow")?;
     let mut context = build_prompt_context(plan, worktree_context(plan), None, None);
     context.scope.writes = role.writes.clone();
+    context.steps = crate::workflow::kinds::placeholder_outputs(&plan.resolved.workflow.steps);
     plan.resolved
         .render_prompt(&role.prompt, &context)
         .map_err(|e| e.to_string())
