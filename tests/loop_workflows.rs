@@ -204,3 +204,86 @@ fn a_prompt_that_cannot_render_on_turn_1_stops_the_run_before_anything_is_create
     assert!(!project.worktree().exists());
     assert!(!project.branch_exists(&project.branch()));
 }
+
+/// The sample task with `extra` added to its front matter.
+fn task_with(front_matter: &str) -> String {
+    loop_fixture::task_file().replacen(
+        "task_type: feature\n",
+        &format!("task_type: feature\n{front_matter}"),
+        1,
+    )
+}
+
+#[test]
+fn context_files_reach_every_prompt_and_the_dry_run() {
+    let project = Project::new().config("\n[context]\nfiles = [\"docs/architecture.md\"]\n");
+    project.write(
+        "docs/architecture.md",
+        "ARCH-NOTE: greetings live in lib/\n",
+    );
+    project.write("docs/style.md", "STYLE-NOTE: printf, never echo\n");
+    project.write(
+        ".autobuild/tasks/TASK-1.md",
+        &task_with("context_files: [docs/style.md]\n"),
+    );
+    let project = project.commit();
+
+    let dry = project.run(&["task", TASK, "--dry-run"]);
+    assert_exit(&dry, 0);
+    let said = String::from_utf8_lossy(&dry.stdout);
+    assert!(
+        said.contains(
+            "Context files (shown to every role):\n  docs/architecture.md\n  docs/style.md\n"
+        ),
+        "{said}"
+    );
+    assert!(
+        said.contains("ARCH-NOTE"),
+        "the rendered prompt inlines them:\n{said}"
+    );
+
+    let output = project.run(&["task", TASK, "--no-merge"]);
+    assert_exit(&output, 0);
+    for prompt in ["turn_1_player.md", "turn_1_coach.md"] {
+        let text = std::fs::read_to_string(project.run_dir().join("prompts").join(prompt)).unwrap();
+        for expected in [
+            "## `docs/architecture.md`",
+            "ARCH-NOTE",
+            "## `docs/style.md`",
+            "STYLE-NOTE",
+        ] {
+            assert!(
+                text.contains(expected),
+                "{prompt} lacks {expected}:\n{text}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_missing_context_file_stops_the_run_before_anything_is_created_naming_where_it_is_listed() {
+    let project = Project::new();
+    project.write(
+        ".autobuild/tasks/TASK-1.md",
+        &task_with("context_files:\n  - docs/gone.md\n"),
+    );
+    let project = project.commit();
+
+    let output = project.run(&["task", TASK]);
+
+    assert_exit(&output, 2);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        said.contains("context file `docs/gone.md` does not exist"),
+        "{said}"
+    );
+    assert!(
+        said.contains("TASK-1.md:5:1:"),
+        "located at the key:\n{said}"
+    );
+    assert!(!project.worktree().exists());
+}

@@ -165,6 +165,13 @@ pub fn render(plan: &Plan) -> String {
         "\nProtected (no agent may change): {}",
         globs(&plan.protected_paths())
     );
+    if !plan.context_files.is_empty() {
+        let _ = writeln!(out, "\nContext files (shown to every role):");
+        for file in &plan.context_files {
+            let cut = if file.truncated { " (cut)" } else { "" };
+            let _ = writeln!(out, "  {}{cut}", file.path);
+        }
+    }
 
     let _ = writeln!(out, "\nSteps:");
     render_steps(&mut out, &plan.resolved.workflow.steps, "  ", "");

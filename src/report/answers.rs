@@ -55,13 +55,9 @@ mod tests {
             ("worktree", json!({"path": "x"})),
             ("silent", json!({"text": "  "})),
         ] {
-            state.completed.insert(
-                path.to_string(),
-                StepRecord {
-                    ok: true,
-                    outputs,
-                },
-            );
+            state
+                .completed
+                .insert(path.to_string(), StepRecord { ok: true, outputs });
         }
         assert_eq!(
             answers(&state),

@@ -25,6 +25,7 @@ pub const PROMPT_VARIABLES: &[&str] = &[
     "scope",
     "steps",
     "output_file",
+    "context_files",
 ];
 
 /// Top-level names an `if`/`until` expression may use (besides minijinja's own).
@@ -65,6 +66,18 @@ pub struct PromptContext {
     /// `$AUTOBUILD_OUTPUT`; it becomes the step's `outputs.text` instead of the final message.
     #[serde(default)]
     pub output_file: String,
+    /// `[context] files` and the task's `context_files:`: shown to every role.
+    #[serde(default)]
+    pub context_files: Vec<ContextFileContext>,
+}
+
+/// A file every role is shown: its path (relative to the repository root) and its contents,
+/// cut at a bound (`truncated`, with a note at the end of `content`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ContextFileContext {
+    pub path: String,
+    pub content: String,
+    pub truncated: bool,
 }
 
 /// The path scope of the role a prompt is rendered for.
@@ -287,6 +300,11 @@ impl PromptContext {
             },
             steps: serde_json::Map::new(),
             output_file: ".autobuild/runs/TASK-001/scratch/output/turn_2_player.md".into(),
+            context_files: vec![ContextFileContext {
+                path: "docs/architecture.md".into(),
+                content: "# Architecture".into(),
+                truncated: false,
+            }],
         }
     }
 }

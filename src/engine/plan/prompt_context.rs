@@ -72,6 +72,7 @@ pub fn build_prompt_context(
         structured_verdict: false,
         steps: serde_json::Map::new(),
         output_file: String::new(),
+        context_files: plan.context_files.clone(),
     }
 }
 

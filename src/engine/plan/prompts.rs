@@ -21,8 +21,7 @@ pub(super) fn unrenderable(plan: &Plan) -> Vec<String> {
         None,
     );
     let mut first_turn = first_turn;
-    first_turn.steps =
-        crate::workflow::kinds::placeholder_outputs(&plan.resolved.workflow.steps);
+    first_turn.steps = crate::workflow::kinds::placeholder_outputs(&plan.resolved.workflow.steps);
     let mut later_turn = PromptContext::example();
     later_turn.task = first_turn.task.clone();
     later_turn.inputs = first_turn.inputs.clone();

@@ -402,7 +402,10 @@ fn prompts_read_only_the_outputs_of_steps_that_ran_before_them() {
             .find(|m| m.0 == line)
             .unwrap_or_else(|| panic!("no problem on line {line}: {messages:#?}"))
     };
-    assert!(at(3).1.contains("step `review` runs after"), "{messages:#?}");
+    assert!(
+        at(3).1.contains("step `review` runs after"),
+        "{messages:#?}"
+    );
     assert!(at(4).1.contains("has no output `txt`"));
     assert_eq!(at(4).2, Some("did you mean `text`?"));
     assert!(at(2).1.starts_with(
