@@ -125,7 +125,7 @@ fn perform(cx: &mut RunCx, step: &Step, context: &Value) -> Result<StepDone, Err
         Action::Agent { role, .. } => agent::execute(cx, step, role, context),
         Action::Verify { checks } => verify::execute(cx, checks.as_deref(), step.timeout),
         Action::Gate { reviews } => gate::execute(cx, &step.id, reviews.as_deref()),
-        Action::Approval { question } => approval::execute(cx, step, question.as_deref()),
+        Action::Approval { question } => approval::execute(cx, step, question.as_deref(), context),
         Action::Merge { strategy } => merge::execute(cx, *strategy),
         Action::Run { run, env } => run::execute(cx, step, run, env, context),
         Action::Report => report::execute(cx),

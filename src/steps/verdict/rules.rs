@@ -70,9 +70,10 @@ pub fn rule(verdict: &Verdict, criteria: &[TaskCriterion]) -> Ruling {
                 Some(CriterionStatus::NotVerified) => !c.runner_verified,
                 _ => false,
             });
-            let blocking = verdict.issues.iter().any(|issue| {
-                matches!(issue.severity, Severity::MustFix | Severity::Critical)
-            });
+            let blocking = verdict
+                .issues
+                .iter()
+                .any(|issue| matches!(issue.severity, Severity::MustFix | Severity::Critical));
             if verdict.issues.is_empty() && !open_criterion {
                 Ruling::Inconsistent(vec![Problem::NothingActionable])
             } else if !blocking && !open_criterion {

@@ -54,6 +54,29 @@ pub(super) fn check(workflow: &Workflow, steps: &[StepInfo<'_>], problems: &mut 
                 );
                 free_text_decides(until, node, problems);
             }
+            Action::Approval {
+                question: Some(question),
+            } => {
+                let node = info.node.get("question").unwrap_or(info.node);
+                match interpolations(question) {
+                    Ok(parts) => {
+                        for part in parts {
+                            check_expression(
+                                &part.expr,
+                                node,
+                                part.offset,
+                                &Site::Before(info.index),
+                                workflow,
+                                steps,
+                                problems,
+                            );
+                        }
+                    }
+                    Err(e) => {
+                        problems.push(at_offset(node, question, error_offset(&e), e.to_string()))
+                    }
+                }
+            }
             Action::Run { run, env } => {
                 if run.contains("${{") {
                     problems.push(
