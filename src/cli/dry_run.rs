@@ -165,6 +165,13 @@ pub fn render(plan: &Plan) -> String {
         "\nProtected (no agent may change): {}",
         globs(&plan.protected_paths())
     );
+    if !plan.context_files.is_empty() {
+        let _ = writeln!(out, "\nContext files (shown to every role):");
+        for file in &plan.context_files {
+            let cut = if file.truncated { " (cut)" } else { "" };
+            let _ = writeln!(out, "  {}{cut}", file.path);
+        }
+    }
 
     let _ = writeln!(out, "\nSteps:");
     render_steps(&mut out, &plan.resolved.workflow.steps, "  ", "");
@@ -294,6 +301,7 @@ fn player_prompt(plan: &Plan) -> Result<String, String> {
         .ok_or("no writing role in this workflow")?;
     let mut context = build_prompt_context(plan, worktree_context(plan), None, None);
     context.scope.writes = role.writes.clone();
+    context.steps = crate::workflow::kinds::placeholder_outputs(&plan.resolved.workflow.steps);
     plan.resolved
         .render_prompt(&role.prompt, &context)
         .map_err(|e| e.to_string())

@@ -60,6 +60,8 @@ pub struct Plan {
     pub blockers: Vec<String>,
     /// Whether agents and checks run confined (`[sandbox]`, module [`crate::sandbox`]).
     pub sandbox: crate::sandbox::Effective,
+    /// `[context] files` and the task's `context_files:`, read: shown to every role.
+    pub context_files: Vec<crate::workflow::context::ContextFileContext>,
 }
 
 /// What the caller intends, which decides how an existing task branch is treated.
@@ -174,6 +176,15 @@ pub fn preflight(
     );
     blockers.extend(unselectable);
     blockers.extend(uncommitted_agent_files(&resolved, root, &base_branch));
+    let wanted: Vec<_> = config
+        .context
+        .files
+        .iter()
+        .chain(&task.context_files)
+        .cloned()
+        .collect();
+    let (context_files, missing) = crate::project::context_files::load(root, &wanted);
+    blockers.extend(missing);
     let branch = format!("autobuild/{}", task.id);
     let branch_exists = repo.branch_exists(&branch);
     if let Some(holder) = crate::engine::lock::holder(&layout.runs(), &task.id) {
@@ -225,6 +236,7 @@ pub fn preflight(
         warnings,
         blockers,
         sandbox: sandbox.effective,
+        context_files,
     };
     let unrenderable = prompts::unrenderable(&plan);
     plan.blockers.extend(unrenderable);

@@ -50,6 +50,16 @@ pub struct Config {
     pub worktree: WorktreeConfig,
     /// `[sandbox]`: OS confinement of agents and checks.
     pub sandbox: crate::sandbox::Settings,
+    /// `[context]`: files every role is shown.
+    pub context: ContextConfig,
+}
+
+/// `[context]` of config.toml.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ContextConfig {
+    /// Files (relative to the repository root) every role is shown; a task's
+    /// `context_files:` adds to them.
+    pub files: Vec<crate::project::context_files::ContextFile>,
 }
 
 /// `[scope]` of config.toml.

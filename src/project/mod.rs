@@ -4,6 +4,7 @@
 //! ([`worktree_files`]).
 
 pub mod config;
+pub mod context_files;
 pub mod detect;
 pub mod env;
 pub mod ignores;

@@ -34,6 +34,8 @@ struct RunView<'a> {
     timeline: Vec<Row>,
     timeline_total: String,
     turns: Vec<TurnView<'a>>,
+    /// Answers of agent steps outside loops (a planner's plan).
+    answers: Vec<super::answers::Answer>,
     version: &'static str,
 }
 
@@ -110,6 +112,7 @@ pub fn render_run(records: &RunRecords) -> Result<String, Error> {
         timeline,
         timeline_total: duration(total_ms),
         turns: records.turns.iter().map(turn_view).collect(),
+        answers: super::answers::answers(state),
         version: env!("CARGO_PKG_VERSION"),
     };
     super::render("run.html", &view)

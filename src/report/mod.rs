@@ -7,6 +7,7 @@
 //! a pure function of what was loaded. The pages are minijinja templates with HTML
 //! auto-escaping, so nothing an agent, a diff or a log says can become markup.
 
+pub mod answers;
 pub mod feature;
 pub mod html;
 pub mod outcome;

@@ -34,6 +34,16 @@ pub struct ConfigFile {
     pub scope: Option<Scope>,
     pub worktree: Option<Worktree>,
     pub sandbox: Option<Sandbox>,
+    pub context: Option<Context>,
+}
+
+/// `[context]`: files every role is shown.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Context {
+    /// Files (relative to the repository root) every role's prompt lists with their contents
+    /// (each cut at 16 KiB); a task's `context_files:` adds to them. Each must exist.
+    pub files: Option<Vec<String>>,
 }
 
 /// `[project]`

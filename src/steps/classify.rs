@@ -123,6 +123,22 @@ static COMPILE_ERROR: LazyLock<Regex> = LazyLock::new(|| {
     ))
 });
 
+/// Whether `output` reports failing tests (a runner's failure tally, a panic, an assertion).
+pub fn shows_failing_tests(output: &str) -> bool {
+    TEST_FAILURE.is_match(output)
+}
+
+/// Collection errors: the tests could not even be gathered (pytest, jest).
+static COLLECTION_ERROR: LazyLock<Regex> = LazyLock::new(|| {
+    regex(r"(?m)error during collection|^ERROR collecting |Test suite failed to run")
+});
+
+/// Whether `output` shows code that does not compile, a syntax error or tests that cannot be
+/// collected: an error before any test ran, not a failing test.
+pub fn shows_error_not_failure(output: &str) -> bool {
+    COMPILE_ERROR.is_match(output) || COLLECTION_ERROR.is_match(output)
+}
+
 fn infrastructure(output: &str, exit_code: Option<i32>) -> Option<String> {
     if exit_code == Some(SETUP_FAILED_EXIT) || output.contains(SETUP_FAILED_MARKER) {
         return Some(format!(

@@ -81,6 +81,46 @@ pub(crate) fn criteria_list(value: Value) -> Result<Vec<String>, String> {
     Ok(texts)
 }
 
+/// `context_files:` — files every role is shown while this task runs (added to `[context]
+/// files`): a list of paths relative to the repository root, or one path.
+pub(crate) fn context_files(value: Value) -> (Vec<String>, Vec<FieldProblem>) {
+    let items = match value {
+        Value::Sequence(items) => items,
+        Value::String(one) => vec![Value::String(one)],
+        other => {
+            let problem = FieldProblem {
+                message: format!(
+                    "`context_files` must be a list of paths, found {}",
+                    type_name(&other)
+                ),
+                help: Some("write it as `context_files: [\"docs/architecture.md\"]`"),
+            };
+            return (Vec::new(), vec![problem]);
+        }
+    };
+    let mut paths = Vec::new();
+    let mut problems = Vec::new();
+    for item in items {
+        match item {
+            Value::String(path) => match crate::project::context_files::path_problem(&path) {
+                None => paths.push(path),
+                Some(message) => problems.push(FieldProblem {
+                    message,
+                    help: None,
+                }),
+            },
+            other => problems.push(FieldProblem {
+                message: format!(
+                    "`context_files` must list paths (strings), found {}",
+                    type_name(&other)
+                ),
+                help: None,
+            }),
+        }
+    }
+    (paths, problems)
+}
+
 /// A problem with one `protect:` value, and how to fix it when that is not obvious.
 pub(crate) struct FieldProblem {
     pub message: String,

@@ -29,7 +29,7 @@ use crate::diagnostic::{Diagnostic, Location};
 use crate::workflow::yaml_limits;
 
 /// The keys autobuild reads; every other key lands in [`FrontMatter::extra`].
-const KNOWN_KEYS: [&str; 8] = [
+const KNOWN_KEYS: [&str; 9] = [
     "id",
     "title",
     "task_type",
@@ -38,6 +38,7 @@ const KNOWN_KEYS: [&str; 8] = [
     "workflow",
     "protect",
     "acceptance_criteria",
+    "context_files",
 ];
 
 /// The key autobuild reads that `name` is a likely misspelling of. Task files shared with
@@ -132,6 +133,8 @@ pub(crate) struct FrontMatter {
     pub dependencies: Vec<String>,
     pub workflow: Option<String>,
     pub protect: Vec<String>,
+    /// `context_files:`, each with the problem to report if it does not exist.
+    pub context_files: Vec<crate::project::context_files::ContextFile>,
     /// The `acceptance_criteria:` list, when it has items, and the byte offset of its key.
     pub criteria: Option<(Vec<String>, usize)>,
     pub extra: BTreeMap<String, Value>,
@@ -378,6 +381,27 @@ pub(crate) fn read(
             Vec::new()
         }
     };
+    if let Some(value) = known.remove("context_files") {
+        let (paths, wrong) = fields::context_files(value);
+        for path in paths {
+            fields
+                .context_files
+                .push(crate::project::context_files::ContextFile {
+                    missing: crate::project::context_files::missing(
+                        located.key("context_files", ""),
+                        &path,
+                    ),
+                    path,
+                });
+        }
+        for problem in wrong {
+            let diagnostic = located.key("context_files", problem.message);
+            problems.push(match problem.help {
+                Some(help) => diagnostic.with_help(help),
+                None => diagnostic,
+            });
+        }
+    }
     if let Some(value) = known.remove("protect") {
         let (patterns, wrong) = fields::protect(value);
         fields.protect = patterns;

@@ -53,6 +53,8 @@ pub struct Task {
     pub workflow: Option<String>,
     /// Globs no agent may change while this task runs (front matter `protect:`).
     pub protect: Vec<String>,
+    /// Files every role is shown while this task runs (front matter `context_files:`).
+    pub context_files: Vec<crate::project::context_files::ContextFile>,
     /// The body without the title line and the criteria section.
     pub requirements: String,
     pub criteria: Vec<Criterion>,
@@ -153,6 +155,7 @@ impl Task {
                 dependencies: fields.dependencies,
                 workflow: fields.workflow,
                 protect: fields.protect,
+                context_files: fields.context_files,
                 requirements,
                 criteria,
                 criteria_epilogue,
@@ -172,6 +175,11 @@ impl Task {
         for warning in &mut self.warnings {
             if let Ok(shown) = warning.path.strip_prefix(root) {
                 warning.path = shown.to_path_buf();
+            }
+        }
+        for file in &mut self.context_files {
+            if let Ok(shown) = file.missing.path.strip_prefix(root) {
+                file.missing.path = shown.to_path_buf();
             }
         }
         self

@@ -16,12 +16,26 @@ pub const WORKFLOWS: &[(&str, &str)] = &[
         "guardkit.toml",
         include_str!("../../workflows/guardkit.toml"),
     ),
+    ("planned.toml", include_str!("../../workflows/planned.toml")),
 ];
 
 /// Built-in prompt templates: (file name, text).
 pub const PROMPTS: &[(&str, &str)] = &[
     ("player.md", include_str!("../../prompts/player.md")),
     ("coach.md", include_str!("../../prompts/coach.md")),
+    ("planner.md", include_str!("../../prompts/planner.md")),
+    (
+        "planned-player.md",
+        include_str!("../../prompts/planned-player.md"),
+    ),
+    (
+        "planned-coach.md",
+        include_str!("../../prompts/planned-coach.md"),
+    ),
+    (
+        "context-files.md",
+        include_str!("../../prompts/context-files.md"),
+    ),
 ];
 
 /// How embedded files are named in messages: visibly not a path on disk.

@@ -23,6 +23,9 @@ pub const PROMPT_VARIABLES: &[&str] = &[
     "verdict_schema",
     "structured_verdict",
     "scope",
+    "steps",
+    "output_file",
+    "context_files",
 ];
 
 /// Top-level names an `if`/`until` expression may use (besides minijinja's own).
@@ -53,6 +56,28 @@ pub struct PromptContext {
     pub structured_verdict: bool,
     /// What the agent may not change: protected globs, and its role's write scope.
     pub scope: ScopeContext,
+    /// The outputs of the steps that ran before this one, as expressions see them
+    /// (`steps.<id>.outputs.<name>`; an agent step's answer is `steps.<id>.outputs.text`).
+    /// Which of them a template may read depends on the workflow, so the validator checks
+    /// `steps.…` references against the steps that precede each use of the role.
+    #[serde(default)]
+    pub steps: serde_json::Map<String, serde_json::Value>,
+    /// The file (in the run's scratch directory) this agent may write its answer to, also in
+    /// `$AUTOBUILD_OUTPUT`; it becomes the step's `outputs.text` instead of the final message.
+    #[serde(default)]
+    pub output_file: String,
+    /// `[context] files` and the task's `context_files:`: shown to every role.
+    #[serde(default)]
+    pub context_files: Vec<ContextFileContext>,
+}
+
+/// A file every role is shown: its path (relative to the repository root) and its contents,
+/// cut at a bound (`truncated`, with a note at the end of `content`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ContextFileContext {
+    pub path: String,
+    pub content: String,
+    pub truncated: bool,
 }
 
 /// The path scope of the role a prompt is rendered for.
@@ -273,6 +298,13 @@ impl PromptContext {
                 protect: vec![".autobuild/**".into(), "tests/acceptance/**".into()],
                 writes: Some(vec!["src/**".into(), "tests/**".into()]),
             },
+            steps: serde_json::Map::new(),
+            output_file: ".autobuild/runs/TASK-001/scratch/output/turn_2_player.md".into(),
+            context_files: vec![ContextFileContext {
+                path: "docs/architecture.md".into(),
+                content: "# Architecture".into(),
+                truncated: false,
+            }],
         }
     }
 }

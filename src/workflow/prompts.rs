@@ -116,6 +116,31 @@ impl Prompts {
     }
 }
 
+impl Prompts {
+    /// The `steps.…` paths template `name` reads (`steps.plan.outputs.text`), each with the
+    /// byte offset of its first use; the workflow validator checks them against the steps that
+    /// run before each step using the template (the template alone cannot tell).
+    pub fn step_references(&self, name: &str) -> Vec<(String, usize)> {
+        let (Some(source), Ok(template)) = (self.sources.get(name), self.env.get_template(name))
+        else {
+            return Vec::new();
+        };
+        let mut paths: Vec<String> = template
+            .undeclared_variables(true)
+            .into_iter()
+            .filter(|path| path == "steps" || path.starts_with("steps."))
+            .collect();
+        paths.sort();
+        paths
+            .into_iter()
+            .map(|path| {
+                let offset = find_variable(&source.text, &path).unwrap_or(0);
+                (path, offset)
+            })
+            .collect()
+    }
+}
+
 /// A variable path a template reads that the context does not have.
 struct UnknownVariable {
     /// The part of the path that is unknown, including what leads to it (`task.titel`).
@@ -127,6 +152,10 @@ struct UnknownVariable {
 fn unknown_variable(path: &str, example: &Json) -> Option<UnknownVariable> {
     let mut segments = path.split('.');
     let top = segments.next()?;
+    if top == "steps" {
+        // Checked against the workflow: see `Prompts::step_references`.
+        return None;
+    }
     if !PROMPT_VARIABLES.contains(&top) {
         let help = match did_you_mean(top, PROMPT_VARIABLES.iter().copied()) {
             Some(close) => format!("did you mean `{close}`?"),

@@ -48,6 +48,11 @@ got=$(farewell Ada)
 [ "$got" = "Goodbye, Ada." ] || { echo "error: farewell Ada: expected \"Goodbye, Ada.\", got \"$got\""; exit 1; }
 "#;
 
+/// The sample task file (TASK-1), for tests that change its front matter.
+pub fn task_file() -> String {
+    TASK_FILE.to_string()
+}
+
 /// A project being set up (before [`Project::commit`]) or run (after).
 pub struct Project {
     _dir: TempDir,

@@ -204,3 +204,155 @@ fn a_prompt_that_cannot_render_on_turn_1_stops_the_run_before_anything_is_create
     assert!(!project.worktree().exists());
     assert!(!project.branch_exists(&project.branch()));
 }
+
+/// The sample task with `extra` added to its front matter.
+fn task_with(front_matter: &str) -> String {
+    loop_fixture::task_file().replacen(
+        "task_type: feature\n",
+        &format!("task_type: feature\n{front_matter}"),
+        1,
+    )
+}
+
+#[test]
+fn context_files_reach_every_prompt_and_the_dry_run() {
+    let project = Project::new().config("\n[context]\nfiles = [\"docs/architecture.md\"]\n");
+    project.write(
+        "docs/architecture.md",
+        "ARCH-NOTE: greetings live in lib/\n",
+    );
+    project.write("docs/style.md", "STYLE-NOTE: printf, never echo\n");
+    project.write(
+        ".autobuild/tasks/TASK-1.md",
+        &task_with("context_files: [docs/style.md]\n"),
+    );
+    let project = project.commit();
+
+    let dry = project.run(&["task", TASK, "--dry-run"]);
+    assert_exit(&dry, 0);
+    let said = String::from_utf8_lossy(&dry.stdout);
+    assert!(
+        said.contains(
+            "Context files (shown to every role):\n  docs/architecture.md\n  docs/style.md\n"
+        ),
+        "{said}"
+    );
+    assert!(
+        said.contains("ARCH-NOTE"),
+        "the rendered prompt inlines them:\n{said}"
+    );
+
+    let output = project.run(&["task", TASK, "--no-merge"]);
+    assert_exit(&output, 0);
+    for prompt in ["turn_1_player.md", "turn_1_coach.md"] {
+        let text = std::fs::read_to_string(project.run_dir().join("prompts").join(prompt)).unwrap();
+        for expected in [
+            "## `docs/architecture.md`",
+            "ARCH-NOTE",
+            "## `docs/style.md`",
+            "STYLE-NOTE",
+        ] {
+            assert!(
+                text.contains(expected),
+                "{prompt} lacks {expected}:\n{text}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_missing_context_file_stops_the_run_before_anything_is_created_naming_where_it_is_listed() {
+    let project = Project::new();
+    project.write(
+        ".autobuild/tasks/TASK-1.md",
+        &task_with("context_files:\n  - docs/gone.md\n"),
+    );
+    let project = project.commit();
+
+    let output = project.run(&["task", TASK]);
+
+    assert_exit(&output, 2);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        said.contains("context file `docs/gone.md` does not exist"),
+        "{said}"
+    );
+    assert!(
+        said.contains("TASK-1.md:5:1:"),
+        "located at the key:\n{said}"
+    );
+    assert!(!project.worktree().exists());
+}
+
+/// The project with a scripted read-only planner for the shipped `planned` workflow.
+fn planned_project() -> Project {
+    let project = Project::new().config(
+        "\n[roles.planner]\nagent = \"command\"\ncommand = [\"sh\", \".autobuild/agents/planner.sh\"]\ntimeout = \"20s\"\n",
+    );
+    project.write(
+        ".autobuild/agents/planner.sh",
+        "cat > /dev/null\nprintf '1. Approach: PLAN-MARKER add greeting to lib/greet.sh\\n2. Files: lib/greet.sh\\n' > \"$AUTOBUILD_OUTPUT\"\necho 'planned (see the output file)'\n",
+    );
+    project
+}
+
+#[test]
+fn the_planned_workflow_hands_the_plan_to_the_player_and_the_coach() {
+    let project = planned_project().commit();
+
+    let output = project.run(&["task", TASK, "--workflow", "planned", "--no-merge"]);
+
+    assert_exit(&output, 0);
+    for prompt in ["turn_1_player.md", "turn_1_coach.md"] {
+        let text = std::fs::read_to_string(project.run_dir().join("prompts").join(prompt)).unwrap();
+        assert!(text.starts_with("# The plan"), "{prompt}:\n{text}");
+        assert!(
+            text.contains("PLAN-MARKER add greeting"),
+            "{prompt}:\n{text}"
+        );
+        assert!(
+            !text.contains("planned (see the output file)"),
+            "the file wins: {prompt}"
+        );
+    }
+    let state = project.state();
+    assert_eq!(
+        state["completed"]["plan"]["outputs"]["text"],
+        "1. Approach: PLAN-MARKER add greeting to lib/greet.sh\n2. Files: lib/greet.sh\n"
+    );
+    let report = project.report();
+    assert!(
+        report.contains("## Step `plan`: its answer\n\n> 1. Approach: PLAN-MARKER"),
+        "{report}"
+    );
+    let html = std::fs::read_to_string(project.run_dir().join("report.html")).unwrap();
+    assert!(html.contains("PLAN-MARKER"));
+    // The planner is read-only: the plan changed nothing on the branch before the player ran.
+    assert_eq!(project.record("player", 1)["role"], "player");
+}
+
+#[test]
+fn a_complex_task_waits_for_a_person_to_sign_off_the_plan_before_any_code_is_written() {
+    let project = planned_project();
+    project.write(".autobuild/tasks/TASK-1.md", &task_with("complexity: 8\n"));
+    let project = project.commit();
+
+    let output = project.run(&["task", TASK, "--workflow", "planned", "--no-merge"]);
+
+    assert_exit(&output, 6);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(said.contains("Accept this plan for TASK-1"), "{said}");
+    assert!(
+        said.contains("PLAN-MARKER"),
+        "the question shows the plan:\n{said}"
+    );
+    assert!(!project.run_dir().join("player_turn_1.json").exists());
+}

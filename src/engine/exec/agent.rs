@@ -27,7 +27,18 @@ use crate::workflow::context::{PromptContext, WorktreeContext};
 use crate::workflow::kinds::AgentOutputs;
 use crate::workflow::model::{Access, OutputKind, Role, Step};
 
-pub fn execute(cx: &mut RunCx, step: &Step, role_name: &str) -> Result<StepDone, Error> {
+/// `context` is what expressions see; its `steps` reach the prompt as `steps.<id>.outputs`.
+pub fn execute(
+    cx: &mut RunCx,
+    step: &Step,
+    role_name: &str,
+    context: &serde_json::Value,
+) -> Result<StepDone, Error> {
+    let steps = context
+        .get("steps")
+        .and_then(serde_json::Value::as_object)
+        .cloned()
+        .unwrap_or_default();
     let plan = cx.plan;
     let declared = plan
         .resolved
@@ -51,10 +62,24 @@ pub fn execute(cx: &mut RunCx, step: &Step, role_name: &str) -> Result<StepDone,
         )));
     }
     match role.access {
-        Access::Write => run_writer(cx, step, role_name, role, adapter.as_ref(), &worktree),
-        Access::ReadOnly => {
-            super::review::run_reader(cx, step, role_name, role, adapter.as_ref(), &worktree)
-        }
+        Access::Write => run_writer(
+            cx,
+            step,
+            role_name,
+            role,
+            adapter.as_ref(),
+            &worktree,
+            steps,
+        ),
+        Access::ReadOnly => super::review::run_reader(
+            cx,
+            step,
+            role_name,
+            role,
+            adapter.as_ref(),
+            &worktree,
+            steps,
+        ),
     }
 }
 
@@ -65,9 +90,10 @@ fn run_writer(
     role: &Role,
     adapter: &dyn Adapter,
     worktree: &Path,
+    steps: serde_json::Map<String, serde_json::Value>,
 ) -> Result<StepDone, Error> {
     let turn = cx.turn_number();
-    let prompt = render(cx, role)?;
+    let prompt = render(cx, role_name, role, steps)?;
     // The stall notice is said once.
     if let Some(turn) = cx.turn.as_ref() {
         let loop_id = turn.loop_id.clone();
@@ -159,6 +185,10 @@ fn run_writer(
     let path = cx.record_path("player");
     write_record(&path, &record).map_err(|e| Error::io("cannot write", &path, e))?;
     let succeeded = record.succeeded();
+    let text = super::output_text::answer(
+        &invocation_output(cx, role_name),
+        &record.agent.final_message,
+    );
     let files = record.files_changed.len();
     let exit = record.agent.status.name();
     let summary = if !record.scope_violation.is_empty() {
@@ -179,6 +209,7 @@ fn run_writer(
         exit: exit.to_string(),
         files_changed: files,
         decision: String::new(),
+        text,
     };
     Ok(if succeeded {
         StepDone::ok(summary, outputs)
@@ -235,10 +266,17 @@ pub(super) fn restore_refs(
     Ok(refs.restore(worktree, &cx.state.branch, &prefix, &owner)?)
 }
 
-pub(super) fn render(cx: &RunCx, role: &Role) -> Result<String, Error> {
+pub(super) fn render(
+    cx: &RunCx,
+    role_name: &str,
+    role: &Role,
+    steps: serde_json::Map<String, serde_json::Value>,
+) -> Result<String, Error> {
     let mut context = prompt_context(cx);
     context.scope.writes = role.writes.clone();
     context.structured_verdict = structured_verdict(role);
+    context.steps = steps;
+    context.output_file = invocation_output(cx, role_name).display().to_string();
     cx.plan
         .resolved
         .render_prompt(&role.prompt, &context)
@@ -268,6 +306,12 @@ pub(super) fn invoke(
         fs::create_dir_all(&dir).map_err(|e| Error::io("cannot create", dir.clone(), e))?;
     }
     let mut env = cx.env_vars();
+    let output = invocation_output(cx, role_name);
+    super::output_text::prepare(&output)?;
+    env.push((
+        super::output_text::OUTPUT_VAR.to_string(),
+        output.display().to_string(),
+    ));
     // The saved prompt is a record: it may quote a diff holding a secret's value.
     let saved = crate::agents::process::redact(prompt, &env);
     fs::write(&prompt_path, saved).map_err(|e| Error::io("cannot write", &prompt_path, e))?;
@@ -327,6 +371,11 @@ pub(super) fn invoke(
         prompt_path,
         transcript_path,
     })
+}
+
+/// The file the agent running `role_name` in this turn may write its answer to.
+pub(super) fn invocation_output(cx: &RunCx, role_name: &str) -> std::path::PathBuf {
+    super::output_text::output_file(&cx.paths.dir, &cx.file_label(role_name), cx.turn_number())
 }
 
 /// Whether the role's adapter carries its verdict in a structured-output channel.

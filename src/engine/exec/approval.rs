@@ -12,7 +12,18 @@ use crate::error::Error;
 use crate::workflow::kinds::ApprovalOutputs;
 use crate::workflow::model::Step;
 
-pub fn execute(cx: &mut RunCx, step: &Step, question: Option<&str>) -> Result<StepDone, Error> {
+/// `context` is what `${{ }}` in the question reads (a plan to sign off:
+/// `${{ steps.plan.outputs.text }}`).
+pub fn execute(
+    cx: &mut RunCx,
+    step: &Step,
+    question: Option<&str>,
+    context: &serde_json::Value,
+) -> Result<StepDone, Error> {
+    let question = question
+        .map(|q| crate::workflow::expr::interpolate(q, context))
+        .transpose()
+        .map_err(|e| Error::runtime(format!("step `{}`: `question`: {e}", step.id)))?;
     let question = question.map_or_else(
         || {
             format!(
@@ -20,7 +31,7 @@ pub fn execute(cx: &mut RunCx, step: &Step, question: Option<&str>) -> Result<St
                 cx.state.task_id, cx.state.title
             )
         },
-        str::to_string,
+        |question| question,
     );
     Ok(match ask(cx, &step.id, &question) {
         Answer::Approved { by } => StepDone::ok(

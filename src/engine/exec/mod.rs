@@ -8,6 +8,7 @@ mod agent;
 mod approval;
 mod gate;
 mod merge;
+mod output_text;
 mod report;
 mod review;
 mod run;
@@ -121,10 +122,10 @@ fn clean_up_after_commands(cx: &mut RunCx, step_id: &str) -> Result<(), Error> {
 fn perform(cx: &mut RunCx, step: &Step, context: &Value) -> Result<StepDone, Error> {
     match &step.action {
         Action::Worktree => worktree::execute(cx),
-        Action::Agent { role, .. } => agent::execute(cx, step, role),
+        Action::Agent { role, .. } => agent::execute(cx, step, role, context),
         Action::Verify { checks } => verify::execute(cx, checks.as_deref(), step.timeout),
         Action::Gate { reviews } => gate::execute(cx, &step.id, reviews.as_deref()),
-        Action::Approval { question } => approval::execute(cx, step, question.as_deref()),
+        Action::Approval { question } => approval::execute(cx, step, question.as_deref(), context),
         Action::Merge { strategy } => merge::execute(cx, *strategy),
         Action::Run { run, env } => run::execute(cx, step, run, env, context),
         Action::Report => report::execute(cx),

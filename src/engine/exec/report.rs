@@ -89,6 +89,14 @@ pub fn render(state: &RunState, outcome: &Outcome, turns: &[TurnRecords]) -> Str
         );
     }
     out.push('\n');
+    for answer in crate::report::answers::answers(state) {
+        let _ = writeln!(
+            out,
+            "## Step `{}`: its answer\n\n{}\n",
+            answer.step,
+            quoted(&answer.text)
+        );
+    }
     render_history(&mut out, turns);
     if let Outcome::Waiting { step, .. } = outcome {
         let _ = writeln!(
@@ -108,6 +116,17 @@ The run waits at the sign-off step `{step}`. Approve it with `autobuild approve 
         );
     }
     out
+}
+
+/// `text` as a Markdown block quote.
+fn quoted(text: &str) -> String {
+    text.lines()
+        .map(|line| match line.is_empty() {
+            true => ">".to_string(),
+            false => format!("> {line}"),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn render_history(out: &mut String, turns: &[TurnRecords]) {

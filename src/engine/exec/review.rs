@@ -23,7 +23,7 @@ use crate::steps::verdict::{self, Verdict};
 use crate::workflow::kinds::AgentOutputs;
 use crate::workflow::model::{OutputKind, Role, Step};
 
-use super::agent::{halt, invoke, render, restore_refs, Invocation};
+use super::agent::{halt, invocation_output, invoke, render, restore_refs, Invocation};
 
 /// How many file names a warning lists before it says "and N more".
 const NAMES_SHOWN: usize = 5;
@@ -35,10 +35,11 @@ pub(super) fn run_reader(
     role: &Role,
     adapter: &dyn Adapter,
     worktree: &Path,
+    steps: serde_json::Map<String, serde_json::Value>,
 ) -> Result<StepDone, Error> {
     let turn = cx.turn_number();
     let wants_verdict = role.output == Some(OutputKind::Verdict);
-    let prompt = render(cx, role)?;
+    let prompt = render(cx, role_name, role, steps)?;
     let mut review = Review {
         step,
         role_name,
@@ -173,6 +174,10 @@ pub(super) fn run_reader(
         exit: record.agent.status.name().to_string(),
         files_changed: record.scope_violation.len() + record.reverted_edits.len(),
         decision: decision.to_string(),
+        text: super::output_text::answer(
+            &invocation_output(cx, role_name),
+            &record.agent.final_message,
+        ),
     };
     let ok =
         record.agent.status.is_success() && record.scope_violation.is_empty() && !failed_review;

@@ -70,6 +70,9 @@ pub fn build_prompt_context(
         inputs: plan.inputs.clone(),
         verdict_schema: VERDICT_SCHEMA.to_string(),
         structured_verdict: false,
+        steps: serde_json::Map::new(),
+        output_file: String::new(),
+        context_files: plan.context_files.clone(),
     }
 }
 

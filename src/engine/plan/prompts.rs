@@ -20,9 +20,12 @@ pub(super) fn unrenderable(plan: &Plan) -> Vec<String> {
         None,
         None,
     );
+    let mut first_turn = first_turn;
+    first_turn.steps = crate::workflow::kinds::placeholder_outputs(&plan.resolved.workflow.steps);
     let mut later_turn = PromptContext::example();
     later_turn.task = first_turn.task.clone();
     later_turn.inputs = first_turn.inputs.clone();
+    later_turn.steps = first_turn.steps.clone();
     let mut problems = Vec::new();
     for name in plan.used_roles() {
         let Some(role) = plan.resolved.workflow.roles.get(&name) else {

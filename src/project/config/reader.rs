@@ -152,6 +152,11 @@ impl<'a> Reader<'a> {
         );
     }
 
+    /// A diagnostic pointing at `span`, to report later (its message is filled in then).
+    pub(super) fn at(&self, span: Range<usize>) -> Diagnostic {
+        Diagnostic::at_offset(self.path, self.source, span.start, "")
+    }
+
     pub(super) fn report(
         &mut self,
         span: Range<usize>,

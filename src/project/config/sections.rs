@@ -17,9 +17,11 @@ use super::{CheckConfig, Config, EnvConfig, ModelPrice, PriceTable, ProjectConfi
 use crate::diagnostic::Diagnostic;
 use crate::workflow::model::MergeStrategy;
 
-const ROOT_KEYS: [&str; 9] = [
+const ROOT_KEYS: [&str; 10] = [
     "project", "env", "checks", "roles", "profiles", "pricing", "scope", "worktree", "sandbox",
+    "context",
 ];
+const CONTEXT_KEYS: [&str; 1] = ["files"];
 const SCOPE_KEYS: [&str; 1] = ["protect"];
 const PROJECT_KEYS: [&str; 2] = ["base_branch", "merge_strategy"];
 const ENV_KEYS: [&str; 3] = ["vars", "path_prepend", "setup"];
@@ -85,6 +87,11 @@ fn config(reader: &mut Reader<'_>, document: &DeTable<'_>) -> Config {
                     config.sandbox = super::sandbox::sandbox(reader, table);
                 }
             }
+            "context" => {
+                if let Some(table) = reader.table("context", item) {
+                    config.context = context(reader, table);
+                }
+            }
             _ => reader.unknown_key(key, "at the top level", &ROOT_KEYS),
         }
     }
@@ -114,6 +121,36 @@ fn scope(reader: &mut Reader<'_>, table: &DeTable<'_>) -> ScopeConfig {
         }
     }
     scope
+}
+
+/// `[context]`: `files`, shown to every role (see `project::context_files`); whether each
+/// exists is checked when a run is planned, located at its entry here.
+fn context(reader: &mut Reader<'_>, table: &DeTable<'_>) -> super::ContextConfig {
+    use crate::project::context_files::{missing, path_problem, ContextFile};
+    let mut context = super::ContextConfig::default();
+    for (key, item) in table {
+        match key.get_ref().as_ref() {
+            "files" => {
+                let Some(entries) = reader.array("context.files", item) else {
+                    continue;
+                };
+                for entry in entries {
+                    let Some(path) = reader.string("a `context.files` entry", entry) else {
+                        continue;
+                    };
+                    match path_problem(path) {
+                        Some(why) => reader.report(entry.span(), why, None),
+                        None => context.files.push(ContextFile {
+                            path: path.to_string(),
+                            missing: missing(reader.at(entry.span()), path),
+                        }),
+                    }
+                }
+            }
+            _ => reader.unknown_key(key, "in [context]", &CONTEXT_KEYS),
+        }
+    }
+    context
 }
 
 fn project(reader: &mut Reader<'_>, table: &DeTable<'_>) -> ProjectConfig {

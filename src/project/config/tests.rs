@@ -349,3 +349,25 @@ fn worktree_paths_must_stay_inside_the_repository() {
     let err = parse("[worktree]\nlink = [\"x\"]\ncopy = [\"x\"]\n").unwrap_err();
     assert!(err.contains("`x` is in both `link` and `copy`"), "{err}");
 }
+
+#[test]
+fn context_files_are_paths_inside_the_repository_located_at_their_entry() {
+    let config = parse("[context]\nfiles = [\"docs/a.md\"]\n").unwrap();
+    assert_eq!(config.context.files.len(), 1);
+    assert_eq!(config.context.files[0].path, "docs/a.md");
+    let missing = config.context.files[0].missing.to_string();
+    assert!(
+        missing.starts_with("config.toml:2:10: context file `docs/a.md` does not exist"),
+        "{missing}"
+    );
+    let problems = parse("[context]\nfiles = [\"../x\", 3]\nfile = []\n").unwrap_err();
+    assert!(
+        problems.contains("must be relative to the repository root"),
+        "{problems}"
+    );
+    assert!(problems.contains("config.toml:2:18"), "{problems}");
+    assert!(
+        problems.contains("unknown key `file` in [context]"),
+        "{problems}"
+    );
+}

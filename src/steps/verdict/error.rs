@@ -58,6 +58,9 @@ pub enum Problem {
     },
     /// `feedback` with no issue and no criterion short of `met`: nothing for the player to do.
     NothingActionable,
+    /// `feedback` whose issues are all `should_fix` or `nice_to_have` (a quality rubric's
+    /// findings) with every criterion met: such findings never block approval on their own.
+    OnlyNonBlocking,
 }
 
 impl fmt::Display for Problem {
@@ -95,6 +98,12 @@ impl fmt::Display for Problem {
                 "`decision` is `feedback` but the verdict gives the player nothing to act on: no \
                  issue, and no criterion `not_met` or `not_verified`; if the work is done answer \
                  `approve`, otherwise list what must change as issues",
+            ),
+            Problem::OnlyNonBlocking => f.write_str(
+                "`decision` is `feedback` but every issue is `should_fix` or `nice_to_have`, \
+                 which never block approval, and no criterion is short of `met`; answer \
+                 `approve` keeping them as notes, or mark as `must_fix` the issue that breaks a \
+                 criterion or requirement (and say which)",
             ),
         }
     }

@@ -10,6 +10,9 @@
 //!   keeps them: the objection is real, only the decision word is wrong;
 //! - `approve` with coach-judged criteria unverified is not an approval: the coach is asked again;
 //! - `feedback` with nothing to act on (no issue, no criterion short of `met`) is asked again;
+//! - `feedback` whose issues are all `should_fix`/`nice_to_have` with no criterion short of
+//!   `met` is asked again: non-blocking findings (the coach prompt's quality rubric) never
+//!   block approval on their own, and an approval is never guessed from a `feedback`;
 //! - blank texts, unknown or repeated criterion ids are asked again.
 
 use super::{
@@ -67,8 +70,14 @@ pub fn rule(verdict: &Verdict, criteria: &[TaskCriterion]) -> Ruling {
                 Some(CriterionStatus::NotVerified) => !c.runner_verified,
                 _ => false,
             });
+            let blocking = verdict
+                .issues
+                .iter()
+                .any(|issue| matches!(issue.severity, Severity::MustFix | Severity::Critical));
             if verdict.issues.is_empty() && !open_criterion {
                 Ruling::Inconsistent(vec![Problem::NothingActionable])
+            } else if !blocking && !open_criterion {
+                Ruling::Inconsistent(vec![Problem::OnlyNonBlocking])
             } else {
                 Ruling::Feedback
             }
@@ -267,8 +276,17 @@ mod tests {
                 Ruling::Feedback,
             ),
             (
-                "feedback with a should_fix",
-                verdict(Feedback, &[ShouldFix], ALL_MET),
+                "feedback with only rubric findings (should_fix, nice_to_have)",
+                verdict(Feedback, &[ShouldFix, NiceToHave], ALL_MET),
+                Ruling::Inconsistent(vec![Problem::OnlyNonBlocking]),
+            ),
+            (
+                "feedback with a should_fix and a criterion not_met",
+                verdict(
+                    Feedback,
+                    &[ShouldFix],
+                    &[("AC-001", Met), ("AC-002", NotMet), ("AC-003", Met)],
+                ),
                 Ruling::Feedback,
             ),
             (

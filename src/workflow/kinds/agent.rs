@@ -22,6 +22,7 @@ pub static KIND: Kind = Kind {
         Output::new("exit", ValueType::Text, "how the agent ended: succeeded, failed, timed_out, idle, turn_limit, cancelled, …"),
         Output::new("files_changed", ValueType::Integer, "files the agent changed (for a reviewer: files it changed against its access, reverted)"),
         Output::new("decision", ValueType::Text, "a reviewer's verdict decision: approve or feedback (empty for other roles)"),
+        Output::new("text", ValueType::Text, "the agent's answer for later prompts: the file named by `$AUTOBUILD_OUTPUT` when it wrote one, else its final message (bounded; free text, so read it in prompts, never compare it)"),
     ],
     needs_worktree: true,
     spends_budget: true,
@@ -40,4 +41,6 @@ pub struct AgentOutputs {
     pub exit: String,
     pub files_changed: usize,
     pub decision: String,
+    /// The agent's answer: what it wrote to `$AUTOBUILD_OUTPUT`, else its final message.
+    pub text: String,
 }

@@ -13,7 +13,7 @@ pub static KIND: Kind = Kind {
     keys: &[Key::new(
         "question",
         "string",
-        "what to ask (default: whether the task's work may be merged)",
+        "what to ask; `${{ expr }}` reads earlier steps' outputs, e.g. a plan to sign off (default: whether the task's work may be merged)",
     )],
     outputs: &[
         Output::new("approved", ValueType::Bool, "the person approved"),

@@ -242,3 +242,39 @@ impl Kind {
 
 #[cfg(test)]
 mod tests;
+
+/// Stand-ins for the outputs of every step of `steps` (loop bodies included), keyed by step
+/// id as prompts see them (`steps.<id>.outputs.<name>`): what the preflight and the dry run
+/// render prompts with before any step has run. A text output says where its value will come
+/// from.
+pub fn placeholder_outputs(
+    steps: &[crate::workflow::model::Step],
+) -> serde_json::Map<String, serde_json::Value> {
+    use serde_json::{json, Value};
+    let mut out = serde_json::Map::new();
+    for step in steps {
+        let outputs: serde_json::Map<String, Value> = step
+            .action
+            .kind()
+            .outputs
+            .iter()
+            .map(|output| {
+                let value = match output.ty {
+                    ValueType::Bool => json!(false),
+                    ValueType::Integer => json!(0),
+                    ValueType::Text => json!(format!(
+                        "(the `{}` output of step `{}`, filled in when it has run)",
+                        output.name, step.id
+                    )),
+                    ValueType::TextList => json!([]),
+                };
+                (output.name.to_string(), value)
+            })
+            .collect();
+        out.insert(step.id.clone(), json!({ "outputs": outputs }));
+        if let Action::Loop { steps: body, .. } = &step.action {
+            out.extend(placeholder_outputs(body));
+        }
+    }
+    out
+}

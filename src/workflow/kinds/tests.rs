@@ -33,6 +33,7 @@ fn declared_outputs_are_what_the_typed_outputs_serialize() {
                 exit: String::new(),
                 files_changed: 0,
                 decision: String::new(),
+                text: String::new(),
             })
             .unwrap(),
         ),

@@ -36,6 +36,7 @@ pub(super) fn check(workflow: &Workflow, steps: &[StepInfo<'_>], problems: &mut 
                 steps,
                 problems,
             );
+            free_text_decides(condition, node, problems);
         }
         match &info.step.action {
             Action::Loop {
@@ -51,6 +52,30 @@ pub(super) fn check(workflow: &Workflow, steps: &[StepInfo<'_>], problems: &mut 
                     steps,
                     problems,
                 );
+                free_text_decides(until, node, problems);
+            }
+            Action::Approval {
+                question: Some(question),
+            } => {
+                let node = info.node.get("question").unwrap_or(info.node);
+                match interpolations(question) {
+                    Ok(parts) => {
+                        for part in parts {
+                            check_expression(
+                                &part.expr,
+                                node,
+                                part.offset,
+                                &Site::Before(info.index),
+                                workflow,
+                                steps,
+                                problems,
+                            );
+                        }
+                    }
+                    Err(e) => {
+                        problems.push(at_offset(node, question, error_offset(&e), e.to_string()))
+                    }
+                }
             }
             Action::Run { run, env } => {
                 if run.contains("${{") {
@@ -84,6 +109,73 @@ pub(super) fn check(workflow: &Workflow, steps: &[StepInfo<'_>], problems: &mut 
                 }
             }
             _ => {}
+        }
+    }
+}
+
+/// An agent's free text (`outputs.text`) never decides whether a step runs or a loop ends
+/// (DESIGN.md §4): prompts and `env` may read it, `if` and `until` may not.
+fn free_text_decides(text: &str, node: &Node, problems: &mut Vec<Diagnostic>) {
+    let Ok(expr) = Expr::compile(text) else {
+        return;
+    };
+    let value = node.as_str().unwrap_or(text);
+    for variable in expr.variables() {
+        let segments: Vec<&str> = variable.split('.').collect();
+        if let ["steps" | "prev", _, "outputs", "text", ..] = segments.as_slice() {
+            let head = segments[0];
+            let inner = crate::workflow::expr::find_variable(text, head).unwrap_or(0);
+            problems.push(
+                at_offset(node, value, Some(inner), format!("`{variable}` is an agent's free text and cannot decide a condition"))
+                    .with_help("read it in prompts (`{{ steps.<id>.outputs.text }}`) or pass it to a command through `env`; decide on runner outputs or a verdict's `decision`"),
+            );
+        }
+    }
+}
+
+/// Prompt templates read `steps.<id>.outputs.<name>` only of steps that have run before every
+/// agent step whose role uses the template; each problem is located in the template.
+pub(super) fn check_prompts(
+    workflow: &Workflow,
+    steps: &[StepInfo<'_>],
+    prompts: &crate::workflow::prompts::Prompts,
+    problems: &mut Vec<Diagnostic>,
+) {
+    let mut seen = std::collections::BTreeSet::new();
+    for info in steps {
+        let Action::Agent { role, .. } = &info.step.action else {
+            continue;
+        };
+        let Some(template) = workflow.roles.get(role).map(|r| r.prompt.as_str()) else {
+            continue;
+        };
+        let Some(source) = prompts.source(template) else {
+            continue;
+        };
+        let site = Site::Before(info.index);
+        for (path, offset) in prompts.step_references(template) {
+            let rest: Vec<&str> = path.split('.').skip(1).collect();
+            let problem = match rest.as_slice() {
+                [] => None,
+                [id] | [id, "outputs"] => {
+                    let full = [*id, "outputs", "text"];
+                    step_reference("steps", &full, &site, steps)
+                        .filter(|(message, _)| !message.contains("no output"))
+                }
+                _ => step_reference("steps", &rest, &site, steps),
+            };
+            if let Some((message, help)) = problem {
+                let message = format!(
+                    "`{path}` in prompt `{template}` (role `{role}`, step `{}`): {message}",
+                    info.step.id
+                );
+                if seen.insert(message.clone()) {
+                    problems.push(
+                        Diagnostic::at_offset(&source.path, &source.text, offset, message)
+                            .with_help(help),
+                    );
+                }
+            }
         }
     }
 }

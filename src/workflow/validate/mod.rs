@@ -84,6 +84,7 @@ fn validate_parts(workflow: &Workflow, tree: &Node, prompts: &Prompts) -> Vec<Di
     check_steps(workflow, &steps, &mut problems);
     placement::check(&steps, &mut problems);
     expressions::check(workflow, &steps, &mut problems);
+    expressions::check_prompts(workflow, &steps, prompts, &mut problems);
     roles::check(workflow, tree, prompts, &mut problems);
     problems
 }

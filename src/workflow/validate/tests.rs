@@ -359,3 +359,70 @@ fn a_read_only_step_without_a_verdict_in_a_gated_loop_must_say_it_is_advisory() 
     );
     assert!(super::tests::problems(&advisory).is_empty());
 }
+
+#[test]
+fn prompts_read_only_the_outputs_of_steps_that_ran_before_them() {
+    let template = "Plan: {{ steps.plan.outputs.text }}\n\
+                    {{ steps.plna.outputs.text }}\n\
+                    {{ steps.review.outputs.decision }}\n\
+                    {{ steps.plan.outputs.txt }}\n\
+                    {% if steps.plan is defined %}ok{% endif %}\n";
+    let workflow = player_coach_with(
+        "[[steps]]\nid = \"cycle\"",
+        "[[steps]]\nid = \"plan\"\nuses = \"agent\"\nrole = \"planner\"\n\n[[steps]]\nid = \"cycle\"",
+    )
+    .replace(
+        "[roles.coach]",
+        "[roles.planner]\nagent = \"command\"\ncommand = [\"true\"]\nprompt = \"coach.md\"\naccess = \"read-only\"\n\n[roles.coach]",
+    )
+    .replace("prompt = \"player.md\"", "prompt = \"mine.md\"");
+    let tree = parse_toml::parse(&Source::new("w.toml", &workflow, Layer::Repo)).unwrap();
+    let decoded = decode_workflow(&tree).unwrap();
+    let prompts = Prompts::new(
+        builtin::PROMPTS
+            .iter()
+            .map(|(file, text)| Source::new(*file, *text, Layer::BuiltIn))
+            .chain([Source::new("prompts/mine.md", template, Layer::Repo)]),
+    );
+    let problems = validate(&decoded, &tree, &prompts);
+    let messages: Vec<(usize, &str, Option<&str>)> = problems
+        .iter()
+        .map(|d| {
+            (
+                d.location.map_or(0, |l| l.line),
+                d.message.as_str(),
+                d.help.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(messages.len(), 3, "{messages:#?}");
+    let at = |line: usize| {
+        messages
+            .iter()
+            .find(|m| m.0 == line)
+            .unwrap_or_else(|| panic!("no problem on line {line}: {messages:#?}"))
+    };
+    assert!(
+        at(3).1.contains("step `review` runs after"),
+        "{messages:#?}"
+    );
+    assert!(at(4).1.contains("has no output `txt`"));
+    assert_eq!(at(4).2, Some("did you mean `text`?"));
+    assert!(at(2).1.starts_with(
+        "`steps.plna.outputs.text` in prompt `mine.md` (role `player`, step `implement`): no step `plna`"
+    ));
+    assert_eq!(at(2).2, Some("did you mean `plan`?"));
+}
+
+#[test]
+fn an_agents_free_text_never_decides_a_condition() {
+    let text = player_coach_with(
+        "if = \"steps.cycle.outputs.exit == 'done'\"",
+        "if = \"steps.review.outputs.text != ''\"",
+    );
+    let found = found(&text);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(found[0]
+        .1
+        .contains("`steps.review.outputs.text` is an agent's free text and cannot decide"));
+}
