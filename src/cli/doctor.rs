@@ -43,6 +43,9 @@ pub struct DoctorArgs {
     /// Check what this workflow needs (default: player-coach).
     #[arg(long, value_name = "NAME|PATH")]
     pub workflow: Option<String>,
+    /// The report as one JSON document on stdout (shape in README.md).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,7 +56,7 @@ pub enum Level {
 }
 
 impl Level {
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Level::Ok => "ok",
             Level::Warn => "warn",
@@ -124,9 +127,17 @@ pub fn run(args: DoctorArgs) -> Result<u8, Error> {
         .workflow
         .unwrap_or_else(|| DEFAULT_WORKFLOW.to_string());
     let checks = diagnose(&cwd, &workflow);
-    for line in render(&checks, &workflow) {
-        ui::line(&line);
-    }
+    let needs: Vec<String> = checks.iter().filter_map(|c| c.need.clone()).collect();
+    let group = (!args.json).then_some("autobuild doctor");
+    ui::result(group, &[], &needs, || {
+        if args.json {
+            super::json::print(&super::json::doctor::Report::new(&checks, &workflow));
+        } else {
+            for line in render(&checks, &workflow) {
+                ui::line(&line);
+            }
+        }
+    });
     Ok(if checks.iter().any(|c| c.need.is_some()) {
         1
     } else {
