@@ -201,3 +201,43 @@ fn doctor_and_validate_print_versioned_json() {
     assert_eq!(validation["valid"], true);
     assert!(validation["workflows"].as_array().unwrap().len() >= 3);
 }
+
+/// A task's `workflow:` naming no workflow and a `task_type:` that is a typo are problems in the
+/// task file: both at once, each at its line with a suggestion; nothing is planned.
+#[test]
+fn a_task_naming_an_unknown_workflow_or_a_mistyped_task_type_is_told_where() {
+    let project = Project::new();
+    let task = project.read(".autobuild/tasks/TASK-1.md");
+    project.write(
+        ".autobuild/tasks/TASK-1.md",
+        &task.replace(
+            "task_type: feature\n",
+            "task_type: bugfx\nworkflow: playr-coach\n",
+        ),
+    );
+    let project = project.commit();
+
+    let output = project.run(&["task", TASK, "--dry-run"]);
+
+    assert_exit(&output, 2);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let expected = [
+        ".autobuild/tasks/TASK-1.md:4:12: unknown task type `bugfx`",
+        "help: did you mean `bugfix`?",
+        ".autobuild/tasks/TASK-1.md:5:11: unknown workflow `playr-coach`",
+        "help: did you mean `player-coach`?",
+    ];
+    for line in expected {
+        assert!(stderr.contains(line), "no {line:?} in:\n{stderr}");
+    }
+    // A far-off task type (another tool's word) still runs, under the default profile.
+    let project = Project::new();
+    let task = project.read(".autobuild/tasks/TASK-1.md");
+    project.write(
+        ".autobuild/tasks/TASK-1.md",
+        &task.replace("task_type: feature\n", "task_type: chore-ops-xyz\n"),
+    );
+    let project = project.commit();
+    let output = project.run(&["task", TASK, "--dry-run"]);
+    assert_exit(&output, 0);
+}

@@ -12,6 +12,7 @@ mod budget;
 mod profile_checks;
 mod prompt_context;
 mod prompts;
+mod task_keys;
 
 pub use prompt_context::build_prompt_context;
 
@@ -109,6 +110,9 @@ pub fn preflight(
         Ok(task) => task,
         Err(error) => return Err(config.err().unwrap_or(error)),
     };
+    if config.is_ok() {
+        task_keys::check(root, &task, settings.workflow_arg.is_some())?;
+    }
     let workflow_name = settings
         .workflow_arg
         .clone()
