@@ -7,8 +7,10 @@ use crate::cli::doctor::Check;
 #[derive(Debug, Serialize)]
 pub struct Report {
     pub version: u32,
-    /// The workflow whose roles decide `ready`.
+    /// The workflow whose roles decide `ready`, with the repository's own workflows.
     pub workflow: String,
+    /// The repository's workflows whose roles were checked too.
+    pub also: Vec<String>,
     /// Everything that workflow needs is here (exit code 0).
     pub ready: bool,
     pub checks: Vec<Line>,
@@ -25,10 +27,11 @@ pub struct Line {
 }
 
 impl Report {
-    pub fn new(checks: &[Check], workflow: &str) -> Report {
+    pub fn new(checks: &[Check], workflow: &str, also: &[String]) -> Report {
         Report {
             version: super::VERSION,
             workflow: workflow.to_string(),
+            also: also.to_vec(),
             ready: checks.iter().all(|c| c.need.is_none()),
             checks: checks
                 .iter()
