@@ -1,5 +1,6 @@
 //! `autobuild doctor`: can a workflow run here? One line per check (`ok`, `warn`, `missing`),
-//! then what the selected workflow (`--workflow`, default `player-coach`) still needs, role by
+//! then what the selected workflow (`--workflow`, default `player-coach`) and the repository's
+//! own workflows still need, role by
 //! role, with the fix.
 //!
 //! Only what the selected workflow's roles need decides the exit code (0 ready, 1 not): an
@@ -34,7 +35,8 @@ use crate::ui;
 use crate::workflow::catalog::Catalog;
 use crate::workflow::model::{Action, AgentKind, Role};
 use crate::workflow::resolve::is_path;
-use crate::workflow::Overrides;
+use crate::workflow::source::Layer;
+use crate::workflow::{Overrides, ResolvedWorkflow};
 pub use credentials::{claude_credentials, codex_credentials, Credentials};
 use probe::{version_check, writable};
 
@@ -43,6 +45,9 @@ pub struct DoctorArgs {
     /// Check what this workflow needs (default: player-coach).
     #[arg(long, value_name = "NAME|PATH")]
     pub workflow: Option<String>,
+    /// The report as one JSON document on stdout (shape in README.md).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,7 +58,7 @@ pub enum Level {
 }
 
 impl Level {
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Level::Ok => "ok",
             Level::Warn => "warn",
@@ -91,8 +96,9 @@ impl Check {
     }
 }
 
-/// The report: every check line, then the verdict for `workflow`.
-pub fn render(checks: &[Check], workflow: &str) -> Vec<String> {
+/// The report: every check line, then the verdict for `workflow` and the repository's own
+/// workflows whose roles were checked too (`also`).
+pub fn render(checks: &[Check], workflow: &str, also: &[String]) -> Vec<String> {
     let mut lines: Vec<String> = checks
         .iter()
         .map(|check| {
@@ -107,12 +113,23 @@ pub fn render(checks: &[Check], workflow: &str) -> Vec<String> {
         .collect();
     let needs: Vec<&str> = checks.iter().filter_map(|c| c.need.as_deref()).collect();
     lines.push(String::new());
+    let others = if also.is_empty() {
+        String::new()
+    } else {
+        let quoted: Vec<String> = also.iter().map(|w| format!("`{w}`")).collect();
+        format!(" and the repository's workflows ({})", quoted.join(", "))
+    };
     if needs.is_empty() {
+        let verb = if also.is_empty() { "needs" } else { "need" };
         lines.push(format!(
-            "Everything the `{workflow}` workflow needs is here."
+            "Everything the `{workflow}` workflow{others} {verb} is here."
         ));
     } else {
-        lines.push(format!("The `{workflow}` workflow cannot run here yet:"));
+        lines.push(if also.is_empty() {
+            format!("The `{workflow}` workflow cannot run here yet:")
+        } else {
+            format!("The `{workflow}` workflow{others} cannot all run here yet:")
+        });
         lines.extend(needs.iter().map(|need| format!("  - {need}")));
     }
     lines
@@ -123,10 +140,18 @@ pub fn run(args: DoctorArgs) -> Result<u8, Error> {
     let workflow = args
         .workflow
         .unwrap_or_else(|| DEFAULT_WORKFLOW.to_string());
-    let checks = diagnose(&cwd, &workflow);
-    for line in render(&checks, &workflow) {
-        ui::line(&line);
-    }
+    let (checks, also) = diagnose(&cwd, &workflow);
+    let needs: Vec<String> = checks.iter().filter_map(|c| c.need.clone()).collect();
+    let group = (!args.json).then_some("autobuild doctor");
+    ui::result(group, &[], &needs, || {
+        if args.json {
+            super::json::print(&super::json::doctor::Report::new(&checks, &workflow, &also));
+        } else {
+            for line in render(&checks, &workflow, &also) {
+                ui::line(&line);
+            }
+        }
+    });
     Ok(if checks.iter().any(|c| c.need.is_some()) {
         1
     } else {
@@ -134,8 +159,10 @@ pub fn run(args: DoctorArgs) -> Result<u8, Error> {
     })
 }
 
-/// Every check, in report order.
-pub fn diagnose(cwd: &Path, workflow: &str) -> Vec<Check> {
+/// Every check, in report order, and the repository's workflows whose roles were checked
+/// besides `workflow`'s.
+pub fn diagnose(cwd: &Path, workflow: &str) -> (Vec<Check>, Vec<String>) {
+    let mut also = Vec::new();
     let mut checks = vec![git_library(), git_executable()];
     let root = find_repo_root(cwd);
     let config = match &root {
@@ -168,7 +195,8 @@ pub fn diagnose(cwd: &Path, workflow: &str) -> Vec<Check> {
         .unwrap_or_default();
     match config {
         Some(config) => {
-            let (workflow_checks, roles) = workflow_checks(root.as_deref(), workflow);
+            let (workflow_checks, roles, others) = workflow_checks(root.as_deref(), workflow);
+            also = others;
             checks.extend(workflow_checks);
             let env = ProjectEnv::new(&config.env, &base).vars();
             checks.extend(agent_checks(&roles, &base, &env));
@@ -186,7 +214,7 @@ pub fn diagnose(cwd: &Path, workflow: &str) -> Vec<Check> {
     if let Some(root) = &root {
         checks.push(writable(root));
     }
-    checks
+    (checks, also)
 }
 
 fn git_library() -> Check {
@@ -243,14 +271,18 @@ fn problem(what: &str, error: &Error) -> String {
     }
 }
 
-/// Every visible workflow's validity, and the roles the selected one runs.
-fn workflow_checks(root: Option<&Path>, selected: &str) -> (Vec<Check>, Vec<(String, Role)>) {
+/// Every visible workflow's validity, the roles the selected one and the repository's own
+/// workflows run, and the names of those workflows.
+fn workflow_checks(
+    root: Option<&Path>,
+    selected: &str,
+) -> (Vec<Check>, Vec<(String, Role)>, Vec<String>) {
     let catalog = match Catalog::discover(root) {
         Ok(catalog) => catalog,
         Err(error) => {
             let check = Check::new(Level::Missing, "workflows", problem("discovery", &error))
                 .needed("readable workflow files: fix the problem shown above");
-            return (vec![check], Vec::new());
+            return (vec![check], Vec::new(), Vec::new());
         }
     };
     let selected_index = if is_path(selected) {
@@ -276,19 +308,25 @@ fn workflow_checks(root: Option<&Path>, selected: &str) -> (Vec<Check>, Vec<(Str
     match catalog.resolve(selected, &Overrides::default()) {
         Ok(resolved) => {
             let mut roles: Vec<(String, Role)> = Vec::new();
-            for step in resolved.workflow.all_steps() {
-                if let Action::Agent { role, .. } = &step.action {
-                    let known = resolved.workflow.roles.get(role);
-                    if let Some(definition) =
-                        known.filter(|_| !roles.iter().any(|(n, _)| n == role))
-                    {
-                        roles.push((role.clone(), definition.clone()));
+            let mut others: Vec<String> = Vec::new();
+            add_roles(&mut roles, &resolved, None);
+            // The repository's own workflows are what its tasks run: their roles are checked
+            // too (a role the selected workflow also has, defined alike, once).
+            for (index, document) in catalog.documents.iter().enumerate() {
+                let own = matches!(document.source.layer, Layer::Repo | Layer::User);
+                if !own || document.name == resolved.workflow.name {
+                    continue;
+                }
+                if let Ok(other) = catalog.resolve_index(index, &Overrides::default()) {
+                    add_roles(&mut roles, &other, Some(&document.name));
+                    if !others.contains(&document.name) {
+                        others.push(document.name.clone());
                     }
                 }
             }
-            (checks, roles)
+            (checks, roles, others)
         }
-        Err(_) if selected_index.is_some() => (checks, Vec::new()),
+        Err(_) if selected_index.is_some() => (checks, Vec::new(), Vec::new()),
         Err(error) => {
             checks.push(
                 Check::new(
@@ -298,7 +336,30 @@ fn workflow_checks(root: Option<&Path>, selected: &str) -> (Vec<Check>, Vec<(Str
                 )
                 .needed(must_be_valid),
             );
-            (checks, Vec::new())
+            (checks, Vec::new(), Vec::new())
+        }
+    }
+}
+
+/// The roles `resolved` runs, each once: a role of another workflow (`of`) that is defined
+/// differently from one already listed is named `workflow/role`.
+fn add_roles(roles: &mut Vec<(String, Role)>, resolved: &ResolvedWorkflow, of: Option<&str>) {
+    for step in resolved.workflow.all_steps() {
+        let Action::Agent { role, .. } = &step.action else {
+            continue;
+        };
+        let Some(definition) = resolved.workflow.roles.get(role) else {
+            continue;
+        };
+        if roles.iter().any(|(_, r)| r == definition) {
+            continue;
+        }
+        let name = match of {
+            Some(workflow) if roles.iter().any(|(n, _)| n == role) => format!("{workflow}/{role}"),
+            _ => role.clone(),
+        };
+        if !roles.iter().any(|(n, _)| *n == name) {
+            roles.push((name, definition.clone()));
         }
     }
 }
@@ -463,7 +524,7 @@ mod tests {
                 .needed("role `player` (claude-code) need `claude`: install it"),
         ];
         assert_eq!(
-            render(&checks, "player-coach"),
+            render(&checks, "player-coach", &[]),
             [
                 "ok       git: libgit2 1.9.0",
                 "warn     codex: `codex` not found on PATH",
@@ -473,10 +534,16 @@ mod tests {
                 "  - role `player` (claude-code) need `claude`: install it",
             ]
         );
-        let fine = render(&checks[..1], "solo");
+        let fine = render(&checks[..1], "solo", &[]);
         assert_eq!(
             fine.last().unwrap(),
             "Everything the `solo` workflow needs is here."
+        );
+        let also = render(&checks, "player-coach", &["secure".to_string()]);
+        assert_eq!(
+            also[4],
+            "The `player-coach` workflow and the repository's workflows (`secure`) cannot all \
+             run here yet:"
         );
     }
 

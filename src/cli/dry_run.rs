@@ -16,8 +16,17 @@ use crate::ui;
 use crate::workflow::context::WorktreeContext;
 use crate::workflow::model::{Access, Action, OutputKind, Step};
 
-pub fn print(plan: &Plan) {
-    ui::line(&render(plan));
+/// The plan on stdout (as text, or as the `--json` document); its warnings on stderr.
+pub fn print(plan: &Plan, json: bool) {
+    let title = format!("plan for {}", plan.task.id);
+    let group = (!json).then_some(title.as_str());
+    ui::result(group, &plan.warnings, &plan.blockers, || {
+        if json {
+            super::json::print(&super::json::plan::TaskPlan::new(plan));
+        } else {
+            ui::line(&render(plan));
+        }
+    });
 }
 
 pub fn render(plan: &Plan) -> String {
@@ -73,9 +82,6 @@ pub fn render(plan: &Plan) -> String {
     let _ = writeln!(out, "  limits:     {}", bounds.join(", "));
     render_env(&mut out, plan);
     render_sandbox(&mut out, plan);
-    for warning in &plan.warnings {
-        let _ = writeln!(out, "  warning:    {warning}");
-    }
     for blocker in &plan.blockers {
         let _ = writeln!(out, "  CANNOT START: {blocker}");
     }

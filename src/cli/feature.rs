@@ -102,7 +102,15 @@ pub fn run(args: FeatureArgs, quiet: bool) -> Result<u8, Error> {
     };
     if args.flags.dry_run {
         let setup = preflight(&root, &args.feature, settings, Intent::DryRun)?;
-        ui::line(&show::render_plan(&setup));
+        let title = format!("plan for {}", setup.plan.id);
+        let group = (!args.flags.json).then_some(title.as_str());
+        ui::result(group, &setup.warnings, &[], || {
+            if args.flags.json {
+                super::json::print(&super::json::plan::FeaturePlan::new(&setup));
+            } else {
+                ui::line(&show::render_plan(&setup));
+            }
+        });
         return Ok(0);
     }
     let display = crate::ui::progress::Display::choose(args.flags.json, quiet);

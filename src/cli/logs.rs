@@ -8,7 +8,10 @@
 //! any loop prefix; a step id is turned into its labels through the run's resolved workflow.
 //! Ordering by modification time is the order the runner wrote them — alphabetical order would
 //! put the coach before the player. `--follow` polls the run directory and prints what is new
-//! (a growing transcript as it grows) until no process holds the run's lock any more.
+//! in the agents' transcripts and the check logs (`logs/`; a growing transcript as it grows) until
+//! no process holds the run's lock any more. The run's own records (`state.json`, replaced after
+//! every step, `events.jsonl`, turn records, reports) are not followed: they would be printed
+//! again and again; `logs` without `--follow` shows them.
 
 use std::collections::HashMap;
 use std::fs;
@@ -157,9 +160,12 @@ pub fn show(path: &Path) -> String {
 /// what the last look finds.
 pub fn follow(dir: &Path, filter: &Filter, running: &dyn Fn() -> bool) -> Result<(), Error> {
     let mut follower = Follower::default();
+    let logs = dir.join("logs");
     loop {
         let still_running = running();
-        for chunk in follower.poll(&records(dir, filter)?) {
+        let mut files = records(dir, filter)?;
+        files.retain(|path| path.parent() == Some(logs.as_path()));
+        for chunk in follower.poll(&files) {
             ui::text(&chunk);
         }
         if !still_running {

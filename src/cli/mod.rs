@@ -9,6 +9,7 @@ pub mod dry_run;
 pub mod feature;
 pub mod generate;
 pub mod init;
+pub mod json;
 pub mod logs;
 pub mod profiles;
 pub mod prompts;
@@ -231,9 +232,9 @@ pub struct RunFlags {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
     /// Resolve everything and print the plan and the first prompt; change nothing.
-    #[arg(long, conflicts_with = "json")]
+    #[arg(long)]
     pub dry_run: bool,
-    /// Print events as NDJSON on stdout.
+    /// Print events as NDJSON on stdout (with --dry-run: the plan as one JSON document).
     #[arg(long)]
     pub json: bool,
 }

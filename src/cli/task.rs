@@ -64,7 +64,7 @@ pub fn run(args: TaskArgs, quiet: bool) -> Result<u8, Error> {
                 plan.branch
             ));
         }
-        dry_run::print(&plan);
+        dry_run::print(&plan, args.flags.json);
         // A plan that could not start says so in its exit code too.
         return Ok(if plan.blockers.is_empty() {
             0

@@ -6,13 +6,14 @@ use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
 
+use crate::cli::json;
 use crate::diagnostic::Diagnostic;
 use crate::error::Error;
 use crate::ui;
 use crate::workflow::catalog::{Catalog, Opened};
 use crate::workflow::kinds;
 use crate::workflow::resolve::is_path;
-use crate::workflow::Overrides;
+use crate::workflow::{Overrides, ResolvedWorkflow};
 
 #[derive(Debug, Subcommand)]
 pub enum WorkflowsCommand {
@@ -41,6 +42,9 @@ pub enum WorkflowsCommand {
         /// Workflow names (as `workflows list` shows them) or files to validate.
         #[arg(value_name = "NAME|PATH")]
         workflows: Vec<String>,
+        /// The result as one JSON document on stdout (shape in README.md).
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -56,7 +60,7 @@ pub fn run(cmd: WorkflowsCommand) -> Result<u8, Error> {
             resolved,
             set,
         } => show(&catalog, &name, resolved, set),
-        WorkflowsCommand::Validate { workflows } => validate(&catalog, &workflows),
+        WorkflowsCommand::Validate { workflows, json } => validate(&catalog, &workflows, json),
         WorkflowsCommand::Kinds { kind } => kinds(kind.as_deref()),
     }
 }
@@ -133,16 +137,12 @@ fn show(catalog: &Catalog, name: &str, resolved: bool, set: Vec<String>) -> Resu
     Ok(0)
 }
 
-fn validate(catalog: &Catalog, workflows: &[String]) -> Result<u8, Error> {
+fn validate(catalog: &Catalog, workflows: &[String], json: bool) -> Result<u8, Error> {
+    let mut valid: Vec<ResolvedWorkflow> = Vec::new();
     let mut problems: Vec<Diagnostic> = Vec::new();
-    let mut check = |result: Result<crate::workflow::ResolvedWorkflow, Error>| match result {
+    let mut check = |result: Result<ResolvedWorkflow, Error>| match result {
         Ok(resolved) => {
-            ui::line(&format!(
-                "ok {} ({})",
-                resolved.workflow.name,
-                resolved.source.display()
-            ));
-            resolved.warnings.iter().for_each(ui::diagnostic);
+            valid.push(resolved);
             Ok(())
         }
         Err(Error::Invalid(found)) => {
@@ -174,8 +174,35 @@ fn validate(catalog: &Catalog, workflows: &[String]) -> Result<u8, Error> {
         };
         check(result)?;
     }
+    let ci = ui::annotations::enabled();
+    if json {
+        json::print(&json::validate::Validation::new(&valid, &problems));
+    } else {
+        if ci {
+            ui::line(&ui::annotations::group("autobuild workflows validate"));
+        }
+        for resolved in &valid {
+            ui::line(&format!(
+                "ok {} ({})",
+                resolved.workflow.name,
+                resolved.source.display()
+            ));
+            resolved.warnings.iter().for_each(ui::diagnostic);
+        }
+        if ci {
+            ui::line(ui::annotations::END_GROUP);
+        }
+    }
+    if ci {
+        let warnings = valid.iter().flat_map(|r| r.warnings.iter());
+        for diagnostic in warnings.chain(&problems) {
+            ui::note(&ui::annotations::diagnostic(diagnostic));
+        }
+    }
     if problems.is_empty() {
         Ok(0)
+    } else if json {
+        Ok(crate::error::exit::USAGE)
     } else {
         Err(problems.into())
     }

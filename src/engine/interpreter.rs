@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value};
 use crate::engine::cx::RunCx;
 use crate::engine::events::EventKind;
 use crate::engine::exec;
-use crate::engine::outcome::Outcome;
+use crate::engine::outcome::{skip_reason, Outcome};
 use crate::engine::state::StepRecord;
 use crate::engine::turn::Turn;
 use crate::error::Error;
@@ -107,9 +107,11 @@ impl<'a, 'p> Interpreter<'a, 'p> {
                 let holds = expr::eval_bool(condition, self.expression_context())
                     .map_err(|e| Error::runtime(format!("step `{}`: `if`: {e}", step.id)))?;
                 if !holds {
+                    let is_merge = matches!(step.action, Action::Merge { .. });
+                    let reason = skip_reason(is_merge, condition, &self.outcome());
                     self.cx.emit(EventKind::StepSkipped {
                         step: step.id.clone(),
-                        reason: format!("`if` is false: {condition}"),
+                        reason,
                     });
                     continue;
                 }

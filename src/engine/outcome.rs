@@ -124,6 +124,16 @@ impl Outcome {
     }
 }
 
+/// Why a step whose `if` is false did not run, in words: a merge skipped on a run that was not
+/// approved says why the work is not landing, not the expression that decided it.
+pub fn skip_reason(is_merge: bool, condition: &str, outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Approved { .. } => format!("its `if` is false: {condition}"),
+        _ if is_merge => format!("not merged: {}", outcome.message()),
+        _ => format!("its `if` is false: {condition}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,5 +160,37 @@ mod tests {
         }
         .status()
         .is_resumable());
+    }
+
+    #[test]
+    fn a_skipped_merge_says_in_words_why_the_work_did_not_land() {
+        let cond = "steps.cycle.outputs.exit == 'done'";
+        let cases = [
+            (
+                true,
+                Outcome::TurnLimit,
+                "not merged: blocked: the turn limit was reached without approval",
+            ),
+            (
+                true,
+                Outcome::Stalled {
+                    reason: "same diff twice".into(),
+                },
+                "not merged: blocked: stalled (same diff twice)",
+            ),
+            (
+                true,
+                Outcome::Approved { merged: false },
+                "its `if` is false: steps.cycle.outputs.exit == 'done'",
+            ),
+            (
+                false,
+                Outcome::TurnLimit,
+                "its `if` is false: steps.cycle.outputs.exit == 'done'",
+            ),
+        ];
+        for (is_merge, outcome, want) in cases {
+            assert_eq!(skip_reason(is_merge, cond, &outcome), want, "{outcome:?}");
+        }
     }
 }

@@ -7,10 +7,12 @@
 //! A run that cannot start leaves the repository exactly as it found it.
 //! `--dry-run` prints the plan.
 
+mod allowlist;
 mod budget;
 mod profile_checks;
 mod prompt_context;
 mod prompts;
+mod task_keys;
 
 pub use prompt_context::build_prompt_context;
 
@@ -110,6 +112,9 @@ pub fn preflight(
         Ok(task) => task,
         Err(error) => return Err(config.err().unwrap_or(error)),
     };
+    if config.is_ok() {
+        task_keys::check(root, &task, settings.workflow_arg.is_some())?;
+    }
     let workflow_name = settings
         .workflow_arg
         .clone()
@@ -329,6 +334,7 @@ fn check_agents(
     let mut problems = Vec::new();
     // Each agent CLI found, and the roles that use it, for the login check.
     let mut clis: Vec<(AgentKind, PathBuf, Vec<String>)> = Vec::new();
+    let mut unenforced = allowlist::Unenforced::default();
     for step in resolved.workflow.all_steps() {
         let Action::Agent {
             role: role_name, ..
@@ -373,22 +379,11 @@ fn check_agents(
                 .and_then(|argv| crate::agents::command::missing_script(argv, root))
                 .map(|why| format!("role `{role_name}` runs {why}")),
         );
-        let caps = adapter.capabilities();
-        if !caps.enforces_tool_allowlist && !role.tools.is_empty() {
-            let warning = format!(
-                "role `{role_name}`: the `{}` adapter cannot enforce the tool allowlist; {}",
-                role.agent,
-                if role.access == crate::workflow::model::Access::ReadOnly {
-                    "read-only is still enforced by the runner's audit after every turn"
-                } else {
-                    "the agent is trusted to use only the listed tools"
-                }
-            );
-            if !warnings.contains(&warning) {
-                warnings.push(warning);
-            }
+        if !adapter.capabilities().enforces_tool_allowlist && !role.tools.is_empty() {
+            unenforced.add(role.agent, role_name, role.access);
         }
     }
+    warnings.extend(unenforced.warnings());
     if !login::skipped() {
         for (kind, program, roles) in &clis {
             match login::check_once(*kind, program, &env) {

@@ -11,6 +11,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use crate::engine::events::{Event, EventKind};
 use crate::feature::events::{FeatureEvent, FeatureEventKind};
 use crate::ui;
+use crate::ui::colour;
 use crate::ui::progress::{plain_line, Display};
 use crate::workflow::kinds::Uses;
 
@@ -143,6 +144,9 @@ impl FeatureSink for Plain {
     fn feature(&mut self, event: &FeatureEvent) {
         if let FeatureEventKind::Warning { message } = &event.kind {
             self.warnings.push(message.clone());
+            // Commentary goes to stderr; stdout carries the run's lines.
+            ui::note(&feature_line(event));
+            return;
         }
         ui::line(&feature_line(event));
     }
@@ -152,7 +156,11 @@ impl FeatureSink for Plain {
             return;
         }
         if let Some(lines) = task_lines(event) {
-            ui::line(&lines);
+            if let EventKind::Warning { .. } = event.kind {
+                ui::note(&lines);
+            } else {
+                ui::line(&lines);
+            }
         }
     }
 }
@@ -231,7 +239,11 @@ impl TaskLine {
 
     /// `wave 1  running  turn 2/5  review  coach feedback  $0.12`.
     pub fn render(&self) -> String {
-        let mut parts = vec![format!("wave {}", self.wave), format!("{:<9}", self.state)];
+        // Coloured like the task panel's status words (stripped where stderr shows none).
+        let mut parts = vec![
+            format!("wave {}", self.wave),
+            colour::status_padded(&self.state, 9),
+        ];
         if self.turn > 0 {
             parts.push(format!("turn {}/{}", self.turn, self.max_turns));
         }
@@ -239,7 +251,7 @@ impl TaskLine {
             parts.push(step.clone());
         }
         if !self.decision.is_empty() {
-            parts.push(format!("coach {}", self.decision));
+            parts.push(format!("coach {}", colour::status(&self.decision)));
         }
         if self.cost > 0.0 {
             parts.push(format!("${:.2}", self.cost));
@@ -270,13 +282,13 @@ impl Row {
     }
 
     fn show(&self) {
-        self.bar.set_message(self.text());
+        self.bar.set_message(ui::for_panel(&self.text()));
     }
 
     /// Stops the spinner and freezes the row.
     fn settle(&self) {
         self.bar.set_style(idle_style());
-        self.bar.finish_with_message(self.text());
+        self.bar.finish_with_message(ui::for_panel(&self.text()));
     }
 }
 

@@ -64,9 +64,6 @@ pub fn render_plan(setup: &FeatureSetup) -> String {
             "  on failure:    skip the task's dependants; independent tasks still run"
         );
     }
-    for warning in &setup.warnings {
-        let _ = writeln!(out, "  warning:       {warning}");
-    }
     let width = plan.tasks.iter().map(|t| t.id().len()).max().unwrap_or(0);
     for (w, wave) in plan.waves.iter().enumerate() {
         let at_once = parallelism(

@@ -211,6 +211,20 @@ impl ProfileSet {
         ))
     }
 
+    /// The known task type `task_type` is most likely a typo of, when it is not one itself.
+    /// A task type far from every known one is another tool's word (GuardKit's, say) and runs
+    /// with the default profile after a warning; a near miss (`libary`, `bugfx`) is refused,
+    /// because running it under the wrong profile's gate is a silent downgrade.
+    pub fn typo_of(&self, task_type: &str) -> Option<&str> {
+        let human = HUMAN_TASK_TYPES
+            .iter()
+            .any(|h| h.eq_ignore_ascii_case(task_type));
+        if human || self.get(task_type).is_some() {
+            return None;
+        }
+        did_you_mean(task_type, self.all_names())
+    }
+
     pub fn names(&self) -> Vec<&str> {
         self.profiles
             .iter()

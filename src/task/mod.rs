@@ -24,6 +24,7 @@ mod duplicates;
 mod fields;
 mod front_matter;
 mod id;
+mod key_problem;
 mod lookup;
 mod markdown;
 mod precedence;

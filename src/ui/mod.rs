@@ -1,5 +1,6 @@
 //! Everything a user sees: errors, warnings, progress. No other module prints.
 
+pub mod annotations;
 pub mod colour;
 pub mod progress;
 
@@ -54,6 +55,34 @@ pub fn warn(message: &str) {
         "{} {message}",
         colour::paint(colour::WARNING, "warning:")
     ));
+}
+
+/// A command's result printed by `print`, with its `warnings` on stderr first. On GitHub
+/// Actions a text result is a collapsible `::group::` titled `group` (`None` for a JSON
+/// document, which stays alone on stdout) and the warnings and `errors` are
+/// `::warning::`/`::error::` annotations (the errors are part of the result otherwise).
+pub fn result(group: Option<&str>, warnings: &[String], errors: &[String], print: impl FnOnce()) {
+    let ci = annotations::enabled();
+    for warning in warnings {
+        if ci {
+            note(&annotations::plain("warning", warning));
+        } else {
+            warn(warning);
+        }
+    }
+    let group = group.filter(|_| ci);
+    if let Some(title) = group {
+        line(&annotations::group(title));
+    }
+    print();
+    if group.is_some() {
+        line(annotations::END_GROUP);
+    }
+    if ci {
+        for error in errors {
+            note(&annotations::plain("error", error));
+        }
+    }
 }
 
 /// A line of commentary on stderr, for commands whose stdout is read by a program.

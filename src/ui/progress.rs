@@ -195,7 +195,13 @@ struct Plain;
 
 impl EventSink for Plain {
     fn emit(&mut self, event: &Event) {
-        if let Some(line) = plain_line(event) {
+        let Some(line) = plain_line(event) else {
+            return;
+        };
+        // Warnings are commentary: stderr, so stdout carries the run's lines only.
+        if let EventKind::Warning { .. } = event.kind {
+            super::note(&line);
+        } else {
             super::line(&line);
         }
     }
@@ -222,23 +228,49 @@ impl EventSink for Quiet {
 }
 
 /// The live panel: finished lines scroll above a spinner showing the current step.
+///
+/// The spinner keeps one draw target for its whole life: indicatif remembers on its target how
+/// many lines it drew, so swapping targets (to hide it during a question) would leave the last
+/// frame in the scrollback. While a question is asked the spinner is cleared and dropped; the
+/// next step starts a new one.
 struct Panel {
-    bar: ProgressBar,
+    bar: Option<ProgressBar>,
     turn: Option<(u32, u32)>,
     max_turns: u32,
 }
 
 impl Panel {
     fn new() -> Panel {
-        let bar = ProgressBar::new_spinner();
+        Panel {
+            bar: None,
+            turn: None,
+            max_turns: 0,
+        }
+    }
+
+    fn spinner() -> ProgressBar {
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
         bar.set_style(
             ProgressStyle::with_template("{spinner} {prefix} {msg} {elapsed}")
                 .unwrap_or_else(|_| ProgressStyle::default_spinner()),
         );
-        Panel {
-            bar,
-            turn: None,
-            max_turns: 0,
+        bar
+    }
+
+    /// A finished line above the spinner (or alone, when there is none).
+    fn println(&self, line: &str) {
+        let line = super::for_panel(line);
+        match &self.bar {
+            Some(bar) => bar.println(line),
+            None => {
+                let _ = writeln!(io::stderr().lock(), "{line}");
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
         }
     }
 }
@@ -249,41 +281,37 @@ impl EventSink for Panel {
             EventKind::RunStarted { max_turns, .. } => {
                 self.max_turns = *max_turns;
                 if let Some(line) = plain_line(event) {
-                    self.bar.println(super::for_panel(&line));
+                    self.println(&line);
                 }
             }
-            EventKind::AwaitingAnswer { .. } => {
-                // The spinner would draw over the question.
-                self.bar.disable_steady_tick();
-                self.bar.set_draw_target(ProgressDrawTarget::hidden());
-            }
+            // The spinner would draw over the question.
+            EventKind::AwaitingAnswer { .. } => self.clear(),
             EventKind::StepStarted { step, uses, turn } => {
-                self.bar.set_draw_target(ProgressDrawTarget::stderr());
                 self.turn = turn.map(|t| (t, self.max_turns));
                 let prefix = self
                     .turn
                     .map(|(t, m)| format!("turn {t}/{m}"))
                     .unwrap_or_default();
-                self.bar.set_prefix(prefix);
-                self.bar.set_message(format!("{step} ({uses})"));
-                self.bar.reset_elapsed();
-                self.bar.enable_steady_tick(Duration::from_millis(120));
+                let bar = self.bar.get_or_insert_with(Panel::spinner);
+                bar.set_prefix(prefix);
+                bar.set_message(format!("{step} ({uses})"));
+                bar.reset_elapsed();
+                bar.enable_steady_tick(Duration::from_millis(120));
             }
             EventKind::StepFinished { .. } | EventKind::StepSkipped { .. } => {
-                self.bar.set_draw_target(ProgressDrawTarget::stderr());
                 if self.turn.is_none() {
                     if let Some(line) = plain_line(event) {
-                        self.bar.println(super::for_panel(&line));
+                        self.println(&line);
                     }
                 }
             }
             EventKind::TurnFinished { .. } | EventKind::Warning { .. } => {
                 if let Some(line) = plain_line(event) {
-                    self.bar.println(super::for_panel(&line));
+                    self.println(&line);
                 }
             }
             EventKind::RunFinished { .. } => {
-                self.bar.finish_and_clear();
+                self.clear();
                 if let Some(line) = plain_line(event) {
                     super::line(&line);
                 }

@@ -127,10 +127,17 @@ fn decode_steps(
         problems.push(expected_kind(node, "`steps`", "an array of step tables"));
         return Vec::new();
     };
+    // The ids a step without `uses` may have meant to patch (a typo of an existing step's id
+    // appends a new, incomplete step instead).
+    let complete: Vec<&str> = items
+        .iter()
+        .filter(|item| item.get("uses").is_some())
+        .filter_map(|item| item.get_str("id"))
+        .collect();
     items
         .iter()
         .filter_map(|item| {
-            let decoded = decode_step(item, problems, left_out);
+            let decoded = decode_step(item, &complete, problems, left_out);
             if decoded.is_none() {
                 item.walk(&mut |inner| {
                     if let Some(id) = inner.get_str("id") {
@@ -145,6 +152,7 @@ fn decode_steps(
 
 fn decode_step(
     node: &Node,
+    siblings: &[&str],
     problems: &mut Vec<Diagnostic>,
     left_out: &mut Vec<String>,
 ) -> Option<(Step, Node)> {
@@ -152,7 +160,7 @@ fn decode_step(
         problems.push(expected_kind(node, "a step", "a table"));
         return None;
     };
-    let uses = step_uses(node, table, problems)?;
+    let uses = step_uses(node, table, siblings, problems)?;
     let kind = kinds::named(uses)?;
     let before = problems.len();
     check_step_keys(table, kind, problems);
@@ -235,14 +243,26 @@ fn decode_step(
 fn step_uses<'a>(
     node: &'a Node,
     table: &'a Table,
+    siblings: &[&str],
     problems: &mut Vec<Diagnostic>,
 ) -> Option<&'a str> {
     let known = kinds::names().join(", ");
     let Some(uses) = table.get("uses") else {
-        let id = table
-            .get("id")
-            .and_then(Node::as_str)
-            .map_or(String::new(), |id| format!(" `{id}`"));
+        let id = table.get("id").and_then(Node::as_str);
+        // A patch whose id is a typo of an existing step's: say so, not "add a `uses`".
+        if let Some((id, close)) =
+            id.and_then(|id| Some((id, did_you_mean(id, siblings.iter().copied())?)))
+        {
+            let at = table.get("id").map_or(&node.pos, |n| &n.pos);
+            problems.push(
+                at.error(format!(
+                    "no step `{id}` to patch (a new step needs a `uses`)"
+                ))
+                .with_help(format!("did you mean `{close}`?")),
+            );
+            return None;
+        }
+        let id = id.map_or(String::new(), |id| format!(" `{id}`"));
         problems.push(
             node.pos
                 .error(format!("step{id} has no `uses`"))

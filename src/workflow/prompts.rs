@@ -103,7 +103,7 @@ impl Prompts {
         let example = serde_json::to_value(PromptContext::example()).unwrap_or(Json::Null);
         let mut variables: Vec<String> = template.undeclared_variables(true).into_iter().collect();
         variables.sort();
-        variables
+        let unknown: Vec<Diagnostic> = variables
             .iter()
             .filter_map(|path| unknown_variable(path, &example))
             .map(|unknown| {
@@ -112,7 +112,32 @@ impl Prompts {
                 Diagnostic::at_offset(&source.path, &source.text, offset, message)
                     .with_help(unknown.help)
             })
-            .collect()
+            .collect();
+        if !unknown.is_empty() {
+            return unknown;
+        }
+        // Rendered as a run renders it: on turn 1 there is no feedback yet, so an unguarded
+        // `{{ feedback.summary }}` would refuse every run.
+        let turn_one = PromptContext {
+            feedback: None,
+            stall_notice: None,
+            ..PromptContext::example()
+        };
+        let renders = [
+            ("turn 1, which has no `feedback` yet", turn_one),
+            ("a later turn", PromptContext::example()),
+        ];
+        for (when, context) in renders {
+            if let Err(error) = template.render(&context) {
+                let mut problem = template_error(source, &error);
+                problem.message = format!("{} (rendering it for {when})", problem.message);
+                return vec![problem.with_help(
+                    "a run renders the template on every turn: guard what a turn may lack, e.g. \
+                     `{% if feedback %}{{ feedback.summary }}{% endif %}`",
+                )];
+            }
+        }
+        Vec::new()
     }
 }
 
@@ -265,5 +290,25 @@ mod tests {
         let problems = p.check("p.md");
         assert_eq!(problems[0].location.unwrap().line, 2);
         assert!(p.render("p.md", &PromptContext::example()).is_err());
+    }
+
+    #[test]
+    fn a_template_that_fails_on_turn_one_is_located_in_the_template() {
+        let p = prompts(&[(
+            "p.md",
+            "Task {{ task.id }}\nLast time: {{ feedback.summary }}\n",
+        )]);
+        let problems = p.check("p.md");
+        assert_eq!(problems.len(), 1, "{problems:#?}");
+        assert!(
+            problems[0].message.contains("rendering it for turn 1"),
+            "{problems:#?}"
+        );
+        assert_eq!(problems[0].location.map(|l| l.line), Some(2));
+        let guarded = prompts(&[(
+            "p.md",
+            "{% if feedback %}{{ feedback.summary }}{% endif %}\n",
+        )]);
+        assert!(guarded.check("p.md").is_empty());
     }
 }

@@ -275,7 +275,8 @@ timeout = "{}"
             .args(args)
             .stdin(Stdio::null())
             .env("AUTOBUILD_CONFIG_DIR", self.root.join("no-such-config-dir"))
-            .env_remove("RUST_LOG");
+            .env_remove("RUST_LOG")
+            .env_remove("GITHUB_ACTIONS");
         for name in &self.env_removed {
             command.env_remove(name);
         }

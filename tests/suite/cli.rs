@@ -11,6 +11,8 @@ use support::copy_tree;
 fn cli_cases() {
     trycmd::TestCases::new()
         .env("AUTOBUILD_CONFIG_DIR", "/nonexistent/autobuild-config")
+        // Outputs as a terminal or a CI log shows them, not as GitHub Actions annotations.
+        .env("GITHUB_ACTIONS", "")
         .case("tests/cmd/*.toml")
         .case("README.md")
         .case("docs/*.md")
@@ -83,6 +85,8 @@ fn in_repository(dir: &Path, cases: &[&str]) {
         .env("AUTOBUILD_BWRAP", fake_bwrap.display().to_string())
         .env("AUTOBUILD_DIR", repo.display().to_string())
         .env("AUTOBUILD_CONFIG_DIR", "/nonexistent/autobuild-config")
+        // Outputs as a terminal or a CI log shows them, not as GitHub Actions annotations.
+        .env("GITHUB_ACTIONS", "")
         .insert_var("[REPO]", repo.display().to_string())
         .unwrap();
     for case in cases {
@@ -105,6 +109,8 @@ fn cli_cases_about_a_merged_run() {
         .args(["task", "TASK-DEMO-001", "--auto-merge", "--quiet"])
         .env("AUTOBUILD_DIR", &repo)
         .env("AUTOBUILD_CONFIG_DIR", "/nonexistent/autobuild-config")
+        // Outputs as a terminal or a CI log shows them, not as GitHub Actions annotations.
+        .env("GITHUB_ACTIONS", "")
         .env("AUTOBUILD_BWRAP", &fake_bwrap)
         .output()
         .unwrap();
@@ -113,6 +119,8 @@ fn cli_cases_about_a_merged_run() {
         .env("AUTOBUILD_BWRAP", fake_bwrap.display().to_string())
         .env("AUTOBUILD_DIR", repo.display().to_string())
         .env("AUTOBUILD_CONFIG_DIR", "/nonexistent/autobuild-config")
+        // Outputs as a terminal or a CI log shows them, not as GitHub Actions annotations.
+        .env("GITHUB_ACTIONS", "")
         .insert_var("[REPO]", repo.display().to_string())
         .unwrap()
         .case("tests/cmd-run/*.toml");

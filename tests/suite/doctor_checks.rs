@@ -420,3 +420,41 @@ fn doctor_reports_the_sandbox_it_would_use_and_an_off_mode() {
         "{text}"
     );
 }
+
+/// The repository's own workflows are what its tasks run: doctor checks their roles too, and is
+/// not "ready" while one of them cannot start.
+#[test]
+fn every_role_of_the_repositorys_workflows_is_checked() {
+    let repo = Repo::new(COMMAND_ROLES);
+    let workflows = repo.root().join(".autobuild/workflows");
+    fs::create_dir_all(&workflows).unwrap();
+    fs::write(
+        workflows.join("secure.toml"),
+        "schema = 1\nname = \"secure\"\nextends = \"player-coach\"\n\n\
+         [roles.auditor]\nagent = \"codex\"\naccess = \"read-only\"\noutput = \"verdict\"\n\
+         prompt = \"coach.md\"\ntools = [\"read\"]\n\n\
+         [[steps]]\nid = \"cycle\"\n  [[steps.steps]]\n  id = \"audit\"\n  uses = \"agent\"\n  \
+         role = \"auditor\"\n",
+    )
+    .unwrap();
+
+    let output = repo.doctor(&[]);
+
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("missing  codex: `codex` not found on PATH"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "The `player-coach` workflow and the repository's workflows (`secure`) cannot all run \
+             here yet:"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("role `auditor` (codex) needs `codex`"),
+        "{text}"
+    );
+}

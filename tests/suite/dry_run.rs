@@ -128,3 +128,116 @@ fn a_repository_without_commits_is_told_to_make_one() {
     assert_exit(&output, 2);
     assert!(loop_fixture::stderr(&output).contains("no commits yet"));
 }
+
+/// On GitHub Actions (`GITHUB_ACTIONS=true`) the plan is a collapsible group, its warnings and
+/// what blocks it are annotations; `--json` keeps stdout a single JSON document.
+#[test]
+fn on_github_actions_the_plan_is_grouped_and_its_problems_are_annotations() {
+    let project = Project::new().commit();
+    let ci = [("GITHUB_ACTIONS", "true"), ("PATH", "/usr/bin:/bin")];
+
+    let output = project.run_with_env(&["task", TASK, "--dry-run", "--agent", "claude-code"], &ci);
+
+    assert_exit(&output, 2);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stdout.starts_with("::group::plan for TASK-1\n"), "{stdout}");
+    assert!(stdout.trim_end().ends_with("::endgroup::"), "{stdout}");
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("::error::role `player`") && l.contains("claude")),
+        "{stderr}"
+    );
+
+    let output = project.run_with_env(
+        &[
+            "task",
+            TASK,
+            "--dry-run",
+            "--agent",
+            "claude-code",
+            "--json",
+        ],
+        &ci,
+    );
+    assert_exit(&output, 2);
+    let plan: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(plan["version"], 1);
+    assert_eq!(plan["task"]["id"], TASK);
+    let blockers = plan["blockers"].as_array().unwrap();
+    assert!(
+        blockers
+            .iter()
+            .any(|b| b.as_str().unwrap().starts_with("role `player`")),
+        "{plan}"
+    );
+}
+
+/// `doctor --json` and `workflows validate --json` print one versioned document each.
+#[test]
+fn doctor_and_validate_print_versioned_json() {
+    let project = Project::new().commit();
+
+    let output = project.run(&["doctor", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["version"], 1);
+    assert_eq!(report["workflow"], "player-coach");
+    assert_eq!(
+        report["ready"].as_bool(),
+        Some(output.status.code() == Some(0)),
+        "{report}"
+    );
+    assert!(report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["subject"] == "repository" && c["level"] == "ok"));
+
+    let output = project.run(&["workflows", "validate", "--json"]);
+    assert_exit(&output, 0);
+    let validation: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(validation["version"], 1);
+    assert_eq!(validation["valid"], true);
+    assert!(validation["workflows"].as_array().unwrap().len() >= 3);
+}
+
+/// A task's `workflow:` naming no workflow and a `task_type:` that is a typo are problems in the
+/// task file: both at once, each at its line with a suggestion; nothing is planned.
+#[test]
+fn a_task_naming_an_unknown_workflow_or_a_mistyped_task_type_is_told_where() {
+    let project = Project::new();
+    let task = project.read(".autobuild/tasks/TASK-1.md");
+    project.write(
+        ".autobuild/tasks/TASK-1.md",
+        &task.replace(
+            "task_type: feature\n",
+            "task_type: bugfx\nworkflow: playr-coach\n",
+        ),
+    );
+    let project = project.commit();
+
+    let output = project.run(&["task", TASK, "--dry-run"]);
+
+    assert_exit(&output, 2);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let expected = [
+        ".autobuild/tasks/TASK-1.md:4:12: unknown task type `bugfx`",
+        "help: did you mean `bugfix`?",
+        ".autobuild/tasks/TASK-1.md:5:11: unknown workflow `playr-coach`",
+        "help: did you mean `player-coach`?",
+    ];
+    for line in expected {
+        assert!(stderr.contains(line), "no {line:?} in:\n{stderr}");
+    }
+    // A far-off task type (another tool's word) still runs, under the default profile.
+    let project = Project::new();
+    let task = project.read(".autobuild/tasks/TASK-1.md");
+    project.write(
+        ".autobuild/tasks/TASK-1.md",
+        &task.replace("task_type: feature\n", "task_type: chore-ops-xyz\n"),
+    );
+    let project = project.commit();
+    let output = project.run(&["task", TASK, "--dry-run"]);
+    assert_exit(&output, 0);
+}

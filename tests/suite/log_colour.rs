@@ -78,3 +78,84 @@ fn color_always_colours_the_log_lines_too() {
         .unwrap_or_else(|| panic!("no DEBUG line in:\n{err}"));
     assert!(debug.contains('\u{1b}'), "{debug:?}");
 }
+
+/// The live panel on a real terminal: tmux runs a two-turn run of the demo project, and its
+/// scrollback afterwards holds every finished line once and no frozen spinner frame (indicatif
+/// forgets what it drew when its draw target is swapped, which left one frame per step).
+#[test]
+#[ignore = "needs tmux: run scripts/tmux-panel.sh"]
+fn the_live_panel_leaves_no_residue_in_the_scrollback() {
+    use std::path::Path;
+    use std::process::Command;
+    use std::time::Duration;
+
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("project");
+    std::fs::create_dir_all(&repo).unwrap();
+    loop_fixture::copy_tree(Path::new("demo/project"), &repo);
+    autobuild::git::init_with_commit(&repo, "main", "demo").unwrap();
+    let done = dir.path().join("exit-code");
+    let script = dir.path().join("run.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "AUTOBUILD_CONFIG_DIR=/nonexistent/autobuild-config '{}' -C '{}' task TASK-DEMO-001 \
+             --auto-merge\necho $? > '{}'\nsleep 600\n",
+            env!("CARGO_BIN_EXE_autobuild"),
+            repo.display(),
+            done.display()
+        ),
+    )
+    .unwrap();
+    // A private server: the session gets this process's environment, not a running server's.
+    let socket = format!("autobuild-panel-{}", std::process::id());
+    let tmux = |args: &[&str]| {
+        let output = Command::new("tmux")
+            .args(["-L", &socket])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "tmux {args:?}: {output:?}");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let shell = format!("sh '{}'", script.display());
+    tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        "panel",
+        "-x",
+        "160",
+        "-y",
+        "50",
+        &shell,
+    ]);
+    loop_fixture::wait_until(Duration::from_secs(120), "the run to end", || done.exists());
+    // -J joins wrapped lines; -S - starts at the top of the scrollback.
+    let screen = tmux(&["capture-pane", "-p", "-J", "-S", "-", "-t", "panel"]);
+    let _ = Command::new("tmux")
+        .args(["-L", &socket, "kill-server"])
+        .status();
+    assert_eq!(
+        std::fs::read_to_string(&done).unwrap().trim(),
+        "0",
+        "{screen}"
+    );
+    let spinner = |line: &&str| line.chars().any(|c| ('\u{2800}'..='\u{28ff}').contains(&c));
+    let frames: Vec<&str> = screen.lines().filter(spinner).collect();
+    assert!(frames.is_empty(), "spinner frames left:\n{screen}");
+    for once in [
+        "turn 1/5:",
+        "turn 2/5:",
+        "merge: squash",
+        "result: approved and merged",
+    ] {
+        let count = screen.lines().filter(|l| l.starts_with(once)).count();
+        assert_eq!(count, 1, "`{once}` {count} times in:\n{screen}");
+    }
+    assert_eq!(
+        screen.matches("cannot enforce the tool allowlist").count(),
+        1,
+        "{screen}"
+    );
+}

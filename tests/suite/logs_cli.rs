@@ -90,10 +90,12 @@ fn follow_prints_what_a_live_run_writes_and_stops_when_it_ends() {
             }
         }
     });
+    let seen = std::cell::RefCell::new(Vec::new());
     let wait_for = |text: &str| {
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
             if let Ok(line) = rx.recv_timeout(Duration::from_millis(100)) {
+                seen.borrow_mut().push(line.clone());
                 if line.contains(text) {
                     return;
                 }
@@ -101,7 +103,8 @@ fn follow_prints_what_a_live_run_writes_and_stops_when_it_ends() {
         }
         panic!("`logs --follow` never printed {text:?}");
     };
-    wait_for("gate_turn_1.json");
+    // Transcripts and check logs only: the run's records are not followed (issue 25).
+    wait_for("logs/turn_1_player.log");
 
     let transcript = project.run_dir().join("logs/turn_3_player.log");
     std::fs::write(&transcript, "first line\n").unwrap();
@@ -119,4 +122,11 @@ fn follow_prints_what_a_live_run_writes_and_stops_when_it_ends() {
         std::thread::sleep(Duration::from_millis(100));
     };
     assert!(status.success());
+    let mut seen = seen.into_inner();
+    seen.extend(rx.try_iter());
+    let headers: Vec<&String> = seen.iter().filter(|l| l.starts_with("==> ")).collect();
+    assert!(
+        headers.iter().all(|h| h.contains("/logs/")),
+        "only transcripts and check logs are followed: {headers:#?}"
+    );
 }

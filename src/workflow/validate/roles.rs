@@ -182,8 +182,15 @@ pub(super) fn check_gate_reviews(
                     .with_help("name the reviewing steps, or remove `reviews` to weigh every one; a gate without a reviewer needs [gate] waive = [\"coach\"]"),
             );
         }
+        // A step whose role is unknown is already reported; whether it reviews is unknown, so
+        // naming it in `reviews` is no second problem.
+        let unknown_role: Vec<&str> = steps
+            .iter()
+            .filter(|s| matches!(&s.step.action, Action::Agent { role, .. } if !workflow.roles.contains_key(role)))
+            .map(|s| s.step.id.as_str())
+            .collect();
         for (id, entry) in reviews.iter().zip(entries) {
-            if reviewers.contains(&id.as_str()) {
+            if reviewers.contains(&id.as_str()) || unknown_role.contains(&id.as_str()) {
                 continue;
             }
             let help = match did_you_mean(id, reviewers.iter().copied()) {

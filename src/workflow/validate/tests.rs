@@ -425,4 +425,32 @@ fn an_agents_free_text_never_decides_a_condition() {
     assert!(found[0]
         .1
         .contains("`steps.review.outputs.text` is an agent's free text and cannot decide"));
+fn a_role_typo_is_one_error_not_a_gate_error_too() {
+    let text = player_coach_with(
+        "  id = \"gate\"\n  uses = \"gate\"",
+        "  id = \"gate\"\n  uses = \"gate\"\n  reviews = [\"review\"]",
+    )
+    .replacen("role = \"coach\"", "role = \"cocah\"", 1);
+    let found = found(&text);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].1.contains("uses unknown role `cocah`"),
+        "{found:#?}"
+    );
+}
+
+#[test]
+fn a_patch_naming_no_step_suggests_the_step_it_meant() {
+    let text = "schema = 1\nname = \"p\"\n[[steps]]\nid = \"cycle\"\nuses = \"loop\"\nmax_iterations = 2\n  [[steps.steps]]\n  id = \"g\"\n  uses = \"gate\"\n[[steps]]\nid = \"cylce\"\nmax_iterations = 8\n";
+    let tree = parse_toml::parse(&Source::new("w.toml", text, Layer::Repo)).unwrap();
+    let problems = match decode_workflow(&tree) {
+        Ok(_) => panic!("decoded a step without `uses`"),
+        Err(problems) => problems,
+    };
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert_eq!(
+        problems[0].message,
+        "no step `cylce` to patch (a new step needs a `uses`)"
+    );
+    assert_eq!(problems[0].help.as_deref(), Some("did you mean `cycle`?"));
 }
