@@ -8,6 +8,7 @@
 //! `--dry-run` prints the plan.
 
 mod budget;
+mod hidden;
 mod profile_checks;
 mod prompt_context;
 mod prompts;
@@ -228,12 +229,20 @@ pub fn preflight(
     };
     let unrenderable = prompts::unrenderable(&plan);
     plan.blockers.extend(unrenderable);
+    let confined = match &plan.sandbox {
+        crate::sandbox::Effective::On(_) => Ok(()),
+        crate::sandbox::Effective::Off(why) => Err(why.as_str()),
+    };
+    let (blockers, warnings) = hidden::check(&plan.hidden_paths(), confined, &plan.checks);
+    plan.blockers.extend(blockers);
+    plan.warnings.extend(warnings);
     Ok(plan)
 }
 
 impl Plan {
     /// What no agent of this run may change: autobuild's own directory, the task file,
-    /// `[scope] protect` and the task's `protect:`, as globs relative to the repository root.
+    /// `[scope] protect` and the task's `protect:`, and the hidden paths (an agent that creates
+    /// a file there is out of scope), as globs relative to the repository root.
     pub fn protected_paths(&self) -> Vec<String> {
         let task_file = self
             .task
@@ -257,7 +266,8 @@ impl Plan {
             .cloned()
             .chain(task_file)
             .chain(self.config.scope.protect.iter().cloned())
-            .chain(self.task.protect.iter().cloned());
+            .chain(self.task.protect.iter().cloned())
+            .chain(self.hidden_paths());
         for pattern in all {
             if !patterns.contains(&pattern) {
                 patterns.push(pattern);

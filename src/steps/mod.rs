@@ -7,6 +7,7 @@ pub mod feedback;
 pub mod gate;
 pub mod no_tests;
 pub mod normalize;
+pub mod reveal;
 pub mod scope;
 pub mod stall;
 pub mod summary;

@@ -29,7 +29,7 @@ use crate::diagnostic::{Diagnostic, Location};
 use crate::workflow::yaml_limits;
 
 /// The keys autobuild reads; every other key lands in [`FrontMatter::extra`].
-const KNOWN_KEYS: [&str; 8] = [
+const KNOWN_KEYS: [&str; 9] = [
     "id",
     "title",
     "task_type",
@@ -37,6 +37,7 @@ const KNOWN_KEYS: [&str; 8] = [
     "dependencies",
     "workflow",
     "protect",
+    "hidden",
     "acceptance_criteria",
 ];
 
@@ -132,6 +133,7 @@ pub(crate) struct FrontMatter {
     pub dependencies: Vec<String>,
     pub workflow: Option<String>,
     pub protect: Vec<String>,
+    pub hidden: Vec<String>,
     /// The `acceptance_criteria:` list, when it has items, and the byte offset of its key.
     pub criteria: Option<(Vec<String>, usize)>,
     pub extra: BTreeMap<String, Value>,
@@ -378,11 +380,19 @@ pub(crate) fn read(
             Vec::new()
         }
     };
-    if let Some(value) = known.remove("protect") {
-        let (patterns, wrong) = fields::protect(value);
-        fields.protect = patterns;
+    type Reader = fn(Value) -> (Vec<String>, Vec<fields::FieldProblem>);
+    let globs: [(&str, Reader); 2] = [("protect", fields::protect), ("hidden", fields::hidden)];
+    for (key, read) in globs {
+        let Some(value) = known.remove(key) else {
+            continue;
+        };
+        let (patterns, wrong) = read(value);
+        match key {
+            "protect" => fields.protect = patterns,
+            _ => fields.hidden = patterns,
+        }
         for problem in wrong {
-            let diagnostic = located.key("protect", problem.message);
+            let diagnostic = located.key(key, problem.message);
             problems.push(match problem.help {
                 Some(help) => diagnostic.with_help(help),
                 None => diagnostic,

@@ -53,6 +53,8 @@ pub struct Task {
     pub workflow: Option<String>,
     /// Globs no agent may change while this task runs (front matter `protect:`).
     pub protect: Vec<String>,
+    /// Globs no agent may see while this task runs (front matter `hidden:`).
+    pub hidden: Vec<String>,
     /// The body without the title line and the criteria section.
     pub requirements: String,
     pub criteria: Vec<Criterion>,
@@ -153,6 +155,7 @@ impl Task {
                 dependencies: fields.dependencies,
                 workflow: fields.workflow,
                 protect: fields.protect,
+                hidden: fields.hidden,
                 requirements,
                 criteria,
                 criteria_epilogue,
