@@ -176,7 +176,10 @@ pub fn preflight(
     blockers.extend(unselectable);
     blockers.extend(uncommitted_agent_files(&resolved, root, &base_branch));
     let branch = format!("autobuild/{}", task.id);
-    let branch_exists = repo.branch_exists(&branch);
+    // A run with hidden paths keeps its branch in its task repository until it lands.
+    let hides = !(config.scope.hidden.is_empty() && task.hidden.is_empty());
+    let branch_exists =
+        repo.branch_exists(&branch) || (hides && layout.task_repo(&task.id).join(".git").is_dir());
     if let Some(holder) = crate::engine::lock::holder(&layout.runs(), &task.id) {
         return Err(Error::usage(format!(
             "task {} is already being run by process {holder}",

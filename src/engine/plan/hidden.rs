@@ -6,7 +6,10 @@
 //! sandbox is refused before anything happens: it would run them unprotected. A check marked
 //! `hidden = true` with no hidden paths is a mistake the user should hear of, but not a blocker.
 
+use std::path::PathBuf;
+
 use super::Plan;
+use crate::error::Error;
 use crate::project::EffectiveCheck;
 
 impl Plan {
@@ -24,6 +27,22 @@ impl Plan {
     /// Whether this run keeps files from its agents.
     pub fn hides(&self) -> bool {
         !self.hidden_paths().is_empty()
+    }
+
+    /// The hidden paths compiled, `None` when there are none.
+    pub fn hidden_set(&self) -> Result<Option<globset::GlobSet>, Error> {
+        let hidden = self.hidden_paths();
+        if hidden.is_empty() {
+            return Ok(None);
+        }
+        crate::steps::scope::set(&hidden)
+            .map(Some)
+            .map_err(|why| Error::usage(format!("invalid hidden path: {why}")))
+    }
+
+    /// The task repository of this run when it hides files (its agents' repository).
+    pub fn task_repo(&self) -> Option<PathBuf> {
+        self.hides().then(|| self.layout.task_repo(&self.task.id))
     }
 }
 
