@@ -399,10 +399,7 @@ mod tests {
         let files = git(&task, &["ls-tree", "-r", "--name-only", "main"]);
         assert_eq!(files, "src/a.txt\nsrc/gone.txt\ntests/unit.sh");
         assert_eq!(git(&task, &["rev-list", "--all", "--count"]), "1");
-        let objects = git(
-            &task,
-            &["cat-file", "--batch-all-objects", "--batch-check"],
-        );
+        let objects = git(&task, &["cat-file", "--batch-all-objects", "--batch-check"]);
         for line in objects.lines() {
             let id = line.split(' ').next().unwrap();
             let content = git(&task, &["cat-file", "-p", id]);
@@ -416,7 +413,14 @@ mod tests {
         let worktree = task.parent().unwrap().join("wt");
         git(
             &task,
-            &["worktree", "add", "-q", "-b", "autobuild/T", worktree.to_str().unwrap()],
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                "autobuild/T",
+                worktree.to_str().unwrap(),
+            ],
         );
         write(&worktree, "src/a.txt", "changed\n");
         write(&worktree, "src/new.txt", "new\n");
@@ -432,7 +436,10 @@ mod tests {
             transplant(&user, &worktree, &made, &approved, "autobuild/T", &hidden).unwrap();
 
         assert_eq!(git(&user, &["rev-parse", "autobuild/T"]), commit);
-        assert_eq!(git(&user, &["rev-parse", "autobuild/T~1"]), made.real.to_string());
+        assert_eq!(
+            git(&user, &["rev-parse", "autobuild/T~1"]),
+            made.real.to_string()
+        );
         assert_eq!(
             git(&user, &["ls-tree", "-r", "--name-only", "autobuild/T"]),
             "src/a.txt\nsrc/new.txt\ntests/acceptance/test_a.sh\ntests/unit.sh"
