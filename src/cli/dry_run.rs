@@ -101,6 +101,10 @@ pub fn render(plan: &Plan) -> String {
             check.cmd,
             humantime::format_duration(check.timeout),
             match check.origin {
+                CheckOrigin::Configured if check.hidden && plan.hides() => {
+                    "configured, hidden: runs in the runner's copy with the hidden files"
+                        .to_string()
+                }
                 CheckOrigin::Configured => "configured".to_string(),
                 CheckOrigin::Detected(reason) => format!("detected: {reason}"),
             }
@@ -177,6 +181,14 @@ pub fn render(plan: &Plan) -> String {
             let cut = if file.truncated { " (cut)" } else { "" };
             let _ = writeln!(out, "  {}{cut}", file.path);
         }
+    let hidden = plan.hidden_paths();
+    if !hidden.is_empty() {
+        let _ = writeln!(
+            out,
+            "Hidden (no agent can see them; only hidden checks use them; reveal = {}): {}",
+            plan.config.scope.reveal.as_str(),
+            globs(&hidden)
+        );
     }
 
     let _ = writeln!(out, "\nSteps:");

@@ -304,8 +304,9 @@ pub fn discard(task_id: &str, yes: bool) -> Result<u8, Error> {
         .map_err(|e| Error::usage(e.to_string()))?;
     let repo = Repo::discover(&run.root)?;
     let branch = run.state.branch.clone();
+    let task_repo = crate::git::task_repo::of_worktree(&run.state.worktree);
     let has_branch = repo.branch_exists(&branch);
-    if !has_branch && !run.state.worktree.exists() {
+    if !has_branch && !run.state.worktree.exists() && task_repo.is_none() {
         ui::line(&format!(
             "nothing to discard: {branch} and its worktree are already gone"
         ));
@@ -324,7 +325,14 @@ pub fn discard(task_id: &str, yes: bool) -> Result<u8, Error> {
             return Err(Error::usage("nothing was discarded"));
         }
     }
-    if run.state.worktree.exists() {
+    if let Some(dir) = &task_repo {
+        // A run with hidden paths: its worktree and branch are the task repository's.
+        for dir in [&run.state.worktree, dir] {
+            if dir.exists() {
+                std::fs::remove_dir_all(dir).map_err(|e| Error::io("cannot remove", dir, e))?;
+            }
+        }
+    } else if run.state.worktree.exists() {
         repo.remove_worktree(&run.state.worktree, &branch)?;
     }
     if has_branch {

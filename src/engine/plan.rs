@@ -9,6 +9,7 @@
 
 mod allowlist;
 mod budget;
+mod hidden;
 mod profile_checks;
 mod prompt_context;
 mod prompts;
@@ -191,7 +192,10 @@ pub fn preflight(
     let (context_files, missing) = crate::project::context_files::load(root, &wanted);
     blockers.extend(missing);
     let branch = format!("autobuild/{}", task.id);
-    let branch_exists = repo.branch_exists(&branch);
+    // A run with hidden paths keeps its branch in its task repository until it lands.
+    let hides = !(config.scope.hidden.is_empty() && task.hidden.is_empty());
+    let branch_exists =
+        repo.branch_exists(&branch) || (hides && layout.task_repo(&task.id).join(".git").is_dir());
     if let Some(holder) = crate::engine::lock::holder(&layout.runs(), &task.id) {
         return Err(Error::usage(format!(
             "task {} is already being run by process {holder}",
@@ -245,12 +249,20 @@ pub fn preflight(
     };
     let unrenderable = prompts::unrenderable(&plan);
     plan.blockers.extend(unrenderable);
+    let confined = match &plan.sandbox {
+        crate::sandbox::Effective::On(_) => Ok(()),
+        crate::sandbox::Effective::Off(why) => Err(why.as_str()),
+    };
+    let (blockers, warnings) = hidden::check(&plan.hidden_paths(), confined, &plan.checks);
+    plan.blockers.extend(blockers);
+    plan.warnings.extend(warnings);
     Ok(plan)
 }
 
 impl Plan {
     /// What no agent of this run may change: autobuild's own directory, the task file,
-    /// `[scope] protect` and the task's `protect:`, as globs relative to the repository root.
+    /// `[scope] protect` and the task's `protect:`, and the hidden paths (an agent that creates
+    /// a file there is out of scope), as globs relative to the repository root.
     pub fn protected_paths(&self) -> Vec<String> {
         let task_file = self
             .task
@@ -274,7 +286,8 @@ impl Plan {
             .cloned()
             .chain(task_file)
             .chain(self.config.scope.protect.iter().cloned())
-            .chain(self.task.protect.iter().cloned());
+            .chain(self.task.protect.iter().cloned())
+            .chain(self.hidden_paths());
         for pattern in all {
             if !patterns.contains(&pattern) {
                 patterns.push(pattern);

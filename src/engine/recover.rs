@@ -28,6 +28,11 @@ use crate::git::{self, Repo};
 /// Brings the repository and the run directory back to a state the interpreter can continue
 /// from; returns what it did, for the run's warnings.
 pub fn recover(repo: &Repo, paths: &RunPaths, state: &RunState) -> Result<Vec<String>, Error> {
+    // A run with hidden paths works in its task repository.
+    let task_repo = git::task_repo::of_worktree(&state.worktree)
+        .map(|dir| Repo::discover(&dir))
+        .transpose()?;
+    let repo = task_repo.as_ref().unwrap_or(repo);
     let mut notes = Vec::new();
     for (file, what) in [
         (crate::agents::agent_group_file(&paths.dir), "agent"),

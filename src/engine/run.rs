@@ -211,7 +211,18 @@ fn discard_branch(
             ));
         }
     }
-    if plan.worktree.exists() {
+    if let Some(task_repo) = plan.task_repo().filter(|dir| dir.exists()) {
+        // The worktree belongs to the task repository: both go, and the user's branch only
+        // when an earlier landing left one.
+        for dir in [&plan.worktree, &task_repo] {
+            if dir.exists() {
+                fs::remove_dir_all(dir).map_err(|e| Error::io("cannot remove", dir, e))?;
+            }
+        }
+        if !repo.branch_exists(&plan.branch) {
+            return Ok(());
+        }
+    } else if plan.worktree.exists() {
         repo.remove_worktree(&plan.worktree, &plan.branch)?;
     }
     repo.delete_branch(&plan.branch, &plan.base_branch, true)

@@ -34,6 +34,7 @@ mod restore;
 mod scan;
 mod snapshot;
 mod strategy;
+pub mod task_repo;
 mod tree_merge;
 mod worktree;
 

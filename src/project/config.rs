@@ -68,6 +68,11 @@ pub struct ScopeConfig {
     /// Globs (relative to the repository root) no agent may create, change or delete; a task's
     /// `protect:` adds to them.
     pub protect: Vec<String>,
+    /// Globs no agent can see at all (worktree, checkout, git); only the runner's hidden checks
+    /// use them. A task's `hidden:` adds to them. They need the sandbox.
+    pub hidden: Vec<String>,
+    /// What agents learn of a failing hidden check.
+    pub reveal: crate::steps::reveal::Reveal,
 }
 
 /// `[worktree]`: git-ignored paths a worktree needs from the main checkout, and a setup
@@ -120,6 +125,9 @@ pub struct EnvConfig {
 pub struct CheckConfig {
     pub cmd: String,
     pub timeout: Option<Duration>,
+    /// Runs in the runner's copy with the `[scope] hidden` files; agents learn of its result
+    /// only what `[scope] reveal` allows.
+    pub hidden: bool,
 }
 
 impl Config {

@@ -188,6 +188,8 @@ pub struct EffectiveCheck {
     pub cmd: String,
     pub timeout: Duration,
     pub origin: CheckOrigin,
+    /// `[checks.<name>] hidden = true`: runs with the `[scope] hidden` files.
+    pub hidden: bool,
 }
 
 /// The configured checks plus a detected `test` check when none is configured; `test` first,
@@ -211,6 +213,7 @@ pub fn combine_checks(config: &Config, detected: Option<Detection>) -> Vec<Effec
             cmd: check.cmd.clone(),
             timeout: check.timeout.unwrap_or(DEFAULT_CHECK_TIMEOUT),
             origin: CheckOrigin::Configured,
+            hidden: check.hidden,
         })
         .collect();
     if let (false, Some(detection)) = (config.checks.contains_key(TEST_CHECK), detected) {
@@ -219,6 +222,7 @@ pub fn combine_checks(config: &Config, detected: Option<Detection>) -> Vec<Effec
             cmd: detection.cmd.to_string(),
             timeout: DEFAULT_CHECK_TIMEOUT,
             origin: CheckOrigin::Detected(detection.reason),
+            hidden: false,
         });
     }
     checks.sort_by(|a, b| (a.name != TEST_CHECK, &a.name).cmp(&(b.name != TEST_CHECK, &b.name)));

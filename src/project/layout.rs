@@ -83,6 +83,12 @@ impl Layout {
         self.worktrees().join(task_id)
     }
 
+    /// `.autobuild/worktrees/.repos/<task_id>/`: the task repository of a run with hidden
+    /// paths (module [`crate::git::task_repo`]), ignored with the worktrees.
+    pub fn task_repo(&self, task_id: &str) -> PathBuf {
+        self.worktrees().join(".repos").join(task_id)
+    }
+
     /// `path` relative to the repository root when it is inside it, for messages.
     pub fn display<'a>(&self, path: &'a Path) -> std::path::Display<'a> {
         path.strip_prefix(&self.root).unwrap_or(path).display()

@@ -56,6 +56,9 @@ pub fn arguments(
     cwd: &Path,
 ) -> Vec<OsString> {
     let mut argv: Vec<OsString> = vec!["--die-with-parent".into(), "--unshare-user".into()];
+    if mounts.private_pids {
+        argv.push("--unshare-pid".into());
+    }
     if as_root {
         argv.extend(["--cap-drop", "ALL", "--cap-add", "CAP_SETFCAP"].map(OsString::from));
     }
@@ -76,7 +79,9 @@ pub fn arguments(
     for (path, access) in mounts.in_mount_order() {
         argv.push(access.flag().into());
         argv.push(path.as_os_str().to_owned());
-        argv.push(path.as_os_str().to_owned());
+        if access != super::Access::Masked {
+            argv.push(path.as_os_str().to_owned());
+        }
     }
     argv.extend(["--setenv", "TMPDIR", TMP].map(OsString::from));
     for (name, value) in &mounts.env {
@@ -140,6 +145,7 @@ mod tests {
             protected: vec![PathBuf::from("/tmp/x/repo/.autobuild/worktrees/T/.git")],
             visible: vec![PathBuf::from("/tmp/x/repo")],
             env: Vec::new(),
+            ..Mounts::default()
         };
         let argv = arguments(&mounts, false, Path::new("/bin/true"), &[], Path::new("/"));
         let binds = text(&argv[11..argv.len() - 7]);
@@ -153,12 +159,38 @@ mod tests {
     }
 
     #[test]
+    fn a_masked_checkout_shows_only_what_is_bound_under_it_and_hides_other_processes() {
+        let mounts = Mounts {
+            writable: vec![PathBuf::from("/r/.autobuild/worktrees/T")],
+            visible: vec![
+                PathBuf::from("/r"),
+                PathBuf::from("/r/.autobuild/worktrees/.repos/T/.git"),
+            ],
+            masked: vec![PathBuf::from("/r")],
+            private_pids: true,
+            ..Mounts::default()
+        };
+        let argv = arguments(&mounts, false, Path::new("/bin/true"), &[], Path::new("/"));
+        let text = text(&argv);
+        assert!(text.starts_with("--die-with-parent --unshare-user --unshare-pid "));
+        assert!(
+            text.contains(
+                "--tmpfs /tmp --tmpfs /r \
+                 --bind /r/.autobuild/worktrees/T /r/.autobuild/worktrees/T \
+                 --ro-bind /r/.autobuild/worktrees/.repos/T/.git /r/.autobuild/worktrees/.repos/T/.git"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn a_path_listed_twice_is_bound_once_with_the_strongest_protection() {
         let mounts = Mounts {
             writable: vec![PathBuf::from("/w"), PathBuf::from("/w")],
             protected: vec![PathBuf::from("/w/.git"), PathBuf::from("/w/.git")],
             visible: vec![PathBuf::from("/w/.git")],
             env: Vec::new(),
+            ..Mounts::default()
         };
         let argv = arguments(&mounts, false, Path::new("/bin/true"), &[], Path::new("/"));
         let binds = text(&argv[11..argv.len() - 7]);

@@ -37,7 +37,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::agents::process::Wrapper;
 
-pub use mounts::{StepPaths, Writable};
+pub use mounts::{Hide, StepPaths, Writable};
 pub use probe::Availability;
 
 /// `[sandbox] mode`.
@@ -81,6 +81,8 @@ pub enum Access {
     Writable,
     /// Read-only inside a writable tree.
     Protected,
+    /// Hidden behind an empty directory: nothing of the host's shows through.
+    Masked,
 }
 
 impl Access {
@@ -89,6 +91,7 @@ impl Access {
         match self {
             Access::Visible | Access::Protected => "--ro-bind",
             Access::Writable => "--bind",
+            Access::Masked => "--tmpfs",
         }
     }
 }
@@ -106,6 +109,11 @@ pub struct Mounts {
     pub visible: Vec<PathBuf>,
     /// Variables set inside the sandbox (where git writes objects), over the child's own.
     pub env: Vec<(String, String)>,
+    /// Hidden behind an empty directory (a run with hidden paths); paths under them that are
+    /// bound above are shown again.
+    pub masked: Vec<PathBuf>,
+    /// The process runs in a process namespace of its own (a run with hidden paths).
+    pub private_pids: bool,
 }
 
 impl Mounts {
@@ -117,6 +125,7 @@ impl Mounts {
             (&self.visible, Access::Visible),
             (&self.writable, Access::Writable),
             (&self.protected, Access::Protected),
+            (&self.masked, Access::Masked),
         ];
         for (paths, access) in lists {
             for path in paths.iter() {
@@ -128,7 +137,7 @@ impl Mounts {
         }
         let shown: Vec<PathBuf> = all
             .iter()
-            .filter(|(_, access)| *access != Access::Protected)
+            .filter(|(_, access)| !matches!(access, Access::Protected | Access::Masked))
             .map(|(path, _)| path.to_path_buf())
             .collect();
         all.retain(|(path, access)| {
@@ -180,7 +189,8 @@ impl Wrapper for Confinement {
         let real = program
             .canonicalize()
             .unwrap_or_else(|_| program.to_path_buf());
-        if real.starts_with(bwrap::TMP) {
+        let hidden = mounts.masked.iter().any(|masked| real.starts_with(masked));
+        if real.starts_with(bwrap::TMP) || hidden {
             mounts.visible.push(real.clone());
         }
         let argv = bwrap::arguments(&mounts, self.as_root, &real, args, cwd);

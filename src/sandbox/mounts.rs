@@ -59,6 +59,19 @@ pub struct StepPaths<'a> {
     pub agent_state: Vec<Writable>,
     /// The child's environment on top of autobuild's (for `HOME` and `PATH`).
     pub env: &'a [(String, String)],
+    /// What a run with hidden paths keeps out of sight (`None` for every other run).
+    pub hide: Option<&'a Hide>,
+}
+
+/// How a run with hidden paths confines its processes beyond the ordinary: host paths hidden
+/// behind an empty directory (the user's checkout, its git directory, its other worktrees),
+/// paths under them shown again read-only (the task repository's git directory, the targets of
+/// `[worktree] link`), and a process namespace of its own, so `/proc/<pid>/cwd` of the runner
+/// or of another task's check does not lead into a masked directory.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Hide {
+    pub masked: Vec<PathBuf>,
+    pub shown: Vec<PathBuf>,
 }
 
 impl StepPaths<'_> {
@@ -160,6 +173,20 @@ pub fn resolve(paths: &StepPaths<'_>, declared: &[String]) -> (Mounts, Vec<Strin
         .filter_map(|path| path.canonicalize().ok())
         .filter(|path| path.starts_with(TMP) && path != Path::new(TMP))
         .collect();
+    if let Some(hide) = paths.hide {
+        mounts.masked = hide
+            .masked
+            .iter()
+            .filter_map(|path| path.canonicalize().ok())
+            .collect();
+        // The worktree's git needs its repository's shared files (read-only: the writable
+        // parts are bound above).
+        let shown = hide.shown.iter().chain(git.common.iter());
+        mounts
+            .visible
+            .extend(shown.filter_map(|path| path.canonicalize().ok()));
+        mounts.private_pids = true;
+    }
     (mounts, notes)
 }
 
@@ -209,6 +236,8 @@ struct GitPaths {
     protected: Vec<PathBuf>,
     /// The shared object store, read-only.
     objects: Option<PathBuf>,
+    /// The repository's shared git directory.
+    common: Option<PathBuf>,
 }
 
 /// What the worktree's git commands must write, and what inside it stays read-only. Nothing
@@ -235,6 +264,7 @@ fn git_paths(worktree: &Path, branch: &str) -> GitPaths {
         ],
         protected: vec![admin.join("commondir"), admin.join("gitdir")],
         objects: common.join("objects").canonicalize().ok(),
+        common: Some(common),
     }
 }
 
@@ -297,6 +327,7 @@ mod tests {
                 Writable::File(home.join(".agent.json")),
             ],
             env: &env,
+            hide: None,
         };
         let (mounts, notes) = resolve(&paths, &["~/.cache".to_string()]);
         let real = |p: &Path| p.canonicalize().unwrap();

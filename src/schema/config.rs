@@ -78,6 +78,9 @@ pub struct Check {
     pub cmd: String,
     #[schemars(with = "Option<opt_duration::Written>")]
     pub timeout: Option<String>,
+    /// Runs in the runner's own copy of the worktree with the `[scope] hidden` files; agents
+    /// learn of its result only what `[scope] reveal` allows.
+    pub hidden: Option<bool>,
 }
 
 /// `[pricing."<model>"]`, in USD per million tokens.
@@ -101,6 +104,11 @@ pub struct Price {
 pub struct Scope {
     /// Globs (relative to the repository root) no agent may create, change or delete.
     pub protect: Option<Vec<String>>,
+    /// Globs no agent can see (worktree, checkout, git); only checks with `hidden = true` use
+    /// them. Needs the sandbox.
+    pub hidden: Option<Vec<String>>,
+    /// What agents learn of a failing hidden check (default `names`).
+    pub reveal: Option<crate::steps::reveal::Reveal>,
 }
 
 /// `[worktree]`: what a task's worktree needs besides the checked-out files.

@@ -8,6 +8,7 @@ pub mod gate;
 pub mod no_tests;
 pub mod normalize;
 pub mod red;
+pub mod reveal;
 pub mod scope;
 pub mod stall;
 pub mod summary;

@@ -131,7 +131,8 @@ impl OutOfScope {
     }
 }
 
-fn set(patterns: &[String]) -> Result<GlobSet, String> {
+/// The compiled set of `patterns`, or why one of them is not a glob.
+pub fn set(patterns: &[String]) -> Result<GlobSet, String> {
     let mut builder = GlobSetBuilder::new();
     for pattern in patterns {
         builder.add(glob(pattern)?);

@@ -130,16 +130,31 @@ pub(crate) struct FieldProblem {
 /// `protect:` — globs no agent may change while this task runs (added to `[scope] protect`): a
 /// list of globs, or one glob. Returns the valid patterns and a problem for each other value.
 pub(crate) fn protect(value: Value) -> (Vec<String>, Vec<FieldProblem>) {
+    globs("protect", value)
+}
+
+/// `hidden:` — globs no agent may see while this task runs (added to `[scope] hidden`), read
+/// like `protect:`.
+pub(crate) fn hidden(value: Value) -> (Vec<String>, Vec<FieldProblem>) {
+    globs("hidden", value)
+}
+
+/// A list of globs, or one glob, under `key`.
+fn globs(key: &str, value: Value) -> (Vec<String>, Vec<FieldProblem>) {
     let items = match value {
         Value::Sequence(items) => items,
         Value::String(one) => vec![Value::String(one)],
         other => {
             let problem = FieldProblem {
                 message: format!(
-                    "`protect` must be a list of globs, found {}",
+                    "`{key}` must be a list of globs, found {}",
                     type_name(&other)
                 ),
-                help: Some("write it as `protect: [\"tests/acceptance/**\"]`"),
+                help: Some(if key == "hidden" {
+                    "write it as `hidden: [\"tests/acceptance/**\"]`"
+                } else {
+                    "write it as `protect: [\"tests/acceptance/**\"]`"
+                }),
             };
             return (Vec::new(), vec![problem]);
         }
@@ -157,7 +172,7 @@ pub(crate) fn protect(value: Value) -> (Vec<String>, Vec<FieldProblem>) {
             },
             other => problems.push(FieldProblem {
                 message: format!(
-                    "`protect` must list globs (strings), found {}",
+                    "`{key}` must list globs (strings), found {}",
                     type_name(&other)
                 ),
                 help: None,
@@ -195,6 +210,18 @@ mod tests {
         assert_eq!(protect(yaml("\"docs/**\"")).0, ["docs/**"]);
         let (none, wrong) = protect(yaml("{a: 1}"));
         assert!(none.is_empty() && wrong[0].help.is_some());
+    }
+
+    #[test]
+    fn hidden_reads_like_protect_under_its_own_name() {
+        let (patterns, problems) = hidden(yaml("[\"tests/acceptance/**\", 3]"));
+        assert_eq!(patterns, ["tests/acceptance/**"]);
+        assert!(problems[0].message.starts_with("`hidden` must list globs"));
+        let (_, wrong) = hidden(yaml("{a: 1}"));
+        assert_eq!(
+            wrong[0].help,
+            Some("write it as `hidden: [\"tests/acceptance/**\"]`")
+        );
     }
 
     fn yaml(text: &str) -> Value {

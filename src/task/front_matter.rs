@@ -37,6 +37,7 @@ const KNOWN_KEYS: [&str; 9] = [
     "dependencies",
     "workflow",
     "protect",
+    "hidden",
     "acceptance_criteria",
     "context_files",
 ];
@@ -135,6 +136,7 @@ pub(crate) struct FrontMatter {
     pub protect: Vec<String>,
     /// `context_files:`, each with the problem to report if it does not exist.
     pub context_files: Vec<crate::project::context_files::ContextFile>,
+    pub hidden: Vec<String>,
     /// The `acceptance_criteria:` list, when it has items, and the byte offset of its key.
     pub criteria: Option<(Vec<String>, usize)>,
     pub extra: BTreeMap<String, Value>,
@@ -405,8 +407,19 @@ pub(crate) fn read(
     if let Some(value) = known.remove("protect") {
         let (patterns, wrong) = fields::protect(value);
         fields.protect = patterns;
+    type Reader = fn(Value) -> (Vec<String>, Vec<fields::FieldProblem>);
+    let globs: [(&str, Reader); 2] = [("protect", fields::protect), ("hidden", fields::hidden)];
+    for (key, read) in globs {
+        let Some(value) = known.remove(key) else {
+            continue;
+        };
+        let (patterns, wrong) = read(value);
+        match key {
+            "protect" => fields.protect = patterns,
+            _ => fields.hidden = patterns,
+        }
         for problem in wrong {
-            let diagnostic = located.key("protect", problem.message);
+            let diagnostic = located.key(key, problem.message);
             problems.push(match problem.help {
                 Some(help) => diagnostic.with_help(help),
                 None => diagnostic,

@@ -56,6 +56,8 @@ pub struct Task {
     pub protect: Vec<String>,
     /// Files every role is shown while this task runs (front matter `context_files:`).
     pub context_files: Vec<crate::project::context_files::ContextFile>,
+    /// Globs no agent may see while this task runs (front matter `hidden:`).
+    pub hidden: Vec<String>,
     /// The body without the title line and the criteria section.
     pub requirements: String,
     pub criteria: Vec<Criterion>,
@@ -157,6 +159,7 @@ impl Task {
                 workflow: fields.workflow,
                 protect: fields.protect,
                 context_files: fields.context_files,
+                hidden: fields.hidden,
                 requirements,
                 criteria,
                 criteria_epilogue,

@@ -330,3 +330,13 @@ fn crlf_files_parse_like_lf_files() {
     assert_eq!(task.criteria[0].verify.as_deref(), Some("true"));
     assert!(task.criteria[0].checked);
 }
+
+#[test]
+fn hidden_paths_are_read_from_the_front_matter() {
+    let task = parse(
+        "---\nid: T-1\nhidden: [\"tests/acceptance/**\"]\n---\n# T\n\n## Acceptance Criteria\n- [ ] done\n",
+    )
+    .unwrap();
+    assert_eq!(task.hidden, ["tests/acceptance/**"]);
+    assert!(task.protect.is_empty());
+}

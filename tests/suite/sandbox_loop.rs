@@ -290,3 +290,194 @@ fn the_dry_run_shows_the_effective_sandbox_and_what_stops_a_run() {
     );
     assert!(!on.root.join(".autobuild/runs").exists());
 }
+
+/// Hidden acceptance checks (`[scope] hidden`, README "Hidden acceptance checks"): a project
+/// whose acceptance test `tests/acceptance/<name>` (holding `marker`) no agent may see, run by
+/// the hidden check `acceptance` the profile requires, with the seeking player.
+struct Hidden {
+    project: Project,
+    marker: String,
+    name: String,
+    probe: std::path::PathBuf,
+}
+
+fn hidden_project(reveal: &str, sandbox: &str) -> Hidden {
+    let project = Project::new_in(&outside_tmp())
+        .sandbox_mode(sandbox)
+        .player_timeout("120s")
+        .player("player_seeks_hidden.sh");
+    // A small HOME, so the player's search of it is quick.
+    let home = project.home();
+    // Unique per test, so tests running side by side never find each other's files.
+    let unique: String = project
+        .root
+        .parent()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect();
+    let marker = format!("SECRETMARKER{unique}");
+    let name = format!("test_hidden_{unique}.sh");
+    let test = loop_fixture::fixture("hidden_acceptance.sh").replace("HIDDEN_MARKER_LINE", &marker);
+    project.write(&format!("tests/acceptance/{name}"), &test);
+    let probe = project.outside("probe.txt");
+    let project = project
+        .config(&format!(
+            "\n[scope]\nhidden = [\"tests/acceptance/**\"]\nreveal = \"{reveal}\"\n\n\
+             [checks.acceptance]\ncmd = \"sh tests/acceptance/{name}\"\nhidden = true\n\n\
+             [profiles.feature]\n\
+             require = [\"checks.test\", \"checks.acceptance\", \"criteria\", \"coach\", \"changes\"]\n"
+        ))
+        .env("HOME", &home.display().to_string())
+        .env("PROBE", &probe.display().to_string())
+        .env("HIDDEN_MARKER", &marker)
+        .env("HIDDEN_NAME", &name)
+        .commit();
+    Hidden {
+        project,
+        marker,
+        name,
+        probe,
+    }
+}
+
+/// Every file under `dir`, recursively.
+fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(files_under(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
+}
+
+#[test]
+fn a_player_searching_everywhere_finds_no_hidden_file_and_lands_only_after_the_hidden_check_passes()
+{
+    if !confinable() {
+        return;
+    }
+    let Hidden {
+        project,
+        marker,
+        name,
+        probe,
+    } = hidden_project("names", "on");
+    let hidden_path = format!("tests/acceptance/{name}");
+    let original = project.show("main", &hidden_path);
+
+    let output = project.run(&["task", TASK, "--auto-merge", "--max-turns", "3"]);
+
+    assert_exit(&output, 0);
+    let probe = std::fs::read_to_string(probe).unwrap();
+    assert!(probe.contains("turn 1 searched"), "{probe}");
+    assert!(probe.contains("turn 2 searched"), "{probe}");
+    assert!(!probe.contains("LEAK"), "{probe}");
+    // The user's checkout is masked: only the mount points of what the run shows are there.
+    assert!(probe.contains("checkout shows: .autobuild"), "{probe}");
+    assert!(!probe.contains("checkout shows: lib"), "{probe}");
+    // Turn 1 was wrong: the hidden check failed and blocked approval; the player learned the
+    // check's name, never the test.
+    let verify = project.record("verify", 1);
+    let acceptance = verify["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "acceptance")
+        .unwrap()
+        .clone();
+    assert_eq!(acceptance["status"], "failed", "{verify}");
+    assert_eq!(acceptance["summary"], "hidden check `acceptance` failed");
+    assert_eq!(project.record("gate", 1)["approved"], false);
+    let log = std::fs::read_to_string(acceptance["log_path"].as_str().unwrap()).unwrap();
+    assert!(
+        log.contains(&marker),
+        "the user's log keeps the full output: {log}"
+    );
+    let player = project.record("player", 1);
+    assert!(player.to_string().contains("planted.sh"), "{player}");
+    for file in files_under(&project.run_dir().join("prompts")) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(!text.contains(&marker), "{} leaks: {text}", file.display());
+    }
+    let prompt = files_under(&project.run_dir().join("prompts"))
+        .into_iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .find(|text| text.contains("turn 2") && text.contains("Player"))
+        .unwrap_or_default();
+    assert!(
+        prompt.contains("hidden check `acceptance` failed"),
+        "{prompt}"
+    );
+    // Landed on the real base: the work, the hidden test untouched, nothing planted.
+    assert!(project.show("main", "lib/greet.sh").contains("Hello, %s!"));
+    assert_eq!(project.show("main", &hidden_path), original);
+    let tree = project.git(&["ls-tree", "-r", "--name-only", "main"]);
+    assert!(!tree.contains("planted.sh"), "{tree}");
+    assert!(!project
+        .root
+        .join(".autobuild/worktrees/.repos")
+        .join(TASK)
+        .exists());
+    assert!(!project.run_dir().join("hidden-check").exists());
+}
+
+#[test]
+fn reveal_none_tells_the_agents_only_that_a_hidden_check_failed() {
+    if !confinable() {
+        return;
+    }
+    let Hidden {
+        project, marker, ..
+    } = hidden_project("none", "on");
+
+    let output = project.run(&["task", TASK, "--no-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 3);
+    let verify = project.record("verify", 1);
+    assert!(
+        verify
+            .to_string()
+            .contains("a hidden check failed (the project reveals nothing more)"),
+        "{verify}"
+    );
+    assert!(!verify.to_string().contains(&marker), "{verify}");
+    for file in files_under(&project.run_dir().join("prompts")) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(!text.contains(&marker), "{} leaks: {text}", file.display());
+    }
+    // The work is kept in the task repository; the user's repository has no task branch yet.
+    assert!(!project.branch_exists(&project.branch()));
+    assert!(project
+        .root
+        .join(".autobuild/worktrees/.repos")
+        .join(TASK)
+        .exists());
+}
+
+#[test]
+fn hidden_paths_without_a_sandbox_are_refused_and_the_dry_run_shows_them() {
+    let Hidden { project, .. } = hidden_project("names", "off");
+
+    let output = project.run(&["task", TASK]);
+
+    assert_exit(&output, 2);
+    let stderr = loop_fixture::stderr(&output);
+    assert!(stderr.contains("need the sandbox"), "{stderr}");
+    assert!(!project.root.join(".autobuild/worktrees").exists());
+    assert!(!project.root.join(".autobuild/runs").exists());
+    let output = project.run(&["task", TASK, "--dry-run"]);
+    let stdout = loop_fixture::stdout(&output);
+    assert!(
+        stdout.contains("Hidden (no agent can see them; only hidden checks use them; reveal = names): `tests/acceptance/**`"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("configured, hidden"), "{stdout}");
+}

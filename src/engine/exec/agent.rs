@@ -401,8 +401,13 @@ fn reader_env(cx: &RunCx, role_name: &str) -> Result<Vec<(String, String)>, Erro
 /// Whether the task branch at `commit` holds changes against the commit it forked from. When
 /// the fork point cannot be found, the turn's own changes stand in for it.
 fn branch_changed(cx: &RunCx, worktree: &Path, commit: &str, turn_changed: bool) -> bool {
-    let fork = git::Repo::discover(&cx.plan.root)
-        .and_then(|repo| repo.fork_point(&cx.state.base_branch, commit));
+    let home = if cx.plan.hides() {
+        worktree
+    } else {
+        cx.plan.root.as_path()
+    };
+    let fork =
+        git::Repo::discover(home).and_then(|repo| repo.fork_point(&cx.state.base_branch, commit));
     match fork.and_then(|fork| git::diff_stat(worktree, &fork, commit)) {
         Ok(stat) => !stat.is_empty(),
         Err(e) => {

@@ -131,6 +131,7 @@ fn start_landing(
             short(&request.approved)
         ))
     };
+    let task_repo = git::task_repo::of_worktree(&request.worktree);
     if request.worktree.is_dir() {
         let changed = git::changed_files_since(&request.worktree, &request.approved)?;
         if !changed.is_empty() {
@@ -140,7 +141,12 @@ fn start_landing(
             )));
         }
     }
-    let tip = git::branch_tip(repo.root(), &request.branch)?;
+    // The task branch of a run with hidden paths is in its task repository: what lands is
+    // the approved change applied onto the real base (module `git::task_repo`).
+    let tip_in = task_repo
+        .as_ref()
+        .map_or(repo.root(), |_| request.worktree.as_path());
+    let tip = git::branch_tip(tip_in, &request.branch)?;
     if tip != request.approved {
         return Err(unreviewed(format!(
             "commit {} on top of the approved {}",
@@ -148,13 +154,28 @@ fn start_landing(
             short(&request.approved)
         )));
     }
+    let approved = match &task_repo {
+        Some(dir) => {
+            let base = git::task_repo::task_base(dir)?;
+            let hidden = git::task_repo::hidden_globs(dir)?;
+            git::task_repo::transplant(
+                repo.root(),
+                &request.worktree,
+                &base,
+                &request.approved,
+                &request.branch,
+                &hidden,
+            )?
+        }
+        None => request.approved.clone(),
+    };
     let message = format!(
         "{}: {}\n\nApproved by autobuild after {} turn(s) on {}.\n",
         request.task_id, request.title, request.turns, request.branch
     );
     let prepared = repo
         .prepare_landing_of(
-            &request.approved,
+            &approved,
             &request.branch,
             &request.base,
             request.strategy,
@@ -218,11 +239,21 @@ fn merge_error(request: &MergeRequest, error: Error) -> Error {
 /// interrupted clean-up is finished by the next attempt. Failing to tidy up is worth a
 /// warning, not a failure: the work is in.
 fn clean_up(repo: &Repo, request: &MergeRequest, warnings: &mut Vec<String>) {
+    // Found before the worktree goes: it is found beside it.
+    let task_repo = git::task_repo::of_worktree(&request.worktree);
     if let Err(e) = repo.remove_landed_worktree(&request.worktree, &request.branch) {
         warnings.push(format!(
             "merged, but could not remove the worktree {}: {e}",
             request.worktree.display()
         ));
+    }
+    if let Some(dir) = task_repo {
+        if let Err(e) = std::fs::remove_dir_all(&dir) {
+            warnings.push(format!(
+                "merged, but could not remove the task repository {}: {e}",
+                dir.display()
+            ));
+        }
     }
     crate::failpoint::hit("cleanup.worktree");
     // A squash leaves the branch unmerged by ancestry although its content landed.

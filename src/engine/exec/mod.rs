@@ -7,6 +7,7 @@
 mod agent;
 mod approval;
 mod gate;
+mod hidden_check;
 mod merge;
 mod output_text;
 mod report;

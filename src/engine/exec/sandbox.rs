@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use crate::engine::cx::RunCx;
 use crate::engine::events::EventKind;
 use crate::error::Error;
-use crate::sandbox::{Confinement, StepPaths, Writable};
+use crate::sandbox::{Confinement, Hide, StepPaths, Writable};
 
 /// The run's private object directory: where confined git commands write new objects.
 pub fn objects_dir(run_dir: &Path) -> PathBuf {
@@ -22,18 +22,30 @@ pub fn objects_dir(run_dir: &Path) -> PathBuf {
 /// The confinement for a process with the project environment, or `None` when the run is not
 /// confined.
 pub fn confine(cx: &mut RunCx, agent_state: Vec<Writable>) -> Option<Confinement> {
+    let worktree = cx.state.worktree.clone();
+    confine_in(cx, &worktree, agent_state)
+}
+
+/// [`confine`] for a process working in `worktree` (the runner's copy for a hidden check).
+pub fn confine_in(
+    cx: &mut RunCx,
+    worktree: &Path,
+    agent_state: Vec<Writable>,
+) -> Option<Confinement> {
     let sandbox = cx.plan.sandbox.sandbox()?;
     let env = cx.env_vars();
     let scratch = crate::agents::scratch_dir(&cx.paths.dir);
     let objects = objects_dir(&cx.paths.dir);
+    let hide = cx.plan.hides().then(|| hide(cx));
     let paths = StepPaths {
-        worktree: &cx.state.worktree,
+        worktree,
         branch: &cx.state.branch,
         repo_root: &cx.plan.root,
         scratch: &scratch,
         objects: &objects,
         agent_state,
         env: &env,
+        hide: hide.as_ref(),
     };
     let (confinement, notes) = sandbox.confine(&paths);
     for note in notes {
@@ -44,11 +56,40 @@ pub fn confine(cx: &mut RunCx, agent_state: Vec<Writable>) -> Option<Confinement
     Some(confinement)
 }
 
+/// What a run with hidden paths masks: the user's checkout (and so the run directory), its git
+/// directory and its other worktrees; shown again: the `[worktree] link` targets its
+/// worktree's links point to, and the run's `prompts/` (what the agents are told anyway; a
+/// `command` agent reads its prompt there).
+fn hide(cx: &RunCx) -> Hide {
+    let plan = cx.plan;
+    Hide {
+        masked: cx.repo.hiding_places(),
+        shown: plan
+            .config
+            .worktree
+            .link
+            .iter()
+            .map(|link| plan.root.join(link))
+            .chain([cx.paths.prompts()])
+            .collect(),
+    }
+}
+
+/// The repository confined git commands of this run write objects for: the task repository
+/// (through the worktree) when the run hides files, else the user's.
+fn object_home(cx: &RunCx) -> PathBuf {
+    if cx.plan.hides() {
+        cx.state.worktree.clone()
+    } else {
+        cx.plan.root.clone()
+    }
+}
+
 /// Imports the objects confined processes of this run wrote (nothing when none did), warning
 /// about any whose content does not match its name: those are never imported.
 pub fn import_objects(cx: &mut RunCx) -> Result<(), Error> {
     let private = objects_dir(&cx.paths.dir);
-    let imported = crate::git::import_objects(&cx.plan.root, &private)?;
+    let imported = crate::git::import_objects(&object_home(cx), &private)?;
     if !imported.forged.is_empty() {
         cx.emit(EventKind::Warning {
             message: format!(

@@ -26,16 +26,19 @@ pub fn execute(
     let worktree = cx.state.worktree.clone();
     let logs = cx.paths.logs();
     fs::create_dir_all(&logs).map_err(|e| Error::io("cannot create", &logs, e))?;
-    let checks: Vec<CheckSpec> = plan
+    let hides = plan.hides();
+    let (hidden_checks, checks): (Vec<_>, Vec<_>) = plan
         .checks
         .iter()
         .filter(|c| only.is_none_or(|names| names.iter().any(|n| n == &c.name)))
-        .map(|c| CheckSpec {
-            name: c.name.clone(),
-            command: c.cmd.clone(),
-            timeout: cap(c.timeout),
-        })
-        .collect();
+        .partition(|c| hides && c.hidden);
+    let spec = |c: &crate::project::EffectiveCheck| CheckSpec {
+        name: c.name.clone(),
+        command: c.cmd.clone(),
+        timeout: cap(c.timeout),
+    };
+    let checks: Vec<CheckSpec> = checks.into_iter().map(spec).collect();
+    let hidden_checks: Vec<CheckSpec> = hidden_checks.into_iter().map(spec).collect();
     let criteria: Vec<CheckSpec> = plan
         .task
         .executable_criteria()
@@ -75,6 +78,12 @@ pub fn execute(
     if confinement.is_some() {
         super::sandbox::import_objects(cx)?;
     }
+    check_results.extend(super::hidden_check::run(
+        cx,
+        &hidden_checks,
+        &logs,
+        &prefix,
+    )?);
     if cx.cancel.is_cancelled() {
         return Ok(StepDone::cancelled());
     }

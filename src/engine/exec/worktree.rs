@@ -17,6 +17,7 @@ use crate::engine::events::EventKind;
 use crate::engine::exec::StepDone;
 use crate::engine::state::Pending;
 use crate::error::Error;
+use crate::git::Repo;
 
 pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
     let plan = cx.plan;
@@ -29,8 +30,11 @@ pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
         base_commit,
     }) = cx.state.pending.clone()
     {
-        cx.repo
-            .discard_partial_worktree(&path, &branch, created_branch, &base_commit)?;
+        let repo = match plan.task_repo() {
+            Some(dir) => Repo::discover(&dir)?,
+            None => Repo::discover(cx.repo.root())?,
+        };
+        repo.discard_partial_worktree(&path, &branch, created_branch, &base_commit)?;
         cx.emit(EventKind::Warning {
             message: format!(
                 "the previous attempt to add the worktree {} was interrupted; removed what it left and adding it again",
@@ -38,15 +42,20 @@ pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
             ),
         });
     }
-    let resumed = cx.repo.branch_exists(&branch);
+    // With hidden paths, the task branch and worktree live in the task repository.
+    let repo = match plan.task_repo() {
+        Some(dir) => task_repository(cx, &dir)?,
+        None => Repo::discover(cx.repo.root())?,
+    };
+    let resumed = repo.branch_exists(&branch);
     let head = if resumed && path.is_dir() {
-        cx.repo.open_worktree(&path, &branch)?.head
+        repo.open_worktree(&path, &branch)?.head
     } else {
         let created_branch = !resumed;
         let base_commit = if resumed {
-            cx.repo.resolve_branch(&branch)?
+            repo.resolve_branch(&branch)?
         } else {
-            cx.repo.resolve_base(&base)?
+            repo.resolve_base(&base)?
         };
         // The journal entry licenses deleting the directory on resume: never for one that
         // already holds something.
@@ -59,10 +68,9 @@ pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
         });
         cx.save_state()?;
         let added = if resumed {
-            cx.repo.attach_worktree(&branch, &path).map(|w| w.head)
+            repo.attach_worktree(&branch, &path).map(|w| w.head)
         } else {
-            cx.repo
-                .create_worktree(&branch, &base, &path)
+            repo.create_worktree(&branch, &base, &path)
                 .map(|w| w.base_commit)
         };
         // A failure undid itself (creation is all-or-nothing); only a kill leaves the entry.
@@ -94,4 +102,25 @@ pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
             resumed,
         },
     ))
+}
+
+/// The task repository at `dir`, created from the base tip without the hidden paths when it
+/// does not exist yet (what an interrupted creation left is discarded first).
+fn task_repository(cx: &mut RunCx, dir: &std::path::Path) -> Result<Repo, Error> {
+    let plan = cx.plan;
+    if !dir.join(".git").is_dir() || crate::git::task_repo::task_base(dir).is_err() {
+        if dir.exists() {
+            std::fs::remove_dir_all(dir).map_err(|e| Error::io("cannot remove", dir, e))?;
+        }
+        let hidden = plan.hidden_paths();
+        let base_commit = cx.repo.resolve_base(&plan.base_branch)?;
+        crate::git::task_repo::create_task_repo(
+            cx.repo.root(),
+            dir,
+            &base_commit,
+            &plan.base_branch,
+            &hidden,
+        )?;
+    }
+    Ok(Repo::discover(dir)?)
 }

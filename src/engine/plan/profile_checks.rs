@@ -58,6 +58,7 @@ mod tests {
             cmd: format!("run {name}"),
             timeout: Duration::from_secs(60),
             origin: CheckOrigin::Configured,
+            hidden: false,
         }
     }
 

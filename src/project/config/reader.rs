@@ -119,6 +119,16 @@ impl<'a> Reader<'a> {
         }
     }
 
+    pub(super) fn boolean(&mut self, name: &str, item: &Item<'_>) -> Option<bool> {
+        match item.get_ref() {
+            DeValue::Boolean(value) => Some(*value),
+            other => {
+                self.wrong_type(name, "a boolean", other, item.span());
+                None
+            }
+        }
+    }
+
     /// The trimmed string, or `None` after reporting `blank` when it is blank.
     pub(super) fn non_blank(&mut self, name: &str, item: &Item<'_>, blank: &str) -> Option<String> {
         let text = self.string(name, item)?;

@@ -15,6 +15,7 @@ use toml::de::{DeTable, DeValue};
 use super::reader::{describe, plain_text, suggestion, Item, Key, Reader};
 use super::{CheckConfig, Config, EnvConfig, ModelPrice, PriceTable, ProjectConfig, ScopeConfig};
 use crate::diagnostic::Diagnostic;
+use crate::steps::reveal::Reveal;
 use crate::workflow::model::MergeStrategy;
 
 const ROOT_KEYS: [&str; 10] = [
@@ -22,10 +23,10 @@ const ROOT_KEYS: [&str; 10] = [
     "context",
 ];
 const CONTEXT_KEYS: [&str; 1] = ["files"];
-const SCOPE_KEYS: [&str; 1] = ["protect"];
+const SCOPE_KEYS: [&str; 3] = ["protect", "hidden", "reveal"];
 const PROJECT_KEYS: [&str; 2] = ["base_branch", "merge_strategy"];
 const ENV_KEYS: [&str; 3] = ["vars", "path_prepend", "setup"];
-const CHECK_KEYS: [&str; 2] = ["cmd", "timeout"];
+const CHECK_KEYS: [&str; 3] = ["cmd", "timeout", "hidden"];
 const PRICE_KEYS: [&str; 3] = ["input", "cached_input", "output"];
 const MERGE_STRATEGIES: [MergeStrategy; 3] = [
     MergeStrategy::Squash,
@@ -98,25 +99,15 @@ fn config(reader: &mut Reader<'_>, document: &DeTable<'_>) -> Config {
     config
 }
 
-/// `[scope]`: `protect`, globs no agent may change (see `steps::scope`).
+/// `[scope]`: `protect`, globs no agent may change (see `steps::scope`); `hidden`, globs no
+/// agent may see; `reveal`, what agents learn of a failing hidden check.
 fn scope(reader: &mut Reader<'_>, table: &DeTable<'_>) -> ScopeConfig {
     let mut scope = ScopeConfig::default();
     for (key, item) in table {
         match key.get_ref().as_ref() {
-            "protect" => {
-                let Some(entries) = reader.array("scope.protect", item) else {
-                    continue;
-                };
-                for entry in entries {
-                    let Some(pattern) = reader.string("a `scope.protect` entry", entry) else {
-                        continue;
-                    };
-                    match crate::steps::scope::glob(pattern) {
-                        Ok(_) => scope.protect.push(pattern.to_string()),
-                        Err(why) => reader.report(entry.span(), why, None),
-                    }
-                }
-            }
+            "protect" => scope.protect = globs(reader, "protect", item),
+            "hidden" => scope.hidden = globs(reader, "hidden", item),
+            "reveal" => scope.reveal = reveal(reader, item).unwrap_or_default(),
             _ => reader.unknown_key(key, "in [scope]", &SCOPE_KEYS),
         }
     }
@@ -151,6 +142,36 @@ fn context(reader: &mut Reader<'_>, table: &DeTable<'_>) -> super::ContextConfig
         }
     }
     context
+/// `scope.<name>`: a list of valid globs.
+fn globs(reader: &mut Reader<'_>, name: &str, item: &Item<'_>) -> Vec<String> {
+    let mut patterns = Vec::new();
+    let Some(entries) = reader.array(&format!("scope.{name}"), item) else {
+        return patterns;
+    };
+    for entry in entries {
+        let Some(pattern) = reader.string(&format!("a `scope.{name}` entry"), entry) else {
+            continue;
+        };
+        match crate::steps::scope::glob(pattern) {
+            Ok(_) => patterns.push(pattern.to_string()),
+            Err(why) => reader.report(entry.span(), why, None),
+        }
+    }
+    patterns
+}
+
+fn reveal(reader: &mut Reader<'_>, item: &Item<'_>) -> Option<Reveal> {
+    let text = reader.string("scope.reveal", item)?;
+    let found = Reveal::ALL.into_iter().find(|level| level.as_str() == text);
+    if found.is_none() {
+        let names = Reveal::ALL.map(Reveal::as_str);
+        reader.report(
+            item.span(),
+            format!("unknown value `{text}` for `scope.reveal`"),
+            Some(suggestion(text, &names, "values")),
+        );
+    }
+    found
 }
 
 fn project(reader: &mut Reader<'_>, table: &DeTable<'_>) -> ProjectConfig {
@@ -314,6 +335,7 @@ fn check(reader: &mut Reader<'_>, name: &Key<'_>, table: &DeTable<'_>) -> Option
     let mut cmd = None;
     let mut cmd_written = false;
     let mut timeout = None;
+    let mut hidden = false;
     for (key, item) in table {
         match key.get_ref().as_ref() {
             "cmd" => {
@@ -327,6 +349,11 @@ fn check(reader: &mut Reader<'_>, name: &Key<'_>, table: &DeTable<'_>) -> Option
             "timeout" => {
                 timeout = reader.duration(&format!("checks.{}.timeout", name.get_ref()), item);
             }
+            "hidden" => {
+                hidden = reader
+                    .boolean(&format!("checks.{}.hidden", name.get_ref()), item)
+                    .unwrap_or_default();
+            }
             _ => reader.unknown_key(key, &format!("in [checks.{}]", name.get_ref()), &CHECK_KEYS),
         }
     }
@@ -337,7 +364,11 @@ fn check(reader: &mut Reader<'_>, name: &Key<'_>, table: &DeTable<'_>) -> Option
             Some("give the command to run, e.g. `cmd = \"cargo test\"`".to_string()),
         );
     }
-    Some(CheckConfig { cmd: cmd?, timeout })
+    Some(CheckConfig {
+        cmd: cmd?,
+        timeout,
+        hidden,
+    })
 }
 
 fn pricing(reader: &mut Reader<'_>, table: &DeTable<'_>) -> PriceTable {

@@ -370,4 +370,26 @@ fn context_files_are_paths_inside_the_repository_located_at_their_entry() {
         problems.contains("unknown key `file` in [context]"),
         "{problems}"
     );
+fn reads_hidden_paths_reveal_and_hidden_checks() {
+    let config = parse(
+        "[scope]\nhidden = [\"tests/acceptance/**\"]\nreveal = \"summary\"\n\n\
+         [checks.acceptance]\ncmd = \"pytest tests/acceptance\"\nhidden = true\n",
+    )
+    .unwrap();
+    assert_eq!(config.scope.hidden, ["tests/acceptance/**"]);
+    assert_eq!(config.scope.reveal, crate::steps::reveal::Reveal::Summary);
+    assert!(config.checks["acceptance"].hidden);
+    let defaults = parse("[checks.test]\ncmd = \"true\"\n").unwrap();
+    assert_eq!(defaults.scope.reveal, crate::steps::reveal::Reveal::Names);
+    assert!(!defaults.checks["test"].hidden);
+    let err = parse(
+        "[scope]\nhidden = [\"src/[\"]\nreveal = \"all\"\n[checks.a]\ncmd = \"x\"\nhidden = 1\n",
+    )
+    .unwrap_err();
+    assert!(
+        err.contains("unknown value `all` for `scope.reveal`"),
+        "{err}"
+    );
+    assert!(err.contains("checks.a.hidden"), "{err}");
+    assert!(err.contains(":2:"), "{err}");
 }

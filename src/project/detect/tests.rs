@@ -130,6 +130,7 @@ fn configured_checks_come_first_with_test_leading() {
             CheckConfig {
                 cmd: cmd.to_string(),
                 timeout: None,
+                hidden: false,
             },
         );
     }
@@ -148,6 +149,7 @@ fn configured_checks_come_first_with_test_leading() {
         CheckConfig {
             cmd: "make check".to_string(),
             timeout: Some(Duration::from_secs(30)),
+            hidden: false,
         },
     );
     let checks = combine_checks(&config, detected);

@@ -1,0 +1,220 @@
+//! What agents learn of a hidden check (`[scope] reveal`, DESIGN.md §11).
+//!
+//! A hidden check runs tests the agents never see. Its raw output would show them anyway (a
+//! failing assertion prints the expected value; a traceback prints the test's source lines), so
+//! agents only ever get what [`revealed`] makes of it: at `names` the check's name, its counts
+//! and the failing tests' names (as pytest and cargo print them); at `summary` pass/fail and
+//! the counts; at `none` only that a hidden check failed. The full output stays in the log
+//! file, in the run directory, which the sandbox does not show to agents.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::steps::summary::strip_ansi;
+
+/// `[scope] reveal`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, schemars::JsonSchema)]
+#[schemars(rename_all = "lowercase")]
+pub enum Reveal {
+    /// The check's name, its counts and the names of the failing tests.
+    #[default]
+    Names,
+    /// Passed or failed, and the counts.
+    Summary,
+    /// Only that a hidden check failed.
+    None,
+}
+
+impl Reveal {
+    pub const ALL: [Reveal; 3] = [Reveal::Names, Reveal::Summary, Reveal::None];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reveal::Names => "names",
+            Reveal::Summary => "summary",
+            Reveal::None => "none",
+        }
+    }
+}
+
+/// Counts a test runner printed, where it printed them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub passed: Option<u64>,
+    pub failed: Option<u64>,
+}
+
+/// pytest: `FAILED tests/acceptance/test_x.py::test_name - AssertionError`.
+static PYTEST_FAILED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?m)^FAILED (\S+::\S+)").expect("pytest failed pattern is valid")
+});
+/// cargo: `test module::name ... FAILED`.
+static CARGO_FAILED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?m)^test (\S+) \.\.\. FAILED\s*$").expect("cargo failed pattern is valid")
+});
+/// pytest's last line: `=== 1 failed, 2 passed in 0.1s ===`.
+static PYTEST_COUNT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?m)\b(\d+) (passed|failed)\b").expect("pytest count pattern is valid")
+});
+/// cargo: `test result: FAILED. 1 passed; 2 failed;`.
+static CARGO_COUNT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?m)^test result: \w+\. (\d+) passed; (\d+) failed")
+        .expect("cargo count pattern is valid")
+});
+
+/// The names of the failing tests in `output`, as pytest and cargo print them (each once, in
+/// order); empty when no known runner's format is found.
+pub fn failing_tests(output: &str) -> Vec<String> {
+    let output = strip_ansi(output);
+    let mut names: Vec<String> = Vec::new();
+    for pattern in [&*PYTEST_FAILED, &*CARGO_FAILED] {
+        for found in pattern.captures_iter(&output) {
+            let name = found[1].to_string();
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    names
+}
+
+/// The passed and failed counts in `output` (cargo's summed over its test binaries, pytest's
+/// from its summary line).
+pub fn counts(output: &str) -> Counts {
+    let output = strip_ansi(output);
+    let mut counts = Counts::default();
+    let add = |slot: &mut Option<u64>, n: u64| *slot = Some(slot.unwrap_or(0) + n);
+    let mut cargo = false;
+    for found in CARGO_COUNT.captures_iter(&output) {
+        cargo = true;
+        add(&mut counts.passed, found[1].parse().unwrap_or(0));
+        add(&mut counts.failed, found[2].parse().unwrap_or(0));
+    }
+    if cargo {
+        return counts;
+    }
+    // pytest repeats no count: the last summary line is the one.
+    let last = output
+        .lines()
+        .rev()
+        .find(|line| PYTEST_COUNT.is_match(line) && line.contains(" in "));
+    if let Some(line) = last {
+        for found in PYTEST_COUNT.captures_iter(line) {
+            let n = found[1].parse().unwrap_or(0);
+            match &found[2] {
+                "passed" => counts.passed = Some(n),
+                _ => counts.failed = Some(n),
+            }
+        }
+    }
+    counts
+}
+
+/// What agents are told about the hidden check `name` that `passed` (or not) with `output`.
+pub fn revealed(level: Reveal, name: &str, passed: bool, output: &str) -> String {
+    let outcome = if passed { "passed" } else { "failed" };
+    let counted = || {
+        let counts = counts(output);
+        let mut parts = Vec::new();
+        if let Some(n) = counts.failed {
+            parts.push(format!("{n} failed"));
+        }
+        if let Some(n) = counts.passed {
+            parts.push(format!("{n} passed"));
+        }
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", parts.join(", "))
+        }
+    };
+    match level {
+        Reveal::None if passed => "a hidden check passed".to_string(),
+        Reveal::None => "a hidden check failed (the project reveals nothing more)".to_string(),
+        Reveal::Summary => format!("hidden check {outcome}{}", counted()),
+        Reveal::Names => {
+            let mut text = format!("hidden check `{name}` {outcome}{}", counted());
+            let failing = failing_tests(output);
+            if !passed && !failing.is_empty() {
+                text.push_str("; failing tests: ");
+                text.push_str(&failing.join(", "));
+            }
+            text
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PYTEST: &str = "\
+tests/acceptance/test_greet.py .F                                   [100%]
+=================================== FAILURES ===================================
+___________________________________ test_bye ___________________________________
+    def test_bye():
+>       assert greet.bye() == \"SECRET-MARKER\"
+E       AssertionError
+=========================== short test summary info ============================
+FAILED tests/acceptance/test_greet.py::test_bye - AssertionError
+========================= 1 failed, 1 passed in 0.02s ==========================
+";
+
+    const CARGO: &str = "\
+running 2 tests
+test tests::hello ... ok
+test tests::bye ... FAILED
+
+failures:
+---- tests::bye stdout ----
+thread 'tests::bye' panicked at src/lib.rs:9:5: SECRET-MARKER
+test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out
+";
+
+    #[test]
+    fn each_level_says_what_it_promises_and_never_the_output() {
+        let table = [
+            (
+                Reveal::Names,
+                PYTEST,
+                "hidden check `acceptance` failed (1 failed, 1 passed); failing tests: \
+                 tests/acceptance/test_greet.py::test_bye",
+            ),
+            (
+                Reveal::Names,
+                CARGO,
+                "hidden check `acceptance` failed (1 failed, 1 passed); failing tests: tests::bye",
+            ),
+            (
+                Reveal::Summary,
+                PYTEST,
+                "hidden check failed (1 failed, 1 passed)",
+            ),
+            (
+                Reveal::None,
+                CARGO,
+                "a hidden check failed (the project reveals nothing more)",
+            ),
+            (
+                Reveal::Names,
+                "SECRET-MARKER went wrong\n",
+                "hidden check `acceptance` failed",
+            ),
+        ];
+        for (level, output, expected) in table {
+            let text = revealed(level, "acceptance", false, output);
+            assert_eq!(text, expected, "{level:?}");
+            assert!(!text.contains("SECRET-MARKER"));
+        }
+        assert_eq!(
+            revealed(
+                Reveal::Summary,
+                "acceptance",
+                true,
+                "=== 3 passed in 0.1s ===\n"
+            ),
+            "hidden check passed (3 passed)"
+        );
+    }
+}
