@@ -175,12 +175,6 @@ pub fn render(plan: &Plan) -> String {
         "\nProtected (no agent may change): {}",
         globs(&plan.protected_paths())
     );
-    if !plan.context_files.is_empty() {
-        let _ = writeln!(out, "\nContext files (shown to every role):");
-        for file in &plan.context_files {
-            let cut = if file.truncated { " (cut)" } else { "" };
-            let _ = writeln!(out, "  {}{cut}", file.path);
-        }
     let hidden = plan.hidden_paths();
     if !hidden.is_empty() {
         let _ = writeln!(
@@ -189,6 +183,13 @@ pub fn render(plan: &Plan) -> String {
             plan.config.scope.reveal.as_str(),
             globs(&hidden)
         );
+    }
+    if !plan.context_files.is_empty() {
+        let _ = writeln!(out, "\nContext files (shown to every role):");
+        for file in &plan.context_files {
+            let cut = if file.truncated { " (cut)" } else { "" };
+            let _ = writeln!(out, "  {}{cut}", file.path);
+        }
     }
 
     let _ = writeln!(out, "\nSteps:");

@@ -29,7 +29,7 @@ use crate::diagnostic::{Diagnostic, Location};
 use crate::workflow::yaml_limits;
 
 /// The keys autobuild reads; every other key lands in [`FrontMatter::extra`].
-const KNOWN_KEYS: [&str; 9] = [
+const KNOWN_KEYS: [&str; 10] = [
     "id",
     "title",
     "task_type",
@@ -404,9 +404,6 @@ pub(crate) fn read(
             });
         }
     }
-    if let Some(value) = known.remove("protect") {
-        let (patterns, wrong) = fields::protect(value);
-        fields.protect = patterns;
     type Reader = fn(Value) -> (Vec<String>, Vec<fields::FieldProblem>);
     let globs: [(&str, Reader); 2] = [("protect", fields::protect), ("hidden", fields::hidden)];
     for (key, read) in globs {

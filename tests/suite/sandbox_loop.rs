@@ -359,11 +359,10 @@ fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 }
 
 #[test]
+#[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
 fn a_player_searching_everywhere_finds_no_hidden_file_and_lands_only_after_the_hidden_check_passes()
 {
-    if !confinable() {
-        return;
-    }
+    crate::support::require_bwrap();
     let Hidden {
         project,
         marker,
@@ -430,10 +429,9 @@ fn a_player_searching_everywhere_finds_no_hidden_file_and_lands_only_after_the_h
 }
 
 #[test]
+#[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
 fn reveal_none_tells_the_agents_only_that_a_hidden_check_failed() {
-    if !confinable() {
-        return;
-    }
+    crate::support::require_bwrap();
     let Hidden {
         project, marker, ..
     } = hidden_project("none", "on");

@@ -142,6 +142,8 @@ fn context(reader: &mut Reader<'_>, table: &DeTable<'_>) -> super::ContextConfig
         }
     }
     context
+}
+
 /// `scope.<name>`: a list of valid globs.
 fn globs(reader: &mut Reader<'_>, name: &str, item: &Item<'_>) -> Vec<String> {
     let mut patterns = Vec::new();

@@ -370,6 +370,9 @@ fn context_files_are_paths_inside_the_repository_located_at_their_entry() {
         problems.contains("unknown key `file` in [context]"),
         "{problems}"
     );
+}
+
+#[test]
 fn reads_hidden_paths_reveal_and_hidden_checks() {
     let config = parse(
         "[scope]\nhidden = [\"tests/acceptance/**\"]\nreveal = \"summary\"\n\n\

@@ -425,6 +425,9 @@ fn an_agents_free_text_never_decides_a_condition() {
     assert!(found[0]
         .1
         .contains("`steps.review.outputs.text` is an agent's free text and cannot decide"));
+}
+
+#[test]
 fn a_role_typo_is_one_error_not_a_gate_error_too() {
     let text = player_coach_with(
         "  id = \"gate\"\n  uses = \"gate\"",
