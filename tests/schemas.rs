@@ -178,7 +178,11 @@ fn the_config_schema_agrees_with_the_config_reader() {
             tables.push((table.clone(), keys.clone()));
         }
     }
-    assert_eq!(tables.len(), 5, "project, env, scope, worktree and sandbox");
+    assert_eq!(
+        tables.len(),
+        6,
+        "project, env, scope, worktree, sandbox and feature"
+    );
     for (table, entry) in [("checks.x", "Check"), ("pricing.x", "Price")] {
         tables.push((table.into(), definitions[entry]["properties"].clone()));
     }

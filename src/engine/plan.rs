@@ -12,6 +12,7 @@ mod profile_checks;
 mod prompt_context;
 mod prompts;
 
+pub use profile_checks::gate_checks;
 pub use prompt_context::build_prompt_context;
 
 use std::collections::BTreeMap;

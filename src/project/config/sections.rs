@@ -17,8 +17,9 @@ use super::{CheckConfig, Config, EnvConfig, ModelPrice, PriceTable, ProjectConfi
 use crate::diagnostic::Diagnostic;
 use crate::workflow::model::MergeStrategy;
 
-const ROOT_KEYS: [&str; 9] = [
+const ROOT_KEYS: [&str; 10] = [
     "project", "env", "checks", "roles", "profiles", "pricing", "scope", "worktree", "sandbox",
+    "feature",
 ];
 const SCOPE_KEYS: [&str; 1] = ["protect"];
 const PROJECT_KEYS: [&str; 2] = ["base_branch", "merge_strategy"];
@@ -83,6 +84,11 @@ fn config(reader: &mut Reader<'_>, document: &DeTable<'_>) -> Config {
             "sandbox" => {
                 if let Some(table) = reader.table("sandbox", item) {
                     config.sandbox = super::sandbox::sandbox(reader, table);
+                }
+            }
+            "feature" => {
+                if let Some(table) = reader.table("feature", item) {
+                    config.feature = super::feature::read(reader, table);
                 }
             }
             _ => reader.unknown_key(key, "at the top level", &ROOT_KEYS),
