@@ -91,6 +91,19 @@ writable = [{outside:?}]
         self
     }
 
+    /// `[feature] integration = MODE` (appended as a section of its own: call it after
+    /// [`Project::sandbox_mode`]).
+    pub fn integration(self, mode: &str) -> Project {
+        let config = self.root.join(".autobuild/config.toml");
+        let text = fs::read_to_string(&config).unwrap();
+        fs::write(
+            &config,
+            format!("{text}\n[feature]\nintegration = {mode:?}\n"),
+        )
+        .unwrap();
+        self
+    }
+
     /// How long a Player may run before the engine stops it.
     pub fn player_timeout(self, timeout: &str) -> Project {
         self.write_config(timeout);
