@@ -373,29 +373,9 @@ fn a_player_forging_the_feature_branch_in_the_sandbox_lands_nothing_of_it() {
     a_player_forging_the_feature_branch_lands_nothing_of_it(forging_feature("on"));
 }
 
-/// Integration after every wave (issue 26): TASK-A changes the contract of `greeting` (it
-/// takes the greeting word first) and updates its own test; TASK-B, in the same wave, adds
-/// `welcome`, which calls `greeting` the old way, with a test. Each passes alone; together
-/// `welcome` breaks. TASK-C depends on both.
+/// Integration after every wave (issue 26): see [`Project::contract_clash`].
 fn contract_clash(feature: &str) -> Project {
-    Project::new()
-        .task(
-            "TASK-A",
-            "sh tests/test_a.sh",
-            "printf 'greeting() {\\n    printf \"%%s, %%s!\\\\n\" \"$1\" \"$2\"\\n}\\n' > lib/greet.sh\n\
-             printf '. lib/greet.sh\\n[ \"$(greeting Hi World)\" = \"Hi, World!\" ]\\n' > tests/test_a.sh\n",
-        )
-        .task(
-            "TASK-B",
-            "sh tests/test_b.sh",
-            "printf 'welcome() {\\n    greeting \"$1\"\\n}\\n' > lib/welcome.sh\n\
-             printf '. lib/greet.sh\\n. lib/welcome.sh\\n[ \"$(welcome World)\" = \"Hello, World!\" ] || { echo \"FAIL welcome: $(welcome World)\"; exit 1; }\\n' > tests/test_b.sh\n",
-        )
-        .task("TASK-C", "test -f lib/c.txt", "echo c > lib/c.txt")
-        .feature(
-            feature,
-            &format!("id: {feature}\nname: Clash\ntasks:\n  - id: TASK-A\n  - id: TASK-B\n  - id: TASK-C\n    dependencies: [TASK-A, TASK-B]\n"),
-        )
+    Project::new().contract_clash(feature)
 }
 
 #[test]
