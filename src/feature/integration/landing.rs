@@ -47,7 +47,10 @@ pub fn check_after_landing(
         .max()
         .unwrap_or(state.waves.len());
     let tasks: Vec<String> = if landed.landed.is_empty() {
-        state.waves.get(wave - 1).cloned().unwrap_or_default()
+        wave.checked_sub(1)
+            .and_then(|w| state.waves.get(w))
+            .cloned()
+            .unwrap_or_default()
     } else {
         landed.landed.to_vec()
     };

@@ -40,7 +40,10 @@ impl Runner {
         if mode == Integration::Integrate && self.repair(wave + 1, &on_branch)? {
             return Ok(());
         }
-        self.integration_failed = true;
+        // A cancelled repair leaves the failure recorded for the resume to check again.
+        if !self.cancel.is_cancelled() {
+            self.integration_failed = true;
+        }
         Ok(())
     }
 
