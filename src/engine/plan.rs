@@ -15,6 +15,7 @@ mod prompt_context;
 mod prompts;
 mod task_keys;
 
+pub use profile_checks::gate_checks;
 pub use prompt_context::build_prompt_context;
 
 use std::collections::BTreeMap;

@@ -102,6 +102,10 @@ pub fn feature_line(event: &FeatureEvent) -> String {
                 paths.join(", ")
             )
         }
+        FeatureEventKind::Integration { message, .. } => message.clone(),
+        FeatureEventKind::IntegrationRepair { wave, task } => {
+            format!("[{task}] started: the player integrates wave {wave}")
+        }
         FeatureEventKind::Warning { message } => format!("warning: {message}"),
         FeatureEventKind::FeatureFinished {
             message, report, ..

@@ -77,6 +77,20 @@ pub enum FeatureEventKind {
         with_tasks: Vec<String>,
         paths: Vec<String>,
     },
+    /// An integration check of the feature branch's tip after `wave` (1-based).
+    Integration {
+        wave: usize,
+        commit: String,
+        passed: bool,
+        /// The checks that did not pass.
+        failed: Vec<String>,
+        message: String,
+    },
+    /// `integration = "integrate"`: the integration task `task` starts on the failure.
+    IntegrationRepair {
+        wave: usize,
+        task: String,
+    },
     Warning {
         message: String,
     },

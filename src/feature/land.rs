@@ -18,6 +18,7 @@ use crate::engine::state::{RunState, RunStatus};
 use crate::error::{exit, Error};
 use crate::feature::events::{FeatureEvent, FeatureEventKind, FeatureLog};
 use crate::feature::finish::write_report;
+use crate::feature::integration::landing::{check_after_landing, Landed};
 use crate::feature::merge::{merge_task, record_merge, task_branch, ApprovedTask};
 use crate::feature::plan::{self, FeaturePlan};
 use crate::feature::preflight::feature_branch;
@@ -153,9 +154,10 @@ pub fn land(root: &Path, feature_arg: &str, options: &LandOptions) -> Result<u8,
             );
         }
     }
+    let config = Config::load(&layout)?;
     let base = match &options.into {
         Some(into) => Some(into.clone()),
-        None => Config::load(&layout)?.project.base_branch,
+        None => config.project.base_branch.clone(),
     }
     .or_else(|| repo.current_branch().filter(|b| *b != branch))
     .unwrap_or_default();
@@ -170,6 +172,7 @@ pub fn land(root: &Path, feature_arg: &str, options: &LandOptions) -> Result<u8,
         .map_err(|e| Error::io("cannot open", paths.events(), e))?;
     let records = options.artifacts.clone().unwrap_or_else(|| layout.runs());
     let messages = repo.first_parent_messages(&branch)?;
+    let mut landed: Vec<String> = Vec::new();
     for id in plan.waves.iter().flatten() {
         if state.conflict.is_some() {
             break;
@@ -186,8 +189,24 @@ pub fn land(root: &Path, feature_arg: &str, options: &LandOptions) -> Result<u8,
             approved: approved.as_deref(),
         };
         let event = apply(&repo, &layout, &plan, &mut state, &task, decision, options)?;
+        if let Some(FeatureEventKind::TaskMerged { .. }) = &event {
+            landed.push(id.clone());
+        }
         if let Some(kind) = event {
             log.append(&FeatureEvent::now(&plan.id, kind));
+        }
+    }
+    if state.conflict.is_none() {
+        let landing = Landed {
+            repo: &repo,
+            layout: &layout,
+            config: &config,
+            plan: &plan,
+            run_dir: &paths.dir,
+            landed: &landed,
+        };
+        if let Some(message) = check_after_landing(&landing, &mut state)? {
+            ui::line(&message);
         }
     }
     state.status = feature_status(&state);
@@ -198,7 +217,7 @@ pub fn land(root: &Path, feature_arg: &str, options: &LandOptions) -> Result<u8,
     write_report(&state, &layout.runs(), &paths)?;
     ui::line(&summary(&state));
     Ok(match state.status {
-        FeatureStatus::Conflict => exit::RUNTIME,
+        FeatureStatus::Conflict | FeatureStatus::IntegrationFailed => exit::RUNTIME,
         FeatureStatus::Running => exit::APPROVED,
         _ => state.exit_code(),
     })
@@ -334,6 +353,8 @@ fn feature_status(state: &FeatureState) -> FeatureStatus {
     let statuses: Vec<TaskStatus> = state.tasks.values().map(|t| t.status).collect();
     if state.conflict.is_some() {
         FeatureStatus::Conflict
+    } else if state.integration_failure().is_some() {
+        FeatureStatus::IntegrationFailed
     } else if statuses.iter().all(|s| *s == TaskStatus::Merged) {
         FeatureStatus::Approved
     } else if statuses.contains(&TaskStatus::Pending) {

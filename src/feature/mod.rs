@@ -5,7 +5,8 @@
 //! then each task's engine run is preflighted ([`preflight`]). A run ([`run`], [`runner`])
 //! creates the feature branch `autobuild/<FEAT-ID>`, runs each wave's tasks in parallel
 //! worktrees branched from it ([`schedule`] decides what runs, [`task_thread`] runs one), squashes
-//! approved tasks onto it ([`merge`]) and finally lands it on the base ([`finish`]). Its state lives in `runs/<FEAT-ID>/`
+//! approved tasks onto it ([`merge`]) checks the branch's tip after each wave
+//! ([`integration`]) and finally lands it on the base ([`finish`]). Its state lives in `runs/<FEAT-ID>/`
 //! ([`state`], [`events`], [`report`]), never in the feature file; progress is shown by
 //! [`display`].
 
@@ -15,6 +16,7 @@ pub mod events;
 pub mod file;
 pub mod finish;
 pub mod graph;
+pub mod integration;
 pub mod land;
 pub mod locate;
 pub mod merge;

@@ -42,6 +42,8 @@ pub struct FeatureSetup {
     pub settings: FeatureSettings,
     /// How the finished feature lands on the base.
     pub strategy: MergeStrategy,
+    /// The project config the preflight read (`[feature] integration`, the checks).
+    pub config: Config,
 }
 
 /// What a task's engine preflight resolved.
@@ -256,5 +258,6 @@ pub fn preflight(
         warnings,
         settings,
         strategy: config.project.merge_strategy.unwrap_or_default(),
+        config,
     })
 }

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::engine::paths::RunPaths;
 use crate::engine::records::{load_turns, turn_summary};
 use crate::engine::state::RunState;
+use crate::feature::integration;
 use crate::feature::state::{FeatureState, FeatureStatus, TaskRecord, TaskStatus};
 use crate::report::feature::{ConflictView, FeaturePage, TaskCard};
 
@@ -93,6 +94,14 @@ pub fn outcome_message(state: &FeatureState) -> String {
                 conflict.paths.join(", ")
             ),
             None => "stopped by a merge conflict".to_string(),
+        },
+        FeatureStatus::IntegrationFailed => match state.integration_failure() {
+            Some(failed) => format!(
+                "stopped: {}; nothing landed on {}",
+                failed.failure_message(&state.branch),
+                state.base_branch
+            ),
+            None => "stopped: integration failed".to_string(),
         },
         FeatureStatus::Cancelled => format!(
             "cancelled; `autobuild resume {}` continues it",
@@ -189,6 +198,7 @@ pub fn render_report(state: &FeatureState, infos: &BTreeMap<String, TaskRunInfo>
     if let Some(conflict) = &state.conflict {
         render_conflict(&mut out, state, conflict);
     }
+    integration::view::render_markdown(&mut out, state);
     let steps = next_steps(state);
     if !steps.is_empty() {
         let _ = writeln!(out, "\n## Next steps\n");
@@ -249,6 +259,7 @@ pub fn html_page(
             paths: c.paths.clone(),
             with_tasks: c.with_tasks.clone(),
         }),
+        integration: integration::view::views(state),
         next_steps: next_steps(state),
     }
 }
@@ -290,6 +301,7 @@ fn next_steps(state: &FeatureState) -> Vec<String> {
         FeatureStatus::Cancelled => vec![format!(
             "continue with `autobuild resume {id}`: merged tasks are kept, interrupted ones continue from their last completed step"
         )],
+        FeatureStatus::IntegrationFailed => integration::view::next_steps(state),
         FeatureStatus::Conflict => {
             let task = state
                 .conflict
@@ -350,6 +362,9 @@ pub fn render_status(
         "  started:   {}, updated {}",
         state.started_at, state.updated_at
     );
+    if let Some(last) = state.integration.last() {
+        let _ = writeln!(out, "  integration: {}", integration::view::line(last));
+    }
     let width = state.tasks.keys().map(String::len).max().unwrap_or(0);
     for (w, wave) in state.waves.iter().enumerate() {
         let _ = writeln!(out, "  wave {}:", w + 1);

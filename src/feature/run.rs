@@ -318,6 +318,7 @@ pub(crate) fn state_for(
         merged_commit: None,
         tip: None,
         violations: Vec::new(),
+        integration: Vec::new(),
     }
 }
 

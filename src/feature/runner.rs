@@ -11,6 +11,11 @@
 //! failure, and tasks already running finish their run. A task whose agent cannot authenticate,
 //! is out of credit or names an unknown model stops the feature the same way, flag or not:
 //! every later task would fail at its first agent step for the same reason.
+//!
+//! After a wave's merges, the feature branch's tip is checked ([`integrate`]); a failed
+//! integration check stops the feature before the next wave, and nothing lands on the base.
+
+mod integrate;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::mpsc::{self, Sender};
@@ -36,6 +41,7 @@ use crate::feature::schedule::{decide, parallelism, Action, PriorRun};
 use crate::feature::state::{state_file, FeatureState, FeatureStatus, TaskStatus};
 use crate::feature::task_thread::{past_worktree, spawn_task, Message, TaskRun};
 use crate::git::Repo;
+use crate::project::Integration;
 use crate::ui;
 
 /// How often the runner looks at the cancel flag while tasks run.
@@ -55,6 +61,8 @@ pub struct Runner {
     failed: bool,
     /// Some task's agent could not be used (authentication, credit, model): start no more.
     agent_unusable: bool,
+    /// The checks failed on the feature branch after a wave (and were not repaired).
+    integration_failed: bool,
     resumed: bool,
     _lock: RunLock,
 }
@@ -87,6 +95,7 @@ impl Runner {
             cancel,
             failed: false,
             agent_unusable: false,
+            integration_failed: false,
             resumed,
             _lock: lock,
         })
@@ -111,7 +120,7 @@ impl Runner {
             self.emit(FeatureEventKind::Warning { message });
         }
         for wave in 0..self.state.waves.len() {
-            if self.stopping() || self.state.conflict.is_some() {
+            if self.stopping() || self.state.conflict.is_some() || self.integration_failed {
                 break;
             }
             self.run_wave(wave)?;
@@ -205,6 +214,9 @@ impl Runner {
                     break;
                 }
             }
+        }
+        if self.state.conflict.is_none() {
+            self.integrate(wave)?;
         }
         self.emit(FeatureEventKind::WaveFinished {
             wave: wave + 1,
@@ -424,7 +436,13 @@ impl Runner {
             .tasks
             .iter()
             .all(|t| self.state.status_of(t.id()) == TaskStatus::Merged);
-        self.state.status = if all_merged {
+        // A tip whose last check failed (a cancelled check) is not approved, unless
+        // integration is off now.
+        let integrated = self.setup.config.feature.integration == Integration::Off
+            || self.state.integration_failure().is_none();
+        self.state.status = if self.integration_failed {
+            FeatureStatus::IntegrationFailed
+        } else if all_merged && integrated {
             FeatureStatus::Approved
         } else if self.cancel.is_cancelled() {
             FeatureStatus::Cancelled
@@ -434,7 +452,7 @@ impl Runner {
             FeatureStatus::Blocked
         };
         let mut landing_error = None;
-        if all_merged && self.merge_now() {
+        if self.state.status == FeatureStatus::Approved && self.merge_now() {
             let seen = self.state.violations.len();
             let landed = self.land();
             self.warn_violations(seen);

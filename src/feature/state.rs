@@ -14,6 +14,7 @@ use crate::engine::paths::RunPaths;
 use crate::engine::state::{write_json_atomic, RunSettings};
 use crate::engine::Outcome;
 use crate::error::exit;
+use crate::feature::integration::IntegrationRecord;
 
 pub const FEATURE_STATE_VERSION: u32 = 1;
 
@@ -57,6 +58,10 @@ pub struct FeatureState {
     /// landing, and put back: one sentence each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub violations: Vec<String>,
+    /// Every integration check of the feature branch's tip, in order (`[feature]
+    /// integration`, [`crate::feature::integration`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub integration: Vec<IntegrationRecord>,
 }
 
 /// Command-line choices that must survive a resume.
@@ -81,6 +86,9 @@ pub enum FeatureStatus {
     Blocked,
     /// Merging a task into the feature branch conflicted.
     Conflict,
+    /// The checks failed on the feature branch after a wave landed (the last
+    /// `integration` record says which).
+    IntegrationFailed,
     Cancelled,
     Discarded,
 }
@@ -93,6 +101,7 @@ impl FeatureStatus {
             FeatureStatus::Merged => "merged",
             FeatureStatus::Blocked => "blocked",
             FeatureStatus::Conflict => "conflict",
+            FeatureStatus::IntegrationFailed => "integration_failed",
             FeatureStatus::Cancelled => "cancelled",
             FeatureStatus::Discarded => "discarded",
         }
@@ -219,6 +228,11 @@ impl FeatureState {
         write_json_atomic(path, self)
     }
 
+    /// The last integration check, when it failed.
+    pub fn integration_failure(&self) -> Option<&IntegrationRecord> {
+        self.integration.last().filter(|r| !r.passed())
+    }
+
     pub fn status_of(&self, task: &str) -> TaskStatus {
         self.tasks.get(task).map(|t| t.status).unwrap_or_default()
     }
@@ -274,6 +288,7 @@ pub(crate) fn sample_state(statuses: &[TaskStatus]) -> FeatureState {
         merged_commit: None,
         tip: None,
         violations: Vec::new(),
+        integration: Vec::new(),
     }
 }
 

@@ -26,10 +26,13 @@ use crate::error::Error;
 use crate::user_file::{self, ReadError};
 use crate::workflow::model::MergeStrategy;
 
+mod feature;
 mod reader;
 mod sandbox;
 mod sections;
 mod worktree;
+
+pub use feature::{FeatureConfig, Integration};
 
 /// The whole project config.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -50,6 +53,8 @@ pub struct Config {
     pub worktree: WorktreeConfig,
     /// `[sandbox]`: OS confinement of agents and checks.
     pub sandbox: crate::sandbox::Settings,
+    /// `[feature]`: what a feature run does after each wave.
+    pub feature: FeatureConfig,
     /// `[context]`: files every role is shown.
     pub context: ContextConfig,
 }

@@ -11,7 +11,9 @@ pub mod ignores;
 pub mod layout;
 pub mod worktree_files;
 
-pub use config::{CheckConfig, Config, EnvConfig, ProjectConfig, WorktreeConfig};
+pub use config::{
+    CheckConfig, Config, EnvConfig, FeatureConfig, Integration, ProjectConfig, WorktreeConfig,
+};
 pub use detect::{effective_checks, CheckOrigin, EffectiveCheck, DEFAULT_CHECK_TIMEOUT};
 pub use env::ProjectEnv;
 pub use layout::{find_repo_root, GitignoreUpdate, Layout};

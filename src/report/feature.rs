@@ -21,6 +21,8 @@ pub struct FeaturePage {
     pub cost: String,
     pub waves: Vec<Vec<TaskCard>>,
     pub conflict: Option<ConflictView>,
+    /// Every integration check of the feature branch's tip, in order.
+    pub integration: Vec<IntegrationView>,
     pub next_steps: Vec<String>,
 }
 
@@ -46,6 +48,21 @@ pub struct ConflictView {
     pub task: String,
     pub paths: Vec<String>,
     pub with_tasks: Vec<String>,
+}
+
+/// One integration check on the HTML page.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct IntegrationView {
+    pub wave: usize,
+    pub commit: String,
+    pub passed: bool,
+    pub tasks: Vec<String>,
+    /// `name: status` of every check.
+    pub checks: Vec<String>,
+    /// The first error of the first failing check.
+    pub first_error: Option<String>,
+    /// `TASK (status)` of the integration task, under `integrate`.
+    pub repair: Option<String>,
 }
 
 /// The HTML page of a feature run.

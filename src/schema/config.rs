@@ -11,6 +11,7 @@ use schemars::JsonSchema;
 
 use super::Patch;
 use crate::profile::set::ProfileFile;
+use crate::project::Integration;
 use crate::sandbox::Mode;
 use crate::workflow::model::{opt_duration, MergeStrategy, Role};
 
@@ -34,6 +35,7 @@ pub struct ConfigFile {
     pub scope: Option<Scope>,
     pub worktree: Option<Worktree>,
     pub sandbox: Option<Sandbox>,
+    pub feature: Option<Feature>,
     pub context: Option<Context>,
 }
 
@@ -130,4 +132,13 @@ pub struct Sandbox {
     pub mode: Option<Mode>,
     /// Absolute paths (or `~/…`) agents and checks may write besides the worktree.
     pub writable: Option<Vec<String>>,
+}
+
+/// `[feature]`: what a feature run does after each wave.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Feature {
+    /// After each wave: run the profiles' checks on the feature branch's tip (`check`, the
+    /// default), also hand a failure to the player (`integrate`), or skip it (`off`).
+    pub integration: Option<Integration>,
 }

@@ -89,6 +89,19 @@ writable = [{outside:?}]
         self
     }
 
+    /// `[feature] integration = MODE` (appended as a section of its own: call it after
+    /// [`Project::sandbox_mode`]).
+    pub fn integration(self, mode: &str) -> Project {
+        let config = self.root.join(".autobuild/config.toml");
+        let text = fs::read_to_string(&config).unwrap();
+        fs::write(
+            &config,
+            format!("{text}\n[feature]\nintegration = {mode:?}\n"),
+        )
+        .unwrap();
+        self
+    }
+
     /// How long a Player may run before the engine stops it.
     pub fn player_timeout(self, timeout: &str) -> Project {
         self.write_config(timeout);
@@ -104,6 +117,30 @@ writable = [{outside:?}]
             ),
         );
         self.behaviour(id, behaviour)
+    }
+
+    /// Two tasks that pass alone and fail together, and a third after both, as feature
+    /// `feature`: TASK-A changes the contract of `greeting` (it takes the greeting word first)
+    /// and updates its own test; TASK-B, in the same wave, adds `welcome`, which calls
+    /// `greeting` the old way, with a test. Together `welcome` breaks. TASK-C depends on both.
+    pub fn contract_clash(self, feature: &str) -> Project {
+        self.task(
+            "TASK-A",
+            "sh tests/test_a.sh",
+            "printf 'greeting() {\\n    printf \"%%s, %%s!\\\\n\" \"$1\" \"$2\"\\n}\\n' > lib/greet.sh\n\
+             printf '. lib/greet.sh\\n[ \"$(greeting Hi World)\" = \"Hi, World!\" ]\\n' > tests/test_a.sh\n",
+        )
+        .task(
+            "TASK-B",
+            "sh tests/test_b.sh",
+            "printf 'welcome() {\\n    greeting \"$1\"\\n}\\n' > lib/welcome.sh\n\
+             printf '. lib/greet.sh\\n. lib/welcome.sh\\n[ \"$(welcome World)\" = \"Hello, World!\" ] || { echo \"FAIL welcome: $(welcome World)\"; exit 1; }\\n' > tests/test_b.sh\n",
+        )
+        .task("TASK-C", "test -f lib/c.txt", "echo c > lib/c.txt")
+        .feature(
+            feature,
+            &format!("id: {feature}\nname: Clash\ntasks:\n  - id: TASK-A\n  - id: TASK-B\n  - id: TASK-C\n    dependencies: [TASK-A, TASK-B]\n"),
+        )
     }
 
     /// What the Player does for task `id`.

@@ -261,3 +261,38 @@ fn a_commit_added_to_a_task_branch_after_approval_is_refused_and_nothing_of_it_l
     let listed = git(remote.as_path(), &["ls-tree", "-r", "--name-only", FEAT]);
     assert!(!listed.contains("unreviewed.txt"), "{listed}");
 }
+
+/// The landing job runs the integration check (issue 26): tasks that pass alone and fail
+/// together land on the feature branch, the check fails, the landing exits 1 (so the job's
+/// `autobuild complete` step never runs) and `complete` refuses anyway.
+#[test]
+fn a_landing_whose_tasks_fail_together_fails_its_integration_check() {
+    let project = Project::new().contract_clash("FEAT-L").commit();
+    let remote = project.bare_remote();
+    let artifacts = project.temp().join("artifacts");
+    fs::create_dir_all(&artifacts).unwrap();
+    push_feature_branch(&project, &remote);
+    task_job(&project, &remote, &artifacts, "TASK-A", true);
+    task_job(&project, &remote, &artifacts, "TASK-B", true);
+
+    let (clone, output) = landing_job(&project, &remote, &artifacts, "land-1");
+
+    assert_exit(&output, 1);
+    assert!(
+        stdout(&output).contains("integration failed after wave 1: check `test` failed"),
+        "{}",
+        stdout(&output)
+    );
+    let state = json(&clone.join(".autobuild/runs/FEAT-L/feature.json"));
+    assert_eq!(state["status"], "integration_failed");
+    assert_eq!(
+        state["integration"][0]["tasks"],
+        serde_json::json!(["TASK-A", "TASK-B"])
+    );
+    assert_eq!(state["integration"][0]["outcome"], "failed");
+    let complete = project.run_in(&clone, &["complete", "FEAT-L"]);
+    assert_exit(&complete, 2);
+    assert!(!clone
+        .join(".autobuild/worktrees/integration-FEAT-L")
+        .exists());
+}

@@ -369,3 +369,141 @@ fn a_player_forging_the_feature_branch_in_the_sandbox_lands_nothing_of_it() {
     crate::support::require_bwrap();
     a_player_forging_the_feature_branch_lands_nothing_of_it(forging_feature("on"));
 }
+
+/// Integration after every wave (issue 26): see [`Project::contract_clash`].
+fn contract_clash(feature: &str) -> Project {
+    Project::new().contract_clash(feature)
+}
+
+#[test]
+fn tasks_that_pass_alone_and_fail_together_stop_the_feature_after_their_wave() {
+    let project = contract_clash("FEAT-9").logged().commit();
+
+    let output = project.run(&["feature", "FEAT-9", "--auto-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 1);
+    let state = project.feature_state("FEAT-9");
+    assert_eq!(state["status"], "integration_failed");
+    assert_eq!(state["tasks"]["TASK-A"]["status"], "merged");
+    assert_eq!(state["tasks"]["TASK-B"]["status"], "merged");
+    assert_eq!(project.starts("TASK-C"), 0, "the next wave never started");
+    assert_eq!(state["tasks"]["TASK-C"]["status"], "pending");
+    let records = state["integration"].as_array().unwrap();
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(records[0]["wave"], 1);
+    assert_eq!(records[0]["outcome"], "failed");
+    assert_eq!(records[0]["tasks"], serde_json::json!(["TASK-A", "TASK-B"]));
+    assert_eq!(records[0]["checks"][0]["name"], "test");
+    assert_eq!(records[0]["checks"][0]["status"], "failed");
+    // Nothing landed on the base; the runner's worktree and branch are gone.
+    assert!(project.show("main", "lib/welcome.sh").is_none());
+    assert!(project.branch_exists("autobuild/FEAT-9"));
+    assert!(!project.branch_exists("autobuild/integration-FEAT-9"));
+    assert!(!project
+        .root
+        .join(".autobuild/worktrees/integration-FEAT-9")
+        .exists());
+    let message = state["message"].as_str().unwrap();
+    assert!(
+        message.contains("integration failed after wave 1: check `test` failed")
+            && message.contains("TASK-A, TASK-B")
+            && message.contains("FAIL"),
+        "{message}"
+    );
+    let report = project.report("FEAT-9");
+    assert!(report.contains("## Integration checks"), "{report}");
+    assert!(
+        report.contains("wave 1 (TASK-A, TASK-B)") && report.contains("failed: test failed"),
+        "{report}"
+    );
+    let html = std::fs::read_to_string(project.run_dir("FEAT-9").join("report.html")).unwrap();
+    assert!(html.contains("Integration checks") && html.contains("TASK-A, TASK-B"));
+    let status = project.run(&["status", "FEAT-9"]);
+    assert!(
+        stdout(&status).contains("integration: wave 1 (TASK-A, TASK-B)"),
+        "{}",
+        stdout(&status)
+    );
+    // Nothing can land it by hand either.
+    let complete = project.run(&["complete", "FEAT-9"]);
+    assert_exit(&complete, 2);
+    assert!(project.show("main", "lib/welcome.sh").is_none());
+    // Resuming checks the tip again (it still fails: nothing was fixed).
+    let again = project.run(&["feature", "FEAT-9", "--resume", "--auto-merge"]);
+    assert_exit(&again, 1);
+    let state = project.feature_state("FEAT-9");
+    assert_eq!(state["integration"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        project.starts("TASK-A"),
+        1,
+        "merged tasks are not run again"
+    );
+}
+
+#[test]
+fn with_integrate_the_player_repairs_the_clash_and_the_feature_lands() {
+    let project = contract_clash("FEAT-8")
+        .integration("integrate")
+        // The integration task's Player moves `welcome` to the new contract.
+        .behaviour(
+            "FEAT-8-integration-1",
+            "printf 'welcome() {\\n    greeting Hello \"$1\"\\n}\\n' > lib/welcome.sh\n",
+        )
+        .logged()
+        .commit();
+
+    let output = project.run(&["feature", "FEAT-8", "--auto-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 0);
+    let state = project.feature_state("FEAT-8");
+    assert_eq!(state["status"], "merged", "{}", stdout(&output));
+    assert_eq!(project.starts("FEAT-8-integration-1"), 1);
+    let records = state["integration"].as_array().unwrap();
+    let outcomes: Vec<&str> = records
+        .iter()
+        .map(|r| r["outcome"].as_str().unwrap())
+        .collect();
+    // Wave 1 fails, is repaired and passes; wave 2 passes.
+    assert_eq!(outcomes, ["failed", "passed", "passed"], "{records:?}");
+    assert_eq!(records[0]["repair"]["task"], "FEAT-8-integration-1");
+    assert_eq!(records[0]["repair"]["status"], "merged");
+    let welcome = project.show("main", "lib/welcome.sh").unwrap();
+    assert!(welcome.contains("greeting Hello"), "{welcome}");
+    assert!(project.show("main", "lib/c.txt").is_some());
+    // The repair ran with the usual records.
+    assert!(project
+        .run_dir("FEAT-8-integration-1")
+        .join("report.md")
+        .is_file());
+}
+
+#[test]
+fn waves_that_integrate_cleanly_cost_one_check_run_each() {
+    let project = three_tasks();
+    let counter = project.outside("checks.log");
+    let project = project
+        .env("CHECK_RUNS", counter.to_str().unwrap())
+        .commit();
+    // Every run of the test check (task verify steps and integration checks) logs where it ran.
+    project.write(
+        "tests/test_count.sh",
+        "[ -z \"$CHECK_RUNS\" ] || echo \"$PWD\" >> \"$CHECK_RUNS\"\n",
+    );
+    project.git(&["add", "-A"]);
+    project.git(&["commit", "-q", "-m", "count check runs"]);
+
+    let output = project.run(&["feature", "FEAT-1", "--auto-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 0);
+    let log = std::fs::read_to_string(&counter).unwrap();
+    let integration_runs = log
+        .lines()
+        .filter(|l| l.contains("worktrees/integration-FEAT-1"))
+        .count();
+    assert_eq!(integration_runs, 2, "one per wave:\n{log}");
+    let state = project.feature_state("FEAT-1");
+    assert_eq!(state["status"], "merged");
+    let records = state["integration"].as_array().unwrap();
+    assert_eq!(records.len(), 2);
+    assert!(records.iter().all(|r| r["outcome"] == "passed"));
+}

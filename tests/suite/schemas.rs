@@ -180,8 +180,8 @@ fn the_config_schema_agrees_with_the_config_reader() {
     }
     assert_eq!(
         tables.len(),
-        6,
-        "project, env, scope, worktree, sandbox and context"
+        7,
+        "project, env, scope, worktree, sandbox, context and feature"
     );
     for (table, entry) in [("checks.x", "Check"), ("pricing.x", "Price")] {
         tables.push((table.into(), definitions[entry]["properties"].clone()));

@@ -2,9 +2,46 @@
 //! of them). A name no check answers to, or a check the profile requires but leaves out, would
 //! make the run unapprovable or silently unchecked, so either stops it before it starts.
 
+use std::path::Path;
+
 use crate::diagnostic::did_you_mean;
+use crate::engine::state::RunSettings;
+use crate::error::Error;
 use crate::profile::{Profile, Requirement};
-use crate::project::EffectiveCheck;
+use crate::project::{effective_checks, Config, EffectiveCheck};
+use crate::task::Task;
+
+/// The checks the gate of `task` requires when it runs with `settings` (its workflow, profile
+/// and overrides), as its verify step would run them. A feature's integration check runs
+/// these on the feature branch's tip ([`crate::feature::integration`]).
+pub fn gate_checks(
+    root: &Path,
+    config: &Config,
+    task: &Task,
+    settings: &RunSettings,
+) -> Result<Vec<EffectiveCheck>, Error> {
+    let workflow = settings
+        .workflow_arg
+        .clone()
+        .or_else(|| task.workflow.clone())
+        .unwrap_or_else(|| super::DEFAULT_WORKFLOW.to_string());
+    let inputs = crate::engine::inputs::load(
+        root,
+        Ok(config.clone()),
+        &workflow,
+        &settings.overrides(),
+        &task.task_type,
+    )?;
+    let required = inputs
+        .resolved
+        .workflow
+        .gate_requirements(&inputs.profile.require);
+    let (checks, _) = select(effective_checks(config, root), &inputs.profile, &required);
+    Ok(checks
+        .into_iter()
+        .filter(|check| required.contains(&Requirement::Check(check.name.clone())))
+        .collect())
+}
 
 /// The checks to run for `profile`, and why the run cannot start with them (if it cannot).
 pub(super) fn select(

@@ -18,9 +18,10 @@ use crate::diagnostic::Diagnostic;
 use crate::steps::reveal::Reveal;
 use crate::workflow::model::MergeStrategy;
 
-const ROOT_KEYS: [&str; 10] = [
+const ROOT_KEYS: [&str; 11] = [
     "project", "env", "checks", "roles", "profiles", "pricing", "scope", "worktree", "sandbox",
     "context",
+    "feature",
 ];
 const CONTEXT_KEYS: [&str; 1] = ["files"];
 const SCOPE_KEYS: [&str; 3] = ["protect", "hidden", "reveal"];
@@ -91,6 +92,11 @@ fn config(reader: &mut Reader<'_>, document: &DeTable<'_>) -> Config {
             "context" => {
                 if let Some(table) = reader.table("context", item) {
                     config.context = context(reader, table);
+                }
+            }
+            "feature" => {
+                if let Some(table) = reader.table("feature", item) {
+                    config.feature = super::feature::read(reader, table);
                 }
             }
             _ => reader.unknown_key(key, "at the top level", &ROOT_KEYS),

@@ -1,0 +1,138 @@
+//! Running an integration check: the feature branch's tip is checked out in a worktree of the
+//! runner's own (`.autobuild/worktrees/integration-<FEAT-ID>` on a throwaway branch
+//! `autobuild/integration-<FEAT-ID>`), given the `[worktree]` links, copies and setup a task's
+//! worktree gets, and the checks run there one after another with the project environment,
+//! exactly as a task's verify step runs them. The worktree and its branch are removed after
+//! the checks, pass or fail; one a killed runner left behind is removed before the next check.
+//! Logs go to the feature's run directory (`logs/integration_wave_<N>_check_<name>.log`).
+
+use std::path::{Path, PathBuf};
+
+use crate::agents::process::CancelToken;
+use crate::error::Error;
+use crate::git::Repo;
+use crate::project::{Config, EffectiveCheck, Layout, ProjectEnv};
+use crate::steps::check::CheckResult;
+use crate::steps::verify::{run_checks, CheckSpec};
+
+/// The bound on `[worktree] setup` in the integration worktree, as for a task's.
+const SETUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30 * 60);
+
+/// Where and what to check.
+pub struct Target<'a> {
+    pub repo: &'a Repo,
+    pub layout: &'a Layout,
+    pub config: &'a Config,
+    pub feature_id: &'a str,
+    /// The feature branch.
+    pub branch: &'a str,
+    /// The feature's run directory: logs go to its `logs/`.
+    pub run_dir: &'a Path,
+    /// 1-based, for the log names.
+    pub wave: usize,
+    pub cancel: &'a CancelToken,
+}
+
+/// The throwaway branch the integration worktree is on.
+pub fn integration_branch(feature_id: &str) -> String {
+    format!("autobuild/integration-{feature_id}")
+}
+
+/// The runner's integration worktree.
+pub fn integration_worktree(layout: &Layout, feature_id: &str) -> PathBuf {
+    layout.worktrees().join(format!("integration-{feature_id}"))
+}
+
+/// Runs `checks` on the tip of the feature branch; returns the commit checked and the results
+/// (with `[worktree] setup`, when configured, as a first check named `worktree-setup`).
+pub fn run(
+    target: &Target<'_>,
+    checks: &[EffectiveCheck],
+) -> Result<(String, Vec<CheckResult>), Error> {
+    let tip = target.repo.resolve_branch(target.branch)?;
+    let branch = integration_branch(target.feature_id);
+    let worktree = integration_worktree(target.layout, target.feature_id);
+    remove(target, &branch, &worktree)?;
+    target
+        .repo
+        .create_worktree(&branch, target.branch, &worktree)?;
+    let results = run_in(target, &worktree, checks);
+    let removed = remove(target, &branch, &worktree);
+    let results = results?;
+    removed?;
+    Ok((tip, results))
+}
+
+fn run_in(
+    target: &Target<'_>,
+    worktree: &Path,
+    checks: &[EffectiveCheck],
+) -> Result<Vec<CheckResult>, Error> {
+    let root = target.layout.root();
+    for note in crate::project::worktree_files::populate(root, worktree, &target.config.worktree)? {
+        tracing::warn!("integration worktree: {note}");
+    }
+    let logs = target.run_dir.join("logs");
+    std::fs::create_dir_all(&logs).map_err(|e| Error::io("cannot create", &logs, e))?;
+    let env = ProjectEnv::new(&target.config.env, worktree);
+    let mut specs: Vec<CheckSpec> = Vec::new();
+    if let Some(setup) = &target.config.worktree.setup {
+        specs.push(CheckSpec {
+            name: "worktree-setup".into(),
+            command: setup.clone(),
+            timeout: SETUP_TIMEOUT,
+        });
+    }
+    specs.extend(checks.iter().map(|c| CheckSpec {
+        name: c.name.clone(),
+        command: c.cmd.clone(),
+        timeout: c.timeout,
+    }));
+    let shell = |cmd: &str| env.shell_command(cmd);
+    let group_file = crate::agents::command_group_file(target.run_dir);
+    Ok(run_checks(
+        &specs,
+        &shell,
+        &env.vars(),
+        worktree,
+        &logs,
+        &format!("integration_wave_{}_", target.wave),
+        target.cancel,
+        Some(&group_file),
+        None,
+    ))
+}
+
+/// Removes the integration worktree and its branch, whichever exist: they are the runner's
+/// alone and hold nothing to keep.
+fn remove(target: &Target<'_>, branch: &str, worktree: &Path) -> Result<(), Error> {
+    if worktree.exists() || target.repo.worktree_admin(worktree, branch)?.is_some() {
+        target.repo.remove_landed_worktree(worktree, branch)?;
+    }
+    if target.repo.branch_exists(branch) {
+        target.repo.delete_branch(branch, target.branch, true)?;
+    }
+    Ok(())
+}
+
+/// The checks an integration check runs: every check the gate of one of `tasks` (the tasks on
+/// the feature branch) requires, once each, in the project's order of checks.
+pub fn checks_for(
+    root: &Path,
+    config: &Config,
+    tasks: &[&crate::task::Task],
+    settings: &crate::engine::state::RunSettings,
+) -> Result<Vec<EffectiveCheck>, Error> {
+    let mut wanted: Vec<String> = Vec::new();
+    for task in tasks {
+        for check in crate::engine::plan::gate_checks(root, config, task, settings)? {
+            if !wanted.contains(&check.name) {
+                wanted.push(check.name);
+            }
+        }
+    }
+    Ok(crate::project::effective_checks(config, root)
+        .into_iter()
+        .filter(|check| wanted.contains(&check.name))
+        .collect())
+}
