@@ -7,6 +7,14 @@
 
 mod feature_fixture;
 
+/// The same workflows on real engines and checkers (`#[ignore]`d: scripts/ci-engines.sh).
+#[path = "scaleout/act.rs"]
+mod act;
+#[path = "scaleout/checkers.rs"]
+mod checkers;
+#[path = "scaleout/engine.rs"]
+mod engine;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -18,6 +18,7 @@ pub mod graph;
 pub mod land;
 pub mod locate;
 pub mod merge;
+pub mod outcome;
 pub mod plan;
 pub mod preflight;
 pub mod report;
