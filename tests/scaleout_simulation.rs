@@ -14,6 +14,8 @@ mod act;
 mod checkers;
 #[path = "scaleout/engine.rs"]
 mod engine;
+#[path = "scaleout/gitlab.rs"]
+mod gitlab;
 
 use std::collections::BTreeMap;
 use std::fs;

@@ -56,7 +56,8 @@ pub struct FeatureArgs {
     /// dependencies, landing with --land) instead of running it here.
     #[arg(long, value_enum, value_name = "FORMAT", conflicts_with_all = ["land", "ready", "resume", "fresh", "dry_run"])]
     pub emit: Option<EmitFormat>,
-    /// With --emit: the file to write (default: .github/workflows/autobuild-<feat>.yml).
+    /// With --emit: the file to write (default: .github/workflows/autobuild-<feat>.yml for
+    /// github-actions, .gitlab-ci.yml for gitlab-ci).
     #[arg(long, value_name = "PATH", requires = "emit")]
     pub output: Option<PathBuf>,
     /// With --emit: replace a file autobuild did not generate.
@@ -82,6 +83,7 @@ pub struct FeatureArgs {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum EmitFormat {
     GithubActions,
+    GitlabCi,
 }
 
 pub fn run(args: FeatureArgs, quiet: bool) -> Result<u8, Error> {
@@ -129,7 +131,7 @@ pub fn run(args: FeatureArgs, quiet: bool) -> Result<u8, Error> {
     feature::run::start(&root, &args.feature, settings, intent, args.yes, display)
 }
 
-/// `--emit github-actions`: the workflow from the same plan a local run uses.
+/// `--emit github-actions|gitlab-ci`: the CI file from the same plan a local run uses.
 fn emit(root: &std::path::Path, args: &FeatureArgs) -> Result<u8, Error> {
     let settings = FeatureSettings {
         run: args.flags.settings(),
@@ -157,13 +159,21 @@ fn emit(root: &std::path::Path, args: &FeatureArgs) -> Result<u8, Error> {
             .collect(),
         source: Source::of_this_build(root),
     };
-    let path = args.output.clone().unwrap_or_else(|| {
-        root.join(format!(
-            ".github/workflows/autobuild-{}.yml",
-            setup.plan.id.to_lowercase()
-        ))
-    });
-    emit::write(&path, &emit::github::render(&plan), args.force)?;
+    let (default, text) = match args.emit {
+        Some(EmitFormat::GitlabCi) => (
+            root.join(".gitlab-ci.yml"),
+            emit::gitlab::render(&plan),
+        ),
+        _ => (
+            root.join(format!(
+                ".github/workflows/autobuild-{}.yml",
+                setup.plan.id.to_lowercase()
+            )),
+            emit::github::render(&plan),
+        ),
+    };
+    let path = args.output.clone().unwrap_or(default);
+    emit::write(&path, &text, args.force)?;
     let shown = path.strip_prefix(root).unwrap_or(&path);
     ui::line(&format!(
         "wrote {} ({} wave(s), {} task(s)); set-up: docs/scale-out.md",

@@ -21,6 +21,7 @@ use crate::workflow::model::AgentKind;
 
 pub mod actions;
 pub mod github;
+pub mod gitlab;
 
 pub mod scripts;
 mod yaml;

@@ -195,7 +195,7 @@ fn a_blocked_task_stops_only_its_dependants_and_the_run_fails_naming_them() {
     // redoes nothing that landed, and with auto_merge lands the feature on the base.
     let run = act.dispatch(
         &project,
-        serde_json::json!({ "max_turns": "2", "auto_merge": true }),
+        serde_json::json!({ "max_turns": "2", "auto_merge": "true" }),
     );
     figures(&run, "the resuming dispatch");
 
@@ -204,7 +204,15 @@ fn a_blocked_task_stops_only_its_dependants_and_the_run_fails_naming_them() {
     for task in ["TASK-A", "TASK-C", "TASK-E"] {
         assert_eq!(project.starts(task), 1, "{task}");
     }
-    assert_eq!(project.starts("TASK-B"), 2, "resumed at turn 2");
+    // B's kept run names the first run's job workspace, which act moves between jobs (a
+    // GitHub-hosted runner's does not), so autobuild refuses to resume it and B runs afresh.
+    assert!(
+        run.log.contains("TASK-B: resuming its blocked run"),
+        "{}",
+        run.log
+    );
+    assert!(run.log.contains("running it afresh"), "{}", run.log);
+    assert_eq!(project.starts("TASK-B"), 3, "one turn, then two afresh");
     assert_eq!(project.starts("TASK-D"), 1);
     let main = git(&act.remote, &["ls-tree", "-r", "--name-only", "main", "lib"]);
     for file in ["a", "b", "c", "d", "e", "never"] {

@@ -22,7 +22,8 @@ const BIN_ARTIFACT: &str = "autobuild-bin";
 const SHORT_JOB_MINUTES: u64 = 60;
 
 /// Overrides `git` in a step's script so that it authenticates with the step's `PUSH_TOKEN`.
-const GIT_WITH_TOKEN: &str = r#"git() { command git -c "http.$GITHUB_SERVER_URL/.extraheader=AUTHORIZATION: basic $(printf 'x-access-token:%s' "$PUSH_TOKEN" | base64 | tr -d '\n')" "$@"; }
+const GIT_WITH_TOKEN: &str = r#"REMOTE=origin
+git() { command git -c "http.$GITHUB_SERVER_URL/.extraheader=AUTHORIZATION: basic $(printf 'x-access-token:%s' "$PUSH_TOKEN" | base64 | tr -d '\n')" "$@"; }
 "#;
 
 /// The condition of a task job's steps after the task was selected.
@@ -218,7 +219,7 @@ fn wave_job(plan: &EmitPlan, wave: usize, tasks: &[String], before: &str) -> Val
     steps.push(keep);
     let mut summary = run_step(
         "Report",
-        &scripts::report(".autobuild/runs/$TASK/report.md", "$GITHUB_STEP_SUMMARY"),
+        &scripts::report(".autobuild/runs/$TASK/report.md", Some("$GITHUB_STEP_SUMMARY")),
     );
     insert(&mut summary, "if", s(&after));
     steps.push(summary);
@@ -283,7 +284,7 @@ fn land_job(plan: &EmitPlan, wave: usize, before: &str) -> Value {
         "Report",
         &scripts::report(
             &format!(".autobuild/runs/{}/report.md", plan.feature_id),
-            "$GITHUB_STEP_SUMMARY",
+            Some("$GITHUB_STEP_SUMMARY"),
         ),
     );
     insert(&mut summary, "if", s("${{ !cancelled() }}"));

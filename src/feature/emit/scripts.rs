@@ -5,9 +5,9 @@
 //! `MAX_TURNS`, `AUTOBUILD_VERSION`, `AUTOBUILD_HOME` (autobuild is `$AUTOBUILD_HOME/bin`)
 //! and `AUTOBUILD_CRATE` (`cargo install` arguments naming the exact source).
 //!
-//! Scripts that talk to the remote (fetch, push) are the only ones an engine gives its push
-//! token, through its own `git` wrapper; no script that runs an agent, a check or the
-//! project's set-up hook can see it.
+//! Scripts that talk to the remote (fetch, push) name it `$REMOTE` and are the only ones an
+//! engine gives its push token, through its own prelude (a `git` wrapper or a remote URL); no
+//! script that runs an agent, a check or the project's set-up hook can see it.
 
 /// The project's own set-up (toolchains, `pip install …`): a file of the project, so it
 /// survives regenerating the workflow.
@@ -40,10 +40,10 @@ pub fn setup() -> String {
 }
 
 /// Creates the feature branch on the remote from the run's commit, unless it exists.
-pub const CREATE_FEATURE_BRANCH: &str = r#"if git ls-remote --exit-code --heads origin "$FEATURE_BRANCH" >/dev/null; then
+pub const CREATE_FEATURE_BRANCH: &str = r#"if git ls-remote --exit-code --heads "$REMOTE" "$FEATURE_BRANCH" >/dev/null; then
   echo "$FEATURE_BRANCH exists: tasks already on it are not run again"
 else
-  git push origin "HEAD:refs/heads/$FEATURE_BRANCH"
+  git push "$REMOTE" "HEAD:refs/heads/$FEATURE_BRANCH"
 fi
 "#;
 
@@ -71,8 +71,8 @@ fi
 /// goes on from it; writes `resume=true` to `output` then.
 pub fn restore(output: &str) -> String {
     format!(
-        r#"if git ls-remote --exit-code --heads origin "{RUN_RECORD_PREFIX}$TASK" >/dev/null; then
-  git fetch --no-tags origin "+refs/heads/{RUN_RECORD_PREFIX}$TASK:refs/autobuild/runs/$TASK" "+refs/heads/autobuild/$TASK:refs/heads/autobuild/$TASK"
+        r#"if git ls-remote --exit-code --heads "$REMOTE" "{RUN_RECORD_PREFIX}$TASK" >/dev/null; then
+  git fetch --no-tags --update-head-ok "$REMOTE" "+refs/heads/{RUN_RECORD_PREFIX}$TASK:refs/autobuild/runs/$TASK" "+refs/heads/autobuild/$TASK:refs/heads/autobuild/$TASK"
   mkdir -p .autobuild/runs
   git archive "refs/autobuild/runs/$TASK" | tar -x -C .autobuild/runs
   echo "resume=true" >> "{output}"
@@ -82,13 +82,25 @@ fi
     )
 }
 
-/// The task on the feature branch, left unmerged for the landing job; with `RESUME` set, its
-/// restored blocked run goes on.
-pub const RUN_TASK: &str = "autobuild task \"$TASK\" --base \"$FEATURE_BRANCH\" --no-merge ${RESUME:+--resume} ${MAX_TURNS:+--max-turns \"$MAX_TURNS\"}\n";
+/// The task on the feature branch, left unmerged for the landing job. With `RESUME` set, its
+/// restored blocked run goes on; a record autobuild refuses to act on (exit 2: it names
+/// another checkout's worktree, as on runners whose workspace moves between jobs) is set
+/// aside and the task runs afresh.
+pub const RUN_TASK: &str = r#"run() { autobuild task "$TASK" --base "$FEATURE_BRANCH" --no-merge "$@" ${MAX_TURNS:+--max-turns "$MAX_TURNS"}; }
+if [ -z "$RESUME" ]; then
+  run
+else
+  status=0
+  run --resume || status=$?
+  if [ "$status" -ne 2 ]; then exit "$status"; fi
+  echo "$TASK: its kept run cannot go on in this checkout; running it afresh"
+  run --fresh --yes
+fi
+"#;
 
 /// Pushes the task's branch (approved or not: a blocked one is resumed from it).
 pub const PUSH_TASK: &str = r#"if git rev-parse --verify -q "refs/heads/autobuild/$TASK" >/dev/null; then
-  git push --force origin "refs/heads/autobuild/$TASK:refs/heads/autobuild/$TASK"
+  git push --force "$REMOTE" "refs/heads/autobuild/$TASK:refs/heads/autobuild/$TASK"
 fi
 "#;
 
@@ -104,16 +116,21 @@ pub fn keep_run() -> String {
   tree=$(git write-tree)
   rm -f "$GIT_INDEX_FILE"
   commit=$(GIT_AUTHOR_NAME=autobuild GIT_AUTHOR_EMAIL=autobuild@localhost GIT_COMMITTER_NAME=autobuild GIT_COMMITTER_EMAIL=autobuild@localhost git commit-tree -m "autobuild: the run of $TASK, kept to resume it" "$tree")
-  git push --force origin "$commit:refs/heads/{RUN_RECORD_PREFIX}$TASK"
+  git push --force "$REMOTE" "$commit:refs/heads/{RUN_RECORD_PREFIX}$TASK"
   echo "kept on {RUN_RECORD_PREFIX}$TASK: run again with a larger max_turns to resume it, or abandon it"
 fi
 "#
     )
 }
 
-/// Every task branch (and the feature branch) from the remote, for the landing.
+/// The feature branch from the remote (where the job's checkout is the base's).
+pub const FETCH_FEATURE: &str = "git fetch --no-tags --update-head-ok \"$REMOTE\" \"+refs/heads/$FEATURE_BRANCH:refs/heads/$FEATURE_BRANCH\"\n";
+
+/// Every task branch (and the feature branch) from the remote, for the landing. (A fresh
+/// clone has none of them checked out; a runner that keeps one directory for every job may
+/// have a task's worktree on its branch, which was pushed from there.)
 pub const FETCH_BRANCHES: &str =
-    "git fetch --no-tags origin \"+refs/heads/autobuild/*:refs/heads/autobuild/*\"\n";
+    "git fetch --no-tags --update-head-ok \"$REMOTE\" \"+refs/heads/autobuild/*:refs/heads/autobuild/*\"\n";
 
 /// Lands what the wave approved; `artifacts` holds the task jobs' run directories.
 pub fn land(artifacts: &str) -> String {
@@ -123,17 +140,19 @@ pub fn land(artifacts: &str) -> String {
 }
 
 pub const PUSH_FEATURE: &str =
-    "git push origin \"refs/heads/$FEATURE_BRANCH:refs/heads/$FEATURE_BRANCH\"\n";
+    "git push \"$REMOTE\" \"refs/heads/$FEATURE_BRANCH:refs/heads/$FEATURE_BRANCH\"\n";
 
 /// The landed feature onto the base (checked out: the feature branch is not, so `complete`
 /// can delete it).
 pub const MERGE: &str = "autobuild complete \"$FEATURE\"\n";
 
-pub const PUSH_BASE: &str = "git push origin \"refs/heads/$BASE_BRANCH:refs/heads/$BASE_BRANCH\"\ngit push origin --delete \"$FEATURE_BRANCH\" || true\n";
+pub const PUSH_BASE: &str = "git push \"$REMOTE\" \"refs/heads/$BASE_BRANCH:refs/heads/$BASE_BRANCH\"\ngit push \"$REMOTE\" --delete \"$FEATURE_BRANCH\" || true\n";
 
-/// A report file appended to `summary` (the engine's job summary), when there is one.
-pub fn report(path: &str, summary: &str) -> String {
-    format!("if [ -f \"{path}\" ]; then\n  cat \"{path}\" >> \"{summary}\"\nfi\n")
+/// A report file appended to `summary` (the engine's job summary), or printed to the job's
+/// log without one, when there is one.
+pub fn report(path: &str, summary: Option<&str>) -> String {
+    let to = summary.map_or(String::new(), |s| format!(" >> \"{s}\""));
+    format!("if [ -f \"{path}\" ]; then\n  cat \"{path}\"{to}\nfi\n")
 }
 
 /// Fails, naming them, unless every task landed or was abandoned; `records` holds the landing
