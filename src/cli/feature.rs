@@ -69,7 +69,12 @@ pub struct FeatureArgs {
     pub outcome: Option<PathBuf>,
     /// With --outcome: tasks given up on (ids separated by spaces or commas); they and their
     /// dependants do not count as unfinished.
-    #[arg(long, value_name = "IDS", requires = "outcome", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "IDS",
+        requires = "outcome",
+        allow_hyphen_values = true
+    )]
     pub abandon: Option<String>,
     /// Print `ready=true` when TASK should run now (not on the feature branch yet, its
     /// dependencies are), else `ready=false`; the reason goes to stderr.
@@ -160,10 +165,7 @@ fn emit(root: &std::path::Path, args: &FeatureArgs) -> Result<u8, Error> {
         source: Source::of_this_build(root),
     };
     let (default, text) = match args.emit {
-        Some(EmitFormat::GitlabCi) => (
-            root.join(".gitlab-ci.yml"),
-            emit::gitlab::render(&plan),
-        ),
+        Some(EmitFormat::GitlabCi) => (root.join(".gitlab-ci.yml"), emit::gitlab::render(&plan)),
         _ => (
             root.join(format!(
                 ".github/workflows/autobuild-{}.yml",

@@ -84,7 +84,10 @@ fn each_wave_runs_once_the_landing_before_it_succeeded_whatever_failed_earlier()
         .filter_map(|s| s["run"].as_str())
         .find(|r| r.contains("--outcome"))
         .unwrap();
-    assert!(outcome.contains("--abandon \"$ABANDON_TASKS\""), "{outcome}");
+    assert!(
+        outcome.contains("--abandon \"$ABANDON_TASKS\""),
+        "{outcome}"
+    );
     for input in ["max_turns", "auto_merge", "only", "skip", "abandon"] {
         assert!(
             workflow["on"]["workflow_dispatch"]["inputs"][input].is_mapping(),
@@ -159,7 +162,10 @@ fn every_action_is_a_pinned_node24_release_from_the_one_table() {
     }
     assert!(used > 0);
     for line in text.lines().filter(|l| l.contains("uses:")) {
-        let pin = actions::ALL.iter().find(|p| line.contains(p.commit)).unwrap();
+        let pin = actions::ALL
+            .iter()
+            .find(|p| line.contains(p.commit))
+            .unwrap();
         assert!(line.ends_with(&format!(" # {}", pin.version)), "{line}");
     }
 }
@@ -201,7 +207,10 @@ fn permissions_are_read_by_default_and_write_only_for_the_jobs_that_push() {
         let access = if pushes { "write" } else { "read" };
         assert_eq!(job["permissions"]["contents"], access, "{name:?}");
     }
-    assert_eq!(workflow["jobs"]["finish"]["permissions"]["contents"], "read");
+    assert_eq!(
+        workflow["jobs"]["finish"]["permissions"]["contents"],
+        "read"
+    );
 }
 
 #[test]
@@ -226,7 +235,10 @@ fn job_timeouts_follow_the_tasks_wall_time_limits() {
 fn autobuild_is_built_once_from_the_exact_source_and_shared_as_an_artifact() {
     let text = github::render(&plan(vec![AgentKind::Command]));
     assert!(text.starts_with(&format!("{HEADER} {}", env!("CARGO_PKG_VERSION"))));
-    assert!(text.contains("cargo install autobuild --version =9.8.7"), "{text}");
+    assert!(
+        text.contains("cargo install autobuild --version =9.8.7"),
+        "{text}"
+    );
     let workflow: Value = yaml_serde::from_str(&text).unwrap();
     assert_eq!(
         workflow["env"]["AUTOBUILD_CRATE"],
@@ -234,7 +246,11 @@ fn autobuild_is_built_once_from_the_exact_source_and_shared_as_an_artifact() {
     );
     let builds = all_steps(&workflow)
         .into_iter()
-        .filter(|s| s["run"].as_str().is_some_and(|r| r.contains("cargo install")))
+        .filter(|s| {
+            s["run"]
+                .as_str()
+                .is_some_and(|r| r.contains("cargo install"))
+        })
         .count();
     assert_eq!(builds, 1);
     for (name, job) in workflow["jobs"].as_mapping().unwrap() {

@@ -38,7 +38,10 @@ pub fn unfinished(
         if given_up.contains(id.as_str()) {
             continue;
         }
-        if dependencies(id).iter().any(|d| given_up.contains(d.as_str())) {
+        if dependencies(id)
+            .iter()
+            .any(|d| given_up.contains(d.as_str()))
+        {
             given_up.insert(id);
             continue;
         }
@@ -168,12 +171,20 @@ mod tests {
             (&[Blocked, Merged, Skipped, Skipped], &["T0"], &[]),
             // A task the dispatch did not run is pending, and that is not success.
             (&[Merged, Pending, Merged, Merged], &[], &[("T1", Pending)]),
-            (&[Merged, Failed, Merged, Pending], &["T1"], &[("T3", Pending)]),
+            (
+                &[Merged, Failed, Merged, Pending],
+                &["T1"],
+                &[("T3", Pending)],
+            ),
         ];
         for (statuses, abandoned, expected) in cases {
             let expected: Vec<(String, TaskStatus)> =
                 expected.iter().map(|(i, s)| (i.to_string(), *s)).collect();
-            assert_eq!(left(statuses, abandoned), expected, "{statuses:?} {abandoned:?}");
+            assert_eq!(
+                left(statuses, abandoned),
+                expected,
+                "{statuses:?} {abandoned:?}"
+            );
         }
     }
 

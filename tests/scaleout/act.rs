@@ -37,7 +37,12 @@ impl Act {
         let workdir = project.temp().join("act-workdir");
         git(
             project.temp(),
-            &["clone", "-q", remote.to_str().unwrap(), workdir.to_str().unwrap()],
+            &[
+                "clone",
+                "-q",
+                remote.to_str().unwrap(),
+                workdir.to_str().unwrap(),
+            ],
         );
         let workflow = project.temp().join("autobuild-feat-s.yml");
         emit(project, "github-actions", &workflow);
@@ -73,8 +78,14 @@ impl Act {
             ));
         }
         let mut env = project.environment();
-        env.push(("AUTOBUILD_TEST_REMOTE".into(), self.remote.display().to_string()));
-        env.push(("AUTOBUILD_TEST_ARTIFACTS".into(), artifacts.display().to_string()));
+        env.push((
+            "AUTOBUILD_TEST_REMOTE".into(),
+            self.remote.display().to_string(),
+        ));
+        env.push((
+            "AUTOBUILD_TEST_ARTIFACTS".into(),
+            artifacts.display().to_string(),
+        ));
         for (key, value) in &env {
             command.arg("--env").arg(format!("{key}={value}"));
             command.env(key, value);
@@ -214,7 +225,10 @@ fn a_blocked_task_stops_only_its_dependants_and_the_run_fails_naming_them() {
     assert!(run.log.contains("running it afresh"), "{}", run.log);
     assert_eq!(project.starts("TASK-B"), 3, "one turn, then two afresh");
     assert_eq!(project.starts("TASK-D"), 1);
-    let main = git(&act.remote, &["ls-tree", "-r", "--name-only", "main", "lib"]);
+    let main = git(
+        &act.remote,
+        &["ls-tree", "-r", "--name-only", "main", "lib"],
+    );
     for file in ["a", "b", "c", "d", "e", "never"] {
         assert!(main.contains(&format!("lib/{file}.txt")), "{main}");
     }

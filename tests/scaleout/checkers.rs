@@ -20,12 +20,7 @@ fn the_github_workflow_has_no_findings() {
     let file = project.temp().join("autobuild-feat-s.yml");
     emit(&project, "github-actions", &file);
     check("AUTOBUILD_ACTIONLINT", "actionlint", &[], &file);
-    check(
-        "AUTOBUILD_ZIZMOR",
-        "zizmor",
-        &["--offline"],
-        &file,
-    );
+    check("AUTOBUILD_ZIZMOR", "zizmor", &["--offline"], &file);
     check(
         "AUTOBUILD_CHECK_JSONSCHEMA",
         "check-jsonschema",

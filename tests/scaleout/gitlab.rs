@@ -23,7 +23,12 @@ impl Pipeline {
         let workdir = project.temp().join("gitlab-workdir");
         git(
             project.temp(),
-            &["clone", "-q", remote.to_str().unwrap(), workdir.to_str().unwrap()],
+            &[
+                "clone",
+                "-q",
+                remote.to_str().unwrap(),
+                workdir.to_str().unwrap(),
+            ],
         );
         fs::write(
             workdir.join(".git/info/exclude"),
@@ -37,13 +42,13 @@ impl Pipeline {
     /// Runs the whole pipeline with `variables` (as "Run pipeline" would); its success and
     /// its output.
     fn run(&self, project: &Project, variables: &[(&str, &str)]) -> (bool, String) {
-        let mut command = Command::new(engine::tool(
-            "AUTOBUILD_GITLAB_CI_LOCAL",
-            "gitlab-ci-local",
-        ));
-        command
-            .current_dir(&self.workdir)
-            .args(["--shell-isolation=false", "--variable", "CI_PIPELINE_SOURCE=web"]);
+        let mut command =
+            Command::new(engine::tool("AUTOBUILD_GITLAB_CI_LOCAL", "gitlab-ci-local"));
+        command.current_dir(&self.workdir).args([
+            "--shell-isolation=false",
+            "--variable",
+            "CI_PIPELINE_SOURCE=web",
+        ]);
         for (key, value) in variables {
             command.arg("--variable").arg(format!("{key}={value}"));
         }
@@ -108,7 +113,10 @@ fn a_blocked_task_stops_only_its_dependants_and_a_rerun_resumes_and_merges_it() 
     for task in ["TASK-A", "TASK-C", "TASK-E"] {
         assert_eq!(project.starts(task), 1, "{task}");
     }
-    let main = git(&pipeline.remote, &["ls-tree", "-r", "--name-only", "main", "lib"]);
+    let main = git(
+        &pipeline.remote,
+        &["ls-tree", "-r", "--name-only", "main", "lib"],
+    );
     for file in ["a", "b", "c", "d", "e", "never"] {
         assert!(main.contains(&format!("lib/{file}.txt")), "{main}");
     }

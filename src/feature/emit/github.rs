@@ -44,10 +44,7 @@ pub fn render(plan: &EmitPlan) -> String {
             format!("wave-{wave}").into(),
             wave_job(plan, wave, tasks, &before),
         );
-        jobs.insert(
-            format!("land-{wave}").into(),
-            land_job(plan, wave, &before),
-        );
+        jobs.insert(format!("land-{wave}").into(), land_job(plan, wave, &before));
         all.push(format!("wave-{wave}"));
         all.push(format!("land-{wave}"));
     }
@@ -131,7 +128,10 @@ fn dispatch() -> Value {
             ("default", Value::Bool(false)),
         ]),
     );
-    map([("workflow_dispatch", map([("inputs", Value::Mapping(inputs))]))])
+    map([(
+        "workflow_dispatch",
+        map([("inputs", Value::Mapping(inputs))]),
+    )])
 }
 
 fn plan_job(plan: &EmitPlan) -> Value {
@@ -211,15 +211,19 @@ fn wave_job(plan: &EmitPlan, wave: usize, tasks: &[String], before: &str) -> Val
     let mut push = with_token(run_step("Push the task branch", scripts::PUSH_TASK));
     insert(&mut push, "if", s(&after));
     steps.push(push);
-    let mut keep = with_token(run_step(
-        "Keep the run to resume it",
-        &scripts::keep_run(),
-    ));
-    insert(&mut keep, "if", s(&format!("${{{{ failure() && {READY} }}}}")));
+    let mut keep = with_token(run_step("Keep the run to resume it", &scripts::keep_run()));
+    insert(
+        &mut keep,
+        "if",
+        s(&format!("${{{{ failure() && {READY} }}}}")),
+    );
     steps.push(keep);
     let mut summary = run_step(
         "Report",
-        &scripts::report(".autobuild/runs/$TASK/report.md", Some("$GITHUB_STEP_SUMMARY")),
+        &scripts::report(
+            ".autobuild/runs/$TASK/report.md",
+            Some("$GITHUB_STEP_SUMMARY"),
+        ),
     );
     insert(&mut summary, "if", s(&after));
     steps.push(summary);
@@ -276,7 +280,10 @@ fn land_job(plan: &EmitPlan, wave: usize, before: &str) -> Value {
         "Fetch the task branches",
         scripts::FETCH_BRANCHES,
     )));
-    steps.push(run_step("Land the approved tasks", &scripts::land("artifacts")));
+    steps.push(run_step(
+        "Land the approved tasks",
+        &scripts::land("artifacts"),
+    ));
     let mut push = with_token(run_step("Push the feature branch", scripts::PUSH_FEATURE));
     insert(&mut push, "if", s("${{ !cancelled() }}"));
     steps.push(push);
@@ -334,7 +341,10 @@ fn finish_job(plan: &EmitPlan, all: &[String]) -> Value {
             ("path", s("records")),
         ]),
     ));
-    steps.push(run_step("Did every task land?", &scripts::outcome("records")));
+    steps.push(run_step(
+        "Did every task land?",
+        &scripts::outcome("records"),
+    ));
     let job = job(
         Some(seq(all.iter().map(|j| s(j)))),
         Some("${{ always() }}"),

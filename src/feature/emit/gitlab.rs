@@ -58,10 +58,7 @@ pub fn render(plan: &EmitPlan) -> String {
     root.insert("plan".into(), plan_job(plan));
     for (index, tasks) in plan.waves.iter().enumerate() {
         let wave = index + 1;
-        root.insert(
-            format!("wave-{wave}").into(),
-            wave_job(plan, wave, tasks),
-        );
+        root.insert(format!("wave-{wave}").into(), wave_job(plan, wave, tasks));
         root.insert(format!("land-{wave}").into(), land_job(plan, wave));
     }
     root.insert("finish".into(), finish_job(plan));
@@ -93,7 +90,10 @@ fn variables(plan: &EmitPlan) -> Value {
         ("abandon", "ABANDON_TASKS"),
     ];
     for (input, description) in INPUTS {
-        let name = names.iter().find(|(i, _)| i == input).map_or(*input, |n| n.1);
+        let name = names
+            .iter()
+            .find(|(i, _)| i == input)
+            .map_or(*input, |n| n.1);
         vars.insert(
             name.into(),
             map([("value", s("")), ("description", s(description))]),
