@@ -104,8 +104,11 @@ pub fn outcome(root: &Path, feature_arg: &str, dir: &Path, abandon: &str) -> Res
     let plan = plan::load(root, feature_arg)?;
     let file = dir.join("feature.json");
     let state = FeatureState::load(&file).map_err(|e| {
-        Error::io("cannot read the landing record", &file, e)
-            .with_help("a landing job writes it; pass the directory its record was downloaded to")
+        Error::usage(format!(
+            "cannot read the landing record {}: {e}",
+            file.display()
+        ))
+        .with_help("a landing job writes it; pass the directory its record was downloaded to")
     })?;
     let abandoned = ids(abandon);
     if let Some(unknown) = abandoned.iter().find(|id| plan.task(id).is_none()) {
@@ -157,10 +160,13 @@ mod tests {
             .collect()
     }
 
+    /// Statuses of T0…T3, the abandoned tasks, and what is left unfinished.
+    type Case<'a> = (&'a [TaskStatus], &'a [&'a str], &'a [(&'a str, TaskStatus)]);
+
     #[test]
     fn only_merged_or_abandoned_tasks_count_as_done() {
         use TaskStatus::*;
-        let cases: [(&[TaskStatus], &[&str], &[(&str, TaskStatus)]); 5] = [
+        let cases: [Case; 5] = [
             (&[Merged, Merged, Merged, Merged], &[], &[]),
             (
                 &[Blocked, Merged, Skipped, Skipped],
