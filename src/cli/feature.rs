@@ -10,7 +10,7 @@ use crate::cli::task::current_dir;
 use crate::cli::RunFlags;
 use crate::engine::plan::repo_root;
 use crate::error::Error;
-use crate::feature::emit::{render, EmitPlan};
+use crate::feature::emit::{self, EmitPlan, Source};
 use crate::feature::land::{self, LandOptions};
 use crate::feature::preflight::{preflight, Intent};
 use crate::feature::schedule::parallelism;
@@ -56,12 +56,26 @@ pub struct FeatureArgs {
     /// dependencies, landing with --land) instead of running it here.
     #[arg(long, value_enum, value_name = "FORMAT", conflicts_with_all = ["land", "ready", "resume", "fresh", "dry_run"])]
     pub emit: Option<EmitFormat>,
-    /// With --emit: the file to write (default: .github/workflows/autobuild-<feat>.yml).
+    /// With --emit: the file to write (default: .github/workflows/autobuild-<feat>.yml for
+    /// github-actions, .gitlab-ci.yml for gitlab-ci).
     #[arg(long, value_name = "PATH", requires = "emit")]
     pub output: Option<PathBuf>,
     /// With --emit: replace a file autobuild did not generate.
     #[arg(long, requires = "emit")]
     pub force: bool,
+    /// Whether a feature that ran as CI jobs fully landed: reads DIR/feature.json (the last
+    /// landing job's record), names every task that did not land and exits 1 if any.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["land", "ready", "resume", "fresh", "emit"])]
+    pub outcome: Option<PathBuf>,
+    /// With --outcome: tasks given up on (ids separated by spaces or commas); they and their
+    /// dependants do not count as unfinished.
+    #[arg(
+        long,
+        value_name = "IDS",
+        requires = "outcome",
+        allow_hyphen_values = true
+    )]
+    pub abandon: Option<String>,
     /// Print `ready=true` when TASK should run now (not on the feature branch yet, its
     /// dependencies are), else `ready=false`; the reason goes to stderr.
     #[arg(long, value_name = "TASK", conflicts_with_all = ["resume", "fresh"])]
@@ -74,12 +88,17 @@ pub struct FeatureArgs {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum EmitFormat {
     GithubActions,
+    GitlabCi,
 }
 
 pub fn run(args: FeatureArgs, quiet: bool) -> Result<u8, Error> {
     let root = repo_root(&current_dir()?)?;
     if args.emit.is_some() {
         return emit(&root, &args);
+    }
+    if let Some(dir) = &args.outcome {
+        let abandon = args.abandon.as_deref().unwrap_or("");
+        return crate::feature::outcome::outcome(&root, &args.feature, dir, abandon);
     }
     if args.land {
         let options = LandOptions {
@@ -125,7 +144,7 @@ pub fn run(args: FeatureArgs, quiet: bool) -> Result<u8, Error> {
     feature::run::start(&root, &args.feature, settings, intent, args.yes, display)
 }
 
-/// `--emit github-actions`: the workflow from the same plan a local run uses.
+/// `--emit github-actions|gitlab-ci`: the CI file from the same plan a local run uses.
 fn emit(root: &std::path::Path, args: &FeatureArgs) -> Result<u8, Error> {
     let settings = FeatureSettings {
         run: args.flags.settings(),
@@ -146,14 +165,25 @@ fn emit(root: &std::path::Path, args: &FeatureArgs) -> Result<u8, Error> {
         waves: setup.plan.waves.clone(),
         max_parallel: parallelism(args.max_parallel, setup.plan.recommended_parallel, widest),
         agents,
+        wall_times: setup
+            .checks
+            .iter()
+            .filter_map(|c| Some((c.task.clone(), c.max_wall_time?)))
+            .collect(),
+        source: Source::of_this_build(root),
     };
-    let path = args.output.clone().unwrap_or_else(|| {
-        root.join(format!(
-            ".github/workflows/autobuild-{}.yml",
-            setup.plan.id.to_lowercase()
-        ))
-    });
-    crate::feature::emit::write(&path, &render(&plan), args.force)?;
+    let (default, text) = match args.emit {
+        Some(EmitFormat::GitlabCi) => (root.join(".gitlab-ci.yml"), emit::gitlab::render(&plan)),
+        _ => (
+            root.join(format!(
+                ".github/workflows/autobuild-{}.yml",
+                setup.plan.id.to_lowercase()
+            )),
+            emit::github::render(&plan),
+        ),
+    };
+    let path = args.output.clone().unwrap_or(default);
+    emit::write(&path, &text, args.force)?;
     let shown = path.strip_prefix(root).unwrap_or(&path);
     ui::line(&format!(
         "wrote {} ({} wave(s), {} task(s)); set-up: docs/scale-out.md",

@@ -1,4 +1,6 @@
-//! The emitted workflow, parsed back: its jobs, their order, matrices, permissions and secrets.
+//! The emitted GitHub workflow, parsed back: its jobs, their order and gates, matrices,
+//! permissions, pinned actions, tokens and secrets. How it behaves on a real engine is
+//! tests/scaleout_simulation.rs's `act` tests.
 
 use yaml_serde::Value;
 
@@ -11,29 +13,88 @@ fn plan(agents: Vec<AgentKind>) -> EmitPlan {
         waves: vec![vec!["A".into(), "B".into()], vec!["C".into()]],
         max_parallel: 2,
         agents,
+        wall_times: BTreeMap::new(),
+        source: Source::Registry {
+            version: "9.8.7".into(),
+        },
     }
 }
 
 fn parsed(plan: &EmitPlan) -> Value {
-    yaml_serde::from_str(&render(plan)).unwrap()
+    yaml_serde::from_str(&github::render(plan)).unwrap()
 }
 
 fn steps(job: &Value) -> &Vec<Value> {
     job["steps"].as_sequence().unwrap()
 }
 
+fn all_steps(workflow: &Value) -> Vec<&Value> {
+    workflow["jobs"]
+        .as_mapping()
+        .unwrap()
+        .values()
+        .flat_map(steps)
+        .collect()
+}
+
+fn needs(job: &Value) -> Vec<&str> {
+    job["needs"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect()
+}
+
 #[test]
-fn jobs_chain_plan_then_each_wave_then_its_landing() {
+fn each_wave_runs_once_the_landing_before_it_succeeded_whatever_failed_earlier() {
     let workflow = parsed(&plan(vec![AgentKind::Command]));
-    let jobs = workflow["jobs"].as_mapping().unwrap();
-    let names: Vec<&str> = jobs.keys().map(|k| k.as_str().unwrap()).collect();
-    assert_eq!(names, ["plan", "wave-1", "land-1", "wave-2", "land-2"]);
-    assert_eq!(workflow["jobs"]["wave-1"]["needs"], "plan");
-    assert_eq!(workflow["jobs"]["land-1"]["needs"], "wave-1");
-    assert_eq!(workflow["jobs"]["wave-2"]["needs"], "land-1");
-    assert_eq!(workflow["jobs"]["land-2"]["needs"], "wave-2");
-    assert!(workflow["on"]["workflow_dispatch"]["inputs"]["max_turns"].is_mapping());
-    assert!(workflow["on"]["workflow_dispatch"]["inputs"]["auto_merge"].is_mapping());
+    let jobs = &workflow["jobs"];
+    let names: Vec<&str> = jobs
+        .as_mapping()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["plan", "wave-1", "land-1", "wave-2", "land-2", "finish"]
+    );
+    assert_eq!(needs(&jobs["wave-1"]), ["plan"]);
+    assert!(jobs["wave-1"]["if"].is_null());
+    assert_eq!(needs(&jobs["land-1"]), ["wave-1", "plan"]);
+    assert_eq!(
+        jobs["land-1"]["if"],
+        "${{ !cancelled() && needs.plan.result == 'success' }}"
+    );
+    // A plain `needs: land-1` would also require wave-1 to have succeeded.
+    assert_eq!(needs(&jobs["wave-2"]), ["land-1"]);
+    assert_eq!(
+        jobs["wave-2"]["if"],
+        "${{ !cancelled() && needs.land-1.result == 'success' }}"
+    );
+    assert_eq!(needs(&jobs["land-2"]), ["wave-2", "land-1"]);
+    assert_eq!(
+        needs(&jobs["finish"]),
+        ["plan", "wave-1", "land-1", "wave-2", "land-2"]
+    );
+    assert_eq!(jobs["finish"]["if"], "${{ always() }}");
+    let outcome = steps(&jobs["finish"])
+        .iter()
+        .filter_map(|s| s["run"].as_str())
+        .find(|r| r.contains("--outcome"))
+        .unwrap();
+    assert!(
+        outcome.contains("--abandon \"$ABANDON_TASKS\""),
+        "{outcome}"
+    );
+    for input in ["max_turns", "auto_merge", "only", "skip", "abandon"] {
+        assert!(
+            workflow["on"]["workflow_dispatch"]["inputs"][input].is_mapping(),
+            "{input}"
+        );
+    }
+    assert_eq!(workflow["env"]["ABANDON_TASKS"], "${{ inputs.abandon }}");
     assert_eq!(workflow["concurrency"]["group"], "autobuild-FEAT-X");
     assert_eq!(workflow["concurrency"]["cancel-in-progress"], false);
 }
@@ -55,27 +116,23 @@ fn each_wave_is_a_matrix_over_its_tasks_that_runs_them_on_the_feature_branch() {
         .iter()
         .filter_map(|s| s["run"].as_str())
         .collect();
-    assert!(runs
-        .iter()
-        .any(|r| r.starts_with("autobuild feature \"$FEATURE\" --ready")));
+    assert!(runs.iter().any(|r| r.contains("--ready \"$TASK\"")));
+    assert!(runs.iter().any(|r| r.contains(scripts::SETUP_HOOK)));
     assert!(runs
         .iter()
         .any(|r| r.contains("autobuild task \"$TASK\" --base \"$FEATURE_BRANCH\" --no-merge")));
-    let upload = steps(wave)
+    // A blocked run is kept (branch and run directory) for a later run to resume.
+    let keep = steps(wave)
         .iter()
-        .find(|s| s["uses"] == "actions/upload-artifact@v4")
+        .find(|s| s["name"] == "Keep the run to resume it")
         .unwrap();
-    assert!(upload["if"].as_str().unwrap().starts_with("always()"));
-    assert_eq!(upload["with"]["path"], ".autobuild/runs/${{ matrix.task }}");
+    assert!(keep["if"].as_str().unwrap().contains("failure()"));
     let landing = steps(&workflow["jobs"]["land-1"])
         .iter()
         .filter_map(|s| s["run"].as_str())
         .find(|r| r.contains("--land"))
         .unwrap();
-    assert!(
-        landing.contains("--from-remote origin --artifacts artifacts"),
-        "{landing}"
-    );
+    assert!(landing.contains("--artifacts artifacts"), "{landing}");
     // Only the last landing may merge the feature.
     let merges = |job: &str| {
         steps(&workflow["jobs"][job]).iter().any(|s| {
@@ -89,6 +146,57 @@ fn each_wave_is_a_matrix_over_its_tasks_that_runs_them_on_the_feature_branch() {
 }
 
 #[test]
+fn every_action_is_a_pinned_node24_release_from_the_one_table() {
+    let text = github::render(&plan(vec![AgentKind::ClaudeCode]));
+    let workflow: Value = yaml_serde::from_str(&text).unwrap();
+    let mut used = 0;
+    for step in all_steps(&workflow) {
+        if let Some(uses) = step["uses"].as_str() {
+            used += 1;
+            let pin = actions::ALL
+                .iter()
+                .find(|p| p.uses() == uses)
+                .unwrap_or_else(|| panic!("{uses} is not in the table"));
+            assert_eq!(pin.commit.len(), 40);
+        }
+    }
+    assert!(used > 0);
+    for line in text.lines().filter(|l| l.contains("uses:")) {
+        let pin = actions::ALL
+            .iter()
+            .find(|p| line.contains(p.commit))
+            .unwrap();
+        assert!(line.ends_with(&format!(" # {}", pin.version)), "{line}");
+    }
+}
+
+#[test]
+fn checkouts_keep_no_credentials_and_only_remote_steps_get_the_token() {
+    let workflow = parsed(&plan(vec![AgentKind::ClaudeCode]));
+    for step in all_steps(&workflow) {
+        if step["uses"]
+            .as_str()
+            .is_some_and(|u| u.starts_with(actions::CHECKOUT.name))
+        {
+            assert_eq!(step["with"]["persist-credentials"], false);
+        }
+        let run = step["run"].as_str().unwrap_or("");
+        let token = !step["env"]["PUSH_TOKEN"].is_null();
+        let remote = run.contains("git push") || run.contains("git fetch");
+        assert_eq!(token, remote, "{}", step["name"].as_str().unwrap());
+        if token {
+            // No autobuild command (an agent, a check) runs where the token is.
+            assert!(
+                !run.lines()
+                    .any(|l| l.trim_start().starts_with("autobuild ")),
+                "{run}"
+            );
+            assert!(!run.contains(scripts::SETUP_HOOK), "{run}");
+        }
+    }
+}
+
+#[test]
 fn permissions_are_read_by_default_and_write_only_for_the_jobs_that_push() {
     let workflow = parsed(&plan(vec![AgentKind::Command]));
     assert_eq!(workflow["permissions"]["contents"], "read");
@@ -96,19 +204,82 @@ fn permissions_are_read_by_default_and_write_only_for_the_jobs_that_push() {
         let pushes = steps(job)
             .iter()
             .any(|s| s["run"].as_str().is_some_and(|r| r.contains("git push")));
-        assert!(pushes, "{name:?}");
         assert_eq!(
             job["permissions"].as_mapping().unwrap().len(),
             1,
             "{name:?}"
         );
-        assert_eq!(job["permissions"]["contents"], "write", "{name:?}");
+        let access = if pushes { "write" } else { "read" };
+        assert_eq!(job["permissions"]["contents"], access, "{name:?}");
+    }
+    assert_eq!(
+        workflow["jobs"]["finish"]["permissions"]["contents"],
+        "read"
+    );
+}
+
+#[test]
+fn job_timeouts_follow_the_tasks_wall_time_limits() {
+    let mut limited = plan(vec![AgentKind::Command]);
+    limited
+        .wall_times
+        .insert("A".into(), Duration::from_secs(30 * 60));
+    limited
+        .wall_times
+        .insert("B".into(), Duration::from_secs(45 * 60 + 1));
+    let workflow = parsed(&limited);
+    assert_eq!(workflow["jobs"]["wave-1"]["timeout-minutes"], 46 + 20);
+    // C has no limit: the default.
+    assert_eq!(workflow["jobs"]["wave-2"]["timeout-minutes"], 360);
+    for job in workflow["jobs"].as_mapping().unwrap().values() {
+        assert!(job["timeout-minutes"].as_u64().is_some());
     }
 }
 
 #[test]
+fn autobuild_is_built_once_from_the_exact_source_and_shared_as_an_artifact() {
+    let text = github::render(&plan(vec![AgentKind::Command]));
+    assert!(text.starts_with(&format!("{HEADER} {}", env!("CARGO_PKG_VERSION"))));
+    assert!(
+        text.contains("cargo install autobuild --version =9.8.7"),
+        "{text}"
+    );
+    let workflow: Value = yaml_serde::from_str(&text).unwrap();
+    assert_eq!(
+        workflow["env"]["AUTOBUILD_CRATE"],
+        "autobuild --version =9.8.7"
+    );
+    let builds = all_steps(&workflow)
+        .into_iter()
+        .filter(|s| {
+            s["run"]
+                .as_str()
+                .is_some_and(|r| r.contains("cargo install"))
+        })
+        .count();
+    assert_eq!(builds, 1);
+    for (name, job) in workflow["jobs"].as_mapping().unwrap() {
+        if name == "plan" {
+            continue;
+        }
+        let download = steps(job)
+            .iter()
+            .find(|s| s["with"]["name"] == "autobuild-bin")
+            .unwrap_or_else(|| panic!("{name:?}"));
+        assert!(download["uses"]
+            .as_str()
+            .unwrap()
+            .starts_with(actions::DOWNLOAD_ARTIFACT.name));
+    }
+    let own = Source::Checkout {
+        version: "1.0.0".into(),
+    };
+    assert_eq!(own.crate_args(), "--path .");
+}
+
+#[test]
 fn agents_get_their_pinned_cli_and_secrets_only_in_the_env_of_the_step_that_runs_them() {
-    let text = render(&plan(vec![AgentKind::ClaudeCode, AgentKind::Codex]));
+    let text = github::render(&plan(vec![AgentKind::ClaudeCode, AgentKind::Codex]));
     let workflow: Value = yaml_serde::from_str(&text).unwrap();
     let wave = &workflow["jobs"]["wave-1"];
     let install = steps(wave)
@@ -119,22 +290,20 @@ fn agents_get_their_pinned_cli_and_secrets_only_in_the_env_of_the_step_that_runs
     assert!(install.contains("@anthropic-ai/claude-code@"), "{install}");
     assert!(install.contains("@openai/codex@"), "{install}");
     let mut with_secrets = 0;
-    for job in workflow["jobs"].as_mapping().unwrap().values() {
-        for step in steps(job) {
-            if let Some(run) = step["run"].as_str() {
-                assert!(!run.contains("secrets."), "{run}");
-                assert!(!run.contains("API_KEY"), "{run}");
-            }
-            if let Some(env) = step["env"].as_mapping() {
-                if env
-                    .values()
-                    .any(|v| v.as_str().is_some_and(|v| v.contains("secrets.")))
-                {
-                    with_secrets += 1;
-                    assert_eq!(step["name"], "Run the task");
-                    assert_eq!(env["ANTHROPIC_API_KEY"], "${{ secrets.ANTHROPIC_API_KEY }}");
-                    assert_eq!(env["OPENAI_API_KEY"], "${{ secrets.OPENAI_API_KEY }}");
-                }
+    for step in all_steps(&workflow) {
+        if let Some(run) = step["run"].as_str() {
+            assert!(!run.contains("secrets."), "{run}");
+            assert!(!run.contains("API_KEY"), "{run}");
+        }
+        if let Some(env) = step["env"].as_mapping() {
+            if env
+                .values()
+                .any(|v| v.as_str().is_some_and(|v| v.contains("secrets.")))
+            {
+                with_secrets += 1;
+                assert_eq!(step["name"], "Run the task");
+                assert_eq!(env["ANTHROPIC_API_KEY"], "${{ secrets.ANTHROPIC_API_KEY }}");
+                assert_eq!(env["OPENAI_API_KEY"], "${{ secrets.OPENAI_API_KEY }}");
             }
         }
     }
@@ -144,7 +313,7 @@ fn agents_get_their_pinned_cli_and_secrets_only_in_the_env_of_the_step_that_runs
 
 #[test]
 fn command_agents_need_no_cli_and_no_secret() {
-    let text = render(&plan(vec![AgentKind::Command]));
+    let text = github::render(&plan(vec![AgentKind::Command]));
     assert!(!text.contains("npm install"));
     assert!(!text.contains("secrets."));
     assert!(text.starts_with(HEADER));

@@ -20,6 +20,7 @@ pub mod integration;
 pub mod land;
 pub mod locate;
 pub mod merge;
+pub mod outcome;
 pub mod plan;
 pub mod preflight;
 pub mod report;

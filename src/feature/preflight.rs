@@ -52,6 +52,8 @@ pub struct TaskCheck {
     pub task: String,
     pub workflow: String,
     pub max_turns: u32,
+    /// The workflow's `limits.max_wall_time`.
+    pub max_wall_time: Option<std::time::Duration>,
     /// The adapters of the workflow's roles (what a CI job must install).
     pub agents: Vec<crate::workflow::model::AgentKind>,
 }
@@ -220,6 +222,7 @@ pub fn preflight(
                     task: task.task.id.clone(),
                     workflow: task_plan.resolved.workflow.name.clone(),
                     max_turns: task_plan.max_turns,
+                    max_wall_time: task_plan.resolved.workflow.limits.max_wall_time,
                     agents: task_plan
                         .resolved
                         .workflow

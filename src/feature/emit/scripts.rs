@@ -1,0 +1,170 @@
+//! The shell every engine's jobs run, engine-neutral: GitHub Actions and GitLab CI wrap the
+//! same scripts in their own YAML. They read only these variables, which each engine sets:
+//! `FEATURE`, `FEATURE_BRANCH`, `BASE_BRANCH` (the branch the run was started on), `TASK`,
+//! `ONLY_TASKS`, `SKIP_TASKS`, `ABANDON_TASKS` (ids separated by spaces or commas),
+//! `MAX_TURNS`, `AUTOBUILD_VERSION`, `AUTOBUILD_HOME` (autobuild is `$AUTOBUILD_HOME/bin`)
+//! and `AUTOBUILD_CRATE` (`cargo install` arguments naming the exact source).
+//!
+//! Scripts that talk to the remote (fetch, push) name it `$REMOTE` and are the only ones an
+//! engine gives its push token, through its own prelude (a `git` wrapper or a remote URL); no
+//! script that runs an agent, a check or the project's set-up hook can see it.
+
+/// The project's own set-up (toolchains, `pip install …`): a file of the project, so it
+/// survives regenerating the workflow.
+pub const SETUP_HOOK: &str = ".autobuild/ci-setup.sh";
+
+/// The branch a blocked task's run directory is kept on, so a later run resumes it.
+pub const RUN_RECORD_PREFIX: &str = "autobuild-runs/";
+
+/// Builds autobuild once per run (unless the cache or the runner already has this exact
+/// version), into `$AUTOBUILD_HOME/bin`.
+pub const BUILD: &str = r#"bin="$AUTOBUILD_HOME/bin"
+if [ -x "$bin/autobuild" ]; then
+  echo "autobuild from the cache: $("$bin/autobuild" --version)"
+elif command -v autobuild >/dev/null 2>&1 && [ "$(autobuild --version)" = "autobuild $AUTOBUILD_VERSION" ]; then
+  echo "autobuild $AUTOBUILD_VERSION is installed on this runner: $(command -v autobuild)"
+  mkdir -p "$bin"
+  cp "$(command -v autobuild)" "$bin/autobuild"
+else
+  # shellcheck disable=SC2086 # several arguments
+  cargo install --locked --root "$AUTOBUILD_HOME" $AUTOBUILD_CRATE
+fi
+"$bin/autobuild" --version
+"#;
+
+/// The project's set-up hook, when it has one.
+pub fn setup() -> String {
+    format!(
+        "if [ -f {SETUP_HOOK} ]; then\n  sh {SETUP_HOOK}\nelse\n  echo \"no {SETUP_HOOK}: nothing to set up\"\nfi\n"
+    )
+}
+
+/// Creates the feature branch on the remote from the run's commit, unless it exists.
+pub const CREATE_FEATURE_BRANCH: &str = r#"if git ls-remote --exit-code --heads "$REMOTE" "$FEATURE_BRANCH" >/dev/null; then
+  echo "$FEATURE_BRANCH exists: tasks already on it are not run again"
+else
+  git push "$REMOTE" "HEAD:refs/heads/$FEATURE_BRANCH"
+fi
+"#;
+
+/// Writes `ready=true|false` to `output`: false for a task the run's inputs leave out, else
+/// what `autobuild feature --ready` says.
+pub fn select(output: &str) -> String {
+    format!(
+        r#"listed() {{ case " $(printf '%s' "$1" | tr ',' ' ') " in *" $TASK "*) return 0 ;; esac; return 1; }}
+why=""
+if listed "$ABANDON_TASKS"; then why="abandoned by this run's inputs"
+elif listed "$SKIP_TASKS"; then why="skipped by this run's inputs"
+elif [ -n "$ONLY_TASKS" ] && ! listed "$ONLY_TASKS"; then why="not among the tasks this run is to run"
+fi
+if [ -n "$why" ]; then
+  echo "ready=false" >> "{output}"
+  echo "$TASK: $why"
+else
+  autobuild feature "$FEATURE" --ready "$TASK" >> "{output}"
+fi
+"#
+    )
+}
+
+/// Brings back a blocked earlier run of the task (its branch and run directory), so this run
+/// goes on from it; writes `resume=true` to `output` then.
+pub fn restore(output: &str) -> String {
+    format!(
+        r#"if git ls-remote --exit-code --heads "$REMOTE" "{RUN_RECORD_PREFIX}$TASK" >/dev/null; then
+  git fetch --no-tags --update-head-ok "$REMOTE" "+refs/heads/{RUN_RECORD_PREFIX}$TASK:refs/autobuild/runs/$TASK" "+refs/heads/autobuild/$TASK:refs/heads/autobuild/$TASK"
+  mkdir -p .autobuild/runs
+  git archive "refs/autobuild/runs/$TASK" | tar -x -C .autobuild/runs
+  echo "resume=true" >> "{output}"
+  echo "$TASK: resuming its blocked run"
+fi
+"#
+    )
+}
+
+/// The task on the feature branch, left unmerged for the landing job. With `RESUME` set, its
+/// restored blocked run goes on; a record autobuild refuses to act on (exit 2: it names
+/// another checkout's worktree, as on runners whose workspace moves between jobs) is set
+/// aside and the task runs afresh.
+pub const RUN_TASK: &str = r#"run() { autobuild task "$TASK" --base "$FEATURE_BRANCH" --no-merge "$@" ${MAX_TURNS:+--max-turns "$MAX_TURNS"}; }
+if [ -z "$RESUME" ]; then
+  run
+else
+  status=0
+  run --resume || status=$?
+  if [ "$status" -ne 2 ]; then exit "$status"; fi
+  echo "$TASK: its kept run cannot go on in this checkout; running it afresh"
+  run --fresh --yes
+fi
+"#;
+
+/// Pushes the task's branch (approved or not: a blocked one is resumed from it).
+pub const PUSH_TASK: &str = r#"if git rev-parse --verify -q "refs/heads/autobuild/$TASK" >/dev/null; then
+  git push --force "$REMOTE" "refs/heads/autobuild/$TASK:refs/heads/autobuild/$TASK"
+fi
+"#;
+
+/// Keeps a run that did not end approved: its run directory as a commit on
+/// `autobuild-runs/<TASK>`, so a later run restores it ([`restore`]) and resumes.
+pub fn keep_run() -> String {
+    format!(
+        r#"if [ -d ".autobuild/runs/$TASK" ]; then
+  gitdir=$(git rev-parse --absolute-git-dir)
+  export GIT_INDEX_FILE="$gitdir/autobuild-run-index"
+  rm -f "$GIT_INDEX_FILE"
+  git -C .autobuild/runs --git-dir="$gitdir" --work-tree=. add -f -- "$TASK"
+  tree=$(git write-tree)
+  rm -f "$GIT_INDEX_FILE"
+  commit=$(GIT_AUTHOR_NAME=autobuild GIT_AUTHOR_EMAIL=autobuild@localhost GIT_COMMITTER_NAME=autobuild GIT_COMMITTER_EMAIL=autobuild@localhost git commit-tree -m "autobuild: the run of $TASK, kept to resume it" "$tree")
+  git push --force "$REMOTE" "$commit:refs/heads/{RUN_RECORD_PREFIX}$TASK"
+  echo "kept on {RUN_RECORD_PREFIX}$TASK: run again with a larger max_turns to resume it, or abandon it"
+fi
+"#
+    )
+}
+
+/// The feature branch from the remote (where the job's checkout is the base's).
+pub const FETCH_FEATURE: &str = "git fetch --no-tags --update-head-ok \"$REMOTE\" \"+refs/heads/$FEATURE_BRANCH:refs/heads/$FEATURE_BRANCH\"\n";
+
+/// Every task branch (and the feature branch) from the remote, for the landing. (A fresh
+/// clone has none of them checked out; a runner that keeps one directory for every job may
+/// have a task's worktree on its branch, which was pushed from there.)
+pub const FETCH_BRANCHES: &str =
+    "git fetch --no-tags --update-head-ok \"$REMOTE\" \"+refs/heads/autobuild/*:refs/heads/autobuild/*\"\n";
+
+/// Lands what the wave approved; `artifacts` holds the task jobs' run directories.
+pub fn land(artifacts: &str) -> String {
+    format!(
+        "autobuild feature \"$FEATURE\" --land --artifacts {artifacts} --into \"$BASE_BRANCH\"\n"
+    )
+}
+
+pub const PUSH_FEATURE: &str =
+    "git push \"$REMOTE\" \"refs/heads/$FEATURE_BRANCH:refs/heads/$FEATURE_BRANCH\"\n";
+
+/// The landed feature onto the base (checked out: the feature branch is not, so `complete`
+/// can delete it).
+pub const MERGE: &str = "autobuild complete \"$FEATURE\"\n";
+
+pub const PUSH_BASE: &str = "git push \"$REMOTE\" \"refs/heads/$BASE_BRANCH:refs/heads/$BASE_BRANCH\"\ngit push \"$REMOTE\" --delete \"$FEATURE_BRANCH\" || true\n";
+
+/// A report file appended to `summary` (the engine's job summary), or printed to the job's
+/// log without one, when there is one.
+pub fn report(path: &str, summary: Option<&str>) -> String {
+    let to = summary.map_or(String::new(), |s| format!(" >> \"{s}\""));
+    format!("if [ -f \"{path}\" ]; then\n  cat \"{path}\"{to}\nfi\n")
+}
+
+/// Fails, naming them, unless every task landed or was abandoned; `records` holds the landing
+/// jobs' records, one directory each (`<FEAT>-land-<N>`): the last wave's is read.
+pub fn outcome(records: &str) -> String {
+    format!(
+        r#"record=$(ls -d {records}/"$FEATURE"-land-* 2>/dev/null | sort -V | tail -n 1)
+if [ -z "$record" ]; then
+  echo "$FEATURE: no landing job recorded anything: see the failed jobs of this run"
+  exit 1
+fi
+autobuild feature "$FEATURE" --outcome "$record" --abandon "$ABANDON_TASKS"
+"#
+    )
+}

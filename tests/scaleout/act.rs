@@ -1,0 +1,272 @@
+//! The emitted GitHub workflow on a real engine: nektos/act in host mode, offline, with the
+//! project's stand-ins for the checkout, artifact and cache actions (tests/fixtures/actions/)
+//! and a bare repository as the remote. Job scheduling, `needs:`/`if:`, matrices, expressions
+//! and step outputs are act's own. Needs act: run scripts/ci-engines.sh.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use super::engine::{self, emit, local_tree, path_with_autobuild, project, tree, BRANCH};
+use super::feature_fixture::{git, Project};
+
+/// One `act workflow_dispatch` of the emitted workflow.
+struct Dispatch {
+    ok: bool,
+    log: String,
+    /// `job display name → "succeeded" | "failed"`, as act reports each.
+    results: BTreeMap<String, String>,
+    /// `job display name → (seconds from the start it began, seconds it took)`.
+    times: BTreeMap<String, (f64, f64)>,
+}
+
+struct Act {
+    workflow: PathBuf,
+    remote: PathBuf,
+    /// The clone act is started in (it reads the run's branch and commit from it).
+    workdir: PathBuf,
+    runs: u32,
+}
+
+impl Act {
+    fn new(project: &Project) -> Act {
+        let remote = project.bare_remote();
+        let workdir = project.temp().join("act-workdir");
+        git(
+            project.temp(),
+            &[
+                "clone",
+                "-q",
+                remote.to_str().unwrap(),
+                workdir.to_str().unwrap(),
+            ],
+        );
+        let workflow = project.temp().join("autobuild-feat-s.yml");
+        emit(project, "github-actions", &workflow);
+        Act {
+            workflow,
+            remote,
+            workdir,
+            runs: 0,
+        }
+    }
+
+    fn dispatch(&mut self, project: &Project, inputs: serde_json::Value) -> Dispatch {
+        self.runs += 1;
+        let artifacts = project.temp().join(format!("act-artifacts-{}", self.runs));
+        fs::create_dir_all(&artifacts).unwrap();
+        let event = project.temp().join(format!("act-event-{}.json", self.runs));
+        fs::write(&event, serde_json::json!({ "inputs": inputs }).to_string()).unwrap();
+        let stand_ins = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/actions");
+        let mut command = Command::new(engine::tool("AUTOBUILD_ACT", "act"));
+        command
+            .current_dir(&self.workdir)
+            .args(["workflow_dispatch", "-W"])
+            .arg(&self.workflow)
+            .arg("-e")
+            .arg(&event)
+            .args(["-P", "ubuntu-latest=-self-hosted", "--action-offline-mode"]);
+        for pin in autobuild::feature::emit::actions::ALL {
+            let name = pin.name.trim_start_matches("actions/");
+            command.arg("--local-repository").arg(format!(
+                "{}={}",
+                pin.uses(),
+                stand_ins.join(name).display()
+            ));
+        }
+        let mut env = project.environment();
+        env.push((
+            "AUTOBUILD_TEST_REMOTE".into(),
+            self.remote.display().to_string(),
+        ));
+        env.push((
+            "AUTOBUILD_TEST_ARTIFACTS".into(),
+            artifacts.display().to_string(),
+        ));
+        for (key, value) in &env {
+            command.arg("--env").arg(format!("{key}={value}"));
+            command.env(key, value);
+        }
+        command
+            .env("PATH", path_with_autobuild())
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let start = Instant::now();
+        let mut child = command.spawn().unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let errors = std::thread::spawn(move || {
+            let mut text = String::new();
+            for line in BufReader::new(stderr).lines() {
+                text.push_str(&line.unwrap_or_default());
+                text.push('\n');
+            }
+            text
+        });
+        let mut log = String::new();
+        let mut results = BTreeMap::new();
+        let mut started: BTreeMap<String, f64> = BTreeMap::new();
+        let mut times = BTreeMap::new();
+        for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+            let line = line.unwrap_or_default();
+            let at = start.elapsed().as_secs_f64();
+            eprintln!("{line}");
+            if let Some(job) = job_of(&line) {
+                if line.contains("⭐ Run Set up job") {
+                    started.entry(job.clone()).or_insert(at);
+                }
+                for result in ["succeeded", "failed"] {
+                    if line.ends_with(&format!("Job {result}")) {
+                        results.insert(job.clone(), result.to_string());
+                        let began = started.get(&job).copied().unwrap_or(at);
+                        times.insert(job.clone(), (began, at - began));
+                    }
+                }
+            }
+            log.push_str(&line);
+            log.push('\n');
+        }
+        let status = child.wait().unwrap();
+        log.push_str(&errors.join().unwrap());
+        Dispatch {
+            ok: status.success(),
+            log,
+            results,
+            times,
+        }
+    }
+}
+
+/// `[autobuild FEAT-S/wave 1: TASK-A-1] …` → `wave 1: TASK-A` (act numbers the entries of a
+/// matrix of more than one).
+fn job_of(line: &str) -> Option<String> {
+    let rest = line.strip_prefix('[')?;
+    let (inside, _) = rest.split_once(']')?;
+    let (_, job) = inside.split_once('/')?;
+    let job = job.trim();
+    let numbered = job.starts_with("wave ")
+        && job
+            .rsplit_once('-')
+            .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    Some(match job.rsplit_once('-') {
+        Some((name, _)) if numbered => name.to_string(),
+        _ => job.to_string(),
+    })
+}
+
+/// Jobs, the wall time of each wave (its task jobs and its landing) and of the run.
+fn figures(dispatch: &Dispatch, name: &str) {
+    eprintln!("figures of {name}: {} job(s)", dispatch.times.len());
+    for (job, (began, took)) in &dispatch.times {
+        eprintln!("  {job:<24} started at {began:>6.1}s, took {took:>6.1}s");
+    }
+}
+
+#[test]
+#[ignore = "needs act: run scripts/ci-engines.sh"]
+fn a_blocked_task_stops_only_its_dependants_and_the_run_fails_naming_them() {
+    let expected = local_tree();
+    let project = project();
+    let mut act = Act::new(&project);
+
+    let run = act.dispatch(&project, serde_json::json!({ "max_turns": "1" }));
+    figures(&run, "the first dispatch");
+
+    // Wave 2 and 3 ran although a task of wave 1 failed; what landed is what a local run
+    // lands.
+    assert_eq!(tree(&act.remote, BRANCH), expected);
+    assert!(expected.contains("lib/e.txt"), "{expected}");
+    assert_eq!(run.results["wave 1: TASK-B"], "failed", "{:?}", run.results);
+    assert_eq!(run.results["wave 1: TASK-A"], "succeeded");
+    assert_eq!(run.results["wave 2: TASK-C"], "succeeded");
+    assert_eq!(run.results["wave 3: TASK-E"], "succeeded");
+    assert_eq!(project.starts("TASK-D"), 0);
+    for task in ["TASK-A", "TASK-B", "TASK-C", "TASK-E"] {
+        assert_eq!(project.starts(task), 1, "{task}");
+    }
+    // The run is red, and its last job says which tasks did not land and why.
+    assert!(!run.ok);
+    assert_eq!(run.results["finish"], "failed");
+    let outcome = run
+        .log
+        .lines()
+        .find(|l| l.contains("task(s) did not land"))
+        .unwrap_or_else(|| panic!("no outcome line:\n{}", run.log));
+    assert!(outcome.contains("blocked: TASK-B"), "{outcome}");
+    assert!(outcome.contains("skipped: TASK-D"), "{outcome}");
+    // The blocked run is kept to be resumed: its branch and its run directory.
+    assert!(!git(&act.remote, &["branch", "--list", "autobuild/TASK-B"]).is_empty());
+    assert!(!git(&act.remote, &["branch", "--list", "autobuild-runs/TASK-B"]).is_empty());
+
+    // A second dispatch with more turns resumes B where it stopped, runs its dependant,
+    // redoes nothing that landed, and with auto_merge lands the feature on the base.
+    let run = act.dispatch(
+        &project,
+        serde_json::json!({ "max_turns": "2", "auto_merge": "true" }),
+    );
+    figures(&run, "the resuming dispatch");
+
+    assert!(run.ok, "{:?}", run.results);
+    assert_eq!(run.results["finish"], "succeeded");
+    for task in ["TASK-A", "TASK-C", "TASK-E"] {
+        assert_eq!(project.starts(task), 1, "{task}");
+    }
+    // B's kept run names the first run's job workspace, which act moves between jobs (a
+    // GitHub-hosted runner's does not), so autobuild refuses to resume it and B runs afresh.
+    assert!(
+        run.log.contains("TASK-B: resuming its blocked run"),
+        "{}",
+        run.log
+    );
+    assert!(run.log.contains("running it afresh"), "{}", run.log);
+    assert_eq!(project.starts("TASK-B"), 3, "one turn, then two afresh");
+    assert_eq!(project.starts("TASK-D"), 1);
+    let main = git(
+        &act.remote,
+        &["ls-tree", "-r", "--name-only", "main", "lib"],
+    );
+    for file in ["a", "b", "c", "d", "e", "never"] {
+        assert!(main.contains(&format!("lib/{file}.txt")), "{main}");
+    }
+    assert!(git(&act.remote, &["branch", "--list", BRANCH]).is_empty());
+}
+
+#[test]
+#[ignore = "needs act: run scripts/ci-engines.sh"]
+fn tasks_can_be_skipped_and_abandoned_by_the_dispatch() {
+    let project = project();
+    let mut act = Act::new(&project);
+
+    // B is given up: it is not run, D (its dependant) neither, and the run is green.
+    let run = act.dispatch(
+        &project,
+        serde_json::json!({ "max_turns": "1", "abandon": "TASK-B", "skip": "TASK-E" }),
+    );
+
+    assert_eq!(project.starts("TASK-B"), 0);
+    assert_eq!(project.starts("TASK-E"), 0);
+    assert_eq!(project.starts("TASK-C"), 1);
+    // E was only skipped for this run: it is pending, and that is not success.
+    assert_eq!(run.results["finish"], "failed");
+    let outcome = run
+        .log
+        .lines()
+        .find(|l| l.contains("did not land"))
+        .unwrap_or_else(|| panic!("no outcome line:\n{}", run.log));
+    assert!(outcome.contains("pending: TASK-E"), "{outcome}");
+    assert!(outcome.contains("abandoned: TASK-B"), "{outcome}");
+    assert!(!outcome.contains("TASK-D"), "{outcome}");
+
+    let run = act.dispatch(
+        &project,
+        serde_json::json!({ "max_turns": "1", "abandon": "TASK-B", "only": "TASK-E" }),
+    );
+
+    assert!(run.ok, "{:?}", run.results);
+    assert_eq!(project.starts("TASK-E"), 1);
+    assert_eq!(project.starts("TASK-A"), 1);
+}

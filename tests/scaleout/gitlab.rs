@@ -1,0 +1,124 @@
+//! The emitted GitLab pipeline on a real engine: gitlab-ci-local 4.70.1 in shell mode
+//! (`--shell-isolation=false`: every job runs in the one clone, as on a shell runner that
+//! keeps its directory), with a bare repository as `origin`; validated first with
+//! check-jsonschema's GitLab CI schema. The same checks as the act tests. Needs the tools:
+//! run scripts/ci-engines.sh.
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use super::engine::{self, emit, local_tree, path_with_autobuild, project, run_logged, tree};
+use super::engine::{BRANCH, FEAT};
+use super::feature_fixture::{git, Project};
+
+struct Pipeline {
+    remote: PathBuf,
+    workdir: PathBuf,
+}
+
+impl Pipeline {
+    fn new(project: &Project) -> Pipeline {
+        let remote = project.bare_remote();
+        let workdir = project.temp().join("gitlab-workdir");
+        git(
+            project.temp(),
+            &[
+                "clone",
+                "-q",
+                remote.to_str().unwrap(),
+                workdir.to_str().unwrap(),
+            ],
+        );
+        fs::write(
+            workdir.join(".git/info/exclude"),
+            ".gitlab-ci.yml\n.gitlab-ci-local/\n.autobuild-bin/\nrecords/\n",
+        )
+        .unwrap();
+        emit(project, "gitlab-ci", &workdir.join(".gitlab-ci.yml"));
+        Pipeline { remote, workdir }
+    }
+
+    /// Runs the whole pipeline with `variables` (as "Run pipeline" would); its success and
+    /// its output.
+    fn run(&self, project: &Project, variables: &[(&str, &str)]) -> (bool, String) {
+        let mut command =
+            Command::new(engine::tool("AUTOBUILD_GITLAB_CI_LOCAL", "gitlab-ci-local"));
+        command.current_dir(&self.workdir).args([
+            "--shell-isolation=false",
+            "--variable",
+            "CI_PIPELINE_SOURCE=web",
+        ]);
+        for (key, value) in variables {
+            command.arg("--variable").arg(format!("{key}={value}"));
+        }
+        for (key, value) in project.environment() {
+            command.env(key, value);
+        }
+        command
+            .env("PATH", path_with_autobuild())
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null());
+        run_logged(command)
+    }
+}
+
+#[test]
+#[ignore = "needs check-jsonschema: run scripts/ci-engines.sh"]
+fn the_gitlab_pipeline_matches_gitlabs_schema() {
+    let project = project();
+    let file = project.temp().join("gitlab-ci.yml");
+    emit(&project, "gitlab-ci", &file);
+    let mut command = Command::new(engine::tool(
+        "AUTOBUILD_CHECK_JSONSCHEMA",
+        "check-jsonschema",
+    ));
+    command
+        .args(["--builtin-schema", "vendor.gitlab-ci"])
+        .arg(&file);
+    let (ok, output) = run_logged(command);
+    assert!(ok, "{output}");
+}
+
+#[test]
+#[ignore = "needs gitlab-ci-local: run scripts/ci-engines.sh"]
+fn a_blocked_task_stops_only_its_dependants_and_a_rerun_resumes_and_merges_it() {
+    let expected = local_tree();
+    let project = project();
+    let pipeline = Pipeline::new(&project);
+
+    let (ok, log) = pipeline.run(&project, &[("MAX_TURNS", "1")]);
+
+    assert_eq!(tree(&pipeline.remote, BRANCH), expected);
+    assert!(!ok, "a blocked task fails the pipeline");
+    let outcome = log
+        .lines()
+        .find(|l| l.contains("task(s) did not land"))
+        .unwrap_or_else(|| panic!("no outcome line:\n{log}"));
+    assert!(outcome.contains("blocked: TASK-B"), "{outcome}");
+    assert!(outcome.contains("skipped: TASK-D"), "{outcome}");
+    assert_eq!(project.starts("TASK-D"), 0);
+    for task in ["TASK-A", "TASK-B", "TASK-C", "TASK-E"] {
+        assert_eq!(project.starts(task), 1, "{task}");
+    }
+
+    // With more turns, B's kept run goes on from turn 2 (the job directory is the same here,
+    // so the run record is resumed), D follows, and the feature lands on main.
+    let (ok, log) = pipeline.run(&project, &[("MAX_TURNS", "2"), ("AUTO_MERGE", "true")]);
+
+    assert!(ok, "{log}");
+    assert!(log.contains("TASK-B: resuming its blocked run"), "{log}");
+    assert_eq!(project.starts("TASK-B"), 2, "resumed at turn 2");
+    assert_eq!(project.starts("TASK-D"), 1);
+    for task in ["TASK-A", "TASK-C", "TASK-E"] {
+        assert_eq!(project.starts(task), 1, "{task}");
+    }
+    let main = git(
+        &pipeline.remote,
+        &["ls-tree", "-r", "--name-only", "main", "lib"],
+    );
+    for file in ["a", "b", "c", "d", "e", "never"] {
+        assert!(main.contains(&format!("lib/{file}.txt")), "{main}");
+    }
+    assert!(log.contains(&format!("{FEAT}: every task landed")), "{log}");
+}
