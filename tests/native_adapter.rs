@@ -3,6 +3,8 @@
 //! timeouts, verdicts, and doctor's endpoint check.
 
 mod native_fixture;
+#[path = "native_adapter/streaming.rs"]
+mod streaming;
 
 use std::fs;
 use std::net::TcpListener;
@@ -604,10 +606,19 @@ fn a_server_that_never_answers_is_bounded_by_the_timeout_and_cancellation() {
     assert!(started.elapsed() < Duration::from_secs(10));
 
     let idle = role("openai", &base, json!({"idle_timeout": "1s"}));
-    assert_eq!(
-        call.invoke(&openai(), &idle).status,
-        AgentStatus::IdleTimedOut
+    let outcome = call.invoke(&openai(), &idle);
+    let AgentStatus::IdleTimedOut {
+        detail: Some(detail),
+    } = &outcome.status
+    else {
+        panic!("expected an idle timeout, got {:?}", outcome.status);
+    };
+    // Where it waited, and for how long.
+    assert!(
+        detail.contains(&base) && detail.contains("sent nothing for 1s"),
+        "{detail}"
     );
+    assert!(!outcome.status.message().contains("printing"), "{detail}");
 
     let cancel = CancelToken::new();
     let later = cancel.clone();

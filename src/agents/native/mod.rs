@@ -12,6 +12,7 @@
 //! the fix (module `failure`). Tokens are priced from `[pricing]` (module
 //! [`crate::agents::pricing`]).
 
+mod accepts;
 mod anthropic;
 mod conversation;
 mod endpoint;
@@ -21,6 +22,7 @@ mod http;
 mod max_tokens;
 mod openai;
 mod session;
+mod stream;
 mod tools;
 mod transcript;
 
