@@ -64,6 +64,30 @@ fn a_budgeted_run_on_a_local_server_starts_without_declaring_prices() {
     assert!(!stderr.contains("no known price"), "{stderr}");
 }
 
+/// The dry run tries to connect to a server on this machine, and says when nothing listens.
+#[test]
+fn the_dry_run_says_when_a_local_server_is_down() {
+    let server = Server::start(Vec::new(), &[MODEL]);
+    let project = native_project(&server);
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let config = project
+        .read(".autobuild/config.toml")
+        .replace(&server.base_url(), &format!("http://{closed}/v1"));
+    project.write(".autobuild/config.toml", &config);
+    project.git(&["commit", "-q", "-am", "a server that is not running"]);
+
+    let dry = project.run(&["task", TASK, "--dry-run"]);
+
+    assert_exit(&dry, 0);
+    let plan = String::from_utf8_lossy(&dry.stdout);
+    let down = format!("endpoint down: nothing accepts connections at {closed}");
+    assert_eq!(plan.matches(&down).count(), 2, "player and coach:\n{plan}");
+    assert!(plan.contains("`autobuild doctor` checks it"), "{plan}");
+}
+
 fn args(value: Value) -> String {
     value.to_string()
 }
@@ -109,6 +133,7 @@ fn the_loop_runs_end_to_end_on_the_native_adapter_and_merges() {
         "{plan}"
     );
     assert!(server.posts().is_empty(), "a dry run sends nothing");
+    assert!(!plan.contains("endpoint down"), "{plan}");
 
     let doctor = project.run(&["doctor"]);
     let report = String::from_utf8_lossy(&doctor.stdout);

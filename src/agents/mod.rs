@@ -329,6 +329,11 @@ pub trait Adapter: Send + Sync {
     fn diagnose(&self, _role_name: &str, _role: &Role, _env: &[(String, String)]) -> Vec<Finding> {
         Vec::new()
     }
+    /// What `--dry-run` says about `role` beyond its command line (e.g. that the server it
+    /// talks to is down); cheap and bounded, and it sends nothing.
+    fn dry_run_notes(&self, _role_name: &str, _role: &Role) -> Vec<String> {
+        Vec::new()
+    }
     /// The argv `invoke` would run, for `--dry-run`.
     fn command_line(&self, req: &AgentRequest<'_>) -> Vec<String>;
     /// What the agent CLI itself writes outside the worktree (its configuration, sessions,

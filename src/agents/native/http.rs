@@ -225,6 +225,32 @@ fn send_with(
     })
 }
 
+/// Whether something accepts a TCP connection at the host and port of `url` within
+/// `timeout` (each address it resolves to is tried); nothing is sent.
+pub fn connect_probe(url: &str, timeout: Duration) -> Result<(), String> {
+    use std::net::{TcpStream, ToSocketAddrs};
+    let uri = url
+        .parse::<ureq::http::Uri>()
+        .map_err(|e| format!("`{url}` is not a URL ({e})"))?;
+    let host = uri.host().ok_or_else(|| format!("`{url}` names no host"))?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let port = uri.port_u16().unwrap_or(match uri.scheme_str() {
+        Some("https") => 443,
+        _ => 80,
+    });
+    let addresses = (host, port)
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve {host}: {e}"))?;
+    let mut last = format!("{host}:{port} resolves to no address");
+    for address in addresses {
+        match TcpStream::connect_timeout(&address, timeout) {
+            Ok(_) => return Ok(()),
+            Err(e) => last = format!("nothing accepts connections at {address} ({e})"),
+        }
+    }
+    Err(last)
+}
+
 /// Whether `url` names this machine (`localhost`, `127.0.0.1`, `[::1]`, …).
 pub fn is_loopback(url: &str) -> bool {
     let Ok(uri) = url.parse::<ureq::http::Uri>() else {
@@ -252,6 +278,19 @@ mod tests {
         assert!(is_loopback("http://[::1]:8000/v1"));
         assert!(!is_loopback("https://api.openai.com/v1"));
         assert!(!is_loopback("not a url"));
+    }
+
+    #[test]
+    fn the_connect_probe_tells_a_listening_port_from_a_closed_one() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let open = format!("http://{}/v1", listener.local_addr().unwrap());
+        assert_eq!(connect_probe(&open, Duration::from_secs(1)), Ok(()));
+        drop(listener);
+        let problem = connect_probe(&open, Duration::from_secs(1)).unwrap_err();
+        assert!(
+            problem.contains("nothing accepts connections at 127.0.0.1:"),
+            "{problem}"
+        );
     }
 
     #[test]

@@ -45,6 +45,9 @@ pub const DEFAULT_RETRY_DELAYS: [Duration; 3] = [
     Duration::from_secs(30),
 ];
 
+/// How long the dry run waits for a connection to a server on this machine.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
+
 /// How long `doctor` waits for the endpoint.
 const DOCTOR_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -189,6 +192,22 @@ impl Adapter for NativeAdapter {
 
     fn diagnose(&self, role_name: &str, role: &Role, env: &[(String, String)]) -> Vec<Finding> {
         vec![diagnose(self.dialect, role_name, role, env)]
+    }
+
+    /// A server on this machine that accepts no connection is said to be down (a remote API
+    /// is not contacted: the dry run sends nothing off the machine).
+    fn dry_run_notes(&self, role_name: &str, role: &Role) -> Vec<String> {
+        let base_url = endpoint::base_url(self.dialect, role);
+        if !http::is_loopback(&base_url) {
+            return Vec::new();
+        }
+        match http::connect_probe(&base_url, PROBE_TIMEOUT) {
+            Ok(()) => Vec::new(),
+            Err(problem) => vec![format!(
+                "endpoint down: {problem}; start the server, or fix `base_url` under \
+                 [roles.{role_name}] (`autobuild doctor` checks it)"
+            )],
+        }
     }
 
     fn command_line(&self, req: &AgentRequest<'_>) -> Vec<String> {
