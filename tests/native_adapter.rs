@@ -717,6 +717,28 @@ fn doctor_reports_whether_the_endpoint_answers_and_serves_the_model() {
     );
     assert!(missing[0].fix.contains("ollama pull mistral"));
 
+    assert_eq!(present.len(), 1, "no verdict, no format probe: {present:?}");
+
+    // A verdict role: the server is asked, one token at a time, which format it takes.
+    let llama_cpp_python = Server::start(
+        vec![
+            error(500, "[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\"}]"),
+            openai_text("{"),
+        ],
+        &["qwen2.5-coder"],
+    );
+    let found = adapter.diagnose("coach", &coach("openai", &llama_cpp_python.base_url()), &[]);
+    assert!(found[0].ok && found[1].ok, "{found:?}");
+    assert!(
+        found[1]
+            .detail
+            .contains("refuses `json_schema` but takes `json_object`"),
+        "{found:?}"
+    );
+    let probes = llama_cpp_python.posts();
+    assert_eq!(probes[1].body["response_format"]["type"], "json_object");
+    assert_eq!(probes[1].body["max_tokens"], 1);
+
     let closed = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = closed.local_addr().unwrap().port();
     drop(closed);

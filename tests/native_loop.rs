@@ -109,6 +109,8 @@ fn the_loop_runs_end_to_end_on_the_native_adapter_and_merges() {
     let coach_run = args(json!({"command": "sh tests/run.sh"}));
     let server = Server::start(
         vec![
+            // `doctor` asks the coach's endpoint how it takes a verdict.
+            openai_text(r#"{"ok": true}"#),
             openai_calls(&[("edit", &player_edit), ("write", &player_test)]),
             openai_text("Added greeting() with a test."),
             openai_calls(&[("read", &coach_read), ("bash", &coach_run)]),
@@ -144,6 +146,15 @@ fn the_loop_runs_end_to_end_on_the_native_adapter_and_merges() {
         );
         assert!(report.contains(&line), "{report}");
     }
+    assert!(
+        report.contains(
+            "role coach (openai): verdicts: the server takes `response_format: json_schema`"
+        ),
+        "{report}"
+    );
+    let probe = &server.posts()[0].body;
+    assert_eq!(probe["max_tokens"], 1);
+    assert_eq!(probe["response_format"]["type"], "json_schema");
 
     let output = project.run(&["task", TASK, "--auto-merge"]);
 
@@ -163,7 +174,8 @@ fn the_loop_runs_end_to_end_on_the_native_adapter_and_merges() {
     assert_eq!(player["agent"]["cost_estimated"], true);
     let coach = project.record("coach", 1);
     assert_eq!(coach["verdict"]["decision"], "approve");
-    let posts = server.posts();
+    // The run's requests, after doctor's one.
+    let posts = server.posts()[1..].to_vec();
     assert_eq!(posts.len(), 4);
     assert!(posts[0].body["messages"][1]["content"]
         .as_str()

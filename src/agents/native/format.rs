@@ -29,6 +29,21 @@ impl Format {
         }
     }
 
+    /// How a server that takes this level takes a verdict, for `doctor`.
+    pub fn taken(self) -> &'static str {
+        match self {
+            Format::JsonSchema => "the server takes `response_format: json_schema`",
+            Format::JsonObject => {
+                "the server refuses `json_schema` but takes `json_object` with the schema \
+                 (verdicts are asked for that way)"
+            }
+            Format::Plain => {
+                "the server takes no `response_format`: verdicts are parsed from the final \
+                 message, not schema-enforced"
+            }
+        }
+    }
+
     /// What the run's record says when a verdict was asked for at this level.
     pub fn note(self) -> &'static str {
         match self {
