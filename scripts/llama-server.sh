@@ -43,10 +43,11 @@ case "${1:-}" in
 --serve) mode=serve; shift ;;
 esac
 
-# An install that hangs (no registry) is given up after forty minutes (the build alone takes
-# about a quarter of an hour on two cores).
+# An install that hangs (no registry) is given up after AUTOBUILD_LLAMA_INSTALL_TIMEOUT
+# seconds (default 40 minutes). The C++ build keeps its objects in the cache
+# ($cache/build), so a build cut short resumes where it stopped on the next run.
 bounded=""
-command -v timeout >/dev/null 2>&1 && bounded="timeout 2400"
+command -v timeout >/dev/null 2>&1 && bounded="timeout ${AUTOBUILD_LLAMA_INSTALL_TIMEOUT:-2400}"
 
 installed() {
     "$venv/bin/python" - "$llama_cpp_python_version" <<'EOF' >/dev/null 2>&1
@@ -69,6 +70,7 @@ install_server() {
     local started=$SECONDS
     if ! CMAKE_ARGS="-DGGML_NATIVE=OFF ${CMAKE_ARGS:-}" $bounded "$venv/bin/pip" install \
         --disable-pip-version-check --no-input --progress-bar off \
+        --config-settings=build-dir="$cache/build" \
         "llama-cpp-python[server]==$llama_cpp_python_version" </dev/null >>"$log" 2>&1; then
         echo "pip said:"
         tail -n 20 "$log" | sed 's/^/    /'
@@ -105,3 +107,65 @@ EOF
 install_server
 install_model
 [[ $mode == install ]] && exit 0
+
+# One server, three models (llama-cpp-python loads the one a request names): the model's own
+# chat template, `chatml-function-calling` (standard `tool_calls` when a tool is forced), and a
+# 512-token context for the context-exceeded scenario.
+port=$("$venv/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])') ||
+    skip "cannot find a free port"
+config="$cache/server-config.json"
+cat >"$config" <<JSON
+{"host": "127.0.0.1", "port": $port, "models": [
+  {"model": "$model", "model_alias": "gemma-3-270m", "n_ctx": 4096},
+  {"model": "$model", "model_alias": "gemma-3-270m-tools", "n_ctx": 4096,
+   "chat_format": "chatml-function-calling"},
+  {"model": "$model", "model_alias": "gemma-3-270m-small", "n_ctx": 512}
+]}
+JSON
+server_log="$cache/server.log"
+"$venv/bin/python" -m llama_cpp.server --config_file "$config" >"$server_log" 2>&1 &
+server=$!
+stop_server() {
+    kill "$server" 2>/dev/null
+    wait "$server" 2>/dev/null
+}
+trap stop_server EXIT
+
+export AUTOBUILD_LLAMA_URL="http://127.0.0.1:$port/v1"
+export AUTOBUILD_LLAMA_MODEL=gemma-3-270m
+export AUTOBUILD_LLAMA_TOOLS_MODEL=gemma-3-270m-tools
+export AUTOBUILD_LLAMA_SMALL_MODEL=gemma-3-270m-small
+started=$SECONDS
+if ! "$venv/bin/python" - "$AUTOBUILD_LLAMA_URL/models" <<'PY'; then
+import sys, time, urllib.request
+deadline = time.time() + 180
+while time.time() < deadline:
+    try:
+        urllib.request.urlopen(sys.argv[1], timeout=5).read()
+        sys.exit(0)
+    except Exception:
+        time.sleep(0.5)
+sys.exit(1)
+PY
+    echo "the server did not answer within 3 minutes; its log:"
+    tail -n 30 "$server_log" | sed 's/^/    /'
+    exit 1
+fi
+echo "llama-cpp-python serving Gemma 3 270M at $AUTOBUILD_LLAMA_URL (ready in $((SECONDS - started)) s)"
+
+if [[ $mode == serve ]]; then
+    echo "serving until Ctrl-C (log: $server_log)"
+    wait "$server"
+    exit 0
+fi
+
+export AUTOBUILD_LLAMA_FIGURES="$cache/figures.txt"
+: >"$AUTOBUILD_LLAMA_FIGURES"
+if [[ -s $cache/install-seconds ]]; then
+    echo "install (build from source): $(cat "$cache/install-seconds") s" >>"$AUTOBUILD_LLAMA_FIGURES"
+fi
+cargo test --locked --test native_loop -- --ignored --test-threads=1 --nocapture llama_server "$@"
+status=$?
+echo "figures measured:"
+sed 's/^/    /' "$AUTOBUILD_LLAMA_FIGURES"
+exit "$status"

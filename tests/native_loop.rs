@@ -2,6 +2,8 @@
 //! sample project of tests/loop_fixture, both roles talking to a scripted chat-completions
 //! server on 127.0.0.1 whose tool calls implement, test and review the task.
 
+#[path = "native_loop/llama_server.rs"]
+mod llama_server;
 mod loop_fixture;
 mod native_fixture;
 

@@ -71,10 +71,15 @@ pub fn request_body(exchange: &Exchange<'_>) -> Value {
             .collect();
     }
     if let (Some(choice), false) = (exchange.tool_choice, exchange.tools.is_empty()) {
-        body["tool_choice"] = json!(match choice {
-            ToolChoice::Auto => "auto",
-            ToolChoice::Required => "required",
-        });
+        body["tool_choice"] = match (choice, exchange.tools) {
+            (ToolChoice::Auto, _) => json!("auto"),
+            // The one tool by name: what llama-cpp-python's `chatml-function-calling` takes
+            // (it answers "required" with a 500), and the same for every other server.
+            (ToolChoice::Required, [only]) => {
+                json!({"type": "function", "function": {"name": only.name}})
+            }
+            (ToolChoice::Required, _) => json!("required"),
+        };
     }
     if exchange.stream {
         // `include_usage`: the last event carries the answer's tokens.
@@ -221,7 +226,17 @@ mod tests {
             tool_choice: Some(ToolChoice::Required),
             stream: true,
         });
-        assert_eq!(body["tool_choice"], "required");
+        // One tool: forced by name.
+        assert_eq!(
+            body["tool_choice"],
+            json!({"type": "function", "function": {"name": "read"}})
+        );
+        let two = [tools[0].clone(), tools[0].clone()];
+        let several = request_body(&Exchange {
+            tool_choice: Some(ToolChoice::Required),
+            ..exchange_for_limit(&messages, &two)
+        });
+        assert_eq!(several["tool_choice"], "required");
         assert_eq!(body["stream"], true);
         assert_eq!(body["stream_options"]["include_usage"], true);
         assert_eq!(body["max_tokens"], 512);
