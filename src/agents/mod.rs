@@ -128,7 +128,12 @@ pub enum AgentStatus {
         message: String,
     },
     TimedOut,
-    IdleTimedOut,
+    /// Nothing came for the role's `idle_timeout`; `detail` says from where and for how long,
+    /// when the adapter knows.
+    IdleTimedOut {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
+    },
     Cancelled,
 }
 
@@ -155,7 +160,7 @@ impl AgentStatus {
             AgentStatus::Succeeded => "succeeded",
             AgentStatus::Failed { .. } => "failed",
             AgentStatus::TimedOut => "timed_out",
-            AgentStatus::IdleTimedOut => "idle_timed_out",
+            AgentStatus::IdleTimedOut { .. } => "idle_timed_out",
             AgentStatus::Cancelled => "cancelled",
         }
     }
@@ -166,7 +171,10 @@ impl AgentStatus {
             AgentStatus::Succeeded => "succeeded".to_string(),
             AgentStatus::Failed { message, .. } => message.clone(),
             AgentStatus::TimedOut => "timed out (the role's `timeout` was reached)".to_string(),
-            AgentStatus::IdleTimedOut => {
+            AgentStatus::IdleTimedOut {
+                detail: Some(detail),
+            } => format!("stopped: {detail}"),
+            AgentStatus::IdleTimedOut { detail: None } => {
                 "stopped after printing nothing for too long (the role's `idle_timeout`)"
                     .to_string()
             }
@@ -192,7 +200,7 @@ impl AgentStatus {
                 failed(AgentErrorClass::Other, format!("killed by signal {signal}"))
             }
             ProcessEnd::TimedOut => AgentStatus::TimedOut,
-            ProcessEnd::IdleTimedOut => AgentStatus::IdleTimedOut,
+            ProcessEnd::IdleTimedOut => AgentStatus::IdleTimedOut { detail: None },
             ProcessEnd::Cancelled => AgentStatus::Cancelled,
             ProcessEnd::Aborted => failed(
                 AgentErrorClass::Other,
@@ -319,6 +327,11 @@ pub trait Adapter: Send + Sync {
     /// What `doctor` reports about `role` beyond the program and the login (e.g. whether an
     /// endpoint answers and serves the model).
     fn diagnose(&self, _role_name: &str, _role: &Role, _env: &[(String, String)]) -> Vec<Finding> {
+        Vec::new()
+    }
+    /// What `--dry-run` says about `role` beyond its command line (e.g. that the server it
+    /// talks to is down); cheap and bounded, and it sends nothing.
+    fn dry_run_notes(&self, _role_name: &str, _role: &Role) -> Vec<String> {
         Vec::new()
     }
     /// The argv `invoke` would run, for `--dry-run`.

@@ -156,6 +156,12 @@ pub fn render(plan: &Plan) -> String {
             let _ = writeln!(out, "      may change only: {}", globs(writes));
         }
         let _ = writeln!(out, "      $ {}", command_line(plan, &name));
+        for note in adapter_for(role.agent)
+            .map(|adapter| adapter.dry_run_notes(&name, role))
+            .unwrap_or_default()
+        {
+            let _ = writeln!(out, "      {note}");
+        }
         if let (Some(_), Some(adapter)) = (plan.sandbox.sandbox(), adapter_for(role.agent)) {
             let env = plan.project_env(&plan.worktree).vars();
             let own: Vec<String> = adapter

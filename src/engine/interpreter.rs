@@ -271,7 +271,7 @@ impl<'a, 'p> Interpreter<'a, 'p> {
                 break;
             }
             if let Some(config) = stall_config {
-                if let Some(reason) = self.check_stall(&loop_id, config) {
+                if let Some(reason) = self.check_stall(&loop_id, config, iteration >= max) {
                     exit = LoopExit::Stalled;
                     self.cx.stall_reason = Some(reason);
                     self.cx.end_turn();
@@ -371,6 +371,7 @@ impl<'a, 'p> Interpreter<'a, 'p> {
         &mut self,
         loop_id: &str,
         config: &crate::workflow::model::StallConfig,
+        last_turn: bool,
     ) -> Option<String> {
         let state = self.cx.state.loops.get_mut(loop_id)?;
         let reason = stall::detect_stall(&state.history, config.window);
@@ -379,6 +380,9 @@ impl<'a, 'p> Interpreter<'a, 'p> {
         };
         match stall::decide(policy, state.nudged, reason) {
             StallAction::Continue => None,
+            // A nudge is a notice for the next turn's prompt: after the last turn nobody reads
+            // it, and the loop ends as exhausted anyway.
+            StallAction::Nudge(_) if last_turn => None,
             StallAction::Nudge(notice) => {
                 state.nudged = true;
                 state.stall_notice = Some(notice.clone());

@@ -149,6 +149,11 @@ pub struct Role {
     /// answer cut off there fails the turn as truncated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
+    /// Whether a native HTTP adapter's model must call a tool: `required` forces a tool call in
+    /// its first answer (a local model that never calls one on its own), later answers are
+    /// free to finish; `auto` (the default) leaves it to the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<ToolChoice>,
 }
 
 /// Which adapter drives a role.
@@ -238,6 +243,15 @@ impl fmt::Display for Tool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
+}
+
+/// A native HTTP adapter's `tool_choice` (DESIGN.md §11).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ToolChoice {
+    #[default]
+    Auto,
+    Required,
 }
 
 /// Whether a role may change the worktree. Read-only is enforced by the adapter and audited.

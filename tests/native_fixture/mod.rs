@@ -7,6 +7,7 @@
 
 #[path = "../real_agents/model_server/http.rs"]
 mod http;
+pub mod stream;
 
 use std::collections::VecDeque;
 use std::net::TcpListener;

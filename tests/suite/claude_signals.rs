@@ -183,6 +183,6 @@ fn claudes_own_retries_do_not_keep_the_idle_watchdog_quiet() {
     let started = Instant::now();
     let outcome = sandbox.invoke("player", &role);
 
-    assert_eq!(outcome.status, AgentStatus::IdleTimedOut);
+    assert_eq!(outcome.status, AgentStatus::IdleTimedOut { detail: None });
     assert!(started.elapsed() < Duration::from_secs(15));
 }

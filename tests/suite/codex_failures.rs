@@ -62,7 +62,7 @@ fn reconnect_notices_do_not_keep_the_idle_watchdog_quiet() {
     let started = Instant::now();
     let outcome = sandbox.invoke("player", &role);
 
-    assert_eq!(outcome.status, AgentStatus::IdleTimedOut);
+    assert_eq!(outcome.status, AgentStatus::IdleTimedOut { detail: None });
     assert!(started.elapsed() < Duration::from_secs(15));
 }
 

@@ -275,6 +275,26 @@ fn a_reviewer_repeating_one_objection_while_the_checks_pass_stalls_instead_of_sp
         !project.run_dir().join("player_turn_5.json").exists(),
         "nudged after turn 3, stopped after turn 4"
     );
+    let events = std::fs::read_to_string(project.run_dir().join("events.jsonl")).unwrap();
+    assert!(events.contains("stall detected; nudging the player"));
+}
+
+#[test]
+fn a_stall_on_the_last_turn_nudges_nobody() {
+    let project = Project::new()
+        .player("player_polishes.sh")
+        .coach("coach_too_strict.sh")
+        .commit();
+
+    // The same run as above stalls at turn 3, which is now the last.
+    let output = project.run(&["task", TASK, "--max-turns", "3"]);
+
+    // Out of turns (exit 3), not stalled (exit 4).
+    assert_exit(&output, 3);
+    let events = std::fs::read_to_string(project.run_dir().join("events.jsonl")).unwrap();
+    assert!(!events.contains("nudging the player"), "{events}");
+    assert_ne!(project.state()["status"], "stalled");
+    assert!(project.run_dir().join("player_turn_3.json").exists());
 }
 
 #[test]

@@ -3,6 +3,8 @@
 //! timeouts, verdicts, and doctor's endpoint check.
 
 use crate::native_fixture;
+#[path = "native_adapter/streaming.rs"]
+mod streaming;
 
 use std::fs;
 use std::net::TcpListener;
@@ -604,10 +606,19 @@ fn a_server_that_never_answers_is_bounded_by_the_timeout_and_cancellation() {
     assert!(started.elapsed() < Duration::from_secs(10));
 
     let idle = role("openai", &base, json!({"idle_timeout": "1s"}));
-    assert_eq!(
-        call.invoke(&openai(), &idle).status,
-        AgentStatus::IdleTimedOut
+    let outcome = call.invoke(&openai(), &idle);
+    let AgentStatus::IdleTimedOut {
+        detail: Some(detail),
+    } = &outcome.status
+    else {
+        panic!("expected an idle timeout, got {:?}", outcome.status);
+    };
+    // Where it waited, and for how long.
+    assert!(
+        detail.contains(&base) && detail.contains("sent nothing for 1s"),
+        "{detail}"
     );
+    assert!(!outcome.status.message().contains("printing"), "{detail}");
 
     let cancel = CancelToken::new();
     let later = cancel.clone();
@@ -705,6 +716,28 @@ fn doctor_reports_whether_the_endpoint_answers_and_serves_the_model() {
         "{missing:?}"
     );
     assert!(missing[0].fix.contains("ollama pull mistral"));
+
+    assert_eq!(present.len(), 1, "no verdict, no format probe: {present:?}");
+
+    // A verdict role: the server is asked, one token at a time, which format it takes.
+    let llama_cpp_python = Server::start(
+        vec![
+            error(500, "[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\"}]"),
+            openai_text("{"),
+        ],
+        &["qwen2.5-coder"],
+    );
+    let found = adapter.diagnose("coach", &coach("openai", &llama_cpp_python.base_url()), &[]);
+    assert!(found[0].ok && found[1].ok, "{found:?}");
+    assert!(
+        found[1]
+            .detail
+            .contains("refuses `json_schema` but takes `json_object`"),
+        "{found:?}"
+    );
+    let probes = llama_cpp_python.posts();
+    assert_eq!(probes[1].body["response_format"]["type"], "json_object");
+    assert_eq!(probes[1].body["max_tokens"], 1);
 
     let closed = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = closed.local_addr().unwrap().port();

@@ -4,6 +4,8 @@
 
 use crate::loop_fixture;
 use crate::native_fixture;
+#[path = "native_loop/llama_server.rs"]
+mod llama_server;
 
 use loop_fixture::{assert_exit, Project, TASK};
 use native_fixture::{openai_calls, openai_text, Server};
@@ -64,6 +66,30 @@ fn a_budgeted_run_on_a_local_server_starts_without_declaring_prices() {
     assert!(!stderr.contains("no known price"), "{stderr}");
 }
 
+/// The dry run tries to connect to a server on this machine, and says when nothing listens.
+#[test]
+fn the_dry_run_says_when_a_local_server_is_down() {
+    let server = Server::start(Vec::new(), &[MODEL]);
+    let project = native_project(&server);
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let config = project
+        .read(".autobuild/config.toml")
+        .replace(&server.base_url(), &format!("http://{closed}/v1"));
+    project.write(".autobuild/config.toml", &config);
+    project.git(&["commit", "-q", "-am", "a server that is not running"]);
+
+    let dry = project.run(&["task", TASK, "--dry-run"]);
+
+    assert_exit(&dry, 0);
+    let plan = String::from_utf8_lossy(&dry.stdout);
+    let down = format!("endpoint down: nothing accepts connections at {closed}");
+    assert_eq!(plan.matches(&down).count(), 2, "player and coach:\n{plan}");
+    assert!(plan.contains("`autobuild doctor` checks it"), "{plan}");
+}
+
 fn args(value: Value) -> String {
     value.to_string()
 }
@@ -85,6 +111,8 @@ fn the_loop_runs_end_to_end_on_the_native_adapter_and_merges() {
     let coach_run = args(json!({"command": "sh tests/run.sh"}));
     let server = Server::start(
         vec![
+            // `doctor` asks the coach's endpoint how it takes a verdict.
+            openai_text(r#"{"ok": true}"#),
             openai_calls(&[("edit", &player_edit), ("write", &player_test)]),
             openai_text("Added greeting() with a test."),
             openai_calls(&[("read", &coach_read), ("bash", &coach_run)]),
@@ -109,6 +137,7 @@ fn the_loop_runs_end_to_end_on_the_native_adapter_and_merges() {
         "{plan}"
     );
     assert!(server.posts().is_empty(), "a dry run sends nothing");
+    assert!(!plan.contains("endpoint down"), "{plan}");
 
     let doctor = project.run(&["doctor"]);
     let report = String::from_utf8_lossy(&doctor.stdout);
@@ -119,6 +148,15 @@ fn the_loop_runs_end_to_end_on_the_native_adapter_and_merges() {
         );
         assert!(report.contains(&line), "{report}");
     }
+    assert!(
+        report.contains(
+            "role coach (openai): verdicts: the server takes `response_format: json_schema`"
+        ),
+        "{report}"
+    );
+    let probe = &server.posts()[0].body;
+    assert_eq!(probe["max_tokens"], 1);
+    assert_eq!(probe["response_format"]["type"], "json_schema");
 
     let output = project.run(&["task", TASK, "--auto-merge"]);
 
@@ -138,7 +176,8 @@ fn the_loop_runs_end_to_end_on_the_native_adapter_and_merges() {
     assert_eq!(player["agent"]["cost_estimated"], true);
     let coach = project.record("coach", 1);
     assert_eq!(coach["verdict"]["decision"], "approve");
-    let posts = server.posts();
+    // The run's requests, after doctor's one.
+    let posts = server.posts()[1..].to_vec();
     assert_eq!(posts.len(), 4);
     assert!(posts[0].body["messages"][1]["content"]
         .as_str()

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use super::conversation::{count, Call, Exchange, Message, Reply};
 use crate::agents::pricing::TokenCounts;
+use crate::workflow::model::ToolChoice;
 
 /// The request path under `base_url`.
 pub const MESSAGES_PATH: &str = "messages";
@@ -75,6 +76,12 @@ pub fn request_body(exchange: &Exchange<'_>) -> Value {
     });
     if !exchange.system.is_empty() {
         body["system"] = json!(exchange.system);
+    }
+    if let (Some(choice), false) = (exchange.tool_choice, exchange.tools.is_empty()) {
+        body["tool_choice"] = json!({"type": match choice {
+            ToolChoice::Auto => "auto",
+            ToolChoice::Required => "any",
+        }});
     }
     if !tools.is_empty() {
         body["tools"] = json!(tools);
@@ -171,7 +178,11 @@ mod tests {
             verdict_schema: Some(&schema),
             format: crate::agents::native::format::Format::JsonSchema,
             max_tokens: Some(8192),
+            tool_choice: Some(ToolChoice::Required),
+            stream: false,
         });
+        // Without tools of its own, the role is not forced to call one.
+        assert!(body.get("tool_choice").is_none(), "{body}");
         assert_eq!(body["system"], "sys");
         assert_eq!(body["messages"][1]["content"][1]["type"], "tool_use");
         assert_eq!(body["messages"][2]["content"][0]["is_error"], true);

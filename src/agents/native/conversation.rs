@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::format::Format;
 use crate::agents::pricing::TokenCounts;
+use crate::workflow::model::ToolChoice;
 
 /// One tool call the model asked for.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,6 +67,11 @@ pub struct Exchange<'a> {
     /// The most tokens the answer may have (the role's `max_tokens`, or the default for this
     /// dialect and server); `None`: none is sent.
     pub max_tokens: Option<u32>,
+    /// Whether the model must call a tool in this answer; `None`: nothing is sent.
+    pub tool_choice: Option<ToolChoice>,
+    /// Ask for the answer as a stream of events (the OpenAI dialect's `stream`, module
+    /// `stream`), so the idle watchdog sees each token.
+    pub stream: bool,
 }
 
 /// A number from a JSON path, 0 when absent.

@@ -6,10 +6,7 @@
 //! `{"type": "json_object", "schema": …}`; some take neither. So the fallback keys on what the
 //! server *says* (an error body naming `response_format` or `json_schema`), whatever the
 //! status, and steps down one level at a time. The level a server settled on is remembered
-//! for the rest of the run (this process), so later invocations do not ask again.
-
-use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+//! for the rest of the run (module `accepts`), so later invocations do not ask again.
 
 /// How strictly a verdict is asked for, most to least.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +26,21 @@ impl Format {
             Format::JsonSchema => Some(Format::JsonObject),
             Format::JsonObject => Some(Format::Plain),
             Format::Plain => None,
+        }
+    }
+
+    /// How a server that takes this level takes a verdict, for `doctor`.
+    pub fn taken(self) -> &'static str {
+        match self {
+            Format::JsonSchema => "the server takes `response_format: json_schema`",
+            Format::JsonObject => {
+                "the server refuses `json_schema` but takes `json_object` with the schema \
+                 (verdicts are asked for that way)"
+            }
+            Format::Plain => {
+                "the server takes no `response_format`: verdicts are parsed from the final \
+                 message, not schema-enforced"
+            }
         }
     }
 
@@ -54,29 +66,6 @@ pub fn refused(status: u16, body: &str) -> bool {
     status >= 400 && (lower.contains("response_format") || lower.contains("json_schema"))
 }
 
-/// The levels servers settled on in this run, by `base_url` and model.
-static SETTLED: Mutex<Option<HashMap<String, Format>>> = Mutex::new(None);
-
-fn key(base_url: &str, model: &str) -> String {
-    format!("{base_url} {model}")
-}
-
-/// The level to ask `model` at `base_url` for: the one it settled on earlier in the run, or
-/// the strictest.
-pub fn settled(base_url: &str, model: &str) -> Format {
-    let map = SETTLED.lock().unwrap_or_else(PoisonError::into_inner);
-    map.as_ref()
-        .and_then(|map| map.get(&key(base_url, model)).copied())
-        .unwrap_or(Format::JsonSchema)
-}
-
-/// Remembers that `model` at `base_url` takes `format` at most.
-pub fn settle(base_url: &str, model: &str, format: Format) {
-    let mut map = SETTLED.lock().unwrap_or_else(PoisonError::into_inner);
-    map.get_or_insert_with(HashMap::new)
-        .insert(key(base_url, model), format);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,13 +81,9 @@ mod tests {
     }
 
     #[test]
-    fn levels_step_down_and_are_remembered() {
+    fn levels_step_down() {
         assert_eq!(Format::JsonSchema.next(), Some(Format::JsonObject));
         assert_eq!(Format::JsonObject.next(), Some(Format::Plain));
         assert_eq!(Format::Plain.next(), None);
-        assert_eq!(settled("http://x/v1", "m"), Format::JsonSchema);
-        settle("http://x/v1", "m", Format::JsonObject);
-        assert_eq!(settled("http://x/v1", "m"), Format::JsonObject);
-        assert_eq!(settled("http://x/v1", "other"), Format::JsonSchema);
     }
 }

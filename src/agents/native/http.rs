@@ -1,12 +1,15 @@
 //! One HTTP exchange under the role's bounds.
 //!
-//! ureq is blocking and cannot be interrupted, so each request runs on its own thread while the
-//! caller polls the cancel token, the role's deadline and the idle watchdog, like
-//! `process::run` polls a child: a request still running when one of them fires is abandoned
-//! (its thread ends by its own timeout, set to what is left of the role's) and the invocation
-//! ends as cancelled, timed out or idle. A response of any status is returned to the caller,
-//! which classifies it (module `failure`).
+//! ureq is blocking, so each request runs on its own thread while the caller polls the cancel
+//! token, the role's deadline and the idle watchdog, like `process::run` polls a child. Every
+//! part of the body that arrives is a sign of life: a streamed answer (module `stream`) keeps
+//! the watchdog quiet while tokens come. A request still running when a bound fires is
+//! abandoned *and its connection closed* (`ureq::Agent::shutdown`), so a server generating for
+//! it sees the close and stops, instead of keeping the model busy for an answer nobody reads;
+//! the invocation ends as cancelled, timed out or idle. A response of any status is returned
+//! to the caller, which classifies it (module `failure`).
 
+use std::io::Read;
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -26,6 +29,7 @@ const SLACK: Duration = Duration::from_secs(1);
 pub enum Stop {
     Cancelled,
     TimedOut,
+    /// Nothing arrived for the role's `idle_timeout`.
     IdleTimedOut,
 }
 
@@ -33,7 +37,7 @@ pub enum Stop {
 #[derive(Debug, Clone, Copy)]
 pub struct Bounds {
     pub deadline: Instant,
-    /// No answer for this long ends the invocation.
+    /// Nothing received for this long ends the invocation.
     pub idle: Option<Duration>,
 }
 
@@ -63,6 +67,8 @@ pub struct Answer {
     pub body: String,
     /// `Retry-After` in seconds, when given.
     pub retry_after: Option<Duration>,
+    /// The media type (`application/json`, `text/event-stream`), when given.
+    pub content_type: Option<String>,
 }
 
 /// Why no answer came.
@@ -82,7 +88,15 @@ pub struct Request {
     pub body: Option<String>,
 }
 
-/// Sends `request` and waits for its answer within `bounds`.
+/// What the request thread tells the waiting caller.
+enum Event {
+    /// Part of the answer arrived.
+    Alive,
+    Done(Result<Answer, String>),
+}
+
+/// Sends `request` and waits for its answer within `bounds`; the idle watchdog restarts
+/// whenever part of the answer arrives.
 pub fn exchange(
     request: Request,
     bounds: &Bounds,
@@ -92,23 +106,26 @@ pub fn exchange(
     if let Some(stop) = bounds.check(cancel, started) {
         return Err(Failure::Stopped(stop));
     }
-    let limit = match bounds.idle {
-        Some(idle) => bounds.left().min(idle),
-        None => bounds.left(),
-    } + SLACK;
+    let agent = agent_for(&request.url, bounds.left() + SLACK);
+    let worker = agent.clone();
     let (sender, receiver) = mpsc::channel();
     thread::Builder::new()
         .name("native-http".to_string())
         .spawn(move || {
             // The caller may have stopped waiting; nobody is left to tell.
-            let _ = sender.send(send(&request, limit));
+            let result = send_with(&worker, &request, &mut || {
+                let _ = sender.send(Event::Alive);
+            });
+            let _ = sender.send(Event::Done(result));
         })
         .map_err(|e| Failure::Transport(format!("cannot start the request thread: {e}")))?;
+    let mut since = started;
     loop {
         match receiver.recv_timeout(POLL) {
+            Ok(Event::Alive) => since = Instant::now(),
             // A request that failed as a bound ran out failed because of the bound.
-            Ok(result) => {
-                return result.map_err(|problem| match bounds.check(cancel, started) {
+            Ok(Event::Done(result)) => {
+                return result.map_err(|problem| match bounds.check(cancel, since) {
                     Some(stop) => Failure::Stopped(stop),
                     None => Failure::Transport(problem),
                 })
@@ -120,25 +137,40 @@ pub fn exchange(
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
-        if let Some(stop) = bounds.check(cancel, started) {
+        if let Some(stop) = bounds.check(cancel, since) {
+            // Closes the connection: the request thread's read fails at once.
+            agent.shutdown();
             return Err(Failure::Stopped(stop));
         }
     }
 }
 
-/// Sends one request, blocking, with `limit` for the whole exchange. A proxy from the
-/// environment (`HTTPS_PROXY`, `NO_PROXY`, …) is used, except for a server on this machine,
-/// which a proxy cannot reach.
+/// Sends one request, blocking, with `limit` for the whole exchange.
 pub fn send(request: &Request, limit: Duration) -> Result<Answer, String> {
+    send_with(&agent_for(&request.url, limit), request, &mut || {})
+}
+
+/// An agent for one exchange with `limit` for all of it. A proxy from the environment
+/// (`HTTPS_PROXY`, `NO_PROXY`, …) is used, except for a server on this machine, which a proxy
+/// cannot reach.
+fn agent_for(url: &str, limit: Duration) -> ureq::Agent {
     let mut config = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(limit.max(Duration::from_millis(1))));
-    if is_loopback(&request.url) {
+    if is_loopback(url) {
         config = config.proxy(None);
     }
-    let agent: ureq::Agent = config.build().into();
-    let result = match (&request.body, request.method) {
-        (Some(body), _) => {
+    config.build().into()
+}
+
+/// Sends `request` with `agent`, calling `alive` as each part of the body arrives.
+fn send_with(
+    agent: &ureq::Agent,
+    request: &Request,
+    alive: &mut dyn FnMut(),
+) -> Result<Answer, String> {
+    let result = match &request.body {
+        Some(body) => {
             let mut builder = agent
                 .post(&request.url)
                 .header("content-type", "application/json");
@@ -147,7 +179,7 @@ pub fn send(request: &Request, limit: Duration) -> Result<Answer, String> {
             }
             builder.send(body.as_bytes())
         }
-        (None, _) => {
+        None => {
             let mut builder = agent.get(&request.url);
             for (name, value) in &request.headers {
                 builder = builder.header(name.as_str(), value.as_str());
@@ -156,24 +188,67 @@ pub fn send(request: &Request, limit: Duration) -> Result<Answer, String> {
         }
     };
     let mut response = result.map_err(|e| format!("{} {}: {e}", request.method, request.url))?;
+    alive();
     let status = response.status().as_u16();
-    let retry_after = response
-        .headers()
-        .get("retry-after")
-        .and_then(|value| value.to_str().ok())
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_string)
+    };
+    let retry_after = header("retry-after")
         .and_then(|value| value.trim().parse::<u64>().ok())
         .map(Duration::from_secs);
-    let body = response
-        .body_mut()
-        .with_config()
-        .limit(MAX_BODY)
-        .read_to_string()
-        .map_err(|e| format!("reading the answer of {}: {e}", request.url))?;
+    let content_type = header("content-type").map(|value| {
+        let media = value.split(';').next().unwrap_or_default();
+        media.trim().to_ascii_lowercase()
+    });
+    let reading = |e: &dyn std::fmt::Display| format!("reading the answer of {}: {e}", request.url);
+    let mut reader = response.body_mut().with_config().limit(MAX_BODY).reader();
+    let mut bytes = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        let read = reader.read(&mut chunk).map_err(|e| reading(&e))?;
+        if read == 0 {
+            break;
+        }
+        bytes.extend_from_slice(&chunk[..read]);
+        alive();
+    }
+    let body = String::from_utf8(bytes).map_err(|e| reading(&e))?;
     Ok(Answer {
         status,
         body,
         retry_after,
+        content_type,
     })
+}
+
+/// Whether something accepts a TCP connection at the host and port of `url` within
+/// `timeout` (each address it resolves to is tried); nothing is sent.
+pub fn connect_probe(url: &str, timeout: Duration) -> Result<(), String> {
+    use std::net::{TcpStream, ToSocketAddrs};
+    let uri = url
+        .parse::<ureq::http::Uri>()
+        .map_err(|e| format!("`{url}` is not a URL ({e})"))?;
+    let host = uri.host().ok_or_else(|| format!("`{url}` names no host"))?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let port = uri.port_u16().unwrap_or(match uri.scheme_str() {
+        Some("https") => 443,
+        _ => 80,
+    });
+    let addresses = (host, port)
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve {host}: {e}"))?;
+    let mut last = format!("{host}:{port} resolves to no address");
+    for address in addresses {
+        match TcpStream::connect_timeout(&address, timeout) {
+            Ok(_) => return Ok(()),
+            Err(e) => last = format!("nothing accepts connections at {address} ({e})"),
+        }
+    }
+    Err(last)
 }
 
 /// Whether `url` names this machine (`localhost`, `127.0.0.1`, `[::1]`, …).
@@ -203,6 +278,19 @@ mod tests {
         assert!(is_loopback("http://[::1]:8000/v1"));
         assert!(!is_loopback("https://api.openai.com/v1"));
         assert!(!is_loopback("not a url"));
+    }
+
+    #[test]
+    fn the_connect_probe_tells_a_listening_port_from_a_closed_one() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let open = format!("http://{}/v1", listener.local_addr().unwrap());
+        assert_eq!(connect_probe(&open, Duration::from_secs(1)), Ok(()));
+        drop(listener);
+        let problem = connect_probe(&open, Duration::from_secs(1)).unwrap_err();
+        assert!(
+            problem.contains("nothing accepts connections at 127.0.0.1:"),
+            "{problem}"
+        );
     }
 
     #[test]

@@ -12,8 +12,10 @@
 //! the fix (module `failure`). Tokens are priced from `[pricing]` (module
 //! [`crate::agents::pricing`]).
 
+mod accepts;
 mod anthropic;
 mod conversation;
+mod doctor;
 mod endpoint;
 mod failure;
 mod format;
@@ -21,6 +23,7 @@ mod http;
 mod max_tokens;
 mod openai;
 mod session;
+mod stream;
 mod tools;
 mod transcript;
 
@@ -34,7 +37,7 @@ use super::{Adapter, AgentError, AgentOutcome, AgentRequest, Capabilities, CostG
 use crate::project::config::PriceTable;
 use crate::workflow::model::{AgentKind, Role};
 use conversation::{Exchange, Reply};
-use endpoint::{Endpoint, EndpointProblem};
+use endpoint::Endpoint;
 
 /// Waits before retrying a rate-limited or failed request; one retry per entry.
 pub const DEFAULT_RETRY_DELAYS: [Duration; 3] = [
@@ -43,8 +46,8 @@ pub const DEFAULT_RETRY_DELAYS: [Duration; 3] = [
     Duration::from_secs(30),
 ];
 
-/// How long `doctor` waits for the endpoint.
-const DOCTOR_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long the dry run waits for a connection to a server on this machine.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Which API a native adapter speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -186,7 +189,23 @@ impl Adapter for NativeAdapter {
     }
 
     fn diagnose(&self, role_name: &str, role: &Role, env: &[(String, String)]) -> Vec<Finding> {
-        vec![diagnose(self.dialect, role_name, role, env)]
+        doctor::diagnose(self.dialect, role_name, role, env)
+    }
+
+    /// A server on this machine that accepts no connection is said to be down (a remote API
+    /// is not contacted: the dry run sends nothing off the machine).
+    fn dry_run_notes(&self, role_name: &str, role: &Role) -> Vec<String> {
+        let base_url = endpoint::base_url(self.dialect, role);
+        if !http::is_loopback(&base_url) {
+            return Vec::new();
+        }
+        match http::connect_probe(&base_url, PROBE_TIMEOUT) {
+            Ok(()) => Vec::new(),
+            Err(problem) => vec![format!(
+                "endpoint down: {problem}; start the server, or fix `base_url` under \
+                 [roles.{role_name}] (`autobuild doctor` checks it)"
+            )],
+        }
     }
 
     fn command_line(&self, req: &AgentRequest<'_>) -> Vec<String> {
@@ -217,126 +236,7 @@ impl Adapter for NativeAdapter {
     }
 }
 
-/// Whether the endpoint answers `GET {base_url}/models` and lists the role's model.
-fn diagnose(dialect: Dialect, role_name: &str, role: &Role, env: &[(String, String)]) -> Finding {
-    let subject = format!("role {role_name} ({})", dialect.kind());
-    let finding = |ok: bool, detail: String, fix: String| Finding {
-        ok,
-        subject: subject.clone(),
-        detail,
-        fix,
-    };
-    let endpoint = match Endpoint::of(dialect, role_name, role, env) {
-        Ok(endpoint) => endpoint,
-        Err(EndpointProblem::NoKey(message) | EndpointProblem::NoModel(message)) => {
-            let (detail, fix) = message.split_once("; fix: ").unwrap_or((&message, ""));
-            return finding(false, detail.to_string(), fix.to_string());
-        }
-    };
-    let url = endpoint.url("models");
-    let request = http::Request {
-        method: "GET",
-        url: url.clone(),
-        headers: endpoint.request_headers(),
-        body: None,
-    };
-    let answer = match http::send(&request, DOCTOR_TIMEOUT) {
-        Ok(answer) => answer,
-        Err(problem) => {
-            return finding(
-                false,
-                format!("cannot reach {}: {problem}", endpoint.base_url),
-                format!(
-                    "start the server at {} (e.g. `ollama serve`), or fix `base_url` under \
-                     [roles.{role_name}]",
-                    endpoint.base_url
-                ),
-            )
-        }
-    };
-    if !(200..300).contains(&answer.status) {
-        let verdict = failure::classify(answer.status, &answer.body);
-        return finding(
-            false,
-            format!(
-                "GET {url} answered {}: {}",
-                answer.status,
-                failure::message_of(&answer.body)
-            ),
-            failure::fix(
-                verdict.class,
-                role_name,
-                &endpoint.key_var,
-                &endpoint.model,
-                &endpoint.base_url,
-            )
-            .unwrap_or_default(),
-        );
-    }
-    let listed = serde_json::from_str::<Value>(&answer.body)
-        .map(|body| openai::model_names(&body))
-        .unwrap_or_default();
-    if listed.iter().any(|name| serves(name, &endpoint.model)) {
-        finding(
-            true,
-            format!(
-                "{} answers and serves `{}`",
-                endpoint.base_url, endpoint.model
-            ),
-            String::new(),
-        )
-    } else {
-        finding(
-            false,
-            format!(
-                "{} answers, but does not list model `{}` (it lists: {})",
-                endpoint.base_url,
-                endpoint.model,
-                if listed.is_empty() {
-                    "nothing".to_string()
-                } else {
-                    listed.join(", ")
-                }
-            ),
-            failure::fix(
-                super::AgentErrorClass::ModelNotFound,
-                role_name,
-                &endpoint.key_var,
-                &endpoint.model,
-                &endpoint.base_url,
-            )
-            .unwrap_or_default(),
-        )
-    }
-}
-
-/// Whether a server listing `listed` serves `model`: the same name, a tag of it (Ollama lists
-/// `qwen2.5-coder:latest` for `qwen2.5-coder`) or a dated snapshot of an alias (Anthropic
-/// lists `claude-sonnet-4-5-20250929` for `claude-sonnet-4-5`).
-fn serves(listed: &str, model: &str) -> bool {
-    listed.strip_prefix(model).is_some_and(|rest| {
-        let snapshot = rest
-            .strip_prefix('-')
-            .is_some_and(|date| date.len() == 8 && date.bytes().all(|b| b.is_ascii_digit()));
-        rest.is_empty() || rest.starts_with(':') || snapshot
-    })
-}
-
 /// Where the full output of each `bash` call of the invocation logged at `transcript` is kept.
 fn tool_log_dir(transcript: &Path) -> std::path::PathBuf {
     transcript.with_extension("tools")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_listed_tag_or_snapshot_serves_the_model() {
-        assert!(serves("qwen2.5-coder", "qwen2.5-coder"));
-        assert!(serves("qwen2.5-coder:latest", "qwen2.5-coder"));
-        assert!(serves("claude-sonnet-4-5-20250929", "claude-sonnet-4-5"));
-        assert!(!serves("qwen2.5-coder", "qwen2.5"));
-        assert!(!serves("qwen2.5-coder-7b", "qwen2.5-coder:7b"));
-    }
 }

@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use super::conversation::{count, Call, Exchange, Message, Reply};
 use super::format::Format;
 use crate::agents::pricing::TokenCounts;
+use crate::workflow::model::ToolChoice;
 
 /// The request path under `base_url`.
 pub const CHAT_PATH: &str = "chat/completions";
@@ -69,6 +70,22 @@ pub fn request_body(exchange: &Exchange<'_>) -> Value {
             })
             .collect();
     }
+    if let (Some(choice), false) = (exchange.tool_choice, exchange.tools.is_empty()) {
+        body["tool_choice"] = match (choice, exchange.tools) {
+            (ToolChoice::Auto, _) => json!("auto"),
+            // The one tool by name: what llama-cpp-python's `chatml-function-calling` takes
+            // (it answers "required" with a 500), and the same for every other server.
+            (ToolChoice::Required, [only]) => {
+                json!({"type": "function", "function": {"name": only.name}})
+            }
+            (ToolChoice::Required, _) => json!("required"),
+        };
+    }
+    if exchange.stream {
+        // `include_usage`: the last event carries the answer's tokens.
+        body["stream"] = json!(true);
+        body["stream_options"] = json!({"include_usage": true});
+    }
     if let Some(schema) = exchange.verdict_schema {
         match exchange.format {
             Format::JsonSchema => {
@@ -114,38 +131,47 @@ pub fn parse_reply(body: &Value) -> Result<Reply, String> {
                 Some(other) => other.to_string(),
                 None => String::new(),
             };
-            let arguments =
-                serde_json::from_str::<Value>(if raw.trim().is_empty() { "{}" } else { &raw })
-                    .map_err(|e| format!("the arguments are not JSON ({e})"));
-            Call {
-                id: call
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .map_or_else(|| format!("call_{index}"), str::to_string),
-                name: function
+            call_of(
+                index,
+                call.get("id").and_then(Value::as_str),
+                function
                     .get("name")
                     .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
-                raw_arguments: raw,
-                arguments,
-            }
+                    .unwrap_or_default(),
+                raw,
+            )
         })
         .collect();
-    let usage = body.get("usage").cloned().unwrap_or(Value::Null);
     Ok(Reply {
         text,
         calls,
-        usage: TokenCounts {
-            input_tokens: count(&usage, &["prompt_tokens"]),
-            cached_input_tokens: count(&usage, &["prompt_tokens_details", "cached_tokens"]),
-            output_tokens: count(&usage, &["completion_tokens"]),
-        },
+        usage: usage_of(body.get("usage").unwrap_or(&Value::Null)),
         stop_reason: choice
             .get("finish_reason")
             .and_then(Value::as_str)
             .map(str::to_string),
     })
+}
+
+/// A tool call as the model wrote it; `id` is made up from its position when missing.
+pub fn call_of(index: usize, id: Option<&str>, name: &str, raw: String) -> Call {
+    let arguments = serde_json::from_str::<Value>(if raw.trim().is_empty() { "{}" } else { &raw })
+        .map_err(|e| format!("the arguments are not JSON ({e})"));
+    Call {
+        id: id.map_or_else(|| format!("call_{index}"), str::to_string),
+        name: name.to_string(),
+        raw_arguments: raw,
+        arguments,
+    }
+}
+
+/// The tokens a `usage` object counts.
+pub fn usage_of(usage: &Value) -> TokenCounts {
+    TokenCounts {
+        input_tokens: count(usage, &["prompt_tokens"]),
+        cached_input_tokens: count(usage, &["prompt_tokens_details", "cached_tokens"]),
+        output_tokens: count(usage, &["completion_tokens"]),
+    }
 }
 
 /// The model names a `GET {base_url}/models` answer lists (`data[].id`).
@@ -197,13 +223,30 @@ mod tests {
             verdict_schema: Some(&schema),
             format: Format::JsonSchema,
             max_tokens: Some(512),
+            tool_choice: Some(ToolChoice::Required),
+            stream: true,
         });
+        // One tool: forced by name.
+        assert_eq!(
+            body["tool_choice"],
+            json!({"type": "function", "function": {"name": "read"}})
+        );
+        let two = [tools[0].clone(), tools[0].clone()];
+        let several = request_body(&Exchange {
+            tool_choice: Some(ToolChoice::Required),
+            ..exchange_for_limit(&messages, &two)
+        });
+        assert_eq!(several["tool_choice"], "required");
+        assert_eq!(body["stream"], true);
+        assert_eq!(body["stream_options"]["include_usage"], true);
         assert_eq!(body["max_tokens"], 512);
         let unlimited = request_body(&Exchange {
             max_tokens: None,
             ..exchange_for_limit(&messages, &tools)
         });
         assert!(unlimited.get("max_tokens").is_none(), "{unlimited}");
+        assert!(unlimited.get("tool_choice").is_none(), "{unlimited}");
+        assert!(unlimited.get("stream").is_none(), "{unlimited}");
         assert_eq!(body["messages"][0]["role"], "system");
         assert_eq!(
             body["messages"][2]["tool_calls"][0]["function"]["arguments"],
@@ -247,6 +290,8 @@ mod tests {
             verdict_schema: None,
             format: Format::JsonSchema,
             max_tokens: Some(1),
+            tool_choice: None,
+            stream: false,
         }
     }
 }

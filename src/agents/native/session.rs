@@ -6,16 +6,20 @@
 //! rate limit, a server error or a broken connection is retried after the adapter's delays
 //! (longer when the server's `Retry-After` says so) while the role's `timeout` leaves time for
 //! it; any other error answer ends the invocation with its class and fix (module `failure`).
+//! The request and what its answer means are module `ask`.
+
+mod ask;
 
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use super::accepts;
 use super::anthropic::VERDICT_TOOL;
 use super::conversation::{Exchange, Message, Reply, ToolResult};
 use super::endpoint::{Endpoint, EndpointProblem};
-use super::format::{self, Format};
-use super::http::{self, Bounds, Failure, Stop};
+use super::format::Format;
+use super::http::{self, Bounds, Stop};
 use super::max_tokens::default_max_tokens;
 use super::tools::{self, Done, Shell};
 use super::transcript::Transcript;
@@ -23,14 +27,16 @@ use super::{failure, tool_log_dir, Dialect};
 use crate::agents::pricing::{self, TokenCounts};
 use crate::agents::process::{CancelToken, Redactor};
 use crate::agents::{
-    pause, schema, AgentError, AgentErrorClass, AgentOutcome, AgentRequest, AgentStatus,
+    schema, AgentError, AgentErrorClass, AgentOutcome, AgentRequest, AgentStatus,
     DEFAULT_AGENT_TIMEOUT,
 };
+use crate::workflow::model::ToolChoice;
+use ask::Asked;
 
 /// Answers a role may get when it sets no `max_agent_turns`.
 pub const DEFAULT_MAX_TURNS: u32 = 100;
 /// The longest `Retry-After` honoured; a longer one fails the request as it is.
-const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
+pub(super) const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
 
 /// What every native agent is told before the role's own system prompt.
 const PREAMBLE: &str = "You are working in a git repository; every path you use is relative \
@@ -114,14 +120,6 @@ struct Spent {
     notes: Vec<String>,
 }
 
-/// Why no answer came.
-enum Asked {
-    /// The invocation ends with this status.
-    Ended(AgentStatus),
-    /// The server does not take the `response_format` asked: ask again with the next level.
-    FormatRefused,
-}
-
 struct Session<'a> {
     dialect: Dialect,
     retry_delays: &'a [Duration],
@@ -150,9 +148,10 @@ impl Session<'_> {
         let mut messages = vec![Message::User(self.req.prompt.to_string())];
         let mut calls_run = 0;
         let mut last_text = String::new();
-        let mut format = format::settled(&self.endpoint.base_url, &self.endpoint.model);
-        if self.verdict_schema.is_some() && format != Format::JsonSchema {
-            self.spent.notes.push(format.note().to_string());
+        let (base_url, model) = (&self.endpoint.base_url, &self.endpoint.model);
+        let mut accepts = accepts::of(base_url, model);
+        if self.verdict_schema.is_some() && accepts.format != Format::JsonSchema {
+            self.spent.notes.push(accepts.format.note().to_string());
         }
         loop {
             let body = self.dialect.request_body(&Exchange {
@@ -161,25 +160,42 @@ impl Session<'_> {
                 messages: &messages,
                 tools: &specs,
                 verdict_schema: self.verdict_schema.as_ref(),
-                format,
+                format: accepts.format,
                 max_tokens,
+                // `required` forces a tool call in the first answer only, so the model can
+                // still finish with a text answer later.
+                tool_choice: role.tool_choice.map(|choice| match self.spent.turns {
+                    0 => choice,
+                    _ => ToolChoice::Auto,
+                }),
+                stream: accepts.stream && self.dialect == Dialect::OpenAi,
             });
             let reply = match self.ask(&body, cancel) {
                 Ok(reply) => reply,
                 Err(Asked::Ended(status)) => return self.outcome(status, last_text, None),
                 Err(Asked::FormatRefused) => {
                     // A refused `Plain` has no `response_format`, so is never `FormatRefused`.
-                    format = format.next().unwrap_or(Format::Plain);
-                    format::settle(&self.endpoint.base_url, &self.endpoint.model, format);
+                    accepts.format = accepts.format.next().unwrap_or(Format::Plain);
+                    accepts::remember(&self.endpoint.base_url, &self.endpoint.model, accepts);
                     self.transcript.record(&json!({
                         "event": "format_fallback",
                         "turn": self.spent.turns + 1,
-                        "note": format.note(),
+                        "note": accepts.format.note(),
                     }));
                     self.spent
                         .notes
                         .retain(|note| !note.contains("response_format"));
-                    self.spent.notes.push(format.note().to_string());
+                    self.spent.notes.push(accepts.format.note().to_string());
+                    continue;
+                }
+                Err(Asked::StreamRefused) => {
+                    accepts.stream = false;
+                    accepts::remember(&self.endpoint.base_url, &self.endpoint.model, accepts);
+                    self.transcript.record(&json!({
+                        "event": "stream_fallback",
+                        "turn": self.spent.turns + 1,
+                        "note": "the server does not take `stream`: answers are asked for whole",
+                    }));
                     continue;
                 }
             };
@@ -278,108 +294,6 @@ impl Session<'_> {
         }
     }
 
-    /// One answer of the model, retried while the failure is transient and time is left.
-    fn ask(&mut self, body: &Value, cancel: &CancelToken) -> Result<Reply, Asked> {
-        let request = http::Request {
-            method: "POST",
-            url: self.endpoint.url(self.dialect.path()),
-            headers: self.endpoint.request_headers(),
-            body: Some(body.to_string()),
-        };
-        let mut attempt = 0;
-        loop {
-            let (class, message, retry, retry_after, context) =
-                match http::exchange(request.clone(), &self.bounds, cancel) {
-                    Ok(answer) if (200..300).contains(&answer.status) => {
-                        let parsed = serde_json::from_str::<Value>(&answer.body)
-                            .map_err(|e| e.to_string())
-                            .and_then(|value| self.dialect.parse_reply(&value));
-                        match parsed {
-                            Ok(reply) => return Ok(reply),
-                            Err(why) => (
-                                AgentErrorClass::ApiError,
-                                format!(
-                                    "{} gave an answer autobuild cannot read: {why}",
-                                    request.url
-                                ),
-                                false,
-                                None,
-                                None,
-                            ),
-                        }
-                    }
-                    Ok(answer)
-                        if body.get("response_format").is_some()
-                            && format::refused(answer.status, &answer.body) =>
-                    {
-                        return Err(Asked::FormatRefused)
-                    }
-                    Ok(answer) => {
-                        let verdict = failure::classify(answer.status, &answer.body);
-                        let message = format!(
-                            "{} answered {}: {}",
-                            request.url,
-                            answer.status,
-                            failure::message_of(&answer.body)
-                        );
-                        (
-                            verdict.class,
-                            message,
-                            verdict.retry,
-                            answer.retry_after,
-                            verdict.context,
-                        )
-                    }
-                    Err(Failure::Stopped(stop)) => return Err(Asked::Ended(stopped(stop))),
-                    Err(Failure::Transport(problem)) => {
-                        (AgentErrorClass::ApiError, problem, true, None, None)
-                    }
-                };
-            let delay = self
-                .retry_delays
-                .get(attempt)
-                .map(|delay| retry_after.map_or(*delay, |after| after.max(*delay)))
-                .filter(|delay| retry && *delay <= MAX_RETRY_AFTER && *delay < self.bounds.left());
-            self.transcript.record(&json!({
-                "event": "error",
-                "turn": self.spent.turns + 1,
-                "class": class.as_str(),
-                "message": message,
-                "retry_in_ms": delay.map(|d| d.as_millis() as u64),
-            }));
-            let Some(delay) = delay else {
-                let message = if attempt > 0 {
-                    format!("{message} (gave up after {} attempts)", attempt + 1)
-                } else {
-                    message
-                };
-                return Err(Asked::Ended(match context {
-                    Some(server) => AgentStatus::Failed {
-                        class,
-                        message: format!(
-                            "{message}\nfix: {}",
-                            failure::context_fix(
-                                server,
-                                self.req.role_name,
-                                &self.endpoint.base_url
-                            )
-                        ),
-                    },
-                    None => self.failed(class, message),
-                }));
-            };
-            tracing::warn!(
-                role = self.req.role_name,
-                "{message}; retrying in {}",
-                humantime::format_duration(delay)
-            );
-            if !pause(delay, cancel) {
-                return Err(Asked::Ended(AgentStatus::Cancelled));
-            }
-            attempt += 1;
-        }
-    }
-
     /// Adds an answer's tokens and cost, and records the answer.
     fn count(&mut self, reply: &Reply) {
         let tokens = reply.usage;
@@ -473,6 +387,6 @@ fn stopped(stop: Stop) -> AgentStatus {
     match stop {
         Stop::Cancelled => AgentStatus::Cancelled,
         Stop::TimedOut => AgentStatus::TimedOut,
-        Stop::IdleTimedOut => AgentStatus::IdleTimedOut,
+        Stop::IdleTimedOut => AgentStatus::IdleTimedOut { detail: None },
     }
 }

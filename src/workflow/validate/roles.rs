@@ -60,6 +60,7 @@ pub(super) fn check(
             (role.api_key_env.is_some(), "api_key_env"),
             (role.headers.is_some(), "headers"),
             (role.max_tokens.is_some(), "max_tokens"),
+            (role.tool_choice.is_some(), "tool_choice"),
         ] {
             if set && !native {
                 problems.push(

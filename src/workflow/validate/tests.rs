@@ -193,6 +193,18 @@ fn endpoint_keys_belong_to_the_native_adapters() {
     assert!(problems
         .iter()
         .any(|(_, m)| m == "`max_tokens` must be at least 1"));
+    let choice = player_coach_with(
+        "agent = \"claude-code\"",
+        "agent = \"codex\"\ntool_choice = \"required\"",
+    );
+    let problems = found(&choice);
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert_eq!(
+        problems[0].1,
+        "role `player` sets `tool_choice`, which only the native HTTP adapters use"
+    );
+    let native = choice.replacen("agent = \"codex\"", "agent = \"openai\"", 1);
+    assert!(found(&native).is_empty(), "{:#?}", found(&native));
 }
 
 #[test]
