@@ -58,7 +58,12 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Scaffold .autobuild/ (detected checks, an example task, .gitignore).
-    Init,
+    Init {
+        /// The agents to set up: the workflow's default (Claude Code), or example `command`
+        /// scripts for a first run without any LLM.
+        #[arg(long, value_enum, value_name = "KIND", default_value_t = init::InitAgents::ClaudeCode)]
+        agents: init::InitAgents,
+    },
     /// Run a workflow on one task (or print its plan with --dry-run).
     Task(task::TaskArgs),
     /// Run a feature's tasks in dependency waves (or print the waves with --dry-run).
@@ -300,7 +305,7 @@ pub fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<u8, Error> {
     let quiet = cli.quiet;
     match cli.command {
-        Command::Init => init::run(),
+        Command::Init { agents } => init::run(agents),
         Command::Task(args) => task::run(args, quiet),
         Command::Feature(args) => feature::run(args, quiet),
         Command::Status { id, all, json } => runs::status(id, all, json),
