@@ -91,6 +91,9 @@ pub enum Command {
     Approve {
         /// Task id of the waiting run.
         id: String,
+        /// Merge right after the approval (the run lands in one step, even without a terminal).
+        #[arg(long)]
+        merge: bool,
         /// Print events as NDJSON on stdout.
         #[arg(long)]
         json: bool,
@@ -310,12 +313,13 @@ fn run(cli: Cli) -> Result<u8, Error> {
         Command::Feature(args) => feature::run(args, quiet),
         Command::Status { id, all, json } => runs::status(id, all, json),
         Command::Resume { id, json } => runs::resume(&id, json, quiet),
-        Command::Approve { id, json } => approval::answer(
+        Command::Approve { id, merge, json } => approval::answer(
             &id,
             Answer {
                 approved: true,
-                reason: String::new(),
+                ..Answer::default()
             },
+            merge,
             json,
             quiet,
         ),
@@ -324,7 +328,9 @@ fn run(cli: Cli) -> Result<u8, Error> {
             Answer {
                 approved: false,
                 reason,
+                ..Answer::default()
             },
+            false,
             json,
             quiet,
         ),
