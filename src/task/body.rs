@@ -23,6 +23,9 @@ pub(crate) struct Body<'a> {
     /// A `## Acceptance Criteria` heading swallowed by a code fence that is never closed, and
     /// the fence's opening line: the likely reason no section was found.
     pub fenced_criteria: Option<(Line<'a>, Line<'a>)>,
+    /// A `## Acceptance Criteria` heading inside a code fence that closes later (a quoted
+    /// example, or fences paired differently than the author meant), and the fence's line.
+    pub quoted_criteria: Option<(Line<'a>, Line<'a>)>,
     pub requirements: String,
     /// The body without the title line, criteria section included: the requirements when the
     /// criteria come from the front matter.
@@ -34,8 +37,13 @@ pub(crate) struct Body<'a> {
 pub(crate) enum Tolerated<'a> {
     /// Under a heading of level 3 or more.
     Level(Line<'a>),
-    /// Under a heading inside the code fence opened at `fence`, never closed.
-    Fenced { heading: Line<'a>, fence: Line<'a> },
+    /// Under a heading inside the code fence opened at `fence` (GuardKit does not see code
+    /// fences): one never closed, or one `closed` later.
+    Fenced {
+        heading: Line<'a>,
+        fence: Line<'a>,
+        closed: bool,
+    },
 }
 
 /// The `## Acceptance Criteria` heading and the lines up to the next heading of level 1 or 2
@@ -69,13 +77,33 @@ pub(crate) fn read(source: &str, body_offset: usize) -> Body<'_> {
     if strict.criteria.is_some() {
         return strict;
     }
-    let tolerated = match (strict.fenced_criteria, strict.misplaced_criteria) {
-        (Some((heading, fence)), _) => Tolerated::Fenced { heading, fence },
-        (None, Some(heading)) => Tolerated::Level(heading),
-        (None, None) => return strict,
+    let tolerated = match (
+        strict.fenced_criteria,
+        strict.misplaced_criteria,
+        strict.quoted_criteria,
+    ) {
+        (Some((heading, fence)), ..) => Tolerated::Fenced {
+            heading,
+            fence,
+            closed: false,
+        },
+        (None, Some(heading), _) => Tolerated::Level(heading),
+        (None, None, Some((heading, fence))) => Tolerated::Fenced {
+            heading,
+            fence,
+            closed: true,
+        },
+        (None, None, None) => return strict,
     };
     let mut body = read_with(source, body_offset, Some(tolerated));
-    if body.criteria.is_none() {
+    // Only a section with something in it: an empty quoted heading is an example, not criteria.
+    let found = body.criteria.as_ref().is_some_and(|c| {
+        c.lines.iter().any(|l| {
+            let text = l.text.trim();
+            !text.is_empty() && !text.starts_with("```") && !text.starts_with("~~~")
+        })
+    });
+    if !found {
         return strict;
     }
     body.tolerated = Some(tolerated);
@@ -160,7 +188,7 @@ fn read_with<'a>(
     }
     // A fence that closed later was a quoted example, not the cause of a missing section.
     if !fences.is_open() {
-        body.fenced_criteria = None;
+        body.quoted_criteria = body.fenced_criteria.take();
     }
     body.requirements = collapse_blank_runs(&requirements);
     body.whole = collapse_blank_runs(&whole);
@@ -219,10 +247,12 @@ mod tests {
         assert_eq!(body.criteria.unwrap().lines.len(), 1);
         assert!(matches!(
             body.tolerated,
-            Some(Tolerated::Fenced { heading, fence }) if (heading.offset, fence.offset) == (20, 6)
+            Some(Tolerated::Fenced { heading, fence, closed: false })
+                if (heading.offset, fence.offset) == (20, 6)
         ));
-        let body = read("```\n## Acceptance Criteria\n```\n", 0);
+        let body = read_with("```\n## Acceptance Criteria\n```\n", 0, None);
         assert!(body.fenced_criteria.is_none());
+        assert!(body.quoted_criteria.is_some());
     }
 
     #[test]

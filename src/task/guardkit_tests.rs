@@ -125,6 +125,22 @@ fn a_heading_swallowed_by_an_unclosed_fence_is_read_with_a_warning_at_heading_an
 }
 
 #[test]
+fn a_heading_in_a_fence_that_closes_later_is_read_when_there_is_no_other_section() {
+    // A fence left open by mistake pairs with a later one (a line with an info string never
+    // closes a fence): GuardKit, reading line by line, still finds the heading.
+    let task = parse(&format!(
+        "{HEADER}Shape:\n```\nx\n\n## Acceptance Criteria\n- a\n\n```python\nprint()\n```\n"
+    ))
+    .unwrap();
+    assert_eq!(texts(&task)[0], "a");
+    let warning = task.warnings[0].to_string();
+    assert!(
+        warning.contains("inside the code fence opened on line 7; read as the criteria section"),
+        "{warning}"
+    );
+}
+
+#[test]
 fn a_second_criteria_section_and_a_level_3_heading_are_read_with_warnings() {
     let task = parse(&format!(
         "{HEADER}## Acceptance Criteria\n- a\n\n## Notes\nn\n\n## Acceptance Criteria\n- b\n"

@@ -210,16 +210,25 @@ fn tolerated_warning(path: &Path, source: &str, tolerated: body::Tolerated<'_>) 
              section, as GuardKit reads it",
         )
         .with_help("write it as `## Acceptance Criteria`"),
-        body::Tolerated::Fenced { heading, fence } => {
+        body::Tolerated::Fenced {
+            heading,
+            fence,
+            closed,
+        } => {
             let fence_line = crate::diagnostic::Location::from_offset(source, fence.offset).line;
+            let never = if closed {
+                ""
+            } else {
+                ", which is never closed"
+            };
             Diagnostic::at_offset(
                 path,
                 source,
                 heading.offset,
                 format!(
                     "this `## Acceptance Criteria` heading is inside the code fence opened on \
-                     line {fence_line}, which is never closed; read as the criteria section, as \
-                     GuardKit reads it"
+                     line {fence_line}{never}; read as the criteria section, as GuardKit reads \
+                     it (it does not see code fences)"
                 ),
             )
             .with_help(format!(

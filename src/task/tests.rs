@@ -292,11 +292,11 @@ fn missing_or_empty_criteria_are_errors() {
         "{err}"
     );
 
-    // A deeper heading is read as GuardKit reads it, with a warning (guardkit_tests.rs); with
-    // nothing under it, the section is still empty.
+    // A deeper heading with criteria under it is read as GuardKit reads it, with a warning
+    // (guardkit_tests.rs); with nothing under it, it is not the section.
     let err = first_error("---\nid: T\n---\n### Acceptance Criteria\n### Notes\n");
     assert!(
-        err.starts_with("TASK.md:4:1: the `## Acceptance Criteria` section lists no criteria"),
+        err.starts_with("TASK.md:4:1: the acceptance criteria heading must be a level-2 heading"),
         "{err}"
     );
 }
