@@ -2,8 +2,9 @@
 //!
 //! Runs the role's `command` argv in the worktree with the prompt on stdin and in the file
 //! named by `AUTOBUILD_PROMPT_FILE`, plus `AUTOBUILD_ROLE`, `AUTOBUILD_TURN`,
-//! `AUTOBUILD_TASK_ID`, `AUTOBUILD_WORKTREE`, `AUTOBUILD_RUN_DIR` (and `AUTOBUILD_MODEL` when
-//! the role names a model) on top of the project environment. Its stdout is the final message;
+//! `AUTOBUILD_TASK_ID`, `AUTOBUILD_WORKTREE`, `AUTOBUILD_RUN_DIR`, `AUTOBUILD_PROJECT` (the main
+//! checkout, where scripts not yet committed are found; read-only in the sandbox) and
+//! `AUTOBUILD_MODEL` when the role names a model, on top of the project environment. Its stdout is the final message;
 //! exit 0 means success. It wraps other agent CLIs and drives scripted agents in tests and in
 //! `demo`. It can enforce nothing — no tool allowlist, no read-only access — so read-only roles
 //! on it rely on the engine's audit after every read-only step.
@@ -121,6 +122,9 @@ fn autobuild_env(req: &AgentRequest<'_>) -> Vec<(String, String)> {
             req.prompt_file.display().to_string(),
         ),
     ];
+    if let Some(root) = crate::project::Layout::root_of_run_dir(req.run_dir) {
+        env.push(("AUTOBUILD_PROJECT", root.display().to_string()));
+    }
     if let Some(model) = &req.role.model {
         env.push(("AUTOBUILD_MODEL", model.clone()));
     }

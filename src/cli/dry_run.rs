@@ -14,7 +14,7 @@ use crate::sandbox::{Effective, Writable};
 use crate::steps::verdict::VERDICT_SCHEMA;
 use crate::ui;
 use crate::workflow::context::WorktreeContext;
-use crate::workflow::model::{Access, Action, OutputKind, Step};
+use crate::workflow::model::{Access, Action, AgentKind, OutputKind, Step};
 
 /// The plan on stdout (as text, or as the `--json` document); its warnings on stderr.
 pub fn print(plan: &Plan, json: bool) {
@@ -137,18 +137,29 @@ pub fn render(plan: &Plan) -> String {
             continue;
         };
         let tools: Vec<&str> = role.tools.iter().map(|t| t.as_str()).collect();
+        let overridden = plan.resolved.role_overrides(&name);
+        // A `command` agent is a program of the user's: the model a workflow gives the role
+        // means nothing to it; one set in the config or with --model reaches it as
+        // $AUTOBUILD_MODEL and is shown.
+        let model_set_here = overridden.iter().any(|o| o.starts_with("model from "));
+        let model = if role.agent == AgentKind::Command && !model_set_here {
+            String::new()
+        } else {
+            format!(
+                " model {}",
+                role.model.as_deref().unwrap_or("(adapter default)")
+            )
+        };
         let _ = writeln!(
             out,
-            "  {name}: {} model {}, access {}, tools [{}]{}",
+            "  {name}: {}{model}, access {}, tools [{}]{}",
             role.agent,
-            role.model.as_deref().unwrap_or("(adapter default)"),
             role.access.as_str(),
             tools.join(", "),
             role.timeout
                 .map(|t| format!(", timeout {}", humantime::format_duration(t)))
                 .unwrap_or_default()
         );
-        let overridden = plan.resolved.role_overrides(&name);
         if !overridden.is_empty() {
             let _ = writeln!(out, "      set here: {}", overridden.join(", "));
         }
@@ -201,10 +212,13 @@ pub fn render(plan: &Plan) -> String {
     let _ = writeln!(out, "\nSteps:");
     render_steps(&mut out, &plan.resolved.workflow.steps, "  ", "");
 
-    let _ = writeln!(out, "\n--- rendered prompt: turn 1, role player ---");
     match player_prompt(plan) {
-        Ok(prompt) => out.push_str(prompt.trim_end()),
+        Ok((name, prompt)) => {
+            let _ = writeln!(out, "\n--- rendered prompt: turn 1, role {name} ---");
+            out.push_str(prompt.trim_end());
+        }
         Err(e) => {
+            let _ = writeln!(out, "\n--- rendered prompt: turn 1 ---");
             let _ = write!(out, "(cannot render: {e})");
         }
     }
@@ -311,17 +325,20 @@ fn globs(patterns: &[String]) -> String {
         .join(", ")
 }
 
-fn player_prompt(plan: &Plan) -> Result<String, String> {
-    let role = plan
+/// The first writing role's name and its rendered turn-1 prompt.
+fn player_prompt(plan: &Plan) -> Result<(String, String), String> {
+    let (name, role) = plan
         .used_roles()
         .into_iter()
         .find_map(|name| {
-            plan.resolved
+            let role = plan
+                .resolved
                 .workflow
                 .roles
                 .get(&name)
                 .filter(|r| r.access == Access::Write)
-                .cloned()
+                .cloned();
+            role.map(|role| (name, role))
         })
         .ok_or("no writing role in this workflow")?;
     let mut context = build_prompt_context(plan, worktree_context(plan), None, None);
@@ -329,6 +346,7 @@ fn player_prompt(plan: &Plan) -> Result<String, String> {
     context.steps = crate::workflow::kinds::placeholder_outputs(&plan.resolved.workflow.steps);
     plan.resolved
         .render_prompt(&role.prompt, &context)
+        .map(|prompt| (name, prompt))
         .map_err(|e| e.to_string())
 }
 

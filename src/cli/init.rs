@@ -1,6 +1,6 @@
 //! `autobuild init`: scaffold `.autobuild/` in the current repository — a commented
 //! `config.toml` with the detected test command, an example task, and the `.gitignore` that keeps
-//! run state out of commits.
+//! run state out of commits; with `--agents command`, example agent scripts ([`agents`]).
 //!
 //! Init never overwrites: an existing file is kept and reported, so running it again (or in a
 //! repository that already uses autobuild) is always safe. The only edit it makes to an existing
@@ -14,6 +14,9 @@ use crate::error::{exit, Error};
 use crate::project::detect::{detect_test, Detection, ProjectFiles, DEFAULT_CHECK_TIMEOUT};
 use crate::project::{find_repo_root, GitignoreUpdate, Layout};
 use crate::ui;
+
+mod agents;
+pub use agents::InitAgents;
 
 /// The id of the example task init writes.
 pub const EXAMPLE_TASK_ID: &str = "TASK-EXAMPLE";
@@ -39,7 +42,7 @@ pub enum Scaffolded {
     },
 }
 
-pub fn run() -> Result<u8, Error> {
+pub fn run(agents: InitAgents) -> Result<u8, Error> {
     let cwd = std::env::current_dir()
         .map_err(|e| Error::io("cannot determine the current directory", ".", e))?;
     let root = find_repo_root(&cwd).ok_or_else(|| {
@@ -51,18 +54,32 @@ pub fn run() -> Result<u8, Error> {
     if root != cwd {
         ui::line(&format!("initializing autobuild in {}", root.display()));
     }
-    for item in scaffold(&layout)? {
+    for item in scaffold(&layout, agents)? {
         ui::line(&describe(&layout, &item));
     }
-    ui::line(&format!(
-        "next: edit {}, then run `autobuild task {EXAMPLE_TASK_ID} --dry-run`",
-        layout.display(&example_task_path(&layout))
-    ));
+    ui::line(&next_step(&layout, agents));
     Ok(exit::APPROVED)
 }
 
+/// What to do after init, for the chosen agents.
+fn next_step(layout: &Layout, agents: InitAgents) -> String {
+    match agents {
+        InitAgents::ClaudeCode => format!(
+            "next: edit {}, then run `autobuild task {EXAMPLE_TASK_ID} --dry-run`; the default \
+             agents need Claude Code logged in (`claude`), or run `autobuild init --agents \
+             command` for example scripts that need no LLM",
+            layout.display(&example_task_path(layout))
+        ),
+        InitAgents::Command => format!(
+            "next: run `autobuild task {EXAMPLE_TASK_ID}`: the example scripts in {} play the \
+             player and the coach (no LLM) on this repository",
+            layout.display(&layout.dir().join("agents"))
+        ),
+    }
+}
+
 /// Creates the missing scaffold files of `layout`, keeping existing ones.
-pub fn scaffold(layout: &Layout) -> Result<Vec<Scaffolded>, Error> {
+pub fn scaffold(layout: &Layout, agents: InitAgents) -> Result<Vec<Scaffolded>, Error> {
     let files = ProjectFiles::read(layout.root());
     let detected = detect_test(&files);
     let config_note = Some(match detected {
@@ -77,14 +94,29 @@ pub fn scaffold(layout: &Layout) -> Result<Vec<Scaffolded>, Error> {
         )),
         (note, _) => note,
     };
+    let roles = (agents == InitAgents::Command).then_some(agents::ROLES);
     let mut done = vec![
         create_new(
             layout.config(),
-            &config_template(detected, &links),
+            &config_template(detected, &links, roles),
             config_note,
         )?,
         create_new(example_task_path(layout), EXAMPLE_TASK, None)?,
     ];
+    if agents == InitAgents::Command {
+        for (name, text) in agents::SCRIPTS {
+            done.push(create_new(layout.dir().join(name), text, None)?);
+        }
+        if let Some(Scaffolded::Kept { path }) = done.first() {
+            let path = path.clone();
+            if !fs::read_to_string(&path).is_ok_and(|text| text.contains("[roles.player]")) {
+                done.push(Scaffolded::Proposed {
+                    path,
+                    lines: vec![agents::ROLES.to_string()],
+                });
+            }
+        }
+    }
     let gitignore = layout.gitignore();
     done.push(match layout.ensure_gitignore()? {
         GitignoreUpdate::Created => Scaffolded::Created {
@@ -124,6 +156,11 @@ fn describe(layout: &Layout, item: &Scaffolded) -> String {
         Scaffolded::Updated { path, note } => {
             format!("updated {} ({note})", layout.display(path))
         }
+        Scaffolded::Proposed { path, lines } if path == &layout.config() => format!(
+            "suggest: add to {} to use the example agents:\n{}",
+            layout.display(path),
+            lines.join("\n")
+        ),
         Scaffolded::Proposed { path, lines } => format!(
             "suggest: add {} to {} (caches and build output the project's tools write, which \
              a reviewer running the tests leaves behind); not changed",
@@ -149,8 +186,13 @@ fn create_new(path: PathBuf, content: &str, note: Option<String>) -> Result<Scaf
 }
 
 /// The commented `config.toml`, with `[checks.test]` filled in when a test command was detected
-/// and `[worktree] link` when git-ignored environment directories (`links`) were found.
-pub fn config_template(detected: Option<Detection>, links: &[String]) -> String {
+/// and `[worktree] link` when git-ignored environment directories (`links`) were found, and the
+/// `roles` sections when given.
+pub fn config_template(
+    detected: Option<Detection>,
+    links: &[String],
+    roles: Option<&str>,
+) -> String {
     let timeout = humantime::format_duration(DEFAULT_CHECK_TIMEOUT);
     let checks = match detected {
         Some(Detection { cmd, reason }) => format!(
@@ -180,7 +222,8 @@ pub fn config_template(detected: Option<Detection>, links: &[String]) -> String 
             toml_list(links)
         )
     };
-    format!("{CONFIG_HEAD}\n{worktree}\n{checks}\n{CONFIG_TAIL}")
+    let roles = roles.map(|r| format!("{r}\n")).unwrap_or_default();
+    format!("{CONFIG_HEAD}\n{worktree}\n{checks}\n{roles}{CONFIG_TAIL}")
 }
 
 fn toml_list(items: &[String]) -> String {
@@ -257,7 +300,7 @@ mod tests {
     use crate::task::Task;
 
     fn scaffold_at(root: &Path) -> Vec<Scaffolded> {
-        scaffold(&Layout::new(root)).unwrap()
+        scaffold(&Layout::new(root), InitAgents::ClaudeCode).unwrap()
     }
 
     #[test]
@@ -266,21 +309,21 @@ mod tests {
             cmd: "cargo test",
             reason: "Cargo.toml found",
         };
-        let text = config_template(Some(detected), &[]);
+        let text = config_template(Some(detected), &[], None);
         let config = Config::parse(Path::new("config.toml"), &text).unwrap();
         assert_eq!(config.checks["test"].cmd, "cargo test");
         assert_eq!(config.checks["test"].timeout, Some(DEFAULT_CHECK_TIMEOUT));
         let checks = combine_checks(&config, None);
         assert_eq!(checks[0].origin, CheckOrigin::Configured);
 
-        let text = config_template(None, &[]);
+        let text = config_template(None, &[], None);
         let config = Config::parse(Path::new("config.toml"), &text).unwrap();
         assert!(config.checks.is_empty());
         assert!(text.contains("# [checks.test]"));
         assert!(text.contains("# link = [\".venv\"]"));
 
         let links = [".venv".to_string(), "node_modules".to_string()];
-        let text = config_template(None, &links);
+        let text = config_template(None, &links, None);
         let config = Config::parse(Path::new("config.toml"), &text).unwrap();
         assert_eq!(config.worktree.link, links);
     }
@@ -295,6 +338,41 @@ mod tests {
             Some("grep -q Welcome GREETING.md")
         );
         assert_eq!(task.criteria[1].verify, None);
+    }
+
+    #[test]
+    fn command_agents_are_configured_and_written() {
+        let text = config_template(None, &[], Some(agents::ROLES));
+        let config = Config::parse(Path::new("config.toml"), &text).unwrap();
+        for role in ["player", "coach"] {
+            let argv = config.roles[role]["command"].as_array().unwrap();
+            assert_eq!(argv[0].as_str(), Some("sh"));
+            let script = format!("$AUTOBUILD_PROJECT/.autobuild/agents/{role}.sh");
+            assert!(argv[2].as_str().unwrap().contains(&script));
+        }
+
+        let dir = tempfile::tempdir().unwrap();
+        let done = scaffold(&Layout::new(dir.path()), InitAgents::Command).unwrap();
+        for script in ["player.sh", "coach.sh"] {
+            let path = dir.path().join(".autobuild/agents").join(script);
+            assert!(done.contains(&Scaffolded::Created {
+                path: path.clone(),
+                note: None
+            }));
+            assert!(fs::read_to_string(path).unwrap().starts_with("#!/bin/sh"));
+        }
+
+        // A kept config without the roles gets them proposed, not written.
+        let other = tempfile::tempdir().unwrap();
+        fs::create_dir_all(other.path().join(".autobuild")).unwrap();
+        fs::write(other.path().join(".autobuild/config.toml"), "# mine\n").unwrap();
+        let done = scaffold(&Layout::new(other.path()), InitAgents::Command).unwrap();
+        assert!(done.iter().any(|s| matches!(s,
+            Scaffolded::Proposed { lines, .. } if lines[0].contains("[roles.coach]"))));
+        assert_eq!(
+            fs::read_to_string(other.path().join(".autobuild/config.toml")).unwrap(),
+            "# mine\n"
+        );
     }
 
     #[test]

@@ -59,7 +59,12 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Scaffold .autobuild/ (detected checks, an example task, .gitignore).
-    Init,
+    Init {
+        /// The agents to set up: the workflow's default (Claude Code), or example `command`
+        /// scripts for a first run without any LLM.
+        #[arg(long, value_enum, value_name = "KIND", default_value_t = init::InitAgents::ClaudeCode)]
+        agents: init::InitAgents,
+    },
     /// Run a workflow on one task (or print its plan with --dry-run).
     Task(task::TaskArgs),
     /// Run a feature's tasks in dependency waves (or print the waves with --dry-run).
@@ -87,6 +92,9 @@ pub enum Command {
     Approve {
         /// Task id of the waiting run.
         id: String,
+        /// Merge right after the approval (the run lands in one step, even without a terminal).
+        #[arg(long)]
+        merge: bool,
         /// Print events as NDJSON on stdout.
         #[arg(long)]
         json: bool,
@@ -301,17 +309,18 @@ pub fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<u8, Error> {
     let quiet = cli.quiet;
     match cli.command {
-        Command::Init => init::run(),
+        Command::Init { agents } => init::run(agents),
         Command::Task(args) => task::run(args, quiet),
         Command::Feature(args) => feature::run(args, quiet),
         Command::Status { id, all, json } => runs::status(id, all, json),
         Command::Resume { id, json } => runs::resume(&id, json, quiet),
-        Command::Approve { id, json } => approval::answer(
+        Command::Approve { id, merge, json } => approval::answer(
             &id,
             Answer {
                 approved: true,
-                reason: String::new(),
+                ..Answer::default()
             },
+            merge,
             json,
             quiet,
         ),
@@ -320,7 +329,9 @@ fn run(cli: Cli) -> Result<u8, Error> {
             Answer {
                 approved: false,
                 reason,
+                ..Answer::default()
             },
+            false,
             json,
             quiet,
         ),

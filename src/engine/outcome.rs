@@ -27,7 +27,12 @@ pub enum Outcome {
     /// stopped at the first such step, which `autobuild resume` runs again once that is fixed.
     AgentUnusable(AgentStop),
     /// An `approval` step waits for a person; `autobuild approve`/`reject` continues the run.
-    Waiting { step: String, question: String },
+    Waiting {
+        step: String,
+        question: String,
+        /// The task id the answer names.
+        task: String,
+    },
     /// A person rejected the work at an `approval` step.
     Rejected { reason: String },
     /// A reviewer raised a `critical` issue (DESIGN.md §11): the loop stopped at once, blocked
@@ -113,8 +118,12 @@ impl Outcome {
                 stop.class.as_str(),
                 stop.message
             ),
-            Outcome::Waiting { step, question } => format!(
-                "waiting for a person at `{step}`: {question} (answer with `autobuild approve` or `autobuild reject --reason …`)"
+            Outcome::Waiting {
+                step,
+                question,
+                task,
+            } => format!(
+                "waiting for a person at `{step}`: {question} (answer with `autobuild approve {task}` or `autobuild reject {task} --reason …`)"
             ),
             Outcome::Rejected { reason } => format!("blocked: rejected at sign-off ({reason})"),
             Outcome::NeedsPerson { issue } => {

@@ -382,7 +382,14 @@ fn check_agents(
                 } else {
                     format!("; {hint}")
                 };
-                problems.push(format!("role `{role_name}`: {e}{install}"));
+                let alternative = if role.agent == AgentKind::Command {
+                    ""
+                } else {
+                    "; or run a program of your own instead: `agent = \"command\"` in \
+                     [roles.<role>] of .autobuild/config.toml (`autobuild init --agents command` \
+                     writes example scripts that need no LLM)"
+                };
+                problems.push(format!("role `{role_name}`: {e}{install}{alternative}"));
             }
             None => {}
         }

@@ -270,5 +270,6 @@ fn new_state(plan: &Plan) -> RunState {
         pending: None,
         landed: None,
         answer: None,
+        signoffs: Vec::new(),
     }
 }

@@ -54,7 +54,7 @@ pub use locks::{remove_task_locks, AdminLock};
 pub use merge::MergeOutcome;
 pub use objects::{import_objects, Imported};
 pub use ref_guard::{RefGuard, RefOwner, RefRestored};
-pub use repo::Repo;
+pub use repo::{person, Repo};
 pub use restore::{restore, restore_paths};
 pub use snapshot::{
     changed_files_since, checkpoint, drop_from_checkpoint, head_commit, worktree_state_tree,

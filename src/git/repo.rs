@@ -181,6 +181,20 @@ pub(crate) fn find_commit<'r>(
     Ok(found)
 }
 
+/// Who the person at this checkout is, for records of their decisions: git's `user.name` (of
+/// the repository, else the global config), else `$USER`.
+pub fn person(checkout: &Path) -> Option<String> {
+    let configured = open_checkout(checkout)
+        .ok()
+        .and_then(|repo| repo.config().ok())
+        .or_else(|| git2::Config::open_default().ok())
+        .and_then(|config| config.get_string("user.name").ok());
+    configured
+        .or_else(|| std::env::var("USER").ok())
+        .map(|name| name.trim().to_string())
+        .filter(|name| !name.is_empty())
+}
+
 /// The repository's configured identity, else autobuild's own: a missing or unusable
 /// `user.name` / `user.email` never stops a checkpoint or a merge.
 pub(crate) fn signature(repo: &Repository, path: &Path) -> Result<Signature<'static>, GitError> {

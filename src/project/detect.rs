@@ -3,8 +3,10 @@
 //!
 //! Detection looks at a small snapshot of the project ([`ProjectFiles`]) read once from disk; the
 //! decision itself ([`detect_test`]) is a pure function over that snapshot. The first ecosystem
-//! that matches wins, in this order: Cargo, pytest, npm (when `scripts.test` is not npm's
-//! placeholder), Go, a Makefile `test` target. A polyglot project that wants something else
+//! that matches wins, in this order: Cargo, pytest (its configs, `conftest.py`, or test files at
+//! the root, under `tests/` or under `test/`), npm (when `scripts.test` is not npm's placeholder;
+//! run with pnpm or yarn when their lock file is there), Go (`go.mod` or `go.work`), a Makefile
+//! `test` target, then a Makefile `check` target. A polyglot project that wants something else
 //! declares `[checks.test]`.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -30,8 +32,11 @@ const INSPECTED_FILES: [&str; 6] = [
     "makefile",
 ];
 
-/// How deep `tests/` is searched for Python test files.
+/// How deep `tests/` and `test/` are searched for Python test files.
 const TESTS_DIR_DEPTH: usize = 3;
+
+/// The directories whose file names detection collects, a few levels deep.
+const TEST_DIRS: [&str; 2] = ["tests", "test"];
 
 /// What detection knows about a project directory.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -40,7 +45,7 @@ pub struct ProjectFiles {
     pub root_entries: BTreeSet<String>,
     /// Contents of the [`INSPECTED_FILES`] that exist and are readable.
     pub contents: BTreeMap<String, String>,
-    /// File names found under `tests/` (a few levels deep).
+    /// File names found under `tests/` or `test/` (a few levels deep).
     pub tests_dir_files: BTreeSet<String>,
 }
 
@@ -63,11 +68,9 @@ impl ProjectFiles {
                 }
             }
         }
-        collect_names(
-            &root.join("tests"),
-            TESTS_DIR_DEPTH,
-            &mut files.tests_dir_files,
-        );
+        for dir in TEST_DIRS {
+            collect_names(&root.join(dir), TESTS_DIR_DEPTH, &mut files.tests_dir_files);
+        }
         files
     }
 
@@ -111,14 +114,35 @@ pub fn detect_test(files: &ProjectFiles) -> Option<Detection> {
         return found("python -m pytest -q", reason);
     }
     if files.content("package.json").is_some_and(has_real_npm_test) {
-        return found("npm test", "package.json has a test script");
+        return Some(if files.has("pnpm-lock.yaml") {
+            Detection {
+                cmd: "pnpm test",
+                reason: "package.json has a test script; pnpm-lock.yaml found",
+            }
+        } else if files.has("yarn.lock") {
+            Detection {
+                cmd: "yarn test",
+                reason: "package.json has a test script; yarn.lock found",
+            }
+        } else {
+            Detection {
+                cmd: "npm test",
+                reason: "package.json has a test script",
+            }
+        });
     }
     if files.has("go.mod") {
         return found("go test ./...", "go.mod found");
     }
+    if files.has("go.work") {
+        return found("go test ./...", "go.work found");
+    }
     let makefile = files.content("Makefile").or(files.content("makefile"));
-    if makefile.is_some_and(has_test_target) {
+    if makefile.is_some_and(|m| has_target(m, TEST_CHECK)) {
         return found("make test", "Makefile has a test target");
+    }
+    if makefile.is_some_and(|m| has_target(m, "check")) {
+        return found("make check", "Makefile has a check target");
     }
     None
 }
@@ -137,7 +161,13 @@ fn pytest_evidence(files: &ProjectFiles) -> Option<&'static str> {
     } else if files.has("conftest.py") {
         Some("conftest.py found")
     } else if files.tests_dir_files.iter().any(|n| is_python_test_file(n)) {
-        Some("tests/ holds pytest files")
+        Some("tests/ or test/ holds pytest files")
+    } else if files
+        .root_entries
+        .iter()
+        .any(|n| n != "conftest.py" && is_python_test_file(n))
+    {
+        Some("test_*.py files at the root")
     } else {
         None
     }
@@ -159,8 +189,8 @@ fn has_real_npm_test(package_json: &str) -> bool {
         .is_some_and(|script| !script.trim().is_empty() && !script.contains("no test specified"))
 }
 
-/// Whether a Makefile defines a `test` target (`test:` or `test other:`, not `test := …`).
-fn has_test_target(makefile: &str) -> bool {
+/// Whether a Makefile defines `target` (`test:` or `test other:`, not `test := …`).
+fn has_target(makefile: &str, target: &str) -> bool {
     makefile.lines().any(|line| {
         if line.starts_with([' ', '\t', '#', '.']) {
             return false;
@@ -168,7 +198,7 @@ fn has_test_target(makefile: &str) -> bool {
         let Some((targets, rest)) = line.split_once(':') else {
             return false;
         };
-        !rest.starts_with('=') && targets.split_whitespace().any(|t| t == TEST_CHECK)
+        !rest.starts_with('=') && targets.split_whitespace().any(|t| t == target)
     })
 }
 

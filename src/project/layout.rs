@@ -78,6 +78,15 @@ impl Layout {
         self.runs().join(run_id)
     }
 
+    /// The repository root a run directory ([`Layout::run_dir`]) belongs to, when `run_dir` has
+    /// that shape.
+    pub fn root_of_run_dir(run_dir: &Path) -> Option<&Path> {
+        let runs = run_dir.parent()?;
+        let dir = runs.parent()?;
+        let shaped = runs.file_name()? == "runs" && dir.file_name()? == ".autobuild";
+        shaped.then(|| dir.parent()).flatten()
+    }
+
     /// `.autobuild/worktrees/<task_id>/`
     pub fn worktree(&self, task_id: &str) -> PathBuf {
         self.worktrees().join(task_id)
@@ -166,6 +175,11 @@ mod tests {
             Path::new("/repo/.autobuild/worktrees/T")
         );
         assert_eq!(layout.gitignore(), Path::new("/repo/.autobuild/.gitignore"));
+        assert_eq!(
+            Layout::root_of_run_dir(&layout.run_dir("R1")),
+            Some(Path::new("/repo"))
+        );
+        assert_eq!(Layout::root_of_run_dir(Path::new("/tmp/run")), None);
         assert_eq!(
             layout
                 .display(Path::new("/repo/.autobuild/tasks/A.md"))

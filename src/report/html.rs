@@ -27,6 +27,8 @@ struct RunView<'a> {
     started: &'a str,
     updated: &'a str,
     turns_count: usize,
+    /// A person's decisions: who, how, when (and a rejection's reason).
+    signoffs: Vec<String>,
     cost: String,
     tokens_in: u64,
     tokens_out: u64,
@@ -105,6 +107,11 @@ pub fn render_run(records: &RunRecords) -> Result<String, Error> {
         started: &state.started_at,
         updated: &state.updated_at,
         turns_count: records.turns.len(),
+        signoffs: state
+            .signoffs
+            .iter()
+            .map(|s| format!("`{}`: {}", s.step, s.describe()))
+            .collect(),
         cost: cost(Some(state.cost_usd), state.cost_estimated),
         tokens_in: state.tokens_in,
         tokens_out: state.tokens_out,

@@ -238,3 +238,25 @@ fn a_second_loops_turns_and_reviewers_are_loaded_and_shown_apart() {
         .collect();
     assert_eq!(reviews, ["review2", "security2"]);
 }
+
+#[test]
+fn the_page_names_who_signed_off_and_when() {
+    let mut records = records();
+    records.state.signoffs = vec![crate::engine::state::SignOff {
+        step: "signoff".into(),
+        approved: false,
+        by: "command".into(),
+        person: "Ada <Lovelace>".into(),
+        at: "2026-01-01T00:02:00Z".into(),
+        reason: "needs a test".into(),
+    }];
+    let page = Html::parse_document(&render_run(&records).unwrap());
+    let shown: Vec<String> = select(&page, "dd.signoff")
+        .iter()
+        .map(|dd| dd.text().collect())
+        .collect();
+    assert_eq!(
+        shown,
+        ["signoff: rejected by Ada <Lovelace> (command) at 2026-01-01T00:02:00Z: needs a test"]
+    );
+}

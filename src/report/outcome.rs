@@ -65,10 +65,16 @@ fn over_budget(message: &str) -> Option<Outcome> {
 fn waiting(message: &str) -> Option<Outcome> {
     let rest = message.strip_prefix("waiting for a person at `")?;
     let (step, rest) = rest.split_once("`: ")?;
-    let (question, _) = rest.rsplit_once(" (answer with `autobuild approve`")?;
+    let (question, answer) = rest.rsplit_once(" (answer with `autobuild approve")?;
+    // Records from before the id was named say only "`autobuild approve`".
+    let task = answer
+        .strip_prefix(' ')
+        .and_then(|rest| rest.split_once('`'))
+        .map_or("", |(task, _)| task);
     Some(Outcome::Waiting {
         step: step.to_string(),
         question: question.to_string(),
+        task: task.to_string(),
     })
 }
 
@@ -142,6 +148,7 @@ mod tests {
             Outcome::Waiting {
                 step: "sign_off".into(),
                 question: "Ship it (see `report.md`)?".into(),
+                task: "TASK-7".into(),
             },
             Outcome::Rejected {
                 reason: "the copy is wrong (see notes)".into(),

@@ -16,6 +16,8 @@ pub(crate) struct Repeat {
     pub key: String,
     /// Byte offsets (within the YAML text) of the key's lines, in file order.
     pub offsets: Vec<usize>,
+    /// Every occurrence says the same (the same text, ignoring trailing whitespace).
+    pub agree: bool,
 }
 
 /// The repeated top-level keys of `yaml`, and the YAML with all but the last occurrence of each
@@ -48,9 +50,12 @@ pub(crate) fn dedupe(yaml: &str) -> (String, Vec<Repeat>) {
                 }
             }
         }
+        let text = |&(start, end): &(usize, usize)| yaml[start..end].trim_end();
+        let agree = spans.iter().all(|span| text(span) == text(&spans[0]));
         repeats.push(Repeat {
             key: key.to_string(),
             offsets: spans.iter().map(|(start, _)| *start).collect(),
+            agree,
         });
     }
     repeats.sort_by_key(|r| r.offsets.last().copied());

@@ -6,8 +6,8 @@
 //! tools put in shared task files are kept instead of rejected (DESIGN.md §3.1).
 //!
 //! A top-level key written twice (GuardKit rewrites `status:` that way) is found line by line
-//! first ([`super::duplicates`]): accepted with a located warning when autobuild does not read
-//! it, an error at the repeat when it does. Values GuardKit writes in other shapes
+//! first ([`super::duplicates`]) and accepted with a located warning; the last value is kept,
+//! as GuardKit's loader (Python's YAML) keeps it, and the warning says when the values differ. Values GuardKit writes in other shapes
 //! (`complexity`, `acceptance_criteria`) are read by [`super::fields`].
 //!
 //! Before yaml_serde sees the front matter, it goes through the alias and nesting bound every
@@ -176,12 +176,19 @@ pub(crate) fn read(
         let first_line = Location::from_offset(source, split.yaml_offset + first).line;
         let at = split.yaml_offset + last;
         if KNOWN_KEYS.contains(&repeat.key.as_str()) {
-            problems.push(
+            // GuardKit's loader (Python's YAML) keeps the last value: so does autobuild, and
+            // says so where it matters, when the values differ.
+            let how = if repeat.agree {
+                "with the same value each time"
+            } else {
+                "with different values; the last one is kept, as GuardKit's loader does"
+            };
+            warnings.push(
                 located
                     .at(
                         at,
                         format!(
-                            "`{}` is given more than once (first on line {first_line})",
+                            "`{}` is given more than once (first on line {first_line}), {how}",
                             repeat.key
                         ),
                     )

@@ -117,13 +117,21 @@ impl Task {
         };
         let body = body::read(source, body_offset);
 
-        if let Some(line) = body.duplicate_criteria {
-            problems.push(Diagnostic::at_offset(
-                path,
-                source,
-                line.offset,
-                "a second `## Acceptance Criteria` section; list every criterion in the first one",
-            ));
+        let body_criteria = fields.criteria.is_none();
+        if let (Some(line), true) = (body.duplicate_criteria, body_criteria) {
+            warnings.push(
+                Diagnostic::at_offset(
+                    path,
+                    source,
+                    line.offset,
+                    "a second acceptance criteria section; its criteria are read after the \
+                     first one's, as GuardKit reads them",
+                )
+                .with_help("list every criterion in the first section"),
+            );
+        }
+        if let (Some(tolerated), true) = (body.tolerated, body_criteria) {
+            warnings.push(tolerated_warning(path, source, tolerated));
         }
         let (criteria, criteria_epilogue, requirements) = match (&fields.criteria, &body.criteria) {
             (Some((items, key)), _) => {
@@ -203,6 +211,53 @@ impl Task {
     }
 }
 
+/// The located warning for a criteria section found only the way GuardKit's loader finds it.
+fn tolerated_warning(path: &Path, source: &str, tolerated: body::Tolerated<'_>) -> Diagnostic {
+    match tolerated {
+        body::Tolerated::Level(heading) => Diagnostic::at_offset(
+            path,
+            source,
+            heading.offset,
+            "the acceptance criteria heading is not a level-2 heading; read as the criteria \
+             section, as GuardKit reads it",
+        )
+        .with_help("write it as `## Acceptance Criteria`"),
+        body::Tolerated::Fenced {
+            heading,
+            fence,
+            closed,
+        } => {
+            let fence_line = crate::diagnostic::Location::from_offset(source, fence.offset).line;
+            let never = if closed {
+                ""
+            } else {
+                ", which is never closed"
+            };
+            Diagnostic::at_offset(
+                path,
+                source,
+                heading.offset,
+                format!(
+                    "this `## Acceptance Criteria` heading is inside the code fence opened on \
+                     line {fence_line}{never}; read as the criteria section, as GuardKit reads \
+                     it (it does not see code fences)"
+                ),
+            )
+            .with_help(format!(
+                "end the fenced block with a closing {} line before the heading",
+                fence_marker(fence.text)
+            ))
+        }
+    }
+}
+
+fn fence_marker(line: &str) -> String {
+    line.trim()
+        .chars()
+        .take_while(|c| *c == '`' || *c == '~')
+        .collect()
+}
+
 pub(crate) const CRITERIA_HELP: &str = "list one criterion per line; a `verify:` span makes the runner check it:\n    - [ ] AC-001: `--help` prints the usage `verify: ./app --help`\n    - [ ] AC-002: error messages name the offending file";
 
 fn missing_criteria(
@@ -223,7 +278,7 @@ fn missing_criteria(
         )
         .with_help(format!(
             "end the fenced block with a closing {} line before the heading",
-            fence.text.trim().chars().take_while(|c| *c == '`' || *c == '~').collect::<String>()
+            fence_marker(fence.text)
         ));
     }
     match body.misplaced_criteria {

@@ -174,6 +174,12 @@ fn a_missing_claude_stops_the_run_before_anything_is_created() {
     assert_exit(&output, 2);
     let stderr = loop_fixture::stderr(&output);
     assert!(stderr.contains("`claude` not found on PATH"), "{stderr}");
+    // The way in without it: the `command` adapter and init's example scripts.
+    assert!(
+        stderr.contains("`agent = \"command\"`")
+            && stderr.contains("autobuild init --agents command"),
+        "{stderr}"
+    );
     assert!(!project.run_dir().exists());
     assert!(!project.branch_exists(&project.branch()));
 }

@@ -51,6 +51,15 @@ fn cli_cases_in_a_new_repository() {
     in_repository(dir.path(), &["tests/cmd-repo/init/*.trycmd"]);
 }
 
+/// README's "Without an LLM": `init --agents command`, then the example task runs to approval
+/// with the example scripts, then lands.
+#[test]
+fn cli_cases_in_a_new_repository_without_an_llm() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(Path::new("tests/cmd-repo/new-project"), dir.path());
+    in_repository(dir.path(), &["tests/cmd-repo/init-command/*.trycmd"]);
+}
+
 /// Commits `dir` as a repository on `main` and runs the `cases` in it.
 fn in_repository(dir: &Path, cases: &[&str]) {
     autobuild::git::init_with_commit(dir, "main", "sample project").unwrap();

@@ -24,9 +24,53 @@ fn a_blocked_dry_run_prints_the_plan_and_what_blocks_it() {
         "{stdout}"
     );
     assert!(stdout.contains("rendered prompt: turn 1"), "{stdout}");
+    // The way in without a logged-in agent CLI is named where it is missing.
+    assert!(
+        stdout.contains("autobuild init --agents command"),
+        "{stdout}"
+    );
     assert!(!project.run_dir().exists());
     assert!(!project.worktree().exists());
     assert_eq!(project.git(&["for-each-ref"]), before);
+}
+
+#[test]
+fn a_custom_role_is_labelled_by_its_name_and_a_command_role_shows_no_model() {
+    let project = Project::new();
+    project.write(
+        ".autobuild/workflows/alone.toml",
+        r#"schema = 1
+name = "alone"
+
+[roles.implementer]
+agent = "command"
+prompt = "player.md"
+command = ["sh", ".autobuild/agents/player.sh"]
+
+[[steps]]
+id = "worktree"
+uses = "worktree"
+
+[[steps]]
+id = "implement"
+uses = "agent"
+role = "implementer"
+"#,
+    );
+    let project = project.commit();
+
+    let output = project.run(&["task", TASK, "--dry-run", "--workflow", "alone"]);
+
+    assert_exit(&output, 0);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("--- rendered prompt: turn 1, role implementer ---"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("  implementer: command, access write"),
+        "{stdout}"
+    );
 }
 
 #[test]

@@ -42,7 +42,9 @@ fn scaffolds_config_with_detected_test_example_task_and_gitignore() {
          created .autobuild/.gitignore\n\
          suggest: add target/ to .gitignore (caches and build output the project's tools write, \
          which a reviewer running the tests leaves behind); not changed\n\
-         next: edit .autobuild/tasks/TASK-EXAMPLE.md, then run `autobuild task TASK-EXAMPLE --dry-run`\n"
+         next: edit .autobuild/tasks/TASK-EXAMPLE.md, then run `autobuild task TASK-EXAMPLE --dry-run`; \
+         the default agents need Claude Code logged in (`claude`), or run `autobuild init --agents \
+         command` for example scripts that need no LLM\n"
     );
 
     let config = Config::load_file(&dir.path().join(".autobuild/config.toml")).unwrap();

@@ -58,6 +58,36 @@ fn a_complex_task_waits_for_a_sign_off_and_approve_merges_it() {
     let signoff = &project.state()["completed"]["signoff"]["outputs"];
     assert_eq!(signoff["approved"], true, "{signoff}");
     assert_eq!(signoff["by"], "command");
+    // Who and when are typed fields of the record, and the report names them.
+    assert!(!signoff["person"].as_str().unwrap().is_empty(), "{signoff}");
+    assert!(signoff["at"].as_str().unwrap().ends_with('Z'), "{signoff}");
+    let report = project.report();
+    assert!(report.contains("approved by "), "{report}");
+}
+
+#[test]
+fn approve_with_merge_lands_a_run_started_without_auto_merge_in_one_step() {
+    let project = project(Some(8));
+
+    let output = project.run(&["task", TASK, "--workflow", "guardkit"]);
+
+    assert_exit(&output, 6);
+    // The outcome names the exact command, with the id.
+    assert!(
+        project.state()["outcome"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("autobuild approve TASK-1")
+            || stdout(&output).contains("`autobuild approve TASK-1`"),
+        "{}",
+        project.state()["outcome"]
+    );
+
+    let output = project.run_with_env(&["approve", TASK, "--merge"], &[("USER", "ada")]);
+
+    assert_exit(&output, 0);
+    assert_eq!(project.state()["status"], "merged");
+    assert!(project.show("main", "lib/greet.sh").contains("Hello, %s!"));
 }
 
 #[test]

@@ -7,6 +7,7 @@
 use crate::engine::cx::RunCx;
 use crate::engine::events::EventKind;
 use crate::engine::exec::StepDone;
+use crate::engine::state::SignOff;
 use crate::engine::Outcome;
 use crate::error::Error;
 use crate::workflow::kinds::ApprovalOutputs;
@@ -34,12 +35,14 @@ pub fn execute(
         |question| question,
     );
     Ok(match ask(cx, &step.id, &question) {
-        Answer::Approved { by } => StepDone::ok(
-            format!("approved ({by})"),
+        Answer::Approved(signed) => StepDone::ok(
+            signed.describe(),
             ApprovalOutputs {
                 approved: true,
-                by,
+                by: signed.by,
                 reason: String::new(),
+                person: signed.person,
+                at: signed.at,
             },
         ),
         Answer::Not(done) => done,
@@ -49,7 +52,7 @@ pub fn execute(
 /// What [`ask`] got from a person.
 pub(super) enum Answer {
     /// Approved, by `command` or `terminal`.
-    Approved { by: String },
+    Approved(SignOff),
     /// Not approved: the step's result (rejected, waiting, or cancelled).
     Not(StepDone),
 }
@@ -59,7 +62,15 @@ pub(super) enum Answer {
 /// yet makes it wait (exit 6, the step is not marked done, so continuing asks again).
 pub(super) fn ask(cx: &mut RunCx, step_id: &str, question: &str) -> Answer {
     if let Some(answer) = cx.state.answer.take() {
-        return decided(answer.approved, "command", answer.reason);
+        let signed = SignOff {
+            step: step_id.to_string(),
+            approved: answer.approved,
+            by: "command".into(),
+            person: answer.person,
+            at: answer.at,
+            reason: answer.reason,
+        };
+        return decided(cx, signed);
     }
     if cx.prompter.is_interactive() {
         cx.emit(EventKind::AwaitingAnswer {
@@ -67,7 +78,21 @@ pub(super) fn ask(cx: &mut RunCx, step_id: &str, question: &str) -> Answer {
         });
         return match cx.prompter.confirm(question, &cx.cancel) {
             None => Answer::Not(StepDone::cancelled()),
-            Some(approved) => decided(approved, "terminal", "declined at the terminal".into()),
+            Some(approved) => {
+                let signed = SignOff {
+                    step: step_id.to_string(),
+                    approved,
+                    by: "terminal".into(),
+                    person: crate::git::person(&cx.plan.root).unwrap_or_default(),
+                    at: crate::engine::cx::now(),
+                    reason: if approved {
+                        String::new()
+                    } else {
+                        "declined at the terminal".into()
+                    },
+                };
+                decided(cx, signed)
+            }
         };
     }
     Answer::Not(StepDone::halted(
@@ -75,16 +100,23 @@ pub(super) fn ask(cx: &mut RunCx, step_id: &str, question: &str) -> Answer {
         Outcome::Waiting {
             step: step_id.to_string(),
             question: question.to_string(),
+            task: cx.state.task_id.clone(),
         },
     ))
 }
 
-/// A person's decision: an approval lets the run go on; a rejection ends it blocked with the
-/// reason.
-fn decided(approved: bool, by: &str, reason: String) -> Answer {
-    if approved {
-        return Answer::Approved { by: by.to_string() };
+/// A person's decision, recorded in the run's state: an approval lets the run go on; a
+/// rejection ends it blocked with the reason.
+fn decided(cx: &mut RunCx, signed: SignOff) -> Answer {
+    cx.state.signoffs.push(signed.clone());
+    if signed.approved {
+        return Answer::Approved(signed);
     }
-    let summary = format!("rejected ({by}): {reason}");
-    Answer::Not(StepDone::halted(summary, Outcome::Rejected { reason }))
+    let summary = signed.describe();
+    Answer::Not(StepDone::halted(
+        summary,
+        Outcome::Rejected {
+            reason: signed.reason,
+        },
+    ))
 }

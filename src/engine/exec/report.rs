@@ -58,6 +58,9 @@ pub fn render(state: &RunState, outcome: &Outcome, turns: &[TurnRecords]) -> Str
         state.branch, state.base_branch
     );
     let _ = writeln!(out, "- Turns: {}", turns.len());
+    for signoff in &state.signoffs {
+        let _ = writeln!(out, "- Sign-off `{}`: {}", signoff.step, signoff.describe());
+    }
     if state.cost_usd > 0.0 {
         let estimate = if state.cost_estimated {
             " (partly estimated from token counts)"

@@ -105,6 +105,42 @@ fn ignores_npm_placeholder_and_non_targets() {
 }
 
 #[test]
+fn detects_the_other_common_layouts() {
+    let pytest = Some("python -m pytest -q");
+    // The flat layout of small libraries (inflection 0.5.1: test_inflection.py at the root).
+    let flat = files(
+        &["inflection.py", "test_inflection.py", "setup.py"],
+        &[],
+        &[],
+    );
+    assert_eq!(cmd(&flat), pytest);
+    assert_eq!(
+        detect_test(&flat).unwrap().reason,
+        "test_*.py files at the root"
+    );
+    assert_eq!(cmd(&files(&["calc.py", "calc_test.py"], &[], &[])), pytest);
+    assert_eq!(cmd(&files(&["testing.py", "setup.py"], &[], &[])), None);
+    // `test/` (singular) is read like `tests/` by ProjectFiles::read.
+    assert_eq!(cmd(&files(&["test"], &[], &["test_core.py"])), pytest);
+    let npm = r#"{"scripts": {"test": "vitest run"}}"#;
+    let with = |lock: &str| files(&["package.json", lock], &[("package.json", npm)], &[]);
+    assert_eq!(cmd(&with("pnpm-lock.yaml")), Some("pnpm test"));
+    assert_eq!(cmd(&with("yarn.lock")), Some("yarn test"));
+    assert_eq!(cmd(&with("package-lock.json")), Some("npm test"));
+    assert_eq!(cmd(&files(&["go.work"], &[], &[])), Some("go test ./..."));
+    let autotools = "all:\n\tcc main.c\n\ncheck: all\n\t./run-tests\n";
+    assert_eq!(
+        cmd(&files(&["Makefile"], &[("Makefile", autotools)], &[])),
+        Some("make check")
+    );
+    let both = "check:\n\ttrue\ntest:\n\ttrue\n";
+    assert_eq!(
+        cmd(&files(&["Makefile"], &[("Makefile", both)], &[])),
+        Some("make test")
+    );
+}
+
+#[test]
 fn earlier_ecosystems_win() {
     let make = "test:\n\ttrue\n";
     let both = files(&["Cargo.toml", "Makefile"], &[("Makefile", make)], &[]);
@@ -119,6 +155,14 @@ fn reads_a_real_directory() {
     let snapshot = ProjectFiles::read(dir.path());
     assert!(snapshot.root_entries.contains("tests"));
     assert_eq!(cmd(&snapshot), Some("python -m pytest -q"));
+
+    let singular = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(singular.path().join("test")).unwrap();
+    std::fs::write(singular.path().join("test/test_core.py"), "").unwrap();
+    assert_eq!(
+        cmd(&ProjectFiles::read(singular.path())),
+        Some("python -m pytest -q")
+    );
 }
 
 #[test]

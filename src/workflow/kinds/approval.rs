@@ -19,6 +19,8 @@ pub static KIND: Kind = Kind {
         Output::new("approved", ValueType::Bool, "the person approved"),
         Output::new("by", ValueType::Text, "how the answer came: terminal or command"),
         Output::new("reason", ValueType::Text, "the reason given with a rejection (empty otherwise)"),
+        Output::new("person", ValueType::Text, "who answered: git user.name, else $USER"),
+        Output::new("at", ValueType::Text, "when the answer was given (RFC 3339, UTC)"),
     ],
     needs_worktree: false,
     spends_budget: false,
@@ -38,4 +40,8 @@ pub struct ApprovalOutputs {
     pub approved: bool,
     pub by: String,
     pub reason: String,
+    #[serde(default)]
+    pub person: String,
+    #[serde(default)]
+    pub at: String,
 }
