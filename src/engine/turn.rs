@@ -36,6 +36,19 @@ pub struct PlayerRecord {
     /// Worktree-relative, sorted, de-duplicated; computed by the runner from git.
     pub files_changed: Vec<String>,
     pub diff_stat: String,
+    /// The task branch against the commit it forked from, rendered like `diff_stat` (or why it
+    /// could not be computed); the reviewer's prompt shows it. Computed once with the
+    /// checkpoint; `None` in records written before it was stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch_diff_stat: Option<String>,
+    /// The diff of test files from the fork point to the checkpoint, bounded (or why there is
+    /// none); the reviewer's prompt shows it. `None` in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tests_diff: Option<String>,
+    /// The checkpoint commit's own patch, bounded (or why there is none); the report shows it.
+    /// `None` in older records, whose report diffs the checkpoint again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch: Option<String>,
     /// What the step changed outside its scope (the shared git directory, other branches and
     /// tags) and the runner reverted; the turn cannot be approved when it is not empty.
     #[serde(default)]

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use git2::{Delta, DiffDelta, DiffFindOptions, Oid, Patch, Repository};
+use git2::{Commit, Delta, DiffDelta, DiffFindOptions, Oid, Patch, Repository};
 use serde::{Deserialize, Serialize};
 
 use super::error::{Context, GitError};
@@ -60,32 +60,50 @@ pub fn diff_text(
     limit: usize,
 ) -> Result<String, GitError> {
     let repo = open_checkout(checkout)?;
-    let from = find_commit(&repo, from_commit, checkout)?
-        .tree()
-        .context("read a commit's tree", checkout)?;
-    let to = find_commit(&repo, to_commit, checkout)?
-        .tree()
-        .context("read a commit's tree", checkout)?;
+    let from = find_commit(&repo, from_commit, checkout)?;
+    let to = find_commit(&repo, to_commit, checkout)?;
+    diff_text_in(&repo, &from, &to, wanted, limit, checkout)
+}
+
+/// [`diff_text`] on an open repository. Only the files `wanted` selects are rendered.
+pub(crate) fn diff_text_in(
+    repo: &Repository,
+    from: &Commit<'_>,
+    to: &Commit<'_>,
+    wanted: &dyn Fn(&str) -> bool,
+    limit: usize,
+    checkout: &Path,
+) -> Result<String, GitError> {
+    let from = from.tree().context("read a commit's tree", checkout)?;
+    let to = to.tree().context("read a commit's tree", checkout)?;
     let diff = repo
         .diff_tree_to_tree(Some(&from), Some(&to), None)
         .context("diff two commits", checkout)?;
     let mut text = Vec::new();
-    diff.print(git2::DiffFormat::Patch, |delta, _hunk, line| {
+    for (index, delta) in diff.deltas().enumerate() {
         let path = delta
             .new_file()
             .path()
             .or_else(|| delta.old_file().path())
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default();
-        if wanted(&path) {
-            if matches!(line.origin(), '+' | '-' | ' ') {
-                text.push(line.origin() as u8);
-            }
-            text.extend_from_slice(line.content());
+        if !wanted(&path) {
+            continue;
         }
-        true
-    })
-    .context("render a diff", checkout)?;
+        let Some(mut patch) = Patch::from_diff(&diff, index).context("render a diff", checkout)?
+        else {
+            continue;
+        };
+        patch
+            .print(&mut |_delta, _hunk, line| {
+                if matches!(line.origin(), '+' | '-' | ' ') {
+                    text.push(line.origin() as u8);
+                }
+                text.extend_from_slice(line.content());
+                true
+            })
+            .context("render a diff", checkout)?;
+    }
     let mut text = String::from_utf8_lossy(&text).into_owned();
     if text.len() > limit {
         let total = text.len();
@@ -112,13 +130,23 @@ pub fn diff_stat(
     let repo = open_checkout(checkout)?;
     let from = find_commit(&repo, from_commit, checkout)?;
     let to = find_commit(&repo, to_commit, checkout)?;
+    diff_stat_in(&repo, &from, &to, checkout)
+}
+
+/// [`diff_stat`] on an open repository.
+pub(crate) fn diff_stat_in(
+    repo: &Repository,
+    from: &Commit<'_>,
+    to: &Commit<'_>,
+    checkout: &Path,
+) -> Result<DiffStat, GitError> {
     let (from_tree, to_tree) = (
         from.tree().context("read a commit's tree", checkout)?,
         to.tree().context("read a commit's tree", checkout)?,
     );
     let mut diff = repo
         .diff_tree_to_tree(Some(&from_tree), Some(&to_tree), None)
-        .context(format_args!("diff {from_commit}..{to_commit}"), checkout)?;
+        .context(format_args!("diff {}..{}", from.id(), to.id()), checkout)?;
     diff.find_similar(Some(DiffFindOptions::new().renames(true)))
         .context("detect renames", checkout)?;
 

@@ -36,6 +36,7 @@ mod snapshot;
 mod strategy;
 pub mod task_repo;
 mod tree_merge;
+mod turn_diffs;
 mod worktree;
 
 pub use checkout_guard::CheckoutGuard;
@@ -57,8 +58,9 @@ pub use ref_guard::{RefGuard, RefOwner, RefRestored};
 pub use repo::{person, Repo};
 pub use restore::{restore, restore_paths};
 pub use snapshot::{
-    changed_files_since, checkpoint, drop_from_checkpoint, head_commit, worktree_state_tree,
-    Checkpoint,
+    changed_files_since, checkpoint, checkpoint_within_scope, drop_from_checkpoint, head_commit,
+    worktree_state_tree, Checkpoint,
 };
 pub use strategy::MergeStrategy;
+pub use turn_diffs::{TurnDiffs, PATCH_LIMIT, TESTS_DIFF_LIMIT};
 pub use worktree::{OpenedWorktree, WorktreeInfo};

@@ -46,9 +46,20 @@ pub fn restore(worktree: &Path, commit: &str) -> Result<Vec<String>, GitError> {
 /// else in the worktree is touched.
 pub fn restore_paths(worktree: &Path, commit: &str, paths: &[&str]) -> Result<(), GitError> {
     let repo = open_checkout(worktree)?;
-    let tree = find_commit(&repo, commit, worktree)?
+    let commit = find_commit(&repo, commit, worktree)?;
+    restore_paths_in(&repo, worktree, &commit, paths)
+}
+
+/// [`restore_paths`] on an open repository.
+pub(crate) fn restore_paths_in(
+    repo: &Repository,
+    worktree: &Path,
+    commit: &Commit<'_>,
+    paths: &[&str],
+) -> Result<(), GitError> {
+    let tree = commit
         .tree()
-        .context(format_args!("read the tree of {commit}"), worktree)?;
+        .context(format_args!("read the tree of {}", commit.id()), worktree)?;
     for path in paths {
         // A link where a directory should be is what gets restored: it goes, and the path is
         // written in a real directory in its place.
@@ -57,7 +68,7 @@ pub fn restore_paths(worktree: &Path, commit: &str, paths: &[&str]) -> Result<()
         }
         let wanted = files::entry(&tree, path);
         if files::on_disk(worktree, path)? != wanted.map(|e| e.0) || wanted.is_none() {
-            files::write_entry(&repo, worktree, path, wanted)?;
+            files::write_entry(repo, worktree, path, wanted)?;
         }
     }
     tracing::debug!(?paths, worktree = %worktree.display(), "restored paths");

@@ -10,12 +10,12 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use git2::{Index, Oid, Repository, Status};
+use git2::{Delta, DiffOptions, Index, Oid, Repository};
 use serde::{Deserialize, Serialize};
 
 use super::diff::changed_paths;
 use super::error::{Context, GitError};
-use super::repo::{find_commit, head_of, open_checkout, signature, status_options};
+use super::repo::{find_commit, head_of, open_checkout, signature};
 
 /// The result of checkpointing a worktree.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -35,6 +35,44 @@ pub fn checkpoint(worktree: &Path, message: &str) -> Result<Checkpoint, GitError
     let head = head_of(&repo, worktree)?;
     let mut index = repo.index().context("open the index", worktree)?;
     let tree_id = stage_all(&repo, &mut index, worktree)?;
+    index.write().context("write the index", worktree)?;
+    crate::failpoint::hit("checkpoint.index");
+    let checkpoint = commit_staged(&repo, &head, tree_id, message, worktree)?;
+    if checkpoint.changed {
+        crate::failpoint::hit("checkpoint.commit");
+        tracing::debug!(commit = %checkpoint.commit, worktree = %worktree.display(), "checkpoint");
+    }
+    Ok(checkpoint)
+}
+
+/// [`checkpoint`] of a writer's step that first puts back what the step may not change, on one
+/// walk of the working tree: the walk that stages the worktree also yields the paths changed
+/// since the checkpoint `since`; `put_back` picks those to restore as they are in `since`.
+/// Only when it picks some are they restored and the worktree staged again, so the common case
+/// (nothing out of scope) costs one status walk where a scope check and a checkpoint cost two.
+/// `since` is `None` before the first checkpoint: nothing is checked then.
+pub fn checkpoint_within_scope(
+    worktree: &Path,
+    message: &str,
+    since: Option<&str>,
+    put_back: &mut dyn FnMut(&[String]) -> Vec<String>,
+) -> Result<Checkpoint, GitError> {
+    let repo = open_checkout(worktree)?;
+    let head = head_of(&repo, worktree)?;
+    let mut index = repo.index().context("open the index", worktree)?;
+    let mut tree_id = stage_all(&repo, &mut index, worktree)?;
+    if let Some(since) = since {
+        let since = find_commit(&repo, since, worktree)?;
+        let changed = changed_paths(&repo, since.tree_id(), tree_id, worktree)?;
+        let back = put_back(&changed);
+        if !back.is_empty() {
+            let paths: Vec<&str> = back.iter().map(String::as_str).collect();
+            super::restore::restore_paths_in(&repo, worktree, &since, &paths)?;
+            // What was staged in memory goes; the worktree as it now is gets staged.
+            index.read(true).context("reload the index", worktree)?;
+            tree_id = stage_all(&repo, &mut index, worktree)?;
+        }
+    }
     index.write().context("write the index", worktree)?;
     crate::failpoint::hit("checkpoint.index");
     let checkpoint = commit_staged(&repo, &head, tree_id, message, worktree)?;
@@ -136,35 +174,140 @@ pub(crate) fn state_tree(repo: &Repository, worktree: &Path) -> Result<Oid, GitE
 /// `git add -A` on `index` (in memory), returning the resulting tree id. Writes blobs and
 /// trees to the object database, not the index file.
 ///
-/// Only the paths `git status` reports are staged: the status walk answers unchanged files
-/// from the index's stat cache, so a large repository with a small change costs a scan of
-/// file metadata, not a re-hash of every file.
+/// Only the paths that differ between the index and the working tree are staged (what `git
+/// status` lists as unstaged or untracked): the walk answers unchanged files from the index's
+/// stat cache, so a large repository with a small change costs a scan of file metadata, not a
+/// re-hash of every file. HEAD is not compared with the index (what is staged already is kept
+/// as it is), and the stat information the walk refreshed is kept in `index`, so that a
+/// checkpoint, which writes the index, spares the next walk from reading those files again.
+/// The tree is written from the index's tree cache: only the directories holding a staged
+/// path are rebuilt.
 fn stage_all(repo: &Repository, index: &mut Index, worktree: &Path) -> Result<Oid, GitError> {
-    let statuses = repo
-        .statuses(Some(&mut status_options()))
+    let mut options = DiffOptions::new();
+    options
+        .include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .include_ignored(false)
+        .include_typechange(true)
+        .ignore_submodules(true)
+        .update_index(true);
+    let diff = repo
+        .diff_index_to_workdir(Some(index), Some(&mut options))
         .context("read the worktree status", worktree)?;
-    let changed_in_worktree = Status::WT_NEW
-        | Status::WT_MODIFIED
-        | Status::WT_TYPECHANGE
-        | Status::WT_RENAMED
-        | Status::WT_DELETED;
-    for entry in statuses.iter() {
-        let status = entry.status();
-        if !status.intersects(changed_in_worktree) {
+    let mut staged: Vec<(Vec<u8>, bool)> = Vec::new();
+    for delta in diff.deltas() {
+        // Submodule entries are left as they are, as `git status` without submodules shows
+        // them (a gitlink whose directory is missing is not a deletion to stage).
+        let gitlink = |file: git2::DiffFile<'_>| file.mode() == git2::FileMode::Commit;
+        if gitlink(delta.old_file()) || gitlink(delta.new_file()) {
             continue;
         }
-        let path = Path::new(OsStr::from_bytes(entry.path_bytes()));
-        if status.contains(Status::WT_DELETED) {
-            index
-                .remove_path(path)
-                .context(format_args!("unstage deleted {}", path.display()), worktree)?;
-        } else {
+        match delta.status() {
+            Delta::Deleted => staged.extend(
+                delta
+                    .old_file()
+                    .path_bytes()
+                    .map(|path| (path.to_vec(), false)),
+            ),
+            Delta::Added | Delta::Untracked | Delta::Modified | Delta::Typechange => staged.extend(
+                delta
+                    .new_file()
+                    .path_bytes()
+                    .map(|path| (path.to_vec(), true)),
+            ),
+            _ => {}
+        }
+    }
+    drop(diff);
+    for (path, present) in staged {
+        let path = Path::new(OsStr::from_bytes(&path));
+        if present {
             index
                 .add_path(path)
                 .context(format_args!("stage {}", path.display()), worktree)?;
+        } else {
+            index
+                .remove_path(path)
+                .context(format_args!("unstage deleted {}", path.display()), worktree)?;
         }
     }
     index
         .write_tree()
         .context("write the staged tree", worktree)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo_with(files: &[(&str, &str)]) -> (tempfile::TempDir, String) {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in files {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let commit = crate::git::init_with_commit(dir.path(), "main", "first").unwrap();
+        (dir, commit)
+    }
+
+    fn committed(root: &Path, commit: &str) -> Vec<String> {
+        let repo = open_checkout(root).unwrap();
+        let commit = find_commit(&repo, commit, root).unwrap();
+        let parent = commit.parent(0).unwrap();
+        changed_paths(&repo, parent.tree_id(), commit.tree_id(), root).unwrap()
+    }
+
+    #[test]
+    fn one_walk_checkpoints_what_is_in_scope_and_puts_back_the_rest() {
+        let (dir, first) = repo_with(&[("a.txt", "a\n"), ("b.txt", "b\n"), ("d.txt", "d\n")]);
+        let root = dir.path();
+        std::fs::write(root.join("a.txt"), "a2\n").unwrap();
+        std::fs::write(root.join("b.txt"), "b2\n").unwrap();
+        std::fs::remove_file(root.join("d.txt")).unwrap();
+        std::fs::create_dir_all(root.join("new")).unwrap();
+        std::fs::write(root.join("new/c.txt"), "c\n").unwrap();
+        let mut seen = Vec::new();
+        let mut put_back = |changed: &[String]| {
+            seen = changed.to_vec();
+            vec![
+                "b.txt".to_string(),
+                "new/c.txt".to_string(),
+                "d.txt".to_string(),
+            ]
+        };
+        let done = checkpoint_within_scope(root, "turn", Some(&first), &mut put_back).unwrap();
+        assert_eq!(seen, ["a.txt", "b.txt", "d.txt", "new/c.txt"]);
+        assert!(done.changed);
+        assert_eq!(committed(root, &done.commit), ["a.txt"]);
+        assert_eq!(std::fs::read_to_string(root.join("b.txt")).unwrap(), "b\n");
+        assert_eq!(std::fs::read_to_string(root.join("d.txt")).unwrap(), "d\n");
+        assert!(!root.join("new/c.txt").exists());
+        // The index on disk is the checkpoint's: nothing is left staged or unstaged.
+        let repo = open_checkout(root).unwrap();
+        assert!(repo
+            .statuses(Some(&mut super::super::repo::status_options()))
+            .unwrap()
+            .is_empty());
+
+        // Nothing changed since: no commit; nothing to put back is asked about nothing.
+        let mut asked = false;
+        let mut none = |changed: &[String]| {
+            asked = !changed.is_empty();
+            Vec::new()
+        };
+        let again = checkpoint_within_scope(root, "again", Some(&done.commit), &mut none).unwrap();
+        assert!(!again.changed);
+        assert_eq!(again.commit, done.commit);
+        assert!(!asked);
+    }
+
+    #[test]
+    fn without_a_previous_checkpoint_nothing_is_put_back() {
+        let (dir, _) = repo_with(&[("a.txt", "a\n")]);
+        std::fs::write(dir.path().join("b.txt"), "b\n").unwrap();
+        let mut never = |_: &[String]| -> Vec<String> { panic!("asked without a checkpoint") };
+        let done = checkpoint_within_scope(dir.path(), "turn", None, &mut never).unwrap();
+        assert_eq!(committed(dir.path(), &done.commit), ["b.txt"]);
+    }
 }

@@ -15,8 +15,6 @@ use crate::engine::records::{load_turns, TurnRecords};
 use crate::engine::state::RunState;
 use crate::engine::turn::{CoachRecord, GateRecord, PlayerRecord, VerifyRecord};
 
-/// At most this much of one turn's diff goes into the report.
-const DIFF_LIMIT: usize = 64 * 1024;
 /// At most this many of a check log's last lines, and bytes, go into the report.
 const LOG_LINES: usize = 40;
 const LOG_BYTES: usize = 6 * 1024;
@@ -99,12 +97,22 @@ fn turn_diff(repo: Option<&Path>, player: &PlayerRecord) -> String {
     if !player.checkpoint.changed {
         return String::new();
     }
+    // Stored with the turn's record since issue 24; older records are diffed again.
+    if let Some(patch) = &player.patch {
+        return patch.clone();
+    }
     let Some(repo) = repo else {
         return "(the diff is not available: the run directory is not in a git repository)".into();
     };
     let commit = &player.checkpoint.commit;
-    crate::git::diff_text(repo, &format!("{commit}^"), commit, &|_| true, DIFF_LIMIT)
-        .unwrap_or_else(|e| format!("(the diff is not available: {e})"))
+    crate::git::diff_text(
+        repo,
+        &format!("{commit}^"),
+        commit,
+        &|_| true,
+        crate::git::PATCH_LIMIT,
+    )
+    .unwrap_or_else(|e| format!("(the diff is not available: {e})"))
 }
 
 /// The last lines of a log file, bounded, or why it cannot be read.

@@ -2,8 +2,11 @@
 //!
 //! Tasks live under `.autobuild/tasks/**` and, for GuardKit projects, under
 //! `tasks/{backlog,in_progress,design_approved,in_review,blocked}/**` and the same folders of
-//! `.guardkit/tasks/` (DESIGN.md §3). Lookup by id matches the front-matter `id` exactly (or,
-//! without one, the id the file name carries). A file that fails to parse does not hide the other
+//! `.guardkit/tasks/` (DESIGN.md §3). Lookup by id also searches GuardKit's finished folders
+//! (`completed/`, `archived/`; a copy there loses to any active one) and the files directly in
+//! `.guardkit/tasks/`, and parses only the files that can declare the id (their name or text
+//! carries it), so a board of thousands of tasks costs a read, not a parse, per file. Lookup by
+//! id matches the front-matter `id` exactly (or, without one, the id the file name carries). A file that fails to parse does not hide the other
 //! tasks, but when it is the file that declares the requested id its problems are what the user
 //! sees — even when its front matter is so broken that only an `id:` line can still be read.
 //! When no file declares the id, the broken task files whose id cannot be read are listed with
@@ -77,11 +80,7 @@ pub fn list_tasks(root: &Path) -> Result<TaskScan, Error> {
 /// never take tasks from, count here: a task GuardKit moved on after its merge is shown there.
 /// `None` for a task outside GuardKit's folders, or none with that id.
 pub fn board_state(root: &Path, id: &str) -> Option<(String, PathBuf)> {
-    let mut dirs = search_dirs(root);
-    for tasks in [root.join("tasks"), root.join(".guardkit").join("tasks")] {
-        dirs.extend(["completed", "archived"].iter().map(|d| tasks.join(d)));
-    }
-    let scan = scan(root, &dirs).ok()?;
+    let scan = scan_files(root, candidates(&lookup_files(root).ok()?, id));
     let path = match find_in_scan(root, &scan, id) {
         Lookup::Found(task) => task.path,
         Lookup::Invalid(invalid) => invalid.path.clone(),
@@ -99,6 +98,49 @@ fn scan(root: &Path, dirs: &[PathBuf]) -> Result<TaskScan, Error> {
     for dir in dirs {
         collect_markdown(dir, &mut files)?;
     }
+    Ok(scan_files(root, files))
+}
+
+/// Every `*.md` file a lookup by id considers, in path order: the [`search_dirs`], GuardKit's
+/// finished folders (`completed/`, `archived/`: precedence puts their copies last) and the
+/// files directly in `.guardkit/tasks/`.
+fn lookup_files(root: &Path) -> Result<Vec<PathBuf>, Error> {
+    let mut dirs = search_dirs(root);
+    for tasks in [root.join("tasks"), root.join(".guardkit").join("tasks")] {
+        dirs.extend(["completed", "archived"].iter().map(|d| tasks.join(d)));
+    }
+    let mut files = Vec::new();
+    for dir in &dirs {
+        collect_markdown(dir, &mut files)?;
+    }
+    collect_markdown_in(&root.join(".guardkit").join("tasks"), &mut files)?;
+    Ok(files)
+}
+
+/// The files of `files` that may declare `id`: those whose name carries it (GuardKit names
+/// task files after their ids), then those whose text contains it at all. A file that declares
+/// an id spells it out, in its front matter or in its name, so the files left out cannot
+/// declare `id`; only the candidates are parsed.
+fn candidates(files: &[PathBuf], id: &str) -> Vec<PathBuf> {
+    let named = |path: &PathBuf| {
+        path.file_name()
+            .is_some_and(|name| name.to_string_lossy().contains(id))
+    };
+    let needle = id.as_bytes();
+    let mentions = |path: &PathBuf| match fs::read(path) {
+        Ok(bytes) => bytes.windows(needle.len().max(1)).any(|w| w == needle),
+        // Unreadable: parsed, so that its problem is reported as before.
+        Err(_) => true,
+    };
+    files
+        .iter()
+        .filter(|path| named(path) || mentions(path))
+        .cloned()
+        .collect()
+}
+
+/// Parses `files`, in the given order.
+fn scan_files(root: &Path, files: Vec<PathBuf>) -> TaskScan {
     let mut scan = TaskScan::default();
     for path in files {
         let shown = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
@@ -146,7 +188,7 @@ fn scan(root: &Path, dirs: &[PathBuf]) -> Result<TaskScan, Error> {
             }
         }
     }
-    Ok(scan)
+    scan
 }
 
 /// The task named by `id_or_path`: an existing file (relative to the current directory or to
@@ -168,11 +210,13 @@ pub fn locate(root: &Path, id_or_path: &str) -> Result<Task, Error> {
         )));
     }
 
-    let scan = list_tasks(root)?;
+    let files = lookup_files(root)?;
+    let scan = scan_files(root, candidates(&files, id_or_path));
     match find_in_scan(root, &scan, id_or_path) {
         Lookup::Found(task) => Ok(*task),
         Lookup::Invalid(invalid) => Err(Error::Invalid(invalid.problems.clone())),
-        Lookup::Missing => Err(not_found(root, id_or_path, &scan)),
+        // The error suggests close ids and names broken files: it needs every file parsed.
+        Lookup::Missing => Err(not_found(root, id_or_path, &scan_files(root, files))),
         Lookup::Ambiguous(paths) => Err(Error::usage(format!(
             "task id `{id_or_path}` is declared by more than one file in the same state: {}",
             shown_list(&paths)
@@ -276,7 +320,7 @@ fn not_found(root: &Path, id: &str, scan: &TaskScan) -> Error {
         .collect();
     // The folders, shortened: ten GuardKit state folders spelled out hide the help's point.
     let searched = [format!(
-        ".autobuild/tasks/, tasks/STATE/ and .guardkit/tasks/STATE/ (STATE: {})",
+        ".autobuild/tasks/, tasks/STATE/ and .guardkit/tasks/STATE/ (STATE: {}, completed, archived)",
         GUARDKIT_TASK_DIRS.join(", ")
     )];
     let close = close_ids(id, &known);
@@ -385,6 +429,26 @@ fn meant_as_task(source: &str) -> bool {
     let text = source.strip_prefix('\u{feff}').unwrap_or(source);
     text.lines().next().is_some_and(|l| l.trim_end() == "---")
         || text.lines().any(|l| l.starts_with("id:"))
+}
+
+/// Appends the `*.md` files directly in `dir` (sorted, not its subdirectories) to `out`.
+fn collect_markdown_in(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io("cannot list task directory", dir, e)),
+    };
+    let mut found = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io("cannot list task directory", dir, e))?;
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "md") && path.is_file() {
+            found.push(path);
+        }
+    }
+    found.sort();
+    out.extend(found);
+    Ok(())
 }
 
 /// Appends the `*.md` files under `dir` (recursively, sorted) to `out`. Symlinked directories

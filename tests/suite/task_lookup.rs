@@ -45,8 +45,12 @@ fn finds_tasks_in_every_documented_place() {
         assert_eq!(found.id, id);
         assert_eq!(found.path, root.join(rel));
     }
-    let err = locate(root, "TASK-G").unwrap_err();
-    assert_eq!(err.exit_code(), 2);
+    // Lookup by id also finds a finished task (issue 24); the list of tasks to run does not.
+    assert_eq!(
+        locate(root, "TASK-G").unwrap().path,
+        root.join("tasks/completed/g.md")
+    );
+    assert!(locate(root, "TASK-H").is_err());
     let scan = list_tasks(root).unwrap();
     assert_eq!(scan.tasks.len(), 6);
     assert!(scan.invalid.is_empty());
@@ -59,6 +63,62 @@ fn matches_the_front_matter_id_exactly_not_the_file_name() {
     write(dir.path(), ".autobuild/tasks/other.md", &task("TASK-1"));
     let found = locate(dir.path(), "TASK-1").unwrap();
     assert!(found.path.ends_with("other.md"));
+}
+
+/// Lookup by id parses only the files whose name or text carries the id: the answers are the
+/// same as a parse of every file (issue 24).
+#[test]
+fn lookup_by_id_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // Named after one id, declaring another.
+    write(root, "tasks/backlog/TASK-7-misnamed.md", &task("TASK-70"));
+    // Named after nothing, declaring its id.
+    write(root, "tasks/in_review/notes.md", &task("TASK-7"));
+    // Directly in .guardkit/tasks/.
+    write(root, ".guardkit/tasks/TASK-9-loose.md", &task("TASK-9"));
+    // Finished copy and an active one: the active one counts.
+    write(root, "tasks/completed/TASK-5.md", &task("TASK-5"));
+    write(root, "tasks/backlog/TASK-5.md", &task("TASK-5"));
+    // Only finished.
+    write(root, ".guardkit/tasks/archived/old.md", &task("TASK-OLD"));
+    // Broken, id only in the file name.
+    write(
+        root,
+        "tasks/blocked/TASK-8-broken.md",
+        "---\ntitle: [\n---\n",
+    );
+    // A stranger that mentions an id in its text without declaring it.
+    write(
+        root,
+        "tasks/backlog/other.md",
+        &format!("{}\nSee TASK-7.\n", task("TASK-1")),
+    );
+    for (id, found) in [
+        ("TASK-7", Some("tasks/in_review/notes.md")),
+        ("TASK-70", Some("tasks/backlog/TASK-7-misnamed.md")),
+        ("TASK-9", Some(".guardkit/tasks/TASK-9-loose.md")),
+        ("TASK-5", Some("tasks/backlog/TASK-5.md")),
+        ("TASK-OLD", Some(".guardkit/tasks/archived/old.md")),
+        ("TASK-1", Some("tasks/backlog/other.md")),
+        ("TASK-8", None),
+        ("TASK-2", None),
+    ] {
+        let result = locate(root, id);
+        match found {
+            Some(rel) => assert_eq!(result.unwrap().path, root.join(rel), "{id}"),
+            None => assert!(result.is_err(), "{id}"),
+        }
+    }
+    // The broken file whose name carries the id is what the user is shown.
+    let broken = locate(root, "TASK-8").unwrap_err().to_string();
+    assert!(
+        broken.contains("tasks/blocked/TASK-8-broken.md"),
+        "{broken}"
+    );
+    // Not found: close ids are still suggested from every file.
+    let missing = locate(root, "TASK-77").unwrap_err();
+    assert!(help(&missing).contains("TASK-7"), "{}", help(&missing));
 }
 
 #[test]

@@ -132,7 +132,6 @@ fn run_writer(
     if let Some(halt) = halt(role_name, role, &invocation) {
         return Ok(halt);
     }
-    violation.extend(enforce_scope(cx, role, worktree)?);
     let branch = cx.state.branch.clone();
     if let Some(elsewhere) = git::reattach(worktree, &branch)? {
         cx.emit(EventKind::Warning {
@@ -144,7 +143,8 @@ fn run_writer(
     }
     let before = cx.state.last_checkpoint.clone().unwrap_or_default();
     let message = format!("autobuild: {} turn {turn} ({role_name})", cx.state.task_id);
-    let mut checkpoint = git::checkpoint(worktree, &message)?;
+    let (mut checkpoint, out_of_scope) = checkpoint_within_scope(cx, role, worktree, &message)?;
+    violation.extend(out_of_scope);
     // A turn whose work cannot land whole (a submodule entry, an object the repository lacks)
     // is put back and never approved.
     let unlandable =
@@ -157,27 +157,51 @@ fn run_writer(
     }
     // What changed since the last checkpoint, whoever committed it: a player that commits its
     // own work has changed the tree as much as one that leaves the committing to the runner.
-    let stat = if before.is_empty() {
-        git::DiffStat::default()
-    } else {
-        git::diff_stat(worktree, &before, &checkpoint.commit)?
-    };
+    // Every diff of the turn is computed here, once, and stored with its record.
+    let diffs = git::TurnDiffs::compute(
+        worktree,
+        &cx.state.base_branch,
+        Some(before.as_str()).filter(|b| !b.is_empty()),
+        &checkpoint.commit,
+        checkpoint.changed,
+        &crate::steps::scope::is_test_file,
+    )?;
+    let stat = diffs.stat;
+    let env = cx.env_vars();
+    let redact = |text: &str| crate::agents::process::redact(text, &env);
     cx.state.last_checkpoint = Some(checkpoint.commit.clone());
+    // Whether the task branch holds changes against the commit it forked from. When the fork
+    // point cannot be found, the turn's own changes stand in for it.
+    let branch_changed = match &diffs.branch {
+        Ok(branch) => !branch.is_empty(),
+        Err(e) => {
+            tracing::debug!(error = %e, "cannot diff the task branch against its base");
+            !stat.is_empty()
+        }
+    };
     let record = PlayerRecord {
         turn,
         step: step.id.clone(),
         role: role_name.to_string(),
         agent: invocation.outcome,
         changed: !stat.is_empty(),
-        branch_changed: Some(branch_changed(
-            cx,
-            worktree,
-            &checkpoint.commit,
-            !stat.is_empty(),
-        )),
+        branch_changed: Some(branch_changed),
         checkpoint,
         files_changed: stat.paths(),
         diff_stat: stat.render(),
+        branch_diff_stat: Some(match diffs.branch {
+            Ok(branch) => branch.render(),
+            Err(e) => format!("(the diff of the branch could not be computed: {e})"),
+        }),
+        // Records are kept: a diff quoting a secret's value is stored (and shown) redacted.
+        tests_diff: Some(redact(&diffs.tests.unwrap_or_else(|e| {
+            format!("(the diff of the test files could not be computed: {e})")
+        }))),
+        patch: Some(redact(
+            &diffs
+                .patch
+                .unwrap_or_else(|e| format!("(the diff is not available: {e})")),
+        )),
         scope_violation: violation,
         prompt: invocation.prompt_path,
         transcript: invocation.transcript_path,
@@ -232,25 +256,36 @@ pub(super) fn halt(role_name: &str, role: &Role, invocation: &Invocation) -> Opt
     Some(StepDone::halted(summary, Outcome::AgentUnusable(stop)))
 }
 
-/// Reverts the writer's changes to paths outside its scope (protected, or outside its role's
-/// `writes`) to the last checkpoint; returns them, each with the reason.
-fn enforce_scope(cx: &RunCx, role: &Role, worktree: &Path) -> Result<Vec<String>, Error> {
-    let Some(checkpoint) = cx.state.last_checkpoint.as_deref() else {
-        return Ok(Vec::new());
-    };
+/// Checkpoints the writer's work after reverting its changes to paths outside its scope
+/// (protected, or outside its role's `writes`) to the last checkpoint, on one walk of the
+/// worktree; returns the checkpoint and the reverted paths, each with the reason.
+fn checkpoint_within_scope(
+    cx: &RunCx,
+    role: &Role,
+    worktree: &Path,
+    message: &str,
+) -> Result<(git::Checkpoint, Vec<String>), Error> {
     let scope = PathScope::new(&cx.plan.protected_paths(), role.writes.as_deref())
         .map_err(|why| Error::runtime(format!("path scope: {why}")))?;
-    let changed = git::changed_files_since(worktree, checkpoint)?;
-    let outside = scope.out_of_scope(&changed);
-    if outside.is_empty() {
-        return Ok(Vec::new());
-    }
-    let paths: Vec<&str> = outside.iter().map(|(path, _)| *path).collect();
-    git::restore_paths(worktree, checkpoint, &paths)?;
-    Ok(outside
-        .iter()
-        .map(|(path, why)| why.describe(path))
-        .collect())
+    let mut reverted = Vec::new();
+    let mut put_back = |changed: &[String]| {
+        let outside = scope.out_of_scope(changed);
+        reverted = outside
+            .iter()
+            .map(|(path, why)| why.describe(path))
+            .collect();
+        outside
+            .iter()
+            .map(|(path, _)| (*path).to_string())
+            .collect()
+    };
+    let checkpoint = git::checkpoint_within_scope(
+        worktree,
+        message,
+        cx.state.last_checkpoint.as_deref(),
+        &mut put_back,
+    )?;
+    Ok((checkpoint, reverted))
 }
 
 /// Puts back the refs an agent step moved (other than the task branch), keeping
@@ -396,25 +431,6 @@ fn reader_env(cx: &RunCx, role_name: &str) -> Result<Vec<(String, String)>, Erro
         ("TMPDIR".to_string(), scratch.clone()),
         ("AUTOBUILD_SCRATCH".to_string(), scratch),
     ])
-}
-
-/// Whether the task branch at `commit` holds changes against the commit it forked from. When
-/// the fork point cannot be found, the turn's own changes stand in for it.
-fn branch_changed(cx: &RunCx, worktree: &Path, commit: &str, turn_changed: bool) -> bool {
-    let home = if cx.plan.hides() {
-        worktree
-    } else {
-        cx.plan.root.as_path()
-    };
-    let fork =
-        git::Repo::discover(home).and_then(|repo| repo.fork_point(&cx.state.base_branch, commit));
-    match fork.and_then(|fork| git::diff_stat(worktree, &fork, commit)) {
-        Ok(stat) => !stat.is_empty(),
-        Err(e) => {
-            tracing::debug!(error = %e, "cannot diff the task branch against its base");
-            turn_changed
-        }
-    }
 }
 
 /// The prompt context of the turn in progress.

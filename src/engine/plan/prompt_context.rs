@@ -59,8 +59,12 @@ pub fn build_prompt_context(
             diff_stat: p.diff_stat.clone(),
             final_message: p.agent.final_message.clone(),
             disputed: crate::steps::dispute::disputed_section(&p.agent.final_message),
-            branch_diff_stat: branch_diff_stat(plan, p),
-            tests_diff: tests_diff(plan, p),
+            // Stored with the record since issue 24; older records are diffed again.
+            branch_diff_stat: p
+                .branch_diff_stat
+                .clone()
+                .unwrap_or_else(|| branch_diff_stat(plan, p)),
+            tests_diff: p.tests_diff.clone().unwrap_or_else(|| tests_diff(plan, p)),
         }),
         stall_notice: loop_state.and_then(|l| l.stall_notice.clone()),
         scope: ScopeContext {
@@ -122,9 +126,6 @@ fn display_path(root: &std::path::Path, path: &std::path::Path) -> String {
         .to_string()
 }
 
-/// At most this much of the test-file diff reaches a prompt.
-const TESTS_DIFF_LIMIT: usize = 16 * 1024;
-
 /// The diff of test files between the task's base and the player's checkpoint. A diff that
 /// cannot be computed is said so in its place rather than silently left out.
 fn tests_diff(plan: &Plan, player: &crate::engine::turn::PlayerRecord) -> String {
@@ -136,7 +137,7 @@ fn tests_diff(plan: &Plan, player: &crate::engine::turn::PlayerRecord) -> String
             &base,
             &player.checkpoint.commit,
             &crate::steps::scope::is_test_file,
-            TESTS_DIFF_LIMIT,
+            crate::git::TESTS_DIFF_LIMIT,
         )
     }) {
         Ok(text) => text,
