@@ -117,15 +117,20 @@ impl Prompts {
             return unknown;
         }
         // Rendered as a run renders it: on turn 1 there is no feedback yet, so an unguarded
-        // `{{ feedback.summary }}` would refuse every run.
+        // `{{ feedback.summary }}` would refuse every run. The `steps.…` outputs it reads are
+        // given sample values (which steps may be read where is the workflow validator's check).
+        let example = PromptContext {
+            steps: sample_step_outputs(&self.step_references(name)),
+            ..PromptContext::example()
+        };
         let turn_one = PromptContext {
             feedback: None,
             stall_notice: None,
-            ..PromptContext::example()
+            ..example.clone()
         };
         let renders = [
             ("turn 1, which has no `feedback` yet", turn_one),
-            ("a later turn", PromptContext::example()),
+            ("a later turn", example),
         ];
         for (when, context) in renders {
             if let Err(error) = template.render(&context) {
@@ -164,6 +169,24 @@ impl Prompts {
             })
             .collect()
     }
+}
+
+/// `steps.<id>.outputs.<name>` for every such path in `references`, each a sample text, so a
+/// template that reads the outputs of earlier steps can be rendered as a check.
+fn sample_step_outputs(references: &[(String, usize)]) -> serde_json::Map<String, Json> {
+    let mut steps = serde_json::Map::new();
+    for (path, _) in references {
+        let parts: Vec<&str> = path.split('.').collect();
+        if let ["steps", id, "outputs", output, ..] = parts.as_slice() {
+            let step = steps
+                .entry(id.to_string())
+                .or_insert_with(|| serde_json::json!({"outputs": {}}));
+            if let Some(outputs) = step.get_mut("outputs").and_then(Json::as_object_mut) {
+                outputs.insert(output.to_string(), Json::String(format!("(the {output} of step `{id}`)")));
+            }
+        }
+    }
+    steps
 }
 
 /// A variable path a template reads that the context does not have.
