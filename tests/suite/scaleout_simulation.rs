@@ -221,13 +221,20 @@ impl<'a> Simulation<'a> {
                 if from.is_dir() {
                     copy_files(&from, &to);
                 } else if from.is_file() {
+                    // autobuild's binary: linked, not copied, into every job.
                     fs::create_dir_all(&to).unwrap();
-                    fs::copy(&from, to.join(from.file_name().unwrap())).unwrap();
+                    let target = to.join(from.file_name().unwrap());
+                    let _ = fs::remove_file(&target);
+                    fs::hard_link(&from, target).unwrap();
                 }
             } else if uses.starts_with("actions/download-artifact") {
                 let to = dir.join(with("path"));
                 let (name, pattern) = (with("name"), with("pattern"));
-                if !name.is_empty() {
+                if name == "autobuild-bin" {
+                    fs::create_dir_all(&to).unwrap();
+                    let from = self.artifacts.join(&name).join("autobuild");
+                    fs::hard_link(from, to.join("autobuild")).unwrap();
+                } else if !name.is_empty() {
                     copy_files(&self.artifacts.join(&name), &to);
                 } else {
                     let prefix = pattern.trim_end_matches('*');

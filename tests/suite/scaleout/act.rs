@@ -90,7 +90,10 @@ impl Act {
             command.arg("--env").arg(format!("{key}={value}"));
             command.env(key, value);
         }
+        // act keeps every job's workspace and temp directory under $XDG_CACHE_HOME/act: in the
+        // project's temp directory, they go with it.
         command
+            .env("XDG_CACHE_HOME", project.temp().join("xdg-cache"))
             .env("PATH", path_with_autobuild())
             .env_remove("RUST_LOG")
             .stdin(Stdio::null())
