@@ -54,14 +54,16 @@ pub(super) fn schema(mut generator: SchemaGenerator) -> Schema {
     root
 }
 
-/// One step: exactly one of the kinds, told apart by `uses`.
+/// One step: the schema of its kind, chosen by `uses` (`if`/`then` per kind, not `oneOf`), so a
+/// generic validator reports the one key that is wrong for that kind instead of every kind's
+/// complaints.
 impl JsonSchema for Step {
     fn schema_name() -> Cow<'static, str> {
         "Step".into()
     }
 
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        let kinds: Vec<Value> = action_variants(generator)
+        let by_uses: Vec<Value> = action_variants(generator)
             .into_iter()
             .map(|(kind, variant)| {
                 let mut properties = common_properties(Some(kind), generator);
@@ -75,12 +77,14 @@ impl JsonSchema for Step {
                     required.extend(own.iter().filter(|n| *n != "uses").cloned());
                 }
                 json!({
-                    "title": format!("uses = \"{}\"", kind.uses),
-                    "description": kind.summary,
-                    "type": "object",
-                    "properties": properties,
-                    "required": required,
-                    "additionalProperties": false,
+                    "if": {"properties": {"uses": {"const": kind.uses.as_str()}}, "required": ["uses"]},
+                    "then": {
+                        "title": format!("uses = \"{}\"", kind.uses),
+                        "description": kind.summary,
+                        "properties": properties,
+                        "required": required,
+                        "additionalProperties": false,
+                    },
                 })
             })
             .collect();
@@ -88,7 +92,8 @@ impl JsonSchema for Step {
             "description": "a step: `id`, `uses` and the keys of its kind",
             "type": "object",
             "required": ["id", "uses"],
-            "oneOf": kinds,
+            "properties": {"uses": {"enum": kinds::names()}},
+            "allOf": by_uses,
         })
     }
 }
@@ -200,9 +205,11 @@ mod tests {
     #[test]
     fn every_kind_has_exactly_its_registry_keys() {
         let schema = SchemaKind::Workflow.schema();
-        let kinds = schema["definitions"]["Step"]["oneOf"].as_array().unwrap();
+        let kinds = schema["definitions"]["Step"]["allOf"].as_array().unwrap();
         assert_eq!(kinds.len(), kinds::Uses::ALL.len());
-        for (uses, variant) in kinds::Uses::ALL.into_iter().zip(kinds) {
+        for (uses, branch) in kinds::Uses::ALL.into_iter().zip(kinds) {
+            assert_eq!(branch["if"]["properties"]["uses"]["const"], uses.as_str());
+            let variant = &branch["then"];
             assert_eq!(variant["properties"]["uses"]["const"], uses.as_str());
             let mut keys: Vec<&str> = variant["properties"]
                 .as_object()

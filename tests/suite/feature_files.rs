@@ -182,9 +182,11 @@ fn a_wrapped_feature_ordered_only_by_waves_runs_wave_by_wave() {
         shown.contains("waves:         2, as declared by the tasks' `wave:` keys"),
         "{shown}"
     );
+    // Warnings go to stderr (issue 25).
+    let warned = String::from_utf8_lossy(&plan.stderr);
     assert!(
-        shown.contains("task `TASK-W3` is also declared by tasks/blocked/TASK-W3-old.md (blocked); using this copy"),
-        "{shown}"
+        warned.contains("task `TASK-W3` is also declared by tasks/blocked/TASK-W3-old.md (blocked); using this copy"),
+        "{warned}"
     );
 
     let output = project.run(&["feature", "FEAT-WAVES", "--auto-merge", "--max-turns", "1"]);

@@ -89,11 +89,11 @@ fn a_workflow_alias_bomb_fails_fast_and_only_the_commands_that_need_it() {
     let output = run_bounded(&project, &["task", TASK, "--dry-run"]);
     assert_exit(&output, 0);
     assert!(
-        stdout(&output).contains(
-            "warning:    workflow file .autobuild/workflows/bomb.yaml:5:8 cannot be used and was skipped: too many aliases"
+        stderr(&output).contains(
+            "warning: workflow file .autobuild/workflows/bomb.yaml:5:8 cannot be used and was skipped: too many aliases"
         ),
         "{}",
-        stdout(&output)
+        stderr(&output)
     );
 }
 
@@ -170,9 +170,9 @@ fn files_over_the_size_cap_are_refused_naming_the_file_its_size_and_the_cap() {
     let output = run_bounded(&project, &["task", TASK, "--dry-run"]);
     assert_exit(&output, 0);
     assert!(
-        stdout(&output).contains("workflow file .autobuild/workflows/big.yaml cannot be used"),
+        stderr(&output).contains("workflow file .autobuild/workflows/big.yaml cannot be used"),
         "{}",
-        stdout(&output)
+        stderr(&output)
     );
     fs::remove_file(project.root.join(".autobuild/workflows/big.yaml")).unwrap();
 

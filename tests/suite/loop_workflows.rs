@@ -196,8 +196,9 @@ fn a_prompt_that_cannot_render_on_turn_1_stops_the_run_before_anything_is_create
 
     let dry = project.run(&["task", TASK, "--workflow", "mine", "--dry-run"]);
     assert_exit(&dry, 2);
-    let said = String::from_utf8_lossy(&dry.stdout);
-    assert!(said.contains("cannot be rendered for turn 1"), "{said}");
+    // Validation now renders the template for turn 1 itself: the error is located in it.
+    let said = String::from_utf8_lossy(&dry.stderr);
+    assert!(said.contains("rendering it for turn 1"), "{said}");
 
     let run = project.run(&["task", TASK, "--workflow", "mine"]);
     assert_exit(&run, 2);

@@ -113,6 +113,17 @@ fn unknown_workflow_keys_are_rejected_where_the_decoder_rejects_them() {
     assert_invalid(SchemaKind::Workflow, &kind, "an unknown `uses`");
 }
 
+/// Steps are checked by the schema of their `uses` alone (`if`/`then`, not `oneOf`): a generic
+/// validator reports the one wrong key, not one complaint per step kind.
+#[test]
+fn a_wrong_key_of_a_step_is_one_error_not_one_per_kind() {
+    let mut step = toml_file(&repo("workflows/player-coach.toml"));
+    step["steps"][1]["untill"] = json!("true");
+    let found = errors(&validator(SchemaKind::Workflow), &step);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(found[0].contains("untill"), "{found:#?}");
+}
+
 #[test]
 fn shipped_profiles_are_valid_and_unknown_keys_rejected() {
     for path in files("profiles", "toml") {

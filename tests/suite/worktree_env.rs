@@ -64,11 +64,12 @@ fn a_linked_venv_makes_the_tests_pass_and_never_becomes_part_of_the_work() {
     assert_exit(&output, 0);
     assert_eq!(project.record("gate", 1)["approved"], true);
     // `.venv/` matches directories only: git commands an agent runs would see the link.
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    // Warnings go to stderr (issue 25).
+    let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stdout
+        stderr
             .contains("warning: [worktree] link: .gitignore does not ignore `.venv` as a symlink"),
-        "{stdout}"
+        "{stderr}"
     );
     // The coach is read-only: an audit that saw the link as a new file would have reverted it
     // and refused the turn.
