@@ -4,6 +4,7 @@
 //! worktree gets, and the checks run there one after another with the project environment,
 //! exactly as a task's verify step runs them. The worktree and its branch are removed after
 //! the checks, pass or fail; one a killed runner left behind is removed before the next check.
+//! Under `[sandbox]` the checks run confined like a task's.
 //! Logs go to the feature's run directory (`logs/integration_wave_<N>_check_<name>.log`).
 
 use std::path::{Path, PathBuf};
@@ -12,6 +13,7 @@ use crate::agents::process::CancelToken;
 use crate::error::Error;
 use crate::git::Repo;
 use crate::project::{Config, EffectiveCheck, Layout, ProjectEnv};
+use crate::sandbox::{Confinement, StepPaths};
 use crate::steps::check::CheckResult;
 use crate::steps::verify::{run_checks, CheckSpec};
 
@@ -88,19 +90,54 @@ fn run_in(
         command: c.cmd.clone(),
         timeout: c.timeout,
     }));
+    let vars = env.vars();
+    let confinement = confine(target, worktree, &vars)?;
     let shell = |cmd: &str| env.shell_command(cmd);
     let group_file = crate::agents::command_group_file(target.run_dir);
     Ok(run_checks(
         &specs,
         &shell,
-        &env.vars(),
+        &vars,
         worktree,
         &logs,
         &format!("integration_wave_{}_", target.wave),
         target.cancel,
         Some(&group_file),
-        None,
+        confinement.as_ref(),
     ))
+}
+
+/// The checks run confined as a task's do when `[sandbox]` confines them: the integration
+/// worktree writable, the main checkout read-only, a scratch and object directory of their
+/// own under the feature's `integration/`. `mode = "on"` without a working sandbox refuses.
+fn confine(
+    target: &Target<'_>,
+    worktree: &Path,
+    vars: &[(String, String)],
+) -> Result<Option<Confinement>, Error> {
+    let decision = crate::sandbox::decide(&target.config.sandbox);
+    if let Some(blocker) = decision.blocker {
+        return Err(Error::usage(blocker));
+    }
+    let Some(sandbox) = decision.effective.sandbox() else {
+        return Ok(None);
+    };
+    let private = target.run_dir.join("integration");
+    let (scratch, objects) = (private.join("scratch"), private.join("objects"));
+    let branch = integration_branch(target.feature_id);
+    let (confinement, notes) = sandbox.confine(&StepPaths {
+        worktree,
+        branch: &branch,
+        repo_root: target.layout.root(),
+        scratch: &scratch,
+        objects: &objects,
+        agent_state: Vec::new(),
+        env: vars,
+    });
+    for note in notes {
+        tracing::warn!("integration check: sandbox: {note}");
+    }
+    Ok(Some(confinement))
 }
 
 /// Removes the integration worktree and its branch, whichever exist: they are the runner's
