@@ -133,6 +133,8 @@ fn confine(
         objects: &objects,
         agent_state: Vec::new(),
         env: vars,
+        // The runner's own checks see the whole tree, hidden paths included.
+        hide: None,
     });
     for note in notes {
         tracing::warn!("integration check: sandbox: {note}");
