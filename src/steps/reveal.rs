@@ -38,6 +38,11 @@ impl Reveal {
     }
 }
 
+/// What agents are shown in place of a hidden check's command: they could not run it (its
+/// files are not in their worktree), and its file names are the project's to keep.
+pub const HIDDEN_COMMAND: &str =
+    "(hidden: the runner runs it with files no agent can see; you cannot run it)";
+
 /// Counts a test runner printed, where it printed them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Counts {

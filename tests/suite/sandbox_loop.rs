@@ -415,6 +415,11 @@ fn a_player_searching_everywhere_finds_no_hidden_file_and_lands_only_after_the_h
         prompt.contains("hidden check `acceptance` failed"),
         "{prompt}"
     );
+    assert!(prompt.contains("you cannot run it"), "{prompt}");
+    assert!(
+        !prompt.contains(&name),
+        "the test's file name is not shown: {prompt}"
+    );
     // Landed on the real base: the work, the hidden test untouched, nothing planted.
     assert!(project.show("main", "lib/greet.sh").contains("Hello, %s!"));
     assert_eq!(project.show("main", &hidden_path), original);

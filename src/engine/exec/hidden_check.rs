@@ -6,7 +6,8 @@
 //! The copy is `<run dir>/hidden-check/`: the run directory is masked in every agent's
 //! sandbox (only its `prompts/` and scratch directories are shown), and the copy is removed
 //! when the checks are done, before the next agent step. The full output stays in the check's
-//! log file for the user; the record, the feedback and every prompt carry the revealed text.
+//! log file for the user; the record, the feedback and every prompt carry the revealed text,
+//! and [`HIDDEN_COMMAND`](crate::steps::reveal::HIDDEN_COMMAND) in place of the command.
 
 use std::fs;
 use std::path::Path;
@@ -75,6 +76,7 @@ pub fn run(
     for result in &mut results {
         let output = fs::read_to_string(&result.log_path).unwrap_or_default();
         result.summary = revealed(level, &result.name, result.passed(), &output);
+        result.command = crate::steps::reveal::HIDDEN_COMMAND.to_string();
         result.advice = None;
         result.warning = None;
     }

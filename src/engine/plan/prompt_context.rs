@@ -96,7 +96,11 @@ fn profile_context(plan: &Plan) -> ProfileContext {
             .map(|check| {
                 CheckCommandContext {
                 name: check.name.clone(),
-                command: check.cmd.clone(),
+                command: if check.hidden && plan.hides() {
+                    crate::steps::reveal::HIDDEN_COMMAND.to_string()
+                } else {
+                    check.cmd.clone()
+                },
                 required: requirements.iter().any(|r| {
                     matches!(r, crate::profile::Requirement::Check(name) if *name == check.name)
                 }),
