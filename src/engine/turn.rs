@@ -104,6 +104,10 @@ pub struct VerifyRecord {
     pub checks: Vec<CheckResult>,
     /// Executable criteria, named by criterion id.
     pub criteria: Vec<CheckResult>,
+    /// A red witness (`expect = "fail"`): each check's status says whether it failed as new
+    /// tests should (passed) or not (failed, with the reason as its advice); no criteria ran.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub expect_fail: bool,
 }
 
 /// The gate's decision and the feedback the next turn receives.

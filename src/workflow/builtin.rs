@@ -17,6 +17,7 @@ pub const WORKFLOWS: &[(&str, &str)] = &[
         include_str!("../../workflows/guardkit.toml"),
     ),
     ("planned.toml", include_str!("../../workflows/planned.toml")),
+    ("tdd.toml", include_str!("../../workflows/tdd.toml")),
 ];
 
 /// Built-in prompt templates: (file name, text).
@@ -35,6 +36,11 @@ pub const PROMPTS: &[(&str, &str)] = &[
     (
         "context-files.md",
         include_str!("../../prompts/context-files.md"),
+    ),
+    ("tdd-tester.md", include_str!("../../prompts/tdd-tester.md")),
+    (
+        "tdd-test-coach.md",
+        include_str!("../../prompts/tdd-test-coach.md"),
     ),
 ];
 

@@ -318,6 +318,10 @@ pub enum Action {
         /// Check names to run; default: every configured or detected check.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         checks: Option<Vec<String>>,
+        /// `fail`: a red witness of test-first work (`steps::red`): the checks must fail with
+        /// failing tests; criteria are not run. Default `pass`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expect: Option<Expect>,
     },
     /// Profile requirements + every reviewer's verdict → approved, reasons, feedback.
     Gate {
@@ -454,3 +458,14 @@ pub mod opt_duration {
 
 #[cfg(test)]
 mod tests;
+
+/// What a `verify` step expects of its checks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Expect {
+    /// The checks pass (the ordinary verification).
+    #[default]
+    Pass,
+    /// The checks fail as new tests do before the implementation (a red witness).
+    Fail,
+}

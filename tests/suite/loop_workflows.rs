@@ -357,3 +357,78 @@ fn a_complex_task_waits_for_a_person_to_sign_off_the_plan_before_any_code_is_wri
     );
     assert!(!project.run_dir().join("player_turn_1.json").exists());
 }
+
+/// The project with scripted test-first roles for the shipped `tdd` workflow; `test` is the
+/// test file the tester writes.
+fn tdd_project(test: &str) -> Project {
+    let project = Project::new().config(
+        "\n[roles.tester]\nagent = \"command\"\ncommand = [\"sh\", \".autobuild/agents/tester.sh\"]\ntimeout = \"20s\"\n\n[roles.test_coach]\nagent = \"command\"\ncommand = [\"sh\", \".autobuild/agents/test_coach.sh\"]\ntimeout = \"20s\"\n",
+    );
+    project.write(
+        ".autobuild/agents/tester.sh",
+        &format!("cat > /dev/null\ncat > tests/test_greet.sh <<'TEST'\n{test}TEST\necho 'wrote tests/test_greet.sh'\n"),
+    );
+    project.write(
+        ".autobuild/agents/test_coach.sh",
+        r#"cat > /dev/null
+if [ -f tests/test_greet.sh ]; then d=approve; s=met; i='[]'; else d=feedback; s=not_met; i='[{"severity": "must_fix", "category": "tests", "description": "no test for AC-001", "location": "tests/", "suggestion": "write one"}]'; fi
+printf '```json\n{"decision": "%s", "summary": "tests reviewed", "issues": %s, "criteria": [{"id": "AC-001", "status": "%s", "evidence": "tests/test_greet.sh"}]}\n```\n' "$d" "$i" "$s"
+"#,
+    );
+    project
+}
+
+const RED_TEST: &str = ". ./lib/greet.sh\ngot=$(greeting Ada 2>/dev/null)\n[ \"$got\" = \"Hello, Ada!\" ] || { echo \"error: greeting Ada: expected \\\"Hello, Ada!\\\", got \\\"$got\\\"\"; exit 1; }\n";
+
+#[test]
+fn tdd_a_red_then_green_run_is_approved() {
+    let project = tdd_project(RED_TEST).commit();
+
+    let output = project.run(&["task", TASK, "--workflow", "tdd", "--auto-merge"]);
+
+    assert_exit(&output, 0);
+    let red = project.record("verify", 1);
+    assert_eq!(red["expect_fail"], true, "{red}");
+    assert_eq!(
+        red["checks"][0]["status"], "passed",
+        "red as it should be: {red}"
+    );
+    assert!(
+        red["criteria"].as_array().unwrap().is_empty(),
+        "no criteria in the red phase"
+    );
+    assert_eq!(project.record("gate", 1)["approved"], true);
+    // The tester changed test files only; the implementation came in the second phase.
+    assert_eq!(
+        project.record("player", 1)["files_changed"],
+        serde_json::json!(["tests/test_greet.sh"])
+    );
+    assert_eq!(project.record("cycle_gate", 1)["approved"], true);
+    assert!(project.show("main", "lib/greet.sh").contains("Hello, %s!"));
+    assert!(project
+        .show("main", "tests/test_greet.sh")
+        .contains("greeting Ada"));
+}
+
+#[test]
+fn tdd_tests_that_pass_on_the_base_are_rejected_as_not_red() {
+    let passing = ". ./lib/greet.sh\n[ \"$(farewell Ada)\" = \"Goodbye, Ada.\" ] || exit 1\n";
+    let project = tdd_project(passing).commit();
+
+    let output = project.run(&["task", TASK, "--workflow", "tdd", "--max-turns", "1"]);
+
+    assert_exit(&output, 3);
+    let red = project.record("verify", 1);
+    assert_eq!(red["checks"][0]["status"], "failed", "{red}");
+    let gate = project.record("gate", 1);
+    assert_eq!(gate["approved"], false);
+    assert!(
+        gate.to_string()
+            .contains("not red: `test` passes on the code as it is"),
+        "{gate}"
+    );
+    assert!(
+        !project.run_dir().join("cycle_player_turn_1.json").exists(),
+        "no implementation ran"
+    );
+}

@@ -25,15 +25,12 @@ pub fn execute(
         .map(|q| crate::workflow::expr::interpolate(q, context))
         .transpose()
         .map_err(|e| Error::runtime(format!("step `{}`: `question`: {e}", step.id)))?;
-    let question = question.map_or_else(
-        || {
-            format!(
-                "Approve the work on {} ({}) for merge?",
-                cx.state.task_id, cx.state.title
-            )
-        },
-        |question| question,
-    );
+    let question = question.unwrap_or_else(|| {
+        format!(
+            "Approve the work on {} ({}) for merge?",
+            cx.state.task_id, cx.state.title
+        )
+    });
     Ok(match ask(cx, &step.id, &question) {
         Answer::Approved(signed) => StepDone::ok(
             signed.describe(),

@@ -67,11 +67,17 @@ pub fn execute(
         }))
         .collect();
     let scope_violation = (!violations.is_empty()).then_some(violations);
+    let mut requirements = plan
+        .resolved
+        .workflow
+        .gate_requirements(&plan.profile.require);
+    // A red-witness turn (`verify` with `expect = "fail"`) writes tests before the code: its
+    // criteria cannot hold yet, and its checks' statuses already say whether they are red.
+    if turn.verify.as_ref().is_some_and(|v| v.expect_fail) {
+        requirements.retain(|r| *r != crate::profile::Requirement::Criteria);
+    }
     let input = GateInput {
-        requirements: plan
-            .resolved
-            .workflow
-            .gate_requirements(&plan.profile.require),
+        requirements,
         player,
         checks: turn
             .verify

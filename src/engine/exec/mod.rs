@@ -124,7 +124,12 @@ fn perform(cx: &mut RunCx, step: &Step, context: &Value) -> Result<StepDone, Err
     match &step.action {
         Action::Worktree => worktree::execute(cx),
         Action::Agent { role, .. } => agent::execute(cx, step, role, context),
-        Action::Verify { checks } => verify::execute(cx, checks.as_deref(), step.timeout),
+        Action::Verify { checks, expect } => verify::execute(
+            cx,
+            checks.as_deref(),
+            step.timeout,
+            expect.unwrap_or_default(),
+        ),
         Action::Gate { reviews } => gate::execute(cx, &step.id, reviews.as_deref()),
         Action::Approval { question } => approval::execute(cx, step, question.as_deref(), context),
         Action::Merge { strategy } => merge::execute(cx, *strategy),

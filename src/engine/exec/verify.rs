@@ -19,7 +19,9 @@ pub fn execute(
     cx: &mut RunCx,
     only: Option<&[String]>,
     step_timeout: Option<std::time::Duration>,
+    expect: crate::workflow::model::Expect,
 ) -> Result<StepDone, Error> {
+    let red = expect == crate::workflow::model::Expect::Fail;
     let cap = |t: std::time::Duration| cx.clamp(step_timeout.map_or(t, |s| t.min(s)));
     let plan = cx.plan;
     let turn = cx.turn_number();
@@ -39,9 +41,11 @@ pub fn execute(
     };
     let checks: Vec<CheckSpec> = checks.into_iter().map(spec).collect();
     let hidden_checks: Vec<CheckSpec> = hidden_checks.into_iter().map(spec).collect();
+    // A red witness runs only the tests: the criteria are the implementation's business.
     let criteria: Vec<CheckSpec> = plan
         .task
         .executable_criteria()
+        .filter(|_| !red)
         .map(|c| CheckSpec {
             name: c.id.clone(),
             command: c.verify.clone().unwrap_or_default(),
@@ -100,6 +104,9 @@ pub fn execute(
         .gate_requirements(&plan.profile.require);
     for result in &mut check_results {
         result.advisory = !required.contains(&Requirement::Check(result.name.clone()));
+        if red {
+            witness(result);
+        }
     }
     let failed: Vec<String> = check_results
         .iter()
@@ -118,6 +125,7 @@ pub fn execute(
         passed: failed.is_empty(),
         checks: check_results,
         criteria: criteria_results,
+        expect_fail: red,
     };
     let path = cx.record_path("verify");
     write_record(&path, &record).map_err(|e| Error::io("cannot write", &path, e))?;
@@ -147,4 +155,33 @@ pub fn execute(
     }
     // A failing check is data for the gate, not a failed step.
     Ok(StepDone::ok(summary, outputs))
+}
+
+/// At most this much of a check's log is read to judge a red witness.
+const RED_LOG_LIMIT: u64 = 1024 * 1024;
+
+/// Turns `result` into its red-witness result: passed when it failed as new tests should,
+/// failed (with the reason as its summary's head and its advice) otherwise.
+fn witness(result: &mut crate::steps::check::CheckResult) {
+    use std::io::Read;
+    let mut output = String::new();
+    if let Ok(file) = crate::user_file::open_regular(&result.log_path) {
+        let mut bytes = Vec::new();
+        if file.take(RED_LOG_LIMIT).read_to_end(&mut bytes).is_ok() {
+            output = String::from_utf8_lossy(&bytes).into_owned();
+        }
+    }
+    let judged = crate::steps::red::judge(result, &output);
+    let explained = judged.explain(&result.name);
+    if judged == crate::steps::red::Red::Holds {
+        result.status = crate::steps::check::CheckStatus::Passed;
+        result.failure_class = None;
+        result.advice = None;
+        result.summary = format!("{explained}\n{}", result.summary);
+    } else {
+        result.status = crate::steps::check::CheckStatus::Failed;
+        result.failure_class = Some(crate::steps::check::FailureClass::Code);
+        result.summary = format!("{explained}\n{}", result.summary);
+        result.advice = Some(explained);
+    }
 }

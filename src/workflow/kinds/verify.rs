@@ -9,11 +9,18 @@ use crate::workflow::model::Action;
 pub static KIND: Kind = Kind {
     uses: Uses::Verify,
     summary: "The runner runs the checks (`[checks.*]` or detected) and the task's `verify:` criteria in the worktree; failures are data for the gate, not a failed step.",
-    keys: &[Key::new(
-        "checks",
-        "list of strings",
-        "check names to run (default: the profile's `checks`, else every configured or detected check)",
-    )],
+    keys: &[
+        Key::new(
+            "checks",
+            "list of strings",
+            "check names to run (default: the profile's `checks`, else every configured or detected check)",
+        ),
+        Key::new(
+            "expect",
+            "pass | fail",
+            "`fail` makes the step a red witness of test-first work: each check must fail with failing tests (not a compile, syntax or collection error, not a passing run) and counts as passed when it does; criteria are not run, and the gate of that turn does not require them (default: pass)",
+        ),
+    ],
     outputs: &[
         Output::new("passed", ValueType::Bool, "every required check and criterion passed"),
         Output::new("failed", ValueType::TextList, "names of the checks and criteria that failed"),
@@ -26,7 +33,15 @@ pub static KIND: Kind = Kind {
     loop_only: false,
     describe: |action| match action {
         Action::Verify {
+            checks,
+            expect: Some(crate::workflow::model::Expect::Fail),
+        } => match checks {
+            Some(checks) => format!("verify (expect fail: red witness): {}", checks.join(", ")),
+            None => "verify (expect fail: red witness)".to_string(),
+        },
+        Action::Verify {
             checks: Some(checks),
+            ..
         } => format!("verify: {}", checks.join(", ")),
         _ => "verify".to_string(),
     },

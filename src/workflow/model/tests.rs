@@ -12,6 +12,7 @@ fn every_action() -> Vec<Action> {
         },
         Action::Verify {
             checks: Some(vec!["test".into()]),
+            expect: Some(Expect::Fail),
         },
         Action::Gate {
             reviews: Some(vec!["review".into()]),
