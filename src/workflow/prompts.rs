@@ -182,7 +182,10 @@ fn sample_step_outputs(references: &[(String, usize)]) -> serde_json::Map<String
                 .entry(id.to_string())
                 .or_insert_with(|| serde_json::json!({"outputs": {}}));
             if let Some(outputs) = step.get_mut("outputs").and_then(Json::as_object_mut) {
-                outputs.insert(output.to_string(), Json::String(format!("(the {output} of step `{id}`)")));
+                outputs.insert(
+                    output.to_string(),
+                    Json::String(format!("(the {output} of step `{id}`)")),
+                );
             }
         }
     }

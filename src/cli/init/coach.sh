@@ -32,8 +32,9 @@ if ! grep -q '^Overall: passed' "$prompt_file"; then
         "Read the check logs named in the prompt and fix the failures."
 fi
 
-# The task's criteria are listed as `- **ID**: text` in the prompt.
-for id in $(sed -n 's/^- \*\*\([A-Za-z0-9_.-]*\)\*\*:.*/\1/p' "$prompt_file"); do
+# The task's criteria are listed as `- **ID**: text` under the prompt's `## Acceptance criteria`
+# heading (other sections, such as the quality rubric, use the same list style).
+for id in $(sed -n '/^## Acceptance criteria/,/^#/s/^- \*\*\([A-Za-z0-9_.-]*\)\*\*:.*/\1/p' "$prompt_file"); do
     result=$(grep -F -- "- criterion $id (" "$prompt_file" | head -n 1)
     if [ -n "$result" ]; then
         case "$result" in

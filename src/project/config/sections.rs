@@ -20,8 +20,7 @@ use crate::workflow::model::MergeStrategy;
 
 const ROOT_KEYS: [&str; 11] = [
     "project", "env", "checks", "roles", "profiles", "pricing", "scope", "worktree", "sandbox",
-    "context",
-    "feature",
+    "context", "feature",
 ];
 const CONTEXT_KEYS: [&str; 1] = ["files"];
 const SCOPE_KEYS: [&str; 3] = ["protect", "hidden", "reveal"];
