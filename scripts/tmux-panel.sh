@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The live panel under a real terminal: runs the tmux test of tests/log_colour.rs (ignored by a
+# The live panel under a real terminal: runs the tmux test of tests/suite/log_colour.rs (ignored by a
 # plain `cargo test` because it needs tmux). Installs tmux with apt when it can; otherwise says
 # why it skips.
 set -euo pipefail
@@ -20,4 +20,4 @@ if ! command -v tmux >/dev/null 2>&1; then
     echo "skipped: the live-panel test needs tmux, which is not installed and could not be"
     exit 0
 fi
-cargo test --locked --test log_colour -- --ignored the_live_panel_leaves_no_residue
+cargo test --locked --test suite -- --ignored log_colour::the_live_panel_leaves_no_residue

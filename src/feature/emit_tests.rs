@@ -1,6 +1,6 @@
 //! The emitted GitHub workflow, parsed back: its jobs, their order and gates, matrices,
 //! permissions, pinned actions, tokens and secrets. How it behaves on a real engine is
-//! tests/scaleout_simulation.rs's `act` tests.
+//! tests/suite/scaleout_simulation.rs's `act` tests.
 
 use yaml_serde::Value;
 
