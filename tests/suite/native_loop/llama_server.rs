@@ -47,13 +47,28 @@ fn figure(line: &str) {
     }
 }
 
-/// The sample project with `roles` (TOML tables) in its config.
+/// The sample project with `roles` (TOML tables) in its config, in place of the fixture's
+/// scripted roles of the same names (the others stay scripted).
 fn project_with(roles: &str) -> Project {
     let project = Project::new().commit();
-    let config = format!(
-        "[checks.test]\ncmd = \"sh tests/run.sh\"\ntimeout = \"30s\"\n\n{roles}\n{}",
-        project.sandbox_table()
-    );
+    let replaced: Vec<String> = roles
+        .lines()
+        .filter(|line| line.starts_with("[roles."))
+        .map(str::to_string)
+        .collect();
+    let fixture = std::fs::read_to_string(project.root.join(".autobuild/config.toml")).unwrap();
+    let mut kept = String::new();
+    let mut dropping = false;
+    for line in fixture.lines() {
+        if line.starts_with('[') {
+            dropping = replaced.iter().any(|header| header == line.trim());
+        }
+        if !dropping {
+            kept.push_str(line);
+            kept.push('\n');
+        }
+    }
+    let config = format!("{kept}\n{roles}\n");
     project.write(".autobuild/config.toml", &config);
     project.git(&["commit", "-q", "-am", "roles on the llama.cpp server"]);
     project
