@@ -4,7 +4,7 @@
 
 use toml::de::DeTable;
 
-use super::reader::{suggestion, Item, Reader};
+use super::reader::{Item, Reader};
 
 const KEYS: [&str; 1] = ["integration"];
 
@@ -53,19 +53,14 @@ pub(super) fn read(reader: &mut Reader<'_>, table: &DeTable<'_>) -> FeatureConfi
 }
 
 fn integration(reader: &mut Reader<'_>, item: &Item<'_>) -> Option<Integration> {
-    let text = reader.string("feature.integration", item)?;
-    let found = Integration::ALL
-        .into_iter()
-        .find(|mode| mode.as_str() == text);
-    if found.is_none() {
-        let names = Integration::ALL.map(Integration::as_str);
-        reader.report(
-            item.span(),
-            format!("unknown value `{text}` for `feature.integration`"),
-            Some(suggestion(text, &names, "values")),
-        );
-    }
-    found
+    let all = &Integration::ALL;
+    reader.one_of(
+        "feature.integration",
+        "feature.integration",
+        item,
+        all,
+        Integration::as_str,
+    )
 }
 
 #[cfg(test)]

@@ -119,6 +119,29 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// A string that must be one of `values` (spelled by `as_str`); any other is reported as
+    /// "unknown value `…` for `{shown}`" with a did-you-mean. `name` names the key in a type error.
+    pub(super) fn one_of<T: Copy>(
+        &mut self,
+        name: &str,
+        shown: &str,
+        item: &Item<'_>,
+        values: &[T],
+        as_str: fn(T) -> &'static str,
+    ) -> Option<T> {
+        let text = self.string(name, item)?;
+        let found = values.iter().copied().find(|value| as_str(*value) == text);
+        if found.is_none() {
+            let names: Vec<&str> = values.iter().map(|value| as_str(*value)).collect();
+            self.report(
+                item.span(),
+                format!("unknown value `{text}` for `{shown}`"),
+                Some(suggestion(text, &names, "values")),
+            );
+        }
+        found
+    }
+
     pub(super) fn boolean(&mut self, name: &str, item: &Item<'_>) -> Option<bool> {
         match item.get_ref() {
             DeValue::Boolean(value) => Some(*value),

@@ -4,7 +4,7 @@
 
 use toml::de::DeTable;
 
-use super::reader::{suggestion, Item, Reader};
+use super::reader::{Item, Reader};
 use crate::sandbox::{Mode, Settings};
 
 const SANDBOX_KEYS: [&str; 2] = ["mode", "writable"];
@@ -22,17 +22,13 @@ pub(super) fn sandbox(reader: &mut Reader<'_>, table: &DeTable<'_>) -> Settings 
 }
 
 fn mode(reader: &mut Reader<'_>, item: &Item<'_>) -> Option<Mode> {
-    let text = reader.string("sandbox.mode", item)?;
-    let found = Mode::ALL.into_iter().find(|mode| mode.as_str() == text);
-    if found.is_none() {
-        let names = Mode::ALL.map(Mode::as_str);
-        reader.report(
-            item.span(),
-            format!("unknown value `{text}` for `sandbox.mode`"),
-            Some(suggestion(text, &names, "values")),
-        );
-    }
-    found
+    reader.one_of(
+        "sandbox.mode",
+        "sandbox.mode",
+        item,
+        &Mode::ALL,
+        Mode::as_str,
+    )
 }
 
 /// Absolute paths, `~` or `~/…`: a relative path would have no obvious base (the worktree is

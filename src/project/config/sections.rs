@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use toml::de::{DeTable, DeValue};
 
-use super::reader::{describe, plain_text, suggestion, Item, Key, Reader};
+use super::reader::{describe, plain_text, Item, Key, Reader};
 use super::{CheckConfig, Config, EnvConfig, ModelPrice, PriceTable, ProjectConfig, ScopeConfig};
 use crate::diagnostic::Diagnostic;
 use crate::steps::reveal::Reveal;
@@ -168,17 +168,13 @@ fn globs(reader: &mut Reader<'_>, name: &str, item: &Item<'_>) -> Vec<String> {
 }
 
 fn reveal(reader: &mut Reader<'_>, item: &Item<'_>) -> Option<Reveal> {
-    let text = reader.string("scope.reveal", item)?;
-    let found = Reveal::ALL.into_iter().find(|level| level.as_str() == text);
-    if found.is_none() {
-        let names = Reveal::ALL.map(Reveal::as_str);
-        reader.report(
-            item.span(),
-            format!("unknown value `{text}` for `scope.reveal`"),
-            Some(suggestion(text, &names, "values")),
-        );
-    }
-    found
+    reader.one_of(
+        "scope.reveal",
+        "scope.reveal",
+        item,
+        &Reveal::ALL,
+        Reveal::as_str,
+    )
 }
 
 fn project(reader: &mut Reader<'_>, table: &DeTable<'_>) -> ProjectConfig {
@@ -200,19 +196,13 @@ fn project(reader: &mut Reader<'_>, table: &DeTable<'_>) -> ProjectConfig {
 }
 
 fn merge_strategy(reader: &mut Reader<'_>, item: &Item<'_>) -> Option<MergeStrategy> {
-    let text = reader.string("project.merge_strategy", item)?;
-    let found = MERGE_STRATEGIES
-        .into_iter()
-        .find(|strategy| strategy.as_str() == text);
-    if found.is_none() {
-        let names = MERGE_STRATEGIES.map(MergeStrategy::as_str);
-        reader.report(
-            item.span(),
-            format!("unknown value `{text}` for `merge_strategy`"),
-            Some(suggestion(text, &names, "values")),
-        );
-    }
-    found
+    reader.one_of(
+        "project.merge_strategy",
+        "merge_strategy",
+        item,
+        &MERGE_STRATEGIES,
+        MergeStrategy::as_str,
+    )
 }
 
 fn env(reader: &mut Reader<'_>, table: &DeTable<'_>) -> EnvConfig {
