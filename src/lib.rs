@@ -16,6 +16,7 @@ pub mod failpoint;
 pub mod feature;
 pub mod git;
 pub mod json_text;
+pub mod process;
 pub mod profile;
 pub mod project;
 pub mod report;

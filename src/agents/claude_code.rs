@@ -24,11 +24,11 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::login::Login;
-use super::process::{self, CancelToken, LineWatch, ProcessError, ProcessOutcome};
 use super::{
     agent_process_spec, pause, retry_fits, role_for_attempt, Adapter, AgentError, AgentOutcome,
     AgentRequest, AgentStatus, Capabilities, TokenUsage, FINAL_MESSAGE_LIMIT,
 };
+use crate::process::{self, CancelToken, LineWatch, ProcessError, ProcessOutcome};
 use crate::workflow::model::{AgentKind, Role};
 use status::Classified;
 use stream::StreamSummary;

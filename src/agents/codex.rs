@@ -31,12 +31,12 @@ use std::time::Duration;
 
 use super::login::Login;
 use super::pricing::{self, estimate, TokenCounts};
-use super::process::{self, CancelToken, LineWatch, ProcessEnd, ProcessError};
 use super::CostGap;
 use super::{
     agent_process_spec, pause, retry_fits, role_for_attempt, Adapter, AgentError, AgentErrorClass,
     AgentOutcome, AgentRequest, AgentStatus, Capabilities, FINAL_MESSAGE_LIMIT,
 };
+use crate::process::{self, CancelToken, LineWatch, ProcessEnd, ProcessError};
 use crate::project::config::PriceTable;
 use crate::workflow::model::{AgentKind, Role};
 use events::StreamSummary;
@@ -173,7 +173,7 @@ impl Adapter for CodexAdapter {
     /// codex keeps its configuration, credentials and sessions in `$CODEX_HOME` (default
     /// `~/.codex`); its own sandbox for the model's commands works inside autobuild's.
     fn sandbox_state(&self, env: &[(String, String)]) -> Vec<crate::sandbox::Writable> {
-        let var = |name: &str| crate::sandbox::mounts::child_var(env, name).map(PathBuf::from);
+        let var = |name: &str| crate::process::child_var(env, name).map(PathBuf::from);
         var("CODEX_HOME")
             .or_else(|| var("HOME").map(|home| home.join(".codex")))
             .map(crate::sandbox::Writable::Dir)

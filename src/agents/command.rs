@@ -11,10 +11,10 @@
 
 use std::path::Path;
 
-use super::process::{self, CancelToken};
 use super::{
     agent_process_spec, Adapter, AgentError, AgentOutcome, AgentRequest, AgentStatus, Capabilities,
 };
+use crate::process::{self, CancelToken};
 use crate::workflow::model::{AgentKind, Role};
 
 pub struct CommandAdapter;

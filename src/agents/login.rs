@@ -19,8 +19,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::process::{self, CancelToken, ProcessEnd, ProcessSpec};
 use super::AGENT_ENV_REMOVE;
+use crate::process::{self, CancelToken, ProcessEnd, ProcessSpec};
 use crate::workflow::model::AgentKind;
 
 /// The variable that skips the login check of preflight (any value but ``, `0`, `false`, `no`).
@@ -142,7 +142,7 @@ fn interpret_claude(end: ProcessEnd, stdout: &str, stderr: &str) -> Login {
 }
 
 pub(super) fn codex(program: &Path, env: &[(String, String)]) -> Login {
-    if var(env, "CODEX_API_KEY").is_some() {
+    if process::child_var(env, "CODEX_API_KEY").is_some() {
         return Login::Yes("CODEX_API_KEY is set (`codex exec` reads it)".to_string());
     }
     let ran = match probe(program, &["login", "status"], env) {
@@ -151,7 +151,11 @@ pub(super) fn codex(program: &Path, env: &[(String, String)]) -> Login {
     };
     // codex prints its answer on stderr; older versions used stdout.
     let said = format!("{}\n{}", ran.stdout, ran.stderr_tail);
-    interpret_codex(ran.end, &said, var(env, "OPENAI_API_KEY").is_some())
+    interpret_codex(
+        ran.end,
+        &said,
+        process::child_var(env, "OPENAI_API_KEY").is_some(),
+    )
 }
 
 fn interpret_codex(end: ProcessEnd, said: &str, openai_key_set: bool) -> Login {
@@ -184,16 +188,6 @@ fn interpret_codex(end: ProcessEnd, said: &str, openai_key_set: bool) -> Login {
             first_line(said).map_or(String::new(), |l| format!(": {l}"))
         )),
     }
-}
-
-/// A variable from `env` (the project's), else autobuild's own; set and non-empty.
-fn var(env: &[(String, String)], name: &str) -> Option<String> {
-    env.iter()
-        .rev()
-        .find(|(key, _)| key == name)
-        .map(|(_, value)| value.clone())
-        .or_else(|| std::env::var(name).ok())
-        .filter(|value| !value.is_empty())
 }
 
 /// Runs `program args` in a temporary directory, bounded.

@@ -16,7 +16,6 @@ pub mod command;
 pub mod login;
 pub mod native;
 pub mod pricing;
-pub mod process;
 pub mod schema;
 
 use std::path::Path;
@@ -24,10 +23,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::process::{self, ProcessEnd, ProcessError, ProcessSpec};
 use crate::project::config::PriceTable;
 use crate::workflow::model::{AgentKind, Role};
 use login::Login;
-use process::{ProcessEnd, ProcessError, ProcessSpec};
 
 /// How long an agent may run when its role sets no `timeout`.
 pub const DEFAULT_AGENT_TIMEOUT: Duration = Duration::from_secs(20 * 60);

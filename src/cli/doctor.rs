@@ -26,10 +26,10 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use crate::agents::login::{self, Login};
-use crate::agents::process;
 use crate::agents::{adapter_for, claude_code};
 use crate::engine::plan::DEFAULT_WORKFLOW;
 use crate::error::Error;
+use crate::process;
 use crate::project::{find_repo_root, Config, Layout, ProjectEnv};
 use crate::ui;
 use crate::workflow::catalog::Catalog;
@@ -399,14 +399,7 @@ fn installer(kind: AgentKind) -> String {
 /// Binary, version and credentials of each agent CLI, the programs of `command` roles, and
 /// what each role's adapter checks itself (a native adapter's endpoint and model).
 fn agent_checks(roles: &[(String, Role)], base: &Path, env: &[(String, String)]) -> Vec<Check> {
-    let lookup = |name: &str| {
-        env.iter()
-            .rev()
-            .find(|(key, _)| key == name)
-            .map(|(_, value)| value.clone())
-            .or_else(|| std::env::var(name).ok())
-            .filter(|value| !value.is_empty())
-    };
+    let lookup = |name: &str| process::child_var(env, name);
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let mut checks = Vec::new();
     for cli in agent_clis() {

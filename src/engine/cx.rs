@@ -3,7 +3,6 @@
 
 use std::time::{Duration, Instant};
 
-use crate::agents::process::CancelToken;
 use crate::engine::events::{Event, EventKind, EventLog, EventSink};
 use crate::engine::io::{Prompter, RunIo};
 use crate::engine::outcome::Outcome;
@@ -13,6 +12,7 @@ use crate::engine::state::RunState;
 use crate::engine::turn::Turn;
 use crate::error::Error;
 use crate::git::Repo;
+use crate::process::CancelToken;
 use crate::project::ProjectEnv;
 
 pub struct RunCx<'p> {

@@ -3,9 +3,9 @@
 //! knowing about terminals. The command line hands in a prompter that reads the terminal; a
 //! feature's task threads and tests hand in [`Unattended`], which never asks.
 
-use crate::agents::process::CancelToken;
 use crate::engine::events::EventSink;
 use crate::error::Error;
+use crate::process::CancelToken;
 
 /// Someone (or no one) who can answer yes/no questions for a run.
 pub trait Prompter: Send {

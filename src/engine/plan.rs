@@ -23,11 +23,11 @@ use std::path::{Path, PathBuf};
 
 use crate::agents::adapter_for;
 use crate::agents::login::{self, Login};
-use crate::agents::process::locate;
 use crate::engine::inputs::{self, RunInputs};
 use crate::engine::state::RunSettings;
 use crate::error::Error;
 use crate::git::Repo;
+use crate::process::locate;
 use crate::profile::Profile;
 use crate::project::{effective_checks, Config, EffectiveCheck, Layout, ProjectEnv};
 use crate::task::{self, Task};

@@ -38,7 +38,7 @@ pub fn recover(repo: &Repo, paths: &RunPaths, state: &RunState) -> Result<Vec<St
         (crate::agents::agent_group_file(&paths.dir), "agent"),
         (crate::agents::command_group_file(&paths.dir), "command"),
     ] {
-        if let Some(pgid) = crate::agents::process::stop_leftover_group(&file, &state.worktree) {
+        if let Some(pgid) = crate::process::stop_leftover_group(&file, &state.worktree) {
             notes.push(format!(
                 "stopped {what} process group {pgid}, left running by the interrupted run"
             ));

@@ -5,7 +5,6 @@
 use std::fs;
 use std::path::Path;
 
-use crate::agents::process::CancelToken;
 use crate::engine::cx::{now, RunCx};
 use crate::engine::events::{EventKind, EventLog};
 use crate::engine::exec::write_report;
@@ -19,6 +18,7 @@ use crate::engine::reopen::reopen;
 use crate::engine::state::{OutcomeRecord, RunSettings, RunState, RunStatus, STATE_VERSION};
 use crate::error::Error;
 use crate::git::Repo;
+use crate::process::CancelToken;
 
 /// How `autobuild task` treats an existing branch, and the run's connections to the world.
 pub struct StartOptions {

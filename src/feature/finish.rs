@@ -49,7 +49,7 @@ pub fn write_report(
     paths: &RunPaths,
 ) -> Result<PathBuf, Error> {
     let infos = task_infos(runs_dir, state);
-    let text = crate::agents::process::Redactor::new(&[]).apply(&render_report(state, &infos));
+    let text = crate::process::Redactor::new(&[]).apply(&render_report(state, &infos));
     let path = paths.report();
     crate::engine::state::write_atomic(&path, text.as_bytes())
         .map_err(|e| Error::io("cannot write", &path, e))?;

@@ -22,7 +22,6 @@ use std::sync::mpsc::{self, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::agents::process::CancelToken;
 use crate::engine::cx::now;
 use crate::engine::io::cancel_on_signals;
 use crate::engine::lock::RunLock;
@@ -41,6 +40,7 @@ use crate::feature::schedule::{decide, parallelism, Action, PriorRun};
 use crate::feature::state::{state_file, FeatureState, FeatureStatus, TaskStatus};
 use crate::feature::task_thread::{past_worktree, spawn_task, Message, TaskRun};
 use crate::git::Repo;
+use crate::process::CancelToken;
 use crate::project::Integration;
 use crate::ui;
 

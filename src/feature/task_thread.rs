@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use std::sync::mpsc::Sender;
 use std::thread::{self, JoinHandle};
 
-use crate::agents::process::CancelToken;
 use crate::engine::events::{Event, EventKind, EventSink};
 use crate::engine::io::{RunIo, Unattended};
 use crate::engine::plan::BranchPolicy;
@@ -15,6 +14,7 @@ use crate::engine::run::{start, StartOptions};
 use crate::engine::state::RunSettings;
 use crate::engine::Outcome;
 use crate::error::Error;
+use crate::process::CancelToken;
 use crate::workflow::kinds::Uses;
 
 /// What a task thread reports.

@@ -19,10 +19,10 @@ use std::path::PathBuf;
 use minijinja::Environment;
 use serde::Serialize;
 
-use crate::agents::process::Redactor;
 use crate::engine::paths::RunPaths;
 use crate::engine::state::{RunState, RunStatus};
 use crate::error::Error;
+use crate::process::Redactor;
 
 /// The file name, beside `report.md`.
 pub const REPORT_HTML: &str = "report.html";

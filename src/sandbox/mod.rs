@@ -18,7 +18,7 @@
 //! - [`Sandbox::confine`] resolves one step's paths ([`StepPaths`]) against the filesystem
 //!   into [`Mounts`] (module `mounts`): `~` expanded, missing directories created, missing
 //!   files skipped with a note.
-//! - A [`Confinement`] travels in the process spec; [`crate::agents::process::run`] resolves the
+//! - A [`Confinement`] travels in the process spec; [`crate::process::run`] resolves the
 //!   program as before and then runs it through [`Confinement::wrap`], which is the pure
 //!   command-line builder of module [`bwrap`].
 //!
@@ -35,7 +35,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::agents::process::Wrapper;
+use crate::process::Wrapper;
 
 pub use mounts::{Hide, StepPaths, Writable};
 pub use probe::Availability;

@@ -33,6 +33,7 @@ use std::path::{Path, PathBuf};
 
 use super::bwrap::TMP;
 use super::Mounts;
+use crate::process::child_var;
 
 /// A path an agent CLI writes to for itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,16 +80,6 @@ impl StepPaths<'_> {
     pub fn var(&self, name: &str) -> Option<String> {
         child_var(self.env, name)
     }
-}
-
-/// A variable as a child with `env` on top of autobuild's environment sees it.
-pub fn child_var(env: &[(String, String)], name: &str) -> Option<String> {
-    env.iter()
-        .rev()
-        .find(|(key, _)| key == name)
-        .map(|(_, value)| value.clone())
-        .or_else(|| std::env::var(name).ok())
-        .filter(|value| !value.is_empty())
 }
 
 /// Expands a `[sandbox] writable` entry: `~` and `~/…` against `home`; `None` when it needs a

@@ -14,7 +14,7 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::agents::process::{self, CancelToken, ProcessEnd, ProcessSpec};
+use crate::process::{self, CancelToken, ProcessEnd, ProcessSpec};
 use crate::sandbox::{denials, Confinement};
 use crate::steps::check::{CheckResult, CheckStatus, FailureClass};
 use crate::steps::classify::classify;

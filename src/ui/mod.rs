@@ -8,9 +8,9 @@ use std::io::{self, BufRead, IsTerminal, Write};
 
 use tracing_subscriber::EnvFilter;
 
-use crate::agents::process::CancelToken;
 use crate::engine::io::Prompter;
 use crate::error::Error;
+use crate::process::CancelToken;
 
 /// Logs go to stderr; `AUTOBUILD_LOG` (an `EnvFilter` string) overrides the level. They are
 /// coloured only when stderr is ([`colour`]: a terminal, no `NO_COLOR`, or `--color always`):

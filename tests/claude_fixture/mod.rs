@@ -7,8 +7,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use autobuild::agents::claude_code::ClaudeCodeAdapter;
-use autobuild::agents::process::CancelToken;
 use autobuild::agents::{Adapter, AgentErrorClass, AgentOutcome, AgentRequest, AgentStatus};
+use autobuild::process::CancelToken;
 use autobuild::workflow::model::Role;
 use serde_json::{json, Value};
 

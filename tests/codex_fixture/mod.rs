@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use autobuild::agents::codex::CodexAdapter;
-use autobuild::agents::process::CancelToken;
 use autobuild::agents::{Adapter, AgentErrorClass, AgentOutcome, AgentRequest, AgentStatus};
+use autobuild::process::CancelToken;
 use autobuild::steps::verdict::VERDICT_SCHEMA;
 use autobuild::workflow::model::Role;
 use serde_json::{json, Value};

@@ -8,10 +8,10 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use autobuild::agents::claude_code::{stream_path, ClaudeCodeAdapter, RetryPolicy};
-use autobuild::agents::process::CancelToken;
 use autobuild::agents::{
     Adapter, AgentError, AgentErrorClass, AgentStatus, TokenUsage, FINAL_MESSAGE_LIMIT,
 };
+use autobuild::process::CancelToken;
 use claude_fixture::{argv, coach, failure, flag, player, Sandbox, PROMPT, WRITE_TOOLS};
 use serde_json::{json, Value};
 

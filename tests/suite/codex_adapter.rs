@@ -7,8 +7,8 @@ use std::fs;
 use std::path::PathBuf;
 
 use autobuild::agents::codex::{events_path, schema_path};
-use autobuild::agents::process::CancelToken;
 use autobuild::agents::{adapter_for, Adapter, AgentStatus, TokenUsage};
+use autobuild::process::CancelToken;
 use autobuild::project::config::{ModelPrice, PriceTable};
 use autobuild::steps::verdict::VERDICT_SCHEMA;
 use autobuild::workflow::model::{AgentKind, Tool};

@@ -7,8 +7,8 @@ use crate::codex_fixture;
 use std::fs;
 use std::time::{Duration, Instant};
 
-use autobuild::agents::process::CancelToken;
 use autobuild::agents::{Adapter, AgentError, AgentErrorClass, AgentStatus};
+use autobuild::process::CancelToken;
 use codex_fixture::{adapter, coach, failure, files_below, player, Sandbox, SECRET};
 use serde_json::json;
 

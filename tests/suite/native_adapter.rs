@@ -11,8 +11,8 @@ use std::net::TcpListener;
 use std::time::Duration;
 
 use autobuild::agents::native::{Dialect, NativeAdapter};
-use autobuild::agents::process::CancelToken;
 use autobuild::agents::{Adapter, AgentErrorClass, AgentOutcome, AgentRequest, AgentStatus};
+use autobuild::process::CancelToken;
 use autobuild::project::config::{ModelPrice, PriceTable};
 use autobuild::steps::verdict::VERDICT_SCHEMA;
 use autobuild::workflow::model::Role;

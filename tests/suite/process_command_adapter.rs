@@ -5,8 +5,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use autobuild::agents::process::CancelToken;
 use autobuild::agents::{adapter_for, AgentError, AgentErrorClass, AgentRequest, AgentStatus};
+use autobuild::process::CancelToken;
 use autobuild::workflow::model::{AgentKind, Role};
 
 fn fixture(name: &str) -> String {

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use autobuild::agents::process::{run, CancelToken, ProcessEnd, ProcessError, ProcessSpec};
+use autobuild::process::{run, CancelToken, ProcessEnd, ProcessError, ProcessSpec};
 
 fn shell(dir: &Path, script: &str) -> ProcessSpec {
     let mut spec = ProcessSpec::new("sh", dir, dir.join("logs/transcript.log"));

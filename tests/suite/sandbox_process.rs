@@ -9,7 +9,7 @@ use std::path::Path;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use autobuild::agents::process::{run, stop_leftover_group, CancelToken, ProcessEnd, ProcessSpec};
+use autobuild::process::{run, stop_leftover_group, CancelToken, ProcessEnd, ProcessSpec};
 use autobuild::sandbox::{denials, Confinement, Mounts};
 
 /// A directory outside `/tmp` (which the sandbox replaces), so that what lies beside the

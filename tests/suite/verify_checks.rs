@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use autobuild::agents::process::CancelToken;
+use autobuild::process::CancelToken;
 use autobuild::project::{EnvConfig, ProjectEnv};
 use autobuild::steps::check::{CheckResult, CheckStatus, FailureClass};
 use autobuild::steps::verify::{run_checks, CheckSpec};

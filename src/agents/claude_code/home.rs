@@ -10,7 +10,7 @@
 
 use std::path::PathBuf;
 
-use crate::sandbox::mounts::child_var;
+use crate::process::child_var;
 use crate::sandbox::Writable;
 
 /// The paths Claude Code writes, for a child with `env` on top of autobuild's environment.

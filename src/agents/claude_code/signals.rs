@@ -16,7 +16,7 @@
 
 use serde_json::Value;
 
-use crate::agents::process::LineSignal;
+use crate::process::LineSignal;
 
 /// What went wrong with an API call, per the labels and statuses above.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

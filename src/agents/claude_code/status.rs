@@ -8,8 +8,8 @@
 //! error texts only when they are not. A read-only role whose session reports a file-writing
 //! tool fails outright: the restriction did not hold.
 
-use crate::agents::process::ProcessEnd;
 use crate::agents::{AgentErrorClass, AgentStatus};
+use crate::process::ProcessEnd;
 use crate::workflow::model::{Access, Role};
 
 use super::args::ANY_WRITE_TOOLS;

@@ -16,7 +16,7 @@ use std::io::{self, BufRead};
 use serde_json::Value;
 
 use crate::agents::pricing::TokenCounts;
-use crate::agents::process::LineSignal;
+use crate::process::LineSignal;
 
 /// Longer lines are skipped (counted in [`StreamSummary::skipped_lines`]), not held in memory.
 pub const MAX_EVENT_LINE: usize = 64 << 20;

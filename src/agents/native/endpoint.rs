@@ -6,7 +6,7 @@
 //! required when the role names the variable or talks to the provider's own API; a local
 //! server (`base_url` set, no `api_key_env`) is asked without one when the variable is unset.
 
-use crate::sandbox::mounts::child_var;
+use crate::process::child_var;
 use crate::workflow::model::Role;
 
 use super::Dialect;

@@ -14,7 +14,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::agents::process::CancelToken;
+use crate::process::CancelToken;
 
 /// The largest response body read.
 const MAX_BODY: u64 = 64 * 1024 * 1024;

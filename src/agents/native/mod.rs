@@ -32,8 +32,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::process::CancelToken;
 use super::{Adapter, AgentError, AgentOutcome, AgentRequest, Capabilities, CostGap, Finding};
+use crate::process::CancelToken;
 use crate::project::config::PriceTable;
 use crate::workflow::model::{AgentKind, Role};
 use conversation::{Exchange, Reply};

@@ -25,11 +25,11 @@ use super::tools::{self, Done, Shell};
 use super::transcript::Transcript;
 use super::{failure, tool_log_dir, Dialect};
 use crate::agents::pricing::{self, TokenCounts};
-use crate::agents::process::{CancelToken, Redactor};
 use crate::agents::{
     schema, AgentError, AgentErrorClass, AgentOutcome, AgentRequest, AgentStatus,
     DEFAULT_AGENT_TIMEOUT,
 };
+use crate::process::{CancelToken, Redactor};
 use crate::workflow::model::ToolChoice;
 use ask::Asked;
 

@@ -1,7 +1,7 @@
 //! The transcript of a native invocation: one JSON object per line — each model answer (text,
 //! tool calls, tokens, cost), each tool result, each retry — with every secret of the
 //! environment and the API key replaced before the line reaches disk (module
-//! `agents::process::redact`, as for the process adapters).
+//! `process::redact`, as for the process adapters).
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::agents::process::Redactor;
+use crate::process::Redactor;
 
 pub struct Transcript {
     file: File,

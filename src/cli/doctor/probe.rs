@@ -7,8 +7,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::{Check, Level};
-use crate::agents::process::{self, CancelToken, ProcessEnd, ProcessSpec};
 use crate::agents::AGENT_ENV_REMOVE;
+use crate::process::{self, CancelToken, ProcessEnd, ProcessSpec};
 use crate::project::Layout;
 
 /// How long `<cli> --version` may take.

@@ -168,7 +168,7 @@ fn run_writer(
     )?;
     let stat = diffs.stat;
     let env = cx.env_vars();
-    let redact = |text: &str| crate::agents::process::redact(text, &env);
+    let redact = |text: &str| crate::process::redact(text, &env);
     cx.state.last_checkpoint = Some(checkpoint.commit.clone());
     // Whether the task branch holds changes against the commit it forked from. When the fork
     // point cannot be found, the turn's own changes stand in for it.
@@ -348,7 +348,7 @@ pub(super) fn invoke(
         output.display().to_string(),
     ));
     // The saved prompt is a record: it may quote a diff holding a secret's value.
-    let saved = crate::agents::process::redact(prompt, &env);
+    let saved = crate::process::redact(prompt, &env);
     fs::write(&prompt_path, saved).map_err(|e| Error::io("cannot write", &prompt_path, e))?;
     if role.access == Access::ReadOnly {
         env.extend(reader_env(cx, role_name)?);

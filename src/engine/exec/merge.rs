@@ -218,9 +218,7 @@ pub fn refused_secrets(env: &[(String, String)], allowed: bool) -> Vec<String> {
     if allowed {
         return Vec::new();
     }
-    crate::agents::process::Redactor::new(env)
-        .secrets()
-        .to_vec()
+    crate::process::Redactor::new(env).secrets().to_vec()
 }
 
 fn merge_error(request: &MergeRequest, error: Error) -> Error {

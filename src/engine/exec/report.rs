@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::agents::process::Redactor;
 use crate::engine::cx::RunCx;
 use crate::engine::exec::StepDone;
 use crate::engine::outcome::Outcome;
@@ -14,6 +13,7 @@ use crate::engine::records::{load_turns, TurnRecords};
 use crate::engine::state::{RunState, RunStatus};
 use crate::engine::turn::GateRecord;
 use crate::error::Error;
+use crate::process::Redactor;
 use crate::workflow::kinds::ReportOutputs;
 
 pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {

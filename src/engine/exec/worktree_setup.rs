@@ -12,11 +12,11 @@
 use std::fs;
 use std::time::Duration;
 
-use crate::agents::process::{self, ProcessEnd, ProcessSpec};
 use crate::engine::cx::RunCx;
 use crate::engine::events::EventKind;
 use crate::engine::Outcome;
 use crate::error::Error;
+use crate::process::{self, ProcessEnd, ProcessSpec};
 use crate::project::worktree_files;
 
 /// The bound on the setup command: installing a project's dependencies can take a while.

@@ -9,9 +9,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::agents::process::CancelToken;
 use crate::error::Error;
 use crate::git::Repo;
+use crate::process::CancelToken;
 use crate::project::{Config, EffectiveCheck, Layout, ProjectEnv};
 use crate::sandbox::{Confinement, StepPaths};
 use crate::steps::check::CheckResult;

@@ -11,8 +11,8 @@ use crate::agents::native::conversation::Reply;
 use crate::agents::native::failure::{self, ContextServer};
 use crate::agents::native::http::{self, Answer, Failure, Stop};
 use crate::agents::native::{format, stream};
-use crate::agents::process::CancelToken;
 use crate::agents::{pause, AgentErrorClass, AgentStatus};
+use crate::process::CancelToken;
 
 /// Why no answer came.
 pub(super) enum Asked {

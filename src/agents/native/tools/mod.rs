@@ -17,7 +17,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 use super::conversation::{Call, ToolSpec};
-use crate::agents::process::CancelToken;
+use crate::process::CancelToken;
 use crate::workflow::model::{Access, Role, Tool};
 pub use shell::Shell;
 

@@ -1,5 +1,5 @@
 //! `bash`: one command in the worktree, run like every other agent process (module
-//! `agents::process`: its own process group, the project `[env]` — whose `setup` reaches bash
+//! `process`: its own process group, the project `[env]` — whose `setup` reaches bash
 //! through `BASH_ENV` — a timeout, the sandbox when the role is confined, cancellation). Its
 //! combined output is logged in full beside the transcript; the model gets the head and the
 //! tail of long output.
@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::agents::process::{self, CancelToken, ProcessEnd, ProcessSpec};
 use crate::agents::{agent_group_file, AGENT_ENV_REMOVE};
+use crate::process::{self, CancelToken, ProcessEnd, ProcessSpec};
 
 /// How long a command may run when the call gives no timeout.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);

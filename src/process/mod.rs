@@ -19,6 +19,7 @@
 //! child at once ([`ProcessEnd::Aborted`]) instead of letting it retry what cannot succeed.
 
 mod cancel;
+mod env;
 mod group;
 mod leftover;
 mod redact;
@@ -35,6 +36,7 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 pub use cancel::CancelToken;
+pub use env::child_var;
 pub use leftover::stop_leftover_group;
 pub use redact::{is_secret_name, redact, Redactor, REDACTED};
 pub use resolve::locate;
