@@ -14,6 +14,7 @@
 
 pub mod args;
 pub mod home;
+pub mod login;
 pub mod signals;
 pub mod status;
 pub mod stream;
@@ -23,13 +24,13 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::login::Login;
+use super::description::{Description, Package};
 use super::{
     agent_process_spec, pause, retry_fits, role_for_attempt, Adapter, AgentError, AgentOutcome,
     AgentRequest, AgentStatus, Capabilities, TokenUsage, FINAL_MESSAGE_LIMIT,
 };
 use crate::process::{self, CancelToken, LineWatch, ProcessError, ProcessOutcome};
-use crate::workflow::model::{AgentKind, Role};
+use crate::workflow::model::AgentKind;
 use status::Classified;
 use stream::StreamSummary;
 
@@ -64,13 +65,26 @@ impl ClaudeCodeAdapter {
     }
 }
 
+/// The `claude-code` adapter's facts (module [`super::description`]).
+pub static DESCRIPTION: Description = Description {
+    kind: AgentKind::ClaudeCode,
+    program: Some(args::PROGRAM),
+    install_hint: "install Claude Code with `npm install -g @anthropic-ai/claude-code` (it needs \
+                   Node.js 18+), or put `claude` on the PATH (e.g. with [env] path_prepend in \
+                   .autobuild/config.toml)",
+    package: Some(Package {
+        name: "@anthropic-ai/claude-code",
+        version: "2.1.197",
+    }),
+    secrets: &["ANTHROPIC_API_KEY"],
+    credentials: Some(login::credentials),
+    login: Some(login::login),
+    adapter: || Box::new(ClaudeCodeAdapter::new()),
+};
+
 /// How to get `claude` when it is missing.
 pub fn install_help() -> String {
-    format!(
-        "install Claude Code with `{}` (it needs Node.js 18+), or put `claude` on the PATH \
-         (e.g. with [env] path_prepend in .autobuild/config.toml)",
-        status::INSTALL
-    )
+    DESCRIPTION.install_hint.to_string()
 }
 
 /// Where stdout of the invocation logged to `transcript` is kept.
@@ -89,8 +103,8 @@ fn sibling(transcript: &Path, suffix: &str) -> PathBuf {
 }
 
 impl Adapter for ClaudeCodeAdapter {
-    fn kind(&self) -> AgentKind {
-        AgentKind::ClaudeCode
+    fn description(&self) -> &'static Description {
+        &DESCRIPTION
     }
 
     fn capabilities(&self) -> Capabilities {
@@ -99,18 +113,6 @@ impl Adapter for ClaudeCodeAdapter {
             enforces_read_only: true,
             structured_output: true,
         }
-    }
-
-    fn program(&self, _role: &Role) -> Option<String> {
-        Some(args::PROGRAM.to_string())
-    }
-
-    fn install_hint(&self) -> String {
-        install_help()
-    }
-
-    fn login(&self, program: &Path, env: &[(String, String)]) -> Option<Login> {
-        Some(super::login::claude(program, env))
     }
 
     fn sandbox_state(&self, env: &[(String, String)]) -> Vec<crate::sandbox::Writable> {

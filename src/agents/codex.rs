@@ -24,12 +24,13 @@
 mod args;
 mod events;
 mod failure;
+pub mod login;
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::login::Login;
+use super::description::{Description, Package};
 use super::pricing::{self, estimate, TokenCounts};
 use super::CostGap;
 use super::{
@@ -57,6 +58,21 @@ pub const DEFAULT_RETRY_DELAYS: [Duration; 2] = [Duration::from_secs(10), Durati
 pub const INSTALL_HELP: &str = "install the Codex CLI with `npm install -g @openai/codex` (or \
      `brew install --cask codex`) so that `codex` is on the PATH autobuild runs with (or in a \
      directory of [env] path_prepend), then sign in with `codex login`";
+
+/// The `codex` adapter's facts (module [`super::description`]).
+pub static DESCRIPTION: Description = Description {
+    kind: AgentKind::Codex,
+    program: Some(PROGRAM),
+    install_hint: "install Codex with `npm install -g @openai/codex`",
+    package: Some(Package {
+        name: "@openai/codex",
+        version: "0.169.0",
+    }),
+    secrets: &["OPENAI_API_KEY"],
+    credentials: Some(login::credentials),
+    login: Some(login::login),
+    adapter: || Box::new(CodexAdapter::default()),
+};
 
 pub struct CodexAdapter {
     retry_delays: Vec<Duration>,
@@ -115,8 +131,8 @@ impl CodexAdapter {
 }
 
 impl Adapter for CodexAdapter {
-    fn kind(&self) -> AgentKind {
-        AgentKind::Codex
+    fn description(&self) -> &'static Description {
+        &DESCRIPTION
     }
 
     /// Read-only access is enforced by codex's sandbox and verdicts by `--output-schema`; a
@@ -127,18 +143,6 @@ impl Adapter for CodexAdapter {
             enforces_read_only: true,
             structured_output: true,
         }
-    }
-
-    fn program(&self, _role: &Role) -> Option<String> {
-        Some(PROGRAM.to_string())
-    }
-
-    fn install_hint(&self) -> String {
-        "install Codex with `npm install -g @openai/codex`".to_string()
-    }
-
-    fn login(&self, program: &Path, env: &[(String, String)]) -> Option<Login> {
-        Some(super::login::codex(program, env))
     }
 
     /// A Claude model is refused before the run: codex cannot use it.

@@ -11,17 +11,31 @@
 
 use std::path::Path;
 
+use super::description::Description;
 use super::{
     agent_process_spec, Adapter, AgentError, AgentOutcome, AgentRequest, AgentStatus, Capabilities,
 };
 use crate::process::{self, CancelToken};
 use crate::workflow::model::{AgentKind, Role};
 
+/// The `command` adapter's facts (module [`super::description`]): each role names its own
+/// program, which has no package, secrets or login.
+pub static DESCRIPTION: Description = Description {
+    kind: AgentKind::Command,
+    program: None,
+    install_hint: "",
+    package: None,
+    secrets: &[],
+    credentials: None,
+    login: None,
+    adapter: || Box::new(CommandAdapter),
+};
+
 pub struct CommandAdapter;
 
 impl Adapter for CommandAdapter {
-    fn kind(&self) -> AgentKind {
-        AgentKind::Command
+    fn description(&self) -> &'static Description {
+        &DESCRIPTION
     }
 
     fn capabilities(&self) -> Capabilities {

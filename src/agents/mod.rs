@@ -9,10 +9,16 @@
 //!
 //! Each adapter declares in [`Capabilities`] what it can enforce; the workflow validator
 //! rejects a role that asks for a restriction its adapter cannot enforce.
+//!
+//! An adapter is one module: its [`Description`] (program, install hint, pinned package,
+//! secrets, credentials, login probe) and its [`Adapter`] implementation. [`describe`] lists
+//! every adapter once; whatever needs to know the adapters asks it.
 
 pub mod claude_code;
 pub mod codex;
 pub mod command;
+pub mod credentials;
+pub mod description;
 pub mod login;
 pub mod native;
 pub mod pricing;
@@ -26,7 +32,8 @@ use serde::{Deserialize, Serialize};
 use crate::process::{self, ProcessEnd, ProcessError, ProcessSpec};
 use crate::project::config::PriceTable;
 use crate::workflow::model::{AgentKind, Role};
-use login::Login;
+pub use description::{Description, Package};
+use strum::IntoEnumIterator;
 
 /// How long an agent may run when its role sets no `timeout`.
 pub const DEFAULT_AGENT_TIMEOUT: Duration = Duration::from_secs(20 * 60);
@@ -299,19 +306,21 @@ pub struct CostGap {
 /// One agent: a CLI autobuild starts, or an API autobuild talks to. Besides running it, the
 /// adapter answers what preflight and `doctor` ask before a run (the program to find, how to
 /// install it, whether it is logged in, what else in the role stops a run, whether its cost is
-/// known), so a new adapter is one module plus one line in [`adapter_for`].
+/// known), so a new adapter is one module plus one line in [`describe`].
 pub trait Adapter: Send + Sync {
-    fn kind(&self) -> AgentKind;
+    /// The adapter's static facts.
+    fn description(&self) -> &'static Description;
+    fn kind(&self) -> AgentKind {
+        self.description().kind
+    }
     fn capabilities(&self) -> Capabilities;
     /// The program preflight must find for `role`; `None` when the adapter starts none.
-    fn program(&self, role: &Role) -> Option<String>;
+    fn program(&self, _role: &Role) -> Option<String> {
+        self.description().program.map(str::to_string)
+    }
     /// How to install [`Adapter::program`] when it is missing (empty: nothing to suggest).
     fn install_hint(&self) -> String {
-        String::new()
-    }
-    /// Whether the located `program` is logged in; `None` when the adapter has no login.
-    fn login(&self, _program: &Path, _env: &[(String, String)]) -> Option<Login> {
-        None
+        self.description().install_hint.to_string()
     }
     /// What else about `role` stops a run before it starts (an unusable model, a missing key),
     /// given the project environment.
@@ -358,19 +367,26 @@ pub struct Finding {
     pub fix: String,
 }
 
-/// The adapter for `kind`, or `None` when this build has none for it yet.
-pub fn adapter_for(kind: AgentKind) -> Option<Box<dyn Adapter>> {
+/// The registry of adapters: the description of `kind`'s adapter, declared in its module.
+/// Adding an adapter is its module, its [`AgentKind`] and one line here.
+pub fn describe(kind: AgentKind) -> &'static Description {
     match kind {
-        AgentKind::Command => Some(Box::new(command::CommandAdapter)),
-        AgentKind::ClaudeCode => Some(Box::new(claude_code::ClaudeCodeAdapter::new())),
-        AgentKind::Codex => Some(Box::new(codex::CodexAdapter::default())),
-        AgentKind::Openai => Some(Box::new(native::NativeAdapter::new(
-            native::Dialect::OpenAi,
-        ))),
-        AgentKind::Anthropic => Some(Box::new(native::NativeAdapter::new(
-            native::Dialect::Anthropic,
-        ))),
+        AgentKind::ClaudeCode => &claude_code::DESCRIPTION,
+        AgentKind::Codex => &codex::DESCRIPTION,
+        AgentKind::Command => &command::DESCRIPTION,
+        AgentKind::Openai => &native::OPENAI,
+        AgentKind::Anthropic => &native::ANTHROPIC,
     }
+}
+
+/// Every adapter's description, in the order of [`AgentKind`].
+pub fn descriptions() -> impl Iterator<Item = &'static Description> {
+    AgentKind::iter().map(describe)
+}
+
+/// The adapter for `kind` (every kind has one; `None` is kept for a kind a build may lack).
+pub fn adapter_for(kind: AgentKind) -> Option<Box<dyn Adapter>> {
+    Some((describe(kind).adapter)())
 }
 
 /// The process every adapter starts from: cwd = worktree, the prompt on stdin, the project

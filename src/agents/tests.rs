@@ -52,3 +52,72 @@ fn adapter_for_returns_the_adapters_this_build_has() {
     assert!(claude.capabilities().enforces_read_only);
     assert!(adapter_for(AgentKind::Codex).is_some());
 }
+
+#[test]
+fn every_kind_has_one_description_and_its_adapter_is_that_kind() {
+    let kinds: Vec<AgentKind> = descriptions().map(|d| d.kind).collect();
+    assert_eq!(kinds, AgentKind::iter().collect::<Vec<_>>());
+    for description in descriptions() {
+        let adapter = (description.adapter)();
+        assert_eq!(adapter.kind(), description.kind);
+        assert!(std::ptr::eq(adapter.description(), description));
+    }
+}
+
+#[test]
+fn a_cli_adapter_says_how_to_install_its_package_and_how_it_authenticates() {
+    for description in descriptions() {
+        let kind = description.kind;
+        match (description.program, description.package) {
+            (Some(_), Some(package)) => {
+                let install = format!("npm install -g {}", package.name);
+                assert!(description.install_hint.contains(&install), "{kind}");
+                assert!(description.login.is_some(), "{kind}");
+                assert!(description.credentials.is_some(), "{kind}");
+                assert!(!description.secrets.is_empty(), "{kind}");
+            }
+            (None, None) => assert!(description.install_hint.is_empty(), "{kind}"),
+            other => panic!("{kind}: a program without a package or back: {other:?}"),
+        }
+    }
+    // The native adapters read their key from their first secret by default.
+    for kind in [AgentKind::Openai, AgentKind::Anthropic] {
+        assert!(!describe(kind).secrets.is_empty(), "{kind}");
+    }
+    let claude = describe(AgentKind::ClaudeCode).package.unwrap();
+    assert_eq!(
+        claude_code::status::INSTALL,
+        format!("npm install -g {}", claude.name)
+    );
+}
+
+/// `scripts/real-agents.versions` (read by scripts/e2e-real-agents.sh) is derived from the
+/// descriptions; this keeps the checked-in file current.
+#[test]
+fn the_checked_in_versions_file_is_the_descriptions_pins() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/real-agents.versions");
+    let checked_in = std::fs::read_to_string(&path).unwrap();
+    let derived = description::versions_file();
+    assert!(
+        checked_in == derived,
+        "{} is out of date; write this into it:\n{derived}",
+        path.display()
+    );
+    assert!(
+        derived.contains("claude  @anthropic-ai/claude-code  "),
+        "{derived}"
+    );
+    assert!(
+        derived.contains("\ncodex   @openai/codex              "),
+        "{derived}"
+    );
+}
+
+#[test]
+fn the_agent_flag_help_names_every_adapter() {
+    assert_eq!(
+        description::agent_flag_help(),
+        "Adapter for every role (claude-code, codex, command, openai, anthropic)"
+    );
+}

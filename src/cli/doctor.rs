@@ -17,7 +17,6 @@
 //! is tested with a temporary file only inside an existing `.autobuild/` (elsewhere with
 //! access(2), which creates nothing).
 
-mod credentials;
 mod probe;
 mod sandbox;
 
@@ -25,8 +24,9 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use crate::agents::credentials::{Credentials, Detect};
 use crate::agents::login::{self, Login};
-use crate::agents::{adapter_for, claude_code};
+use crate::agents::{adapter_for, descriptions};
 use crate::engine::plan::DEFAULT_WORKFLOW;
 use crate::error::Error;
 use crate::process;
@@ -37,7 +37,6 @@ use crate::workflow::model::{Action, AgentKind, Role};
 use crate::workflow::resolve::is_path;
 use crate::workflow::source::Layer;
 use crate::workflow::{Overrides, ResolvedWorkflow};
-pub use credentials::{claude_credentials, codex_credentials, Credentials};
 use probe::{version_check, writable};
 
 #[derive(Debug, Clone, Args)]
@@ -364,36 +363,24 @@ fn add_roles(roles: &mut Vec<(String, Role)>, resolved: &ResolvedWorkflow, of: O
     }
 }
 
-/// An agent CLI autobuild can drive, and how to tell whether it can authenticate.
+/// An agent CLI autobuild can drive, and how to tell whether it can authenticate: every
+/// adapter whose description names a program and a credentials fallback.
 struct AgentCli {
     kind: AgentKind,
     program: &'static str,
-    install: String,
-    credentials: credentials::Detect,
+    install: &'static str,
+    credentials: Detect,
 }
 
-fn agent_clis() -> [AgentCli; 2] {
-    [
-        AgentCli {
-            kind: AgentKind::ClaudeCode,
-            program: claude_code::args::PROGRAM,
-            install: installer(AgentKind::ClaudeCode),
-            credentials: claude_credentials,
-        },
-        AgentCli {
-            kind: AgentKind::Codex,
-            program: "codex",
-            install: installer(AgentKind::Codex),
-            credentials: codex_credentials,
-        },
-    ]
-}
-
-/// How the adapter of `kind` says to install its program.
-fn installer(kind: AgentKind) -> String {
-    adapter_for(kind)
-        .map(|adapter| adapter.install_hint())
-        .unwrap_or_default()
+fn agent_clis() -> impl Iterator<Item = AgentCli> {
+    descriptions().filter_map(|d| {
+        Some(AgentCli {
+            kind: d.kind,
+            program: d.program?,
+            install: d.install_hint,
+            credentials: d.credentials?,
+        })
+    })
 }
 
 /// Binary, version and credentials of each agent CLI, the programs of `command` roles, and

@@ -232,8 +232,8 @@ pub struct RunFlags {
     /// Model for the coach role (same as --model coach=MODEL).
     #[arg(long, value_name = "MODEL")]
     pub coach_model: Option<String>,
-    /// Adapter for every role (claude-code, codex, command).
-    #[arg(long, value_name = "ADAPTER")]
+    // Adapter for every role; the help names every adapter of the registry.
+    #[arg(long, value_name = "ADAPTER", help = crate::agents::description::agent_flag_help())]
     pub agent: Option<String>,
     /// Override any workflow value, e.g. --set roles.coach.model=opus (repeatable; the last
     /// --set of a key wins; one a flag also sets is refused).

@@ -157,8 +157,24 @@ pub struct Role {
 }
 
 /// Which adapter drives a role.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    JsonSchema,
+    strum::Display,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantNames,
+    strum::EnumIter,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum AgentKind {
     ClaudeCode,
     Codex,
@@ -167,32 +183,6 @@ pub enum AgentKind {
     Openai,
     /// The native adapter over the Anthropic Messages API.
     Anthropic,
-}
-
-impl AgentKind {
-    pub const ALL: [AgentKind; 5] = [
-        AgentKind::ClaudeCode,
-        AgentKind::Codex,
-        AgentKind::Command,
-        AgentKind::Openai,
-        AgentKind::Anthropic,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AgentKind::ClaudeCode => "claude-code",
-            AgentKind::Codex => "codex",
-            AgentKind::Command => "command",
-            AgentKind::Openai => "openai",
-            AgentKind::Anthropic => "anthropic",
-        }
-    }
-}
-
-impl fmt::Display for AgentKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
 }
 
 /// The fixed tool vocabulary; each adapter maps it to its native tool names.

@@ -12,7 +12,10 @@
 //! positioned inside the flag's text, so a wrong key or type is reported like a mistake in a file:
 //! `--set:1:13: unknown key ...` with a caret under it.
 
+use std::str::FromStr;
 use std::sync::Arc;
+
+use strum::VariantNames;
 
 use crate::diagnostic::{did_you_mean, Diagnostic, Location};
 use crate::workflow::merge::merge;
@@ -41,7 +44,7 @@ pub fn apply(tree: &mut Node, overrides: &Overrides) -> Result<(), Vec<Diagnosti
     let mut patches = Vec::new();
     if let Some(agent) = &overrides.agent {
         let value = flag_value("--agent", agent);
-        if AgentKind::ALL.iter().any(|kind| kind.as_str() == agent) {
+        if AgentKind::from_str(agent).is_ok() {
             for role in role_names(tree) {
                 // A model was chosen for the adapter being replaced: the new adapter starts from
                 // its own default unless --player-model/--coach-model name one.
@@ -137,8 +140,8 @@ fn flag_conflicts(tree: &Node, overrides: &Overrides) -> Vec<Diagnostic> {
 }
 
 fn unknown_agent(value: &Node, agent: &str) -> Diagnostic {
-    let kinds = AgentKind::ALL.map(AgentKind::as_str);
-    let help = match did_you_mean(agent, kinds) {
+    let kinds = AgentKind::VARIANTS;
+    let help = match did_you_mean(agent, kinds.iter().copied()) {
         Some(close) => format!("did you mean `{close}`?"),
         None => format!("the agents are: {}", kinds.join(", ")),
     };

@@ -7,6 +7,8 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use autobuild::agents::describe;
+use autobuild::workflow::model::AgentKind;
 use serde_json::Value;
 
 use crate::loop_fixture::Project;
@@ -20,26 +22,29 @@ pub enum Cli {
 }
 
 impl Cli {
-    /// The variable naming the binary (set by scripts/e2e-real-agents.sh).
-    pub fn variable(self) -> &'static str {
+    /// The adapter that drives this CLI; its description names the program and the pinned
+    /// package (`scripts/real-agents.versions`).
+    fn kind(self) -> AgentKind {
         match self {
-            Cli::Claude => "AUTOBUILD_REAL_CLAUDE",
-            Cli::Codex => "AUTOBUILD_REAL_CODEX",
+            Cli::Claude => AgentKind::ClaudeCode,
+            Cli::Codex => AgentKind::Codex,
         }
+    }
+
+    /// The variable naming the binary (set by scripts/e2e-real-agents.sh, which derives it
+    /// from the program's name the same way).
+    pub fn variable(self) -> String {
+        format!("AUTOBUILD_REAL_{}", self.program().to_uppercase())
     }
 
     fn program(self) -> &'static str {
-        match self {
-            Cli::Claude => "claude",
-            Cli::Codex => "codex",
-        }
+        describe(self.kind())
+            .program
+            .expect("a real-agent CLI's adapter names its program")
     }
 
-    fn agent(self) -> &'static str {
-        match self {
-            Cli::Claude => "claude-code",
-            Cli::Codex => "codex",
-        }
+    fn agent(self) -> String {
+        self.kind().to_string()
     }
 
     /// The binary. The scenarios are `#[ignore]`d; run with `--ignored` without it is a

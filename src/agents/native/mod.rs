@@ -32,6 +32,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::description::Description;
 use super::{Adapter, AgentError, AgentOutcome, AgentRequest, Capabilities, CostGap, Finding};
 use crate::process::CancelToken;
 use crate::project::config::PriceTable;
@@ -49,6 +50,31 @@ pub const DEFAULT_RETRY_DELAYS: [Duration; 3] = [
 /// How long the dry run waits for a connection to a server on this machine.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 
+/// The `openai` adapter's facts (module [`super::description`]): it starts no program; its
+/// key is the variable `api_key_env` names, by default the secret a CI job passes.
+pub static OPENAI: Description = Description {
+    kind: AgentKind::Openai,
+    program: None,
+    install_hint: "",
+    package: None,
+    secrets: &["OPENAI_API_KEY"],
+    credentials: None,
+    login: None,
+    adapter: || Box::new(NativeAdapter::new(Dialect::OpenAi)),
+};
+
+/// The `anthropic` adapter's facts, as [`OPENAI`]'s.
+pub static ANTHROPIC: Description = Description {
+    kind: AgentKind::Anthropic,
+    program: None,
+    install_hint: "",
+    package: None,
+    secrets: &["ANTHROPIC_API_KEY"],
+    credentials: None,
+    login: None,
+    adapter: || Box::new(NativeAdapter::new(Dialect::Anthropic)),
+};
+
 /// Which API a native adapter speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {
@@ -58,9 +84,14 @@ pub enum Dialect {
 
 impl Dialect {
     pub fn kind(self) -> AgentKind {
+        self.description().kind
+    }
+
+    /// The adapter's facts.
+    pub fn description(self) -> &'static Description {
         match self {
-            Dialect::OpenAi => AgentKind::Openai,
-            Dialect::Anthropic => AgentKind::Anthropic,
+            Dialect::OpenAi => &OPENAI,
+            Dialect::Anthropic => &ANTHROPIC,
         }
     }
 
@@ -71,11 +102,10 @@ impl Dialect {
         }
     }
 
+    /// The variable the key is read from unless the role's `api_key_env` names another: the
+    /// secret a CI job passes.
     fn default_key_var(self) -> &'static str {
-        match self {
-            Dialect::OpenAi => "OPENAI_API_KEY",
-            Dialect::Anthropic => "ANTHROPIC_API_KEY",
-        }
+        self.description().secrets[0]
     }
 
     fn path(self) -> &'static str {
@@ -150,8 +180,8 @@ impl NativeAdapter {
 }
 
 impl Adapter for NativeAdapter {
-    fn kind(&self) -> AgentKind {
-        self.dialect.kind()
+    fn description(&self) -> &'static Description {
+        self.dialect.description()
     }
 
     /// Every tool call is run by autobuild, so the allowlist and read-only access are enforced
@@ -162,10 +192,6 @@ impl Adapter for NativeAdapter {
             enforces_read_only: true,
             structured_output: true,
         }
-    }
-
-    fn program(&self, _role: &Role) -> Option<String> {
-        None
     }
 
     fn preflight(&self, role_name: &str, role: &Role, env: &[(String, String)]) -> Vec<String> {
