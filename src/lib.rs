@@ -27,3 +27,6 @@ pub mod task;
 pub mod ui;
 pub mod user_file;
 pub mod workflow;
+
+#[cfg(test)]
+mod names_tests;

@@ -230,7 +230,8 @@ fn with_stderr(what: &str, stderr_tail: &str) -> String {
 }
 
 /// Why an agent failed, as far as its adapter can tell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
+#[strum(serialize_all = "snake_case")]
 #[serde(rename_all = "snake_case")]
 pub enum AgentErrorClass {
     NonZeroExit,
@@ -272,16 +273,7 @@ impl AgentErrorClass {
     }
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            AgentErrorClass::NonZeroExit => "non_zero_exit",
-            AgentErrorClass::ApiError => "api_error",
-            AgentErrorClass::AuthMissing => "auth_missing",
-            AgentErrorClass::RateLimited => "rate_limited",
-            AgentErrorClass::OutOfCredit => "out_of_credit",
-            AgentErrorClass::ModelNotFound => "model_not_found",
-            AgentErrorClass::MaxTurns => "max_turns",
-            AgentErrorClass::Other => "other",
-        }
+        self.into()
     }
 }
 

@@ -17,6 +17,7 @@
 //! is tested with a temporary file only inside an existing `.autobuild/` (elsewhere with
 //! access(2), which creates nothing).
 
+pub mod check;
 mod probe;
 mod sandbox;
 
@@ -37,6 +38,7 @@ use crate::workflow::model::{Action, AgentKind, Role};
 use crate::workflow::resolve::is_path;
 use crate::workflow::source::Layer;
 use crate::workflow::{Overrides, ResolvedWorkflow};
+pub use check::{Check, Level};
 use probe::{version_check, writable};
 
 #[derive(Debug, Clone, Args)]
@@ -47,52 +49,6 @@ pub struct DoctorArgs {
     /// The report as one JSON document on stdout (shape in README.md).
     #[arg(long)]
     pub json: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Level {
-    Ok,
-    Warn,
-    Missing,
-}
-
-impl Level {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Level::Ok => "ok",
-            Level::Warn => "warn",
-            Level::Missing => "missing",
-        }
-    }
-}
-
-/// One line of the report; a `Missing` check with a `need` stops the selected workflow.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Check {
-    pub level: Level,
-    pub subject: String,
-    pub detail: String,
-    /// Who needs it and how to fix it, when the selected workflow cannot run without it.
-    pub need: Option<String>,
-}
-
-impl Check {
-    fn new(level: Level, subject: impl Into<String>, detail: impl Into<String>) -> Check {
-        Check {
-            level,
-            subject: subject.into(),
-            detail: detail.into(),
-            need: None,
-        }
-    }
-
-    /// Marks a missing check as blocking the selected workflow.
-    fn needed(mut self, need: impl Into<String>) -> Check {
-        if self.level == Level::Missing {
-            self.need = Some(need.into());
-        }
-        self
-    }
 }
 
 /// The report: every check line, then the verdict for `workflow` and the repository's own

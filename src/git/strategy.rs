@@ -4,7 +4,19 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// How an approved branch lands on the base branch.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    JsonSchema,
+    strum::IntoStaticStr,
+)]
+#[strum(serialize_all = "kebab-case")]
 #[serde(rename_all = "kebab-case")]
 pub enum MergeStrategy {
     #[default]
@@ -15,10 +27,6 @@ pub enum MergeStrategy {
 
 impl MergeStrategy {
     pub fn as_str(self) -> &'static str {
-        match self {
-            MergeStrategy::Squash => "squash",
-            MergeStrategy::Merge => "merge",
-            MergeStrategy::Ff => "ff",
-        }
+        self.into()
     }
 }

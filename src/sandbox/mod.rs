@@ -41,7 +41,18 @@ pub use mounts::{Hide, StepPaths, Writable};
 pub use probe::Availability;
 
 /// `[sandbox] mode`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    schemars::JsonSchema,
+    strum::IntoStaticStr,
+    strum::EnumIter,
+)]
+#[strum(serialize_all = "lowercase")]
 #[schemars(rename_all = "lowercase")]
 pub enum Mode {
     /// Confine when bwrap works here; otherwise run unconfined with one warning per run.
@@ -54,14 +65,8 @@ pub enum Mode {
 }
 
 impl Mode {
-    pub const ALL: [Mode; 3] = [Mode::Auto, Mode::On, Mode::Off];
-
     pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Auto => "auto",
-            Mode::On => "on",
-            Mode::Off => "off",
-        }
+        self.into()
     }
 }
 

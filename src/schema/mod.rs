@@ -23,7 +23,18 @@ use crate::profile::set::ProfileFile;
 use crate::profile::Requirement;
 
 /// The files a schema describes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::EnumIter,
+    strum::VariantNames,
+)]
+#[strum(serialize_all = "lowercase")]
 pub enum SchemaKind {
     Workflow,
     Config,
@@ -32,25 +43,13 @@ pub enum SchemaKind {
 }
 
 impl SchemaKind {
-    pub const ALL: [SchemaKind; 4] = [
-        SchemaKind::Workflow,
-        SchemaKind::Config,
-        SchemaKind::Profile,
-        SchemaKind::Feature,
-    ];
-
     pub fn as_str(self) -> &'static str {
-        match self {
-            SchemaKind::Workflow => "workflow",
-            SchemaKind::Config => "config",
-            SchemaKind::Profile => "profile",
-            SchemaKind::Feature => "feature",
-        }
+        self.into()
     }
 
     /// The kind called `name`, if there is one.
     pub fn named(name: &str) -> Option<SchemaKind> {
-        SchemaKind::ALL.into_iter().find(|k| k.as_str() == name)
+        name.parse().ok()
     }
 
     /// The schema as a JSON value.

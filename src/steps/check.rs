@@ -42,7 +42,8 @@ impl CheckResult {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
+#[strum(serialize_all = "snake_case")]
 #[serde(rename_all = "snake_case")]
 pub enum CheckStatus {
     Passed,
@@ -54,17 +55,13 @@ pub enum CheckStatus {
 
 impl CheckStatus {
     pub fn as_str(self) -> &'static str {
-        match self {
-            CheckStatus::Passed => "passed",
-            CheckStatus::Failed => "failed",
-            CheckStatus::TimedOut => "timed_out",
-            CheckStatus::Error => "error",
-        }
+        self.into()
     }
 }
 
 /// Whether a failure is the code's fault or the environment's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
+#[strum(serialize_all = "snake_case")]
 #[serde(rename_all = "snake_case")]
 pub enum FailureClass {
     Code,
@@ -73,9 +70,6 @@ pub enum FailureClass {
 
 impl FailureClass {
     pub fn as_str(self) -> &'static str {
-        match self {
-            FailureClass::Code => "code",
-            FailureClass::Infrastructure => "infrastructure",
-        }
+        self.into()
     }
 }

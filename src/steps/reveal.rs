@@ -14,7 +14,18 @@ use regex::Regex;
 use crate::steps::summary::strip_ansi;
 
 /// `[scope] reveal`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    schemars::JsonSchema,
+    strum::IntoStaticStr,
+    strum::EnumIter,
+)]
+#[strum(serialize_all = "lowercase")]
 #[schemars(rename_all = "lowercase")]
 pub enum Reveal {
     /// The check's name, its counts and the names of the failing tests.
@@ -27,14 +38,8 @@ pub enum Reveal {
 }
 
 impl Reveal {
-    pub const ALL: [Reveal; 3] = [Reveal::Names, Reveal::Summary, Reveal::None];
-
     pub fn as_str(self) -> &'static str {
-        match self {
-            Reveal::Names => "names",
-            Reveal::Summary => "summary",
-            Reveal::None => "none",
-        }
+        self.into()
     }
 }
 

@@ -45,7 +45,8 @@ pub struct Verdict {
     pub criteria: Vec<CriterionVerdict>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
+#[strum(serialize_all = "snake_case")]
 #[serde(rename_all = "snake_case")]
 pub enum Decision {
     Approve,
@@ -54,10 +55,7 @@ pub enum Decision {
 
 impl Decision {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Decision::Approve => "approve",
-            Decision::Feedback => "feedback",
-        }
+        self.into()
     }
 }
 
@@ -75,7 +73,10 @@ pub struct Issue {
 }
 
 /// Ordered from most to least severe, so sorting puts `critical`, then `must_fix` first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, strum::IntoStaticStr,
+)]
+#[strum(serialize_all = "snake_case")]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     /// Stops the loop at once: a person must decide (DESIGN.md §11).
@@ -87,12 +88,7 @@ pub enum Severity {
 
 impl Severity {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Critical => "critical",
-            Severity::MustFix => "must_fix",
-            Severity::ShouldFix => "should_fix",
-            Severity::NiceToHave => "nice_to_have",
-        }
+        self.into()
     }
 }
 
@@ -104,7 +100,8 @@ pub struct CriterionVerdict {
     pub evidence: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
+#[strum(serialize_all = "snake_case")]
 #[serde(rename_all = "snake_case")]
 pub enum CriterionStatus {
     Met,
@@ -114,11 +111,7 @@ pub enum CriterionStatus {
 
 impl CriterionStatus {
     pub fn as_str(self) -> &'static str {
-        match self {
-            CriterionStatus::Met => "met",
-            CriterionStatus::NotMet => "not_met",
-            CriterionStatus::NotVerified => "not_verified",
-        }
+        self.into()
     }
 }
 

@@ -187,8 +187,21 @@ pub enum AgentKind {
 
 /// The fixed tool vocabulary; each adapter maps it to its native tool names.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    JsonSchema,
+    strum::IntoStaticStr,
+    strum::EnumIter,
 )]
+#[strum(serialize_all = "lowercase")]
 #[serde(rename_all = "lowercase")]
 pub enum Tool {
     Read,
@@ -201,26 +214,8 @@ pub enum Tool {
 }
 
 impl Tool {
-    pub const ALL: [Tool; 7] = [
-        Tool::Read,
-        Tool::Write,
-        Tool::Edit,
-        Tool::Bash,
-        Tool::Grep,
-        Tool::Glob,
-        Tool::Web,
-    ];
-
     pub fn as_str(self) -> &'static str {
-        match self {
-            Tool::Read => "read",
-            Tool::Write => "write",
-            Tool::Edit => "edit",
-            Tool::Bash => "bash",
-            Tool::Grep => "grep",
-            Tool::Glob => "glob",
-            Tool::Web => "web",
-        }
+        self.into()
     }
 
     /// Tools that modify files directly.
@@ -245,7 +240,19 @@ pub enum ToolChoice {
 }
 
 /// Whether a role may change the worktree. Read-only is enforced by the adapter and audited.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    JsonSchema,
+    strum::IntoStaticStr,
+)]
+#[strum(serialize_all = "kebab-case")]
 #[serde(rename_all = "kebab-case")]
 pub enum Access {
     #[default]
@@ -255,10 +262,7 @@ pub enum Access {
 
 impl Access {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Access::Write => "write",
-            Access::ReadOnly => "read-only",
-        }
+        self.into()
     }
 }
 

@@ -21,6 +21,7 @@
 //! Code silently starts without the `StructuredOutput` tool that enforces the schema.
 
 use crate::workflow::model::{Access, Role, Tool};
+use strum::IntoEnumIterator;
 
 /// The Claude Code executable.
 pub const PROGRAM: &str = "claude";
@@ -69,7 +70,7 @@ pub fn allowed_tools(role: &Role) -> Vec<&'static str> {
 pub fn denied_tools(role: &Role) -> Vec<&'static str> {
     let allowed = allowed_tools(role);
     let mut denied: Vec<&'static str> = Vec::new();
-    let candidates = Tool::ALL.iter().flat_map(|&tool| native_tools(tool));
+    let candidates = Tool::iter().flat_map(native_tools);
     let write_tools = WRITE_TOOLS
         .iter()
         .filter(|_| role.access == Access::ReadOnly);
@@ -230,7 +231,7 @@ mod tests {
 
     #[test]
     fn only_tool_names_current_claude_code_knows_are_passed() {
-        let every_tool = Tool::ALL.to_vec();
+        let every_tool: Vec<Tool> = Tool::iter().collect();
         for access in [Access::Write, Access::ReadOnly] {
             for tools in [every_tool.clone(), Vec::new()] {
                 let args = arguments(&role(access, &tools), None);

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::cli::doctor::Check;
+use crate::cli::doctor::check::Check;
 
 #[derive(Debug, Serialize)]
 pub struct Report {

@@ -2,6 +2,7 @@
 //! `integration = "check"` (default) runs the profiles' checks on the feature branch's tip,
 //! `"integrate"` also runs the player on a failure, `"off"` skips it.
 
+use strum::IntoEnumIterator;
 use toml::de::DeTable;
 
 use super::reader::{Item, Reader};
@@ -9,7 +10,18 @@ use super::reader::{Item, Reader};
 const KEYS: [&str; 1] = ["integration"];
 
 /// `[feature] integration`: the check after every wave of a feature.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    schemars::JsonSchema,
+    strum::IntoStaticStr,
+    strum::EnumIter,
+)]
+#[strum(serialize_all = "lowercase")]
 #[schemars(rename_all = "lowercase")]
 pub enum Integration {
     /// Run the checks on the feature branch's tip after each wave; a failure stops the feature.
@@ -23,15 +35,8 @@ pub enum Integration {
 }
 
 impl Integration {
-    pub const ALL: [Integration; 3] =
-        [Integration::Check, Integration::Integrate, Integration::Off];
-
     pub fn as_str(self) -> &'static str {
-        match self {
-            Integration::Check => "check",
-            Integration::Integrate => "integrate",
-            Integration::Off => "off",
-        }
+        self.into()
     }
 }
 
@@ -53,7 +58,7 @@ pub(super) fn read(reader: &mut Reader<'_>, table: &DeTable<'_>) -> FeatureConfi
 }
 
 fn integration(reader: &mut Reader<'_>, item: &Item<'_>) -> Option<Integration> {
-    let all = &Integration::ALL;
+    let all = &Integration::iter().collect::<Vec<_>>();
     reader.one_of(
         "feature.integration",
         "feature.integration",
@@ -67,6 +72,8 @@ fn integration(reader: &mut Reader<'_>, item: &Item<'_>) -> Option<Integration> 
 mod tests {
     use std::path::Path;
 
+    use strum::IntoEnumIterator;
+
     use super::Integration;
     use crate::project::Config;
 
@@ -77,7 +84,7 @@ mod tests {
     #[test]
     fn reads_the_integration_mode_defaulting_to_check() {
         assert_eq!(parse("").unwrap().feature.integration, Integration::Check);
-        for mode in Integration::ALL {
+        for mode in Integration::iter() {
             let text = format!("[feature]\nintegration = \"{}\"\n", mode.as_str());
             assert_eq!(parse(&text).unwrap().feature.integration, mode);
         }

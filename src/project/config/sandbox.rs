@@ -2,6 +2,7 @@
 //! beyond the worktree, its git files, the run's scratch directory and a private `/tmp`
 //! (`writable`). See [`crate::sandbox`].
 
+use strum::IntoEnumIterator;
 use toml::de::DeTable;
 
 use super::reader::{Item, Reader};
@@ -26,7 +27,7 @@ fn mode(reader: &mut Reader<'_>, item: &Item<'_>) -> Option<Mode> {
         "sandbox.mode",
         "sandbox.mode",
         item,
-        &Mode::ALL,
+        &Mode::iter().collect::<Vec<_>>(),
         Mode::as_str,
     )
 }

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::LazyLock;
+use strum::IntoEnumIterator;
 
 use regex::Regex;
 use toml::de::{DeTable, DeValue};
@@ -172,7 +173,7 @@ fn reveal(reader: &mut Reader<'_>, item: &Item<'_>) -> Option<Reveal> {
         "scope.reveal",
         "scope.reveal",
         item,
-        &Reveal::ALL,
+        &Reveal::iter().collect::<Vec<_>>(),
         Reveal::as_str,
     )
 }

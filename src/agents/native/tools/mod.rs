@@ -15,6 +15,7 @@ mod shell;
 
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
+use strum::IntoEnumIterator;
 
 use super::conversation::{Call, ToolSpec};
 use crate::process::CancelToken;
@@ -24,7 +25,7 @@ pub use shell::Shell;
 /// The tools offered to `role`.
 pub fn offered(role: &Role) -> Vec<Tool> {
     let listed: Vec<Tool> = if role.tools.is_empty() {
-        Tool::ALL.to_vec()
+        Tool::iter().collect()
     } else {
         role.tools.clone()
     };
@@ -68,7 +69,7 @@ pub fn run(
     number: usize,
     cancel: &CancelToken,
 ) -> Done {
-    let Some(tool) = Tool::ALL.iter().copied().find(|t| t.as_str() == call.name) else {
+    let Some(tool) = Tool::iter().find(|t| t.as_str() == call.name) else {
         return Done::Refused(format!(
             "there is no tool `{}`; the tools are: {}",
             call.name,
