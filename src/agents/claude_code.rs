@@ -22,12 +22,13 @@ pub mod stream;
 use std::fs::{self, File};
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::description::{Description, Package};
+use super::retry::with_retries;
 use super::{
-    agent_process_spec, pause, retry_fits, role_for_attempt, Adapter, AgentError, AgentOutcome,
-    AgentRequest, AgentStatus, Capabilities, TokenUsage, FINAL_MESSAGE_LIMIT,
+    agent_process_spec, Adapter, AgentError, AgentOutcome, AgentRequest, AgentStatus, Capabilities,
+    TokenUsage, FINAL_MESSAGE_LIMIT,
 };
 use crate::process::{self, CancelToken, LineWatch, ProcessError, ProcessOutcome};
 use crate::workflow::model::AgentKind;
@@ -130,46 +131,40 @@ impl Adapter for ClaudeCodeAdapter {
         req: &AgentRequest<'_>,
         cancel: &CancelToken,
     ) -> Result<AgentOutcome, AgentError> {
-        let start = Instant::now();
+        let attempts = with_retries(
+            req,
+            &self.retry.delays,
+            cancel,
+            |attempt_req| {
+                let (ran, summary) = run_once(attempt_req, cancel)?;
+                let classified =
+                    status::classify(ran.end, &summary, &ran.stderr_tail, req.role_name, req.role);
+                Ok((summary, classified))
+            },
+            |(_, classified)| classified.transient,
+            |(_, classified), attempt, delay| {
+                tracing::warn!(
+                    role = req.role_name,
+                    attempt,
+                    "claude hit a transient API condition; retrying in {delay:?}: {}",
+                    classified.status.message()
+                );
+                keep_attempt(req.transcript_path, attempt);
+            },
+        )?;
         let mut spent = Spent::default();
-        let mut attempt = 1;
-        loop {
-            let role = role_for_attempt(req.role, start);
-            let attempt_req = AgentRequest {
-                role: &role,
-                ..*req
-            };
-            let (ran, summary) = run_once(&attempt_req, cancel)?;
-            let classified =
-                status::classify(ran.end, &summary, &ran.stderr_tail, req.role_name, req.role);
-            spent.add(&summary);
-            let delay = self.retry.delays.get(attempt - 1).copied();
-            match delay {
-                Some(delay) if classified.transient && retry_fits(req.role, start, delay) => {
-                    tracing::warn!(
-                        role = req.role_name,
-                        attempt,
-                        "claude hit a transient API condition; retrying in {delay:?}: {}",
-                        classified.status.message()
-                    );
-                    keep_attempt(req.transcript_path, attempt);
-                    if !pause(delay, cancel) {
-                        let outcome = AgentOutcome::new(
-                            AgentStatus::Cancelled,
-                            String::new(),
-                            start.elapsed(),
-                        );
-                        return Ok(spent.apply(outcome));
-                    }
-                    attempt += 1;
-                }
-                _ => {
-                    let classified = mention_attempts(classified, attempt);
-                    let outcome = outcome(req, summary, classified, start.elapsed());
-                    return Ok(spent.apply(outcome));
-                }
-            }
+        for (summary, _) in attempts.earlier.iter().chain([&attempts.last]) {
+            spent.add(summary);
         }
+        let elapsed = attempts.started.elapsed();
+        if attempts.cancelled {
+            let outcome = AgentOutcome::new(AgentStatus::Cancelled, String::new(), elapsed);
+            return Ok(spent.apply(outcome));
+        }
+        let count = attempts.count();
+        let (summary, classified) = attempts.last;
+        let classified = mention_attempts(classified, count);
+        Ok(spent.apply(outcome(req, summary, classified, elapsed)))
     }
 }
 

@@ -32,10 +32,11 @@ use std::time::Duration;
 
 use super::description::{Description, Package};
 use super::pricing::{self, estimate, TokenCounts};
+use super::retry::with_retries;
 use super::CostGap;
 use super::{
-    agent_process_spec, pause, retry_fits, role_for_attempt, Adapter, AgentError, AgentErrorClass,
-    AgentOutcome, AgentRequest, AgentStatus, Capabilities, FINAL_MESSAGE_LIMIT,
+    agent_process_spec, Adapter, AgentError, AgentErrorClass, AgentOutcome, AgentRequest,
+    AgentStatus, Capabilities, FINAL_MESSAGE_LIMIT,
 };
 use crate::process::{self, CancelToken, LineWatch, ProcessEnd, ProcessError};
 use crate::project::config::PriceTable;
@@ -199,38 +200,28 @@ impl Adapter for CodexAdapter {
     ) -> Result<AgentOutcome, AgentError> {
         let schema = req.wants_verdict.then(|| write_schema(req)).transpose()?;
         let args = args::exec_args(req, schema.as_deref());
-        let mut earlier: Vec<AgentOutcome> = Vec::new();
-        let start = std::time::Instant::now();
-        loop {
-            let role = role_for_attempt(req.role, start);
-            let attempt_req = AgentRequest {
-                role: &role,
-                ..*req
-            };
-            let Attempt { outcome, retry } = self.run_once(&attempt_req, &args, cancel)?;
-            let Some(&delay) = self
-                .retry_delays
-                .get(earlier.len())
-                .filter(|delay| retry && retry_fits(req.role, start, **delay))
-            else {
-                return Ok(combine(outcome, &earlier));
-            };
-            tracing::warn!(
-                role = req.role_name,
-                "codex hit a rate limit or a server error; retrying in {}: {}",
-                humantime::format_duration(delay),
-                outcome.status.message()
-            );
-            keep_attempt_logs(req.transcript_path, earlier.len() + 1);
-            if !pause(delay, cancel) {
-                let cancelled = AgentOutcome {
-                    status: AgentStatus::Cancelled,
-                    ..outcome
-                };
-                return Ok(combine(cancelled, &earlier));
-            }
-            earlier.push(outcome);
+        let attempts = with_retries(
+            req,
+            &self.retry_delays,
+            cancel,
+            |attempt_req| self.run_once(attempt_req, &args, cancel),
+            |attempt| attempt.retry,
+            |attempt, number, delay| {
+                tracing::warn!(
+                    role = req.role_name,
+                    "codex hit a rate limit or a server error; retrying in {}: {}",
+                    humantime::format_duration(delay),
+                    attempt.outcome.status.message()
+                );
+                keep_attempt_logs(req.transcript_path, number);
+            },
+        )?;
+        let earlier: Vec<AgentOutcome> = attempts.earlier.into_iter().map(|a| a.outcome).collect();
+        let mut last = attempts.last.outcome;
+        if attempts.cancelled {
+            last.status = AgentStatus::Cancelled;
         }
+        Ok(combine(last, &earlier))
     }
 }
 

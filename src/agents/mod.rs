@@ -22,6 +22,7 @@ pub mod description;
 pub mod login;
 pub mod native;
 pub mod pricing;
+pub mod retry;
 pub mod schema;
 
 use std::path::Path;

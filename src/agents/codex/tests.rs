@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use super::events::read_stream;
 use super::*;
+use crate::agents::pause;
 use crate::agents::TokenUsage;
 use crate::project::config::ModelPrice;
 
