@@ -15,7 +15,7 @@ use crate::engine::exec::{merge_run, refused_secrets, MergeRequest, StateJournal
 use crate::engine::lock::RunLock;
 use crate::engine::paths::{run_owner, validate_run_id, RunPaths};
 use crate::engine::plan::repo_root;
-use crate::engine::state::{OutcomeRecord, RunState, RunStatus};
+use crate::engine::state::{RunState, RunStatus};
 use crate::engine::Outcome;
 use crate::error::Error;
 use crate::git::Repo;
@@ -132,11 +132,7 @@ fn status_detail(
         let _ = writeln!(out, "  guardkit:  {board_state} ({})", file.display());
     }
     if let Some(outcome) = &state.outcome {
-        let _ = writeln!(
-            out,
-            "  outcome:   {} (exit {})",
-            outcome.message, outcome.exit_code
-        );
+        let _ = writeln!(out, "  outcome:   {outcome} (exit {})", outcome.exit_code());
     }
     let _ = writeln!(out, "  workflow:  {}", state.workflow);
     let _ = writeln!(
@@ -267,11 +263,7 @@ pub fn complete(task_id: &str, allow_secret_in_diff: bool) -> Result<u8, Error> 
     run.state.pending = None;
     run.state.status = outcome.status();
     run.state.updated_at = crate::engine::cx::now();
-    run.state.outcome = Some(OutcomeRecord {
-        outcome: outcome.name().to_string(),
-        exit_code: outcome.exit_code(),
-        message: outcome.message(),
-    });
+    run.state.outcome = Some(outcome);
     run.state
         .save(&run.paths.state())
         .map_err(|e| Error::io("cannot write", run.paths.state(), e))?;

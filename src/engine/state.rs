@@ -14,6 +14,7 @@ use crate::workflow::kinds::LoopExit;
 use serde_json::Value;
 
 use crate::diagnostic::Diagnostic;
+use crate::engine::Outcome;
 use crate::error::Error;
 use crate::steps::stall::TurnFacts;
 
@@ -49,7 +50,9 @@ pub struct RunState {
     pub cost_estimated: bool,
     pub tokens_in: u64,
     pub tokens_out: u64,
-    pub outcome: Option<OutcomeRecord>,
+    /// How the run ended (`None` while it has not); see [`crate::engine::outcome::record`].
+    #[serde(default, with = "crate::engine::outcome::record")]
+    pub outcome: Option<Outcome>,
     /// How the approved branch lands, as the workflow's merge step decided (for `complete`).
     #[serde(default)]
     pub merge_strategy: Option<crate::workflow::model::MergeStrategy>,
@@ -290,13 +293,6 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OutcomeRecord {
-    pub outcome: String,
-    pub exit_code: u8,
-    pub message: String,
-}
-
 pub use crate::atomic_file::{write_atomic, write_json_atomic};
 
 impl RunState {
@@ -340,6 +336,30 @@ pub fn unreadable_record(file: &Path, error: &io::Error, task_id: &str) -> Error
 mod tests {
     use super::*;
     use std::fs;
+
+    /// A `state.json` the runner wrote before outcomes, feedback and model choices were kept
+    /// typed (a real blocked run of `autobuild init --agents command`'s example task).
+    const BEFORE_TYPED_RECORDS: &str =
+        include_str!("../../tests/fixtures/records/state_before_typed_records.json");
+
+    #[test]
+    fn a_record_from_before_typed_records_still_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        fs::write(&path, BEFORE_TYPED_RECORDS).unwrap();
+        let state = RunState::load(&path).unwrap();
+        assert_eq!(state.outcome, Some(Outcome::TurnLimit));
+        assert_eq!(state.status, RunStatus::Blocked);
+        // Saved again, it keeps the outcome typed, with the same words beside it.
+        state.save(&path).unwrap();
+        let saved: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(saved["outcome"]["detail"], "turn_limit");
+        let old: Value = serde_json::from_str(BEFORE_TYPED_RECORDS).unwrap();
+        for key in ["outcome", "exit_code", "message"] {
+            assert_eq!(saved["outcome"][key], old["outcome"][key], "{key}");
+        }
+        assert_eq!(RunState::load(&path).unwrap(), state);
+    }
 
     #[test]
     fn atomic_write_replaces_content() {
