@@ -58,7 +58,7 @@ pub fn reopen(state: &mut RunState, workflow: &Workflow) -> Option<String> {
             failing_checks: Vec::new(),
             unmet_criteria: Vec::new(),
         };
-        loop_state.feedback = serde_json::to_value(feedback).ok();
+        loop_state.feedback = Some(feedback);
     }
     let later: Vec<&str> = workflow.steps[position..]
         .iter()
@@ -120,7 +120,10 @@ mod tests {
                 iteration: 3,
                 nudged: true,
                 exit: Some(exit),
-                feedback: Some(serde_json::json!({"summary": "fix it"})),
+                feedback: Some(FeedbackContext {
+                    summary: "fix it".into(),
+                    ..FeedbackContext::default()
+                }),
                 ..LoopState::default()
             },
         );
@@ -145,7 +148,7 @@ mod tests {
         let cycle = &state.loops["cycle"];
         assert_eq!((cycle.iteration, cycle.earlier, cycle.exit), (4, 3, None));
         assert!(!cycle.nudged);
-        assert_eq!(cycle.feedback.as_ref().unwrap()["summary"], "fix it");
+        assert_eq!(cycle.feedback.as_ref().unwrap().summary, "fix it");
         let kept: Vec<&str> = state.completed.keys().map(String::as_str).collect();
         assert_eq!(kept, ["cycle/3/implement", "worktree"]);
         assert_eq!(state.status, RunStatus::Running);
@@ -164,12 +167,12 @@ mod tests {
         reopen(&mut rejected, &workflow()).unwrap();
         let feedback = rejected.loops["cycle"].feedback.clone().unwrap();
         assert_eq!(
-            feedback["issues"][0]["description"],
+            feedback.issues[0].description,
             "the greeting must be localised"
         );
         // The person's reason, not the outcome's sentence around it.
         assert_eq!(
-            feedback["summary"],
+            feedback.summary,
             "Not approved at sign-off: the greeting must be localised"
         );
         let mut approved_loop = ended(RunStatus::Blocked, LoopExit::Done, Outcome::TurnLimit);

@@ -17,6 +17,7 @@ use crate::diagnostic::Diagnostic;
 use crate::engine::Outcome;
 use crate::error::Error;
 use crate::steps::stall::TurnFacts;
+use crate::workflow::context::FeedbackContext;
 
 pub const STATE_VERSION: u32 = 1;
 
@@ -280,13 +281,22 @@ pub struct LoopState {
     pub nudged: bool,
     /// The notice the next player prompt carries.
     pub stall_notice: Option<String>,
-    /// The previous turn's feedback (a `FeedbackContext`), for the next player prompt.
-    pub feedback: Option<Value>,
+    /// The previous turn's feedback, for the next player prompt. A value that is not one (a
+    /// record of another version) is no feedback, as it always was for the prompt.
+    #[serde(default, deserialize_with = "feedback_or_none")]
+    pub feedback: Option<FeedbackContext>,
     pub exit: Option<LoopExit>,
     /// Turns run before a blocked run was continued (`task --resume`): the loop's bound counts
     /// on from here, so turn numbers go on instead of starting over.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub earlier: u32,
+}
+
+fn feedback_or_none<'de, D: serde::Deserializer<'de>>(
+    from: D,
+) -> Result<Option<FeedbackContext>, D::Error> {
+    let value = Option::<Value>::deserialize(from)?;
+    Ok(value.and_then(|value| serde_json::from_value(value).ok()))
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -350,6 +360,10 @@ mod tests {
         let state = RunState::load(&path).unwrap();
         assert_eq!(state.outcome, Some(Outcome::TurnLimit));
         assert_eq!(state.status, RunStatus::Blocked);
+        let feedback = state.loops["cycle"].feedback.as_ref().unwrap();
+        assert_eq!(feedback.issues[0].severity, "must_fix");
+        assert_eq!(feedback.unmet_criteria[0].id, "AC-002");
+        assert_eq!(feedback.fix.len(), 2);
         // Saved again, it keeps the outcome typed, with the same words beside it.
         state.save(&path).unwrap();
         let saved: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
@@ -359,6 +373,16 @@ mod tests {
             assert_eq!(saved["outcome"][key], old["outcome"][key], "{key}");
         }
         assert_eq!(RunState::load(&path).unwrap(), state);
+    }
+
+    #[test]
+    fn loop_feedback_that_is_not_feedback_is_none() {
+        let loop_state: LoopState = serde_json::from_value(serde_json::json!({
+            "iteration": 2, "history": [], "nudged": false, "stall_notice": null,
+            "feedback": {"summary": "an older shape"}, "exit": null
+        }))
+        .unwrap();
+        assert_eq!(loop_state.feedback, None);
     }
 
     #[test]

@@ -109,7 +109,7 @@ pub fn execute(
     write_record(&path, &record).map_err(|e| Error::io("cannot write", &path, e))?;
     let loop_id = turn.loop_id.clone();
     if let Some(state) = cx.state.loops.get_mut(&loop_id) {
-        state.feedback = serde_json::to_value(&record.feedback).ok();
+        state.feedback = Some(record.feedback.clone());
     }
     let summary = if record.approved {
         "approved".to_string()
