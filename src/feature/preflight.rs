@@ -199,7 +199,8 @@ pub fn preflight(
                         task_plan.hidden_paths().join(", ")
                     )
                 });
-                for blocker in task_plan.blockers.iter().chain(&hidden) {
+                let blockers = crate::engine::plan::blocker_lines(&task_plan.blockers);
+                for blocker in blockers.iter().chain(&hidden) {
                     let message = format!("task {}: {blocker}", task.task.id);
                     let list = if intent == Intent::DryRun {
                         &mut warnings
