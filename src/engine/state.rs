@@ -79,66 +79,7 @@ pub struct RunState {
     pub signoffs: Vec<SignOff>,
 }
 
-/// One decision of a person at a sign-off (an `approval` step, or the gate's question after a
-/// critical issue).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SignOff {
-    /// The step that asked.
-    pub step: String,
-    pub approved: bool,
-    /// How the answer came: `command` (`autobuild approve`/`reject`) or `terminal`.
-    pub by: String,
-    /// Who answered: git `user.name`, else `$USER`; empty when unknown.
-    #[serde(default)]
-    pub person: String,
-    /// When, RFC 3339 UTC.
-    #[serde(default)]
-    pub at: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub reason: String,
-}
-
-impl SignOff {
-    /// "approved by Ada (command) at 2026-…" / "rejected by … : reason".
-    pub fn describe(&self) -> String {
-        let person = if self.person.is_empty() {
-            "someone"
-        } else {
-            &self.person
-        };
-        let at = if self.at.is_empty() {
-            String::new()
-        } else {
-            format!(" at {}", self.at)
-        };
-        let verdict = if self.approved {
-            "approved"
-        } else {
-            "rejected"
-        };
-        let reason = if self.approved || self.reason.is_empty() {
-            String::new()
-        } else {
-            format!(": {}", self.reason)
-        };
-        format!("{verdict} by {person} ({}){at}{reason}", self.by)
-    }
-}
-
-/// A person's sign-off decision, for the `approval` step the run waits at (the first step a
-/// continued run performs).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Answer {
-    pub approved: bool,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub reason: String,
-    /// Who answered (git `user.name`, else `$USER`); empty in records from before it was kept.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub person: String,
-    /// When, RFC 3339 UTC.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub at: String,
-}
+pub use crate::workflow::kinds::{Answer, SignOff};
 
 /// The runner's own repository changes that a kill could interrupt half-way (DESIGN.md §5:
 /// nothing is lost). Checkpoints need no entry: resume saves and reverts whatever an

@@ -139,7 +139,7 @@ pub fn execute(
             "A reviewer raised a critical issue: {issue}. Approve to let the loop go on (the \
              player gets the issue as feedback), or reject to stop."
         );
-        if let super::approval::Answer::Not(done) = super::approval::ask(cx, step_id, &question) {
+        if let super::approval::Asked::Not(done) = super::approval::ask(cx, step_id, &question) {
             return Ok(done);
         }
     }
