@@ -86,7 +86,7 @@ impl RunSettings {
         Overrides {
             set: self.overrides.clone(),
             max_turns: self.max_turns,
-            models: self.model_assignments(),
+            models: self.model_flags(),
             agent: self.agent.clone(),
         }
     }

@@ -18,6 +18,7 @@ use crate::engine::Outcome;
 use crate::error::Error;
 use crate::steps::stall::TurnFacts;
 use crate::workflow::context::FeedbackContext;
+use crate::workflow::overrides::ModelFlag;
 
 pub const STATE_VERSION: u32 = 1;
 
@@ -196,13 +197,13 @@ pub struct RunSettings {
 }
 
 impl RunSettings {
-    /// Every `ROLE=MODEL` choice: the aliases first, then each `--model`.
-    pub fn model_assignments(&self) -> Vec<String> {
-        let legacy = [("player", &self.player_model), ("coach", &self.coach_model)];
-        legacy
+    /// Every model choice: the aliases first, then each `--model`.
+    pub fn model_flags(&self) -> Vec<ModelFlag> {
+        let aliases = [("player", &self.player_model), ("coach", &self.coach_model)];
+        aliases
             .into_iter()
-            .filter_map(|(role, model)| model.as_ref().map(|m| format!("{role}={m}")))
-            .chain(self.models.iter().cloned())
+            .filter_map(|(role, model)| model.as_deref().map(|m| ModelFlag::alias(role, m)))
+            .chain(self.models.iter().cloned().map(ModelFlag::Given))
             .collect()
     }
 }
