@@ -29,8 +29,13 @@ pub enum Outcome {
     TimedOut,
     /// `limits.max_cost_usd` was exceeded.
     OverBudget { spent: f64, limit: f64 },
-    /// A step failed in a way the workflow cannot absorb.
-    Failed { message: String },
+    /// A step failed in a way the workflow cannot absorb; `infrastructure`: the environment
+    /// failed before any turn (the `[worktree]` setup command), and `message` says so itself.
+    Failed {
+        message: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        infrastructure: bool,
+    },
     /// An agent cannot authenticate, is out of credit, or names a model it cannot use: the run
     /// stopped at the first such step, which `autobuild resume` runs again once that is fixed.
     AgentUnusable(AgentStop),
@@ -121,7 +126,7 @@ impl fmt::Display for Outcome {
             Outcome::OverBudget { spent, limit } => {
                 write!(f, "stopped: cost ${spent:.2} exceeded limits.max_cost_usd ${limit:.2}")
             }
-            Outcome::Failed { message } => write!(f, "failed: {message}"),
+            Outcome::Failed { message, .. } => write!(f, "failed: {message}"),
             Outcome::AgentUnusable(stop) => write!(
                 f,
                 "stopped: the `{}` agent ({}) {} [{}]: {}",
@@ -177,7 +182,12 @@ mod tests {
                 limit: 2.0,
             },
             Outcome::Failed {
-                message: "infrastructure: the setup command failed".into(),
+                message: "step `check`: the program vanished".into(),
+                infrastructure: false,
+            },
+            Outcome::Failed {
+                message: "infrastructure — the worktree setup command `uv sync` exited 1".into(),
+                infrastructure: true,
             },
             Outcome::Waiting {
                 step: "sign_off".into(),
@@ -218,7 +228,8 @@ mod tests {
              exceeded.\nfix: add credit"
         );
         assert!(!Outcome::Failed {
-            message: "x".into()
+            message: "x".into(),
+            infrastructure: false,
         }
         .status()
         .is_resumable());

@@ -182,6 +182,7 @@ mod tests {
             LoopExit::Exhausted,
             Outcome::Failed {
                 message: "x".into(),
+                infrastructure: false,
             },
         );
         assert!(reopen(&mut failed, &workflow()).is_none());

@@ -245,7 +245,10 @@ fn render_blocked(out: &mut String, state: &RunState, outcome: &Outcome, turns: 
         ),
         // A failure of the environment before any turn (the [worktree] setup command) says
         // so itself.
-        Outcome::Failed { message } if message.starts_with("infrastructure") => message.clone(),
+        Outcome::Failed {
+            message,
+            infrastructure: true,
+        } => message.clone(),
         Outcome::Rejected { reason } => format!("rejected at sign-off: {reason}"),
         Outcome::NeedsPerson { issue } => format!(
             "needs a person — a reviewer raised a critical issue, which stops the loop at once: \

@@ -27,6 +27,7 @@ pub(super) fn parse(name: &str, message: &str) -> Outcome {
             .strip_prefix("failed: ")
             .map(|message| Outcome::Failed {
                 message: message.to_string(),
+                infrastructure: message.starts_with("infrastructure"),
             }),
         "over_budget" => over_budget(message),
         "agent_unusable" => agent_stop(message).map(Outcome::AgentUnusable),
@@ -46,6 +47,7 @@ pub(super) fn parse(name: &str, message: &str) -> Outcome {
     };
     parsed.unwrap_or_else(|| Outcome::Failed {
         message: message.to_string(),
+        infrastructure: false,
     })
 }
 
@@ -114,7 +116,8 @@ mod tests {
         assert_eq!(
             parse("stalled", "stalled somehow"),
             Outcome::Failed {
-                message: "stalled somehow".into()
+                message: "stalled somehow".into(),
+                infrastructure: false,
             }
         );
     }
