@@ -15,6 +15,7 @@ use crate::engine::exec::{merge_run, refused_secrets, MergeRequest, StateJournal
 use crate::engine::lock::RunLock;
 use crate::engine::paths::{run_owner, validate_run_id, RunPaths};
 use crate::engine::plan::repo_root;
+use crate::engine::refusal::Refusal;
 use crate::engine::state::{RunState, RunStatus};
 use crate::engine::Outcome;
 use crate::error::Error;
@@ -60,8 +61,7 @@ pub fn status(task_id: Option<String>, all: bool, json: bool) -> Result<u8, Erro
                 && listing.tasks.is_empty()
                 && listing.unreadable.is_empty()
             {
-                return Err(Error::usage(format!("no run of {id} here"))
-                    .with_help("`autobuild status` lists the runs of this repository"));
+                return Err(Refusal::NoRun { id: id.clone() }.into());
             }
         }
         let text = serde_json::to_string_pretty(&listing)

@@ -27,6 +27,7 @@ use crate::agents::adapter_for;
 use crate::agents::login::{self, Login};
 use crate::agents::process::locate;
 use crate::engine::inputs::{self, RunInputs};
+use crate::engine::refusal::{Refusal, Subject};
 use crate::engine::state::RunSettings;
 use crate::error::Error;
 use crate::git::Repo;
@@ -205,20 +206,18 @@ pub fn preflight(
     let branch_exists =
         repo.branch_exists(&branch) || (hides && layout.task_repo(&task.id).join(".git").is_dir());
     if let Some(holder) = crate::engine::lock::holder(&layout.runs(), &task.id) {
-        return Err(Error::usage(format!(
-            "task {} is already being run by process {holder}",
-            task.id
-        )));
+        return Err(Refusal::AlreadyRunning {
+            subject: Subject::Task(task.id.clone()),
+            holder,
+        }
+        .into());
     }
     if branch_exists && policy == BranchPolicy::New {
-        return Err(Error::usage(format!(
-            "branch `{branch}` already exists from an earlier run of {}",
-            task.id
-        ))
-        .with_help(format!(
-            "continue it with `autobuild task {id} --resume`, or discard it with `autobuild task {id} --fresh` (asks first; --yes to skip)",
-            id = task.id
-        )));
+        return Err(Refusal::BranchExists {
+            subject: Subject::Task(task.id.clone()),
+            branch,
+        }
+        .into());
     }
     let worktree = layout.worktrees().join(&task.id);
     let max_turns = first_loop_bound(&resolved).unwrap_or(1);
