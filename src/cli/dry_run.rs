@@ -20,7 +20,8 @@ use crate::workflow::model::{Access, Action, AgentKind, OutputKind, Step};
 pub fn print(plan: &Plan, json: bool) {
     let title = format!("plan for {}", plan.task.id);
     let group = (!json).then_some(title.as_str());
-    ui::result(group, &plan.warnings, &plan.blockers, || {
+    let blockers = crate::engine::plan::blocker_lines(&plan.blockers);
+    ui::result(group, &plan.warnings, &blockers, || {
         if json {
             super::json::print(&super::json::plan::TaskPlan::new(plan));
         } else {

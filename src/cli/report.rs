@@ -26,8 +26,8 @@ pub struct Written {
 /// process holds the run (it is running, not interrupted).
 pub fn refresh(paths: &RunPaths, state: &RunState, held: bool) -> Result<Written, Error> {
     match &state.outcome {
-        Some(record) if state.status != RunStatus::Running => {
-            let outcome = crate::report::outcome::from_record(record, &paths.logs());
+        Some(recorded) if state.status != RunStatus::Running => {
+            let outcome = crate::report::outcome::with_transcript(recorded, &paths.logs());
             let markdown = crate::engine::exec::write_report(paths, state, &outcome)?;
             Ok(Written {
                 markdown: Some(markdown),

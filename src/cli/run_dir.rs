@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::cli::task::current_dir;
 use crate::engine::paths::{run_owner, validate_run_id, RunPaths};
 use crate::engine::plan::repo_root;
+use crate::engine::refusal::Refusal;
 use crate::engine::state::{unreadable_record, RunState};
 use crate::error::Error;
 use crate::project::Layout;
@@ -73,8 +74,10 @@ pub(super) fn locate_owned_run(root: &Path, run_id: &str) -> Result<Located, Err
 fn load_state(paths: &RunPaths, task_id: &str) -> Result<RunState, Error> {
     let file = paths.state();
     if !file.exists() {
-        return Err(Error::usage(format!("no run of {task_id} here"))
-            .with_help("`autobuild status` lists the runs of this repository"));
+        return Err(Refusal::NoRun {
+            id: task_id.to_string(),
+        }
+        .into());
     }
     RunState::load(&file).map_err(|e| unreadable_record(&file, &e, task_id))
 }

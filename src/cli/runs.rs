@@ -15,7 +15,8 @@ use crate::engine::exec::{merge_run, refused_secrets, MergeRequest, StateJournal
 use crate::engine::lock::RunLock;
 use crate::engine::paths::{run_owner, validate_run_id, RunPaths};
 use crate::engine::plan::repo_root;
-use crate::engine::state::{OutcomeRecord, RunState, RunStatus};
+use crate::engine::refusal::Refusal;
+use crate::engine::state::{RunState, RunStatus};
 use crate::engine::Outcome;
 use crate::error::Error;
 use crate::git::Repo;
@@ -60,8 +61,7 @@ pub fn status(task_id: Option<String>, all: bool, json: bool) -> Result<u8, Erro
                 && listing.tasks.is_empty()
                 && listing.unreadable.is_empty()
             {
-                return Err(Error::usage(format!("no run of {id} here"))
-                    .with_help("`autobuild status` lists the runs of this repository"));
+                return Err(Refusal::NoRun { id: id.clone() }.into());
             }
         }
         let text = serde_json::to_string_pretty(&listing)
@@ -132,11 +132,7 @@ fn status_detail(
         let _ = writeln!(out, "  guardkit:  {board_state} ({})", file.display());
     }
     if let Some(outcome) = &state.outcome {
-        let _ = writeln!(
-            out,
-            "  outcome:   {} (exit {})",
-            outcome.message, outcome.exit_code
-        );
+        let _ = writeln!(out, "  outcome:   {outcome} (exit {})", outcome.exit_code());
     }
     let _ = writeln!(out, "  workflow:  {}", state.workflow);
     let _ = writeln!(
@@ -267,11 +263,7 @@ pub fn complete(task_id: &str, allow_secret_in_diff: bool) -> Result<u8, Error> 
     run.state.pending = None;
     run.state.status = outcome.status();
     run.state.updated_at = crate::engine::cx::now();
-    run.state.outcome = Some(OutcomeRecord {
-        outcome: outcome.name().to_string(),
-        exit_code: outcome.exit_code(),
-        message: outcome.message(),
-    });
+    run.state.outcome = Some(outcome);
     run.state
         .save(&run.paths.state())
         .map_err(|e| Error::io("cannot write", run.paths.state(), e))?;

@@ -5,7 +5,7 @@ use std::path::Path;
 use clap::Args;
 
 use crate::cli::{dry_run, RunFlags};
-use crate::engine::plan::{preflight, repo_root, BranchPolicy};
+use crate::engine::plan::{preflight, repo_root, Blocker, BranchPolicy};
 use crate::engine::run::{start, StartOptions};
 use crate::error::Error;
 use crate::ui::progress::Display;
@@ -59,10 +59,9 @@ pub fn run(args: TaskArgs, quiet: bool) -> Result<u8, Error> {
         };
         let mut plan = preflight(&root, &args.task, settings, dry_policy)?;
         if policy == BranchPolicy::New && plan.branch_exists {
-            plan.blockers.push(format!(
-                "branch {} already exists: add --resume to continue on it, or --fresh to discard it",
-                plan.branch
-            ));
+            plan.blockers.push(Blocker::BranchExists {
+                branch: plan.branch.clone(),
+            });
         }
         dry_run::print(&plan, args.flags.json);
         // A plan that could not start says so in its exit code too.

@@ -160,6 +160,7 @@ impl<'a, 'p> Interpreter<'a, 'p> {
                 });
                 self.stop.get_or_insert(Stop::Outcome(Outcome::Failed {
                     message: format!("step `{}`: {error}", step.id),
+                    infrastructure: false,
                 }));
                 return Ok(());
             }
@@ -201,6 +202,7 @@ impl<'a, 'p> Interpreter<'a, 'p> {
         if !done.ok && self.cx.turn.is_none() {
             self.stop.get_or_insert(Stop::Outcome(Outcome::Failed {
                 message: format!("step `{}`: {}", step.id, done.summary),
+                infrastructure: false,
             }));
         }
         Ok(())

@@ -17,6 +17,7 @@ pub mod plan;
 pub mod records;
 pub mod recover;
 pub mod ref_owners;
+pub mod refusal;
 pub mod reopen;
 pub mod run;
 pub mod state;

@@ -1,13 +1,21 @@
-//! How a run ended, and the exit code that says so (DESIGN.md §7).
+//! How a run ended, and the exit code that says so (DESIGN.md §7). `state.json` keeps the
+//! [`Outcome`] itself ([`record`]); its sentence is its `Display`, written in one place.
 
+mod legacy;
+pub mod record;
+
+use std::fmt;
 use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
 
 use crate::agents::AgentErrorClass;
 use crate::engine::state::RunStatus;
 use crate::error::exit;
 use crate::workflow::model::AgentKind;
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// The gates approved; `merged` says whether it already landed on the base.
     Approved { merged: bool },
@@ -21,8 +29,13 @@ pub enum Outcome {
     TimedOut,
     /// `limits.max_cost_usd` was exceeded.
     OverBudget { spent: f64, limit: f64 },
-    /// A step failed in a way the workflow cannot absorb.
-    Failed { message: String },
+    /// A step failed in a way the workflow cannot absorb; `infrastructure`: the environment
+    /// failed before any turn (the `[worktree]` setup command), and `message` says so itself.
+    Failed {
+        message: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        infrastructure: bool,
+    },
     /// An agent cannot authenticate, is out of credit, or names a model it cannot use: the run
     /// stopped at the first such step, which `autobuild resume` runs again once that is fixed.
     AgentUnusable(AgentStop),
@@ -41,7 +54,7 @@ pub enum Outcome {
 }
 
 /// Which agent stopped the run, and why.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentStop {
     pub role: String,
     pub agent: AgentKind,
@@ -96,21 +109,26 @@ impl Outcome {
             Outcome::Rejected { .. } | Outcome::NeedsPerson { .. } => RunStatus::Blocked,
         }
     }
+}
 
-    /// One sentence for the final line and the report.
-    pub fn message(&self) -> String {
+/// One sentence for the final line and the report.
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Outcome::Approved { merged: true } => "approved and merged".into(),
-            Outcome::Approved { merged: false } => "approved; not merged yet".into(),
-            Outcome::TurnLimit => "blocked: the turn limit was reached without approval".into(),
-            Outcome::Stalled { reason } => format!("blocked: stalled ({reason})"),
-            Outcome::Cancelled => "cancelled".into(),
-            Outcome::TimedOut => "stopped: limits.max_wall_time ran out".into(),
-            Outcome::OverBudget { spent, limit } => {
-                format!("stopped: cost ${spent:.2} exceeded limits.max_cost_usd ${limit:.2}")
+            Outcome::Approved { merged: true } => f.write_str("approved and merged"),
+            Outcome::Approved { merged: false } => f.write_str("approved; not merged yet"),
+            Outcome::TurnLimit => {
+                f.write_str("blocked: the turn limit was reached without approval")
             }
-            Outcome::Failed { message } => format!("failed: {message}"),
-            Outcome::AgentUnusable(stop) => format!(
+            Outcome::Stalled { reason } => write!(f, "blocked: stalled ({reason})"),
+            Outcome::Cancelled => f.write_str("cancelled"),
+            Outcome::TimedOut => f.write_str("stopped: limits.max_wall_time ran out"),
+            Outcome::OverBudget { spent, limit } => {
+                write!(f, "stopped: cost ${spent:.2} exceeded limits.max_cost_usd ${limit:.2}")
+            }
+            Outcome::Failed { message, .. } => write!(f, "failed: {message}"),
+            Outcome::AgentUnusable(stop) => write!(
+                f,
                 "stopped: the `{}` agent ({}) {} [{}]: {}",
                 stop.role,
                 stop.agent,
@@ -122,12 +140,13 @@ impl Outcome {
                 step,
                 question,
                 task,
-            } => format!(
+            } => write!(
+                f,
                 "waiting for a person at `{step}`: {question} (answer with `autobuild approve {task}` or `autobuild reject {task} --reason …`)"
             ),
-            Outcome::Rejected { reason } => format!("blocked: rejected at sign-off ({reason})"),
+            Outcome::Rejected { reason } => write!(f, "blocked: rejected at sign-off ({reason})"),
             Outcome::NeedsPerson { issue } => {
-                format!("blocked: needs a person: a reviewer raised a critical issue: {issue}")
+                write!(f, "blocked: needs a person: a reviewer raised a critical issue: {issue}")
             }
         }
     }
@@ -138,7 +157,7 @@ impl Outcome {
 pub fn skip_reason(is_merge: bool, condition: &str, outcome: &Outcome) -> String {
     match outcome {
         Outcome::Approved { .. } => format!("its `if` is false: {condition}"),
-        _ if is_merge => format!("not merged: {}", outcome.message()),
+        _ if is_merge => format!("not merged: {outcome}"),
         _ => format!("its `if` is false: {condition}"),
     }
 }
@@ -146,6 +165,50 @@ pub fn skip_reason(is_merge: bool, condition: &str, outcome: &Outcome) -> String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every kind of outcome, once.
+    pub(crate) fn every_outcome() -> Vec<Outcome> {
+        vec![
+            Outcome::Approved { merged: true },
+            Outcome::Approved { merged: false },
+            Outcome::TurnLimit,
+            Outcome::Stalled {
+                reason: "the tree did not change (A, B)".into(),
+            },
+            Outcome::Cancelled,
+            Outcome::TimedOut,
+            Outcome::OverBudget {
+                spent: 2.5,
+                limit: 2.0,
+            },
+            Outcome::Failed {
+                message: "step `check`: the program vanished".into(),
+                infrastructure: false,
+            },
+            Outcome::Failed {
+                message: "infrastructure — the worktree setup command `uv sync` exited 1".into(),
+                infrastructure: true,
+            },
+            Outcome::Waiting {
+                step: "sign_off".into(),
+                question: "Ship it (see `report.md`)?".into(),
+                task: "TASK-7".into(),
+            },
+            Outcome::Rejected {
+                reason: "the copy is wrong (see notes)".into(),
+            },
+            Outcome::NeedsPerson {
+                issue: "[security] the API key is committed (config.py:3)".into(),
+            },
+            Outcome::AgentUnusable(AgentStop {
+                role: "coach".into(),
+                agent: AgentKind::ClaudeCode,
+                class: AgentErrorClass::OutOfCredit,
+                message: "claude: Credit balance is too low [billing]: add credit".into(),
+                transcript: PathBuf::from("/runs/T/logs/turn_2_coach.log"),
+            }),
+        ]
+    }
 
     #[test]
     fn an_unusable_agent_is_a_runtime_error_the_run_resumes_from() {
@@ -160,12 +223,13 @@ mod tests {
         assert_eq!(outcome.name(), "agent_unusable");
         assert!(outcome.status().is_resumable());
         assert_eq!(
-            outcome.message(),
+            outcome.to_string(),
             "stopped: the `coach` agent (codex) is out of credit [out_of_credit]: codex: Quota \
              exceeded.\nfix: add credit"
         );
         assert!(!Outcome::Failed {
-            message: "x".into()
+            message: "x".into(),
+            infrastructure: false,
         }
         .status()
         .is_resumable());

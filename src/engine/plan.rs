@@ -8,6 +8,7 @@
 //! `--dry-run` prints the plan.
 
 mod allowlist;
+mod blocker;
 mod budget;
 mod hidden;
 mod profile_checks;
@@ -15,6 +16,7 @@ mod prompt_context;
 mod prompts;
 mod task_keys;
 
+pub use blocker::{lines as blocker_lines, Blocker};
 pub use profile_checks::gate_checks;
 pub use prompt_context::build_prompt_context;
 
@@ -24,6 +26,7 @@ use std::path::{Path, PathBuf};
 use crate::agents::adapter_for;
 use crate::agents::login::{self, Login};
 use crate::engine::inputs::{self, RunInputs};
+use crate::engine::refusal::{Refusal, Subject};
 use crate::engine::state::RunSettings;
 use crate::error::Error;
 use crate::git::Repo;
@@ -61,7 +64,7 @@ pub struct Plan {
     pub warnings: Vec<String>,
     /// What stops the run from starting (a missing agent program, an unusable model). A dry
     /// run still shows the plan with these listed.
-    pub blockers: Vec<String>,
+    pub blockers: Vec<Blocker>,
     /// Whether agents and checks run confined (`[sandbox]`, module [`crate::sandbox`]).
     pub sandbox: crate::sandbox::Effective,
     /// `[context] files` and the task's `context_files:`, read: shown to every role.
@@ -84,7 +87,7 @@ impl RunSettings {
         Overrides {
             set: self.overrides.clone(),
             max_turns: self.max_turns,
-            models: self.model_assignments(),
+            models: self.model_flags(),
             agent: self.agent.clone(),
         }
     }
@@ -143,7 +146,7 @@ pub fn preflight(
     blockers.extend(unpriced.blockers);
     warnings.extend(unpriced.warnings);
     let sandbox = crate::sandbox::decide(&config.sandbox);
-    blockers.extend(sandbox.blocker);
+    blockers.extend(sandbox.blocker.map(Blocker::Sandbox));
     warnings.extend(sandbox.warning);
 
     let base_branch = match settings
@@ -173,7 +176,12 @@ pub fn preflight(
     repo.resolve_base(&base_branch)?;
     let worktree_files =
         crate::project::worktree_files::preflight(root, &base_branch, &config.worktree);
-    blockers.extend(worktree_files.blockers);
+    blockers.extend(
+        worktree_files
+            .blockers
+            .into_iter()
+            .map(Blocker::WorktreeFiles),
+    );
     warnings.extend(worktree_files.warnings);
     blockers.extend(missing_required_checks(&resolved, &profile, &checks));
     let (checks, unselectable) = profile_checks::select(
@@ -191,27 +199,25 @@ pub fn preflight(
         .cloned()
         .collect();
     let (context_files, missing) = crate::project::context_files::load(root, &wanted);
-    blockers.extend(missing);
+    blockers.extend(missing.into_iter().map(Blocker::ContextFile));
     let branch = format!("autobuild/{}", task.id);
     // A run with hidden paths keeps its branch in its task repository until it lands.
     let hides = !(config.scope.hidden.is_empty() && task.hidden.is_empty());
     let branch_exists =
         repo.branch_exists(&branch) || (hides && layout.task_repo(&task.id).join(".git").is_dir());
     if let Some(holder) = crate::engine::lock::holder(&layout.runs(), &task.id) {
-        return Err(Error::usage(format!(
-            "task {} is already being run by process {holder}",
-            task.id
-        )));
+        return Err(Refusal::AlreadyRunning {
+            subject: Subject::Task(task.id.clone()),
+            holder,
+        }
+        .into());
     }
     if branch_exists && policy == BranchPolicy::New {
-        return Err(Error::usage(format!(
-            "branch `{branch}` already exists from an earlier run of {}",
-            task.id
-        ))
-        .with_help(format!(
-            "continue it with `autobuild task {id} --resume`, or discard it with `autobuild task {id} --fresh` (asks first; --yes to skip)",
-            id = task.id
-        )));
+        return Err(Refusal::BranchExists {
+            subject: Subject::Task(task.id.clone()),
+            branch,
+        }
+        .into());
     }
     let worktree = layout.worktrees().join(&task.id);
     let max_turns = first_loop_bound(&resolved).unwrap_or(1);
@@ -302,7 +308,7 @@ impl Plan {
         if self.blockers.is_empty() {
             Ok(())
         } else {
-            Err(Error::usage(self.blockers.join("\n")))
+            Err(Error::usage(blocker::lines(&self.blockers).join("\n")))
         }
     }
 
@@ -343,7 +349,7 @@ fn check_agents(
     root: &Path,
     config: &Config,
     warnings: &mut Vec<String>,
-) -> Vec<String> {
+) -> Vec<Blocker> {
     let env = ProjectEnv::new(&config.env, root).vars();
     let mut problems = Vec::new();
     // Each agent CLI found, and the roles that use it, for the login check.
@@ -360,10 +366,10 @@ fn check_agents(
             continue;
         };
         let Some(adapter) = adapter_for(role.agent) else {
-            problems.push(format!(
-                "role `{role_name}` uses the `{}` adapter, which this build does not provide yet; use `agent = \"command\"` (see README)",
-                role.agent
-            ));
+            problems.push(Blocker::NoAdapter {
+                role: role_name.clone(),
+                agent: role.agent,
+            });
             continue;
         };
         match adapter
@@ -375,30 +381,28 @@ fn check_agents(
                 Some((.., roles)) => roles.push(role_name.clone()),
                 None => clis.push((role.agent, path, vec![role_name.clone()])),
             },
-            Some(Err(e)) => {
-                let hint = adapter.install_hint();
-                let install = if hint.is_empty() {
-                    String::new()
-                } else {
-                    format!("; {hint}")
-                };
-                let alternative = if role.agent == AgentKind::Command {
-                    ""
-                } else {
-                    "; or run a program of your own instead: `agent = \"command\"` in \
-                     [roles.<role>] of .autobuild/config.toml (`autobuild init --agents command` \
-                     writes example scripts that need no LLM)"
-                };
-                problems.push(format!("role `{role_name}`: {e}{install}{alternative}"));
-            }
+            Some(Err(e)) => problems.push(Blocker::ProgramNotFound {
+                role: role_name.clone(),
+                agent: role.agent,
+                error: e.to_string(),
+                install_hint: adapter.install_hint().to_string(),
+            }),
             None => {}
         }
-        problems.extend(adapter.preflight(role_name, role, &env));
+        problems.extend(
+            adapter
+                .preflight(role_name, role, &env)
+                .into_iter()
+                .map(Blocker::Adapter),
+        );
         problems.extend(
             role.command
                 .as_deref()
                 .and_then(|argv| crate::agents::command::missing_script(argv, root))
-                .map(|why| format!("role `{role_name}` runs {why}")),
+                .map(|why| Blocker::MissingScript {
+                    role: role_name.clone(),
+                    why,
+                }),
         );
         if !adapter.capabilities().enforces_tool_allowlist && !role.tools.is_empty() {
             unenforced.add(role.agent, role_name, role.access);
@@ -408,32 +412,25 @@ fn check_agents(
     if !login::skipped() {
         for (kind, program, roles) in &clis {
             match login::check_once(*kind, program, &env) {
-                Some(Login::No { detail, fix }) => problems.push(format!(
-                    "{} ({kind}): {detail}; fix: {fix} — or, when credentials reach it another \
-                     way, skip this check with {}=1",
-                    role_names(roles),
-                    login::SKIP_ENV
-                )),
+                Some(Login::No { detail, fix }) => problems.push(Blocker::NotLoggedIn {
+                    roles: roles.clone(),
+                    agent: *kind,
+                    detail,
+                    fix,
+                    skip_env: login::SKIP_ENV,
+                }),
                 Some(Login::Unknown(why)) => warnings.push(format!(
                     "{} ({kind}): could not check the login: {why}",
-                    role_names(roles)
+                    blocker::role_names(roles)
                 )),
                 Some(Login::Yes(_)) | None => {}
             }
         }
     }
-    problems.sort();
+    // In the order of their words, each once.
+    problems.sort_by_cached_key(ToString::to_string);
     problems.dedup();
     problems
-}
-
-/// "role `a`" or "roles `a` and `b`".
-fn role_names(roles: &[String]) -> String {
-    let quoted: Vec<String> = roles.iter().map(|r| format!("`{r}`")).collect();
-    match quoted.as_slice() {
-        [one] => format!("role {one}"),
-        many => format!("roles {}", many.join(" and ")),
-    }
 }
 
 /// Profile requirements on checks that no configured or detected check can meet: the run could
@@ -442,7 +439,7 @@ fn missing_required_checks(
     resolved: &ResolvedWorkflow,
     profile: &Profile,
     checks: &[EffectiveCheck],
-) -> Vec<String> {
+) -> Vec<Blocker> {
     let has_gate = resolved
         .workflow
         .all_steps()
@@ -458,13 +455,12 @@ fn missing_required_checks(
         .iter()
         .filter_map(|requirement| match requirement {
             crate::profile::Requirement::Check(name) if !names.contains(&name.as_str()) => {
-                let hint = crate::diagnostic::did_you_mean(name, names.iter().copied())
-                    .map(|close| format!(" (did you mean `{close}`?)"))
-                    .unwrap_or_default();
-                Some(format!(
-                    "the `{}` profile requires check `{name}`{hint}, but no [checks.{name}] is configured and none was detected: add it to .autobuild/config.toml (e.g. [checks.{name}] cmd = \"...\"), or give the task a profile without it",
-                    profile.name
-                ))
+                Some(Blocker::MissingRequiredCheck {
+                    profile: profile.name.clone(),
+                    check: name.clone(),
+                    close: crate::diagnostic::did_you_mean(name, names.iter().copied())
+                        .map(str::to_string),
+                })
             }
             _ => None,
         })
@@ -473,7 +469,7 @@ fn missing_required_checks(
 
 /// A `command` agent's script given as a path relative to the repository must be committed on
 /// the base branch: the worktree is a checkout of that branch, not of the main checkout's files.
-fn uncommitted_agent_files(resolved: &ResolvedWorkflow, root: &Path, base: &str) -> Vec<String> {
+fn uncommitted_agent_files(resolved: &ResolvedWorkflow, root: &Path, base: &str) -> Vec<Blocker> {
     let mut problems = Vec::new();
     for (role_name, role) in &resolved.workflow.roles {
         let Some(argv) = role.command.as_ref() else {
@@ -489,9 +485,11 @@ fn uncommitted_agent_files(resolved: &ResolvedWorkflow, root: &Path, base: &str)
             }
             let path = arg.trim_start_matches("./");
             if let Ok(false) = crate::git::path_in_branch(root, base, path) {
-                problems.push(format!(
-                    "role `{role_name}` runs `{arg}`, which is not committed on {base}, so the task's worktree will not have it: commit it first"
-                ));
+                problems.push(Blocker::UncommittedScript {
+                    role: role_name.clone(),
+                    script: arg.clone(),
+                    base: base.to_string(),
+                });
             }
         }
     }

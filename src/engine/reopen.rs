@@ -5,6 +5,7 @@
 //! person's reason as its feedback. Pure: it rewrites the loaded state, the caller runs it.
 
 use crate::engine::state::{RunState, RunStatus};
+use crate::engine::Outcome;
 use crate::steps::verdict::Severity;
 use crate::workflow::context::{FeedbackContext, IssueContext};
 use crate::workflow::kinds::LoopExit;
@@ -24,11 +25,10 @@ pub fn reopen(state: &mut RunState, workflow: &Workflow) -> Option<String> {
         return None;
     };
     let loop_id = workflow.steps[position].id.clone();
-    let rejection = state
-        .outcome
-        .as_ref()
-        .filter(|o| o.outcome == "rejected")
-        .map(|o| o.message.clone());
+    let rejection = match &state.outcome {
+        Some(Outcome::Rejected { reason }) => Some(reason.clone()),
+        _ => None,
+    };
     let loop_state = state.loops.get_mut(&loop_id)?;
     let reopenable = matches!(
         loop_state.exit,
@@ -58,7 +58,7 @@ pub fn reopen(state: &mut RunState, workflow: &Workflow) -> Option<String> {
             failing_checks: Vec::new(),
             unmet_criteria: Vec::new(),
         };
-        loop_state.feedback = serde_json::to_value(feedback).ok();
+        loop_state.feedback = Some(feedback);
     }
     let later: Vec<&str> = workflow.steps[position..]
         .iter()
@@ -85,7 +85,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::engine::state::{LoopState, OutcomeRecord, StepRecord};
+    use crate::engine::state::{LoopState, StepRecord};
 
     fn workflow() -> Workflow {
         crate::workflow::resolve(None, "player-coach", &Default::default())
@@ -93,7 +93,7 @@ mod tests {
             .workflow
     }
 
-    fn ended(status: RunStatus, exit: LoopExit, outcome: &str) -> RunState {
+    fn ended(status: RunStatus, exit: LoopExit, outcome: Outcome) -> RunState {
         let mut state: RunState = serde_json::from_value(serde_json::json!({
             "version": 1, "task_id": "T", "task_path": "t.md", "title": "t", "workflow": "w",
             "workflow_hash": "h", "status": "blocked", "started_at": "", "updated_at": "",
@@ -120,21 +120,26 @@ mod tests {
                 iteration: 3,
                 nudged: true,
                 exit: Some(exit),
-                feedback: Some(serde_json::json!({"summary": "fix it"})),
+                feedback: Some(FeedbackContext {
+                    summary: "fix it".into(),
+                    ..FeedbackContext::default()
+                }),
                 ..LoopState::default()
             },
         );
-        state.outcome = Some(OutcomeRecord {
-            outcome: outcome.into(),
-            exit_code: 3,
-            message: "the greeting must be localised".into(),
-        });
+        state.outcome = Some(outcome);
         state
     }
 
     #[test]
     fn a_blocked_loop_reopens_after_its_last_turn_keeping_its_feedback() {
-        let mut state = ended(RunStatus::Stalled, LoopExit::Stalled, "stalled");
+        let mut state = ended(
+            RunStatus::Stalled,
+            LoopExit::Stalled,
+            Outcome::Stalled {
+                reason: "same diff twice".into(),
+            },
+        );
         let note = reopen(&mut state, &workflow()).unwrap();
         assert_eq!(
             note,
@@ -143,7 +148,7 @@ mod tests {
         let cycle = &state.loops["cycle"];
         assert_eq!((cycle.iteration, cycle.earlier, cycle.exit), (4, 3, None));
         assert!(!cycle.nudged);
-        assert_eq!(cycle.feedback.as_ref().unwrap()["summary"], "fix it");
+        assert_eq!(cycle.feedback.as_ref().unwrap().summary, "fix it");
         let kept: Vec<&str> = state.completed.keys().map(String::as_str).collect();
         assert_eq!(kept, ["cycle/3/implement", "worktree"]);
         assert_eq!(state.status, RunStatus::Running);
@@ -152,16 +157,34 @@ mod tests {
 
     #[test]
     fn a_rejection_becomes_the_feedback_and_other_endings_do_not_reopen() {
-        let mut rejected = ended(RunStatus::Blocked, LoopExit::Done, "rejected");
+        let mut rejected = ended(
+            RunStatus::Blocked,
+            LoopExit::Done,
+            Outcome::Rejected {
+                reason: "the greeting must be localised".into(),
+            },
+        );
         reopen(&mut rejected, &workflow()).unwrap();
         let feedback = rejected.loops["cycle"].feedback.clone().unwrap();
         assert_eq!(
-            feedback["issues"][0]["description"],
+            feedback.issues[0].description,
             "the greeting must be localised"
         );
-        let mut approved_loop = ended(RunStatus::Blocked, LoopExit::Done, "blocked");
+        // The person's reason, not the outcome's sentence around it.
+        assert_eq!(
+            feedback.summary,
+            "Not approved at sign-off: the greeting must be localised"
+        );
+        let mut approved_loop = ended(RunStatus::Blocked, LoopExit::Done, Outcome::TurnLimit);
         assert!(reopen(&mut approved_loop, &workflow()).is_none());
-        let mut failed = ended(RunStatus::Failed, LoopExit::Exhausted, "failed");
+        let mut failed = ended(
+            RunStatus::Failed,
+            LoopExit::Exhausted,
+            Outcome::Failed {
+                message: "x".into(),
+                infrastructure: false,
+            },
+        );
         assert!(reopen(&mut failed, &workflow()).is_none());
     }
 }

@@ -15,7 +15,7 @@ use crate::engine::outcome::Outcome;
 use crate::engine::paths::RunPaths;
 use crate::engine::plan::{preflight, BranchPolicy, Plan};
 use crate::engine::reopen::reopen;
-use crate::engine::state::{OutcomeRecord, RunSettings, RunState, RunStatus, STATE_VERSION};
+use crate::engine::state::{RunSettings, RunState, RunStatus, STATE_VERSION};
 use crate::error::Error;
 use crate::git::Repo;
 use crate::process::CancelToken;
@@ -159,11 +159,7 @@ fn run_interpreter(
 /// Records the outcome, makes sure a report exists, and says where everything is.
 fn finish(cx: &mut RunCx, outcome: &Outcome) -> Result<(), Error> {
     cx.state.status = outcome.status();
-    cx.state.outcome = Some(OutcomeRecord {
-        outcome: outcome.name().to_string(),
-        exit_code: outcome.exit_code(),
-        message: outcome.message(),
-    });
+    cx.state.outcome = Some(outcome.clone());
     cx.save_state()?;
     let report = write_report(&cx.paths, &cx.state, outcome)?;
     let worktree = (!matches!(outcome, Outcome::Approved { merged: true }))
@@ -172,7 +168,7 @@ fn finish(cx: &mut RunCx, outcome: &Outcome) -> Result<(), Error> {
     cx.emit(EventKind::RunFinished {
         outcome: outcome.name().to_string(),
         exit_code: outcome.exit_code(),
-        message: outcome.message(),
+        message: outcome.to_string(),
         report: Some(report),
         worktree,
     });

@@ -14,8 +14,11 @@ use crate::workflow::kinds::LoopExit;
 use serde_json::Value;
 
 use crate::diagnostic::Diagnostic;
+use crate::engine::Outcome;
 use crate::error::Error;
 use crate::steps::stall::TurnFacts;
+use crate::workflow::context::FeedbackContext;
+use crate::workflow::overrides::ModelFlag;
 
 pub const STATE_VERSION: u32 = 1;
 
@@ -49,7 +52,9 @@ pub struct RunState {
     pub cost_estimated: bool,
     pub tokens_in: u64,
     pub tokens_out: u64,
-    pub outcome: Option<OutcomeRecord>,
+    /// How the run ended (`None` while it has not); see [`crate::engine::outcome::record`].
+    #[serde(default, with = "crate::engine::outcome::record")]
+    pub outcome: Option<Outcome>,
     /// How the approved branch lands, as the workflow's merge step decided (for `complete`).
     #[serde(default)]
     pub merge_strategy: Option<crate::workflow::model::MergeStrategy>,
@@ -75,66 +80,7 @@ pub struct RunState {
     pub signoffs: Vec<SignOff>,
 }
 
-/// One decision of a person at a sign-off (an `approval` step, or the gate's question after a
-/// critical issue).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SignOff {
-    /// The step that asked.
-    pub step: String,
-    pub approved: bool,
-    /// How the answer came: `command` (`autobuild approve`/`reject`) or `terminal`.
-    pub by: String,
-    /// Who answered: git `user.name`, else `$USER`; empty when unknown.
-    #[serde(default)]
-    pub person: String,
-    /// When, RFC 3339 UTC.
-    #[serde(default)]
-    pub at: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub reason: String,
-}
-
-impl SignOff {
-    /// "approved by Ada (command) at 2026-…" / "rejected by … : reason".
-    pub fn describe(&self) -> String {
-        let person = if self.person.is_empty() {
-            "someone"
-        } else {
-            &self.person
-        };
-        let at = if self.at.is_empty() {
-            String::new()
-        } else {
-            format!(" at {}", self.at)
-        };
-        let verdict = if self.approved {
-            "approved"
-        } else {
-            "rejected"
-        };
-        let reason = if self.approved || self.reason.is_empty() {
-            String::new()
-        } else {
-            format!(": {}", self.reason)
-        };
-        format!("{verdict} by {person} ({}){at}{reason}", self.by)
-    }
-}
-
-/// A person's sign-off decision, for the `approval` step the run waits at (the first step a
-/// continued run performs).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Answer {
-    pub approved: bool,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub reason: String,
-    /// Who answered (git `user.name`, else `$USER`); empty in records from before it was kept.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub person: String,
-    /// When, RFC 3339 UTC.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub at: String,
-}
+pub use crate::workflow::kinds::{Answer, SignOff};
 
 /// The runner's own repository changes that a kill could interrupt half-way (DESIGN.md §5:
 /// nothing is lost). Checkpoints need no entry: resume saves and reverts whatever an
@@ -251,13 +197,13 @@ pub struct RunSettings {
 }
 
 impl RunSettings {
-    /// Every `ROLE=MODEL` choice: the aliases first, then each `--model`.
-    pub fn model_assignments(&self) -> Vec<String> {
-        let legacy = [("player", &self.player_model), ("coach", &self.coach_model)];
-        legacy
+    /// Every model choice: the aliases first, then each `--model`.
+    pub fn model_flags(&self) -> Vec<ModelFlag> {
+        let aliases = [("player", &self.player_model), ("coach", &self.coach_model)];
+        aliases
             .into_iter()
-            .filter_map(|(role, model)| model.as_ref().map(|m| format!("{role}={m}")))
-            .chain(self.models.iter().cloned())
+            .filter_map(|(role, model)| model.as_deref().map(|m| ModelFlag::alias(role, m)))
+            .chain(self.models.iter().cloned().map(ModelFlag::Given))
             .collect()
     }
 }
@@ -277,8 +223,10 @@ pub struct LoopState {
     pub nudged: bool,
     /// The notice the next player prompt carries.
     pub stall_notice: Option<String>,
-    /// The previous turn's feedback (a `FeedbackContext`), for the next player prompt.
-    pub feedback: Option<Value>,
+    /// The previous turn's feedback, for the next player prompt. A value that is not one (a
+    /// record of another version) is no feedback, as it always was for the prompt.
+    #[serde(default, deserialize_with = "feedback_or_none")]
+    pub feedback: Option<FeedbackContext>,
     pub exit: Option<LoopExit>,
     /// Turns run before a blocked run was continued (`task --resume`): the loop's bound counts
     /// on from here, so turn numbers go on instead of starting over.
@@ -286,15 +234,15 @@ pub struct LoopState {
     pub earlier: u32,
 }
 
-fn is_zero(n: &u32) -> bool {
-    *n == 0
+fn feedback_or_none<'de, D: serde::Deserializer<'de>>(
+    from: D,
+) -> Result<Option<FeedbackContext>, D::Error> {
+    let value = Option::<Value>::deserialize(from)?;
+    Ok(value.and_then(|value| serde_json::from_value(value).ok()))
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OutcomeRecord {
-    pub outcome: String,
-    pub exit_code: u8,
-    pub message: String,
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 pub use crate::atomic_file::{write_atomic, write_json_atomic};
@@ -340,6 +288,44 @@ pub fn unreadable_record(file: &Path, error: &io::Error, task_id: &str) -> Error
 mod tests {
     use super::*;
     use std::fs;
+
+    /// A `state.json` the runner wrote before outcomes, feedback and model choices were kept
+    /// typed (a real blocked run of `autobuild init --agents command`'s example task).
+    const BEFORE_TYPED_RECORDS: &str =
+        include_str!("../../tests/fixtures/records/state_before_typed_records.json");
+
+    #[test]
+    fn a_record_from_before_typed_records_still_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        fs::write(&path, BEFORE_TYPED_RECORDS).unwrap();
+        let state = RunState::load(&path).unwrap();
+        assert_eq!(state.outcome, Some(Outcome::TurnLimit));
+        assert_eq!(state.status, RunStatus::Blocked);
+        let feedback = state.loops["cycle"].feedback.as_ref().unwrap();
+        assert_eq!(feedback.issues[0].severity, "must_fix");
+        assert_eq!(feedback.unmet_criteria[0].id, "AC-002");
+        assert_eq!(feedback.fix.len(), 2);
+        // Saved again, it keeps the outcome typed, with the same words beside it.
+        state.save(&path).unwrap();
+        let saved: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(saved["outcome"]["detail"], "turn_limit");
+        let old: Value = serde_json::from_str(BEFORE_TYPED_RECORDS).unwrap();
+        for key in ["outcome", "exit_code", "message"] {
+            assert_eq!(saved["outcome"][key], old["outcome"][key], "{key}");
+        }
+        assert_eq!(RunState::load(&path).unwrap(), state);
+    }
+
+    #[test]
+    fn loop_feedback_that_is_not_feedback_is_none() {
+        let loop_state: LoopState = serde_json::from_value(serde_json::json!({
+            "iteration": 2, "history": [], "nudged": false, "stall_notice": null,
+            "feedback": {"summary": "an older shape"}, "exit": null
+        }))
+        .unwrap();
+        assert_eq!(loop_state.feedback, None);
+    }
 
     #[test]
     fn atomic_write_replaces_content() {

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::diagnostic::Diagnostic;
 use crate::engine::plan::{preflight as task_preflight, BranchPolicy};
+use crate::engine::refusal::{Refusal, Subject};
 use crate::engine::state::RunSettings;
 use crate::error::Error;
 use crate::feature::plan::{self, FeaturePlan};
@@ -143,20 +144,18 @@ pub fn preflight(
     let branch = feature_branch(&plan.id);
     let branch_exists = repo.branch_exists(&branch);
     if let Some(holder) = crate::engine::lock::holder(&layout.runs(), &plan.id) {
-        return Err(Error::usage(format!(
-            "feature {} is already being run by process {holder}",
-            plan.id
-        )));
+        return Err(Refusal::AlreadyRunning {
+            subject: Subject::Feature(plan.id.clone()),
+            holder,
+        }
+        .into());
     }
     if branch_exists && intent == Intent::Start {
-        return Err(Error::usage(format!(
-            "branch `{branch}` already exists from an earlier run of {}",
-            plan.id
-        ))
-        .with_help(format!(
-            "continue it with `autobuild feature {id} --resume`, or discard it with `autobuild feature {id} --fresh` (asks first; --yes to skip)",
-            id = plan.id
-        )));
+        return Err(Refusal::BranchExists {
+            subject: Subject::Feature(plan.id.clone()),
+            branch,
+        }
+        .into());
     }
     if intent == Intent::Resume && !branch_exists {
         return Err(Error::usage(format!(
@@ -199,7 +198,8 @@ pub fn preflight(
                         task_plan.hidden_paths().join(", ")
                     )
                 });
-                for blocker in task_plan.blockers.iter().chain(&hidden) {
+                let blockers = crate::engine::plan::blocker_lines(&task_plan.blockers);
+                for blocker in blockers.iter().chain(&hidden) {
                     let message = format!("task {}: {blocker}", task.task.id);
                     let list = if intent == Intent::DryRun {
                         &mut warnings

@@ -362,7 +362,7 @@ impl Runner {
                 TaskStatus::Approved,
                 format!("approved; lands on {} after its wave", self.state.branch),
             ),
-            Ok(outcome) => (TaskStatus::from_outcome(&outcome), outcome.message()),
+            Ok(outcome) => (TaskStatus::from_outcome(&outcome), outcome.to_string()),
             Err(error) => {
                 let mut message = format!("failed: {error}");
                 if let Some(help) = error.help() {

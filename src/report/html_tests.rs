@@ -244,11 +244,13 @@ fn the_page_names_who_signed_off_and_when() {
     let mut records = records();
     records.state.signoffs = vec![crate::engine::state::SignOff {
         step: "signoff".into(),
-        approved: false,
-        by: "command".into(),
-        person: "Ada <Lovelace>".into(),
-        at: "2026-01-01T00:02:00Z".into(),
-        reason: "needs a test".into(),
+        answer: crate::engine::state::Answer {
+            approved: false,
+            by: "command".into(),
+            person: "Ada <Lovelace>".into(),
+            at: "2026-01-01T00:02:00Z".into(),
+            reason: "needs a test".into(),
+        },
     }];
     let page = Html::parse_document(&render_run(&records).unwrap());
     let shown: Vec<String> = select(&page, "dd.signoff")

@@ -61,7 +61,7 @@ pub fn recorded_outcome(state: &RunState, held: bool) -> String {
     match (&state.outcome, state.status) {
         (_, RunStatus::Running) if held => "running".to_string(),
         (_, RunStatus::Running) => "interrupted; `autobuild resume` continues it".to_string(),
-        (Some(outcome), _) => outcome.message.clone(),
+        (Some(outcome), _) => outcome.to_string(),
         (None, status) => status.as_str().to_string(),
     }
 }

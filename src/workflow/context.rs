@@ -138,7 +138,7 @@ pub struct CheckCommandContext {
 }
 
 /// What the previous turn taught: coach issues, failing checks, unmet criteria.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FeedbackContext {
     pub summary: String,
     /// What to fix for the next turn to be approved: numbered in the prompt, de-duplicated,
@@ -150,7 +150,7 @@ pub struct FeedbackContext {
     pub unmet_criteria: Vec<CriterionStatusContext>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IssueContext {
     pub severity: String,
     pub category: String,
@@ -159,7 +159,7 @@ pub struct IssueContext {
     pub suggestion: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckContext {
     pub name: String,
     pub command: String,
@@ -177,7 +177,7 @@ pub struct CheckContext {
     pub advisory: bool,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CriterionStatusContext {
     pub id: String,
     pub text: String,

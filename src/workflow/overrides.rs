@@ -12,10 +12,14 @@
 //! positioned inside the flag's text, so a wrong key or type is reported like a mistake in a file:
 //! `--set:1:13: unknown key ...` with a caret under it.
 
+mod model;
+
 use std::str::FromStr;
 use std::sync::Arc;
 
 use strum::VariantNames;
+
+pub use model::{ModelChoice, ModelFlag};
 
 use crate::diagnostic::{did_you_mean, Diagnostic, Location};
 use crate::workflow::merge::merge;
@@ -31,8 +35,8 @@ pub struct Overrides {
     pub set: Vec<String>,
     /// `max_iterations` of the first loop step.
     pub max_turns: Option<u32>,
-    /// `ROLE=MODEL` assignments of `--model` (`--player-model X` is `player=X`), in order.
-    pub models: Vec<String>,
+    /// `--model ROLE=MODEL` and its aliases (`--player-model X` is `player` = `X`), in order.
+    pub models: Vec<ModelFlag>,
     /// `agent` of every role.
     pub agent: Option<String>,
 }
@@ -60,8 +64,8 @@ pub fn apply(tree: &mut Node, overrides: &Overrides) -> Result<(), Vec<Diagnosti
             problems.push(unknown_agent(&value, agent));
         }
     }
-    for assignment in &overrides.models {
-        match model_patch(tree, assignment) {
+    for flag in &overrides.models {
+        match model_patch(tree, flag) {
             Ok(patch) => patches.push(patch),
             Err(problem) => problems.push(problem),
         }
@@ -110,10 +114,8 @@ fn flag_conflicts(tree: &Node, overrides: &Overrides) -> Vec<Diagnostic> {
             );
         }
     }
-    for assignment in &overrides.models {
-        if let Some((role, _)) = assignment.split_once('=') {
-            flag_keys.push((format!("roles.{}.model", role.trim()), "--model"));
-        }
+    for choice in overrides.models.iter().filter_map(ModelFlag::choice) {
+        flag_keys.push((format!("roles.{}.model", choice.role.trim()), "--model"));
     }
     if overrides.agent.is_some() {
         for role in role_names(tree) {
@@ -151,19 +153,20 @@ fn unknown_agent(value: &Node, agent: &str) -> Diagnostic {
         .with_help(help)
 }
 
-/// The patch for one `--model ROLE=MODEL`: any role of the workflow, by name.
-fn model_patch(tree: &Node, assignment: &str) -> Result<Node, Diagnostic> {
-    let source = Source::new("--model", assignment, Layer::CommandLine);
+/// The patch for one `--model ROLE=MODEL` (or an alias): any role of the workflow, by name.
+fn model_patch(tree: &Node, flag: &ModelFlag) -> Result<Node, Diagnostic> {
+    let text = flag.to_string();
+    let source = Source::new("--model", &text, Layer::CommandLine);
     let start = source.pos(Location { line: 1, column: 1 });
-    let Some((role, model)) = assignment.split_once('=') else {
+    let Some(ModelChoice { role, model }) = flag.choice() else {
         return Err(start.error("expected ROLE=MODEL").with_help(format!(
             "for example --model coach=opus; {}",
             roles_help(tree)
         )));
     };
     let roles = role_names(tree);
-    if !roles.iter().any(|r| r == role) {
-        let help = match did_you_mean(role, roles.iter().map(String::as_str)) {
+    if !roles.contains(&role) {
+        let help = match did_you_mean(&role, roles.iter().map(String::as_str)) {
             Some(close) => format!("did you mean `{close}`?"),
             None => roles_help(tree),
         };
@@ -178,8 +181,8 @@ fn model_patch(tree: &Node, assignment: &str) -> Result<Node, Diagnostic> {
             .with_help("for example --model coach=opus"));
     }
     let pos = source.pos_at_offset(role.len() + 1);
-    let value = Node::new(Value::String(model.to_string()), pos.clone());
-    Ok(role_patch(role, &[("model", pos)], value))
+    let value = Node::new(Value::String(model), pos.clone());
+    Ok(role_patch(&role, &[("model", pos)], value))
 }
 
 /// A flag's value as a string node positioned in the flag's own text.

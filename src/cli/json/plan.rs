@@ -141,7 +141,7 @@ impl TaskPlan {
                 })
                 .collect(),
             warnings: plan.warnings.clone(),
-            blockers: plan.blockers.clone(),
+            blockers: crate::engine::plan::blocker_lines(&plan.blockers),
         }
     }
 }

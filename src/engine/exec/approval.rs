@@ -7,7 +7,7 @@
 use crate::engine::cx::RunCx;
 use crate::engine::events::EventKind;
 use crate::engine::exec::StepDone;
-use crate::engine::state::SignOff;
+use crate::engine::state::{Answer, SignOff};
 use crate::engine::Outcome;
 use crate::error::Error;
 use crate::workflow::kinds::ApprovalOutputs;
@@ -32,22 +32,16 @@ pub fn execute(
         )
     });
     Ok(match ask(cx, &step.id, &question) {
-        Answer::Approved(signed) => StepDone::ok(
-            signed.describe(),
-            ApprovalOutputs {
-                approved: true,
-                by: signed.by,
-                reason: String::new(),
-                person: signed.person,
-                at: signed.at,
-            },
-        ),
-        Answer::Not(done) => done,
+        Asked::Approved(signed) => {
+            let outputs: ApprovalOutputs = signed.answer.clone();
+            StepDone::ok(signed.describe(), outputs)
+        }
+        Asked::Not(done) => done,
     })
 }
 
 /// What [`ask`] got from a person.
-pub(super) enum Answer {
+pub(super) enum Asked {
     /// Approved, by `command` or `terminal`.
     Approved(SignOff),
     /// Not approved: the step's result (rejected, waiting, or cancelled).
@@ -57,15 +51,14 @@ pub(super) enum Answer {
 /// A person's answer to `question` at step `step_id`: the one given with `autobuild
 /// approve`/`reject` while the run waited, else the terminal's. Otherwise the step's result: a rejection ends the run blocked with the reason, no answer
 /// yet makes it wait (exit 6, the step is not marked done, so continuing asks again).
-pub(super) fn ask(cx: &mut RunCx, step_id: &str, question: &str) -> Answer {
+pub(super) fn ask(cx: &mut RunCx, step_id: &str, question: &str) -> Asked {
     if let Some(answer) = cx.state.answer.take() {
         let signed = SignOff {
             step: step_id.to_string(),
-            approved: answer.approved,
-            by: "command".into(),
-            person: answer.person,
-            at: answer.at,
-            reason: answer.reason,
+            answer: Answer {
+                by: "command".into(),
+                ..answer
+            },
         };
         return decided(cx, signed);
     }
@@ -74,25 +67,27 @@ pub(super) fn ask(cx: &mut RunCx, step_id: &str, question: &str) -> Answer {
             question: question.to_string(),
         });
         return match cx.prompter.confirm(question, &cx.cancel) {
-            None => Answer::Not(StepDone::cancelled()),
+            None => Asked::Not(StepDone::cancelled()),
             Some(approved) => {
                 let signed = SignOff {
                     step: step_id.to_string(),
-                    approved,
-                    by: "terminal".into(),
-                    person: crate::git::person(&cx.plan.root).unwrap_or_default(),
-                    at: crate::engine::cx::now(),
-                    reason: if approved {
-                        String::new()
-                    } else {
-                        "declined at the terminal".into()
+                    answer: Answer {
+                        approved,
+                        by: "terminal".into(),
+                        person: crate::git::person(&cx.plan.root).unwrap_or_default(),
+                        at: crate::engine::cx::now(),
+                        reason: if approved {
+                            String::new()
+                        } else {
+                            "declined at the terminal".into()
+                        },
                     },
                 };
                 decided(cx, signed)
             }
         };
     }
-    Answer::Not(StepDone::halted(
+    Asked::Not(StepDone::halted(
         format!("waiting for a person: {question}"),
         Outcome::Waiting {
             step: step_id.to_string(),
@@ -104,16 +99,16 @@ pub(super) fn ask(cx: &mut RunCx, step_id: &str, question: &str) -> Answer {
 
 /// A person's decision, recorded in the run's state: an approval lets the run go on; a
 /// rejection ends it blocked with the reason.
-fn decided(cx: &mut RunCx, signed: SignOff) -> Answer {
+fn decided(cx: &mut RunCx, signed: SignOff) -> Asked {
     cx.state.signoffs.push(signed.clone());
-    if signed.approved {
-        return Answer::Approved(signed);
+    if signed.answer.approved {
+        return Asked::Approved(signed);
     }
     let summary = signed.describe();
-    Answer::Not(StepDone::halted(
+    Asked::Not(StepDone::halted(
         summary,
         Outcome::Rejected {
-            reason: signed.reason,
+            reason: signed.answer.reason,
         },
     ))
 }

@@ -109,7 +109,7 @@ pub fn execute(
     write_record(&path, &record).map_err(|e| Error::io("cannot write", &path, e))?;
     let loop_id = turn.loop_id.clone();
     if let Some(state) = cx.state.loops.get_mut(&loop_id) {
-        state.feedback = serde_json::to_value(&record.feedback).ok();
+        state.feedback = Some(record.feedback.clone());
     }
     let summary = if record.approved {
         "approved".to_string()
@@ -139,7 +139,7 @@ pub fn execute(
             "A reviewer raised a critical issue: {issue}. Approve to let the loop go on (the \
              player gets the issue as feedback), or reject to stop."
         );
-        if let super::approval::Answer::Not(done) = super::approval::ask(cx, step_id, &question) {
+        if let super::approval::Asked::Not(done) = super::approval::ask(cx, step_id, &question) {
             return Ok(done);
         }
     }

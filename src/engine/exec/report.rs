@@ -42,7 +42,7 @@ pub fn write_report(
     let path = paths.report();
     crate::engine::state::write_atomic(&path, text.as_bytes())
         .map_err(|e| Error::io("cannot write", &path, e))?;
-    crate::report::write_run(paths, state, &outcome.message())?;
+    crate::report::write_run(paths, state, &outcome.to_string())?;
     Ok(path)
 }
 
@@ -50,7 +50,7 @@ pub fn write_report(
 pub fn render(state: &RunState, outcome: &Outcome, turns: &[TurnRecords]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# {}: {}\n", state.task_id, state.title);
-    let _ = writeln!(out, "**Outcome:** {}\n", outcome.message());
+    let _ = writeln!(out, "**Outcome:** {outcome}\n");
     let _ = writeln!(out, "- Workflow: `{}`", state.workflow);
     let _ = writeln!(
         out,
@@ -202,7 +202,7 @@ fn render_history(out: &mut String, turns: &[TurnRecords]) {
 }
 
 fn render_blocked(out: &mut String, state: &RunState, outcome: &Outcome, turns: &[TurnRecords]) {
-    let _ = writeln!(out, "## Why it stopped\n\n{}\n", outcome.message());
+    let _ = writeln!(out, "## Why it stopped\n\n{outcome}\n");
     let recurring = recurring_issues(turns);
     if !recurring.is_empty() {
         let _ = writeln!(out, "## Recurring issues\n");
@@ -245,7 +245,10 @@ fn render_blocked(out: &mut String, state: &RunState, outcome: &Outcome, turns: 
         ),
         // A failure of the environment before any turn (the [worktree] setup command) says
         // so itself.
-        Outcome::Failed { message } if message.starts_with("infrastructure") => message.clone(),
+        Outcome::Failed {
+            message,
+            infrastructure: true,
+        } => message.clone(),
         Outcome::Rejected { reason } => format!("rejected at sign-off: {reason}"),
         Outcome::NeedsPerson { issue } => format!(
             "needs a person — a reviewer raised a critical issue, which stops the loop at once: \

@@ -88,6 +88,7 @@ pub fn run_setup(cx: &mut RunCx) -> Result<Option<Outcome>, Error> {
                 cx.plan.worktree.strip_prefix(&cx.plan.root).unwrap_or(&cx.plan.worktree).display(),
                 cx.plan.task.id
             ),
+            infrastructure: true,
         })),
     }
 }

@@ -33,7 +33,7 @@ impl Unenforced {
                 format!(
                     "the `{agent}` adapter cannot enforce the tool allowlist of {}: the agent is \
                      trusted to use only the listed tools{}",
-                    super::role_names(roles),
+                    super::blocker::role_names(roles),
                     if *read_only {
                         " (read-only access is still enforced by the runner's audit after every \
                          turn)"

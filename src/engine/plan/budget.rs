@@ -10,14 +10,15 @@
 //! a budget it is a warning that the cost is not recorded.
 
 use crate::agents::{adapter_for, CostGap};
+use crate::engine::plan::Blocker;
 use crate::project::config::PriceTable;
 use crate::workflow::model::Action;
 use crate::workflow::ResolvedWorkflow;
 
 /// What stops the run and what only warns, about agent steps whose cost cannot be known.
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default, PartialEq)]
 pub struct Unpriced {
-    pub blockers: Vec<String>,
+    pub blockers: Vec<Blocker>,
     pub warnings: Vec<String>,
 }
 
@@ -46,10 +47,13 @@ pub fn check(resolved: &ResolvedWorkflow, pricing: &PriceTable) -> Unpriced {
         };
         let agent = role.agent;
         match budget {
-            Some(limit) => found.blockers.push(format!(
-                "role `{role_name}` ({agent}): {what}, so limits.max_cost_usd ({limit:.2}) \
-                 could not be enforced; fix: {fix}"
-            )),
+            Some(limit) => found.blockers.push(Blocker::Unpriced {
+                role: role_name.clone(),
+                agent,
+                what,
+                limit,
+                fix,
+            }),
             None => found.warnings.push(format!(
                 "role `{role_name}` ({agent}): {what}: its cost is not recorded; {fix}"
             )),
@@ -62,6 +66,7 @@ pub fn check(resolved: &ResolvedWorkflow, pricing: &PriceTable) -> Unpriced {
 mod tests {
     use super::*;
     use crate::project::config::ModelPrice;
+    use crate::workflow::model::AgentKind;
     use crate::workflow::{resolve, Overrides};
 
     fn codex_workflow(player: Option<&str>, budget: Option<f64>) -> ResolvedWorkflow {
@@ -82,13 +87,27 @@ mod tests {
     fn with_a_budget_an_unpriced_or_unnamed_model_is_refused() {
         let none = PriceTable::new();
         let found = check(&codex_workflow(Some("gpt-6.1-sol"), Some(25.0)), &none);
-        assert_eq!(found.blockers.len(), 1, "{found:?}");
-        assert!(found.blockers[0].contains("`gpt-6.1-sol` has no known price"));
-        assert!(found.blockers[0].contains("[pricing.\"gpt-6.1-sol\"]"));
+        let [Blocker::Unpriced {
+            role,
+            agent: AgentKind::Codex,
+            what,
+            limit,
+            fix,
+        }] = found.blockers.as_slice()
+        else {
+            panic!("{found:?}");
+        };
+        assert_eq!((role.as_str(), *limit), ("player", 25.0));
+        // The adapter's words for the gap and its fix.
+        assert!(what.contains("`gpt-6.1-sol` has no known price"), "{what}");
+        assert!(fix.contains("[pricing.\"gpt-6.1-sol\"]"), "{fix}");
 
         let found = check(&codex_workflow(None, Some(25.0)), &none);
-        assert_eq!(found.blockers.len(), 1, "{found:?}");
-        assert!(found.blockers[0].contains("role `player` (codex): names no `model`"));
+        let [Blocker::Unpriced { role, what, .. }] = found.blockers.as_slice() else {
+            panic!("{found:?}");
+        };
+        assert_eq!(role, "player");
+        assert!(what.starts_with("names no `model`"), "{what}");
     }
 
     #[test]

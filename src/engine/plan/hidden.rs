@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use super::Plan;
+use super::{Blocker, Plan};
 use crate::error::Error;
 use crate::project::EffectiveCheck;
 
@@ -51,7 +51,7 @@ pub(super) fn check(
     hidden: &[String],
     confined: Result<(), &str>,
     checks: &[EffectiveCheck],
-) -> (Vec<String>, Vec<String>) {
+) -> (Vec<Blocker>, Vec<String>) {
     let mut blockers = Vec::new();
     let mut warnings = Vec::new();
     let marked: Vec<&str> = checks
@@ -70,11 +70,10 @@ pub(super) fn check(
         return (blockers, warnings);
     }
     if let Err(why) = confined {
-        blockers.push(format!(
-            "hidden paths ({}) need the sandbox, which is off for this run ({why}): without it \
-             agents could read them; enable [sandbox] (bubblewrap) or remove the hidden paths",
-            hidden.join(", ")
-        ));
+        blockers.push(Blocker::HiddenWithoutSandbox {
+            hidden: hidden.to_vec(),
+            why: why.to_string(),
+        });
     }
     if marked.is_empty() {
         warnings.push(format!(
@@ -108,9 +107,13 @@ mod tests {
         let hidden = ["tests/acceptance/**".to_string()];
         let checks = [check_named("acceptance", true)];
         let (blockers, warnings) = check(&hidden, Err("[sandbox] mode = \"off\""), &checks);
-        assert_eq!(blockers.len(), 1);
-        assert!(blockers[0].contains("need the sandbox"), "{blockers:?}");
-        assert!(blockers[0].contains("mode = \"off\""), "{blockers:?}");
+        assert_eq!(
+            blockers,
+            [Blocker::HiddenWithoutSandbox {
+                hidden: hidden.to_vec(),
+                why: "[sandbox] mode = \"off\"".into(),
+            }]
+        );
         assert!(warnings.is_empty());
         let (blockers, warnings) = check(&hidden, Ok(()), &checks);
         assert!(blockers.is_empty() && warnings.is_empty());

@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use crate::diagnostic::did_you_mean;
+use crate::engine::plan::Blocker;
 use crate::engine::state::RunSettings;
 use crate::error::Error;
 use crate::profile::{Profile, Requirement};
@@ -48,30 +49,26 @@ pub(super) fn select(
     checks: Vec<EffectiveCheck>,
     profile: &Profile,
     required: &[Requirement],
-) -> (Vec<EffectiveCheck>, Vec<String>) {
+) -> (Vec<EffectiveCheck>, Vec<Blocker>) {
     let Some(chosen) = &profile.checks else {
         return (checks, Vec::new());
     };
     let names: Vec<&str> = checks.iter().map(|c| c.name.as_str()).collect();
-    let mut blockers: Vec<String> = chosen
+    let mut blockers: Vec<Blocker> = chosen
         .iter()
         .filter(|name| !names.contains(&name.as_str()))
-        .map(|name| {
-            let hint = did_you_mean(name, names.iter().copied())
-                .map(|close| format!(" (did you mean `{close}`?)"))
-                .unwrap_or_default();
-            format!(
-                "the `{}` profile runs check `{name}`{hint}, but no [checks.{name}] is configured and none was detected: add it to .autobuild/config.toml or remove it from the profile's `checks`",
-                profile.name
-            )
+        .map(|name| Blocker::UnknownProfileCheck {
+            profile: profile.name.clone(),
+            check: name.clone(),
+            close: did_you_mean(name, names.iter().copied()).map(str::to_string),
         })
         .collect();
     blockers.extend(required.iter().filter_map(|requirement| match requirement {
         Requirement::Check(name) if !chosen.contains(name) && names.contains(&name.as_str()) => {
-            Some(format!(
-                "the `{}` profile requires check `{name}` but its `checks` list leaves it out: add it to `checks`, or drop `checks.{name}` from `require`",
-                profile.name
-            ))
+            Some(Blocker::RequiredCheckLeftOut {
+                profile: profile.name.clone(),
+                check: name.clone(),
+            })
         }
         _ => None,
     }));
@@ -137,8 +134,17 @@ mod tests {
             &profile(Some(&["lnt"])),
             &[Requirement::Check("test".into())],
         );
-        assert_eq!(blockers.len(), 2, "{blockers:#?}");
-        assert!(blockers[0].contains("runs check `lnt` (did you mean `lint`?)"));
-        assert!(blockers[1].contains("requires check `test` but its `checks` list leaves it out"));
+        let [Blocker::UnknownProfileCheck {
+            check: unknown,
+            close,
+            ..
+        }, Blocker::RequiredCheckLeftOut {
+            check: left_out, ..
+        }] = blockers.as_slice()
+        else {
+            panic!("{blockers:#?}");
+        };
+        assert_eq!((unknown.as_str(), close.as_deref()), ("lnt", Some("lint")));
+        assert_eq!(left_out, "test");
     }
 }

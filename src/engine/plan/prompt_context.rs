@@ -8,8 +8,8 @@ use crate::engine::turn::Turn;
 use crate::steps::feedback::check_context;
 use crate::steps::verdict::VERDICT_SCHEMA;
 use crate::workflow::context::{
-    CheckCommandContext, CriterionContext, FeedbackContext, PlayerContext, ProfileContext,
-    PromptContext, ScopeContext, TaskContext, VerifyContext, WorktreeContext,
+    CheckCommandContext, CriterionContext, PlayerContext, ProfileContext, PromptContext,
+    ScopeContext, TaskContext, VerifyContext, WorktreeContext,
 };
 
 /// The context from plain parts; `--dry-run` uses it with no turn and no loop state.
@@ -20,9 +20,7 @@ pub fn build_prompt_context(
     loop_state: Option<&LoopState>,
 ) -> PromptContext {
     let task = &plan.task;
-    let feedback = loop_state
-        .and_then(|l| l.feedback.clone())
-        .and_then(|v| serde_json::from_value::<FeedbackContext>(v).ok());
+    let feedback = loop_state.and_then(|l| l.feedback.clone());
     PromptContext {
         task: TaskContext {
             id: task.id.clone(),

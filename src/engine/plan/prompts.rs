@@ -5,11 +5,11 @@
 //! no verification, no player record) and a later turn (all of them present).
 
 use crate::engine::plan::build_prompt_context;
-use crate::engine::plan::Plan;
+use crate::engine::plan::{Blocker, Plan};
 use crate::workflow::context::{PromptContext, WorktreeContext};
 
 /// One line per role and turn shape whose prompt cannot be rendered.
-pub(super) fn unrenderable(plan: &Plan) -> Vec<String> {
+pub(super) fn unrenderable(plan: &Plan) -> Vec<Blocker> {
     let first_turn = build_prompt_context(
         plan,
         WorktreeContext {
@@ -36,10 +36,12 @@ pub(super) fn unrenderable(plan: &Plan) -> Vec<String> {
             context.scope.writes = role.writes.clone();
             context.structured_verdict = crate::engine::exec::structured_verdict(role);
             if let Err(error) = plan.resolved.render_prompt(&role.prompt, &context) {
-                problems.push(format!(
-                    "role `{name}`: prompt `{}` cannot be rendered for {when}: {error} (guard optional parts with `{{% if … %}}`: on turn 1 there is no `feedback`, `verify` or `player`)",
-                    role.prompt
-                ));
+                problems.push(Blocker::Unrenderable {
+                    role: name.clone(),
+                    prompt: role.prompt.clone(),
+                    when,
+                    error: error.to_string(),
+                });
             }
         }
     }

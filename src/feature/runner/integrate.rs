@@ -129,7 +129,7 @@ impl Runner {
         let outcome = self.run_repair(&id, &path.display().to_string());
         let (status, message) = match &outcome {
             Ok(Outcome::Approved { .. }) => (TaskStatus::Approved, None),
-            Ok(outcome) => (TaskStatus::from_outcome(outcome), Some(outcome.message())),
+            Ok(outcome) => (TaskStatus::from_outcome(outcome), Some(outcome.to_string())),
             Err(error) => (TaskStatus::Failed, Some(format!("failed: {error}"))),
         };
         let landed = if status == TaskStatus::Approved {

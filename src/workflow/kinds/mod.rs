@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use crate::workflow::model::Action;
 
 pub use agent::AgentOutputs;
-pub use approval::ApprovalOutputs;
+pub use approval::{Answer, ApprovalOutputs, SignOff};
 pub use gate::GateOutputs;
 pub use loops::{LoopExit, LoopOutputs};
 pub use merge::MergeOutputs;
