@@ -12,6 +12,7 @@ use crate::engine::state::{RunState, RunStatus};
 use crate::error::Error;
 use crate::feature::events::FeatureEventKind;
 use crate::feature::state::{ConflictRecord, FeatureState, TaskStatus};
+use crate::git::task_repo::{self, TaskBase};
 use crate::git::{diff_stat, GitError, Prepared, Repo};
 use crate::workflow::model::MergeStrategy;
 
@@ -63,6 +64,8 @@ pub fn merge_task(
     save: &mut dyn FnMut(&FeatureState) -> Result<(), Error>,
 ) -> Result<TaskMerge, Error> {
     let (task_id, worktree) = (task.id, task.worktree);
+    // Found before the worktree goes: it is found beside it.
+    let task_repo = task_repo::of_worktree(worktree);
     let feature_branch = state.branch.clone();
     let branch = task_branch(task_id);
     let message = format!(
@@ -81,17 +84,33 @@ pub fn merge_task(
             paths: Vec::new(),
         });
     }
+    // A task with hidden paths worked in a task repository of its own: what lands is its
+    // approved change applied onto the commit it started from, hidden paths untouched
+    // (`git::task_repo`), on the task branch of this repository.
+    let hidden = match &task_repo {
+        Some(dir) => Some(HiddenTask::open(
+            repo,
+            dir,
+            worktree,
+            task.approved,
+            &branch,
+        )?),
+        None => None,
+    };
+    let approved = hidden
+        .as_ref()
+        .map_or(task.approved, |h| h.transplanted.as_str());
     let held = repo.hold_branch(
         &branch,
-        task.approved,
+        approved,
         &format!("refs/autobuild/backup/{task_id}"),
     )?;
-    if let Some(violation) = held.violation(&branch, task.approved) {
+    if let Some(violation) = held.violation(&branch, approved) {
         tracing::warn!("{task_id}: {violation}");
         state.violations.push(violation);
     }
     let landing = match repo.prepare_landing_of(
-        task.approved,
+        approved,
         &branch,
         &feature_branch,
         MergeStrategy::Squash,
@@ -117,7 +136,19 @@ pub fn merge_task(
     if worktree.is_dir() {
         let prefix = format!("refs/autobuild/backup/{task_id}");
         let note = format!("autobuild: unreviewed changes in {task_id}'s worktree, kept");
-        if let Some(refname) = crate::git::backup(worktree, task.approved, &prefix, &note)? {
+        let kept = match &hidden {
+            Some(h) => task_repo::keep_unreviewed(
+                repo.root(),
+                worktree,
+                &h.base,
+                task.approved,
+                &prefix,
+                &note,
+                &h.globs,
+            )?,
+            None => crate::git::backup(worktree, task.approved, &prefix, &note)?,
+        };
+        if let Some(refname) = kept {
             tracing::warn!("{task_id}: changes made after approval were kept as {refname}");
         }
     }
@@ -164,14 +195,69 @@ pub fn approved_commit(runs_dir: &Path, task_id: &str) -> Result<String, Error> 
     })
 }
 
-/// Removes a landed task's worktree and branch, whichever still exist.
+/// A task that worked in a task repository (hidden paths), ready to land.
+struct HiddenTask {
+    base: TaskBase,
+    globs: globset::GlobSet,
+    /// Its approved change applied onto the commit it started from, in this repository.
+    transplanted: String,
+}
+
+impl HiddenTask {
+    /// Transplants `approved` (a commit of the task repository `dir`) onto the real base and
+    /// creates `branch` at it when the branch does not exist (one that does is held there by
+    /// the caller, which keeps what it pointed at).
+    fn open(
+        repo: &Repo,
+        dir: &Path,
+        worktree: &Path,
+        approved: &str,
+        branch: &str,
+    ) -> Result<HiddenTask, Error> {
+        let base = task_repo::task_base(dir)?;
+        let globs = task_repo::hidden_globs(dir)?;
+        let transplanted = task_repo::transplanted(repo.root(), worktree, &base, approved, &globs)?;
+        if !repo.branch_exists(branch) {
+            repo.create_branch_at(branch, &transplanted)?;
+        }
+        Ok(HiddenTask {
+            base,
+            globs,
+            transplanted,
+        })
+    }
+}
+
+/// Removes a landed task's worktree and branch, whichever still exist, and its task
+/// repository when it had one (hidden paths: the worktree belongs to it, not to `repo`).
 pub fn remove_task_branch(
     repo: &Repo,
     worktree: &Path,
     branch: &str,
     feature_branch: &str,
 ) -> Result<(), Error> {
-    if worktree.exists() {
+    if let Some(dir) = task_repo::of_worktree(worktree) {
+        if worktree.exists() {
+            std::fs::remove_dir_all(worktree)
+                .map_err(|e| Error::io("cannot remove", worktree, e))?;
+        }
+        // The `base` file goes last: until then the task repository is still found.
+        let entries = std::fs::read_dir(&dir).map_err(|e| Error::io("cannot read", &dir, e))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io("cannot read", &dir, e))?;
+            if entry.file_name() == "base" {
+                continue;
+            }
+            let path = entry.path();
+            let removed = if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+            removed.map_err(|e| Error::io("cannot remove", &path, e))?;
+        }
+        std::fs::remove_dir_all(&dir).map_err(|e| Error::io("cannot remove", &dir, e))?;
+    } else if worktree.exists() {
         repo.remove_worktree(worktree, branch)?;
     }
     if repo.branch_exists(branch) {

@@ -190,16 +190,7 @@ pub fn preflight(
         let task_path = task.task.path.display().to_string();
         match task_preflight(root, &task_path, run_settings.clone(), policy) {
             Ok(task_plan) => {
-                // A task with hidden paths works in a task repository of its own, which the
-                // feature's landing onto its branch does not know yet.
-                let hidden = task_plan.hides().then(|| {
-                    format!(
-                        "hidden paths ({}) are not supported in features yet: run the task on \
-                         its own with `autobuild task`",
-                        task_plan.hidden_paths().join(", ")
-                    )
-                });
-                for blocker in task_plan.blockers.iter().chain(&hidden) {
+                for blocker in &task_plan.blockers {
                     let message = format!("task {}: {blocker}", task.task.id);
                     let list = if intent == Intent::DryRun {
                         &mut warnings

@@ -224,6 +224,28 @@ pub fn transplant(
     branch: &str,
     hidden: &GlobSet,
 ) -> Result<String, GitError> {
+    let commit = transplanted(user_repo, worktree, base, approved, hidden)?;
+    let user = Repository::open(user_repo).context("open the repository", user_repo)?;
+    let found = Oid::from_str(&commit)
+        .and_then(|id| user.find_commit(id))
+        .context("find the transplanted commit", user_repo)?;
+    user.branch(branch, &found, true).context(
+        format_args!("point branch `{branch}` at the work"),
+        user_repo,
+    )?;
+    Ok(commit)
+}
+
+/// The commit [`transplant`] points its branch at, written to the user's repository but named
+/// by no ref. The same inputs give the same commit (its author and committer are the approved
+/// commit's), so a landing that is interrupted and tried again finds the commit it wrote.
+pub fn transplanted(
+    user_repo: &Path,
+    worktree: &Path,
+    base: &TaskBase,
+    approved: &str,
+    hidden: &GlobSet,
+) -> Result<String, GitError> {
     let user = Repository::open(user_repo).context("open the repository", user_repo)?;
     let task = Repository::open(worktree).context("open the task repository", worktree)?;
     let approved = Oid::from_str(approved).context("read the approved commit", worktree)?;
@@ -278,26 +300,45 @@ pub fn transplant(
     let tree = user
         .find_tree(tree)
         .context("read the landed tree", user_repo)?;
-    let committer = signature(&user, user_repo)?;
     let message = approved.message().unwrap_or("autobuild: approved work");
     let commit = user
         .commit(
             None,
             &approved.author(),
-            &committer,
+            &approved.committer(),
             message,
             &tree,
             &[&real],
         )
         .context("commit the task's work onto the base", user_repo)?;
-    let found = user
-        .find_commit(commit)
-        .context("find the transplanted commit", user_repo)?;
-    user.branch(branch, &found, true).context(
-        format_args!("point branch `{branch}` at the work"),
-        user_repo,
-    )?;
     Ok(commit.to_string())
+}
+
+/// Saves what the worktree of a task repository holds beyond `reviewed` (commits on top of it,
+/// uncommitted or untracked files) in the user's repository, as [`transplant`] would land it,
+/// under a new ref `<prefix>/<time>`: the task repository is removed once its work landed, and
+/// what the user made there must not go with it. Returns the ref, or `None` when there is
+/// nothing to save.
+pub fn keep_unreviewed(
+    user_repo: &Path,
+    worktree: &Path,
+    base: &TaskBase,
+    reviewed: &str,
+    prefix: &str,
+    note: &str,
+    hidden: &GlobSet,
+) -> Result<Option<String>, GitError> {
+    let Some(refname) = super::backup(worktree, reviewed, prefix, note)? else {
+        return Ok(None);
+    };
+    let task = Repository::open(worktree).context("open the task repository", worktree)?;
+    let saved = task
+        .refname_to_id(&refname)
+        .context(format_args!("read {refname}"), worktree)?;
+    let commit = transplanted(user_repo, worktree, base, &saved.to_string(), hidden)?;
+    let user = Repository::open(user_repo).context("open the repository", user_repo)?;
+    let commit = Oid::from_str(&commit).context("read the saved commit", user_repo)?;
+    super::integrity::save_under_new_ref(&user, prefix, commit, note, user_repo).map(Some)
 }
 
 /// Every path of `tree` in the user's repository at `user_repo` that `hidden` matches, with

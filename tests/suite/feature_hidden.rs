@@ -1,0 +1,144 @@
+//! Features whose tasks have hidden paths (`[scope] hidden`, README "Hidden acceptance
+//! checks"): every task works in a task repository of its own, lands on the feature branch by
+//! transplant, and the integration check after the wave runs the hidden check with the hidden
+//! files. Needs bubblewrap (hidden paths need the sandbox): run with `--ignored hidden`.
+
+use crate::feature_fixture::*;
+
+/// A two-task feature in one wave under a hidden acceptance test `tests/acceptance/<name>`
+/// (holding a unique marker) that the hidden check `acceptance` runs and every task's profile
+/// requires. TASK-A's Player searches everywhere for the test and plants files under the hidden
+/// path on its first turn; TASK-B's adds a farewell. Returns the project, the marker, the
+/// test's name and the probe file the searcher writes.
+fn hidden_feature(reveal: &str) -> (Project, String, String, std::path::PathBuf) {
+    let project = Project::new_in(&outside_system_tmp()).player_timeout("120s");
+    let unique: String = project
+        .root
+        .parent()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect();
+    let marker = format!("SECRETMARKER{unique}");
+    let name = format!("test_hidden_{unique}.sh");
+    let probe = project.outside("probe.txt");
+    let home = project.outside("home");
+    std::fs::create_dir_all(&home).unwrap();
+    project.write(
+        &format!("tests/acceptance/{name}"),
+        &format!(
+            "# {marker}\n. ./lib/greet.sh\n[ \"$(greeting Ada)\" = \"Hello, Ada!\" ] || {{ echo \"FAILED {marker}\"; exit 1; }}\necho \"1 passed\"\n"
+        ),
+    );
+    let config = project.root.join(".autobuild/config.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let (checks, rest) = text.split_once("[roles.player]").unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "[scope]\nhidden = [\"tests/acceptance/**\"]\nreveal = \"{reveal}\"\n\n{checks}\
+             [checks.acceptance]\ncmd = \"sh tests/acceptance/{name}\"\nhidden = true\n\n\
+             [profiles.feature]\n\
+             require = [\"checks.test\", \"checks.acceptance\", \"criteria\", \"coach\", \"changes\"]\n\n\
+             [roles.player]{rest}"
+        ),
+    )
+    .unwrap();
+    let seek = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/features/agents/seek_hidden.sh"),
+    )
+    .unwrap();
+    let project = project
+        .sandbox_mode("on")
+        .task(
+            "TASK-A",
+            "test -f lib/a.txt",
+            &format!("{seek}echo a > lib/a.txt\n"),
+        )
+        .task("TASK-B", "test -f lib/b.txt", "echo b > lib/b.txt\n")
+        .feature(
+            "FEAT-H",
+            "id: FEAT-H\nname: Hidden\ntasks:\n  - id: TASK-A\n  - id: TASK-B\n",
+        )
+        .env("HOME", &home.display().to_string())
+        .env("PROBE", &probe.display().to_string())
+        .env("HIDDEN_MARKER", &marker)
+        .env("HIDDEN_NAME", &name)
+        .commit();
+    (project, marker, name, probe)
+}
+
+#[test]
+#[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
+fn a_feature_with_a_hidden_acceptance_check_lands_and_its_searching_player_finds_nothing() {
+    require_bwrap();
+    let (project, marker, name, probe) = hidden_feature("names");
+    let hidden_path = format!("tests/acceptance/{name}");
+    let original = project.show("main", &hidden_path).unwrap();
+
+    let output = project.run(&["feature", "FEAT-H", "--auto-merge", "--max-turns", "3"]);
+
+    assert_exit(&output, 0);
+    let state = project.feature_state("FEAT-H");
+    assert_eq!(state["status"], "merged", "{}", stdout(&output));
+    // The searcher searched on both its turns and found nothing; the user's checkout was masked.
+    let probe = std::fs::read_to_string(probe).unwrap();
+    assert!(probe.contains("TASK-A turn 1 searched"), "{probe}");
+    assert!(probe.contains("TASK-A turn 2 searched"), "{probe}");
+    assert!(!probe.contains("LEAK"), "{probe}");
+    assert!(!probe.contains("checkout shows: lib"), "{probe}");
+    // Its planting was a scope violation on turn 1, reverted.
+    let gate = json(&project.run_dir("TASK-A").join("gate_turn_1.json"));
+    assert_eq!(gate["approved"], false, "{gate}");
+    // Nothing an agent can read holds the hidden test's content (TASK-A's prompt names the
+    // file it planted itself, as a reverted scope violation).
+    for task in ["TASK-A", "TASK-B"] {
+        for file in files_below(&project.run_dir(task).join("prompts")) {
+            let text = std::fs::read_to_string(&file).unwrap();
+            assert!(!text.contains(&marker), "{} leaks: {text}", file.display());
+        }
+    }
+    let b_prompts: String = files_below(&project.run_dir("TASK-B").join("prompts"))
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect();
+    assert!(!b_prompts.contains(&name), "{b_prompts}");
+    // Both tasks landed by transplant: their work, the hidden test byte-identical, nothing
+    // planted under the hidden path.
+    for rev in ["autobuild/FEAT-H", "main"] {
+        if rev == "autobuild/FEAT-H" && !project.branch_exists(rev) {
+            continue;
+        }
+        assert_eq!(project.show(rev, "lib/a.txt").as_deref(), Some("a\n"));
+        assert_eq!(project.show(rev, "lib/b.txt").as_deref(), Some("b\n"));
+        assert_eq!(project.show(rev, &hidden_path).as_deref(), Some(&*original));
+        let tree = project.git(&["ls-tree", "-r", "--name-only", rev]);
+        assert!(!tree.contains("planted.sh"), "{tree}");
+    }
+    // The integration check after the wave ran the hidden check, with the hidden files.
+    let records = state["integration"].as_array().unwrap();
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(records[0]["outcome"], "passed", "{records:?}");
+    let names: Vec<&str> = records[0]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"acceptance"), "{names:?}");
+    // The task repositories and worktrees are gone.
+    for task in ["TASK-A", "TASK-B"] {
+        let repos = project.root.join(".autobuild/worktrees/.repos").join(task);
+        assert!(!repos.exists(), "{}", repos.display());
+        assert!(!project
+            .root
+            .join(".autobuild/worktrees")
+            .join(task)
+            .exists());
+        assert!(!project.branch_exists(&format!("autobuild/{task}")));
+    }
+}
