@@ -302,6 +302,11 @@ struct Hidden {
 }
 
 fn hidden_project(reveal: &str, sandbox: &str) -> Hidden {
+    hidden_project_with(reveal, sandbox, "")
+}
+
+/// [`hidden_project`] with more of config.toml.
+fn hidden_project_with(reveal: &str, sandbox: &str, extra: &str) -> Hidden {
     let project = Project::new_in(&outside_tmp())
         .sandbox_mode(sandbox)
         .player_timeout("120s")
@@ -329,7 +334,7 @@ fn hidden_project(reveal: &str, sandbox: &str) -> Hidden {
             "\n[scope]\nhidden = [\"tests/acceptance/**\"]\nreveal = \"{reveal}\"\n\n\
              [checks.acceptance]\ncmd = \"sh tests/acceptance/{name}\"\nhidden = true\n\n\
              [profiles.feature]\n\
-             require = [\"checks.test\", \"checks.acceptance\", \"criteria\", \"coach\", \"changes\"]\n"
+             require = [\"checks.test\", \"checks.acceptance\", \"criteria\", \"coach\", \"changes\"]\n{extra}"
         ))
         .env("HOME", &home.display().to_string())
         .env("PROBE", &probe.display().to_string())
@@ -483,4 +488,23 @@ fn hidden_paths_without_a_sandbox_are_refused_and_the_dry_run_shows_them() {
         "{stdout}"
     );
     assert!(stdout.contains("configured, hidden"), "{stdout}");
+}
+
+#[test]
+fn a_worktree_link_to_a_hidden_path_is_refused_before_anything_starts() {
+    let Hidden { project, .. } = hidden_project_with(
+        "names",
+        "off",
+        "\n[worktree]\nlink = [\"tests/acceptance\"]\n",
+    );
+
+    let output = project.run(&["task", TASK]);
+
+    assert_exit(&output, 2);
+    let stderr = loop_fixture::stderr(&output);
+    assert!(
+        stderr.contains("[worktree] link `tests/acceptance` would show hidden paths to the agents"),
+        "{stderr}"
+    );
+    assert!(!project.root.join(".autobuild/worktrees").exists());
 }
