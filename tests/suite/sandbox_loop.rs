@@ -457,10 +457,53 @@ fn reveal_none_tells_the_agents_only_that_a_hidden_check_failed() {
         "{verify}"
     );
     assert!(!verify.to_string().contains(&marker), "{verify}");
+    // Nor its exit code, failure class or duration: only that it failed.
+    let acceptance = verify["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "acceptance")
+        .unwrap()
+        .clone();
+    assert_eq!(acceptance["status"], "failed", "{acceptance}");
+    assert_eq!(acceptance["exit_code"], Value::Null, "{acceptance}");
+    assert_eq!(acceptance["failure_class"], Value::Null, "{acceptance}");
+    assert_eq!(acceptance["duration_ms"], 0, "{acceptance}");
+    // The gate's reasons and the stall signature say no more.
+    let gate = project.record("gate", 1);
+    let reasons: Vec<&str> = gate["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r.as_str())
+        .filter(|r| r.contains("check `acceptance`"))
+        .collect();
+    assert_eq!(reasons, ["required check `acceptance` failed"], "{gate}");
+    let signature = gate["signature"].as_str().unwrap();
+    let line = signature
+        .lines()
+        .find(|l| l.starts_with("check acceptance"))
+        .unwrap();
+    assert_eq!(
+        line,
+        "check acceptance failed exit none unclassified: a hidden check failed (the project reveals nothing more)"
+    );
+    let mut coach_prompt = String::new();
     for file in files_under(&project.run_dir().join("prompts")) {
         let text = std::fs::read_to_string(&file).unwrap();
         assert!(!text.contains(&marker), "{} leaks: {text}", file.display());
+        if text.contains("Runner verification") || text.contains("check `acceptance`") {
+            coach_prompt.push_str(&text);
+        }
     }
+    let line = coach_prompt
+        .lines()
+        .find(|l| l.contains("check `acceptance`"))
+        .unwrap_or_default();
+    assert!(
+        line.contains("failed") && !line.contains("exit code"),
+        "{line}"
+    );
     // The work is kept in the task repository; the user's repository has no task branch yet.
     assert!(!project.branch_exists(&project.branch()));
     assert!(project

@@ -51,6 +51,10 @@ pub fn conceal(
             let passed = check.status == crate::steps::check::CheckStatus::Passed;
             check.summary = crate::steps::reveal::revealed(reveal, &check.name, passed, &output);
             check.log = PathBuf::new();
+            // As for a task's hidden check (`reveal::conceal`): only `names` tells a timeout.
+            if !passed && reveal != crate::steps::reveal::Reveal::Names {
+                check.status = crate::steps::check::CheckStatus::Failed;
+            }
         }
     }
     concealed
