@@ -142,3 +142,61 @@ fn a_feature_with_a_hidden_acceptance_check_lands_and_its_searching_player_finds
         assert!(!project.branch_exists(&format!("autobuild/{task}")));
     }
 }
+
+/// The CI emitters refuse a feature with hidden paths, at each declaration: the task jobs
+/// could not get the sandbox such a run needs (docs/scale-out.md).
+#[test]
+fn the_ci_emitters_refuse_hidden_paths_where_they_are_declared() {
+    let (project, ..) = hidden_feature("names");
+    // A task's own hidden paths are refused too, at its `hidden:` line.
+    let task = project.root.join(".autobuild/tasks/TASK-B.md");
+    let text = std::fs::read_to_string(&task).unwrap();
+    std::fs::write(
+        &task,
+        text.replacen("---\n", "---\nhidden: [\"data/answers/**\"]\n", 1),
+    )
+    .unwrap();
+    project.git(&["commit", "-qam", "TASK-B hides data/answers"]);
+
+    for format in ["github-actions", "gitlab-ci"] {
+        let output = project.run(&["feature", "FEAT-H", "--emit", format]);
+
+        assert_exit(&output, 2);
+        let err = stderr(&output);
+        assert!(
+            err.contains(".autobuild/config.toml:2:1")
+                && err.contains("cannot run tasks with hidden paths ([scope] hidden)"),
+            "{err}"
+        );
+        assert!(
+            err.contains(".autobuild/tasks/TASK-B.md:2:")
+                && err.contains("cannot run task TASK-B with hidden paths (data/answers/**)"),
+            "{err}"
+        );
+        assert!(err.contains("run this feature locally"), "{err}");
+    }
+    assert!(!project.root.join(".github").exists());
+    assert!(!project.root.join(".gitlab-ci.yml").exists());
+}
+
+/// `integrate` is emitted with a warning: the landing job only checks.
+#[test]
+fn emitting_a_feature_that_integrates_warns_that_ci_only_checks() {
+    let project = Project::new()
+        .contract_clash("FEAT-9")
+        .integration("integrate")
+        .commit();
+
+    let output = project.run(&["feature", "FEAT-9", "--emit", "github-actions"]);
+
+    assert_exit(&output, 0);
+    let err = stderr(&output);
+    assert!(
+        err.contains("only checks in `autobuild feature --land` (the CI landing job)"),
+        "{err}"
+    );
+    assert!(project
+        .root
+        .join(".github/workflows/autobuild-feat-9.yml")
+        .is_file());
+}
