@@ -56,6 +56,8 @@ pub struct TaskCheck {
     pub max_wall_time: Option<std::time::Duration>,
     /// The adapters of the workflow's roles (what a CI job must install).
     pub agents: Vec<crate::workflow::model::AgentKind>,
+    /// The paths its agents never see (`[scope] hidden` and its own `hidden:`).
+    pub hidden: Vec<String>,
 }
 
 impl FeatureSetup {
@@ -203,6 +205,7 @@ pub fn preflight(
                 }
                 // The task's own warnings include what the lookup by id found (another copy
                 // in a different state folder), which the run by path cannot know.
+                let hidden = task_plan.hidden_paths();
                 let lookup = task.task.warnings.iter().map(|w| w.headline());
                 for warning in task_plan.warnings.into_iter().chain(lookup) {
                     if !warnings.contains(&warning) {
@@ -221,6 +224,7 @@ pub fn preflight(
                         .values()
                         .map(|role| role.agent)
                         .collect(),
+                    hidden,
                 });
             }
             Err(Error::Invalid(d)) => located.extend(d.0),

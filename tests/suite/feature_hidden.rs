@@ -200,3 +200,19 @@ fn emitting_a_feature_that_integrates_warns_that_ci_only_checks() {
         .join(".github/workflows/autobuild-feat-9.yml")
         .is_file());
 }
+
+/// The dry run names what each task hides.
+#[test]
+fn the_dry_run_names_each_tasks_hidden_paths() {
+    let (project, ..) = hidden_feature("names");
+
+    let output = project.run(&["feature", "FEAT-H", "--dry-run"]);
+
+    assert_exit(&output, 0);
+    let out = stdout(&output);
+    let hides = out
+        .lines()
+        .filter(|l| l.contains("· hides tests/acceptance/**"))
+        .count();
+    assert_eq!(hides, 2, "{out}");
+}
