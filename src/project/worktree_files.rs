@@ -229,6 +229,38 @@ pub fn populate(
     Ok(notes)
 }
 
+/// Copies into `dir` (the runner's copy of a worktree for its hidden checks) what [`populate`]
+/// left out of the worktree's `[worktree] copy` entries because `hidden` matches it: the hidden
+/// checks run with every hidden file, tracked or not. Returns how many paths it copied.
+pub fn copy_hidden(
+    root: &Path,
+    dir: &Path,
+    config: &WorktreeConfig,
+    hidden: &GlobSet,
+) -> Result<usize, Error> {
+    let mut copied = 0;
+    for path in &config.copy {
+        for rel in hidden_below(root, path, hidden) {
+            let (source, target) = (root.join(&rel), dir.join(&rel));
+            if let Some(parent) = target.parent() {
+                fs::create_dir_all(parent).map_err(|e| Error::io("cannot create", parent, e))?;
+            }
+            if fs::symlink_metadata(&target).is_ok() {
+                let removed = if target.is_dir() {
+                    fs::remove_dir_all(&target)
+                } else {
+                    fs::remove_file(&target)
+                };
+                removed.map_err(|e| Error::io("cannot remove", &target, e))?;
+            }
+            copy_tree(&source, &target, &[])
+                .map_err(|e| Error::io("cannot copy into", &target, e))?;
+            copied += 1;
+        }
+    }
+    Ok(copied)
+}
+
 /// Copies a file, a symlink (as a symlink) or a directory tree, leaving out the sources in
 /// `left_out`.
 fn copy_tree(source: &Path, target: &Path, left_out: &[std::path::PathBuf]) -> io::Result<()> {
@@ -321,6 +353,21 @@ mod tests {
         assert!(worktree.join("data/answers.txt").exists());
         assert!(!worktree.join("data/answers/deep/secret.txt").exists());
         assert!(!worktree.join("key.txt").exists());
+        // The runner's copy for its hidden checks gets them back.
+        let check_copy = dir.path().join("hidden-check");
+        fs::create_dir_all(&check_copy).unwrap();
+        assert_eq!(
+            copy_hidden(&root, &check_copy, &config, &hidden).unwrap(),
+            2
+        );
+        assert_eq!(
+            fs::read_to_string(check_copy.join("data/answers/deep/secret.txt")).unwrap(),
+            "SECRET"
+        );
+        assert_eq!(
+            fs::read_to_string(check_copy.join("key.txt")).unwrap(),
+            "SECRET"
+        );
         assert_eq!(notes.len(), 2, "{notes:?}");
         assert!(
             notes[0].contains("left out 1 hidden path(s) (`data/answers/deep`)"),

@@ -57,6 +57,8 @@ pub fn run(
                 .map_err(|e| Error::io("cannot make executable", &file, e))?;
         }
     }
+    // What a `[worktree] copy` left out of the worktree because it is hidden.
+    crate::project::worktree_files::copy_hidden(&plan.root, &copy, &plan.config.worktree, &hidden)?;
     let env = cx.env_vars();
     let group_file = crate::agents::command_group_file(&cx.paths.dir);
     let confinement = super::sandbox::confine_in(cx, &copy, Vec::new());
