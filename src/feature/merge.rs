@@ -12,9 +12,11 @@ use crate::engine::state::{RunState, RunStatus};
 use crate::error::Error;
 use crate::feature::events::FeatureEventKind;
 use crate::feature::state::{ConflictRecord, FeatureState, TaskStatus};
-use crate::git::task_repo::{self, TaskBase};
+use crate::git::task_repo;
 use crate::git::{diff_stat, GitError, Prepared, Repo};
 use crate::workflow::model::MergeStrategy;
+
+mod hidden;
 
 /// What merging one task into the feature branch did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,7 +90,7 @@ pub fn merge_task(
     // approved change applied onto the commit it started from, hidden paths untouched
     // (`git::task_repo`), on the task branch of this repository.
     let hidden = match &task_repo {
-        Some(dir) => Some(HiddenTask::open(
+        Some(dir) => Some(hidden::HiddenTask::open(
             repo,
             dir,
             worktree,
@@ -195,39 +197,6 @@ pub fn approved_commit(runs_dir: &Path, task_id: &str) -> Result<String, Error> 
     })
 }
 
-/// A task that worked in a task repository (hidden paths), ready to land.
-struct HiddenTask {
-    base: TaskBase,
-    globs: globset::GlobSet,
-    /// Its approved change applied onto the commit it started from, in this repository.
-    transplanted: String,
-}
-
-impl HiddenTask {
-    /// Transplants `approved` (a commit of the task repository `dir`) onto the real base and
-    /// creates `branch` at it when the branch does not exist (one that does is held there by
-    /// the caller, which keeps what it pointed at).
-    fn open(
-        repo: &Repo,
-        dir: &Path,
-        worktree: &Path,
-        approved: &str,
-        branch: &str,
-    ) -> Result<HiddenTask, Error> {
-        let base = task_repo::task_base(dir)?;
-        let globs = task_repo::hidden_globs(dir)?;
-        let transplanted = task_repo::transplanted(repo.root(), worktree, &base, approved, &globs)?;
-        if !repo.branch_exists(branch) {
-            repo.create_branch_at(branch, &transplanted)?;
-        }
-        Ok(HiddenTask {
-            base,
-            globs,
-            transplanted,
-        })
-    }
-}
-
 /// Removes a landed task's worktree and branch, whichever still exist, and its task
 /// repository when it had one (hidden paths: the worktree belongs to it, not to `repo`).
 pub fn remove_task_branch(
@@ -237,26 +206,7 @@ pub fn remove_task_branch(
     feature_branch: &str,
 ) -> Result<(), Error> {
     if let Some(dir) = task_repo::of_worktree(worktree) {
-        if worktree.exists() {
-            std::fs::remove_dir_all(worktree)
-                .map_err(|e| Error::io("cannot remove", worktree, e))?;
-        }
-        // The `base` file goes last: until then the task repository is still found.
-        let entries = std::fs::read_dir(&dir).map_err(|e| Error::io("cannot read", &dir, e))?;
-        for entry in entries {
-            let entry = entry.map_err(|e| Error::io("cannot read", &dir, e))?;
-            if entry.file_name() == "base" {
-                continue;
-            }
-            let path = entry.path();
-            let removed = if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                std::fs::remove_dir_all(&path)
-            } else {
-                std::fs::remove_file(&path)
-            };
-            removed.map_err(|e| Error::io("cannot remove", &path, e))?;
-        }
-        std::fs::remove_dir_all(&dir).map_err(|e| Error::io("cannot remove", &dir, e))?;
+        hidden::remove_task_repo(worktree, &dir)?;
     } else if worktree.exists() {
         repo.remove_worktree(worktree, branch)?;
     }
