@@ -89,6 +89,40 @@ fn the_transplant_applies_exactly_the_work_onto_the_real_base() {
 
     let commit = transplant(&user, &worktree, &made, &approved, "autobuild/T", &hidden).unwrap();
 
+    // A landing tried again after a kill writes the same commit (the branch is held there):
+    // author and committer, times included, are the approved commit's, not the clock's.
+    let who = "--format=%an %ae %at | %cn %ce %ct";
+    assert_eq!(
+        git(&user, &["show", "-s", who, &commit]),
+        git(&worktree, &["show", "-s", who, &approved])
+    );
+    assert_eq!(
+        transplanted(&user, &worktree, &made, &approved, &hidden).unwrap(),
+        commit
+    );
+    // Edits made after approval are kept in the user's repository, hidden paths left out.
+    write(&worktree, "src/late.txt", "late\n");
+    write(&worktree, "tests/acceptance/late.sh", "planted\n");
+    let kept = keep_unreviewed(
+        &user,
+        &worktree,
+        &made,
+        &approved,
+        "refs/autobuild/backup/T",
+        "kept",
+        &hidden,
+    )
+    .unwrap()
+    .unwrap();
+    assert!(kept.starts_with("refs/autobuild/backup/T/"), "{kept}");
+    let files = git(&user, &["ls-tree", "-r", "--name-only", &kept]);
+    assert!(files.contains("src/late.txt"), "{files}");
+    assert!(!files.contains("late.sh"), "{files}");
+    assert_eq!(
+        git(&user, &["show", &format!("{kept}:src/late.txt")]),
+        "late"
+    );
+
     assert_eq!(git(&user, &["rev-parse", "autobuild/T"]), commit);
     assert_eq!(
         git(&user, &["rev-parse", "autobuild/T~1"]),
