@@ -297,3 +297,46 @@ fn an_integration_task_repairs_a_hidden_failure_it_learns_only_by_its_reveal_lev
         Some(&*original)
     );
 }
+
+/// Tasks with hidden paths run on their own (`task --base <feature branch> --no-merge`) land
+/// with `feature --land` from their task repositories, by transplant.
+#[test]
+#[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
+fn tasks_with_hidden_paths_run_on_their_own_land_with_feature_land() {
+    require_bwrap();
+    let (project, _, name, _) = hidden_feature("names");
+    let hidden_path = format!("tests/acceptance/{name}");
+    let original = project.show("main", &hidden_path).unwrap();
+    project.git(&["branch", "autobuild/FEAT-H", "main"]);
+    for task in ["TASK-A", "TASK-B"] {
+        let output = project.run(&[
+            "task",
+            task,
+            "--base",
+            "autobuild/FEAT-H",
+            "--no-merge",
+            "--max-turns",
+            "3",
+        ]);
+        assert_exit(&output, 0);
+        assert!(!project.branch_exists(&format!("autobuild/{task}")));
+    }
+
+    let output = project.run(&["feature", "FEAT-H", "--land"]);
+
+    assert_exit(&output, 0);
+    let rev = "autobuild/FEAT-H";
+    assert_eq!(project.show(rev, "lib/a.txt").as_deref(), Some("a\n"));
+    assert_eq!(project.show(rev, "lib/b.txt").as_deref(), Some("b\n"));
+    assert_eq!(project.show(rev, &hidden_path).as_deref(), Some(&*original));
+    let tree = project.git(&["ls-tree", "-r", "--name-only", rev]);
+    assert!(!tree.contains("planted.sh"), "{tree}");
+    for task in ["TASK-A", "TASK-B"] {
+        assert_eq!(project.task_status("FEAT-H", task), "merged");
+        assert!(!project
+            .root
+            .join(".autobuild/worktrees/.repos")
+            .join(task)
+            .exists());
+    }
+}
