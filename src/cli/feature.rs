@@ -152,6 +152,13 @@ fn emit(root: &std::path::Path, args: &FeatureArgs) -> Result<u8, Error> {
         stop_on_failure: args.stop_on_failure,
     };
     let setup = preflight(root, &args.feature, settings, Intent::DryRun)?;
+    let refused = emit::limits::hidden_refusals(&setup.layout, &setup.config, &setup.plan);
+    if !refused.is_empty() {
+        return Err(crate::diagnostic::Diagnostics(refused).into());
+    }
+    if let Some(warning) = emit::limits::integrate_warning(&setup.config) {
+        ui::warn(warning);
+    }
     let mut agents = Vec::new();
     for agent in setup.checks.iter().flat_map(|c| c.agents.iter()) {
         if !agents.contains(agent) {

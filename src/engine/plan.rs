@@ -262,6 +262,11 @@ pub fn preflight(
     };
     let (blockers, warnings) = hidden::check(&plan.hidden_paths(), confined, &plan.checks);
     plan.blockers.extend(blockers);
+    if let Ok(Some(hidden)) = plan.hidden_set() {
+        let links =
+            crate::project::worktree_files::hidden_links(root, &plan.config.worktree, &hidden);
+        plan.blockers.extend(links);
+    }
     plan.warnings.extend(warnings);
     Ok(plan)
 }

@@ -23,6 +23,7 @@ use crate::workflow::model::AgentKind;
 pub mod actions;
 pub mod github;
 pub mod gitlab;
+pub mod limits;
 
 pub mod scripts;
 mod yaml;

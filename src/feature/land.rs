@@ -302,9 +302,15 @@ fn apply(
         }
         Decision::Land => {
             let branch = task_branch(id);
-            let present = match &options.remote {
-                Some(remote) => repo.fetch_branch(remote, &branch)?,
-                None => repo.branch_exists(&branch),
+            let worktree = layout.worktree(id);
+            // A task with hidden paths that ran in this checkout keeps its branch in its task
+            // repository; `merge_task` transplants its approved commit (`git::task_repo`).
+            let task_repo =
+                crate::git::task_repo::of_worktree(&worktree).filter(|_| options.remote.is_none());
+            let present = match (&options.remote, &task_repo) {
+                (_, Some(_)) => crate::git::branch_tip(&worktree, &branch).is_ok(),
+                (Some(remote), None) => repo.fetch_branch(remote, &branch)?,
+                (None, None) => repo.branch_exists(&branch),
             };
             if !present {
                 let from = options.remote.as_deref().unwrap_or("this repository");
@@ -314,7 +320,10 @@ fn apply(
             }
             // What was pushed must be what was approved: a commit added after approval is
             // refused, never squashed in.
-            let tip = repo.resolve_branch(&branch)?;
+            let tip = match &task_repo {
+                Some(_) => crate::git::branch_tip(&worktree, &branch)?,
+                None => repo.resolve_branch(&branch)?,
+            };
             if let Some(refused) = not_approved(&branch, &tip, task.approved) {
                 state.violations.push(format!("{id}: {refused}"));
                 set(state, id, TaskStatus::Failed, Some(refused));
@@ -324,7 +333,6 @@ fn apply(
                 .task(id)
                 .map(|t| t.task.title.clone())
                 .unwrap_or_default();
-            let worktree = layout.worktree(id);
             let approved = ApprovedTask {
                 id,
                 title: &title,

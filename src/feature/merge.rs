@@ -12,8 +12,11 @@ use crate::engine::state::{RunState, RunStatus};
 use crate::error::Error;
 use crate::feature::events::FeatureEventKind;
 use crate::feature::state::{ConflictRecord, FeatureState, TaskStatus};
+use crate::git::task_repo;
 use crate::git::{diff_stat, GitError, Prepared, Repo};
 use crate::workflow::model::MergeStrategy;
+
+mod hidden;
 
 /// What merging one task into the feature branch did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,6 +66,8 @@ pub fn merge_task(
     save: &mut dyn FnMut(&FeatureState) -> Result<(), Error>,
 ) -> Result<TaskMerge, Error> {
     let (task_id, worktree) = (task.id, task.worktree);
+    // Found before the worktree goes: it is found beside it.
+    let task_repo = task_repo::of_worktree(worktree);
     let feature_branch = state.branch.clone();
     let branch = task_branch(task_id);
     let message = format!(
@@ -81,17 +86,33 @@ pub fn merge_task(
             paths: Vec::new(),
         });
     }
+    // A task with hidden paths worked in a task repository of its own: what lands is its
+    // approved change applied onto the commit it started from, hidden paths untouched
+    // (`git::task_repo`), on the task branch of this repository.
+    let hidden = match &task_repo {
+        Some(dir) => Some(hidden::HiddenTask::open(
+            repo,
+            dir,
+            worktree,
+            task.approved,
+            &branch,
+        )?),
+        None => None,
+    };
+    let approved = hidden
+        .as_ref()
+        .map_or(task.approved, |h| h.transplanted.as_str());
     let held = repo.hold_branch(
         &branch,
-        task.approved,
+        approved,
         &format!("refs/autobuild/backup/{task_id}"),
     )?;
-    if let Some(violation) = held.violation(&branch, task.approved) {
+    if let Some(violation) = held.violation(&branch, approved) {
         tracing::warn!("{task_id}: {violation}");
         state.violations.push(violation);
     }
     let landing = match repo.prepare_landing_of(
-        task.approved,
+        approved,
         &branch,
         &feature_branch,
         MergeStrategy::Squash,
@@ -117,7 +138,19 @@ pub fn merge_task(
     if worktree.is_dir() {
         let prefix = format!("refs/autobuild/backup/{task_id}");
         let note = format!("autobuild: unreviewed changes in {task_id}'s worktree, kept");
-        if let Some(refname) = crate::git::backup(worktree, task.approved, &prefix, &note)? {
+        let kept = match &hidden {
+            Some(h) => task_repo::keep_unreviewed(
+                repo.root(),
+                worktree,
+                &h.base,
+                task.approved,
+                &prefix,
+                &note,
+                &h.globs,
+            )?,
+            None => crate::git::backup(worktree, task.approved, &prefix, &note)?,
+        };
+        if let Some(refname) = kept {
             tracing::warn!("{task_id}: changes made after approval were kept as {refname}");
         }
     }
@@ -164,14 +197,17 @@ pub fn approved_commit(runs_dir: &Path, task_id: &str) -> Result<String, Error> 
     })
 }
 
-/// Removes a landed task's worktree and branch, whichever still exist.
+/// Removes a landed task's worktree and branch, whichever still exist, and its task
+/// repository when it had one (hidden paths: the worktree belongs to it, not to `repo`).
 pub fn remove_task_branch(
     repo: &Repo,
     worktree: &Path,
     branch: &str,
     feature_branch: &str,
 ) -> Result<(), Error> {
-    if worktree.exists() {
+    if let Some(dir) = task_repo::of_worktree(worktree) {
+        hidden::remove_task_repo(worktree, &dir)?;
+    } else if worktree.exists() {
         repo.remove_worktree(worktree, branch)?;
     }
     if repo.branch_exists(branch) {

@@ -57,6 +57,8 @@ pub struct TaskCheck {
     pub max_wall_time: Option<std::time::Duration>,
     /// The adapters of the workflow's roles (what a CI job must install).
     pub agents: Vec<crate::workflow::model::AgentKind>,
+    /// The paths its agents never see (`[scope] hidden` and its own `hidden:`).
+    pub hidden: Vec<String>,
 }
 
 impl FeatureSetup {
@@ -189,17 +191,8 @@ pub fn preflight(
         let task_path = task.task.path.display().to_string();
         match task_preflight(root, &task_path, run_settings.clone(), policy) {
             Ok(task_plan) => {
-                // A task with hidden paths works in a task repository of its own, which the
-                // feature's landing onto its branch does not know yet.
-                let hidden = task_plan.hides().then(|| {
-                    format!(
-                        "hidden paths ({}) are not supported in features yet: run the task on \
-                         its own with `autobuild task`",
-                        task_plan.hidden_paths().join(", ")
-                    )
-                });
                 let blockers = crate::engine::plan::blocker_lines(&task_plan.blockers);
-                for blocker in blockers.iter().chain(&hidden) {
+                for blocker in &blockers {
                     let message = format!("task {}: {blocker}", task.task.id);
                     let list = if intent == Intent::DryRun {
                         &mut warnings
@@ -212,6 +205,7 @@ pub fn preflight(
                 }
                 // The task's own warnings include what the lookup by id found (another copy
                 // in a different state folder), which the run by path cannot know.
+                let hidden = task_plan.hidden_paths();
                 let lookup = task.task.warnings.iter().map(|w| w.headline());
                 for warning in task_plan.warnings.into_iter().chain(lookup) {
                     if !warnings.contains(&warning) {
@@ -230,6 +224,7 @@ pub fn preflight(
                         .values()
                         .map(|role| role.agent)
                         .collect(),
+                    hidden,
                 });
             }
             Err(Error::Invalid(d)) => located.extend(d.0),

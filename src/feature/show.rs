@@ -89,6 +89,9 @@ pub fn render_plan(setup: &FeatureSetup) -> String {
                     "workflow {}, up to {} turn(s)",
                     check.workflow, check.max_turns
                 ));
+                if !check.hidden.is_empty() {
+                    details.push(format!("hides {}", check.hidden.join(", ")));
+                }
             }
             if !task.dependencies.is_empty() {
                 details.push(format!("after {}", task.dependencies.join(", ")));

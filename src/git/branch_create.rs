@@ -27,6 +27,23 @@ impl Repo {
         tracing::debug!(branch = name, from, "created branch");
         Ok(tip.id().to_string())
     }
+
+    /// Creates the local branch `name` at `commit` (hex). An existing branch is never moved or
+    /// replaced.
+    pub fn create_branch_at(&self, name: &str, commit: &str) -> Result<(), GitError> {
+        if self.branch_exists(name) {
+            return Err(GitError::BranchExists {
+                branch: name.to_string(),
+            });
+        }
+        let found = git2::Oid::from_str(commit)
+            .and_then(|id| self.repo.find_commit(id))
+            .context(format_args!("read commit {commit}"), self.root())?;
+        self.repo
+            .branch(name, &found, false)
+            .context(format_args!("create branch `{name}`"), self.root())?;
+        Ok(())
+    }
 }
 
 #[cfg(test)]

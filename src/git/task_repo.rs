@@ -224,6 +224,28 @@ pub fn transplant(
     branch: &str,
     hidden: &GlobSet,
 ) -> Result<String, GitError> {
+    let commit = transplanted(user_repo, worktree, base, approved, hidden)?;
+    let user = Repository::open(user_repo).context("open the repository", user_repo)?;
+    let found = Oid::from_str(&commit)
+        .and_then(|id| user.find_commit(id))
+        .context("find the transplanted commit", user_repo)?;
+    user.branch(branch, &found, true).context(
+        format_args!("point branch `{branch}` at the work"),
+        user_repo,
+    )?;
+    Ok(commit)
+}
+
+/// The commit [`transplant`] points its branch at, written to the user's repository but named
+/// by no ref. The same inputs give the same commit (its author and committer are the approved
+/// commit's), so a landing that is interrupted and tried again finds the commit it wrote.
+pub fn transplanted(
+    user_repo: &Path,
+    worktree: &Path,
+    base: &TaskBase,
+    approved: &str,
+    hidden: &GlobSet,
+) -> Result<String, GitError> {
     let user = Repository::open(user_repo).context("open the repository", user_repo)?;
     let task = Repository::open(worktree).context("open the task repository", worktree)?;
     let approved = Oid::from_str(approved).context("read the approved commit", worktree)?;
@@ -278,26 +300,45 @@ pub fn transplant(
     let tree = user
         .find_tree(tree)
         .context("read the landed tree", user_repo)?;
-    let committer = signature(&user, user_repo)?;
     let message = approved.message().unwrap_or("autobuild: approved work");
     let commit = user
         .commit(
             None,
             &approved.author(),
-            &committer,
+            &approved.committer(),
             message,
             &tree,
             &[&real],
         )
         .context("commit the task's work onto the base", user_repo)?;
-    let found = user
-        .find_commit(commit)
-        .context("find the transplanted commit", user_repo)?;
-    user.branch(branch, &found, true).context(
-        format_args!("point branch `{branch}` at the work"),
-        user_repo,
-    )?;
     Ok(commit.to_string())
+}
+
+/// Saves what the worktree of a task repository holds beyond `reviewed` (commits on top of it,
+/// uncommitted or untracked files) in the user's repository, as [`transplant`] would land it,
+/// under a new ref `<prefix>/<time>`: the task repository is removed once its work landed, and
+/// what the user made there must not go with it. Returns the ref, or `None` when there is
+/// nothing to save.
+pub fn keep_unreviewed(
+    user_repo: &Path,
+    worktree: &Path,
+    base: &TaskBase,
+    reviewed: &str,
+    prefix: &str,
+    note: &str,
+    hidden: &GlobSet,
+) -> Result<Option<String>, GitError> {
+    let Some(refname) = super::backup(worktree, reviewed, prefix, note)? else {
+        return Ok(None);
+    };
+    let task = Repository::open(worktree).context("open the task repository", worktree)?;
+    let saved = task
+        .refname_to_id(&refname)
+        .context(format_args!("read {refname}"), worktree)?;
+    let commit = transplanted(user_repo, worktree, base, &saved.to_string(), hidden)?;
+    let user = Repository::open(user_repo).context("open the repository", user_repo)?;
+    let commit = Oid::from_str(&commit).context("read the saved commit", user_repo)?;
+    super::integrity::save_under_new_ref(&user, prefix, commit, note, user_repo).map(Some)
 }
 
 /// Every path of `tree` in the user's repository at `user_repo` that `hidden` matches, with
@@ -342,122 +383,4 @@ pub fn hidden_files(
 }
 
 #[cfg(test)]
-mod tests {
-    use std::process::Command;
-
-    use super::*;
-
-    fn git(dir: &Path, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
-    }
-
-    fn write(dir: &Path, path: &str, text: &str) {
-        let file = dir.join(path);
-        fs::create_dir_all(file.parent().unwrap()).unwrap();
-        fs::write(file, text).unwrap();
-    }
-
-    /// A user repository whose history and tip hold a hidden test, and its task repository.
-    fn setup() -> (tempfile::TempDir, PathBuf, PathBuf, TaskBase) {
-        let dir = tempfile::tempdir().unwrap();
-        let user = dir.path().join("user");
-        fs::create_dir_all(&user).unwrap();
-        git(&user, &["init", "-q", "-b", "main"]);
-        write(&user, "tests/acceptance/test_a.sh", "OLD-SECRET\n");
-        git(&user, &["add", "-A"]);
-        git(&user, &["commit", "-q", "-m", "first"]);
-        write(&user, "src/a.txt", "a\n");
-        write(&user, "src/gone.txt", "gone\n");
-        write(&user, "tests/acceptance/test_a.sh", "SECRET\n");
-        write(&user, "tests/unit.sh", "unit\n");
-        git(&user, &["add", "-A"]);
-        git(&user, &["commit", "-q", "-m", "second"]);
-        let base = git(&user, &["rev-parse", "main"]);
-        let task = dir.path().join("task");
-        let made = create_task_repo(
-            &user,
-            &task,
-            &base,
-            "main",
-            &["tests/acceptance/**".to_string()],
-        )
-        .unwrap();
-        (dir, user, task, made)
-    }
-
-    #[test]
-    fn the_task_repository_holds_the_base_without_hidden_paths_and_no_history() {
-        let (_dir, _user, task, made) = setup();
-        assert_eq!(task_base(&task).unwrap(), made);
-        let files = git(&task, &["ls-tree", "-r", "--name-only", "main"]);
-        assert_eq!(files, "src/a.txt\nsrc/gone.txt\ntests/unit.sh");
-        assert_eq!(git(&task, &["rev-list", "--all", "--count"]), "1");
-        let objects = git(&task, &["cat-file", "--batch-all-objects", "--batch-check"]);
-        for line in objects.lines() {
-            let id = line.split(' ').next().unwrap();
-            let content = git(&task, &["cat-file", "-p", id]);
-            assert!(!content.contains("SECRET"), "{line}: {content}");
-        }
-    }
-
-    #[test]
-    fn the_transplant_applies_exactly_the_work_onto_the_real_base() {
-        let (_dir, user, task, made) = setup();
-        let worktree = task.parent().unwrap().join("wt");
-        git(
-            &task,
-            &[
-                "worktree",
-                "add",
-                "-q",
-                "-b",
-                "autobuild/T",
-                worktree.to_str().unwrap(),
-            ],
-        );
-        write(&worktree, "src/a.txt", "changed\n");
-        write(&worktree, "src/new.txt", "new\n");
-        fs::remove_file(worktree.join("src/gone.txt")).unwrap();
-        // Never carried over, whatever the task branch holds.
-        write(&worktree, "tests/acceptance/test_a.sh", "weakened\n");
-        git(&worktree, &["add", "-A"]);
-        git(&worktree, &["commit", "-q", "-m", "work"]);
-        let approved = git(&worktree, &["rev-parse", "HEAD"]);
-        let hidden = hidden_globs(&task).unwrap();
-
-        let commit =
-            transplant(&user, &worktree, &made, &approved, "autobuild/T", &hidden).unwrap();
-
-        assert_eq!(git(&user, &["rev-parse", "autobuild/T"]), commit);
-        assert_eq!(
-            git(&user, &["rev-parse", "autobuild/T~1"]),
-            made.real.to_string()
-        );
-        assert_eq!(
-            git(&user, &["ls-tree", "-r", "--name-only", "autobuild/T"]),
-            "src/a.txt\nsrc/new.txt\ntests/acceptance/test_a.sh\ntests/unit.sh"
-        );
-        assert_eq!(git(&user, &["show", "autobuild/T:src/a.txt"]), "changed");
-        assert_eq!(
-            git(&user, &["show", "autobuild/T:tests/acceptance/test_a.sh"]),
-            "SECRET"
-        );
-        let files = hidden_files(&user, made.real, &hidden).unwrap();
-        assert_eq!(
-            files,
-            vec![(
-                "tests/acceptance/test_a.sh".to_string(),
-                b"SECRET\n".to_vec(),
-                false
-            )]
-        );
-        assert_eq!(of_worktree(&worktree), None);
-    }
-}
+mod tests;

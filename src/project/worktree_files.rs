@@ -15,6 +15,8 @@ use std::io;
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
+use globset::GlobSet;
+
 use crate::error::Error;
 use crate::project::config::WorktreeConfig;
 
@@ -98,16 +100,85 @@ pub fn suggest_links(root: &Path) -> Vec<String> {
         .collect()
 }
 
+/// At most this many hidden paths are named in a message.
+const NAMED: usize = 3;
+
+/// The paths of the main checkout at or below `path` (relative to `root`) that `hidden`
+/// matches, in no particular order. Symbolic links are not followed.
+pub fn hidden_below(root: &Path, path: &str, hidden: &GlobSet) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut pending = vec![path.trim_end_matches('/').to_string()];
+    while let Some(rel) = pending.pop() {
+        if hidden.is_match(&rel) {
+            found.push(rel);
+            continue;
+        }
+        let Ok(meta) = fs::symlink_metadata(root.join(&rel)) else {
+            continue;
+        };
+        if !meta.is_dir() {
+            continue;
+        }
+        let Ok(entries) = fs::read_dir(root.join(&rel)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            pending.push(format!("{rel}/{}", entry.file_name().to_string_lossy()));
+        }
+    }
+    found
+}
+
+/// `paths` for a message: the first few, sorted, and how many more.
+fn named(mut paths: Vec<String>) -> String {
+    paths.sort();
+    let more = paths.len().saturating_sub(NAMED);
+    let mut text: Vec<String> = paths.iter().take(NAMED).map(|p| format!("`{p}`")).collect();
+    if more > 0 {
+        text.push(format!("{more} more"));
+    }
+    text.join(", ")
+}
+
+/// Problems that stop a run with hidden paths: a `[worktree] link` at or above a hidden path
+/// would show it to every agent (the sandbox shows a link's target), and a link cannot leave
+/// part of what it points to out. (A copy can: [`populate`] leaves hidden paths out.)
+pub fn hidden_links(root: &Path, config: &WorktreeConfig, hidden: &GlobSet) -> Vec<String> {
+    config
+        .link
+        .iter()
+        .filter_map(|path| {
+            let found = hidden_below(root, path, hidden);
+            (!found.is_empty()).then(|| {
+                format!(
+                    "[worktree] link `{path}` would show hidden paths to the agents ({}): a link \
+                     shows everything it points to; list it under `copy` instead (a copy leaves \
+                     the hidden paths out) or move the hidden files out of it",
+                    named(found)
+                )
+            })
+        })
+        .collect()
+}
+
 /// Links and copies the `[worktree]` paths from `root` into the new `worktree`, and records the
 /// links with git. Returns notes for the user (paths skipped because the main checkout lacks
-/// them).
+/// them, hidden paths a copy left out). With `hidden` (a run with hidden paths), a copy leaves
+/// out every path the globs match, and a link to anything they match is refused (preflight
+/// refused it already; the main checkout may have changed since).
 pub fn populate(
     root: &Path,
     worktree: &Path,
     config: &WorktreeConfig,
+    hidden: Option<&GlobSet>,
 ) -> Result<Vec<String>, Error> {
     let mut notes = Vec::new();
     let mut linked = Vec::new();
+    if let Some(hidden) = hidden {
+        if let Some(problem) = hidden_links(root, config, hidden).into_iter().next() {
+            return Err(Error::usage(problem));
+        }
+    }
     for (key, path) in entries(config) {
         let source = root.join(path);
         let target = worktree.join(path);
@@ -130,7 +201,26 @@ pub fn populate(
             symlink(&absolute, &target).map_err(|e| Error::io("cannot link", &target, e))?;
             linked.push(path.to_string());
         } else {
-            copy_tree(&source, &target).map_err(|e| Error::io("cannot copy into", &target, e))?;
+            let left_out = match hidden {
+                Some(hidden) => hidden_below(root, path, hidden),
+                None => Vec::new(),
+            };
+            if left_out.iter().any(|p| p == path.trim_end_matches('/')) {
+                notes.push(format!(
+                    "[worktree] copy: `{path}` is a hidden path; the worktree does not get it"
+                ));
+                continue;
+            }
+            let skipped: Vec<std::path::PathBuf> = left_out.iter().map(|p| root.join(p)).collect();
+            copy_tree(&source, &target, &skipped)
+                .map_err(|e| Error::io("cannot copy into", &target, e))?;
+            if !left_out.is_empty() {
+                notes.push(format!(
+                    "[worktree] copy `{path}`: left out {} hidden path(s) ({}): no agent may see them",
+                    left_out.len(),
+                    named(left_out)
+                ));
+            }
         }
     }
     if !linked.is_empty() {
@@ -139,8 +229,44 @@ pub fn populate(
     Ok(notes)
 }
 
-/// Copies a file, a symlink (as a symlink) or a directory tree.
-fn copy_tree(source: &Path, target: &Path) -> io::Result<()> {
+/// Copies into `dir` (the runner's copy of a worktree for its hidden checks) what [`populate`]
+/// left out of the worktree's `[worktree] copy` entries because `hidden` matches it: the hidden
+/// checks run with every hidden file, tracked or not. Returns how many paths it copied.
+pub fn copy_hidden(
+    root: &Path,
+    dir: &Path,
+    config: &WorktreeConfig,
+    hidden: &GlobSet,
+) -> Result<usize, Error> {
+    let mut copied = 0;
+    for path in &config.copy {
+        for rel in hidden_below(root, path, hidden) {
+            let (source, target) = (root.join(&rel), dir.join(&rel));
+            if let Some(parent) = target.parent() {
+                fs::create_dir_all(parent).map_err(|e| Error::io("cannot create", parent, e))?;
+            }
+            if fs::symlink_metadata(&target).is_ok() {
+                let removed = if target.is_dir() {
+                    fs::remove_dir_all(&target)
+                } else {
+                    fs::remove_file(&target)
+                };
+                removed.map_err(|e| Error::io("cannot remove", &target, e))?;
+            }
+            copy_tree(&source, &target, &[])
+                .map_err(|e| Error::io("cannot copy into", &target, e))?;
+            copied += 1;
+        }
+    }
+    Ok(copied)
+}
+
+/// Copies a file, a symlink (as a symlink) or a directory tree, leaving out the sources in
+/// `left_out`.
+fn copy_tree(source: &Path, target: &Path, left_out: &[std::path::PathBuf]) -> io::Result<()> {
+    if left_out.iter().any(|p| p == source) {
+        return Ok(());
+    }
     let meta = fs::symlink_metadata(source)?;
     if meta.file_type().is_symlink() {
         symlink(fs::read_link(source)?, target)
@@ -149,7 +275,7 @@ fn copy_tree(source: &Path, target: &Path) -> io::Result<()> {
         fs::set_permissions(target, meta.permissions())?;
         for entry in fs::read_dir(source)? {
             let entry = entry?;
-            copy_tree(&entry.path(), &target.join(entry.file_name()))?;
+            copy_tree(&entry.path(), &target.join(entry.file_name()), left_out)?;
         }
         Ok(())
     } else {
@@ -182,7 +308,7 @@ mod tests {
         fs::set_permissions(src.join("bin/tool"), fs::Permissions::from_mode(0o755)).unwrap();
         symlink("bin/tool", src.join("alias")).unwrap();
         let dst = dir.path().join("dst");
-        copy_tree(&src, &dst).unwrap();
+        copy_tree(&src, &dst, &[]).unwrap();
         let mode = fs::metadata(dst.join("bin/tool"))
             .unwrap()
             .permissions()
@@ -192,5 +318,84 @@ mod tests {
             fs::read_link(dst.join("alias")).unwrap(),
             Path::new("bin/tool")
         );
+    }
+
+    /// A main checkout with an ignored `data/` whose `answers/` the project hides, and the
+    /// globs.
+    fn hidden_data() -> (tempfile::TempDir, std::path::PathBuf, GlobSet) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        fs::create_dir_all(root.join("data/answers/deep")).unwrap();
+        fs::write(root.join("data/input.txt"), "input").unwrap();
+        fs::write(root.join("data/answers/deep/secret.txt"), "SECRET").unwrap();
+        fs::write(root.join("data/answers.txt"), "not hidden").unwrap();
+        fs::write(root.join("key.txt"), "SECRET").unwrap();
+        let hidden =
+            crate::steps::scope::set(&["data/answers/**".to_string(), "key.txt".to_string()])
+                .unwrap();
+        (dir, root, hidden)
+    }
+
+    #[test]
+    fn a_copy_leaves_hidden_paths_out_and_says_so() {
+        let (dir, root, hidden) = hidden_data();
+        let worktree = dir.path().join("wt");
+        fs::create_dir_all(&worktree).unwrap();
+        let config = WorktreeConfig {
+            copy: vec!["data".into(), "key.txt".into()],
+            ..WorktreeConfig::default()
+        };
+        let notes = populate(&root, &worktree, &config, Some(&hidden)).unwrap();
+        assert_eq!(
+            fs::read_to_string(worktree.join("data/input.txt")).unwrap(),
+            "input"
+        );
+        assert!(worktree.join("data/answers.txt").exists());
+        assert!(!worktree.join("data/answers/deep/secret.txt").exists());
+        assert!(!worktree.join("key.txt").exists());
+        // The runner's copy for its hidden checks gets them back.
+        let check_copy = dir.path().join("hidden-check");
+        fs::create_dir_all(&check_copy).unwrap();
+        assert_eq!(
+            copy_hidden(&root, &check_copy, &config, &hidden).unwrap(),
+            2
+        );
+        assert_eq!(
+            fs::read_to_string(check_copy.join("data/answers/deep/secret.txt")).unwrap(),
+            "SECRET"
+        );
+        assert_eq!(
+            fs::read_to_string(check_copy.join("key.txt")).unwrap(),
+            "SECRET"
+        );
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(
+            notes[0].contains("left out 1 hidden path(s) (`data/answers/deep`)"),
+            "{notes:?}"
+        );
+        assert!(notes[1].contains("`key.txt` is a hidden path"), "{notes:?}");
+        // Without hidden paths a copy is whole.
+        let plain = dir.path().join("plain");
+        fs::create_dir_all(&plain).unwrap();
+        populate(&root, &plain, &config, None).unwrap();
+        assert!(plain.join("data/answers/deep/secret.txt").exists());
+    }
+
+    #[test]
+    fn a_link_to_anything_hidden_is_refused() {
+        let (dir, root, hidden) = hidden_data();
+        let config = WorktreeConfig {
+            link: vec!["data".into(), "key.txt".into(), "data/input.txt".into()],
+            ..WorktreeConfig::default()
+        };
+        let problems = hidden_links(&root, &config, &hidden);
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems[0].starts_with("[worktree] link `data` would show hidden paths to the agents (`data/answers/deep`)"), "{problems:?}");
+        assert!(problems[1].contains("link `key.txt`"), "{problems:?}");
+        let worktree = dir.path().join("wt");
+        fs::create_dir_all(&worktree).unwrap();
+        let refused = populate(&root, &worktree, &config, Some(&hidden)).unwrap_err();
+        assert!(refused.to_string().contains("link `data`"), "{refused}");
+        assert!(fs::symlink_metadata(worktree.join("data")).is_err());
     }
 }

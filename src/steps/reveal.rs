@@ -11,6 +11,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::steps::check::{CheckResult, CheckStatus};
 use crate::steps::summary::strip_ansi;
 
 /// `[scope] reveal`.
@@ -155,6 +156,32 @@ pub fn revealed(level: Reveal, name: &str, passed: bool, output: &str) -> String
     }
 }
 
+/// Turns the result of a hidden check into what agents may learn of it, in place: every
+/// prompt, the feedback, the gate's reasons, the stall signature and the check records are
+/// made from this one result, so none of them can say more. Whatever the level: the summary is
+/// [`revealed`]'s, the command [`HIDDEN_COMMAND`], no advice and no warning (both quote the
+/// output). The check's name stays (it is configuration the agents read in the profile's
+/// requirements). At `names` the status (failed, timed out, error), exit code and failure class
+/// (code or infrastructure) stay: the player learns whether its code hung or the environment
+/// failed. At `summary` and `none` only passed or failed is left: no exit code, no class, no
+/// duration, a timeout or a check that could not start reads "failed".
+pub fn conceal(level: Reveal, result: &mut CheckResult, output: &str) {
+    let passed = result.passed();
+    result.summary = revealed(level, &result.name, passed, output);
+    result.command = HIDDEN_COMMAND.to_string();
+    result.advice = None;
+    result.warning = None;
+    if level == Reveal::Names {
+        return;
+    }
+    if !passed {
+        result.status = CheckStatus::Failed;
+    }
+    result.exit_code = None;
+    result.failure_class = None;
+    result.duration_ms = 0;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,5 +253,71 @@ test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out
             ),
             "hidden check passed (3 passed)"
         );
+    }
+
+    #[test]
+    fn a_concealed_result_keeps_status_exit_and_class_only_at_names() {
+        use crate::steps::check::FailureClass;
+        let timed_out = || CheckResult {
+            name: "acceptance".into(),
+            command: "pytest tests/acceptance".into(),
+            status: CheckStatus::TimedOut,
+            exit_code: Some(124),
+            duration_ms: 61_000,
+            log_path: "logs/turn_1_check_acceptance.log".into(),
+            summary: "SECRET-MARKER".into(),
+            failure_class: Some(FailureClass::Infrastructure),
+            advice: Some("SECRET-MARKER: start the service".into()),
+            warning: Some("SECRET-MARKER".into()),
+            advisory: false,
+        };
+        let table = [
+            (
+                Reveal::Names,
+                CheckStatus::TimedOut,
+                Some(124),
+                Some("infrastructure"),
+                61_000,
+            ),
+            (Reveal::Summary, CheckStatus::Failed, None, None, 0),
+            (Reveal::None, CheckStatus::Failed, None, None, 0),
+        ];
+        for (level, status, exit_code, class, duration) in table {
+            let mut result = timed_out();
+            conceal(level, &mut result, PYTEST);
+            assert_eq!(result.status, status, "{level:?}");
+            assert_eq!(result.exit_code, exit_code, "{level:?}");
+            assert_eq!(result.failure_class.map(|c| c.as_str()), class, "{level:?}");
+            assert_eq!(result.duration_ms, duration, "{level:?}");
+            assert_eq!(result.command, HIDDEN_COMMAND);
+            assert_eq!(
+                (result.advice.as_deref(), result.warning.as_deref()),
+                (None, None)
+            );
+            // What the player's feedback and the stall signature are made of.
+            let context = crate::steps::feedback::check_context(&result);
+            let shown = serde_json::to_string(&context).unwrap();
+            assert!(
+                !shown.contains("SECRET-MARKER") && !shown.contains("pytest"),
+                "{shown}"
+            );
+            if level == Reveal::None {
+                assert_eq!(
+                    context.summary,
+                    "a hidden check failed (the project reveals nothing more)"
+                );
+                assert!(!shown.contains("timed_out") && !shown.contains("infrastructure"));
+                assert!(
+                    !shown.contains("124") && !shown.contains("61000"),
+                    "{shown}"
+                );
+            }
+        }
+        let mut passed = timed_out();
+        passed.status = CheckStatus::Passed;
+        passed.failure_class = None;
+        conceal(Reveal::None, &mut passed, "");
+        assert_eq!(passed.status, CheckStatus::Passed);
+        assert_eq!(passed.summary, "a hidden check passed");
     }
 }

@@ -37,7 +37,16 @@ pub struct Project {
 
 impl Project {
     pub fn new() -> Project {
-        let dir = tempfile::tempdir().unwrap();
+        Project::in_dir(tempfile::tempdir().unwrap())
+    }
+
+    /// A project in a new temporary directory under `parent` (for the sandbox tests, outside
+    /// the system's `/tmp`, which the sandbox replaces with a private one).
+    pub fn new_in(parent: &Path) -> Project {
+        Project::in_dir(tempfile::tempdir_in(parent).unwrap())
+    }
+
+    fn in_dir(dir: TempDir) -> Project {
         let root = dir.path().join("project");
         let project = Project {
             dir,

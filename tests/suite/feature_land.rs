@@ -296,3 +296,32 @@ fn a_landing_whose_tasks_fail_together_fails_its_integration_check() {
         .join(".autobuild/worktrees/integration-FEAT-L")
         .exists());
 }
+
+/// With `integrate`, a landing job still only checks (no player runs there) and says so.
+#[test]
+fn with_integrate_a_landing_job_only_checks_and_says_so() {
+    let project = Project::new()
+        .contract_clash("FEAT-L")
+        .integration("integrate")
+        .commit();
+    let remote = project.bare_remote();
+    let artifacts = project.temp().join("artifacts");
+    fs::create_dir_all(&artifacts).unwrap();
+    push_feature_branch(&project, &remote);
+    task_job(&project, &remote, &artifacts, "TASK-A", true);
+    task_job(&project, &remote, &artifacts, "TASK-B", true);
+
+    let (clone, output) = landing_job(&project, &remote, &artifacts, "land-1");
+
+    assert_exit(&output, 1);
+    let out = stdout(&output);
+    assert!(
+        out.contains("integration failed after wave 1: check `test` failed")
+            && out.contains("only checks in `autobuild feature --land`"),
+        "{out}"
+    );
+    let state = json(&clone.join(".autobuild/runs/FEAT-L/feature.json"));
+    assert_eq!(state["status"], "integration_failed");
+    assert_eq!(state["integration"][0]["repair"], serde_json::Value::Null);
+    assert!(!clone.join(".autobuild/runs/FEAT-L-integration-1").exists());
+}

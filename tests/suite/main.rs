@@ -31,6 +31,7 @@ mod doc_blocks;
 mod doctor_checks;
 mod dry_run;
 mod feature_files;
+mod feature_hidden;
 mod feature_land;
 mod feature_recovery;
 mod feature_run;

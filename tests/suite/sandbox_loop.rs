@@ -302,6 +302,11 @@ struct Hidden {
 }
 
 fn hidden_project(reveal: &str, sandbox: &str) -> Hidden {
+    hidden_project_with(reveal, sandbox, "")
+}
+
+/// [`hidden_project`] with more of config.toml.
+fn hidden_project_with(reveal: &str, sandbox: &str, extra: &str) -> Hidden {
     let project = Project::new_in(&outside_tmp())
         .sandbox_mode(sandbox)
         .player_timeout("120s")
@@ -329,7 +334,7 @@ fn hidden_project(reveal: &str, sandbox: &str) -> Hidden {
             "\n[scope]\nhidden = [\"tests/acceptance/**\"]\nreveal = \"{reveal}\"\n\n\
              [checks.acceptance]\ncmd = \"sh tests/acceptance/{name}\"\nhidden = true\n\n\
              [profiles.feature]\n\
-             require = [\"checks.test\", \"checks.acceptance\", \"criteria\", \"coach\", \"changes\"]\n"
+             require = [\"checks.test\", \"checks.acceptance\", \"criteria\", \"coach\", \"changes\"]\n{extra}"
         ))
         .env("HOME", &home.display().to_string())
         .env("PROBE", &probe.display().to_string())
@@ -452,10 +457,53 @@ fn reveal_none_tells_the_agents_only_that_a_hidden_check_failed() {
         "{verify}"
     );
     assert!(!verify.to_string().contains(&marker), "{verify}");
+    // Nor its exit code, failure class or duration: only that it failed.
+    let acceptance = verify["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "acceptance")
+        .unwrap()
+        .clone();
+    assert_eq!(acceptance["status"], "failed", "{acceptance}");
+    assert_eq!(acceptance["exit_code"], Value::Null, "{acceptance}");
+    assert_eq!(acceptance["failure_class"], Value::Null, "{acceptance}");
+    assert_eq!(acceptance["duration_ms"], 0, "{acceptance}");
+    // The gate's reasons and the stall signature say no more.
+    let gate = project.record("gate", 1);
+    let reasons: Vec<&str> = gate["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r.as_str())
+        .filter(|r| r.contains("check `acceptance`"))
+        .collect();
+    assert_eq!(reasons, ["required check `acceptance` failed"], "{gate}");
+    let signature = gate["signature"].as_str().unwrap();
+    let line = signature
+        .lines()
+        .find(|l| l.starts_with("check acceptance"))
+        .unwrap();
+    assert_eq!(
+        line,
+        "check acceptance failed exit none unclassified: a hidden check failed (the project reveals nothing more)"
+    );
+    let mut coach_prompt = String::new();
     for file in files_under(&project.run_dir().join("prompts")) {
         let text = std::fs::read_to_string(&file).unwrap();
         assert!(!text.contains(&marker), "{} leaks: {text}", file.display());
+        if text.contains("Runner verification") || text.contains("check `acceptance`") {
+            coach_prompt.push_str(&text);
+        }
     }
+    let line = coach_prompt
+        .lines()
+        .find(|l| l.contains("check `acceptance`"))
+        .unwrap_or_default();
+    assert!(
+        line.contains("failed") && !line.contains("exit code"),
+        "{line}"
+    );
     // The work is kept in the task repository; the user's repository has no task branch yet.
     assert!(!project.branch_exists(&project.branch()));
     assert!(project
@@ -483,4 +531,23 @@ fn hidden_paths_without_a_sandbox_are_refused_and_the_dry_run_shows_them() {
         "{stdout}"
     );
     assert!(stdout.contains("configured, hidden"), "{stdout}");
+}
+
+#[test]
+fn a_worktree_link_to_a_hidden_path_is_refused_before_anything_starts() {
+    let Hidden { project, .. } = hidden_project_with(
+        "names",
+        "off",
+        "\n[worktree]\nlink = [\"tests/acceptance\"]\n",
+    );
+
+    let output = project.run(&["task", TASK]);
+
+    assert_exit(&output, 2);
+    let stderr = loop_fixture::stderr(&output);
+    assert!(
+        stderr.contains("[worktree] link `tests/acceptance` would show hidden paths to the agents"),
+        "{stderr}"
+    );
+    assert!(!project.root.join(".autobuild/worktrees").exists());
 }

@@ -7,7 +7,8 @@
 //! sandbox (only its `prompts/` and scratch directories are shown), and the copy is removed
 //! when the checks are done, before the next agent step. The full output stays in the check's
 //! log file for the user; the record, the feedback and every prompt carry the revealed text,
-//! and [`HIDDEN_COMMAND`](crate::steps::reveal::HIDDEN_COMMAND) in place of the command.
+//! and [`HIDDEN_COMMAND`](crate::steps::reveal::HIDDEN_COMMAND) in place of the command; the
+//! status, exit code and failure class only at `names` ([`conceal`]).
 
 use std::fs;
 use std::path::Path;
@@ -15,7 +16,7 @@ use std::path::Path;
 use crate::engine::cx::RunCx;
 use crate::error::Error;
 use crate::steps::check::CheckResult;
-use crate::steps::reveal::revealed;
+use crate::steps::reveal::conceal;
 use crate::steps::verify::{run_checks, CheckSpec};
 
 /// Runs `checks` in a fresh copy of the worktree plus the hidden files; logs go to `logs` with
@@ -56,6 +57,8 @@ pub fn run(
                 .map_err(|e| Error::io("cannot make executable", &file, e))?;
         }
     }
+    // What a `[worktree] copy` left out of the worktree because it is hidden.
+    crate::project::worktree_files::copy_hidden(&plan.root, &copy, &plan.config.worktree, &hidden)?;
     let env = cx.env_vars();
     let group_file = crate::agents::command_group_file(&cx.paths.dir);
     let confinement = super::sandbox::confine_in(cx, &copy, Vec::new());
@@ -75,10 +78,7 @@ pub fn run(
     let level = plan.config.scope.reveal;
     for result in &mut results {
         let output = fs::read_to_string(&result.log_path).unwrap_or_default();
-        result.summary = revealed(level, &result.name, result.passed(), &output);
-        result.command = crate::steps::reveal::HIDDEN_COMMAND.to_string();
-        result.advice = None;
-        result.warning = None;
+        conceal(level, result, &output);
     }
     removed?;
     Ok(results)

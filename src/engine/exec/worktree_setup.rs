@@ -29,7 +29,13 @@ pub const SETUP_LOG: &str = "worktree_setup.log";
 /// Links and copies `[worktree]` paths into a worktree that was just added.
 pub fn populate(cx: &mut RunCx) -> Result<(), Error> {
     let plan = cx.plan;
-    for note in worktree_files::populate(&plan.root, &plan.worktree, &plan.config.worktree)? {
+    let hidden = plan.hidden_set()?;
+    for note in worktree_files::populate(
+        &plan.root,
+        &plan.worktree,
+        &plan.config.worktree,
+        hidden.as_ref(),
+    )? {
         cx.emit(EventKind::Warning { message: note });
     }
     Ok(())

@@ -71,7 +71,10 @@ fn run_in(
     checks: &[EffectiveCheck],
 ) -> Result<Vec<CheckResult>, Error> {
     let root = target.layout.root();
-    for note in crate::project::worktree_files::populate(root, worktree, &target.config.worktree)? {
+    // The runner's own worktree: it has the hidden files anyway.
+    for note in
+        crate::project::worktree_files::populate(root, worktree, &target.config.worktree, None)?
+    {
         tracing::warn!("integration worktree: {note}");
     }
     let logs = target.run_dir.join("logs");

@@ -85,6 +85,12 @@ pub fn check_after_landing(
             "wave {wave} integrated: the checks pass on {}",
             state.branch
         )
+    } else if landed.config.feature.integration == Integration::Integrate {
+        format!(
+            "{}; {}",
+            record.failure_message(&state.branch),
+            crate::feature::emit::limits::INTEGRATE_IN_CI
+        )
     } else {
         record.failure_message(&state.branch)
     };

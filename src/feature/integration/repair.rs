@@ -29,7 +29,35 @@ pub struct RepairTask<'a> {
     pub branch: &'a str,
     /// The profile of the wave's tasks (their `task_type`).
     pub task_type: &'a str,
+    /// The wave's tasks' own hidden paths (front matter `hidden:`): the integration task hides
+    /// them too. The project's `[scope] hidden` applies to it as to every task.
+    pub hidden: &'a [String],
+    /// The failure as the integration task's agents may learn it: a hidden check's summary
+    /// already reduced to what `[scope] reveal` allows ([`conceal`]).
     pub failed: &'a IntegrationRecord,
+}
+
+/// `record` as agents may read it: the summary of each check in `hidden_checks` replaced by
+/// what `reveal` lets agents learn of it (read from its log), never its output.
+pub fn conceal(
+    record: &IntegrationRecord,
+    hidden_checks: &[String],
+    reveal: crate::steps::reveal::Reveal,
+) -> IntegrationRecord {
+    let mut concealed = record.clone();
+    for check in &mut concealed.checks {
+        if hidden_checks.contains(&check.name) {
+            let output = std::fs::read_to_string(&check.log).unwrap_or_default();
+            let passed = check.status == crate::steps::check::CheckStatus::Passed;
+            check.summary = crate::steps::reveal::revealed(reveal, &check.name, passed, &output);
+            check.log = PathBuf::new();
+            // As for a task's hidden check (`reveal::conceal`): only `names` tells a timeout.
+            if !passed && reveal != crate::steps::reveal::Reveal::Names {
+                check.status = crate::steps::check::CheckStatus::Failed;
+            }
+        }
+    }
+    concealed
 }
 
 /// The task file's text.
@@ -44,6 +72,10 @@ pub fn render(task: &RepairTask<'_>) -> String {
         failed.wave, task.feature_id
     );
     let _ = writeln!(out, "task_type: {}", yaml_scalar(task.task_type));
+    if !task.hidden.is_empty() {
+        let globs: Vec<String> = task.hidden.iter().map(|g| yaml_scalar(g)).collect();
+        let _ = writeln!(out, "hidden: [{}]", globs.join(", "));
+    }
     let _ = writeln!(out, "---");
     let _ = writeln!(
         out,
@@ -130,6 +162,7 @@ mod tests {
             feature_id: "FEAT-1",
             branch: "autobuild/FEAT-1",
             task_type: "feature",
+            hidden: &[],
             failed: &failed,
         };
         let dir = tempfile::tempdir().unwrap();
@@ -142,5 +175,79 @@ mod tests {
         assert!(text.contains("Each of the tasks A, B passed"), "{text}");
         assert!(text.contains("FAIL tests/test_a.sh"), "{text}");
         assert!(text.contains("commit 0123456789)"), "{text}");
+    }
+
+    #[test]
+    fn a_hidden_check_reaches_the_integration_task_only_as_its_reveal_level_allows() {
+        use crate::steps::reveal::Reveal;
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("acceptance.log");
+        std::fs::write(
+            &log,
+            "def test_secret():\n    assert add(2, 2) == 5  # SECRET-ORACLE\n\
+             FAILED tests/acceptance/test_a.py::test_secret - AssertionError\n\
+             === 1 failed, 3 passed in 0.1s ===\n",
+        )
+        .unwrap();
+        let check = |name: &str, summary: &str| IntegrationCheck {
+            name: name.into(),
+            status: CheckStatus::Failed,
+            summary: summary.into(),
+            log: log.clone(),
+        };
+        let record = IntegrationRecord {
+            wave: 1,
+            commit: "0123456789abcdef".into(),
+            outcome: IntegrationOutcome::Failed,
+            tasks: vec!["A".into(), "B".into()],
+            checks: vec![
+                check("acceptance", "assert add(2, 2) == 5  # SECRET-ORACLE"),
+                check("test", "FAIL unit: visible"),
+            ],
+            repair: None,
+        };
+        let hidden = ["acceptance".to_string()];
+        for (level, shown) in [
+            (
+                Reveal::Names,
+                "hidden check `acceptance` failed (1 failed, 3 passed); failing tests: \
+                 tests/acceptance/test_a.py::test_secret",
+            ),
+            (Reveal::Summary, "hidden check failed (1 failed, 3 passed)"),
+            (
+                Reveal::None,
+                "a hidden check failed (the project reveals nothing more)",
+            ),
+        ] {
+            let concealed = conceal(&record, &hidden, level);
+            assert_eq!(concealed.checks[0].summary, shown, "{level:?}");
+            assert_eq!(concealed.checks[0].log, PathBuf::new());
+            assert_eq!(concealed.checks[1].summary, "FAIL unit: visible");
+            let id = repair_id("F", 1);
+            let globs = ["tests/acceptance/**".to_string()];
+            let text = render(&RepairTask {
+                id: &id,
+                feature_id: "F",
+                branch: "autobuild/F",
+                task_type: "feature",
+                hidden: &globs,
+                failed: &concealed,
+            });
+            assert!(!text.contains("SECRET-ORACLE"), "{text}");
+            let path = write(
+                dir.path(),
+                &RepairTask {
+                    id: &id,
+                    feature_id: "F",
+                    branch: "autobuild/F",
+                    task_type: "feature",
+                    hidden: &globs,
+                    failed: &concealed,
+                },
+            )
+            .unwrap();
+            let parsed = crate::task::Task::load(&path).unwrap();
+            assert_eq!(parsed.hidden, globs);
+        }
     }
 }

@@ -112,6 +112,30 @@ impl Runner {
         let Some(failed) = self.state.integration.last().cloned() else {
             return Ok(false);
         };
+        // The integration task's agents must not learn more of a hidden check than the
+        // wave's tasks' agents did, nor see the hidden paths any of those tasks hid.
+        let mut hidden: Vec<String> = Vec::new();
+        for task in tasks.iter().filter_map(|t| self.setup.plan.task(t)) {
+            for glob in &task.task.hidden {
+                if !hidden.contains(glob) {
+                    hidden.push(glob.clone());
+                }
+            }
+        }
+        let hidden_checks: Vec<String> = self
+            .setup
+            .config
+            .checks
+            .iter()
+            .filter(|(_, check)| check.hidden)
+            .map(|(name, _)| name.clone())
+            .collect();
+        let hides = !(hidden.is_empty() && self.setup.config.scope.hidden.is_empty());
+        let told = if hides {
+            repair::conceal(&failed, &hidden_checks, self.setup.config.scope.reveal)
+        } else {
+            failed.clone()
+        };
         let path = repair::write(
             &self.paths.dir,
             &RepairTask {
@@ -119,7 +143,8 @@ impl Runner {
                 feature_id: &self.state.feature_id,
                 branch: &self.state.branch,
                 task_type: &task_type,
-                failed: &failed,
+                hidden: &hidden,
+                failed: &told,
             },
         )?;
         self.emit(FeatureEventKind::IntegrationRepair {
@@ -164,7 +189,9 @@ impl Runner {
 
     /// Runs the integration task's workflow on the feature branch and waits for it.
     fn run_repair(&mut self, id: &str, task_path: &str) -> Result<Outcome, Error> {
-        let branch_exists = self.repo.branch_exists(&format!("autobuild/{id}"));
+        // A run with hidden paths keeps its branch in its task repository until it lands.
+        let branch_exists = self.repo.branch_exists(&format!("autobuild/{id}"))
+            || self.setup.layout.task_repo(id).join(".git").is_dir();
         let (tx, rx) = mpsc::channel();
         let handle = spawn_task(TaskRun {
             root: self.setup.plan.root.clone(),
