@@ -38,6 +38,13 @@ pub struct CoverageResult {
     pub measurement: Measurement,
 }
 
+impl CoverageResult {
+    /// Whether the minimum holds.
+    pub fn holds(&self) -> bool {
+        matches!(&self.measurement, Measurement::Measured(m) if m.meets(self.minimum))
+    }
+}
+
 /// What the report says, or why nothing can be said.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]

@@ -70,11 +70,18 @@ pub fn execute(
     let mut requirements = plan
         .resolved
         .workflow
-        .gate_requirements(&plan.profile.require);
+        .gate_requirements(&plan.profile.requirements());
     // A red-witness turn (`verify` with `expect = "fail"`) writes tests before the code: its
     // criteria cannot hold yet, and its checks' statuses already say whether they are red.
+    // Nor can their coverage: the verify step does not measure it there.
     if turn.verify.as_ref().is_some_and(|v| v.expect_fail) {
-        requirements.retain(|r| *r != crate::profile::Requirement::Criteria);
+        requirements.retain(|r| {
+            !matches!(
+                r,
+                crate::profile::Requirement::Criteria
+                    | crate::profile::Requirement::Coverage { .. }
+            )
+        });
     }
     let input = GateInput {
         requirements,
@@ -88,6 +95,7 @@ pub fn execute(
         verdict: combined_verdict(reviews.iter().copied()),
         coach_ran: !reviews.is_empty(),
         scope_violation,
+        coverage: turn.verify.as_ref().and_then(|v| v.coverage.clone()),
     };
     let critical = input
         .verdict

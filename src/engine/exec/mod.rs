@@ -6,6 +6,7 @@
 
 mod agent;
 mod approval;
+mod coverage;
 mod gate;
 mod hidden_check;
 mod merge;

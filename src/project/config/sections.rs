@@ -18,9 +18,9 @@ use crate::diagnostic::Diagnostic;
 use crate::steps::reveal::Reveal;
 use crate::workflow::model::MergeStrategy;
 
-const ROOT_KEYS: [&str; 11] = [
+const ROOT_KEYS: [&str; 12] = [
     "project", "env", "checks", "roles", "profiles", "pricing", "scope", "worktree", "sandbox",
-    "context", "feature",
+    "context", "feature", "coverage",
 ];
 const CONTEXT_KEYS: [&str; 1] = ["files"];
 const SCOPE_KEYS: [&str; 3] = ["protect", "hidden", "reveal"];
@@ -98,6 +98,20 @@ fn config(reader: &mut Reader<'_>, document: &DeTable<'_>) -> Config {
                     config.feature = super::feature::read(reader, table);
                 }
             }
+            "coverage" => match item.get_ref() {
+                DeValue::Table(table) => {
+                    config.coverage = super::coverage::read(reader, item, table);
+                }
+                _ => reader.report(
+                    item.span(),
+                    "`coverage` must be the [coverage] table with the command and its report",
+                    Some(
+                        "the minimum goes in a profile (`[profiles.feature]` `coverage = 80`); \
+                         [coverage] declares `cmd` and `report`"
+                            .to_string(),
+                    ),
+                ),
+            },
             _ => reader.unknown_key(key, "at the top level", &ROOT_KEYS),
         }
     }
