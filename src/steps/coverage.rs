@@ -43,6 +43,30 @@ impl CoverageResult {
     pub fn holds(&self) -> bool {
         matches!(&self.measurement, Measurement::Measured(m) if m.meets(self.minimum))
     }
+
+    /// One line for the reports: `50% (2 of 4 lines), below the minimum of 80%; uncovered
+    /// lines in changed files: lib/greet.sh lines 5-6`, or why it was not measured.
+    pub fn summary(&self) -> String {
+        let minimum = self.minimum;
+        match &self.measurement {
+            Measurement::NotMeasured { reason } => format!("not measured: {reason}"),
+            Measurement::Measured(m) => {
+                let verdict = if m.meets(minimum) {
+                    format!("{}, meets the minimum of {minimum}%", m.describe())
+                } else {
+                    format!("{}, below the minimum of {minimum}%", m.describe())
+                };
+                if m.uncovered_changed.is_empty() && m.more_files == 0 {
+                    verdict
+                } else {
+                    format!(
+                        "{verdict}; uncovered lines in changed files: {}",
+                        uncovered_text(&m.uncovered_changed, m.more_files)
+                    )
+                }
+            }
+        }
+    }
 }
 
 /// What the report says, or why nothing can be said.
