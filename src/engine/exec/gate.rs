@@ -115,11 +115,31 @@ pub fn execute(
     };
     let path = cx.record_path("gate");
     write_record(&path, &record).map_err(|e| Error::io("cannot write", &path, e))?;
+    let red = turn.verify.as_ref().is_some_and(|v| v.expect_fail);
     let loop_id = turn.loop_id.clone();
     if let Some(state) = cx.state.loops.get_mut(&loop_id) {
         state.feedback = serde_json::to_value(&record.feedback).ok();
     }
-    let summary = if record.approved {
+    // Tests a red witness accepted are locked for the rest of the run: the implementation
+    // makes them pass instead of changing them (`RunState::locked`).
+    let mut locked_now = 0;
+    if record.approved && red {
+        // Unlocked tests would let the implementation rewrite them: no diff, no going on.
+        let changed = super::branch_changes(cx).map_err(|e| {
+            Error::runtime(format!(
+                "cannot list the tests the red witness accepted, to lock them: {e}"
+            ))
+        })?;
+        for path in changed {
+            if !cx.state.locked.contains(&path) {
+                cx.state.locked.push(path);
+                locked_now += 1;
+            }
+        }
+    }
+    let summary = if record.approved && locked_now > 0 {
+        format!("approved; {locked_now} test file(s) locked for the rest of the run")
+    } else if record.approved {
         "approved".to_string()
     } else {
         format!("not approved ({} reason(s))", record.reasons.len())

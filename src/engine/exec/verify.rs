@@ -98,7 +98,12 @@ pub fn execute(
                 worktree: &worktree,
                 logs: &logs,
                 prefix: &prefix,
-                changed: branch_changes(cx),
+                // Without the branch's diff the measurement stands; only the uncovered lines of
+                // changed files are not listed.
+                changed: super::branch_changes(cx).unwrap_or_else(|e| {
+                    tracing::debug!(error = %e, "cannot diff the task branch for coverage");
+                    Vec::new()
+                }),
             };
             let run = |spec: &CheckSpec| {
                 run_checks(
@@ -194,28 +199,6 @@ pub fn execute(
     }
     // A failing check is data for the gate, not a failed step.
     Ok(StepDone::ok(summary, outputs))
-}
-
-/// The worktree-relative paths the task branch changed against the commit it forked from, as of
-/// the last checkpoint; none when that cannot be computed (the uncovered lines of changed files
-/// are then not listed, the measurement itself stands).
-fn branch_changes(cx: &RunCx) -> Vec<String> {
-    let worktree = &cx.state.worktree;
-    let commit = cx
-        .state
-        .last_checkpoint
-        .clone()
-        .unwrap_or_else(|| "HEAD".to_string());
-    let changed = crate::git::Repo::discover(worktree)
-        .and_then(|repo| repo.fork_point(&cx.state.base_branch, &commit))
-        .and_then(|base| crate::git::diff_stat(worktree, &base, &commit));
-    match changed {
-        Ok(stat) => stat.paths(),
-        Err(e) => {
-            tracing::debug!(error = %e, "cannot diff the task branch for coverage");
-            Vec::new()
-        }
-    }
 }
 
 /// At most this much of a check's log is read to judge a red witness.
