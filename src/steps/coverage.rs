@@ -112,10 +112,9 @@ impl Measured {
     /// The covered share in percent (100 for a report with no executable line, which
     /// [`measure`] never returns).
     pub fn percent(&self) -> f64 {
-        if self.total == 0 {
-            100.0
-        } else {
-            self.covered as f64 * 100.0 / self.total as f64
+        match self.total {
+            0 => 100.0,
+            total => self.covered as f64 * 100.0 / total as f64,
         }
     }
 
@@ -126,13 +125,18 @@ impl Measured {
 
     /// `72.5% (145 of 200 lines)`.
     pub fn describe(&self) -> String {
-        format!(
-            "{} ({} of {} lines)",
-            percent_text(self.percent()),
-            self.covered,
-            self.total
-        )
+        describe(self.covered, self.total)
     }
+}
+
+/// `covered` of `total` lines as `72.5% (145 of 200 lines)`.
+pub fn describe(covered: u64, total: u64) -> String {
+    let percent = if total == 0 {
+        100.0
+    } else {
+        covered as f64 * 100.0 / total as f64
+    };
+    format!("{} ({covered} of {total} lines)", percent_text(percent))
 }
 
 /// A percentage with one decimal, without a trailing `.0`, never rounded up to a threshold
@@ -202,7 +206,7 @@ pub fn measure(
         let Some(path) = relative(name, &report.sources, roots, exists) else {
             continue;
         };
-        if !changed.iter().any(|c| *c == path) {
+        if !changed.contains(&path) {
             continue;
         }
         let missed = by_path.entry(path).or_default();

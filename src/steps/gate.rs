@@ -208,17 +208,10 @@ impl fmt::Display for UnmetRequirement {
                 uncovered,
                 more_files,
             } => {
-                let measured = crate::steps::coverage::Measured {
-                    format: crate::steps::coverage::Format::Lcov,
-                    covered: *covered,
-                    total: *total,
-                    uncovered_changed: Vec::new(),
-                    more_files: 0,
-                };
                 write!(
                     f,
                     "line coverage is {}, below the required {minimum}%",
-                    measured.describe()
+                    crate::steps::coverage::describe(*covered, *total)
                 )?;
                 if uncovered.is_empty() && *more_files == 0 {
                     f.write_str(
