@@ -212,3 +212,69 @@ fn the_dry_run_shows_the_coverage_command_and_minimum() {
         "{out}"
     );
 }
+
+#[test]
+fn a_coverage_tool_that_is_not_installed_is_not_measured_and_blocks() {
+    let project = project("no-such-coverage-tool --xml\n", "coverage.xml").commit();
+
+    let output = project.run(&["task", TASK, "--max-turns", "1"]);
+
+    assert_exit(&output, 3);
+    let verify = project.record("verify", 1);
+    let coverage = &verify["coverage"];
+    assert_eq!(coverage["check"]["status"], "failed", "{coverage}");
+    assert_eq!(coverage["check"]["exit_code"], 127);
+    let gate = project.record("gate", 1);
+    let reasons = gate["reasons"].to_string();
+    assert!(
+        reasons.contains(
+            "line coverage could not be measured: the coverage command `sh tools/coverage.sh` \
+             failed (exit 127), so its report is not trusted"
+        ),
+        "{reasons}"
+    );
+    // The command's output reaches the player like a failing check's.
+    let failing = gate["feedback"]["failing_checks"].to_string();
+    assert!(failing.contains("\"name\":\"coverage\""), "{failing}");
+}
+
+#[test]
+fn tdd_measures_coverage_only_once_the_implementation_runs_never_on_the_red_witness() {
+    let project = project(COBERTURA_CMD, "coverage.xml").config(
+        "\n[roles.tester]\nagent = \"command\"\ncommand = [\"sh\", \".autobuild/agents/tester.sh\"]\ntimeout = \"20s\"\n\n[roles.test_coach]\nagent = \"command\"\ncommand = [\"sh\", \".autobuild/agents/test_coach.sh\"]\ntimeout = \"20s\"\n",
+    );
+    project.write(
+        ".autobuild/agents/tester.sh",
+        "cat > /dev/null\nprintf '. ./lib/greet.sh\\n[ \"$(greeting Ada 2>/dev/null)\" = \"Hello, Ada!\" ] || { echo \"error: expected Hello, Ada!\"; exit 1; }\\n' > tests/test_greet.sh\n",
+    );
+    project.write(
+        ".autobuild/agents/test_coach.sh",
+        "cat > /dev/null\nprintf '```json\\n{\"decision\": \"approve\", \"summary\": \"ok\", \"issues\": [], \"criteria\": [{\"id\": \"AC-001\", \"status\": \"met\", \"evidence\": \"tests/test_greet.sh\"}]}\\n```\\n'\n",
+    );
+    // Implements without touching the locked test; writes the covering test on feedback.
+    project.write(
+        ".autobuild/agents/player.sh",
+        r#"prompt=$(cat)
+printf 'farewell() { printf "Goodbye, %%s.\\n" "$1"; }\ngreeting() { printf "Hello, %%s!\\n" "$1"; }\n' > lib/greet.sh
+case "$prompt" in
+*"lib/greet.sh lines 5-6"*) printf 'true\n' > tests/test_edge.sh ;;
+esac
+"#,
+    );
+    let project = project.commit();
+
+    let output = project.run(&["task", TASK, "--workflow", "tdd", "--auto-merge"]);
+
+    assert_exit(&output, 0);
+    let red = project.record("verify", 1);
+    assert_eq!(red["expect_fail"], true);
+    assert!(
+        red.get("coverage").is_none(),
+        "not measured on the red witness: {red}"
+    );
+    assert_eq!(project.record("gate", 1)["approved"], true);
+    let first = project.record("cycle_verify", 1);
+    assert_eq!(first["coverage"]["measurement"]["covered"], 2, "{first}");
+    assert_eq!(project.record("cycle_gate", 1)["approved"], false);
+    assert_eq!(project.record("cycle_gate", 2)["approved"], true);
+}
