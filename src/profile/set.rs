@@ -291,10 +291,9 @@ fn coverage_problem(
              [coverage] command to measure it"
         ))
         .with_help(
-            "add to .autobuild/config.toml:\n[coverage]\ncmd = \"pytest --cov \
-             --cov-report=xml:coverage.xml\"   # your coverage command\nreport = \
-             \"coverage.xml\"   # the Cobertura XML or LCOV file it writes\nor remove \
-             `coverage` from the profile",
+            "declare the command and its report in .autobuild/config.toml, e.g. `[coverage]` \
+             with `cmd = \"pytest --cov --cov-report=xml:coverage.xml\"` and `report = \
+             \"coverage.xml\"` (Cobertura XML or LCOV), or remove `coverage` from the profile",
         ),
     )
 }

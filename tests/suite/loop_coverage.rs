@@ -196,6 +196,20 @@ fn coverage_in_a_profile_without_a_coverage_command_is_a_located_error_with_the_
         err.contains("[coverage]") && err.contains("report = \"coverage.xml\""),
         "{err}"
     );
+
+    let over = Project::new().config(
+        "\n[coverage]\ncmd = \"true\"\nreport = \"c.xml\"\n\n[profiles.feature]\ncoverage = 101\n",
+    );
+    let over = over.commit();
+    let output = over.run(&["task", TASK, "--dry-run"]);
+    assert_exit(&output, 2);
+    let err = stderr(&output);
+    assert!(
+        err.contains(
+            ":12: profile `feature` asks for 101% line coverage; a percentage is 0 to 100"
+        ),
+        "{err}"
+    );
 }
 
 #[test]
