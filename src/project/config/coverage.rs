@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use toml::de::DeTable;
+use toml::de::{DeTable, DeValue};
 
 use super::reader::{Item, Reader};
 
@@ -34,11 +34,23 @@ impl CoverageConfig {
 }
 
 /// `[coverage]`, or `None` after reporting what is missing or wrong.
-pub(super) fn read(
-    reader: &mut Reader<'_>,
-    item: &Item<'_>,
-    table: &DeTable<'_>,
-) -> Option<CoverageConfig> {
+pub(super) fn read(reader: &mut Reader<'_>, item: &Item<'_>) -> Option<CoverageConfig> {
+    let DeValue::Table(table) = item.get_ref() else {
+        reader.report(
+            item.span(),
+            "`coverage` must be the [coverage] table with the command and its report",
+            Some(
+                "the minimum goes in a profile (`[profiles.feature]` `coverage = 80`); \
+                 [coverage] declares `cmd` and `report`"
+                    .to_string(),
+            ),
+        );
+        return None;
+    };
+    fields(reader, item, table)
+}
+
+fn fields(reader: &mut Reader<'_>, item: &Item<'_>, table: &DeTable<'_>) -> Option<CoverageConfig> {
     let mut cmd = None;
     let mut report = None;
     let mut timeout = None;

@@ -98,20 +98,7 @@ fn config(reader: &mut Reader<'_>, document: &DeTable<'_>) -> Config {
                     config.feature = super::feature::read(reader, table);
                 }
             }
-            "coverage" => match item.get_ref() {
-                DeValue::Table(table) => {
-                    config.coverage = super::coverage::read(reader, item, table);
-                }
-                _ => reader.report(
-                    item.span(),
-                    "`coverage` must be the [coverage] table with the command and its report",
-                    Some(
-                        "the minimum goes in a profile (`[profiles.feature]` `coverage = 80`); \
-                         [coverage] declares `cmd` and `report`"
-                            .to_string(),
-                    ),
-                ),
-            },
+            "coverage" => config.coverage = super::coverage::read(reader, item),
             _ => reader.unknown_key(key, "at the top level", &ROOT_KEYS),
         }
     }
