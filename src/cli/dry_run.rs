@@ -51,7 +51,12 @@ pub fn render(plan: &Plan) -> String {
         plan.resolved.workflow.name,
         plan.resolved.source.display()
     );
-    let requires: Vec<String> = plan.profile.require.iter().map(|r| r.to_string()).collect();
+    let requires: Vec<String> = plan
+        .profile
+        .requirements()
+        .iter()
+        .map(|r| r.to_string())
+        .collect();
     let _ = writeln!(
         out,
         "  profile:    {} (task_type {}): requires {}",
@@ -109,6 +114,15 @@ pub fn render(plan: &Plan) -> String {
                 CheckOrigin::Configured => "configured".to_string(),
                 CheckOrigin::Detected(reason) => format!("detected: {reason}"),
             }
+        );
+    }
+    if let (Some(coverage), Some(minimum)) = (&plan.config.coverage, plan.profile.coverage) {
+        let _ = writeln!(
+            out,
+            "\nCoverage (the gate requires at least {minimum}% of lines):\n  {}  [timeout {}]\n  report: {} (Cobertura XML or LCOV)",
+            coverage.cmd,
+            humantime::format_duration(coverage.timeout()),
+            coverage.report
         );
     }
     let _ = writeln!(out, "\nAcceptance criteria:");

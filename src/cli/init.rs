@@ -222,8 +222,63 @@ pub fn config_template(
             toml_list(links)
         )
     };
+    let coverage = coverage_template(detected.and_then(|d| coverage_proposal(d.cmd)));
     let roles = roles.map(|r| format!("{r}\n")).unwrap_or_default();
-    format!("{CONFIG_HEAD}\n{worktree}\n{checks}\n{roles}{CONFIG_TAIL}")
+    format!("{CONFIG_HEAD}\n{worktree}\n{checks}\n{coverage}\n{roles}{CONFIG_TAIL}")
+}
+
+/// A coverage command for a detected test command: (the tool it needs, the command, the
+/// report it writes).
+pub fn coverage_proposal(test_cmd: &str) -> Option<(&'static str, &'static str, &'static str)> {
+    Some(match test_cmd {
+        "cargo test" => (
+            "cargo-llvm-cov (`cargo install cargo-llvm-cov`)",
+            "cargo llvm-cov --lcov --output-path lcov.info",
+            "lcov.info",
+        ),
+        "python -m pytest -q" => (
+            "pytest-cov (`pip install pytest-cov`)",
+            "python -m pytest -q --cov --cov-report=xml:coverage.xml",
+            "coverage.xml",
+        ),
+        "npm test" | "pnpm test" | "yarn test" => (
+            "c8 (`npm install --save-dev c8`; nyc works alike with --reporter=lcov)",
+            match test_cmd {
+                "pnpm test" => "npx c8 --reporter=lcov --report-dir=coverage pnpm test",
+                "yarn test" => "npx c8 --reporter=lcov --report-dir=coverage yarn test",
+                _ => "npx c8 --reporter=lcov --report-dir=coverage npm test",
+            },
+            "coverage/lcov.info",
+        ),
+        "go test ./..." => (
+            "gocover-cobertura, which turns `go test -cover`'s profile into Cobertura XML",
+            "go test -coverprofile=coverage.out ./... && go run github.com/boumenot/gocover-cobertura@latest < coverage.out > coverage.xml",
+            "coverage.xml",
+        ),
+        _ => return None,
+    })
+}
+
+/// The `[coverage]` section, always commented out: the coverage tool is usually a separate
+/// install, and a profile minimum the command cannot measure would block every run.
+fn coverage_template(proposal: Option<(&str, &str, &str)>) -> String {
+    let head =
+        "# Line coverage as a gate requirement: the runner runs this command like a check and \
+                reads its\n# report (Cobertura XML or LCOV); a profile's `coverage` (below) is the \
+                minimum percentage.\n";
+    let body = match proposal {
+        Some((tool, cmd, report)) => format!(
+            "# For this project, with {tool}:\n\
+             # [coverage]\n\
+             # cmd = \"{cmd}\"\n\
+             # report = \"{report}\"\n"
+        ),
+        None => "# [coverage]\n\
+                 # cmd = \"pytest --cov --cov-report=xml:coverage.xml\"\n\
+                 # report = \"coverage.xml\"\n"
+            .to_string(),
+    };
+    format!("{head}{body}")
 }
 
 fn toml_list(items: &[String]) -> String {
@@ -263,6 +318,7 @@ const CONFIG_TAIL: &str = r#"# More checks; a profile requires them as "checks.<
 # Overrides on top of the built-in quality-gate profiles (selected by a task's task_type).
 # [profiles.feature]
 # require = ["checks.test", "criteria", "coach"]
+# coverage = 80                   # minimum line coverage in percent; needs [coverage] above
 
 # OS confinement of the agents and checks (Linux, bubblewrap; README "Sandbox"): they may write
 # only the worktree, its git files, the run's scratch/, a private /tmp and these paths.
@@ -326,6 +382,46 @@ mod tests {
         let text = config_template(None, &links, None);
         let config = Config::parse(Path::new("config.toml"), &text).unwrap();
         assert_eq!(config.worktree.link, links);
+    }
+
+    #[test]
+    fn every_detected_ecosystem_gets_a_commented_coverage_proposal_that_parses_uncommented() {
+        for cmd in [
+            "cargo test",
+            "python -m pytest -q",
+            "npm test",
+            "pnpm test",
+            "yarn test",
+            "go test ./...",
+        ] {
+            let (_, coverage, report) = coverage_proposal(cmd).unwrap();
+            let detected = Detection { cmd, reason: "r" };
+            let text = config_template(Some(detected), &[], None);
+            assert!(
+                Config::parse(Path::new("config.toml"), &text)
+                    .unwrap()
+                    .coverage
+                    .is_none(),
+                "proposed, not enabled"
+            );
+            let enabled = text
+                .replace("# [coverage]", "[coverage]")
+                .replace(
+                    &format!("# cmd = \"{coverage}\""),
+                    &format!("cmd = \"{coverage}\""),
+                )
+                .replace("# report = ", "report = ")
+                .replace("# [profiles.feature]", "[profiles.feature]")
+                .replace("# coverage = 80", "coverage = 80");
+            let config = Config::parse(Path::new("config.toml"), &enabled).unwrap();
+            let found = config.coverage.unwrap();
+            assert_eq!(
+                (found.cmd.as_str(), found.report.as_str()),
+                (coverage, report)
+            );
+        }
+        assert_eq!(coverage_proposal("make test"), None);
+        assert!(config_template(None, &[], None).contains("# [coverage]"));
     }
 
     #[test]

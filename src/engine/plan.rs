@@ -187,7 +187,7 @@ pub fn preflight(
     let (checks, unselectable) = profile_checks::select(
         checks,
         &profile,
-        &resolved.workflow.gate_requirements(&profile.require),
+        &resolved.workflow.gate_requirements(&profile.requirements()),
     );
     blockers.extend(unselectable);
     blockers.extend(uncommitted_agent_files(&resolved, root, &base_branch));
@@ -456,7 +456,7 @@ fn missing_required_checks(
     let names: Vec<&str> = checks.iter().map(|c| c.name.as_str()).collect();
     resolved
         .workflow
-        .gate_requirements(&profile.require)
+        .gate_requirements(&profile.requirements())
         .iter()
         .filter_map(|requirement| match requirement {
             crate::profile::Requirement::Check(name) if !names.contains(&name.as_str()) => {

@@ -239,6 +239,7 @@ fn create_run_dir(plan: &Plan, paths: &RunPaths) -> Result<(), Error> {
 fn new_state(plan: &Plan) -> RunState {
     let started = now();
     RunState {
+        locked: Vec::new(),
         version: STATE_VERSION,
         task_id: plan.task.id.clone(),
         task_path: plan.task.path.clone(),

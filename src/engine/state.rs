@@ -46,6 +46,11 @@ pub struct RunState {
     pub loops: BTreeMap<String, LoopState>,
     /// The last commit the runner made (or the base at start): what an interrupted step restarts from.
     pub last_checkpoint: Option<String>,
+    /// Paths no writer may change for the rest of the run: the tests a red witness accepted
+    /// (a gate approved a turn whose `verify` had `expect = "fail"`), so the implementation
+    /// makes them pass instead of changing them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub locked: Vec<String>,
     pub cost_usd: f64,
     /// Some of the cost was estimated from token counts and a price table (codex).
     #[serde(default)]

@@ -108,6 +108,9 @@ pub struct VerifyRecord {
     /// tests should (passed) or not (failed, with the reason as its advice); no criteria ran.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub expect_fail: bool,
+    /// The coverage command's run and its measurement, when the profile sets a minimum.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<crate::steps::coverage::CoverageResult>,
 }
 
 /// The gate's decision and the feedback the next turn receives.

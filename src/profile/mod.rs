@@ -25,4 +25,19 @@ pub struct Profile {
     /// The `[checks.*]` that run for tasks of this profile; `None`: all of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checks: Option<Vec<String>>,
+    /// The minimum line coverage in percent, measured by `[coverage]` of config.toml.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<u8>,
+}
+
+impl Profile {
+    /// Everything the gate checks for this profile: `require`, and the coverage minimum.
+    pub fn requirements(&self) -> Vec<Requirement> {
+        let mut all = self.require.clone();
+        all.extend(
+            self.coverage
+                .map(|minimum| Requirement::Coverage { minimum }),
+        );
+        all
+    }
 }

@@ -1,7 +1,9 @@
 //! One gate requirement of a profile, written as a string in profile files:
 //! `checks.<name>` (that runner check passed), `criteria` (every executable acceptance
 //! criterion passed), `coach` (the coach verdict is `approve`), `changes` (the player's turn
-//! changed the worktree).
+//! changed the worktree). A profile's `coverage = <percent>` key adds [`Requirement::Coverage`]
+//! (the `[coverage]` command's report shows at least that much line coverage); it is not
+//! written in `require`.
 
 use std::fmt;
 use std::str::FromStr;
@@ -14,6 +16,10 @@ pub enum Requirement {
     Criteria,
     Coach,
     Changes,
+    /// At least `minimum` percent of the lines the coverage report lists ran.
+    Coverage {
+        minimum: u8,
+    },
 }
 
 impl Requirement {
@@ -28,6 +34,7 @@ impl fmt::Display for Requirement {
             Requirement::Criteria => f.write_str("criteria"),
             Requirement::Coach => f.write_str("coach"),
             Requirement::Changes => f.write_str("changes"),
+            Requirement::Coverage { minimum } => write!(f, "coverage >= {minimum}%"),
         }
     }
 }
@@ -40,6 +47,9 @@ impl FromStr for Requirement {
             "criteria" => Ok(Requirement::Criteria),
             "coach" => Ok(Requirement::Coach),
             "changes" => Ok(Requirement::Changes),
+            _ if s.starts_with("coverage") => Err(format!(
+                "`{s}` is not written in `require`: set the profile's own key, e.g. `coverage = 80`"
+            )),
             _ => match s.strip_prefix("checks.") {
                 Some(name) if !name.is_empty() && !name.contains('.') => {
                     Ok(Requirement::Check(name.to_string()))
@@ -63,7 +73,7 @@ impl<'de> Deserialize<'de> for Requirement {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = String::deserialize(d)?;
         text.parse().map_err(|message| {
-            if text.starts_with("checks.") {
+            if text.starts_with("checks.") || text.starts_with("coverage") {
                 serde::de::Error::custom(message)
             } else {
                 // Reported by the file decoders as an unknown value with a "did you mean".
@@ -85,5 +95,11 @@ mod tests {
         }
         assert!("checks.".parse::<Requirement>().is_err());
         assert!("tests".parse::<Requirement>().is_err());
+        let err = "coverage".parse::<Requirement>().unwrap_err();
+        assert!(err.contains("e.g. `coverage = 80`"), "{err}");
+        assert_eq!(
+            Requirement::Coverage { minimum: 80 }.to_string(),
+            "coverage >= 80%"
+        );
     }
 }

@@ -37,6 +37,11 @@ pub struct ProfileFile {
     require: Vec<Requirement>,
     #[serde(default)]
     checks: Option<Vec<String>>,
+    /// The minimum line coverage, in percent of the executable lines the `[coverage]`
+    /// command's report lists; unmet, the gate does not approve.
+    #[serde(default)]
+    #[schemars(range(max = 100))]
+    coverage: Option<u8>,
 }
 
 /// One profile with the merged tree it was decoded from (for `profiles show`).
@@ -62,6 +67,8 @@ struct ProfileText<'a> {
     require: &'a [Requirement],
     #[serde(skip_serializing_if = "Option::is_none")]
     checks: Option<&'a [String]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    coverage: Option<u8>,
 }
 
 impl<'a> From<&'a Profile> for ProfileText<'a> {
@@ -71,6 +78,7 @@ impl<'a> From<&'a Profile> for ProfileText<'a> {
             aliases: &p.aliases,
             require: &p.require,
             checks: p.checks.as_deref(),
+            coverage: p.coverage,
         }
     }
 }
@@ -136,16 +144,23 @@ impl ProfileSet {
                             Requirement::FORMS.join(", ")
                         )),
                 ),
-                Ok(file) => profiles.push(LoadedProfile {
-                    profile: Profile {
-                        name,
-                        description: file.description,
-                        aliases: file.aliases,
-                        require: file.require,
-                        checks: file.checks,
-                    },
-                    tree,
-                }),
+                Ok(file) => {
+                    if let Some(problem) = coverage_problem(&tree, &name, file.coverage, catalog) {
+                        problems.push(problem);
+                        continue;
+                    }
+                    profiles.push(LoadedProfile {
+                        profile: Profile {
+                            name,
+                            description: file.description,
+                            aliases: file.aliases,
+                            require: file.require,
+                            checks: file.checks,
+                            coverage: file.coverage,
+                        },
+                        tree,
+                    })
+                }
                 Err(mut found) => problems.append(&mut found),
             }
         }
@@ -246,6 +261,41 @@ pub fn resolve_profile(
     task_type: &str,
 ) -> Result<(Profile, Option<String>), Error> {
     ProfileSet::load(root)?.resolve(task_type)
+}
+
+/// What is wrong with a profile's `coverage`: above 100, or set in a repository whose
+/// config.toml declares no `[coverage]` command to measure it.
+fn coverage_problem(
+    tree: &Node,
+    name: &str,
+    coverage: Option<u8>,
+    catalog: &Catalog,
+) -> Option<Diagnostic> {
+    let minimum = coverage?;
+    let at = tree.get("coverage").map_or(&tree.pos, |n| &n.pos);
+    if minimum > 100 {
+        return Some(
+            at.error(format!(
+                "profile `{name}` asks for {minimum}% line coverage; a percentage is 0 to 100"
+            ))
+            .with_help("e.g. `coverage = 80`"),
+        );
+    }
+    // Outside a repository there is no config to declare the command.
+    if catalog.root.is_none() || catalog.config.coverage {
+        return None;
+    }
+    Some(
+        at.error(format!(
+            "profile `{name}` sets `coverage = {minimum}`, but .autobuild/config.toml has no \
+             [coverage] command to measure it"
+        ))
+        .with_help(
+            "declare the command and its report in .autobuild/config.toml, e.g. `[coverage]` \
+             with `cmd = \"pytest --cov --cov-report=xml:coverage.xml\"` and `report = \
+             \"coverage.xml\"` (Cobertura XML or LCOV), or remove `coverage` from the profile",
+        ),
+    )
 }
 
 /// The profile defined so far that has `name` as an alias, when no profile is called `name`.

@@ -2,7 +2,7 @@
 //! every workflow shares — the base branch, the environment given to agents and checks alike,
 //! the checks, overrides for roles and profiles, per-model token prices for adapters that
 //! estimate cost themselves, what a task's worktree needs besides its checked-out files, and
-//! the sandbox settings.
+//! the sandbox settings, and the coverage command.
 //!
 //! An absent file means defaults. One load reports every problem the file has — unknown keys
 //! (with a "did you mean") in every table, values of the wrong type, invalid values — so a user
@@ -26,12 +26,14 @@ use crate::error::Error;
 use crate::user_file::{self, ReadError};
 use crate::workflow::model::MergeStrategy;
 
+mod coverage;
 mod feature;
 mod reader;
 mod sandbox;
 mod sections;
 mod worktree;
 
+pub use coverage::CoverageConfig;
 pub use feature::{FeatureConfig, Integration};
 
 /// The whole project config.
@@ -57,6 +59,8 @@ pub struct Config {
     pub feature: FeatureConfig,
     /// `[context]`: files every role is shown.
     pub context: ContextConfig,
+    /// `[coverage]`: the command that measures line coverage, for profiles with `coverage`.
+    pub coverage: Option<CoverageConfig>,
 }
 
 /// `[context]` of config.toml.

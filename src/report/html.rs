@@ -54,6 +54,8 @@ struct TurnView<'a> {
     diff: Vec<DiffLine<'a>>,
     /// The project's checks, then the executable criteria.
     checks: Vec<CheckView<'a>>,
+    /// The coverage measurement, when the profile sets a minimum.
+    coverage: Option<CoverageView>,
     reviews: Vec<ReviewView<'a>>,
     gate: Option<&'a GateRecord>,
 }
@@ -70,6 +72,12 @@ struct CheckView<'a> {
     passed: bool,
     duration: String,
     log_tail: &'a str,
+}
+
+#[derive(Serialize)]
+struct CoverageView {
+    holds: bool,
+    text: String,
 }
 
 #[derive(Serialize)]
@@ -163,7 +171,12 @@ fn turn_view<'a>(turn: &'a TurnData) -> TurnView<'a> {
     let checks = |verify: Option<&'a VerifyRecord>| -> Vec<CheckView<'a>> {
         verify
             .into_iter()
-            .flat_map(|v| v.checks.iter().chain(&v.criteria))
+            .flat_map(|v| {
+                v.checks
+                    .iter()
+                    .chain(&v.criteria)
+                    .chain(v.coverage.as_ref().map(|c| &c.check))
+            })
             .map(|check| CheckView {
                 check,
                 passed: check.passed(),
@@ -194,6 +207,14 @@ fn turn_view<'a>(turn: &'a TurnData) -> TurnView<'a> {
             .unwrap_or_default(),
         diff: diff_lines(&turn.diff),
         checks: checks(turn.verify.as_ref()),
+        coverage: turn
+            .verify
+            .as_ref()
+            .and_then(|v| v.coverage.as_ref())
+            .map(|c| CoverageView {
+                holds: c.holds(),
+                text: c.summary(),
+            }),
         reviews: turn
             .reviews
             .iter()

@@ -73,7 +73,12 @@ fn with_diff_and_logs(t: TurnRecords, repo: Option<&Path>) -> TurnData {
     let log_tails = t
         .verify
         .iter()
-        .flat_map(|v| v.checks.iter().chain(&v.criteria))
+        .flat_map(|v| {
+            v.checks
+                .iter()
+                .chain(&v.criteria)
+                .chain(v.coverage.as_ref().map(|c| &c.check))
+        })
         .map(|c| (c.log_path.display().to_string(), log_tail(&c.log_path)))
         .collect();
     TurnData {

@@ -37,6 +37,22 @@ pub struct ConfigFile {
     pub sandbox: Option<Sandbox>,
     pub feature: Option<Feature>,
     pub context: Option<Context>,
+    pub coverage: Option<Coverage>,
+}
+
+/// `[coverage]`: the command that measures line coverage, run like a check for tasks whose
+/// profile sets `coverage` (the minimum line percentage).
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Coverage {
+    /// The command, run by `sh -c` in the worktree (e.g. `pytest --cov
+    /// --cov-report=xml:coverage.xml`).
+    pub cmd: String,
+    /// The report it writes, relative to the worktree: Cobertura XML or LCOV, recognised from
+    /// its content.
+    pub report: String,
+    #[schemars(with = "Option<opt_duration::Written>")]
+    pub timeout: Option<String>,
 }
 
 /// `[context]`: files every role is shown.

@@ -136,10 +136,12 @@ fn failing_checks(input: &GateInput) -> Vec<CheckContext> {
         .criteria
         .iter()
         .filter_map(|criterion| criterion.result.as_ref());
+    let coverage = input.coverage.as_ref().map(|c| &c.check);
     input
         .checks
         .iter()
         .chain(criteria_results)
+        .chain(coverage)
         .filter(|check| !check.passed())
         .map(check_context)
         .collect()
@@ -299,6 +301,13 @@ fn observed_failure(unmet: &UnmetRequirement) -> Option<String> {
         UnmetRequirement::CoachNotRun => Some("coach not run".to_string()),
         UnmetRequirement::CoachNoVerdict => Some("coach returned no verdict".to_string()),
         UnmetRequirement::NoChanges => Some("no changes".to_string()),
+        UnmetRequirement::CoverageNotMeasured { .. } => Some("coverage not measured".to_string()),
+        UnmetRequirement::CoverageBelow {
+            minimum,
+            covered,
+            total,
+            ..
+        } => Some(format!("coverage {covered}/{total} below {minimum}%")),
         UnmetRequirement::CheckFailed { .. }
         | UnmetRequirement::Criterion { .. }
         | UnmetRequirement::CoachRequestedChanges { .. } => None,

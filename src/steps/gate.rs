@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::profile::Requirement;
 use crate::steps::check::{CheckResult, CheckStatus, FailureClass};
+use crate::steps::coverage::{CoverageResult, Measurement, UncoveredFile};
 use crate::steps::verdict::{CriterionStatus, CriterionVerdict, Verdict};
 
 /// Everything the gate judges, gathered by the engine from the turn's records.
@@ -30,6 +31,9 @@ pub struct GateInput {
     /// What agents changed outside their scope this turn (and the runner reverted): a
     /// read-only role's worktree edits, the shared git directory, other branches and tags.
     pub scope_violation: Option<Vec<String>>,
+    /// The coverage command's run and its report this turn, when the verify step measured it.
+    #[serde(default)]
+    pub coverage: Option<CoverageResult>,
 }
 
 /// What the runner computed about the player step.
@@ -92,6 +96,19 @@ pub enum UnmetRequirement {
         must_fix: usize,
     },
     NoChanges,
+    /// The profile sets a coverage minimum and the report could not say whether it holds.
+    CoverageNotMeasured {
+        reason: String,
+    },
+    CoverageBelow {
+        minimum: u8,
+        covered: u64,
+        total: u64,
+        /// The uncovered lines of the files the task branch changed.
+        uncovered: Vec<UncoveredFile>,
+        #[serde(default)]
+        more_files: usize,
+    },
 }
 
 /// Why one acceptance criterion is not met.
@@ -180,6 +197,34 @@ impl fmt::Display for UnmetRequirement {
             ),
             UnmetRequirement::NoChanges => {
                 f.write_str("the task branch holds no changes against its base")
+            }
+            UnmetRequirement::CoverageNotMeasured { reason } => {
+                write!(f, "line coverage could not be measured: {reason}")
+            }
+            UnmetRequirement::CoverageBelow {
+                minimum,
+                covered,
+                total,
+                uncovered,
+                more_files,
+            } => {
+                write!(
+                    f,
+                    "line coverage is {}, below the required {minimum}%",
+                    crate::steps::coverage::describe(*covered, *total)
+                )?;
+                if uncovered.is_empty() && *more_files == 0 {
+                    f.write_str(
+                        "; the files the branch changed have no uncovered lines, so the \
+                         missing coverage is in other files of the report",
+                    )
+                } else {
+                    write!(
+                        f,
+                        "; uncovered lines in the files the branch changed: {}",
+                        crate::steps::coverage::uncovered_text(uncovered, *more_files)
+                    )
+                }
             }
         }
     }
@@ -282,6 +327,31 @@ fn requirement_shortfalls(input: &GateInput, requirement: &Requirement) -> Vec<U
         },
         Requirement::Changes if !input.player.changed => vec![UnmetRequirement::NoChanges],
         Requirement::Changes => Vec::new(),
+        Requirement::Coverage { minimum } => {
+            coverage_shortfall(input, *minimum).into_iter().collect()
+        }
+    }
+}
+
+/// Why the coverage minimum does not hold, if it does not: no measurement is never a pass.
+fn coverage_shortfall(input: &GateInput, minimum: u8) -> Option<UnmetRequirement> {
+    let Some(result) = &input.coverage else {
+        return Some(UnmetRequirement::CoverageNotMeasured {
+            reason: "the coverage command did not run this turn (a `verify` step runs it)".into(),
+        });
+    };
+    match &result.measurement {
+        Measurement::NotMeasured { reason } => Some(UnmetRequirement::CoverageNotMeasured {
+            reason: reason.clone(),
+        }),
+        Measurement::Measured(measured) if measured.meets(minimum) => None,
+        Measurement::Measured(measured) => Some(UnmetRequirement::CoverageBelow {
+            minimum,
+            covered: measured.covered,
+            total: measured.total,
+            uncovered: measured.uncovered_changed.clone(),
+            more_files: measured.more_files,
+        }),
     }
 }
 

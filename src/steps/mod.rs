@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod classify;
+pub mod coverage;
 pub mod dispute;
 pub mod feedback;
 pub mod gate;

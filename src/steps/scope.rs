@@ -65,6 +65,8 @@ pub struct PathScope {
     protect: Vec<String>,
     protect_set: GlobSet,
     writes: Option<(Vec<String>, GlobSet)>,
+    /// Exact paths locked for the rest of the run (the tests a red witness accepted).
+    locked: GlobSet,
 }
 
 impl PathScope {
@@ -78,7 +80,16 @@ impl PathScope {
                 Some(patterns) => Some((patterns.to_vec(), set(patterns)?)),
                 None => None,
             },
+            locked: GlobSet::empty(),
         })
+    }
+
+    /// `paths` (exact worktree-relative paths, not globs) may not be changed either: the tests
+    /// a red witness accepted ([`crate::engine::state::RunState::locked`]).
+    pub fn locking(mut self, paths: &[String]) -> Result<PathScope, String> {
+        let exact: Vec<String> = paths.iter().map(|p| globset::escape(p)).collect();
+        self.locked = set(&exact)?;
+        Ok(self)
     }
 
     /// The protected patterns, in the order given.
@@ -99,7 +110,9 @@ impl PathScope {
         changed
             .iter()
             .filter_map(|path| {
-                if self.protect_set.is_match(path) {
+                if self.locked.is_match(path) {
+                    Some((path.as_str(), OutOfScope::Locked))
+                } else if self.protect_set.is_match(path) {
                     Some((path.as_str(), OutOfScope::Protected))
                 } else if self
                     .writes
@@ -120,6 +133,8 @@ impl PathScope {
 pub enum OutOfScope {
     Protected,
     OutsideWrites,
+    /// A test the red witness accepted, locked while the implementation makes it pass.
+    Locked,
 }
 
 impl OutOfScope {
@@ -127,6 +142,10 @@ impl OutOfScope {
         match self {
             OutOfScope::Protected => format!("{path} (protected)"),
             OutOfScope::OutsideWrites => format!("{path} (outside the role's `writes`)"),
+            OutOfScope::Locked => format!(
+                "{path} (a test the red witness accepted: locked while the implementation makes \
+                 it pass)"
+            ),
         }
     }
 }
@@ -170,6 +189,28 @@ mod tests {
                 ("README.md", OutOfScope::OutsideWrites),
                 (".autobuild/config.toml", OutOfScope::Protected),
             ]
+        );
+    }
+
+    #[test]
+    fn locked_paths_are_exact_and_out_of_scope_even_where_the_role_may_write() {
+        let scope = PathScope::new(&[], Some(&strings(&["**"])))
+            .unwrap()
+            .locking(&strings(&["tests/test_[a].sh", "tests/b*.sh"]))
+            .unwrap();
+        let changed = strings(&[
+            "tests/test_[a].sh",
+            "tests/test_a.sh",
+            "tests/b*.sh",
+            "tests/bc.sh",
+        ]);
+        assert_eq!(
+            scope.out_of_scope(&changed),
+            vec![
+                ("tests/test_[a].sh", OutOfScope::Locked),
+                ("tests/b*.sh", OutOfScope::Locked),
+            ],
+            "locked names are paths, not globs"
         );
     }
 

@@ -111,6 +111,8 @@ fn stem(path: &Path) -> String {
 pub struct ConfigOverrides {
     pub roles: Option<Node>,
     pub profiles: Option<Node>,
+    /// Whether the config declares `[coverage]`, which a profile's `coverage` needs.
+    pub coverage: bool,
 }
 
 /// Everything visible from one repository (or from the user directory alone).
@@ -387,6 +389,7 @@ fn read_config(path: &Path, root: &Path) -> Result<ConfigOverrides, Error> {
     Ok(ConfigOverrides {
         roles: tree.get("roles").cloned(),
         profiles: tree.get("profiles").cloned(),
+        coverage: tree.get("coverage").is_some(),
     })
 }
 

@@ -380,9 +380,20 @@ printf '```json\n{"decision": "%s", "summary": "tests reviewed", "issues": %s, "
 
 const RED_TEST: &str = ". ./lib/greet.sh\ngot=$(greeting Ada 2>/dev/null)\n[ \"$got\" = \"Hello, Ada!\" ] || { echo \"error: greeting Ada: expected \\\"Hello, Ada!\\\", got \\\"$got\\\"\"; exit 1; }\n";
 
+/// Implements the greeting and leaves the tests alone.
+const IMPLEMENTER: &str = r#"cat > /dev/null
+cat > lib/greet.sh <<'IMPL'
+farewell() { printf 'Goodbye, %s.\n' "$1"; }
+greeting() { printf 'Hello, %s!\n' "$1"; }
+IMPL
+echo "implemented greeting"
+"#;
+
 #[test]
 fn tdd_a_red_then_green_run_is_approved() {
-    let project = tdd_project(RED_TEST).commit();
+    let project = tdd_project(RED_TEST);
+    project.write(".autobuild/agents/player.sh", IMPLEMENTER);
+    let project = project.commit();
 
     let output = project.run(&["task", TASK, "--workflow", "tdd", "--auto-merge"]);
 
@@ -404,6 +415,11 @@ fn tdd_a_red_then_green_run_is_approved() {
         serde_json::json!(["tests/test_greet.sh"])
     );
     assert_eq!(project.record("cycle_gate", 1)["approved"], true);
+    assert_eq!(
+        project.state()["locked"],
+        serde_json::json!(["tests/test_greet.sh"]),
+        "the accepted test is locked"
+    );
     assert!(project.show("main", "lib/greet.sh").contains("Hello, %s!"));
     assert!(project
         .show("main", "tests/test_greet.sh")
@@ -430,5 +446,48 @@ fn tdd_tests_that_pass_on_the_base_are_rejected_as_not_red() {
     assert!(
         !project.run_dir().join("cycle_player_turn_1.json").exists(),
         "no implementation ran"
+    );
+}
+
+#[test]
+fn tdd_a_player_that_edits_a_locked_test_while_implementing_is_reverted_and_not_approved() {
+    // The fixture's player implements the greeting correctly and also rewrites
+    // tests/test_greet.sh, which the red witness accepted and locked.
+    let project = tdd_project(RED_TEST).commit();
+
+    let output = project.run(&["task", TASK, "--workflow", "tdd"]);
+
+    // Every turn rewrites the test and is reverted, until the stall detector stops the loop.
+    assert_exit(&output, 4);
+    assert_eq!(
+        project.record("gate", 1)["approved"],
+        true,
+        "the tests were accepted"
+    );
+    assert!(
+        !project.show("main", "lib/greet.sh").contains("greeting()"),
+        "nothing was merged"
+    );
+    let player = project.record("cycle_player", 1);
+    let violation = player["scope_violation"].to_string();
+    assert!(
+        violation.contains("tests/test_greet.sh (a test the red witness accepted"),
+        "{player}"
+    );
+    let gate = project.record("cycle_gate", 1);
+    assert_eq!(gate["approved"], false, "{gate}");
+    assert!(
+        gate["reasons"].to_string().contains("the runner reverted"),
+        "{gate}"
+    );
+    // The branch holds the tester's test, not the player's rewrite; the implementation stays.
+    let branch = project.branch();
+    assert_eq!(project.show(&branch, "tests/test_greet.sh"), RED_TEST);
+    assert!(project.show(&branch, "lib/greet.sh").contains("greeting()"));
+    let prompt =
+        std::fs::read_to_string(project.run_dir().join("prompts/turn_1_cycle_player.md")).unwrap();
+    assert!(
+        prompt.contains("`tests/test_greet.sh`"),
+        "the player is told the test is locked:\n{prompt}"
     );
 }

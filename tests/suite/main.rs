@@ -46,6 +46,7 @@ mod input_limits;
 mod log_colour;
 mod logs_cli;
 mod loop_approval;
+mod loop_coverage;
 mod loop_integrity;
 mod loop_judgement;
 mod loop_merge;

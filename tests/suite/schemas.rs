@@ -191,8 +191,8 @@ fn the_config_schema_agrees_with_the_config_reader() {
     }
     assert_eq!(
         tables.len(),
-        7,
-        "project, env, scope, worktree, sandbox, context and feature"
+        8,
+        "project, env, scope, worktree, sandbox, context, feature and coverage"
     );
     for (table, entry) in [("checks.x", "Check"), ("pricing.x", "Price")] {
         tables.push((table.into(), definitions[entry]["properties"].clone()));

@@ -19,6 +19,9 @@ pub struct TaskPlan {
     pub worktree: String,
     pub max_turns: u32,
     pub checks: Vec<Check>,
+    /// The coverage command and minimum, when the profile sets one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<Coverage>,
     pub criteria: Vec<Criterion>,
     pub roles: Vec<Role>,
     /// Things to know that do not stop the run (also printed on stderr).
@@ -54,6 +57,15 @@ pub struct Check {
     pub timeout_secs: u64,
     /// `configured`, or `detected: <why>`.
     pub origin: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Coverage {
+    pub cmd: String,
+    pub report: String,
+    /// The minimum line coverage, in percent.
+    pub minimum: u8,
+    pub timeout_secs: u64,
 }
 
 #[derive(Debug, Serialize)]
@@ -97,7 +109,12 @@ impl TaskPlan {
             },
             profile: ProfileInfo {
                 name: plan.profile.name.clone(),
-                requires: plan.profile.require.iter().map(|r| r.to_string()).collect(),
+                requires: plan
+                    .profile
+                    .requirements()
+                    .iter()
+                    .map(|r| r.to_string())
+                    .collect(),
             },
             branch: plan.branch.clone(),
             base_branch: plan.base_branch.clone(),
@@ -117,6 +134,17 @@ impl TaskPlan {
                     },
                 })
                 .collect(),
+            coverage: plan
+                .config
+                .coverage
+                .as_ref()
+                .zip(plan.profile.coverage)
+                .map(|(c, minimum)| Coverage {
+                    cmd: c.cmd.clone(),
+                    report: c.report.clone(),
+                    minimum,
+                    timeout_secs: c.timeout().as_secs(),
+                }),
             criteria: task
                 .criteria
                 .iter()

@@ -266,6 +266,7 @@ fn checkpoint_within_scope(
     message: &str,
 ) -> Result<(git::Checkpoint, Vec<String>), Error> {
     let scope = PathScope::new(&cx.plan.protected_paths(), role.writes.as_deref())
+        .and_then(|scope| scope.locking(&cx.state.locked))
         .map_err(|why| Error::runtime(format!("path scope: {why}")))?;
     let mut reverted = Vec::new();
     let mut put_back = |changed: &[String]| {
@@ -442,5 +443,10 @@ fn prompt_context(cx: &RunCx) -> PromptContext {
         branch: cx.state.branch.clone(),
         base: cx.state.base_branch.clone(),
     };
-    build_prompt_context(cx.plan, worktree, turn, loop_state)
+    let mut context = build_prompt_context(cx.plan, worktree, turn, loop_state);
+    context
+        .scope
+        .protect
+        .extend(cx.state.locked.iter().map(|p| globset::escape(p)));
+    context
 }

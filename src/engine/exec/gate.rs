@@ -70,11 +70,18 @@ pub fn execute(
     let mut requirements = plan
         .resolved
         .workflow
-        .gate_requirements(&plan.profile.require);
+        .gate_requirements(&plan.profile.requirements());
     // A red-witness turn (`verify` with `expect = "fail"`) writes tests before the code: its
     // criteria cannot hold yet, and its checks' statuses already say whether they are red.
+    // Nor can their coverage: the verify step does not measure it there.
     if turn.verify.as_ref().is_some_and(|v| v.expect_fail) {
-        requirements.retain(|r| *r != crate::profile::Requirement::Criteria);
+        requirements.retain(|r| {
+            !matches!(
+                r,
+                crate::profile::Requirement::Criteria
+                    | crate::profile::Requirement::Coverage { .. }
+            )
+        });
     }
     let input = GateInput {
         requirements,
@@ -88,6 +95,7 @@ pub fn execute(
         verdict: combined_verdict(reviews.iter().copied()),
         coach_ran: !reviews.is_empty(),
         scope_violation,
+        coverage: turn.verify.as_ref().and_then(|v| v.coverage.clone()),
     };
     let critical = input
         .verdict
@@ -107,11 +115,31 @@ pub fn execute(
     };
     let path = cx.record_path("gate");
     write_record(&path, &record).map_err(|e| Error::io("cannot write", &path, e))?;
+    let red = turn.verify.as_ref().is_some_and(|v| v.expect_fail);
     let loop_id = turn.loop_id.clone();
     if let Some(state) = cx.state.loops.get_mut(&loop_id) {
         state.feedback = Some(record.feedback.clone());
     }
-    let summary = if record.approved {
+    // Tests a red witness accepted are locked for the rest of the run: the implementation
+    // makes them pass instead of changing them (`RunState::locked`).
+    let mut locked_now = 0;
+    if record.approved && red {
+        // Unlocked tests would let the implementation rewrite them: no diff, no going on.
+        let changed = super::branch_changes(cx).map_err(|e| {
+            Error::runtime(format!(
+                "cannot list the tests the red witness accepted, to lock them: {e}"
+            ))
+        })?;
+        for path in changed {
+            if !cx.state.locked.contains(&path) {
+                cx.state.locked.push(path);
+                locked_now += 1;
+            }
+        }
+    }
+    let summary = if record.approved && locked_now > 0 {
+        format!("approved; {locked_now} test file(s) locked for the rest of the run")
+    } else if record.approved {
         "approved".to_string()
     } else {
         format!("not approved ({} reason(s))", record.reasons.len())

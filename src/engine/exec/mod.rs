@@ -6,6 +6,7 @@
 
 mod agent;
 mod approval;
+mod coverage;
 mod gate;
 mod hidden_check;
 mod merge;
@@ -140,4 +141,19 @@ fn perform(cx: &mut RunCx, step: &Step, context: &Value) -> Result<StepDone, Err
             step.id
         ))),
     }
+}
+
+/// The worktree-relative paths the task branch changed against the commit it forked from, as of
+/// the last checkpoint, or why that cannot be computed.
+pub(super) fn branch_changes(cx: &RunCx) -> Result<Vec<String>, crate::git::GitError> {
+    let worktree = &cx.state.worktree;
+    let commit = cx
+        .state
+        .last_checkpoint
+        .clone()
+        .unwrap_or_else(|| "HEAD".to_string());
+    let changed = crate::git::Repo::discover(worktree)
+        .and_then(|repo| repo.fork_point(&cx.state.base_branch, &commit))
+        .and_then(|base| crate::git::diff_stat(worktree, &base, &commit));
+    changed.map(|stat| stat.paths())
 }

@@ -199,6 +199,23 @@ fn render_history(out: &mut String, turns: &[TurnRecords]) {
         );
     }
     out.push('\n');
+    render_coverage(out, turns);
+}
+
+/// Each turn's line coverage, when the profile sets a minimum.
+fn render_coverage(out: &mut String, turns: &[TurnRecords]) {
+    let measured: Vec<(String, &crate::steps::coverage::CoverageResult)> = turns
+        .iter()
+        .filter_map(|t| Some((t.label(), t.verify.as_ref()?.coverage.as_ref()?)))
+        .collect();
+    if measured.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "## Coverage\n");
+    for (turn, coverage) in measured {
+        let _ = writeln!(out, "- turn {turn}: {}", coverage.summary());
+    }
+    out.push('\n');
 }
 
 fn render_blocked(out: &mut String, state: &RunState, outcome: &Outcome, turns: &[TurnRecords]) {

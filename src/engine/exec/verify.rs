@@ -52,6 +52,7 @@ pub fn execute(
             timeout: cap(CRITERION_TIMEOUT),
         })
         .collect();
+    let coverage_timeout = plan.config.coverage.as_ref().map(|c| cap(c.timeout()));
     let env = cx.env_vars();
     let prefix = format!("{}turn_{turn}_", cx.file_label(""));
     let group_file = crate::agents::command_group_file(&cx.paths.dir);
@@ -79,6 +80,49 @@ pub fn execute(
         Some(&group_file),
         confinement.as_ref(),
     );
+    let required = plan
+        .resolved
+        .workflow
+        .gate_requirements(&plan.profile.requirements());
+    // The coverage minimum is measured after the checks, like one; never on a red witness
+    // (the tests are written before the code they cover).
+    let minimum = required.iter().find_map(|r| match r {
+        Requirement::Coverage { minimum } => Some(*minimum),
+        _ => None,
+    });
+    let coverage = match (&plan.config.coverage, minimum) {
+        (Some(config), Some(minimum)) if !red && !cx.cancel.is_cancelled() => {
+            let measuring = super::coverage::Measuring {
+                config,
+                minimum,
+                worktree: &worktree,
+                logs: &logs,
+                prefix: &prefix,
+                // Without the branch's diff the measurement stands; only the uncovered lines of
+                // changed files are not listed.
+                changed: super::branch_changes(cx).unwrap_or_else(|e| {
+                    tracing::debug!(error = %e, "cannot diff the task branch for coverage");
+                    Vec::new()
+                }),
+            };
+            let run = |spec: &CheckSpec| {
+                run_checks(
+                    std::slice::from_ref(spec),
+                    &shell,
+                    &env,
+                    &worktree,
+                    &logs,
+                    &prefix,
+                    &cx.cancel,
+                    Some(&group_file),
+                    confinement.as_ref(),
+                )
+                .pop()
+            };
+            super::coverage::measure(&measuring, &run, coverage_timeout.unwrap_or_default())
+        }
+        _ => None,
+    };
     if confinement.is_some() {
         super::sandbox::import_objects(cx)?;
     }
@@ -98,22 +142,21 @@ pub fn execute(
             });
         }
     }
-    let required = plan
-        .resolved
-        .workflow
-        .gate_requirements(&plan.profile.require);
     for result in &mut check_results {
         result.advisory = !required.contains(&Requirement::Check(result.name.clone()));
         if red {
             witness(result);
         }
     }
-    let failed: Vec<String> = check_results
+    let mut failed: Vec<String> = check_results
         .iter()
         .chain(&criteria_results)
         .filter(|c| c.blocks())
         .map(|c| c.name.clone())
         .collect();
+    if coverage.as_ref().is_some_and(|c| !c.holds()) {
+        failed.push(crate::steps::coverage::CHECK_NAME.to_string());
+    }
     let advisory: Vec<String> = check_results
         .iter()
         .filter(|c| c.advisory && !c.passed())
@@ -126,6 +169,7 @@ pub fn execute(
         checks: check_results,
         criteria: criteria_results,
         expect_fail: red,
+        coverage,
     };
     let path = cx.record_path("verify");
     write_record(&path, &record).map_err(|e| Error::io("cannot write", &path, e))?;

@@ -36,7 +36,7 @@ pub fn gate_checks(
     let required = inputs
         .resolved
         .workflow
-        .gate_requirements(&inputs.profile.require);
+        .gate_requirements(&inputs.profile.requirements());
     let (checks, _) = select(effective_checks(config, root), &inputs.profile, &required);
     Ok(checks
         .into_iter()
@@ -103,6 +103,7 @@ mod tests {
             aliases: Vec::new(),
             require: Vec::new(),
             checks: checks.map(|c| c.iter().map(|s| s.to_string()).collect()),
+            coverage: None,
         }
     }
 

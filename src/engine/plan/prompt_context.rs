@@ -84,7 +84,7 @@ fn profile_context(plan: &Plan) -> ProfileContext {
     let requirements = plan
         .resolved
         .workflow
-        .gate_requirements(&plan.profile.require);
+        .gate_requirements(&plan.profile.requirements());
     ProfileContext {
         name: plan.profile.name.clone(),
         require: requirements.iter().map(|r| r.to_string()).collect(),
@@ -104,6 +104,22 @@ fn profile_context(plan: &Plan) -> ProfileContext {
                 }),
             }
             })
+            // The coverage command, which the gate requires where the profile sets a minimum.
+            .chain(
+                plan.config
+                    .coverage
+                    .as_ref()
+                    .filter(|_| {
+                        requirements
+                            .iter()
+                            .any(|r| matches!(r, crate::profile::Requirement::Coverage { .. }))
+                    })
+                    .map(|coverage| CheckCommandContext {
+                        name: crate::steps::coverage::CHECK_NAME.to_string(),
+                        command: coverage.cmd.clone(),
+                        required: true,
+                    }),
+            )
             .collect(),
     }
 }

@@ -19,9 +19,9 @@ use crate::diagnostic::Diagnostic;
 use crate::steps::reveal::Reveal;
 use crate::workflow::model::MergeStrategy;
 
-const ROOT_KEYS: [&str; 11] = [
+const ROOT_KEYS: [&str; 12] = [
     "project", "env", "checks", "roles", "profiles", "pricing", "scope", "worktree", "sandbox",
-    "context", "feature",
+    "context", "feature", "coverage",
 ];
 const CONTEXT_KEYS: [&str; 1] = ["files"];
 const SCOPE_KEYS: [&str; 3] = ["protect", "hidden", "reveal"];
@@ -99,6 +99,7 @@ fn config(reader: &mut Reader<'_>, document: &DeTable<'_>) -> Config {
                     config.feature = super::feature::read(reader, table);
                 }
             }
+            "coverage" => config.coverage = super::coverage::read(reader, item),
             _ => reader.unknown_key(key, "at the top level", &ROOT_KEYS),
         }
     }

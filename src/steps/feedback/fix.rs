@@ -42,6 +42,13 @@ pub(super) fn fix_list(
             UnmetRequirement::NoChanges => items.push(
                 "Implement the task: the task branch holds no changes against its base".into(),
             ),
+            UnmetRequirement::CoverageBelow { minimum, .. } => items.push(format!(
+                "Raise line coverage to at least {minimum}% with tests that run the uncovered \
+                 lines: {unmet}"
+            )),
+            UnmetRequirement::CoverageNotMeasured { .. } => items.push(format!(
+                "Make the coverage command write its report: {unmet} (its output is below)"
+            )),
             _ => {}
         }
     }

@@ -371,3 +371,39 @@ fn a_check_that_ran_no_tests_is_named_in_the_summary_even_when_it_passed() {
         "Approved: every required gate holds. Warning: `test`: cargo test ran no tests. Coach: coach says approve"
     );
 }
+
+#[test]
+fn unmet_coverage_is_a_fix_item_naming_the_uncovered_changed_lines() {
+    let mut input = approvable();
+    input
+        .requirements
+        .push(crate::profile::Requirement::Coverage { minimum: 90 });
+    input.coverage = Some(crate::steps::gate::fixtures::coverage(90, 72, 100));
+    let feedback = feedback_for(&input);
+    assert_eq!(feedback.fix.len(), 1, "{:?}", feedback.fix);
+    assert!(
+        feedback.fix[0].starts_with("Raise line coverage to at least 90%"),
+        "{}",
+        feedback.fix[0]
+    );
+    assert!(feedback.fix[0].contains("src/greet.py lines 7-9, 12"));
+    // A failing coverage command's output reaches the player like a failing check's.
+    let mut failing = crate::steps::gate::fixtures::coverage(90, 72, 100);
+    failing.check = failed(
+        "coverage",
+        "ImportError: pytest_cov",
+        FailureClass::Infrastructure,
+    );
+    failing.measurement = crate::steps::coverage::Measurement::NotMeasured {
+        reason: "the coverage command `pytest --cov` failed (exit 1)".into(),
+    };
+    input.coverage = Some(failing);
+    let feedback = feedback_for(&input);
+    assert!(
+        feedback.fix[0].contains("could not be measured"),
+        "{:?}",
+        feedback.fix
+    );
+    assert_eq!(feedback.failing_checks.len(), 1);
+    assert_eq!(feedback.failing_checks[0].name, "coverage");
+}

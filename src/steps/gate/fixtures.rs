@@ -110,5 +110,28 @@ pub fn approvable() -> GateInput {
         )),
         coach_ran: true,
         scope_violation: None,
+        coverage: None,
+    }
+}
+
+/// A coverage measurement of `covered` of `total` lines with a minimum of `minimum`%, where
+/// `src/greet.py` lines 7-9 and 12 are uncovered.
+pub fn coverage(minimum: u8, covered: u64, total: u64) -> crate::steps::coverage::CoverageResult {
+    use crate::steps::coverage::{CoverageResult, Format, Measured, Measurement, UncoveredFile};
+    CoverageResult {
+        check: passed("coverage"),
+        report: "coverage.xml".into(),
+        minimum,
+        measurement: Measurement::Measured(Measured {
+            format: Format::Cobertura,
+            covered,
+            total,
+            uncovered_changed: vec![UncoveredFile {
+                path: "src/greet.py".into(),
+                lines: vec![(7, 9), (12, 12)],
+                more: 0,
+            }],
+            more_files: 0,
+        }),
     }
 }

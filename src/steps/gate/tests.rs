@@ -284,3 +284,55 @@ fn unmet_requirements_serialize_with_a_kind_tag() {
         serde_json::json!({"kind": "criterion", "id": "AC-001", "shortfall": {"by": "verify_not_run"}})
     );
 }
+
+#[test]
+fn coverage_below_the_minimum_blocks_and_names_the_uncovered_changed_lines() {
+    // (covered, total, approved)
+    for (covered, total, approved) in [(80, 100, true), (95, 100, true), (79, 100, false)] {
+        let mut input = approvable();
+        input
+            .requirements
+            .push(Requirement::Coverage { minimum: 80 });
+        input.coverage = Some(coverage(80, covered, total));
+        let decision = evaluate(&input);
+        assert_eq!(decision.approved, approved, "{covered}/{total}");
+        if !approved {
+            assert_eq!(
+                decision.reasons,
+                [
+                    "line coverage is 79% (79 of 100 lines), below the required 80%; uncovered \
+                  lines in the files the branch changed: src/greet.py lines 7-9, 12"
+                ]
+            );
+        }
+    }
+}
+
+#[test]
+fn coverage_that_was_not_measured_is_never_approved() {
+    use crate::steps::coverage::Measurement;
+    let mut input = approvable();
+    input
+        .requirements
+        .push(Requirement::Coverage { minimum: 50 });
+    let decision = evaluate(&input);
+    assert!(!decision.approved);
+    assert!(decision.reasons[0].contains("the coverage command did not run this turn"));
+    let mut measured = coverage(50, 1, 1);
+    measured.measurement = Measurement::NotMeasured {
+        reason: "the report `coverage.xml` cannot be read: the report is empty".into(),
+    };
+    input.coverage = Some(measured);
+    let decision = evaluate(&input);
+    assert!(!decision.approved);
+    assert_eq!(
+        decision.reasons,
+        [
+            "line coverage could not be measured: the report `coverage.xml` cannot be read: the \
+          report is empty"
+        ]
+    );
+    // Without the requirement, a measurement does not matter.
+    input.requirements.pop();
+    assert!(evaluate(&input).approved);
+}

@@ -8,7 +8,7 @@ use crate::workflow::model::Action;
 
 pub static KIND: Kind = Kind {
     uses: Uses::Verify,
-    summary: "The runner runs the checks (`[checks.*]` or detected) and the task's `verify:` criteria in the worktree; failures are data for the gate, not a failed step.",
+    summary: "The runner runs the checks (`[checks.*]` or detected), the task's `verify:` criteria and, when the profile sets `coverage`, the `[coverage]` command in the worktree; failures are data for the gate, not a failed step.",
     keys: &[
         Key::new(
             "checks",
@@ -18,12 +18,12 @@ pub static KIND: Kind = Kind {
         Key::new(
             "expect",
             "pass | fail",
-            "`fail` makes the step a red witness of test-first work: each check must fail with failing tests (not a compile, syntax or collection error, not a passing run) and counts as passed when it does; criteria are not run, and the gate of that turn does not require them (default: pass)",
+            "`fail` makes the step a red witness of test-first work: each check must fail with failing tests (not a compile, syntax or collection error, not a passing run) and counts as passed when it does; criteria and coverage are not run, and the gate of that turn does not require them (default: pass)",
         ),
     ],
     outputs: &[
         Output::new("passed", ValueType::Bool, "every required check and criterion passed"),
-        Output::new("failed", ValueType::TextList, "names of the checks and criteria that failed"),
+        Output::new("failed", ValueType::TextList, "names of the checks and criteria that failed, and `coverage` when the profile's minimum does not hold"),
         Output::new("criteria_met", ValueType::Integer, "executable criteria that passed"),
         Output::new("criteria_total", ValueType::Integer, "executable criteria run"),
     ],
