@@ -77,7 +77,8 @@ pub struct FeatureArgs {
     )]
     pub abandon: Option<String>,
     /// Print `ready=true` when TASK should run now (not on the feature branch yet, its
-    /// dependencies are), else `ready=false`; the reason goes to stderr.
+    /// dependencies are), else `ready=false`, then `waits_for=IDS`: the dependencies not on
+    /// the feature branch (empty unless any); the reason goes to stderr.
     #[arg(long, value_name = "TASK", conflicts_with_all = ["resume", "fresh"])]
     pub ready: Option<String>,
     #[command(flatten)]
@@ -109,8 +110,8 @@ pub fn run(args: FeatureArgs, quiet: bool) -> Result<u8, Error> {
         return land::land(&root, &args.feature, &options);
     }
     if let Some(task) = &args.ready {
-        let (ready, why) = land::ready(&root, &args.feature, task)?;
-        ui::line(&format!("ready={ready}"));
+        let (readiness, why) = crate::feature::ready::ready(&root, &args.feature, task)?;
+        ui::line(&readiness.lines());
         ui::note(&why);
         return Ok(0);
     }

@@ -118,9 +118,24 @@ fn each_wave_is_a_matrix_over_its_tasks_that_runs_them_on_the_feature_branch() {
         .collect();
     assert!(runs.iter().any(|r| r.contains("--ready \"$TASK\"")));
     assert!(runs.iter().any(|r| r.contains(scripts::SETUP_HOOK)));
-    assert!(runs
+    let run = runs
         .iter()
-        .any(|r| r.contains("autobuild task \"$TASK\" --base \"$FEATURE_BRANCH\" --no-merge")));
+        .find(|r| r.contains("autobuild task \"$TASK\""))
+        .unwrap();
+    assert!(
+        run.contains("--base \"$FEATURE_BRANCH\" --no-merge"),
+        "{run}"
+    );
+    // A restored run goes on, also where the job's workspace moved; never afresh.
+    assert!(run.contains("--resume --moved-checkout"), "{run}");
+    assert!(!run.contains("--fresh"), "{run}");
+    // A task whose dependency did not land ends its job as not passed, saying why.
+    let select = runs.iter().find(|r| r.contains("--ready")).unwrap();
+    assert!(select.contains("::error title=$TASK skipped::"), "{select}");
+    assert!(
+        select.contains(&format!("exit {}", scripts::SKIPPED_EXIT)),
+        "{select}"
+    );
     // A blocked run is kept (branch and run directory) for a later run to resume.
     let keep = steps(wave)
         .iter()

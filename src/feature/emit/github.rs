@@ -188,7 +188,10 @@ fn wave_job(plan: &EmitPlan, wave: usize, tasks: &[String], before: &str) -> Val
         steps.push(run_step("Install the agent CLIs", &install));
     }
     steps.push(prepend(
-        run_step("Should the task run?", &scripts::select("$GITHUB_OUTPUT")),
+        run_step(
+            "Should the task run?",
+            &scripts::select("$GITHUB_OUTPUT", true),
+        ),
         "id",
         s("select"),
     ));
