@@ -60,6 +60,17 @@ pub struct FeatureArgs {
     /// github-actions, .gitlab-ci.yml for gitlab-ci).
     #[arg(long, value_name = "PATH", requires = "emit")]
     pub output: Option<PathBuf>,
+    /// With --emit: the `cargo install` arguments of the exact autobuild the jobs install, e.g.
+    /// "--git URL --rev COMMIT autobuild" (default: this checkout in autobuild's own
+    /// repository, else the repository and commit this binary was built from when it knows
+    /// them; refused otherwise).
+    #[arg(
+        long,
+        value_name = "ARGS",
+        requires = "emit",
+        allow_hyphen_values = true
+    )]
+    pub ci_install: Option<String>,
     /// With --emit: replace a file autobuild did not generate.
     #[arg(long, requires = "emit")]
     pub force: bool,
@@ -171,7 +182,7 @@ fn emit(root: &std::path::Path, args: &FeatureArgs) -> Result<u8, Error> {
             .iter()
             .filter_map(|c| Some((c.task.clone(), c.max_wall_time?)))
             .collect(),
-        source: Source::of_this_build(root),
+        source: Source::resolve(root, args.ci_install.as_deref())?,
     };
     let (default, text) = match args.emit {
         Some(EmitFormat::GitlabCi) => (root.join(".gitlab-ci.yml"), emit::gitlab::render(&plan)),

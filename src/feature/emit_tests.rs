@@ -14,8 +14,16 @@ fn plan(agents: Vec<AgentKind>) -> EmitPlan {
         max_parallel: 2,
         agents,
         wall_times: BTreeMap::new(),
-        source: Source::Registry {
+        source: Source {
             version: "9.8.7".into(),
+            args: vec![
+                "--git".into(),
+                "file:///srv/autobuild.git".into(),
+                "--rev".into(),
+                "c0ffee".into(),
+                "autobuild".into(),
+            ],
+            origin: source::Origin::Given,
         },
     }
 }
@@ -255,24 +263,51 @@ fn job_timeouts_follow_the_tasks_wall_time_limits() {
 fn autobuild_is_built_once_from_the_exact_source_and_shared_as_an_artifact() {
     let text = github::render(&plan(vec![AgentKind::Command]));
     assert!(text.starts_with(&format!("{HEADER} {}", env!("CARGO_PKG_VERSION"))));
+    // The header names the exact source, and how to write the file again with it.
+    let args = "--git file:///srv/autobuild.git --rev c0ffee autobuild";
     assert!(
-        text.contains("cargo install autobuild --version =9.8.7"),
+        text.contains(&format!("cargo install --locked {args}")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "--emit github-actions --ci-install=\"{args}\" --force"
+        )),
+        "{text}"
+    );
+    assert!(
+        !text.contains("crates.io") && !text.contains("--version ="),
         "{text}"
     );
     let workflow: Value = yaml_serde::from_str(&text).unwrap();
-    assert_eq!(
-        workflow["env"]["AUTOBUILD_CRATE"],
-        "autobuild --version =9.8.7"
-    );
-    let builds = all_steps(&workflow)
+    assert_eq!(workflow["env"]["AUTOBUILD_CRATE"], args);
+    let builds: Vec<&Value> = all_steps(&workflow)
         .into_iter()
         .filter(|s| {
             s["run"]
                 .as_str()
                 .is_some_and(|r| r.contains("cargo install"))
         })
-        .count();
-    assert_eq!(builds, 1);
+        .collect();
+    assert_eq!(builds.len(), 1);
+    assert!(builds[0]["run"]
+        .as_str()
+        .unwrap()
+        .contains("cargo install --locked --root \"$AUTOBUILD_HOME\" $AUTOBUILD_CRATE"));
+    // The cache entry is the version's and the source's: another source is another entry.
+    let cache = steps(&workflow["jobs"]["plan"])
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with(actions::CACHE.name))
+        })
+        .unwrap();
+    let key = cache["with"]["key"].as_str().unwrap();
+    let mut other = plan(vec![AgentKind::Command]);
+    assert!(key.contains(&other.source.fingerprint()), "{key}");
+    other.source.args[3] = "beef".into();
+    assert!(!key.contains(&other.source.fingerprint()), "{key}");
     for (name, job) in workflow["jobs"].as_mapping().unwrap() {
         if name == "plan" {
             continue;
@@ -286,10 +321,13 @@ fn autobuild_is_built_once_from_the_exact_source_and_shared_as_an_artifact() {
             .unwrap()
             .starts_with(actions::DOWNLOAD_ARTIFACT.name));
     }
-    let own = Source::Checkout {
-        version: "1.0.0".into(),
-    };
-    assert_eq!(own.crate_args(), "--path .");
+    // The GitLab pipeline installs the same, as the same variable.
+    let gitlab: Value = yaml_serde::from_str(&gitlab::render(&plan(vec![]))).unwrap();
+    assert_eq!(gitlab["variables"]["AUTOBUILD_CRATE"], args);
+    assert!(gitlab["plan"]["cache"]["key"]
+        .as_str()
+        .unwrap()
+        .ends_with(&plan(vec![]).source.fingerprint()));
 }
 
 #[test]

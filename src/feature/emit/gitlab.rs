@@ -13,7 +13,7 @@ use yaml_serde::{Mapping, Value};
 
 use super::scripts;
 use super::yaml::{map, num, s, seq, to_text};
-use super::{install_agents, EmitPlan, Source, AUTO_MERGE, INPUTS};
+use super::{install_agents, EmitPlan, AUTO_MERGE, INPUTS};
 
 /// The endings of a task job the landing after it deals with: `autobuild task`'s failed (1),
 /// blocked (3), stalled (4) and waiting (6), and a task skipped for a dependency that did not
@@ -66,11 +66,11 @@ pub fn render(plan: &EmitPlan) -> String {
     root.insert("finish".into(), finish_job(plan));
     format!(
         "{header}\n\
-         # Regenerate with `autobuild feature {id} --emit gitlab-ci --force`; do not edit:\n\
+         # Regenerate with `{again}`; do not edit:\n\
          # project set-up goes in {hook}. Run it with Build → Pipelines → Run pipeline;\n\
          # set-up (variables, the push token, runners): docs/scale-out.md.\n{body}",
         header = super::header(plan, "one job per task, waves as stages with needs"),
-        id = plan.feature_id,
+        again = super::regenerate(plan, "gitlab-ci"),
         hook = scripts::SETUP_HOOK,
         body = to_text(&Value::Mapping(root)),
     )
@@ -113,10 +113,7 @@ fn variables(plan: &EmitPlan) -> Value {
 }
 
 fn plan_job(plan: &EmitPlan) -> Value {
-    let key = match &plan.source {
-        Source::Registry { version } => format!("autobuild-{version}"),
-        Source::Checkout { version } => format!("autobuild-{version}-$CI_COMMIT_SHA"),
-    };
+    let key = super::cache_key(plan, "", "$CI_COMMIT_SHA");
     let script = format!(
         "{PRELUDE}{build}autobuild feature \"$FEATURE\" --dry-run\n{}",
         with_token(scripts::CREATE_FEATURE_BRANCH),
