@@ -55,7 +55,8 @@ pub const SKIPPED_EXIT: u8 = 8;
 /// Writes `ready=true|false` to `output`: false for a task the run's inputs leave out, else
 /// what `autobuild feature --ready` says. A task waiting for a dependency that did not land is
 /// skipped: the job ends with [`SKIPPED_EXIT`], saying why (`annotate`: as a GitHub error
-/// annotation, which the run's summary shows).
+/// annotation, which the run's summary shows) — unless every such dependency is abandoned by
+/// the run's inputs (then the task is given up with them, and its job passes).
 pub fn select(output: &str, annotate: bool) -> String {
     let say = if annotate {
         "echo \"::error title=$TASK skipped::$why\""
@@ -63,7 +64,8 @@ pub fn select(output: &str, annotate: bool) -> String {
         "echo \"$why\""
     };
     format!(
-        r#"listed() {{ case " $(printf '%s' "$1" | tr ',' ' ') " in *" $TASK "*) return 0 ;; esac; return 1; }}
+        r#"listed_id() {{ case " $(printf '%s' "$2" | tr ',' ' ') " in *" $1 "*) return 0 ;; esac; return 1; }}
+listed() {{ listed_id "$TASK" "$1"; }}
 why=""
 if listed "$ABANDON_TASKS"; then why="abandoned by this run's inputs"
 elif listed "$SKIP_TASKS"; then why="skipped by this run's inputs"
@@ -76,7 +78,14 @@ else
   answer=$(autobuild feature "$FEATURE" --ready "$TASK")
   printf '%s\n' "$answer" >> "{output}"
   waits=$(printf '%s\n' "$answer" | sed -n 's/^waits_for=//p')
-  if [ -n "$waits" ]; then
+  given_up=true
+  for dep in $(printf '%s' "$waits" | tr ',' ' '); do
+    if ! listed_id "$dep" "$ABANDON_TASKS"; then given_up=false; fi
+  done
+  if [ -z "$waits" ]; then :
+  elif [ "$given_up" = true ]; then
+    echo "$TASK: not run: $waits abandoned by this run's inputs"
+  else
     why="$TASK skipped: it needs $waits, which did not land on $FEATURE_BRANCH"
     {say}
     exit {SKIPPED_EXIT}
