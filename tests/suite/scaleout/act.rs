@@ -378,6 +378,7 @@ fn in_a_repository_that_is_not_autobuilds_the_jobs_install_it_once_from_the_name
     let target = std::env::var("AUTOBUILD_CI_INSTALL_TARGET")
         .unwrap_or_else(|_| project.temp().join("cargo-target").display().to_string());
     act.env.push(("CARGO_TARGET_DIR".into(), target));
+    act.env.push(("CARGO_TERM_COLOR".into(), "never".into()));
 
     let run = act.dispatch(&project, serde_json::json!({ "max_turns": "1" }));
     figures(&run, "the installing dispatch");
@@ -387,7 +388,7 @@ fn in_a_repository_that_is_not_autobuilds_the_jobs_install_it_once_from_the_name
     let installs: Vec<&str> = run
         .log
         .lines()
-        .filter(|l| l.contains("Installed package `autobuild"))
+        .filter(|l| l.contains("Installed") && l.contains("package `autobuild v"))
         .collect();
     assert_eq!(installs.len(), 1, "{installs:?}");
     assert!(
