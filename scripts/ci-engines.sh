@@ -10,7 +10,7 @@
 #                          GitLab pipeline in shell mode
 #
 # Installs them once into a cache (a Python venv and an npm prefix; later runs reuse it), then
-# runs the ignored tests of tests/suite/scaleout_simulation.rs that need them:
+# runs the ignored tests of tests/suite/scaleout/ (module scaleout_simulation) that need them:
 #   cargo test --locked --test suite -- --ignored --test-threads=1 scaleout_simulation::<group>::
 # A tool that cannot be installed (no python3/npm, no registry) skips only the tests that need
 # it, each group saying "skipped: <reason>"; the script fails only when a test fails.
@@ -118,6 +118,10 @@ found AUTOBUILD_GITLAB_CI_LOCAL "$glci_prefix/node_modules/.bin/gitlab-ci-local"
     --version && have_glci=1 || have_glci=0
 
 [[ $mode == install ]] && exit 0
+
+# The act test that installs autobuild from a git source keeps its compiled dependencies here,
+# so only its first run compiles them.
+export AUTOBUILD_CI_INSTALL_TARGET="$cache/cargo-target"
 
 groups=()
 if ((lint)); then groups+=(checkers::); else echo "checkers (actionlint, zizmor, check-jsonschema): skipped: not all are installed"; fi

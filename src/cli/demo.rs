@@ -84,6 +84,7 @@ pub fn run(json: bool, quiet: bool) -> Result<u8, Error> {
     let options = StartOptions {
         policy: BranchPolicy::New,
         yes: false,
+        moved_checkout: false,
         io: super::terminal_io(Display::choose(json, quiet))?,
     };
     let outcome = start(&dir, TASK, settings, options)?;

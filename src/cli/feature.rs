@@ -60,6 +60,17 @@ pub struct FeatureArgs {
     /// github-actions, .gitlab-ci.yml for gitlab-ci).
     #[arg(long, value_name = "PATH", requires = "emit")]
     pub output: Option<PathBuf>,
+    /// With --emit: the `cargo install` arguments of the exact autobuild the jobs install, e.g.
+    /// "--git URL --rev COMMIT autobuild" (default: this checkout in autobuild's own
+    /// repository, else the repository and commit this binary was built from when it knows
+    /// them; refused otherwise).
+    #[arg(
+        long,
+        value_name = "ARGS",
+        requires = "emit",
+        allow_hyphen_values = true
+    )]
+    pub ci_install: Option<String>,
     /// With --emit: replace a file autobuild did not generate.
     #[arg(long, requires = "emit")]
     pub force: bool,
@@ -77,7 +88,8 @@ pub struct FeatureArgs {
     )]
     pub abandon: Option<String>,
     /// Print `ready=true` when TASK should run now (not on the feature branch yet, its
-    /// dependencies are), else `ready=false`; the reason goes to stderr.
+    /// dependencies are), else `ready=false`, then `waits_for=IDS`: the dependencies not on
+    /// the feature branch (empty unless any); the reason goes to stderr.
     #[arg(long, value_name = "TASK", conflicts_with_all = ["resume", "fresh"])]
     pub ready: Option<String>,
     #[command(flatten)]
@@ -109,8 +121,8 @@ pub fn run(args: FeatureArgs, quiet: bool) -> Result<u8, Error> {
         return land::land(&root, &args.feature, &options);
     }
     if let Some(task) = &args.ready {
-        let (ready, why) = land::ready(&root, &args.feature, task)?;
-        ui::line(&format!("ready={ready}"));
+        let (readiness, why) = crate::feature::ready::ready(&root, &args.feature, task)?;
+        ui::line(&readiness.lines());
         ui::note(&why);
         return Ok(0);
     }
@@ -177,7 +189,7 @@ fn emit(root: &std::path::Path, args: &FeatureArgs) -> Result<u8, Error> {
             .iter()
             .filter_map(|c| Some((c.task.clone(), c.max_wall_time?)))
             .collect(),
-        source: Source::of_this_build(root),
+        source: Source::resolve(root, args.ci_install.as_deref())?,
     };
     let (default, text) = match args.emit {
         Some(EmitFormat::GitlabCi) => (root.join(".gitlab-ci.yml"), emit::gitlab::render(&plan)),

@@ -18,6 +18,10 @@ pub struct TaskArgs {
     /// Continue on the existing task branch instead of refusing.
     #[arg(long, conflicts_with = "fresh")]
     pub resume: bool,
+    /// With --resume: the kept run was made in another checkout of this repository (a CI
+    /// job's workspace); take it over when it names only this run's own branch and worktree.
+    #[arg(long, requires = "resume")]
+    pub moved_checkout: bool,
     /// Discard the existing task branch and worktree first (asks; --yes to skip).
     #[arg(long)]
     pub fresh: bool,
@@ -74,6 +78,7 @@ pub fn run(args: TaskArgs, quiet: bool) -> Result<u8, Error> {
     let options = StartOptions {
         policy,
         yes: args.yes,
+        moved_checkout: args.moved_checkout,
         io: super::terminal_io(Display::choose(args.flags.json, quiet))?,
     };
     let outcome = start(&root, &args.task, settings, options)?;

@@ -132,9 +132,149 @@ pub fn ensure_owned(
     ))
 }
 
+/// A kept run record made in another checkout of this repository — a CI job's workspace,
+/// which moves between jobs (`autobuild task <ID> --resume --moved-checkout`): when it names
+/// this run's own task and branch and the worktree `<other root>/.autobuild/worktrees/<ID>`
+/// (an absolute path of plain names), it is re-rooted here — its worktree (and its task file,
+/// when under that root) become this checkout's — and the other root is returned. Anything
+/// else is left as it is, for [`ensure_owned`] to refuse: an edited record is never taken
+/// over, and the re-rooted one names only what this run owns here.
+pub fn take_over(state: &mut RunState, layout: &Layout, run_id: &str) -> Option<PathBuf> {
+    let owned = Owned::of(layout, run_id);
+    let named = Named::of(state);
+    if named.task_id != owned.task_id || named.branch != owned.branch {
+        return None;
+    }
+    let own = owned.worktree.strip_prefix(layout.root()).ok()?;
+    let recorded = named.worktree;
+    let plain = recorded.components().all(|c| {
+        matches!(
+            c,
+            std::path::Component::RootDir | std::path::Component::Normal(_)
+        )
+    });
+    if !recorded.is_absolute() || !plain || recorded == owned.worktree {
+        return None;
+    }
+    let other = recorded_root(recorded, own)?;
+    if let Ok(relative) = state.task_path.strip_prefix(&other) {
+        state.task_path = layout.root().join(relative);
+    }
+    state.worktree = owned.worktree;
+    Some(other)
+}
+
+/// `root` when `recorded` is `root/own`, and `root` is not empty.
+fn recorded_root(recorded: &Path, own: &Path) -> Option<PathBuf> {
+    if !recorded.ends_with(own) {
+        return None;
+    }
+    let depth = own.components().count();
+    let mut root = recorded.to_path_buf();
+    for _ in 0..depth {
+        root.pop();
+    }
+    (root.parent().is_some()).then_some(root)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_record_naming_its_own_places_under_another_root_is_taken_over() {
+        let layout = Layout::new("/work/b");
+        // (task, branch, worktree, taken over from)
+        let cases: [(&str, &str, &str, Option<&str>); 9] = [
+            (
+                "T-1",
+                "autobuild/T-1",
+                "/work/a/.autobuild/worktrees/T-1",
+                Some("/work/a"),
+            ),
+            (
+                "T-1",
+                "autobuild/T-1",
+                "/a/.autobuild/worktrees/T-1",
+                Some("/a"),
+            ),
+            // Already this checkout's: nothing to take over.
+            (
+                "T-1",
+                "autobuild/T-1",
+                "/work/b/.autobuild/worktrees/T-1",
+                None,
+            ),
+            // Edited records stay as they are (and are refused).
+            ("T-1", "main", "/work/a/.autobuild/worktrees/T-1", None),
+            (
+                "T-2",
+                "autobuild/T-1",
+                "/work/a/.autobuild/worktrees/T-1",
+                None,
+            ),
+            (
+                "T-1",
+                "autobuild/T-1",
+                "/work/a/.autobuild/worktrees/T-2",
+                None,
+            ),
+            ("T-1", "autobuild/T-1", "/home/me/work", None),
+            (
+                "T-1",
+                "autobuild/T-1",
+                "/work/a/../.autobuild/worktrees/T-1",
+                None,
+            ),
+            ("T-1", "autobuild/T-1", ".autobuild/worktrees/T-1", None),
+        ];
+        for (task, branch, worktree, expected) in cases {
+            let mut state = record(task, branch, worktree);
+            let before = state.clone();
+            let taken = take_over(&mut state, &layout, "T-1");
+            assert_eq!(taken.as_deref(), expected.map(Path::new), "{worktree}");
+            match taken {
+                Some(_) => {
+                    assert_eq!(
+                        state.worktree,
+                        Path::new("/work/b/.autobuild/worktrees/T-1")
+                    );
+                    assert!(
+                        foreign_fields(Named::of(&state), &Owned::of(&layout, "T-1")).is_empty()
+                    );
+                }
+                None => assert_eq!(state, before, "{worktree}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_taken_over_task_file_under_the_other_root_moves_with_it() {
+        let layout = Layout::new("/work/b");
+        let mut state = record("T-1", "autobuild/T-1", "/work/a/.autobuild/worktrees/T-1");
+        state.task_path = "/work/a/.autobuild/tasks/T-1.md".into();
+
+        take_over(&mut state, &layout, "T-1").unwrap();
+
+        assert_eq!(
+            state.task_path,
+            Path::new("/work/b/.autobuild/tasks/T-1.md")
+        );
+    }
+
+    fn record(task: &str, branch: &str, worktree: &str) -> RunState {
+        let text = serde_json::json!({
+            "version": 1, "task_id": task, "task_path": "t.md", "title": task,
+            "workflow": "w", "workflow_hash": "h", "status": "blocked",
+            "started_at": "", "updated_at": "", "base_branch": "main", "branch": branch,
+            "worktree": worktree, "settings": {
+                "workflow_arg": null, "auto_merge": false, "no_merge": false,
+                "overrides": [], "max_turns": null, "agent": null},
+            "max_turns": 1, "completed": {}, "loops": {}, "last_checkpoint": null,
+            "cost_usd": 0.0, "tokens_in": 0, "tokens_out": 0, "outcome": null,
+        });
+        serde_json::from_value(text).unwrap()
+    }
 
     #[test]
     fn only_the_runners_own_branch_and_worktree_are_acted_on() {

@@ -25,6 +25,9 @@ pub struct StartOptions {
     pub policy: BranchPolicy,
     /// `--yes`: do not ask before discarding with `--fresh`.
     pub yes: bool,
+    /// `--moved-checkout`: a kept run made in another checkout of this repository is taken
+    /// over ([`crate::engine::owned::take_over`]).
+    pub moved_checkout: bool,
     pub io: RunIo,
 }
 
@@ -40,11 +43,16 @@ pub fn start(
     let paths = RunPaths::new(&plan.layout.runs(), &plan.task.id);
     if options.policy == BranchPolicy::Resume {
         if let Ok(mut state) = RunState::load(&paths.state()) {
+            let mut notes = Vec::new();
+            if options.moved_checkout {
+                notes.extend(take_over(&plan, &mut state));
+            }
             if state.status.is_resumable() {
-                return continue_run(&plan, paths, state, options.io, Vec::new());
+                return continue_run(&plan, paths, state, options.io, notes);
             }
             if let Some(note) = reopen(&mut state, &plan.resolved.workflow) {
-                return continue_run(&plan, paths, state, options.io, vec![note]);
+                notes.push(note);
+                return continue_run(&plan, paths, state, options.io, notes);
             }
         }
     }
@@ -63,6 +71,21 @@ pub fn start(
         .save(&paths.state())
         .map_err(|e| Error::io("cannot write", paths.state(), e))?;
     run_interpreter(&plan, paths, state, repo, options.io, lock, Vec::new())
+}
+
+/// Re-roots a run kept in another checkout here; its `worktree` steps run again, so the
+/// worktree is added back on the kept branch in this checkout. The note says so.
+fn take_over(plan: &Plan, state: &mut RunState) -> Option<String> {
+    let other = crate::engine::owned::take_over(state, &plan.layout, &plan.task.id)?;
+    for step in &plan.resolved.workflow.steps {
+        if matches!(step.action, crate::workflow::model::Action::Worktree) {
+            state.completed.remove(&step.id);
+        }
+    }
+    Some(format!(
+        "took over the run kept in {} (another checkout of this repository); its worktree is added again here",
+        other.display()
+    ))
 }
 
 /// `autobuild resume <ID>`: continues an interrupted run from its last completed step.

@@ -14,8 +14,16 @@ fn plan(agents: Vec<AgentKind>) -> EmitPlan {
         max_parallel: 2,
         agents,
         wall_times: BTreeMap::new(),
-        source: Source::Registry {
+        source: Source {
             version: "9.8.7".into(),
+            args: vec![
+                "--git".into(),
+                "file:///srv/autobuild.git".into(),
+                "--rev".into(),
+                "c0ffee".into(),
+                "autobuild".into(),
+            ],
+            origin: source::Origin::Given,
         },
     }
 }
@@ -118,9 +126,24 @@ fn each_wave_is_a_matrix_over_its_tasks_that_runs_them_on_the_feature_branch() {
         .collect();
     assert!(runs.iter().any(|r| r.contains("--ready \"$TASK\"")));
     assert!(runs.iter().any(|r| r.contains(scripts::SETUP_HOOK)));
-    assert!(runs
+    let run = runs
         .iter()
-        .any(|r| r.contains("autobuild task \"$TASK\" --base \"$FEATURE_BRANCH\" --no-merge")));
+        .find(|r| r.contains("autobuild task \"$TASK\""))
+        .unwrap();
+    assert!(
+        run.contains("--base \"$FEATURE_BRANCH\" --no-merge"),
+        "{run}"
+    );
+    // A restored run goes on, also where the job's workspace moved; never afresh.
+    assert!(run.contains("--resume --moved-checkout"), "{run}");
+    assert!(!run.contains("--fresh"), "{run}");
+    // A task whose dependency did not land ends its job as not passed, saying why.
+    let select = runs.iter().find(|r| r.contains("--ready")).unwrap();
+    assert!(select.contains("::error title=$TASK skipped::"), "{select}");
+    assert!(
+        select.contains(&format!("exit {}", scripts::SKIPPED_EXIT)),
+        "{select}"
+    );
     // A blocked run is kept (branch and run directory) for a later run to resume.
     let keep = steps(wave)
         .iter()
@@ -240,24 +263,51 @@ fn job_timeouts_follow_the_tasks_wall_time_limits() {
 fn autobuild_is_built_once_from_the_exact_source_and_shared_as_an_artifact() {
     let text = github::render(&plan(vec![AgentKind::Command]));
     assert!(text.starts_with(&format!("{HEADER} {}", env!("CARGO_PKG_VERSION"))));
+    // The header names the exact source, and how to write the file again with it.
+    let args = "--git file:///srv/autobuild.git --rev c0ffee autobuild";
     assert!(
-        text.contains("cargo install autobuild --version =9.8.7"),
+        text.contains(&format!("cargo install --locked {args}")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "--emit github-actions --ci-install=\"{args}\" --force"
+        )),
+        "{text}"
+    );
+    assert!(
+        !text.contains("crates.io") && !text.contains("--version ="),
         "{text}"
     );
     let workflow: Value = yaml_serde::from_str(&text).unwrap();
-    assert_eq!(
-        workflow["env"]["AUTOBUILD_CRATE"],
-        "autobuild --version =9.8.7"
-    );
-    let builds = all_steps(&workflow)
+    assert_eq!(workflow["env"]["AUTOBUILD_CRATE"], args);
+    let builds: Vec<&Value> = all_steps(&workflow)
         .into_iter()
         .filter(|s| {
             s["run"]
                 .as_str()
                 .is_some_and(|r| r.contains("cargo install"))
         })
-        .count();
-    assert_eq!(builds, 1);
+        .collect();
+    assert_eq!(builds.len(), 1);
+    assert!(builds[0]["run"]
+        .as_str()
+        .unwrap()
+        .contains("cargo install --locked --root \"$AUTOBUILD_HOME\" $AUTOBUILD_CRATE"));
+    // The cache entry is the version's and the source's: another source is another entry.
+    let cache = steps(&workflow["jobs"]["plan"])
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with(actions::CACHE.name))
+        })
+        .unwrap();
+    let key = cache["with"]["key"].as_str().unwrap();
+    let mut other = plan(vec![AgentKind::Command]);
+    assert!(key.contains(&other.source.fingerprint()), "{key}");
+    other.source.args[3] = "beef".into();
+    assert!(!key.contains(&other.source.fingerprint()), "{key}");
     for (name, job) in workflow["jobs"].as_mapping().unwrap() {
         if name == "plan" {
             continue;
@@ -271,10 +321,13 @@ fn autobuild_is_built_once_from_the_exact_source_and_shared_as_an_artifact() {
             .unwrap()
             .starts_with(actions::DOWNLOAD_ARTIFACT.name));
     }
-    let own = Source::Checkout {
-        version: "1.0.0".into(),
-    };
-    assert_eq!(own.crate_args(), "--path .");
+    // The GitLab pipeline installs the same, as the same variable.
+    let gitlab: Value = yaml_serde::from_str(&gitlab::render(&plan(vec![]))).unwrap();
+    assert_eq!(gitlab["variables"]["AUTOBUILD_CRATE"], args);
+    assert!(gitlab["plan"]["cache"]["key"]
+        .as_str()
+        .unwrap()
+        .ends_with(&plan(vec![]).source.fingerprint()));
 }
 
 #[test]
@@ -331,4 +384,24 @@ fn a_file_autobuild_did_not_write_is_kept_unless_forced() {
     // A generated file is replaced without --force.
     write(&path, "# Generated by autobuild\nv2\n", false).unwrap();
     assert!(std::fs::read_to_string(&path).unwrap().ends_with("v2\n"));
+}
+
+#[test]
+fn on_gitlab_a_skipped_task_is_an_allowed_failure_and_a_kept_run_resumes_in_any_checkout() {
+    let pipeline: Value = yaml_serde::from_str(&gitlab::render(&plan(vec![]))).unwrap();
+    let wave = &pipeline["wave-2"];
+    let codes: Vec<u64> = wave["allow_failure"]["exit_codes"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_u64().unwrap())
+        .collect();
+    assert_eq!(codes, [1, 3, 4, 6, u64::from(scripts::SKIPPED_EXIT)]);
+    let script = wave["script"][0].as_str().unwrap();
+    assert!(
+        script.contains(&format!("exit {}", scripts::SKIPPED_EXIT)),
+        "{script}"
+    );
+    assert!(!script.contains("::error"), "{script}");
+    assert!(script.contains("--resume --moved-checkout"), "{script}");
 }

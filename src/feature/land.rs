@@ -7,8 +7,8 @@
 //! Nothing is remembered between landings but the feature branch itself: a task is on it when
 //! its squashed commit ("Approved by autobuild on autobuild/<TASK-ID>.") is on the branch's
 //! first-parent line, so landing again after a partial landing never lands a task twice, and
-//! each landing job can start from a fresh clone. [`ready`] answers the same question for a
-//! task's own job: run only when the task is not on the branch yet and its dependencies are.
+//! each landing job can start from a fresh clone. [`super::ready`] answers the same question for
+//! a task's own job: run only when the task is not on the branch yet and its dependencies are.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -95,43 +95,6 @@ pub fn decide(
 pub fn holds_task(messages: &[String], task_id: &str) -> bool {
     let mark = format!("Approved by autobuild on {}.", task_branch(task_id));
     messages.iter().any(|m| m.lines().any(|l| l.trim() == mark))
-}
-
-/// `autobuild feature <FEAT> --ready <TASK>`: whether the task's job should run it — not on the
-/// feature branch yet, every dependency on it. Returns the answer and why.
-pub fn ready(root: &Path, feature_arg: &str, task: &str) -> Result<(bool, String), Error> {
-    let plan = plan::load(root, feature_arg)?;
-    let Some(planned) = plan.task(task) else {
-        return Err(Error::usage(format!(
-            "{task} is not a task of feature {}",
-            plan.id
-        )));
-    };
-    let repo = Repo::discover(root)?;
-    let messages = repo.first_parent_messages(&feature_branch(&plan.id))?;
-    if holds_task(&messages, task) {
-        return Ok((
-            false,
-            format!("{task} is on {} already", feature_branch(&plan.id)),
-        ));
-    }
-    let missing: Vec<&str> = planned
-        .dependencies
-        .iter()
-        .filter(|d| !holds_task(&messages, d))
-        .map(String::as_str)
-        .collect();
-    if missing.is_empty() {
-        Ok((true, format!("{task} is ready to run")))
-    } else {
-        Ok((
-            false,
-            format!(
-                "{task} waits for {} (not on the feature branch)",
-                missing.join(", ")
-            ),
-        ))
-    }
 }
 
 /// `autobuild feature <FEAT> --land`: lands every approved task whose dependencies are on the

@@ -23,6 +23,7 @@ pub mod merge;
 pub mod outcome;
 pub mod plan;
 pub mod preflight;
+pub mod ready;
 pub mod report;
 pub mod run;
 pub mod runner;

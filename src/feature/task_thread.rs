@@ -62,6 +62,7 @@ pub fn spawn_task(run: TaskRun) -> Result<JoinHandle<()>, Error> {
             let options = StartOptions {
                 policy,
                 yes: false,
+                moved_checkout: false,
                 io: RunIo {
                     sink: Box::new(ChannelSink(tx.clone())),
                     prompter: Box::new(Unattended),

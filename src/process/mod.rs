@@ -260,7 +260,13 @@ pub fn run(spec: &ProcessSpec, cancel: &CancelToken) -> Result<ProcessOutcome, P
         command.process_group(0);
     }
     stop_with_parent(&mut command);
-    for name in &spec.env_remove {
+    // CI credentials never reach a child (module `crate::sandbox::secrets`).
+    for name in spec
+        .env_remove
+        .iter()
+        .map(String::as_str)
+        .chain(crate::sandbox::secrets::CI_SECRETS.iter().copied())
+    {
         command.env_remove(name);
     }
     command.envs(spec.env.iter().map(|(name, value)| (name, value)));

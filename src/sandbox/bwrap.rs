@@ -32,9 +32,13 @@
 //!   bubblewrap too) cannot start. An ordinary user's program gets no capabilities at all.
 //! - `--die-with-parent`: the kernel kills the confined program when bwrap dies, and bwrap
 //!   dies with autobuild (it is the child autobuild's own parent-death signal is set on).
+//! - `--unshare-pid` only for a run with hidden paths or one in a CI job with credentials in
+//!   autobuild's environment (module `secrets`): the program's `/proc` then shows only its own
+//!   processes, not the runner's environment or working directory. Otherwise the program stays
+//!   in autobuild's pid namespace, so stopping, resuming and `/proc`-based cleanup work as
+//!   without a sandbox.
 //! - Not used: `--unshare-net` (agents call their APIs; checks may need the network),
-//!   `--unshare-pid` (the program stays in autobuild's process group and pid namespace, so
-//!   stopping, resuming and `/proc`-based cleanup work unchanged), `--new-session` (the
+//!   `--new-session` (the
 //!   runner starts bwrap in a session of its own, which keeps the process group whole and
 //!   leaves the program no controlling terminal to inject keystrokes into).
 

@@ -29,6 +29,7 @@ pub mod bwrap;
 pub mod denials;
 pub mod mounts;
 pub mod probe;
+pub mod secrets;
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;

@@ -178,6 +178,11 @@ pub fn resolve(paths: &StepPaths<'_>, declared: &[String]) -> (Mounts, Vec<Strin
             .extend(shown.filter_map(|path| path.canonicalize().ok()));
         mounts.private_pids = true;
     }
+    // Its ancestors' `/proc/<pid>/environ` would show the CI credentials its own environment
+    // lacks.
+    if super::secrets::in_environment() {
+        mounts.private_pids = true;
+    }
     (mounts, notes)
 }
 

@@ -122,11 +122,11 @@ fn approved_tasks_land_blocked_ones_skip_their_dependants_and_landing_again_chan
     // The next wave's jobs ask whether to run.
     let ready = project.run_in(&clone, &["feature", "FEAT-L", "--ready", "TASK-C"]);
     assert_exit(&ready, 0);
-    assert_eq!(stdout(&ready).trim(), "ready=true");
+    assert_eq!(stdout(&ready).trim(), "ready=true\nwaits_for=");
     let not_ready = project.run_in(&clone, &["feature", "FEAT-L", "--ready", "TASK-D"]);
-    assert_eq!(stdout(&not_ready).trim(), "ready=false");
+    assert_eq!(stdout(&not_ready).trim(), "ready=false\nwaits_for=TASK-B");
     let done = project.run_in(&clone, &["feature", "FEAT-L", "--ready", "TASK-A"]);
-    assert_eq!(stdout(&done).trim(), "ready=false");
+    assert_eq!(stdout(&done).trim(), "ready=false\nwaits_for=");
 
     // Landing again (a re-run of the landing job) lands nothing twice.
     let (_, again) = landing_job(&project, &remote, &artifacts, "land-1-again");

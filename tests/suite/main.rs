@@ -18,6 +18,7 @@ mod native_fixture;
 #[path = "../support/mod.rs"]
 mod support;
 
+mod ci_secrets;
 mod claude_adapter;
 mod claude_loop;
 mod claude_signals;
@@ -50,6 +51,7 @@ mod loop_coverage;
 mod loop_integrity;
 mod loop_judgement;
 mod loop_merge;
+mod loop_moved;
 mod loop_profile_checks;
 mod loop_resume;
 mod loop_scenarios;

@@ -426,6 +426,7 @@ fn emitted(project: &Project) -> Value {
         FEAT,
         "--emit",
         "github-actions",
+        &format!("--ci-install=--path {}", env!("CARGO_MANIFEST_DIR")),
         "--output",
         file.to_str().unwrap(),
     ]);

@@ -13,7 +13,7 @@ use yaml_serde::{Mapping, Value};
 use super::actions::{self, Pinned};
 use super::scripts;
 use super::yaml::{insert, map, num, prepend, s, seq, to_text};
-use super::{install_agents, secrets, EmitPlan, Source};
+use super::{install_agents, secrets, EmitPlan};
 
 /// The artifact the `plan` job shares autobuild's binary as.
 const BIN_ARTIFACT: &str = "autobuild-bin";
@@ -66,10 +66,10 @@ pub fn render(plan: &EmitPlan) -> String {
     let body = explain_permissions(&actions::annotate(&to_text(&workflow)));
     format!(
         "{header}\n\
-         # Regenerate with `autobuild feature {id} --emit github-actions --force`; do not edit:\n\
+         # Regenerate with `{again}`; do not edit:\n\
          # project set-up goes in {hook}. Set-up (secrets, permissions, runners): docs/scale-out.md.\n{body}",
         header = super::header(plan, "one job per task, waves as job dependencies"),
-        id = plan.feature_id,
+        again = super::regenerate(plan, "github-actions"),
         hook = scripts::SETUP_HOOK,
     )
 }
@@ -135,12 +135,7 @@ fn dispatch() -> Value {
 }
 
 fn plan_job(plan: &EmitPlan) -> Value {
-    let key = match &plan.source {
-        Source::Registry { version } => format!("autobuild-${{{{ runner.os }}}}-{version}"),
-        Source::Checkout { version } => {
-            format!("autobuild-${{{{ runner.os }}}}-{version}-${{{{ github.sha }}}}")
-        }
-    };
+    let key = super::cache_key(plan, "${{ runner.os }}-", "${{ github.sha }}");
     let steps = vec![
         checkout(None),
         uses(
@@ -188,7 +183,10 @@ fn wave_job(plan: &EmitPlan, wave: usize, tasks: &[String], before: &str) -> Val
         steps.push(run_step("Install the agent CLIs", &install));
     }
     steps.push(prepend(
-        run_step("Should the task run?", &scripts::select("$GITHUB_OUTPUT")),
+        run_step(
+            "Should the task run?",
+            &scripts::select("$GITHUB_OUTPUT", true),
+        ),
         "id",
         s("select"),
     ));

@@ -4,7 +4,7 @@
 //! A stage per job kind and wave: `plan`, then `wave-N` (a `parallel:matrix` over the wave's
 //! tasks) and `land-N`, then `finish`. Jobs wait through `needs:` (which, unlike GitHub's,
 //! looks only at the jobs named), carrying the run directories as artifacts. A task job's
-//! expected endings — failed (1), blocked (3), stalled (4), waiting (6) — are explicit
+//! expected endings — failed (1), blocked (3), stalled (4), waiting (6), skipped (8) — are explicit
 //! `allow_failure: exit_codes`: shown as warnings, and the landing after them still runs; any
 //! other failure stops the waves after it. The jobs that push the feature branch share the
 //! `resource_group` of the feature, its lock across pipelines. `finish` runs `when: always`.
@@ -13,10 +13,12 @@ use yaml_serde::{Mapping, Value};
 
 use super::scripts;
 use super::yaml::{map, num, s, seq, to_text};
-use super::{install_agents, EmitPlan, Source, AUTO_MERGE, INPUTS};
+use super::{install_agents, EmitPlan, AUTO_MERGE, INPUTS};
 
-/// The endings of `autobuild task` the landing after it deals with.
-const TASK_ENDINGS: [u64; 4] = [1, 3, 4, 6];
+/// The endings of a task job the landing after it deals with: `autobuild task`'s failed (1),
+/// blocked (3), stalled (4) and waiting (6), and a task skipped for a dependency that did not
+/// land ([`scripts::SKIPPED_EXIT`]).
+const TASK_ENDINGS: [u64; 5] = [1, 3, 4, 6, scripts::SKIPPED_EXIT as u64];
 
 /// Where the `plan` job's autobuild travels to the other jobs (artifacts live in the project).
 const HOME: &str = "$CI_PROJECT_DIR/.autobuild-bin";
@@ -64,11 +66,11 @@ pub fn render(plan: &EmitPlan) -> String {
     root.insert("finish".into(), finish_job(plan));
     format!(
         "{header}\n\
-         # Regenerate with `autobuild feature {id} --emit gitlab-ci --force`; do not edit:\n\
+         # Regenerate with `{again}`; do not edit:\n\
          # project set-up goes in {hook}. Run it with Build → Pipelines → Run pipeline;\n\
          # set-up (variables, the push token, runners): docs/scale-out.md.\n{body}",
         header = super::header(plan, "one job per task, waves as stages with needs"),
-        id = plan.feature_id,
+        again = super::regenerate(plan, "gitlab-ci"),
         hook = scripts::SETUP_HOOK,
         body = to_text(&Value::Mapping(root)),
     )
@@ -111,10 +113,7 @@ fn variables(plan: &EmitPlan) -> Value {
 }
 
 fn plan_job(plan: &EmitPlan) -> Value {
-    let key = match &plan.source {
-        Source::Registry { version } => format!("autobuild-{version}"),
-        Source::Checkout { version } => format!("autobuild-{version}-$CI_COMMIT_SHA"),
-    };
+    let key = super::cache_key(plan, "", "$CI_COMMIT_SHA");
     let script = format!(
         "{PRELUDE}{build}autobuild feature \"$FEATURE\" --dry-run\n{}",
         with_token(scripts::CREATE_FEATURE_BRANCH),
@@ -150,7 +149,7 @@ status=0
 "#,
         fetch = with_token(scripts::FETCH_FEATURE),
         setup = scripts::setup(),
-        select = scripts::select("$out"),
+        select = scripts::select("$out", false),
         restore = with_token(&scripts::restore("$out")),
         run = scripts::RUN_TASK.trim_end(),
         push = with_token(scripts::PUSH_TASK),

@@ -47,11 +47,25 @@ else
 fi
 "#;
 
+/// The exit code of a task job whose task is skipped because a dependency did not land: not
+/// one of `autobuild task`'s (0–6), so the engine shows the job as not passed (GitHub: failed,
+/// with an error annotation naming the dependency; GitLab: an allowed failure, a warning).
+pub const SKIPPED_EXIT: u8 = 8;
+
 /// Writes `ready=true|false` to `output`: false for a task the run's inputs leave out, else
-/// what `autobuild feature --ready` says.
-pub fn select(output: &str) -> String {
+/// what `autobuild feature --ready` says. A task waiting for a dependency that did not land is
+/// skipped: the job ends with [`SKIPPED_EXIT`], saying why (`annotate`: as a GitHub error
+/// annotation, which the run's summary shows) — unless every such dependency is abandoned by
+/// the run's inputs (then the task is given up with them, and its job passes).
+pub fn select(output: &str, annotate: bool) -> String {
+    let say = if annotate {
+        "echo \"::error title=$TASK skipped::$why\""
+    } else {
+        "echo \"$why\""
+    };
     format!(
-        r#"listed() {{ case " $(printf '%s' "$1" | tr ',' ' ') " in *" $TASK "*) return 0 ;; esac; return 1; }}
+        r#"listed_id() {{ case " $(printf '%s' "$2" | tr ',' ' ') " in *" $1 "*) return 0 ;; esac; return 1; }}
+listed() {{ listed_id "$TASK" "$1"; }}
 why=""
 if listed "$ABANDON_TASKS"; then why="abandoned by this run's inputs"
 elif listed "$SKIP_TASKS"; then why="skipped by this run's inputs"
@@ -61,7 +75,21 @@ if [ -n "$why" ]; then
   echo "ready=false" >> "{output}"
   echo "$TASK: $why"
 else
-  autobuild feature "$FEATURE" --ready "$TASK" >> "{output}"
+  answer=$(autobuild feature "$FEATURE" --ready "$TASK")
+  printf '%s\n' "$answer" >> "{output}"
+  waits=$(printf '%s\n' "$answer" | sed -n 's/^waits_for=//p')
+  given_up=true
+  for dep in $(printf '%s' "$waits" | tr ',' ' '); do
+    if ! listed_id "$dep" "$ABANDON_TASKS"; then given_up=false; fi
+  done
+  if [ -z "$waits" ]; then :
+  elif [ "$given_up" = true ]; then
+    echo "$TASK: not run: $waits abandoned by this run's inputs"
+  else
+    why="$TASK skipped: it needs $waits, which did not land on $FEATURE_BRANCH"
+    {say}
+    exit {SKIPPED_EXIT}
+  fi
 fi
 "#
     )
@@ -83,19 +111,13 @@ fi
 }
 
 /// The task on the feature branch, left unmerged for the landing job. With `RESUME` set, its
-/// restored blocked run goes on; a record autobuild refuses to act on (exit 2: it names
-/// another checkout's worktree, as on runners whose workspace moves between jobs) is set
-/// aside and the task runs afresh.
-pub const RUN_TASK: &str = r#"run() { autobuild task "$TASK" --base "$FEATURE_BRANCH" --no-merge "$@" ${MAX_TURNS:+--max-turns "$MAX_TURNS"}; }
-if [ -z "$RESUME" ]; then
-  run
-else
-  status=0
-  run --resume || status=$?
-  if [ "$status" -ne 2 ]; then exit "$status"; fi
-  echo "$TASK: its kept run cannot go on in this checkout; running it afresh"
-  run --fresh --yes
-fi
+/// restored blocked run goes on (`--moved-checkout`: the job's workspace may not be the one
+/// that kept it; autobuild takes the record over only when it names that run's own branch and
+/// worktree, and otherwise refuses it with exit 2, which fails the job — nothing runs afresh
+/// behind a person's back).
+pub const RUN_TASK: &str = r#"set -- --base "$FEATURE_BRANCH" --no-merge ${MAX_TURNS:+--max-turns "$MAX_TURNS"}
+if [ -n "$RESUME" ]; then set -- "$@" --resume --moved-checkout; fi
+autobuild task "$TASK" "$@"
 "#;
 
 /// Pushes the task's branch (approved or not: a blocked one is resumed from it).

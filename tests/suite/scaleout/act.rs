@@ -10,14 +10,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use super::engine::{self, emit, local_tree, path_with_autobuild, project, tree, BRANCH};
+use super::engine::{self, emit, emit_with, local_tree, path_with_autobuild, project, tree};
+use super::engine::{BRANCH, FEAT};
 use super::feature_fixture::{git, Project};
 
 /// One `act workflow_dispatch` of the emitted workflow.
 struct Dispatch {
     ok: bool,
     log: String,
-    /// `job display name → "succeeded" | "failed"`, as act reports each.
+    /// `job display name → "succeeded" | "failed"`: "failed" when one of its own steps failed
+    /// (act's "Job failed" line of a matrix entry reports the whole matrix job, so the entry
+    /// that succeeded after its sibling failed says "failed" too; GitHub shows each entry's own).
     results: BTreeMap<String, String>,
     /// `job display name → (seconds from the start it began, seconds it took)`.
     times: BTreeMap<String, (f64, f64)>,
@@ -29,10 +32,21 @@ struct Act {
     /// The clone act is started in (it reads the run's branch and commit from it).
     workdir: PathBuf,
     runs: u32,
+    /// The runner's `PATH`.
+    path: String,
+    /// More of the runner's environment.
+    env: Vec<(String, String)>,
 }
 
 impl Act {
+    /// The emitted workflow of `project`, on a runner that has the autobuild under test.
     fn new(project: &Project) -> Act {
+        let workflow = project.temp().join("autobuild-feat-s.yml");
+        emit(project, "github-actions", &workflow);
+        Act::of(project, workflow)
+    }
+
+    fn of(project: &Project, workflow: PathBuf) -> Act {
         let remote = project.bare_remote();
         let workdir = project.temp().join("act-workdir");
         git(
@@ -44,13 +58,13 @@ impl Act {
                 workdir.to_str().unwrap(),
             ],
         );
-        let workflow = project.temp().join("autobuild-feat-s.yml");
-        emit(project, "github-actions", &workflow);
         Act {
             workflow,
             remote,
             workdir,
             runs: 0,
+            path: path_with_autobuild(),
+            env: Vec::new(),
         }
     }
 
@@ -90,11 +104,12 @@ impl Act {
             command.arg("--env").arg(format!("{key}={value}"));
             command.env(key, value);
         }
+        command.envs(self.env.iter().map(|(k, v)| (k, v)));
         // act keeps every job's workspace and temp directory under $XDG_CACHE_HOME/act: in the
         // project's temp directory, they go with it.
         command
             .env("XDG_CACHE_HOME", project.temp().join("xdg-cache"))
-            .env("PATH", path_with_autobuild())
+            .env("PATH", &self.path)
             .env_remove("RUST_LOG")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -113,6 +128,7 @@ impl Act {
         let mut log = String::new();
         let mut results = BTreeMap::new();
         let mut started: BTreeMap<String, f64> = BTreeMap::new();
+        let mut failed_steps: BTreeMap<String, bool> = BTreeMap::new();
         let mut times = BTreeMap::new();
         for line in BufReader::new(child.stdout.take().unwrap()).lines() {
             let line = line.unwrap_or_default();
@@ -122,8 +138,13 @@ impl Act {
                 if line.contains("⭐ Run Set up job") {
                     started.entry(job.clone()).or_insert(at);
                 }
-                for result in ["succeeded", "failed"] {
-                    if line.ends_with(&format!("Job {result}")) {
+                if line.contains("❌  Failure - ") {
+                    failed_steps.insert(job.clone(), true);
+                }
+                for ending in ["succeeded", "failed"] {
+                    if line.ends_with(&format!("Job {ending}")) {
+                        let failed = failed_steps.get(&job).copied().unwrap_or(false);
+                        let result = if failed { "failed" } else { "succeeded" };
                         results.insert(job.clone(), result.to_string());
                         let began = started.get(&job).copied().unwrap_or(at);
                         times.insert(job.clone(), (began, at - began));
@@ -191,6 +212,17 @@ fn a_blocked_task_stops_only_its_dependants_and_the_run_fails_naming_them() {
     for task in ["TASK-A", "TASK-B", "TASK-C", "TASK-E"] {
         assert_eq!(project.starts(task), 1, "{task}");
     }
+    // D, skipped because B did not land, is not shown as passed: its job fails saying why.
+    assert_eq!(run.results["wave 2: TASK-D"], "failed", "{:?}", run.results);
+    assert!(
+        run.log.contains(
+            "::error title=TASK-D skipped::TASK-D skipped: it needs TASK-B, which did not land"
+        ) || run
+            .log
+            .contains("TASK-D skipped: it needs TASK-B, which did not land"),
+        "{}",
+        run.log
+    );
     // The run is red, and its last job says which tasks did not land and why.
     assert!(!run.ok);
     assert_eq!(run.results["finish"], "failed");
@@ -215,18 +247,27 @@ fn a_blocked_task_stops_only_its_dependants_and_the_run_fails_naming_them() {
 
     assert!(run.ok, "{:?}", run.results);
     assert_eq!(run.results["finish"], "succeeded");
+    assert_eq!(run.results["wave 2: TASK-D"], "succeeded");
     for task in ["TASK-A", "TASK-C", "TASK-E"] {
         assert_eq!(project.starts(task), 1, "{task}");
     }
-    // B's kept run names the first run's job workspace, which act moves between jobs (a
-    // GitHub-hosted runner's does not), so autobuild refuses to resume it and B runs afresh.
+    // B's kept run names the first run's job workspace, which act moves between jobs: the
+    // new job takes it over (`--moved-checkout`) and goes on from turn 2, which approves; run
+    // afresh it would have needed two more turns.
     assert!(
         run.log.contains("TASK-B: resuming its blocked run"),
         "{}",
         run.log
     );
-    assert!(run.log.contains("running it afresh"), "{}", run.log);
-    assert_eq!(project.starts("TASK-B"), 3, "one turn, then two afresh");
+    assert!(run.log.contains("took over the run kept in"), "{}", run.log);
+    assert_eq!(project.starts("TASK-B"), 2, "one turn, then the second");
+    let turns: Vec<u32> = project
+        .log()
+        .into_iter()
+        .filter(|(event, task, _, _)| event == "start" && task == "TASK-B")
+        .map(|(_, _, turn, _)| turn)
+        .collect();
+    assert_eq!(turns, [1, 2], "the turn numbers go on");
     assert_eq!(project.starts("TASK-D"), 1);
     let main = git(
         &act.remote,
@@ -253,12 +294,18 @@ fn tasks_can_be_skipped_and_abandoned_by_the_dispatch() {
     assert_eq!(project.starts("TASK-B"), 0);
     assert_eq!(project.starts("TASK-E"), 0);
     assert_eq!(project.starts("TASK-C"), 1);
+    // D is given up with B: its job passes.
+    assert_eq!(
+        run.results["wave 2: TASK-D"], "succeeded",
+        "{:?}",
+        run.results
+    );
     // E was only skipped for this run: it is pending, and that is not success.
     assert_eq!(run.results["finish"], "failed");
     let outcome = run
         .log
         .lines()
-        .find(|l| l.contains("did not land"))
+        .find(|l| l.contains("task(s) did not land"))
         .unwrap_or_else(|| panic!("no outcome line:\n{}", run.log));
     assert!(outcome.contains("pending: TASK-E"), "{outcome}");
     assert!(outcome.contains("abandoned: TASK-B"), "{outcome}");
@@ -272,4 +319,97 @@ fn tasks_can_be_skipped_and_abandoned_by_the_dispatch() {
     assert!(run.ok, "{:?}", run.results);
     assert_eq!(project.starts("TASK-E"), 1);
     assert_eq!(project.starts("TASK-A"), 1);
+}
+
+/// A bare clone of this source tree's repository (its committed HEAD): the git source the
+/// install test names, as a user's fork or mirror would be. `(URL, commit)`.
+fn git_source(project: &Project) -> (String, String) {
+    let tree = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bare = project.temp().join("autobuild-source.git");
+    git(
+        project.temp(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            tree.to_str().unwrap(),
+            bare.to_str().unwrap(),
+        ],
+    );
+    let commit = git(tree, &["rev-parse", "HEAD"]).trim().to_string();
+    (format!("file://{}", bare.display()), commit)
+}
+
+/// `PATH` without any directory that has an `autobuild`, so the plan job must install it.
+fn path_without_autobuild() -> String {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let kept: Vec<PathBuf> = std::env::split_paths(&path)
+        .filter(|dir| !dir.join("autobuild").exists())
+        .collect();
+    std::env::join_paths(kept).unwrap().into_string().unwrap()
+}
+
+#[test]
+#[ignore = "needs act: run scripts/ci-engines.sh"]
+fn in_a_repository_that_is_not_autobuilds_the_jobs_install_it_once_from_the_named_git_source() {
+    let project = Project::new()
+        .task("TASK-A", "test -f lib/a.txt", "echo a > lib/a.txt")
+        .task("TASK-B", "test -f lib/b.txt", "echo b > lib/b.txt")
+        .feature(
+            FEAT,
+            "id: FEAT-S\nname: Install\ntasks:\n  - id: TASK-A\n  - id: TASK-B\n    dependencies: [TASK-A]\n",
+        )
+        .logged()
+        .commit();
+    assert!(!project.root.join("Cargo.toml").exists());
+    let (url, commit) = git_source(&project);
+    // A debug build keeps the test's compile short; the arguments are the user's to choose.
+    let args = format!("--git {url} --rev {commit} --debug autobuild");
+    let workflow = project.temp().join("autobuild-feat-s.yml");
+    let text = emit_with(&project, "github-actions", &workflow, &args);
+    assert!(
+        text.contains(&format!("cargo install --locked {args}")),
+        "{text}"
+    );
+    let mut act = Act::of(&project, workflow);
+    act.path = path_without_autobuild();
+    // The compiled dependencies are kept between runs of this test (scripts/ci-engines.sh's
+    // cache), else in the project's temporary directory.
+    let target = std::env::var("AUTOBUILD_CI_INSTALL_TARGET")
+        .unwrap_or_else(|_| project.temp().join("cargo-target").display().to_string());
+    act.env.push(("CARGO_TARGET_DIR".into(), target));
+    act.env.push(("CARGO_TERM_COLOR".into(), "never".into()));
+
+    let run = act.dispatch(&project, serde_json::json!({ "max_turns": "1" }));
+    figures(&run, "the installing dispatch");
+
+    assert!(run.ok, "{:?}", run.results);
+    // Installed once, by the plan job, from exactly that commit; the other jobs ran it.
+    let installs: Vec<&str> = run
+        .log
+        .lines()
+        .filter(|l| l.contains("Installed") && l.contains("package `autobuild v"))
+        .collect();
+    assert_eq!(installs.len(), 1, "{installs:?}");
+    assert!(
+        installs[0].contains("[autobuild FEAT-S/plan]"),
+        "{}",
+        installs[0]
+    );
+    assert!(installs[0].contains(&commit[..7]), "{}", installs[0]);
+    assert!(
+        !run.log.contains("from the cache"),
+        "act's cache stand-in always misses"
+    );
+    for job in ["wave 1: TASK-A", "wave 2: TASK-B", "land wave 2", "finish"] {
+        assert_eq!(run.results[job], "succeeded", "{job}");
+    }
+    let landed = git(
+        &act.remote,
+        &["ls-tree", "-r", "--name-only", BRANCH, "lib"],
+    );
+    assert!(
+        landed.contains("lib/a.txt") && landed.contains("lib/b.txt"),
+        "{landed}"
+    );
 }

@@ -61,13 +61,22 @@ pub fn tree(repo: &Path, rev: &str) -> String {
     git(repo, &["diff-tree", "-r", "main", rev])
 }
 
-/// `autobuild feature FEAT-S --emit <format> --output <file>` in `project`; the file.
+/// `autobuild feature FEAT-S --emit <format> --output <file>` in `project`, installing
+/// autobuild from this source tree (the runner has that version on PATH, so nothing is
+/// compiled: [`path_with_autobuild`]); the file.
 pub fn emit(project: &Project, format: &str, file: &Path) -> String {
+    let source = format!("--path {}", env!("CARGO_MANIFEST_DIR"));
+    emit_with(project, format, file, &source)
+}
+
+/// [`emit`] with the jobs installing autobuild with `cargo install <source>`.
+pub fn emit_with(project: &Project, format: &str, file: &Path, source: &str) -> String {
     let output = project.run(&[
         "feature",
         FEAT,
         "--emit",
         format,
+        &format!("--ci-install={source}"),
         "--output",
         file.to_str().unwrap(),
     ]);

@@ -98,6 +98,16 @@ fn a_blocked_task_stops_only_its_dependants_and_a_rerun_resumes_and_merges_it() 
     assert!(outcome.contains("blocked: TASK-B"), "{outcome}");
     assert!(outcome.contains("skipped: TASK-D"), "{outcome}");
     assert_eq!(project.starts("TASK-D"), 0);
+    // D's job is not shown as passed: it ends with the skipped exit code, an allowed failure.
+    assert!(
+        log.contains("TASK-D skipped: it needs TASK-B, which did not land"),
+        "{log}"
+    );
+    let d = log
+        .lines()
+        .find(|l| l.starts_with("wave-2: [TASK-D] finished in"))
+        .unwrap_or_else(|| panic!("{log}"));
+    assert!(d.trim_end().ends_with("WARN 8"), "{d}");
     for task in ["TASK-A", "TASK-B", "TASK-C", "TASK-E"] {
         assert_eq!(project.starts(task), 1, "{task}");
     }

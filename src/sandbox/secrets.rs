@@ -1,0 +1,65 @@
+//! CI credentials that no agent, check, `run` step or set-up command may see.
+//!
+//! A CI engine puts its own tokens in the environment of every job: GitLab's job token (also
+//! inside `CI_REPOSITORY_URL`), its registry and deploy passwords, GitHub's runtime and OIDC
+//! request tokens, and the push token an emitted workflow is given
+//! (`AUTOBUILD_PUSH_TOKEN`, docs/scale-out.md). Every process autobuild starts gets an
+//! environment without them ([`crate::agents::process::run`]). A confined process cannot read
+//! them from its ancestors' `/proc/<pid>/environ` either: it runs in a user namespace of its
+//! own, where the kernel refuses that read, and while any of them is in autobuild's own
+//! environment it also gets a process namespace of its own (`--unshare-pid`), so the runner
+//! and the job's shell are not even listed (nor their command lines). Unconfined (`[sandbox]
+//! mode = "off"`), a process of the same user can still read them there.
+
+/// The variables removed from every child's environment.
+pub const CI_SECRETS: &[&str] = &[
+    // GitLab CI (predefined variables that carry credentials).
+    "CI_JOB_TOKEN",
+    "CI_JOB_JWT",
+    "CI_JOB_JWT_V1",
+    "CI_JOB_JWT_V2",
+    "CI_REPOSITORY_URL",
+    "CI_REGISTRY_PASSWORD",
+    "CI_DEPENDENCY_PROXY_PASSWORD",
+    "CI_DEPLOY_PASSWORD",
+    // GitHub Actions (a step's `GITHUB_TOKEN` when a workflow passes it, the runner's own).
+    "GITHUB_TOKEN",
+    "ACTIONS_RUNTIME_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_URL",
+    // The emitted workflows' push token.
+    "AUTOBUILD_PUSH_TOKEN",
+    "PUSH_TOKEN",
+];
+
+/// Whether `is_set` finds any of [`CI_SECRETS`] (autobuild runs in a CI job with credentials).
+pub fn any_present(is_set: impl Fn(&str) -> bool) -> bool {
+    CI_SECRETS.iter().any(|name| is_set(name))
+}
+
+/// Whether autobuild's own environment has one of [`CI_SECRETS`].
+pub fn in_environment() -> bool {
+    any_present(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_job_token_or_a_push_token_counts_and_ordinary_variables_do_not() {
+        let cases: [(&[&str], bool); 5] = [
+            (&[], false),
+            (
+                &["PATH", "HOME", "CI", "GITLAB_CI", "ANTHROPIC_API_KEY"],
+                false,
+            ),
+            (&["CI_JOB_TOKEN"], true),
+            (&["AUTOBUILD_PUSH_TOKEN"], true),
+            (&["PATH", "ACTIONS_RUNTIME_TOKEN"], true),
+        ];
+        for (set, expected) in cases {
+            assert_eq!(any_present(|name| set.contains(&name)), expected, "{set:?}");
+        }
+    }
+}
