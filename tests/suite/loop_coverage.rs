@@ -117,7 +117,9 @@ fn cobertura_coverage_below_the_minimum_blocks_and_the_next_prompt_names_the_unc
 
 #[test]
 fn lcov_coverage_above_the_minimum_is_approved_on_the_first_turn() {
-    let project = project(LCOV_CMD, "build/lcov.info");
+    // A check of the same name keeps its own log.
+    let project = project(LCOV_CMD, "build/lcov.info")
+        .config("\n[checks.coverage]\ncmd = \"echo CHECK-OF-THAT-NAME\"\n");
     project.write("tests/test_edge.sh", "true\n");
     let project = project.commit();
 
@@ -131,6 +133,12 @@ fn lcov_coverage_above_the_minimum_is_approved_on_the_first_turn() {
     );
     assert_eq!(verify["coverage"]["measurement"]["covered"], 4);
     assert_eq!(project.record("gate", 1)["approved"], true);
+    let log = verify["coverage"]["check"]["log_path"].as_str().unwrap();
+    assert!(log.ends_with("turn_1_measure_check_coverage.log"), "{log}");
+    let check_log = project.run_dir().join("logs/turn_1_check_coverage.log");
+    assert!(std::fs::read_to_string(check_log)
+        .unwrap()
+        .contains("CHECK-OF-THAT-NAME"));
 }
 
 #[test]

@@ -105,6 +105,7 @@ pub fn execute(
                     Vec::new()
                 }),
             };
+            // Its own log prefix: a `[checks.coverage]` keeps its log.
             let run = |spec: &CheckSpec| {
                 run_checks(
                     std::slice::from_ref(spec),
@@ -112,7 +113,7 @@ pub fn execute(
                     &env,
                     &worktree,
                     &logs,
-                    &prefix,
+                    &format!("{prefix}measure_"),
                     &cx.cancel,
                     Some(&group_file),
                     confinement.as_ref(),
