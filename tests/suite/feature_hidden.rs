@@ -197,7 +197,13 @@ fn emitting_a_feature_that_integrates_warns_that_ci_only_checks() {
         .integration("integrate")
         .commit();
 
-    let output = project.run(&["feature", "FEAT-9", "--emit", "github-actions"]);
+    let output = project.run(&[
+        "feature",
+        "FEAT-9",
+        "--emit",
+        "github-actions",
+        "--ci-install=autobuild --version =0.1.0",
+    ]);
 
     assert_exit(&output, 0);
     let err = stderr(&output);
