@@ -163,8 +163,12 @@ impl Adapter for ClaudeCodeAdapter {
                 }
                 _ => {
                     let classified = mention_attempts(classified, attempt);
-                    let outcome = outcome(req, summary, classified, start.elapsed());
-                    return Ok(spent.apply(outcome));
+                    let outcome = spent.apply(outcome(req, summary, classified, start.elapsed()));
+                    // `num_turns` counts tool-use rounds: more than one, or a refused tool
+                    // use, means claude acted even when its result text is empty.
+                    let acted = outcome.agent_turns.is_some_and(|turns| turns > 1)
+                        || !outcome.permission_denials.is_empty();
+                    return Ok(super::empty::refuse(outcome, acted));
                 }
             }
         }
