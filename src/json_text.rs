@@ -70,7 +70,8 @@ mod tests {
         assert!(serde_json::from_str::<serde_json::Value>(raw).is_err());
         let value = parse_lenient(raw).unwrap();
         assert_eq!(value["path"], "a.txt");
-        assert_eq!(value["content"], "line 1\nline\t2\u{1b}\\n");
+        // The raw newline and tab, the escape character and the JSON escape `\n` all read.
+        assert_eq!(value["content"], "line 1\nline\t2\u{1b}\n");
         // Valid JSON is parsed as it is; what is not JSON for another reason stays an error.
         assert_eq!(parse_lenient("{\"a\": 1}").unwrap()["a"], 1);
         assert!(parse_lenient("{\"a\": ").is_err());
