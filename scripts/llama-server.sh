@@ -108,18 +108,22 @@ install_server
 install_model
 [[ $mode == install ]] && exit 0
 
-# One server, three models (llama-cpp-python loads the one a request names): the model's own
-# chat template, `chatml-function-calling` (standard `tool_calls` when a tool is forced), and a
-# 512-token context for the context-exceeded scenario.
+# One server, three models (llama-cpp-python loads the one a request names): Gemma's chat format,
+# `chatml-function-calling` (standard `tool_calls` when a tool is forced), and a 512-token
+# context for the context-exceeded scenario; and one without a chat format for the empty-answer
+# scenario. The gguf carries no chat template, so without
+# `chat_format` llama-cpp-python falls back to llama-2's `[INST]` format, and Gemma answers every
+# prompt with 0 tokens (`content: ""`, `finish_reason: stop`).
 port=$("$venv/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])') ||
     skip "cannot find a free port"
 config="$cache/server-config.json"
 cat >"$config" <<JSON
 {"host": "127.0.0.1", "port": $port, "models": [
-  {"model": "$model", "model_alias": "gemma-3-270m", "n_ctx": 4096},
+  {"model": "$model", "model_alias": "gemma-3-270m", "n_ctx": 4096, "chat_format": "gemma"},
   {"model": "$model", "model_alias": "gemma-3-270m-tools", "n_ctx": 4096,
    "chat_format": "chatml-function-calling"},
-  {"model": "$model", "model_alias": "gemma-3-270m-small", "n_ctx": 512}
+  {"model": "$model", "model_alias": "gemma-3-270m-small", "n_ctx": 512, "chat_format": "gemma"},
+  {"model": "$model", "model_alias": "gemma-3-270m-bare", "n_ctx": 4096}
 ]}
 JSON
 server_log="$cache/server.log"
@@ -135,6 +139,7 @@ export AUTOBUILD_LLAMA_URL="http://127.0.0.1:$port/v1"
 export AUTOBUILD_LLAMA_MODEL=gemma-3-270m
 export AUTOBUILD_LLAMA_TOOLS_MODEL=gemma-3-270m-tools
 export AUTOBUILD_LLAMA_SMALL_MODEL=gemma-3-270m-small
+export AUTOBUILD_LLAMA_BARE_MODEL=gemma-3-270m-bare
 started=$SECONDS
 if ! "$venv/bin/python" - "$AUTOBUILD_LLAMA_URL/models" <<'PY'; then
 import sys, time, urllib.request
