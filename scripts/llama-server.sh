@@ -44,8 +44,11 @@ case "${1:-}" in
 esac
 
 # An install that hangs (no registry) is given up after AUTOBUILD_LLAMA_INSTALL_TIMEOUT
-# seconds (default 40 minutes). The C++ build keeps its objects in the cache
-# ($cache/build), so a build cut short resumes where it stopped on the next run.
+# seconds (default 40 minutes). The C++ build keeps its objects in the cache ($cache/build),
+# but pip unpacks the sources into a new temporary directory each time, so a build cut short
+# is compiled again from the start (seen: 40 minutes were not enough on two cores shared with
+# a dozen other compilers). The multimodal library (LLAVA_BUILD, a quarter of the objects) is
+# not built: llama-cpp-python loads it only for vision models.
 bounded=""
 command -v timeout >/dev/null 2>&1 && bounded="timeout ${AUTOBUILD_LLAMA_INSTALL_TIMEOUT:-2400}"
 
@@ -68,7 +71,7 @@ install_server() {
     fi
     echo "installing llama-cpp-python[server]==$llama_cpp_python_version into $venv (built from source; log: $log)"
     local started=$SECONDS
-    if ! CMAKE_ARGS="-DGGML_NATIVE=OFF ${CMAKE_ARGS:-}" $bounded "$venv/bin/pip" install \
+    if ! CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF ${CMAKE_ARGS:-}" $bounded "$venv/bin/pip" install \
         --disable-pip-version-check --no-input --progress-bar off \
         --config-settings=build-dir="$cache/build" \
         "llama-cpp-python[server]==$llama_cpp_python_version" </dev/null >>"$log" 2>&1; then
@@ -169,8 +172,14 @@ export AUTOBUILD_LLAMA_FIGURES="$cache/figures.txt"
 if [[ -s $cache/install-seconds ]]; then
     echo "install (build from source): $(cat "$cache/install-seconds") s" >>"$AUTOBUILD_LLAMA_FIGURES"
 fi
-cargo test --locked --test suite -- --ignored --test-threads=1 --nocapture native_loop::llama_server "$@"
+# The scenarios are bounded too (AUTOBUILD_LLAMA_TEST_TIMEOUT seconds, default 30 minutes): a
+# server that stops answering fails the run instead of hanging it.
+tests_bounded=""
+command -v timeout >/dev/null 2>&1 && tests_bounded="timeout ${AUTOBUILD_LLAMA_TEST_TIMEOUT:-1800}"
+$tests_bounded cargo test --locked --test suite -- --ignored --test-threads=1 --nocapture \
+    native_loop::llama_server "$@"
 status=$?
+[[ $status == 124 ]] && echo "the scenarios did not finish within ${AUTOBUILD_LLAMA_TEST_TIMEOUT:-1800} s"
 echo "figures measured:"
 sed 's/^/    /' "$AUTOBUILD_LLAMA_FIGURES"
 exit "$status"
