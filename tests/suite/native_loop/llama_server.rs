@@ -269,6 +269,8 @@ fn llama_server_context_exceeded_names_the_setting_to_raise() {
     assert!(message.contains("--n_ctx"), "{player}");
     let lines = transcript(&project, "player");
     assert_eq!(events(&lines, "error").len(), 1, "not retried: {lines:#?}");
+    // llama-cpp-python ends the stream without a word; the answer asked whole says why.
+    assert_eq!(events(&lines, "stream_broken").len(), 1, "{lines:#?}");
 }
 
 #[test]
