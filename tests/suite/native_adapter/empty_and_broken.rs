@@ -30,7 +30,8 @@ fn an_empty_answer_fails_the_turn_on_every_dialect_and_channel() {
         )
     };
     let whitespace = || openai_text(" \n ");
-    let cases: Vec<(&str, fn() -> Response)> = vec![
+    type Answer = fn() -> Response;
+    let cases: Vec<(&str, Answer)> = vec![
         ("openai", openai_nothing),
         ("openai", null_content),
         ("openai", whitespace),
