@@ -44,8 +44,11 @@ case "${1:-}" in
 esac
 
 # An install that hangs (no registry) is given up after AUTOBUILD_LLAMA_INSTALL_TIMEOUT
-# seconds (default 40 minutes). The C++ build keeps its objects in the cache
-# ($cache/build), so a build cut short resumes where it stopped on the next run.
+# seconds (default 40 minutes). The C++ build keeps its objects in the cache ($cache/build),
+# but pip unpacks the sources into a new temporary directory each time, so a build cut short
+# is compiled again from the start (seen: 40 minutes were not enough on two cores shared with
+# a dozen other compilers). The multimodal library (LLAVA_BUILD, a quarter of the objects) is
+# not built: llama-cpp-python loads it only for vision models.
 bounded=""
 command -v timeout >/dev/null 2>&1 && bounded="timeout ${AUTOBUILD_LLAMA_INSTALL_TIMEOUT:-2400}"
 
@@ -68,7 +71,7 @@ install_server() {
     fi
     echo "installing llama-cpp-python[server]==$llama_cpp_python_version into $venv (built from source; log: $log)"
     local started=$SECONDS
-    if ! CMAKE_ARGS="-DGGML_NATIVE=OFF ${CMAKE_ARGS:-}" $bounded "$venv/bin/pip" install \
+    if ! CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF ${CMAKE_ARGS:-}" $bounded "$venv/bin/pip" install \
         --disable-pip-version-check --no-input --progress-bar off \
         --config-settings=build-dir="$cache/build" \
         "llama-cpp-python[server]==$llama_cpp_python_version" </dev/null >>"$log" 2>&1; then
@@ -108,18 +111,22 @@ install_server
 install_model
 [[ $mode == install ]] && exit 0
 
-# One server, three models (llama-cpp-python loads the one a request names): the model's own
-# chat template, `chatml-function-calling` (standard `tool_calls` when a tool is forced), and a
-# 512-token context for the context-exceeded scenario.
+# One server, three models (llama-cpp-python loads the one a request names): Gemma's chat format,
+# `chatml-function-calling` (standard `tool_calls` when a tool is forced), and a 512-token
+# context for the context-exceeded scenario; and one without a chat format for the empty-answer
+# scenario. The gguf carries no chat template, so without
+# `chat_format` llama-cpp-python falls back to llama-2's `[INST]` format, and Gemma answers every
+# prompt with 0 tokens (`content: ""`, `finish_reason: stop`).
 port=$("$venv/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])') ||
     skip "cannot find a free port"
 config="$cache/server-config.json"
 cat >"$config" <<JSON
 {"host": "127.0.0.1", "port": $port, "models": [
-  {"model": "$model", "model_alias": "gemma-3-270m", "n_ctx": 4096},
+  {"model": "$model", "model_alias": "gemma-3-270m", "n_ctx": 4096, "chat_format": "gemma"},
   {"model": "$model", "model_alias": "gemma-3-270m-tools", "n_ctx": 4096,
    "chat_format": "chatml-function-calling"},
-  {"model": "$model", "model_alias": "gemma-3-270m-small", "n_ctx": 512}
+  {"model": "$model", "model_alias": "gemma-3-270m-small", "n_ctx": 512, "chat_format": "gemma"},
+  {"model": "$model", "model_alias": "gemma-3-270m-bare", "n_ctx": 4096}
 ]}
 JSON
 server_log="$cache/server.log"
@@ -135,6 +142,7 @@ export AUTOBUILD_LLAMA_URL="http://127.0.0.1:$port/v1"
 export AUTOBUILD_LLAMA_MODEL=gemma-3-270m
 export AUTOBUILD_LLAMA_TOOLS_MODEL=gemma-3-270m-tools
 export AUTOBUILD_LLAMA_SMALL_MODEL=gemma-3-270m-small
+export AUTOBUILD_LLAMA_BARE_MODEL=gemma-3-270m-bare
 started=$SECONDS
 if ! "$venv/bin/python" - "$AUTOBUILD_LLAMA_URL/models" <<'PY'; then
 import sys, time, urllib.request
@@ -164,8 +172,14 @@ export AUTOBUILD_LLAMA_FIGURES="$cache/figures.txt"
 if [[ -s $cache/install-seconds ]]; then
     echo "install (build from source): $(cat "$cache/install-seconds") s" >>"$AUTOBUILD_LLAMA_FIGURES"
 fi
-cargo test --locked --test suite -- --ignored --test-threads=1 --nocapture native_loop::llama_server "$@"
+# The scenarios are bounded too (AUTOBUILD_LLAMA_TEST_TIMEOUT seconds, default 30 minutes): a
+# server that stops answering fails the run instead of hanging it.
+tests_bounded=""
+command -v timeout >/dev/null 2>&1 && tests_bounded="timeout ${AUTOBUILD_LLAMA_TEST_TIMEOUT:-1800}"
+$tests_bounded cargo test --locked --test suite -- --ignored --test-threads=1 --nocapture \
+    native_loop::llama_server "$@"
 status=$?
+[[ $status == 124 ]] && echo "the scenarios did not finish within ${AUTOBUILD_LLAMA_TEST_TIMEOUT:-1800} s"
 echo "figures measured:"
 sed 's/^/    /' "$AUTOBUILD_LLAMA_FIGURES"
 exit "$status"

@@ -164,7 +164,12 @@ impl Adapter for ClaudeCodeAdapter {
         let count = attempts.count();
         let (summary, classified) = attempts.last;
         let classified = mention_attempts(classified, count);
-        Ok(spent.apply(outcome(req, summary, classified, elapsed)))
+        let outcome = spent.apply(outcome(req, summary, classified, elapsed));
+        // `num_turns` counts tool-use rounds: more than one, or a refused tool use, means
+        // claude acted even when its result text is empty.
+        let acted = outcome.agent_turns.is_some_and(|turns| turns > 1)
+            || !outcome.permission_denials.is_empty();
+        Ok(super::empty::refuse(outcome, acted))
     }
 }
 

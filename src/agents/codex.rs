@@ -338,7 +338,10 @@ fn interpret(run: &Finished, cx: &Context<'_>) -> Attempt {
     outcome.cost_usd = cost_usd;
     outcome.cost_estimated = cost_usd.is_some();
     outcome.permission_denials = summary.declined_commands.clone();
-    Attempt { outcome, retry }
+    Attempt {
+        outcome: super::empty::refuse(outcome, summary.acted_items > 0),
+        retry,
+    }
 }
 
 /// codex's notices (an `error` item such as a model-metadata fallback), as context after a

@@ -19,6 +19,7 @@ pub mod codex;
 pub mod command;
 pub mod credentials;
 pub mod description;
+pub mod empty;
 pub mod login;
 pub mod native;
 pub mod pricing;
@@ -189,6 +190,22 @@ impl AgentStatus {
         }
     }
 
+    /// What the next turn's prompt is told of this ending: [`AgentStatus::message`], except
+    /// for a failure of what serves the agent (a server error, a rate limit, a refused key, an
+    /// unknown model), whose text — a server's answer body, with its file paths — is no
+    /// finding about the work: the prompt says what kind of failure it was, and the record
+    /// keeps the whole message.
+    pub fn feedback(&self) -> String {
+        match self {
+            AgentStatus::Failed { class, .. } if class.is_infrastructure() => format!(
+                "the agent's model or its server failed ({}); the error is in the run's \
+                 record. Nothing in the work caused this",
+                class.as_str()
+            ),
+            other => other.message(),
+        }
+    }
+
     /// The status of an agent process from how it ended; a non-zero exit quotes the last
     /// lines of stderr. Adapters that understand their CLI's output refine `Succeeded` and
     /// `NonZeroExit` further (API errors, rate limits, …).
@@ -244,6 +261,8 @@ pub enum AgentErrorClass {
     OutOfCredit,
     ModelNotFound,
     MaxTurns,
+    /// It ended without an error but answered nothing: no text, no tool call (module [`empty`]).
+    EmptyAnswer,
     Other,
 }
 
@@ -260,6 +279,19 @@ impl AgentErrorClass {
         )
     }
 
+    /// Whether the failure is of what serves the agent (its API, server, account or model)
+    /// rather than of the agent's work.
+    pub fn is_infrastructure(self) -> bool {
+        matches!(
+            self,
+            AgentErrorClass::ApiError
+                | AgentErrorClass::AuthMissing
+                | AgentErrorClass::RateLimited
+                | AgentErrorClass::OutOfCredit
+                | AgentErrorClass::ModelNotFound
+        )
+    }
+
     /// What an agent with this failure cannot do, for messages ("the player agent …").
     pub fn describe(self) -> &'static str {
         match self {
@@ -269,6 +301,7 @@ impl AgentErrorClass {
             AgentErrorClass::RateLimited => "is rate limited",
             AgentErrorClass::ApiError => "met an API error",
             AgentErrorClass::MaxTurns => "ran out of agent turns",
+            AgentErrorClass::EmptyAnswer => "answered nothing",
             AgentErrorClass::NonZeroExit | AgentErrorClass::Other => "failed",
         }
     }

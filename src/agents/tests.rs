@@ -119,5 +119,36 @@ fn the_agent_flag_help_names_every_adapter() {
     assert_eq!(
         description::agent_flag_help(),
         "Adapter for every role (claude-code, codex, command, openai, anthropic)"
+fn a_failure_of_the_server_reaches_the_next_prompt_as_its_kind_only() {
+    let failed = |class, message: &str| AgentStatus::Failed {
+        class,
+        message: message.to_string(),
+    };
+    let body = "http://127.0.0.1:8080/v1/chat/completions answered 500: Traceback … \
+                /venv/lib/python3.11/site-packages/llama_cpp/server/app.py";
+    for class in [
+        AgentErrorClass::ApiError,
+        AgentErrorClass::RateLimited,
+        AgentErrorClass::AuthMissing,
+        AgentErrorClass::OutOfCredit,
+        AgentErrorClass::ModelNotFound,
+    ] {
+        let feedback = failed(class, body).feedback();
+        assert!(!feedback.contains("app.py"), "{feedback}");
+        assert!(feedback.contains(class.as_str()), "{feedback}");
+        assert!(feedback.contains("Nothing in the work caused this"));
+    }
+    // The agent's own failures are told as they are.
+    for class in [
+        AgentErrorClass::EmptyAnswer,
+        AgentErrorClass::MaxTurns,
+        AgentErrorClass::NonZeroExit,
+        AgentErrorClass::Other,
+    ] {
+        assert_eq!(failed(class, "what it did").feedback(), "what it did");
+    }
+    assert_eq!(
+        AgentStatus::TimedOut.feedback(),
+        AgentStatus::TimedOut.message()
     );
 }

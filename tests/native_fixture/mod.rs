@@ -126,6 +126,18 @@ pub fn openai_text(text: &str) -> Response {
     )
 }
 
+/// A chat completion with nothing in it, as llama-cpp-python sends it for a model whose chat
+/// template makes it stop at once: `content: ""`, `finish_reason: "stop"`, 0 tokens.
+pub fn openai_nothing() -> Response {
+    Response::json(
+        200,
+        json!({
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": ""}}],
+            "usage": {"prompt_tokens": 480, "completion_tokens": 0},
+        }),
+    )
+}
+
 /// A chat completion that calls tools: (name, arguments as the model wrote them).
 pub fn openai_calls(calls: &[(&str, &str)]) -> Response {
     let tool_calls: Vec<Value> = calls

@@ -22,6 +22,12 @@ pub enum Step {
     Raw(String),
     /// Nothing for this long (the server is generating, or stuck).
     Pause(Duration),
+    /// The connection is dropped here, without the stream's end (llama-cpp-python's stream
+    /// when generation fails after its `200`, e.g. a prompt longer than the context).
+    Cut,
+    /// As the script's only step: a whole JSON answer with this status instead of a stream
+    /// (what a server says to the same request without `stream`).
+    Whole(u16, Value),
 }
 
 pub struct StreamServer {
@@ -100,6 +106,16 @@ fn serve(
         .lock()
         .unwrap()
         .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
+    if let Some(Step::Whole(status, value)) = script.first() {
+        let text = value.to_string();
+        let whole = format!(
+            "HTTP/1.1 {status} Whole\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+             connection: close\r\n\r\n{text}",
+            text.len()
+        );
+        let _ = writer.write_all(whole.as_bytes());
+        return;
+    }
     let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n\
                 transfer-encoding: chunked\r\nconnection: close\r\n\r\n";
     if writer.write_all(head.as_bytes()).is_err() {
@@ -110,6 +126,11 @@ fn serve(
         let text = match step {
             Step::Event(value) => format!("data: {value}\n\n"),
             Step::Raw(line) => format!("{line}\n\n"),
+            Step::Whole(..) => continue,
+            Step::Cut => {
+                let _ = writer.shutdown(std::net::Shutdown::Both);
+                return;
+            }
             Step::Pause(pause) => {
                 // Waits by reading: a client that gives up closes the connection, and the read
                 // sees it at once.

@@ -348,3 +348,22 @@ fn retries_stay_within_the_roles_timeout() {
     assert_eq!(sandbox.records().len(), 1);
     assert!(!outcome.status.is_success());
 }
+
+/// A result with no text, no structured output and no tool use is no answer: a failed turn;
+/// the same empty result after tool uses is a turn that acted.
+#[test]
+fn an_empty_result_is_a_failed_turn_unless_claude_acted() {
+    let sandbox = Sandbox::new(json!({
+        "player": [{"text": ""}, {"text": "", "write": {"a.txt": "a\n"}}],
+        "coach": [{"text": ""}],
+    }));
+
+    let nothing = sandbox.invoke("player", &player());
+    let (class, message) = failure(&nothing);
+    assert_eq!(class, AgentErrorClass::EmptyAnswer, "{nothing:?}");
+    assert!(message.contains("the model answered nothing"), "{message}");
+    let acted = sandbox.invoke("player", &player());
+    assert_eq!(acted.status, AgentStatus::Succeeded, "{acted:?}");
+    let coach = sandbox.invoke("coach", &coach());
+    assert_eq!(failure(&coach).0, AgentErrorClass::EmptyAnswer, "{coach:?}");
+}

@@ -3,6 +3,8 @@
 //! timeouts, verdicts, and doctor's endpoint check.
 
 use crate::native_fixture;
+#[path = "native_adapter/empty_and_broken.rs"]
+mod empty_and_broken;
 #[path = "native_adapter/streaming.rs"]
 mod streaming;
 

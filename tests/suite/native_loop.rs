@@ -254,3 +254,62 @@ fn a_failed_coach_request_reaches_the_player_as_a_note_without_the_servers_body(
     assert!(!prompt.contains(server_path), "{prompt}");
     assert!(!prompt.contains("must_fix"), "{prompt}");
 }
+
+/// A player that answers nothing (0 tokens, no tool call) has not done a turn: the turn is
+/// failed with the reason in its record and in the next prompt, and the coach's approval of
+/// it does not approve; a coach that answers nothing never approves either.
+#[test]
+fn an_empty_answer_is_a_failed_turn_for_the_player_and_never_an_approval_for_the_coach() {
+    let greeting = "greeting() {\n    printf 'Hello, %s!\\n' \"$1\"\n}\n\nfarewell() {";
+    let test = ". ./lib/greet.sh\n[ \"$(greeting Ada)\" = \"Hello, Ada!\" ] || exit 1\n";
+    let verdict = json!({
+        "decision": "approve",
+        "summary": "greeting works and is tested",
+        "issues": [],
+        "criteria": [{"id": "AC-001", "status": "met", "evidence": "tests/run.sh passes"}],
+    });
+    let player_edit =
+        args(json!({"path": "lib/greet.sh", "old_string": "farewell() {", "new_string": greeting}));
+    let player_test = args(json!({"path": "tests/test_greeting.sh", "content": test}));
+    let server = Server::start(
+        vec![
+            // Turn 1: the player answers nothing; the coach (wrongly) approves.
+            native_fixture::openai_nothing(),
+            openai_text(&verdict.to_string()),
+            // Turn 2: the player works; the coach answers nothing.
+            openai_calls(&[("edit", &player_edit), ("write", &player_test)]),
+            openai_text("Added greeting() with a test."),
+            native_fixture::openai_nothing(),
+            // Turn 3: nothing left to do; the coach approves.
+            openai_text("Nothing left to change."),
+            openai_text(&verdict.to_string()),
+        ],
+        &[MODEL],
+    );
+    let project = native_project(&server);
+
+    let output = project.run(&["task", TASK, "--auto-merge"]);
+
+    assert_exit(&output, 0);
+    let player = project.record("player", 1);
+    assert_eq!(player["agent"]["status"]["status"], "failed", "{player}");
+    assert_eq!(
+        player["agent"]["status"]["class"], "empty_answer",
+        "{player}"
+    );
+    assert!(player["agent"]["status"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("the model answered nothing"));
+    let gate = project.record("gate", 1);
+    assert_eq!(gate["approved"], false, "{gate}");
+    let coach = project.record("coach", 2);
+    assert_eq!(coach["agent"]["status"]["class"], "empty_answer", "{coach}");
+    assert_eq!(project.record("gate", 2)["approved"], false);
+    assert_eq!(project.record("gate", 3)["approved"], true);
+    assert_eq!(project.state()["status"], "merged");
+    // The second player prompt says why the first turn failed.
+    let posts = server.posts();
+    let prompt = posts[2].body["messages"][1]["content"].as_str().unwrap();
+    assert!(prompt.contains("the model answered nothing"), "{prompt}");
+}

@@ -48,6 +48,9 @@ pub struct StreamSummary {
     pub notices: Vec<String>,
     /// Commands whose execution was declined.
     pub declined_commands: Vec<String>,
+    /// Completed items that acted (a command, a file change, a tool call): codex did something
+    /// even when its final message is empty.
+    pub acted_items: u32,
     /// Lines that were not JSON objects, or too long to keep.
     pub skipped_lines: usize,
 }
@@ -127,6 +130,10 @@ impl StreamSummary {
                 if let Some(command) = text("command") {
                     self.declined_commands.push(command.to_string());
                 }
+                self.acted_items += 1;
+            }
+            Some("command_execution" | "file_change" | "mcp_tool_call" | "web_search") => {
+                self.acted_items += 1;
             }
             _ => {}
         }

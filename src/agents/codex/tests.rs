@@ -375,3 +375,26 @@ fn a_quota_codex_words_as_such_is_out_of_credit() {
     assert!(message.contains("autobuild resume"), "{message}");
     assert!(!attempt.retry);
 }
+
+#[test]
+fn a_completed_turn_with_no_message_and_no_action_is_an_empty_answer() {
+    let empty = "{\"type\":\"thread.started\",\"thread_id\":\"th-1\"}\n\
+        {\"type\":\"turn.started\"}\n\
+        {\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":10,\"output_tokens\":0}}\n";
+    let attempt = interpret(
+        &finished(ProcessEnd::Exited(0), empty, ""),
+        &context(None, true),
+    );
+    let (class, message) = failure_of(&attempt);
+    assert_eq!(class, AgentErrorClass::EmptyAnswer);
+    assert!(message.contains("answered nothing"), "{message}");
+    assert!(!attempt.retry);
+    let acted = "{\"type\":\"turn.started\"}\n\
+        {\"type\":\"item.completed\",\"item\":{\"id\":\"i1\",\"type\":\"file_change\",\"status\":\"completed\"}}\n\
+        {\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":10,\"output_tokens\":5}}\n";
+    let attempt = interpret(
+        &finished(ProcessEnd::Exited(0), acted, ""),
+        &context(None, false),
+    );
+    assert_eq!(attempt.outcome.status, AgentStatus::Succeeded);
+}

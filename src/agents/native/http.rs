@@ -69,6 +69,10 @@ pub struct Answer {
     pub retry_after: Option<Duration>,
     /// The media type (`application/json`, `text/event-stream`), when given.
     pub content_type: Option<String>,
+    /// Why the body ended before the server finished it (the connection broke, as
+    /// llama-cpp-python's does when a streamed request fails after its `200`): `body` is what
+    /// had arrived.
+    pub cut: Option<String>,
 }
 
 /// Why no answer came.
@@ -208,20 +212,33 @@ fn send_with(
     let mut reader = response.body_mut().with_config().limit(MAX_BODY).reader();
     let mut bytes = Vec::new();
     let mut chunk = [0u8; 16 * 1024];
+    let mut cut = None;
     loop {
-        let read = reader.read(&mut chunk).map_err(|e| reading(&e))?;
-        if read == 0 {
-            break;
+        match reader.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(read) => {
+                bytes.extend_from_slice(&chunk[..read]);
+                alive();
+            }
+            // A stream cut short is still an answer: what arrived says how far it got.
+            Err(e) if content_type.as_deref() == Some("text/event-stream") => {
+                cut = Some(reading(&e));
+                break;
+            }
+            Err(e) => return Err(reading(&e)),
         }
-        bytes.extend_from_slice(&chunk[..read]);
-        alive();
     }
-    let body = String::from_utf8(bytes).map_err(|e| reading(&e))?;
+    let body = match String::from_utf8(bytes) {
+        Ok(body) => body,
+        Err(e) if cut.is_some() => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        Err(e) => return Err(reading(&e)),
+    };
     Ok(Answer {
         status,
         body,
         retry_after,
         content_type,
+        cut,
     })
 }
 

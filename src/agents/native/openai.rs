@@ -155,8 +155,10 @@ pub fn parse_reply(body: &Value) -> Result<Reply, String> {
 
 /// A tool call as the model wrote it; `id` is made up from its position when missing.
 pub fn call_of(index: usize, id: Option<&str>, name: &str, raw: String) -> Call {
-    let arguments = serde_json::from_str::<Value>(if raw.trim().is_empty() { "{}" } else { &raw })
-        .map_err(|e| format!("the arguments are not JSON ({e})"));
+    // Models write raw newlines inside strings (a file's content): read leniently.
+    let arguments =
+        crate::json_text::parse_lenient(if raw.trim().is_empty() { "{}" } else { &raw })
+            .map_err(|e| format!("the arguments are not JSON ({e})"));
     Call {
         id: id.map_or_else(|| format!("call_{index}"), str::to_string),
         name: name.to_string(),

@@ -26,7 +26,7 @@ use super::transcript::Transcript;
 use super::{failure, tool_log_dir, Dialect};
 use crate::agents::pricing::{self, TokenCounts};
 use crate::agents::{
-    schema, AgentError, AgentErrorClass, AgentOutcome, AgentRequest, AgentStatus,
+    empty, schema, AgentError, AgentErrorClass, AgentOutcome, AgentRequest, AgentStatus,
     DEFAULT_AGENT_TIMEOUT,
 };
 use crate::process::{CancelToken, Redactor};
@@ -150,6 +150,8 @@ impl Session<'_> {
         let mut last_text = String::new();
         let (base_url, model) = (&self.endpoint.base_url, &self.endpoint.model);
         let mut accepts = accepts::of(base_url, model);
+        // The next answer is asked for whole, because its stream broke.
+        let mut unstreamed = false;
         if self.verdict_schema.is_some() && accepts.format != Format::JsonSchema {
             self.spent.notes.push(accepts.format.note().to_string());
         }
@@ -168,7 +170,7 @@ impl Session<'_> {
                     0 => choice,
                     _ => ToolChoice::Auto,
                 }),
-                stream: accepts.stream && self.dialect == Dialect::OpenAi,
+                stream: accepts.stream && self.dialect == Dialect::OpenAi && !unstreamed,
             });
             let reply = match self.ask(&body, cancel) {
                 Ok(reply) => reply,
@@ -188,6 +190,20 @@ impl Session<'_> {
                     self.spent.notes.push(accepts.format.note().to_string());
                     continue;
                 }
+                Err(Asked::StreamBroken(why)) if !unstreamed => {
+                    unstreamed = true;
+                    self.transcript.record(&json!({
+                        "event": "stream_broken",
+                        "turn": self.spent.turns + 1,
+                        "note": format!("{why}; asking again without streaming, for the \
+                                         server's reason"),
+                    }));
+                    continue;
+                }
+                Err(Asked::StreamBroken(why)) => {
+                    let status = self.failed(AgentErrorClass::ApiError, why);
+                    return self.outcome(status, last_text, None);
+                }
                 Err(Asked::StreamRefused) => {
                     accepts.stream = false;
                     accepts::remember(&self.endpoint.base_url, &self.endpoint.model, accepts);
@@ -199,6 +215,7 @@ impl Session<'_> {
                     continue;
                 }
             };
+            unstreamed = false;
             self.spent.turns += 1;
             self.count(&reply);
             last_text = reply.text.clone();
@@ -230,11 +247,20 @@ impl Session<'_> {
                 }
             }
             if reply.calls.is_empty() {
-                let structured = self
+                let structured: Option<Value> = self
                     .verdict_schema
                     .as_ref()
                     .and_then(|_| serde_json::from_str(reply.text.trim()).ok());
-                return self.outcome(AgentStatus::Succeeded, reply.text, structured);
+                let left = empty::Left {
+                    text: &reply.text,
+                    structured: structured.is_some(),
+                    acted: calls_run > 0,
+                };
+                let status = match empty::answered_nothing(left) {
+                    true => empty::failure(self.spent.tokens.output_tokens),
+                    false => AgentStatus::Succeeded,
+                };
+                return self.outcome(status, reply.text, structured);
             }
             if self.spent.turns >= max_turns {
                 let status = AgentStatus::Failed {
@@ -320,6 +346,8 @@ impl Session<'_> {
                 "id": call.id,
                 "tool": call.name,
                 "arguments": call.raw_arguments,
+                // As autobuild read them (`null` when they are not JSON).
+                "input": call.arguments.as_ref().ok(),
             })).collect::<Vec<_>>(),
             "stop_reason": reply.stop_reason,
             "tokens": {

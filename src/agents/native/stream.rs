@@ -242,6 +242,7 @@ mod tests {
             body: body.to_string(),
             retry_after: None,
             content_type: content_type.map(str::to_string),
+            cut: None,
         };
         assert!(is_stream(&answer(Some("text/event-stream"), "")));
         assert!(is_stream(&answer(None, "data: {}\n\n")));

@@ -27,7 +27,7 @@ pub fn execute(
         Some(p) => PlayerFacts {
             succeeded: p.succeeded(),
             changed: p.branch_changed(),
-            failure: (!p.succeeded()).then(|| p.agent.status.message()),
+            failure: (!p.succeeded()).then(|| p.agent.status.feedback()),
         },
         None => PlayerFacts {
             succeeded: false,

@@ -22,6 +22,10 @@ pub(super) enum Asked {
     FormatRefused,
     /// The server does not take `stream`: ask again without.
     StreamRefused,
+    /// The stream ended before the answer did, which says nothing of why (llama-cpp-python
+    /// ends it so when the prompt does not fit in the context): ask this answer again without
+    /// streaming, whose error answer says why.
+    StreamBroken(String),
 }
 
 /// An attempt that brought no reply, and whether another may.
@@ -142,10 +146,16 @@ impl Session<'_> {
             Ok(reply) => Read::Reply(reply),
             // An error in the stream is the server's error answer, sent after its 200.
             Err(stream::StreamError::Server(error)) => Read::error(url, body, 500, &error, None),
-            Err(stream::StreamError::Broken(why)) => Read::Problem(Problem::unreadable(
-                format!("{url} sent a stream autobuild cannot read: {why}"),
-                true,
-            )),
+            Err(stream::StreamError::Broken(why)) => {
+                let cut = answer
+                    .cut
+                    .as_ref()
+                    .map(|cut| format!(" ({cut})"))
+                    .unwrap_or_default();
+                Read::Refused(Asked::StreamBroken(format!(
+                    "{url} ended its stream early: {why}{cut}"
+                )))
+            }
         }
     }
 
