@@ -119,6 +119,10 @@ fn the_agent_flag_help_names_every_adapter() {
     assert_eq!(
         description::agent_flag_help(),
         "Adapter for every role (claude-code, codex, command, openai, anthropic)"
+    );
+}
+
+#[test]
 fn a_failure_of_the_server_reaches_the_next_prompt_as_its_kind_only() {
     let failed = |class, message: &str| AgentStatus::Failed {
         class,
