@@ -23,7 +23,7 @@ pub mod actions;
 pub mod github;
 pub mod gitlab;
 pub mod limits;
-
+pub mod sandbox;
 pub mod scripts;
 mod yaml;
 
@@ -49,6 +49,8 @@ pub struct EmitPlan {
     pub wall_times: BTreeMap<String, Duration>,
     /// Where the jobs get autobuild from.
     pub source: Source,
+    /// The tasks that hide paths, whose jobs need the sandbox ([`sandbox`]).
+    pub sandboxed: Vec<String>,
 }
 
 /// The exact autobuild the jobs run: the one that wrote the file.

@@ -17,6 +17,7 @@ fn plan(agents: Vec<AgentKind>) -> EmitPlan {
         source: Source::Registry {
             version: "9.8.7".into(),
         },
+        sandboxed: Vec::new(),
     }
 }
 
