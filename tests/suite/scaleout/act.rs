@@ -273,3 +273,45 @@ fn tasks_can_be_skipped_and_abandoned_by_the_dispatch() {
     assert_eq!(project.starts("TASK-E"), 1);
     assert_eq!(project.starts("TASK-A"), 1);
 }
+
+/// A feature under a hidden acceptance test (issue 26) on act: the task job provides the
+/// sandbox, its run is confined, and the feature lands with the hidden test byte-identical.
+#[test]
+#[ignore = "needs act and bubblewrap: run scripts/ci-engines.sh"]
+fn a_feature_with_a_hidden_acceptance_check_lands_with_the_hidden_test_unchanged() {
+    crate::feature_fixture::require_bwrap();
+    let project = engine::hidden_project();
+    let original = git(
+        &project.root,
+        &["show", &format!("main:{}", engine::HIDDEN_TEST)],
+    );
+    let mut act = Act::new(&project);
+
+    let run = act.dispatch(
+        &project,
+        serde_json::json!({ "max_turns": "2", "auto_merge": "true" }),
+    );
+    figures(&run, "the hidden feature's dispatch");
+
+    assert!(run.ok, "{:?}\n{}", run.results, run.log);
+    assert!(
+        run.log.contains(autobuild::feature::emit::sandbox::STEP),
+        "{}",
+        run.log
+    );
+    assert_eq!(project.starts("TASK-A"), 1);
+    let landed = git(
+        &act.remote,
+        &["show", &format!("main:{}", engine::HIDDEN_TEST)],
+    );
+    assert_eq!(landed, original);
+    let blob = |repo: &Path| {
+        git(
+            repo,
+            &["rev-parse", &format!("main:{}", engine::HIDDEN_TEST)],
+        )
+    };
+    assert_eq!(blob(&act.remote), blob(&project.root));
+    assert_eq!(git(&act.remote, &["show", "main:lib/a.txt"]), "a\n");
+    assert!(git(&act.remote, &["branch", "--list", BRANCH]).is_empty());
+}
