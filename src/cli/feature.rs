@@ -164,10 +164,6 @@ fn emit(root: &std::path::Path, args: &FeatureArgs) -> Result<u8, Error> {
         stop_on_failure: args.stop_on_failure,
     };
     let setup = preflight(root, &args.feature, settings, Intent::DryRun)?;
-    let refused = emit::limits::hidden_refusals(&setup.layout, &setup.config, &setup.plan);
-    if !refused.is_empty() {
-        return Err(crate::diagnostic::Diagnostics(refused).into());
-    }
     if let Some(warning) = emit::limits::integrate_warning(&setup.config) {
         ui::warn(warning);
     }
@@ -190,6 +186,7 @@ fn emit(root: &std::path::Path, args: &FeatureArgs) -> Result<u8, Error> {
             .filter_map(|c| Some((c.task.clone(), c.max_wall_time?)))
             .collect(),
         source: Source::resolve(root, args.ci_install.as_deref())?,
+        sandboxed: emit::sandbox::hiding(&setup.config, &setup.plan),
     };
     let (default, text) = match args.emit {
         Some(EmitFormat::GitlabCi) => (root.join(".gitlab-ci.yml"), emit::gitlab::render(&plan)),

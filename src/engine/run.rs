@@ -291,5 +291,6 @@ fn new_state(plan: &Plan) -> RunState {
         landed: None,
         answer: None,
         signoffs: Vec::new(),
+        transplanted: None,
     }
 }

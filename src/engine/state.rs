@@ -83,6 +83,12 @@ pub struct RunState {
     /// rejection; the reports name them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub signoffs: Vec<SignOff>,
+    /// A run with hidden paths that was approved and left unmerged: its approved commit (in
+    /// its task repository) applied onto the commit it started from, in the user's repository
+    /// (`git::task_repo::transplant`). What its branch there must be at for a landing from
+    /// another checkout (`feature --land` in a CI landing job) to land it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transplanted: Option<String>,
 }
 
 pub use crate::workflow::kinds::{Answer, SignOff};

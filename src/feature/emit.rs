@@ -24,7 +24,7 @@ pub mod actions;
 pub mod github;
 pub mod gitlab;
 pub mod limits;
-
+pub mod sandbox;
 pub mod scripts;
 pub mod source;
 mod yaml;
@@ -50,6 +50,8 @@ pub struct EmitPlan {
     pub wall_times: BTreeMap<String, Duration>,
     /// Where the jobs get autobuild from.
     pub source: Source,
+    /// The tasks that hide paths, whose jobs need the sandbox ([`sandbox`]).
+    pub sandboxed: Vec<String>,
 }
 
 /// The inputs a run is started with, besides `auto_merge`: name and description.

@@ -25,6 +25,7 @@ fn plan(agents: Vec<AgentKind>) -> EmitPlan {
             ],
             origin: source::Origin::Given,
         },
+        sandboxed: Vec::new(),
     }
 }
 

@@ -146,10 +146,12 @@ pub fn land(root: &Path, feature_arg: &str, options: &LandOptions) -> Result<u8,
             &dependency_statuses(&plan, &state, id),
             record.as_ref().map(|r| r.status),
         );
+        let transplanted = record.as_ref().and_then(|r| r.transplanted.clone());
         let approved = record.and_then(|r| r.last_checkpoint);
         let task = Landable {
             id,
             approved: approved.as_deref(),
+            transplanted: transplanted.as_deref(),
         };
         let event = apply(&repo, &layout, &plan, &mut state, &task, decision, options)?;
         if let Some(FeatureEventKind::TaskMerged { .. }) = &event {
@@ -213,6 +215,9 @@ fn record(records: &Path, id: &str, feature_branch: &str) -> Option<RunState> {
 struct Landable<'a> {
     id: &'a str,
     approved: Option<&'a str>,
+    /// For a run with hidden paths, the approved change as its run put it on the task branch
+    /// of its own checkout ([`RunState::transplanted`]): what a branch from elsewhere must be.
+    transplanted: Option<&'a str>,
 }
 
 /// Why a task branch that is not exactly the approved commit is not landed, or `None` when it
@@ -287,7 +292,13 @@ fn apply(
                 Some(_) => crate::git::branch_tip(&worktree, &branch)?,
                 None => repo.resolve_branch(&branch)?,
             };
-            if let Some(refused) = not_approved(&branch, &tip, task.approved) {
+            // From its task repository, the approved commit itself; from elsewhere (a CI
+            // task job's push), what its run transplanted into its user repository.
+            let expected = match &task_repo {
+                Some(_) => task.approved,
+                None => task.transplanted.or(task.approved),
+            };
+            if let Some(refused) = not_approved(&branch, &tip, expected) {
                 state.violations.push(format!("{id}: {refused}"));
                 set(state, id, TaskStatus::Failed, Some(refused));
                 return Ok(None);

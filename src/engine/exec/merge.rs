@@ -298,6 +298,7 @@ pub fn execute(cx: &mut RunCx, strategy: Option<MergeStrategy>) -> Result<StepDo
         false
     };
     if !merge_now {
+        transplant_unmerged(cx)?;
         return Ok(StepDone::ok(
             format!(
                 "approved; merge later with `autobuild complete {}`",
@@ -408,4 +409,42 @@ impl Journal for StepJournal<'_, '_> {
 
 fn short(commit: &str) -> &str {
     commit.get(..10).unwrap_or(commit)
+}
+
+/// A run with hidden paths worked in a task repository of its own, so its approved commit is
+/// not in the user's repository. Left unmerged, its approved change is applied onto the commit
+/// it started from there (`git::task_repo::transplanted`, hidden paths untouched), recorded
+/// ([`RunState::transplanted`](crate::engine::state::RunState)), and put on the task branch
+/// of the user's repository unless that branch exists elsewhere (never moved: it may hold
+/// someone's work), so that another checkout can land it (a CI landing job).
+fn transplant_unmerged(cx: &mut RunCx) -> Result<(), Error> {
+    let Some(dir) = git::task_repo::of_worktree(&cx.state.worktree) else {
+        return Ok(());
+    };
+    let Some(approved) = cx.state.last_checkpoint.clone() else {
+        return Ok(());
+    };
+    let base = git::task_repo::task_base(&dir)?;
+    let hidden = git::task_repo::hidden_globs(&dir)?;
+    let commit = git::task_repo::transplanted(
+        cx.repo.root(),
+        &cx.state.worktree,
+        &base,
+        &approved,
+        &hidden,
+    )?;
+    let branch = cx.state.branch.clone();
+    if !cx.repo.branch_exists(&branch) {
+        cx.repo.create_branch_at(&branch, &commit)?;
+    } else if cx.repo.resolve_branch(&branch)? != commit {
+        cx.emit(EventKind::Warning {
+            message: format!(
+                "{branch} already exists in this repository and was left as it is; the approved \
+                 change is commit {commit}, which a landing from another checkout will not find \
+                 on it"
+            ),
+        });
+    }
+    cx.state.transplanted = Some(commit);
+    Ok(())
 }

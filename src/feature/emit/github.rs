@@ -11,9 +11,9 @@
 use yaml_serde::{Mapping, Value};
 
 use super::actions::{self, Pinned};
-use super::scripts;
 use super::yaml::{insert, map, num, prepend, s, seq, to_text};
 use super::{install_agents, secrets, EmitPlan};
+use super::{sandbox, scripts};
 
 /// The artifact the `plan` job shares autobuild's binary as.
 const BIN_ARTIFACT: &str = "autobuild-bin";
@@ -196,6 +196,11 @@ fn wave_job(plan: &EmitPlan, wave: usize, tasks: &[String], before: &str) -> Val
     ));
     insert(&mut restore, "if", s(READY));
     steps.push(prepend(restore, "id", s("restore")));
+    if sandbox::needed(plan, tasks) {
+        let mut provide = run_step(sandbox::STEP, sandbox::PROVIDE);
+        insert(&mut provide, "if", s(READY));
+        steps.push(provide);
+    }
     let mut run = run_step("Run the task", scripts::RUN_TASK);
     let mut env = Mapping::new();
     env.insert("RESUME".into(), s("${{ steps.restore.outputs.resume }}"));

@@ -11,9 +11,9 @@
 
 use yaml_serde::{Mapping, Value};
 
-use super::scripts;
 use super::yaml::{map, num, s, seq, to_text};
 use super::{install_agents, EmitPlan, AUTO_MERGE, INPUTS};
+use super::{sandbox, scripts};
 
 /// The endings of a task job the landing after it deals with: `autobuild task`'s failed (1),
 /// blocked (3), stalled (4) and waiting (6), and a task skipped for a dependency that did not
@@ -140,7 +140,7 @@ fn wave_job(plan: &EmitPlan, wave: usize, tasks: &[String]) -> Value {
     let script = format!(
         r#"{PRELUDE}{fetch}{setup}{agents}out=$(mktemp)
 {select}if [ "$(sed -n 's/^ready=//p' "$out" | tail -n 1)" != true ]; then exit 0; fi
-{restore}RESUME=$(sed -n 's/^resume=//p' "$out" | tail -n 1)
+{sandbox}{restore}RESUME=$(sed -n 's/^resume=//p' "$out" | tail -n 1)
 status=0
 ( {run} ) || status=$?
 {push}if [ "$status" -ne 0 ]; then
@@ -150,6 +150,11 @@ status=0
         fetch = with_token(scripts::FETCH_FEATURE),
         setup = scripts::setup(),
         select = scripts::select("$out", false),
+        sandbox = if sandbox::needed(plan, tasks) {
+            sandbox::PROVIDE
+        } else {
+            ""
+        },
         restore = with_token(&scripts::restore("$out")),
         run = scripts::RUN_TASK.trim_end(),
         push = with_token(scripts::PUSH_TASK),

@@ -413,3 +413,79 @@ fn in_a_repository_that_is_not_autobuilds_the_jobs_install_it_once_from_the_name
         "{landed}"
     );
 }
+
+/// A feature under a hidden acceptance test (issue 26) on act: the task job provides the
+/// sandbox, its run is confined, and the feature lands with the hidden test byte-identical.
+#[test]
+#[ignore = "needs act and bubblewrap: run scripts/ci-engines.sh"]
+fn a_feature_with_a_hidden_acceptance_check_lands_with_the_hidden_test_unchanged() {
+    crate::feature_fixture::require_bwrap();
+    let project = engine::hidden_project();
+    let original = git(
+        &project.root,
+        &["show", &format!("main:{}", engine::HIDDEN_TEST)],
+    );
+    let mut act = Act::new(&project);
+
+    let run = act.dispatch(
+        &project,
+        serde_json::json!({ "max_turns": "2", "auto_merge": "true" }),
+    );
+    figures(&run, "the hidden feature's dispatch");
+
+    assert!(run.ok, "{:?}\n{}", run.results, run.log);
+    assert!(
+        run.log.contains(autobuild::feature::emit::sandbox::STEP),
+        "{}",
+        run.log
+    );
+    assert_eq!(project.starts("TASK-A"), 1);
+    let landed = git(
+        &act.remote,
+        &["show", &format!("main:{}", engine::HIDDEN_TEST)],
+    );
+    assert_eq!(landed, original);
+    let blob = |repo: &Path| {
+        git(
+            repo,
+            &["rev-parse", &format!("main:{}", engine::HIDDEN_TEST)],
+        )
+    };
+    assert_eq!(blob(&act.remote), blob(&project.root));
+    assert_eq!(git(&act.remote, &["show", "main:lib/a.txt"]), "a\n");
+    assert!(git(&act.remote, &["branch", "--list", BRANCH]).is_empty());
+}
+
+/// Where the sandbox still cannot run after the task job provided it, the run fails naming
+/// why, and no agent of the task ever started: a task that hides paths never runs unconfined.
+#[test]
+#[ignore = "needs act: run scripts/ci-engines.sh"]
+fn a_task_that_hides_paths_fails_clearly_where_the_sandbox_cannot_run() {
+    // A bubblewrap that does not exist stands for one that cannot confine.
+    let project = engine::hidden_project().env("AUTOBUILD_BWRAP", "/nonexistent/bwrap");
+    let mut act = Act::new(&project);
+
+    let run = act.dispatch(&project, serde_json::json!({ "max_turns": "2" }));
+
+    assert!(!run.ok, "{:?}", run.results);
+    assert_eq!(run.results["finish"], "failed", "{:?}", run.results);
+    assert_eq!(project.starts("TASK-A"), 0);
+    // The task job's own `autobuild task` refused the run (exit 2), saying why.
+    assert_eq!(run.results["wave 1: TASK-A"], "failed", "{:?}", run.results);
+    assert!(
+        run.log
+            .contains("[autobuild FEAT-S/wave 1: TASK-A] exit status 2"),
+        "{}",
+        run.log
+    );
+    assert!(
+        run.log.contains("need the sandbox")
+            && run
+                .log
+                .contains("AUTOBUILD_BWRAP names `/nonexistent/bwrap`"),
+        "{}",
+        run.log
+    );
+    let landed = git(&act.remote, &["ls-tree", "-r", "--name-only", "main"]);
+    assert!(!landed.contains("lib/a.txt"), "{landed}");
+}

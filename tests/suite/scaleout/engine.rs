@@ -106,3 +106,32 @@ pub fn run_logged(mut command: Command) -> (bool, String) {
     eprintln!("{text}");
     (output.status.success(), text)
 }
+
+/// The hidden acceptance test of [`hidden_project`].
+pub const HIDDEN_TEST: &str = "tests/acceptance/check.sh";
+
+/// FEAT-S as one task, TASK-A, under a hidden acceptance test (`[scope] hidden`, a check
+/// marked `hidden = true` that the profile requires), in the sandbox (`mode = "on"`), outside
+/// the system's `/tmp` (the sandbox's own).
+pub fn hidden_project() -> Project {
+    let project = Project::new_in(&super::feature_fixture::outside_system_tmp())
+        .sandbox_mode("on")
+        .task("TASK-A", "test -f lib/a.txt", "echo a > lib/a.txt\n")
+        .feature(FEAT, "id: FEAT-S\nname: Hidden\ntasks:\n  - id: TASK-A\n");
+    project.write(
+        HIDDEN_TEST,
+        "grep -qx a lib/a.txt || { echo \"lib/a.txt is not a\"; exit 1; }\necho \"1 passed\"\n",
+    );
+    let config = project.root.join(".autobuild/config.toml");
+    let text = fs::read_to_string(&config).unwrap();
+    fs::write(
+        &config,
+        format!(
+            "[scope]\nhidden = [\"tests/acceptance/**\"]\n\n{text}\n\
+             [checks.acceptance]\ncmd = \"sh {HIDDEN_TEST}\"\nhidden = true\n\n\
+             [profiles.feature]\nrequire = [\"checks.test\", \"checks.acceptance\", \"criteria\", \"coach\", \"changes\"]\n"
+        ),
+    )
+    .unwrap();
+    project.logged().commit()
+}

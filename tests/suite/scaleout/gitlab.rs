@@ -66,18 +66,45 @@ impl Pipeline {
 #[test]
 #[ignore = "needs check-jsonschema: run scripts/ci-engines.sh"]
 fn the_gitlab_pipeline_matches_gitlabs_schema() {
-    let project = project();
-    let file = project.temp().join("gitlab-ci.yml");
-    emit(&project, "gitlab-ci", &file);
-    let mut command = Command::new(engine::tool(
-        "AUTOBUILD_CHECK_JSONSCHEMA",
-        "check-jsonschema",
-    ));
-    command
-        .args(["--builtin-schema", "vendor.gitlab-ci"])
-        .arg(&file);
-    let (ok, output) = run_logged(command);
-    assert!(ok, "{output}");
+    // The plain feature, and one whose task job provides the sandbox (hidden paths).
+    for project in [project(), engine::hidden_project()] {
+        let file = project.temp().join("gitlab-ci.yml");
+        emit(&project, "gitlab-ci", &file);
+        let mut command = Command::new(engine::tool(
+            "AUTOBUILD_CHECK_JSONSCHEMA",
+            "check-jsonschema",
+        ));
+        command
+            .args(["--builtin-schema", "vendor.gitlab-ci"])
+            .arg(&file);
+        let (ok, output) = run_logged(command);
+        assert!(ok, "{output}");
+    }
+}
+
+/// A feature under a hidden acceptance test (issue 26) on gitlab-ci-local: the task job
+/// provides the sandbox, its run is confined, and the feature lands with the hidden test's
+/// blob unchanged.
+#[test]
+#[ignore = "needs gitlab-ci-local and bubblewrap: run scripts/ci-engines.sh"]
+fn a_feature_with_a_hidden_acceptance_check_lands_with_the_hidden_test_unchanged() {
+    super::feature_fixture::require_bwrap();
+    let project = engine::hidden_project();
+    let pipeline = Pipeline::new(&project);
+
+    let (ok, log) = pipeline.run(&project, &[("MAX_TURNS", "2"), ("AUTO_MERGE", "true")]);
+
+    assert!(ok, "{log}");
+    assert!(log.contains("bubblewrap is installed"), "{log}");
+    assert_eq!(project.starts("TASK-A"), 1);
+    let blob = |repo: &std::path::Path| {
+        git(
+            repo,
+            &["rev-parse", &format!("main:{}", engine::HIDDEN_TEST)],
+        )
+    };
+    assert_eq!(blob(&pipeline.remote), blob(&project.root));
+    assert_eq!(git(&pipeline.remote, &["show", "main:lib/a.txt"]), "a\n");
 }
 
 #[test]
