@@ -166,7 +166,8 @@ fn the_ci_emitters_provide_the_sandbox_to_task_jobs_that_hide_paths() {
         ("github-actions", ".github/workflows/autobuild-feat-h.yml"),
         ("gitlab-ci", ".gitlab-ci.yml"),
     ] {
-        let output = project.run(&["feature", "FEAT-H", "--emit", format]);
+        let install = "--ci-install=autobuild --version =0.1.0";
+        let output = project.run(&["feature", "FEAT-H", "--emit", format, install]);
         assert_exit(&output, 0);
         let text = std::fs::read_to_string(project.root.join(file)).unwrap();
         let provide = text
@@ -176,7 +177,7 @@ fn the_ci_emitters_provide_the_sandbox_to_task_jobs_that_hide_paths() {
         assert!(provide < run, "{format}:\n{text}");
         assert!(text.contains("kernel.apparmor_restrict_unprivileged_userns=0"));
 
-        let output = plain.run(&["feature", "FEAT-9", "--emit", format]);
+        let output = plain.run(&["feature", "FEAT-9", "--emit", format, install]);
         assert_exit(&output, 0);
         let file = file.replace("feat-h", "feat-9");
         let text = std::fs::read_to_string(plain.root.join(file)).unwrap();
