@@ -313,9 +313,16 @@ fn stale_file_path(
             None
         }
         Lookup::Missing => {
-            problems.push(missing.with_help(
-                "no task file declares this id either; `file_path` is relative to the repository root",
-            ));
+            // A finished copy (GuardKit moved the task to `completed/`) is not run again.
+            let help = match crate::task::board_state(root, &id.value) {
+                Some((state, path)) => format!(
+                    "task `{}` is in {state} ({}), which a feature takes no tasks from; remove the entry, or correct `file_path`",
+                    id.value,
+                    path.display()
+                ),
+                None => "no task file declares this id either; `file_path` is relative to the repository root".to_string(),
+            };
+            problems.push(missing.with_help(help));
             None
         }
         Lookup::Ambiguous(paths) => {

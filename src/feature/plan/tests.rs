@@ -184,6 +184,24 @@ fn a_stale_file_path_whose_id_no_task_declares_is_reported_at_its_file_path() {
 }
 
 #[test]
+fn a_stale_file_path_to_a_finished_task_says_where_it_is_and_does_not_run_it() {
+    let repo = Repo::new();
+    repo.write("tasks/completed/A/A.md", &task_file("A", &[]));
+    let text = messages(
+        repo.feature("id: FEAT-1\ntasks:\n  - id: A\n    file_path: tasks/backlog/A.md\n")
+            .unwrap_err(),
+    );
+    assert!(
+        text.contains("FEAT-1.yaml:4:16: task file `tasks/backlog/A.md` does not exist"),
+        "{text}"
+    );
+    assert!(
+        text.contains("task `A` is in completed (tasks/completed/A/A.md), which a feature takes no tasks from"),
+        "{text}"
+    );
+}
+
+#[test]
 fn a_stale_file_path_whose_id_is_ambiguous_is_reported() {
     let repo = Repo::new();
     repo.write("tasks/backlog/one.md", &task_file("A", &[]))
