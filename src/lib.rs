@@ -9,6 +9,7 @@
 pub mod agents;
 pub mod atomic_file;
 pub mod cli;
+pub mod cost;
 pub mod diagnostic;
 pub mod engine;
 pub mod error;

@@ -12,11 +12,25 @@ use crate::cli::Cli;
 use crate::error::Error;
 use crate::ui;
 
-/// `autobuild completions <SHELL>`: the completion script on stdout.
+/// `autobuild completions <SHELL>`: the completion script on stdout. It is clap_complete's
+/// dynamic registration: the shell calls `autobuild` back with `COMPLETE=<shell>` for every
+/// completion, so flags, subcommands and the values that depend on the project (task ids,
+/// workflow names, schema kinds: `cli::complete`) are all answered by the binary itself.
 pub fn completions(shell: Shell) -> Result<u8, Error> {
-    let mut command = Cli::command();
+    use clap_complete::env::{Bash, Elvish, EnvCompleter, Fish, Powershell, Zsh};
+    let completer: &dyn EnvCompleter = match shell {
+        Shell::Bash => &Bash,
+        Shell::Elvish => &Elvish,
+        Shell::Fish => &Fish,
+        Shell::PowerShell => &Powershell,
+        Shell::Zsh => &Zsh,
+        other => return Err(Error::usage(format!("no completion script for {other}"))),
+    };
+    let name = Cli::command().get_name().to_string();
     let mut script = Vec::new();
-    clap_complete::generate(shell, &mut command, "autobuild", &mut script);
+    completer
+        .write_registration("COMPLETE", &name, &name, &name, &mut script)
+        .map_err(|e| Error::runtime(format!("cannot write the completion script: {e}")))?;
     ui::line(String::from_utf8_lossy(&script).trim_end());
     Ok(0)
 }

@@ -3,6 +3,7 @@
 //! [`main`] is the only place that turns a result into an exit code and prints errors.
 
 pub mod approval;
+pub mod complete;
 pub mod demo;
 pub mod doctor;
 pub mod dry_run;
@@ -26,6 +27,7 @@ use std::process::ExitCode;
 
 use clap::parser::ValueSource;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use clap_complete::engine::ArgValueCandidates;
 
 use crate::engine::io::RunIo;
 use crate::engine::state::{Answer, RunSettings};
@@ -91,6 +93,7 @@ pub enum Command {
     /// Sign off a run waiting at an `approval` step, and continue it.
     Approve {
         /// Task id of the waiting run.
+        #[arg(add = ArgValueCandidates::new(complete::task_ids))]
         id: String,
         /// Merge right after the approval (the run lands in one step, even without a terminal).
         #[arg(long)]
@@ -102,6 +105,7 @@ pub enum Command {
     /// Reject the work of a run waiting at an `approval` step; the run ends blocked.
     Reject {
         /// Task id of the waiting run.
+        #[arg(add = ArgValueCandidates::new(complete::task_ids))]
         id: String,
         /// What must change (recorded in the report).
         #[arg(long, value_name = "TEXT")]
@@ -171,6 +175,7 @@ pub enum Command {
     /// Print the JSON Schema of a file kind, for editor completion and checking.
     Schema {
         /// workflow, config, profile or feature.
+        #[arg(add = ArgValueCandidates::new(complete::schema_kinds))]
         kind: String,
     },
     /// Check git, the agent CLIs and their credentials, and the config and workflows.
@@ -211,7 +216,7 @@ impl From<ColorWhen> for ui::colour::When {
 #[derive(Debug, Clone, Default, Args)]
 pub struct RunFlags {
     /// Workflow name or file (default: the task's `workflow`, else player-coach).
-    #[arg(long, value_name = "NAME|PATH")]
+    #[arg(long, value_name = "NAME|PATH", add = ArgValueCandidates::new(complete::workflow_names))]
     pub workflow: Option<String>,
     /// Bound on the loop's iterations (the first loop's max_iterations; a --set of the same
     /// key is refused).
@@ -274,6 +279,9 @@ pub fn terminal_io(display: ui::progress::Display) -> Result<RunIo, Error> {
 
 /// Parses the command line, runs it, and maps the result to an exit code.
 pub fn main() -> ExitCode {
+    // With COMPLETE=<shell> set (by the script `completions` prints), answer the shell's
+    // completion request and exit.
+    clap_complete::CompleteEnv::with_factory(Cli::command).complete();
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     ui::colour::init(cli.color.into());

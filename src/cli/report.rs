@@ -38,7 +38,7 @@ pub fn refresh(paths: &RunPaths, state: &RunState, held: bool) -> Result<Written
             let outcome = crate::report::recorded_outcome(state, held);
             Ok(Written {
                 markdown: None,
-                html: crate::report::write_run(paths, state, &outcome)?,
+                html: crate::report::write_run(paths, state, &outcome, None)?,
             })
         }
     }

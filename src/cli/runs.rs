@@ -246,6 +246,7 @@ pub fn complete(task_id: &str, allow_secret_in_diff: bool) -> Result<u8, Error> 
             &config.env.vars.clone().into_iter().collect::<Vec<_>>(),
             allow_secret_in_diff || run.state.settings.allow_secret_in_diff,
         ),
+        task_file: MergeRequest::task_file_of(&run.root, &run.state.task_path),
     };
     let landed = merge_run(
         &repo,
@@ -274,6 +275,9 @@ pub fn complete(task_id: &str, allow_secret_in_diff: bool) -> Result<u8, Error> 
         request.base,
         commit.get(..10).unwrap_or(&commit)
     ));
+    for note in &landed.notes {
+        ui::line(note);
+    }
     Ok(0)
 }
 

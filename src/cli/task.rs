@@ -13,7 +13,7 @@ use crate::ui::progress::Display;
 #[derive(Debug, Args)]
 pub struct TaskArgs {
     /// Task id (front-matter `id`) or path to the task file.
-    #[arg(value_name = "ID|PATH")]
+    #[arg(value_name = "ID|PATH", add = clap_complete::engine::ArgValueCandidates::new(crate::cli::complete::task_ids))]
     pub task: String,
     /// Continue on the existing task branch instead of refusing.
     #[arg(long, conflicts_with = "fresh")]

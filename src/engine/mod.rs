@@ -3,6 +3,7 @@
 //! [`events`] stream and the run [`lock`], and a run's [`io`]: its event sink, its prompter and its cancel token.
 //! A run record is checked to name only what the runner [`owned`] before anything acts on it.
 
+pub mod closing;
 pub mod cx;
 pub mod events;
 pub mod exec;

@@ -282,6 +282,7 @@ fn new_state(plan: &Plan) -> RunState {
         last_checkpoint: None,
         cost_usd: 0.0,
         cost_estimated: false,
+        cost_reported: false,
         tokens_in: 0,
         tokens_out: 0,
         outcome: None,

@@ -55,6 +55,10 @@ pub struct RunState {
     /// Some of the cost was estimated from token counts and a price table (codex).
     #[serde(default)]
     pub cost_estimated: bool,
+    /// Some agent reported a cost (zero included): without one, `cost_usd` is unknown, not
+    /// zero ([`RunState::cost`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cost_reported: bool,
     pub tokens_in: u64,
     pub tokens_out: u64,
     /// How the run ended (`None` while it has not); see [`crate::engine::outcome::record`].
@@ -259,6 +263,12 @@ fn is_zero(n: &u32) -> bool {
 pub use crate::atomic_file::{write_atomic, write_json_atomic};
 
 impl RunState {
+    /// What the run's agents reported they cost, `None` when none reported a cost (records
+    /// written before `cost_reported` count a non-zero cost as reported).
+    pub fn cost(&self) -> Option<f64> {
+        (self.cost_reported || self.cost_usd > 0.0).then_some(self.cost_usd)
+    }
+
     pub fn load(path: &Path) -> io::Result<RunState> {
         let text = crate::user_file::read_record_text(path)?;
         serde_json::from_str(&text).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))

@@ -31,5 +31,6 @@ pub mod schedule;
 pub mod show;
 pub mod state;
 pub mod task_thread;
+pub mod timeline;
 
 pub use plan::{FeaturePlan, PlannedTask};

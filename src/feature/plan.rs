@@ -201,26 +201,7 @@ fn resolve_task(
     if let Some(file_path) = &entry.file_path {
         let path = root.join(&file_path.value);
         if !path.is_file() {
-            let elsewhere = scan
-                .get()
-                .ok()
-                .and_then(|s| s.tasks.iter().find(|t| t.id == id.value))
-                .map(|t| shown(root, &t.path));
-            let help = match elsewhere {
-                Some(other) => format!(
-                    "a task with id `{}` is at {}; correct `file_path`",
-                    id.value,
-                    other.display()
-                ),
-                None => "`file_path` is relative to the repository root".to_string(),
-            };
-            problems.push(
-                file_path
-                    .pos
-                    .error(format!("task file `{}` does not exist", file_path.value))
-                    .with_help(help),
-            );
-            return None;
+            return stale_file_path(root, entry, file_path, scan, problems);
         }
         return match Task::load(&path).map(|task| task.relative_to(root)) {
             Ok(task) if task.id == id.value => Some(task),
@@ -280,6 +261,77 @@ fn resolve_task(
                     ))
                     .with_help("give the entry a `file_path`, or make the ids unique"),
             );
+            None
+        }
+    }
+}
+
+/// An entry whose `file_path` names no file: GuardKit moves task files between its state
+/// folders and its feature files keep the old path, so the task is looked up by its id (with a
+/// located warning to correct the path); only when that finds nothing usable is the stale path
+/// a problem.
+fn stale_file_path(
+    root: &Path,
+    entry: &TaskEntry,
+    file_path: &Located,
+    scan: &mut LazyScan<'_>,
+    problems: &mut Vec<Diagnostic>,
+) -> Option<Task> {
+    let id = &entry.id;
+    let missing = file_path
+        .pos
+        .error(format!("task file `{}` does not exist", file_path.value));
+    let scan = match scan.get() {
+        Ok(scan) => scan,
+        Err(message) => {
+            problems.push(
+                missing.with_help(format!("looking the task up by its id failed: {message}")),
+            );
+            return None;
+        }
+    };
+    match find_in_scan(root, scan, &id.value) {
+        Lookup::Found(task) => {
+            let mut task = *task;
+            let warning = file_path
+                .pos
+                .error(format!(
+                    "task file `{}` does not exist; using task `{}` found by its id at {}",
+                    file_path.value,
+                    id.value,
+                    shown(root, &task.path).display()
+                ))
+                .with_help(
+                    "correct `file_path` (GuardKit moves task files between its state folders)",
+                )
+                .into_warning();
+            task.warnings.insert(0, warning);
+            Some(task)
+        }
+        Lookup::Invalid(bad) => {
+            problems.extend(bad.problems.0.iter().cloned());
+            None
+        }
+        Lookup::Missing => {
+            // A finished copy (GuardKit moved the task to `completed/`) is not run again.
+            let help = match crate::task::board_state(root, &id.value) {
+                Some((state, path)) => format!(
+                    "task `{}` is in {state} ({}), which a feature takes no tasks from; remove the entry, or correct `file_path`",
+                    id.value,
+                    path.display()
+                ),
+                None => "no task file declares this id either; `file_path` is relative to the repository root".to_string(),
+            };
+            problems.push(missing.with_help(help));
+            None
+        }
+        Lookup::Ambiguous(paths) => {
+            let paths: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            problems.push(missing.with_help(format!(
+                "task id `{}` is declared by more than one file in the same state ({}); correct `file_path`",
+                id.value,
+                paths.join(" and ")
+            )));
             None
         }
     }

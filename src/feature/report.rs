@@ -19,7 +19,9 @@ use crate::report::feature::{ConflictView, FeaturePage, TaskCard};
 pub struct TaskRunInfo {
     pub turn: u32,
     pub max_turns: u32,
-    pub cost: f64,
+    /// `None` when no agent reported a cost ([`crate::cost`]).
+    pub cost: Option<f64>,
+    pub cost_estimated: bool,
     /// The last coach decision, empty when no coach ran.
     pub decision: String,
     /// The task's `report.md`, when it exists.
@@ -44,7 +46,8 @@ pub fn task_run_info(runs_dir: &Path, task_id: &str, since: &str) -> Option<Task
     Some(TaskRunInfo {
         turn: state.loops.values().map(|l| l.iteration).max().unwrap_or(0),
         max_turns: state.max_turns,
-        cost: state.cost_usd,
+        cost: state.cost(),
+        cost_estimated: state.cost_estimated,
         decision,
         report: Some(paths.report()).filter(|p| p.is_file()),
     })
@@ -155,9 +158,8 @@ pub fn render_report(state: &FeatureState, infos: &BTreeMap<String, TaskRunInfo>
     if let Some(commit) = &state.merged_commit {
         let _ = writeln!(out, "- Merged as: `{commit}`");
     }
-    let cost: f64 = infos.values().map(|i| i.cost).sum();
-    if cost > 0.0 {
-        let _ = writeln!(out, "- Cost: ${cost:.2}");
+    if let Some(cost) = crate::cost::sum(infos.values().map(|i| i.cost)) {
+        let _ = writeln!(out, "- Cost: {}", feature_cost_shown(Some(cost), infos));
     }
     for (w, wave) in state.waves.iter().enumerate() {
         let _ = writeln!(out, "\n## Wave {}\n", w + 1);
@@ -177,10 +179,10 @@ pub fn render_report(state: &FeatureState, infos: &BTreeMap<String, TaskRunInfo>
             };
             let _ = writeln!(
                 out,
-                "| {id} | {} | {} | {turns} | ${:.2} | {report} |",
+                "| {id} | {} | {} | {turns} | {} | {report} |",
                 record.title.replace('|', "\\|"),
                 record.status.as_str(),
-                info.cost
+                crate::cost::shown(info.cost, info.cost_estimated)
             );
         }
         let notes: Vec<String> = wave
@@ -209,6 +211,12 @@ pub fn render_report(state: &FeatureState, infos: &BTreeMap<String, TaskRunInfo>
     out
 }
 
+/// The feature's total cost as [`crate::cost::shown`] shows it, `~` when any task's is
+/// estimated.
+fn feature_cost_shown(total: Option<f64>, infos: &BTreeMap<String, TaskRunInfo>) -> String {
+    crate::cost::shown(total, infos.values().any(|i| i.cost_estimated))
+}
+
 /// What the feature's `report.html` shows; `links` are the task reports to link, by task id,
 /// relative to the feature's run directory.
 pub fn html_page(
@@ -226,7 +234,7 @@ pub fn html_page(
             } else {
                 String::new()
             },
-            cost: format!("${:.2}", info.cost),
+            cost: crate::cost::shown(info.cost, info.cost_estimated),
             decision: info.decision,
             message: record
                 .message
@@ -236,7 +244,10 @@ pub fn html_page(
             status: record.status.as_str().to_string(),
         }
     };
+    let (timeline, timeline_ms) = crate::feature::timeline::spans(state);
     FeaturePage {
+        timeline,
+        timeline_ms,
         feature_id: state.feature_id.clone(),
         name: state.name.clone(),
         outcome: state
@@ -248,7 +259,7 @@ pub fn html_page(
         branch: state.branch.clone(),
         base: state.base_branch.clone(),
         merged_commit: state.merged_commit.clone(),
-        cost: format!("${:.2}", infos.values().map(|i| i.cost).sum::<f64>()),
+        cost: feature_cost_shown(crate::cost::sum(infos.values().map(|i| i.cost)), infos),
         waves: state
             .waves
             .iter()
@@ -390,8 +401,8 @@ fn task_status_line(record: &TaskRecord, info: &TaskRunInfo) -> String {
     if !info.decision.is_empty() {
         parts.push(format!("coach {}", info.decision));
     }
-    if info.cost > 0.0 {
-        parts.push(format!("${:.2}", info.cost));
+    if info.cost.is_some() {
+        parts.push(crate::cost::shown(info.cost, info.cost_estimated));
     }
     if record.status == TaskStatus::Skipped {
         if let Some(message) = &record.message {
@@ -434,7 +445,7 @@ mod tests {
             "{report}"
         );
         assert!(
-            report.contains("| T0 |  | merged | 2/5 | $0.00 | [report](../T0/report.md) |"),
+            report.contains("| T0 |  | merged | 2/5 | – | [report](../T0/report.md) |"),
             "{report}"
         );
         assert!(

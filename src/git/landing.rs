@@ -386,5 +386,8 @@ fn bring_up_to_date(
     Ok(kept)
 }
 
+mod bookkeeping;
+pub use bookkeeping::NotMoved;
+
 #[cfg(test)]
 mod tests;

@@ -49,7 +49,7 @@ pub use guard::GitDirGuard;
 pub use hold::Held;
 pub use init::init_with_commit;
 pub use integrity::{backup, branch_tip, path_in_branch, reattach};
-pub use landing::{BaseMove, Landing, Prepared};
+pub use landing::{BaseMove, Landing, NotMoved, Prepared};
 pub use linked::record_linked;
 pub use locks::{remove_task_locks, AdminLock};
 pub use merge::MergeOutcome;

@@ -20,6 +20,10 @@ pub struct FeaturePage {
     pub merged_commit: Option<String>,
     pub cost: String,
     pub waves: Vec<Vec<TaskCard>>,
+    /// Every task that started, on one time axis ([`crate::feature::timeline`]).
+    pub timeline: Vec<TaskSpan>,
+    /// From the first task's start to the last one's end, in milliseconds.
+    pub timeline_ms: u64,
     pub conflict: Option<ConflictView>,
     /// Every integration check of the feature branch's tip, in order.
     pub integration: Vec<IntegrationView>,
@@ -41,6 +45,21 @@ pub struct TaskCard {
     pub message: Option<String>,
     /// The task's report, relative to the feature's run directory.
     pub link: Option<String>,
+}
+
+/// One task's bar on the feature's timeline.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TaskSpan {
+    pub id: String,
+    /// 1-based.
+    pub wave: usize,
+    pub status: String,
+    /// Where the bar starts and how wide it is, in percent of the track.
+    pub left: f64,
+    pub width: f64,
+    pub duration_ms: u64,
+    /// Not finished: the bar ends at the feature's last update.
+    pub running: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]

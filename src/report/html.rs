@@ -8,6 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use crate::cost::shown as cost;
+use crate::engine::closing::Closing;
 use crate::engine::turn::{CoachRecord, GateRecord, PlayerRecord, VerifyRecord};
 use crate::error::Error;
 use crate::report::records::{RunRecords, TurnData};
@@ -36,6 +38,12 @@ struct RunView<'a> {
     timeline: Vec<Row>,
     timeline_total: String,
     turns: Vec<TurnView<'a>>,
+    /// The branch's net change over all turns.
+    net_diff: Vec<DiffLine<'a>>,
+    /// Files the net change touches.
+    net_files: usize,
+    /// Why it stopped, recurring issues, failure class, actions, next step (as in report.md).
+    closing: Option<&'a Closing>,
     /// Answers of agent steps outside loops (a planner's plan).
     answers: Vec<super::answers::Answer>,
     version: &'static str,
@@ -120,13 +128,20 @@ pub fn render_run(records: &RunRecords) -> Result<String, Error> {
             .iter()
             .map(|s| format!("`{}`: {}", s.step, s.describe()))
             .collect(),
-        cost: cost(Some(state.cost_usd), state.cost_estimated),
+        cost: cost(state.cost(), state.cost_estimated),
         tokens_in: state.tokens_in,
         tokens_out: state.tokens_out,
         elapsed: duration(state.elapsed_ms),
         timeline,
         timeline_total: duration(total_ms),
         turns: records.turns.iter().map(turn_view).collect(),
+        net_diff: diff_lines(&records.net_diff),
+        net_files: records
+            .net_diff
+            .lines()
+            .filter(|l| l.starts_with("diff "))
+            .count(),
+        closing: records.closing.as_ref(),
         answers: super::answers::answers(state),
         version: env!("CARGO_PKG_VERSION"),
     };
@@ -271,14 +286,6 @@ fn diff_lines(diff: &str) -> Vec<DiffLine<'_>> {
             text,
         })
         .collect()
-}
-
-/// `$0.12`, `~$0.12` when estimated, `–` when nothing was reported.
-fn cost(usd: Option<f64>, estimated: bool) -> String {
-    match usd {
-        Some(usd) if usd > 0.0 => format!("{}${usd:.2}", if estimated { "~" } else { "" }),
-        _ => "–".to_string(),
-    }
 }
 
 /// `850 ms`, `12.3 s`, `4 min 05 s`.

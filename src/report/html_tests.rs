@@ -103,6 +103,8 @@ fn records() -> RunRecords {
             ],
             gate: None,
         }],
+        net_diff: "diff --git a/lib/greet.sh b/lib/greet.sh\n+<b>net</b>\n".into(),
+        closing: None,
     }
 }
 
@@ -172,7 +174,7 @@ fn nothing_from_records_becomes_markup() {
     assert!(select(&page, "script").is_empty(), "{html}");
     assert!(select(&page, "img").is_empty(), "{html}");
     assert!(select(&page, "b").is_empty(), "{html}");
-    let diff: String = select(&page, ".diff")[0].text().collect();
+    let diff: String = select(&page, "#turn-1 .diff")[0].text().collect();
     assert!(diff.contains("+<script>alert(1)</script>"), "{diff}");
     let title: String = select(&page, "h1")[0].text().collect();
     assert_eq!(title, "TASK-1: Greet <b>everyone</b>");
@@ -221,7 +223,7 @@ fn a_second_loops_turns_and_reviewers_are_loaded_and_shown_apart() {
     )
     .unwrap();
 
-    let records = RunRecords::load(&paths, state, "blocked".into());
+    let records = RunRecords::load(&paths, state, "blocked".into(), None);
 
     let loaded: Vec<(&str, u32, usize)> = records
         .turns
@@ -261,4 +263,72 @@ fn the_page_names_who_signed_off_and_when() {
         shown,
         ["signoff: rejected by Ada <Lovelace> (command) at 2026-01-01T00:02:00Z: needs a test"]
     );
+}
+
+#[test]
+fn the_closing_sections_and_the_net_diff_are_shown_escaped_and_uncollapsed() {
+    use crate::engine::closing::{Closing, LastFeedback, Recurring};
+    let mut records = records();
+    records.closing = Some(Closing {
+        why: Some("blocked: the turn limit was reached without approval".into()),
+        recurring: vec![Recurring {
+            issue: "[must_fix] <i>escape</i> the name".into(),
+            count: 2,
+        }],
+        last_feedback: Some(LastFeedback {
+            summary: "Fix the greeting".into(),
+            failing_checks: Vec::new(),
+            unmet_criteria: vec!["AC-001 not met: greets — prints nothing".into()],
+        }),
+        failure_class: Some("code — the implementation does not yet meet the requirements".into()),
+        actions: vec!["Throw the attempt away: `autobuild discard TASK-1`.".into()],
+        next_step: None,
+    });
+    let html = render_run(&records).unwrap();
+    let page = Html::parse_document(&html);
+    let text = |css: &str| -> String { select(&page, css)[0].text().collect() };
+    assert!(text("#why").contains("turn limit"));
+    assert!(text("#recurring").contains("2× [must_fix] <i>escape</i> the name"));
+    assert!(select(&page, "i").is_empty(), "{html}");
+    assert!(text("#last-feedback").contains("AC-001 not met"));
+    assert!(text("#failure-class").contains("code — "));
+    let action: Vec<String> = select(&page, "#actions li code")
+        .iter()
+        .map(|c| c.text().collect())
+        .collect();
+    assert_eq!(action, ["autobuild discard TASK-1"]);
+    assert!(select(&page, "#next-step").is_empty());
+    // The net diff is never collapsed, and printing opens every collapsed block.
+    let net = &select(&page, "#net-diff .diff")[0];
+    assert!(net
+        .ancestors()
+        .all(|a| a.value().as_element().is_none_or(|e| e.name() != "details")));
+    assert!(text("#net-diff .diff").contains("+<b>net</b>"));
+    assert!(select(&page, "b").is_empty(), "{html}");
+    let style = text("style");
+    let print = &style[style.find("@media print").expect("a print style")..];
+    assert!(print.contains("details::details-content"), "{print}");
+}
+
+#[test]
+fn an_unknown_cost_and_a_zero_cost_are_shown_apart() {
+    let mut records = records();
+    let turn = &mut records.turns[0];
+    for review in &mut turn.reviews {
+        review.agent.cost_usd = None;
+    }
+    if let Some(player) = &mut turn.player {
+        player.agent.cost_usd = None;
+    }
+    records.state.cost_usd = 0.0;
+    let page = Html::parse_document(&render_run(&records).unwrap());
+    let spend: String = select(&page, "#turn-1 .spend")[0].text().collect();
+    assert!(spend.starts_with("cost – ·"), "{spend}");
+    records.turns[0].reviews[0].agent.cost_usd = Some(0.0);
+    records.state.cost_reported = true;
+    let page = Html::parse_document(&render_run(&records).unwrap());
+    let spend: String = select(&page, "#turn-1 .spend")[0].text().collect();
+    assert!(spend.starts_with("cost $0.00 ·"), "{spend}");
+    let facts: String = select(&page, ".facts")[0].text().collect();
+    assert!(facts.contains("$0.00 · 100 tokens in"), "{facts}");
 }

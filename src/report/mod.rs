@@ -21,6 +21,7 @@ use serde::Serialize;
 
 use crate::engine::paths::RunPaths;
 use crate::engine::state::{RunState, RunStatus};
+use crate::engine::Outcome;
 use crate::error::Error;
 use crate::process::Redactor;
 
@@ -33,14 +34,19 @@ pub fn html_path(paths: &RunPaths) -> PathBuf {
 }
 
 /// Writes `report.html` for the run in `paths`, as `state` says it stands, with `outcome` as
-/// its one-sentence outcome; returns its path.
-pub fn write_run(paths: &RunPaths, state: &RunState, outcome: &str) -> Result<PathBuf, Error> {
+/// its one-sentence outcome and `ended` its outcome once it has one; returns its path.
+pub fn write_run(
+    paths: &RunPaths,
+    state: &RunState,
+    outcome: &str,
+    ended: Option<&Outcome>,
+) -> Result<PathBuf, Error> {
     let outcome = if state.status == RunStatus::Discarded {
         discarded(outcome)
     } else {
         outcome.to_string()
     };
-    let records = records::RunRecords::load(paths, state.clone(), outcome);
+    let records = records::RunRecords::load(paths, state.clone(), outcome, ended);
     write(paths, &html::render_run(&records)?)
 }
 

@@ -9,11 +9,13 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::engine::closing::{closing, Closing};
 use crate::engine::events::{read_events, Event};
 use crate::engine::paths::RunPaths;
 use crate::engine::records::{load_turns, TurnRecords};
 use crate::engine::state::RunState;
 use crate::engine::turn::{CoachRecord, GateRecord, PlayerRecord, VerifyRecord};
+use crate::engine::Outcome;
 
 /// At most this many of a check log's last lines, and bytes, go into the report.
 const LOG_LINES: usize = 40;
@@ -28,6 +30,12 @@ pub struct RunRecords {
     pub events: Vec<Event>,
     /// Every turn of every loop, the first loop's first.
     pub turns: Vec<TurnData>,
+    /// The branch's net change: from the commit the first checkpoint was made on to the run's
+    /// last checkpoint (the approved commit, or where the work stands), or why it cannot be
+    /// shown; empty when no turn changed a file.
+    pub net_diff: String,
+    /// How the run ended, for a run that has an outcome (the same value report.md renders).
+    pub closing: Option<Closing>,
 }
 
 /// One turn of one loop.
@@ -50,12 +58,21 @@ pub struct TurnData {
 impl RunRecords {
     /// Loads the run in `paths` with `state` (the caller's, which may be newer than
     /// `state.json`) and the `outcome` sentence to show.
-    pub fn load(paths: &RunPaths, state: RunState, outcome: String) -> RunRecords {
+    /// `ended` is the run's outcome once it has one.
+    pub fn load(
+        paths: &RunPaths,
+        state: RunState,
+        outcome: String,
+        ended: Option<&Outcome>,
+    ) -> RunRecords {
         let events = read_events(&paths.events()).unwrap_or_default();
         let repo_root = crate::git::Repo::discover(&paths.dir)
             .ok()
             .map(|repo| repo.root().to_path_buf());
-        let turns = load_turns(paths, &state)
+        let records = load_turns(paths, &state);
+        let closing = ended.map(|ended| closing(&state, ended, &records));
+        let net_diff = net_diff(repo_root.as_deref(), &state, &records);
+        let turns = records
             .into_iter()
             .map(|t| with_diff_and_logs(t, repo_root.as_deref()))
             .collect();
@@ -64,8 +81,37 @@ impl RunRecords {
             outcome,
             events,
             turns,
+            net_diff,
+            closing,
         }
     }
+}
+
+/// The branch's change from the commit its first checkpoint was made on to its last
+/// checkpoint, or why that cannot be shown; empty when no turn changed a file.
+fn net_diff(repo: Option<&Path>, state: &RunState, turns: &[TurnRecords]) -> String {
+    let mut checkpoints = turns
+        .iter()
+        .filter_map(|t| t.player.as_ref())
+        .filter(|p| p.checkpoint.changed)
+        .map(|p| p.checkpoint.commit.as_str());
+    let Some(first) = checkpoints.next() else {
+        return String::new();
+    };
+    let last = checkpoints.next_back().unwrap_or(first);
+    let tip = state.last_checkpoint.as_deref().unwrap_or(last);
+    let Some(repo) = repo else {
+        return "(the net diff is not available: the run directory is not in a git repository)"
+            .into();
+    };
+    crate::git::diff_text(
+        repo,
+        &format!("{first}^"),
+        tip,
+        &|_| true,
+        crate::git::PATCH_LIMIT,
+    )
+    .unwrap_or_else(|e| format!("(the net diff is not available: {e})"))
 }
 
 /// A turn's records plus what they only point at: the diff and the check logs' tails.

@@ -19,6 +19,7 @@ use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::error::Error;
 
 mod body;
+pub mod completed;
 mod criteria;
 mod duplicates;
 mod fields;

@@ -296,6 +296,41 @@ fn the_feature_html_report_draws_its_waves_and_links_every_tasks_report() {
         );
         assert!(project.run_dir("FEAT-1").join(&link).is_file(), "{task}");
     }
+    // The timeline: one bar per task, waves in order, each with its duration.
+    let rows: Vec<String> = select("#timeline + p + .timeline .row")
+        .iter()
+        .map(|r| r.value().attr("data-task").unwrap().to_string())
+        .collect();
+    assert_eq!(rows, ["TASK-A", "TASK-B", "TASK-C"]);
+    for row in select(".timeline .row") {
+        let text: String = row.text().collect();
+        assert!(
+            text.contains(" ms") || text.contains(" s"),
+            "no duration: {text}"
+        );
+        assert_eq!(row.select(&Selector::parse(".bar").unwrap()).count(), 1);
+    }
+    // command agents report no cost: "–" on the feature page as on each task's page.
+    let text = |css: &str| -> String { select(css)[0].text().collect() };
+    assert!(
+        text(".facts").contains("Cost– (no agent reported a cost)"),
+        "{}",
+        text(".facts")
+    );
+    assert!(text(".card[data-task=TASK-A] .meta").contains("cost –"));
+    let task_page = Html::parse_document(
+        &std::fs::read_to_string(project.run_dir("TASK-A").join("report.html")).unwrap(),
+    );
+    let facts: String = task_page
+        .select(&Selector::parse(".facts").unwrap())
+        .next()
+        .unwrap()
+        .text()
+        .collect();
+    assert!(
+        facts.contains("Cost– (no agent reported a cost) ·"),
+        "{facts}"
+    );
 }
 
 /// On its first turn, TASK-A's Player also points the feature branch at a commit of its own

@@ -1,6 +1,7 @@
 //! A GuardKit board beside autobuild's runs: `autobuild status ID` shows the state folder the
-//! task's file sits in now, read at that moment (GuardKit moves files on its own), and a run
-//! never moves or rewrites the task file in the user's checkout.
+//! task's file sits in now, read at that moment (GuardKit moves files on its own); a run never
+//! moves or rewrites the task file until its task lands, and the landing moves it to the
+//! board's `completed/` folder — never over a file, never through a link.
 
 use crate::loop_fixture;
 
@@ -53,4 +54,141 @@ fn a_task_outside_guardkit_folders_shows_no_board_state() {
     assert_exit(&project.run(&["task", TASK, "--no-merge"]), 0);
     let shown = stdout(&project.run(&["status", TASK]));
     assert!(!shown.contains("guardkit:"), "{shown}");
+}
+
+/// A project whose task sits on a GuardKit board at `path`, committed.
+fn board_project(path: &str, extra: &[(&str, &str)]) -> (Project, String) {
+    let project = Project::new();
+    let task = project.read(".autobuild/tasks/TASK-1.md");
+    fs::remove_file(project.root.join(".autobuild/tasks/TASK-1.md")).unwrap();
+    let task = task.replacen("---\n", "---\nstatus: in_review\n", 1);
+    project.write(path, &task);
+    for (file, text) in extra {
+        project.write(file, text);
+    }
+    (project.commit(), task)
+}
+
+#[test]
+fn a_landed_task_s_file_moves_to_completed_in_the_landing_commit() {
+    let (project, task) = board_project("tasks/in_review/TASK-1-greeting.md", &[]);
+
+    let output = project.run(&["task", TASK, "--auto-merge"]);
+
+    assert_exit(&output, 0);
+    // One squashed commit carries the work and the move; the checkout follows it.
+    assert_eq!(project.git(&["rev-list", "--count", "main"]).trim(), "2");
+    let files = project.git(&["show", "--no-renames", "--name-status", "--format=", "main"]);
+    assert!(
+        files.contains("D\ttasks/in_review/TASK-1-greeting.md"),
+        "{files}"
+    );
+    assert!(
+        files.contains("A\ttasks/completed/TASK-1-greeting.md"),
+        "{files}"
+    );
+    assert!(files.contains("lib/greet.sh"), "{files}");
+    let moved = project.show("main", "tasks/completed/TASK-1-greeting.md");
+    assert_eq!(
+        moved,
+        task.replace("status: in_review", "status: completed")
+    );
+    assert_eq!(project.read("tasks/completed/TASK-1-greeting.md"), moved);
+    assert!(!project
+        .root
+        .join("tasks/in_review/TASK-1-greeting.md")
+        .exists());
+    assert_eq!(project.git(&["status", "--porcelain"]).trim(), "");
+    // The merge step says what it moved (its summary in the event stream).
+    let events = fs::read_to_string(project.run_dir().join("events.jsonl")).unwrap();
+    assert!(
+        events.lines().any(|line| line.contains(r#""step_finished""#)
+            && line.contains("moved the task file tasks/in_review/TASK-1-greeting.md to tasks/completed/TASK-1-greeting.md")),
+        "{events}"
+    );
+}
+
+#[test]
+fn a_file_already_at_the_destination_is_never_overwritten_and_the_work_still_lands() {
+    let (project, task) = board_project(
+        "tasks/in_review/TASK-1-greeting.md",
+        &[(
+            "tasks/completed/TASK-1-greeting.md",
+            "the user's own file\n",
+        )],
+    );
+
+    let output = project.run(&["task", TASK, "--auto-merge"]);
+
+    assert_exit(&output, 0);
+    assert!(project.show("main", "lib/greet.sh").contains("Hello, %s!"));
+    assert_eq!(
+        project.show("main", "tasks/completed/TASK-1-greeting.md"),
+        "the user's own file\n"
+    );
+    assert_eq!(
+        project.show("main", "tasks/in_review/TASK-1-greeting.md"),
+        task
+    );
+    let shown = format!("{}{}", stdout(&output), loop_fixture::stderr(&output));
+    assert!(
+        shown.contains("the task file tasks/in_review/TASK-1-greeting.md stays where it is, not moved to tasks/completed/TASK-1-greeting.md: tasks/completed/TASK-1-greeting.md is already there"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn a_completed_folder_that_is_a_link_is_not_followed() {
+    let project = Project::new();
+    let task = project.read(".autobuild/tasks/TASK-1.md");
+    fs::remove_file(project.root.join(".autobuild/tasks/TASK-1.md")).unwrap();
+    project.write(".guardkit/tasks/backlog/TASK-1.md", &task);
+    fs::create_dir_all(project.root.join("elsewhere")).unwrap();
+    fs::create_dir_all(project.root.join(".guardkit/tasks")).unwrap();
+    std::os::unix::fs::symlink(
+        "../../elsewhere",
+        project.root.join(".guardkit/tasks/completed"),
+    )
+    .unwrap();
+    let project = project.commit();
+
+    let output = project.run(&["task", TASK, "--auto-merge"]);
+
+    assert_exit(&output, 0);
+    assert_eq!(
+        project.show("main", ".guardkit/tasks/backlog/TASK-1.md"),
+        task
+    );
+    assert!(fs::read_dir(project.root.join("elsewhere"))
+        .unwrap()
+        .next()
+        .is_none());
+    let shown = loop_fixture::stderr(&output);
+    assert!(
+        shown.contains(".guardkit/tasks/completed is already there"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn complete_moves_the_file_too_and_says_so() {
+    let (project, _) = board_project(".guardkit/tasks/TASK-1.md", &[]);
+    assert_exit(&project.run(&["task", TASK, "--no-merge"]), 0);
+    // Until it lands, the file stays where it is.
+    assert!(project.root.join(".guardkit/tasks/TASK-1.md").is_file());
+
+    let output = project.run(&["complete", TASK]);
+
+    assert_exit(&output, 0);
+    assert!(
+        stdout(&output).contains(
+            "moved the task file .guardkit/tasks/TASK-1.md to .guardkit/tasks/completed/TASK-1.md"
+        ),
+        "{}",
+        stdout(&output)
+    );
+    assert!(project
+        .show("main", ".guardkit/tasks/completed/TASK-1.md")
+        .contains("status: completed"));
+    assert!(!project.root.join(".guardkit/tasks/TASK-1.md").exists());
 }

@@ -288,3 +288,99 @@ fn open_uses_the_platform_opener_and_says_so_when_there_is_none() {
         stderr(&output)
     );
 }
+
+/// Every closing section report.md has (why it stopped, recurring issues, last feedback,
+/// failure class, suggested actions, next step) is in report.html too, with the same items;
+/// returns the page.
+fn assert_html_carries_the_markdown(project: &Project) -> Html {
+    let markdown = project.report();
+    let html = page(&project.run_dir().join("report.html"));
+    assert_self_contained(&html);
+    let sections = [
+        ("Why it stopped", "#why"),
+        ("Recurring issues", "#recurring"),
+        ("Last feedback", "#last-feedback"),
+        ("Failure class", "#failure-class"),
+        ("Suggested actions", "#actions"),
+        ("Next step", "#next-step"),
+    ];
+    for (heading, id) in sections {
+        let in_markdown = markdown.contains(&format!("\n## {heading}\n"));
+        assert_eq!(
+            in_markdown,
+            !select(&html, id).is_empty(),
+            "{heading}: {markdown}"
+        );
+        if !in_markdown {
+            continue;
+        }
+        // The section's text, line by line without Markdown's marks, is the page's.
+        let body = markdown.split(&format!("\n## {heading}\n")).nth(1).unwrap();
+        let body = body.split("\n## ").next().unwrap();
+        let shown = text(&html, id).replace('\n', " ");
+        for line in body
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with("```"))
+        {
+            let line = line.trim_start_matches("- ").replace('`', "");
+            let line = line.split(" (log: ").next().unwrap();
+            assert!(shown.contains(line), "{heading}: `{line}` not in: {shown}");
+        }
+    }
+    html
+}
+
+#[test]
+fn a_blocked_run_s_page_says_why_what_recurred_the_class_and_what_to_do() {
+    let project = two_reviewer_project();
+    assert_exit(&project.run(&["task", TASK, "--workflow", "secure"]), 3);
+
+    let html = assert_html_carries_the_markdown(&project);
+
+    for id in ["#why", "#recurring", "#failure-class", "#actions"] {
+        assert!(!select(&html, id).is_empty(), "{id}");
+    }
+    assert!(
+        text(&html, "#actions").contains("autobuild discard TASK-1"),
+        "{}",
+        text(&html, "#actions")
+    );
+    // The branch's net change, not collapsed, beside the turns' own diffs.
+    let net = text(&html, "#net-diff .diff");
+    assert!(net.contains("+++ b/lib/greet.sh"), "{net}");
+    assert!(
+        net.contains(r#"+<script>alert("from the diff")</script>"#),
+        "{net}"
+    );
+    assert!(select(&html, "details #net-diff, details .net-diff").is_empty());
+    // command agents report no cost: unknown, shown the same way everywhere.
+    let facts = text(&html, ".facts");
+    assert!(
+        facts.contains("Cost– (no agent reported a cost) ·"),
+        "{facts}"
+    );
+    assert!(text(&html, "#turn-1 .spend").starts_with("cost – ·"));
+}
+
+#[test]
+fn a_waiting_and_an_approved_run_s_pages_name_the_next_step() {
+    let project = Project::new();
+    project.write(
+        ".autobuild/tasks/TASK-1.md",
+        &loop_fixture::task_file().replacen("---\n", "---\ncomplexity: 8\n", 1),
+    );
+    let project = project.commit();
+    assert_exit(&project.run(&["task", TASK, "--workflow", "guardkit"]), 6);
+    let html = assert_html_carries_the_markdown(&project);
+    let next = text(&html, "#next-step");
+    assert!(next.contains("autobuild approve TASK-1"), "{next}");
+    assert!(select(&html, "#why").is_empty());
+
+    let project = Project::new().commit();
+    assert_exit(&project.run(&["task", TASK, "--no-merge"]), 0);
+    let html = assert_html_carries_the_markdown(&project);
+    let next = text(&html, "#next-step");
+    assert!(next.contains("autobuild complete TASK-1"), "{next}");
+    assert!(text(&html, "#net-diff").contains("the approved commit"));
+    assert!(text(&html, "#net-diff .diff").contains("+++ b/lib/greet.sh"));
+}

@@ -233,3 +233,121 @@ fn a_critical_issue_waits_for_a_person_where_the_workflow_has_an_approval_step()
         std::fs::read_to_string(project.run_dir().join("prompts/turn_2_player.md")).unwrap();
     assert!(prompt.contains("CRITICAL-EVAL"), "{prompt}");
 }
+
+/// A person at the terminal, as the engine sees one: answers the questions in order and
+/// remembers what it was asked.
+struct ScriptedPerson {
+    answers: std::sync::Mutex<Vec<bool>>,
+    asked: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl autobuild::engine::io::Prompter for ScriptedPerson {
+    fn is_interactive(&self) -> bool {
+        true
+    }
+
+    fn confirm(
+        &self,
+        question: &str,
+        _cancel: &autobuild::agents::process::CancelToken,
+    ) -> Option<bool> {
+        self.asked.lock().unwrap().push(question.to_string());
+        let mut answers = self.answers.lock().unwrap();
+        // A question beyond the script is answered "no", so an extra question shows as a run
+        // that did not merge, besides the list of questions the test compares.
+        Some(!answers.is_empty() && answers.remove(0))
+    }
+}
+
+struct NoDisplay;
+
+impl autobuild::engine::events::EventSink for NoDisplay {
+    fn emit(&mut self, _event: &autobuild::engine::events::Event) {}
+}
+
+/// Runs `autobuild task TASK --workflow guardkit` in this process with a person answering
+/// `answers`; returns the outcome and the questions asked.
+fn run_at_a_terminal(
+    project: &Project,
+    no_merge: bool,
+    answers: &[bool],
+) -> (autobuild::engine::Outcome, Vec<String>) {
+    use autobuild::engine::{io::RunIo, plan::BranchPolicy, run, state::RunSettings};
+    let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let person = ScriptedPerson {
+        answers: std::sync::Mutex::new(answers.to_vec()),
+        asked: asked.clone(),
+    };
+    let settings = RunSettings {
+        workflow_arg: Some("guardkit".into()),
+        no_merge,
+        ..RunSettings::default()
+    };
+    let options = run::StartOptions {
+        policy: BranchPolicy::New,
+        yes: false,
+        io: RunIo {
+            sink: Box::new(NoDisplay),
+            prompter: Box::new(person),
+            cancel: autobuild::agents::process::CancelToken::new(),
+        },
+    };
+    let outcome = run::start(&project.root, TASK, settings, options).unwrap();
+    let asked = asked.lock().unwrap().clone();
+    (outcome, asked)
+}
+
+#[test]
+fn yes_to_the_sign_off_question_at_a_terminal_merges_without_a_second_question() {
+    let project = project(Some(8));
+
+    let (outcome, asked) = run_at_a_terminal(&project, false, &[true]);
+
+    assert_eq!(
+        asked,
+        ["Approve the work on TASK-1 (Add a greeting function) for merge?"]
+    );
+    assert_eq!(
+        outcome,
+        autobuild::engine::Outcome::Approved { merged: true }
+    );
+    assert_eq!(project.state()["status"], "merged");
+    assert!(project.show("main", "lib/greet.sh").contains("Hello, %s!"));
+    assert_eq!(
+        project.state()["completed"]["signoff"]["outputs"]["by"],
+        "terminal"
+    );
+}
+
+#[test]
+fn with_no_merge_the_terminal_sign_off_does_not_ask_for_the_merge_nor_merge() {
+    let project = project(Some(8));
+    let initial = project.git(&["rev-parse", "main"]);
+
+    let (outcome, asked) = run_at_a_terminal(&project, true, &[true]);
+
+    assert_eq!(
+        asked,
+        ["Approve the work on TASK-1 (Add a greeting function)?"]
+    );
+    assert_eq!(
+        outcome,
+        autobuild::engine::Outcome::Approved { merged: false }
+    );
+    assert_eq!(project.git(&["rev-parse", "main"]), initial);
+}
+
+#[test]
+fn no_to_the_sign_off_question_at_a_terminal_blocks_without_merging() {
+    let project = project(Some(8));
+    let initial = project.git(&["rev-parse", "main"]);
+
+    let (outcome, asked) = run_at_a_terminal(&project, false, &[false]);
+
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(
+        matches!(outcome, autobuild::engine::Outcome::Rejected { .. }),
+        "{outcome:?}"
+    );
+    assert_eq!(project.git(&["rev-parse", "main"]), initial);
+}

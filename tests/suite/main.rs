@@ -26,6 +26,7 @@ mod cli;
 mod codex_adapter;
 mod codex_failures;
 mod codex_loop;
+mod completions;
 mod crash_recovery;
 mod crash_worktree;
 mod doc_blocks;

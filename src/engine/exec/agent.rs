@@ -398,6 +398,7 @@ pub(super) fn invoke(
     }
     if let Some(cost) = outcome.cost_usd {
         cx.state.cost_usd += cost;
+        cx.state.cost_reported = true;
         cx.state.cost_estimated |= outcome.cost_estimated;
     }
     cx.state.tokens_in += outcome.usage.input;

@@ -25,20 +25,34 @@ pub fn execute(
         .map(|q| crate::workflow::expr::interpolate(q, context))
         .transpose()
         .map_err(|e| Error::runtime(format!("step `{}`: `question`: {e}", step.id)))?;
+    // The default question asks for the merge too (unless the run was started with
+    // `--no-merge`), so a "yes" at the terminal lands the run in one step: the merge step does
+    // not ask a second time. A question of the workflow's own (a plan to sign off) asks nothing
+    // about merging.
+    let merge_question = question.is_none() && !cx.state.settings.no_merge;
     let question = question.unwrap_or_else(|| {
+        let merge = if merge_question { " for merge" } else { "" };
         format!(
-            "Approve the work on {} ({}) for merge?",
+            "Approve the work on {} ({}){merge}?",
             cx.state.task_id, cx.state.title
         )
     });
     Ok(match ask(cx, &step.id, &question) {
         Asked::Approved(signed) => {
+            if merge_question && signed.answer.by == TERMINAL {
+                // Persisted with the state, so a resume after a crash merges too, as with
+                // `autobuild approve --merge`.
+                cx.state.settings.auto_merge = true;
+            }
             let outputs: ApprovalOutputs = signed.answer.clone();
             StepDone::ok(signed.describe(), outputs)
         }
         Asked::Not(done) => done,
     })
 }
+
+/// `SignOff::by` for an answer given at the terminal while the run asked.
+const TERMINAL: &str = "terminal";
 
 /// What [`ask`] got from a person.
 pub(super) enum Asked {
@@ -73,7 +87,7 @@ pub(super) fn ask(cx: &mut RunCx, step_id: &str, question: &str) -> Asked {
                     step: step_id.to_string(),
                     answer: Answer {
                         approved,
-                        by: "terminal".into(),
+                        by: TERMINAL.into(),
                         person: crate::git::person(&cx.plan.root).unwrap_or_default(),
                         at: crate::engine::cx::now(),
                         reason: if approved {

@@ -27,12 +27,27 @@ pub struct MergeRequest {
     /// Values of secret-named variables the landing must not bring into any file (empty when
     /// the user passed `--allow-secret-in-diff`).
     pub secrets: Vec<String>,
+    /// The task's file, relative to the repository root: one in a GuardKit state folder moves
+    /// to GuardKit's `completed/` folder in the commit that lands (`task::completed`).
+    pub task_file: Option<PathBuf>,
+}
+
+impl MergeRequest {
+    /// The task file of a run, relative to the repository at `root` (`None` outside it).
+    pub fn task_file_of(root: &std::path::Path, task_path: &std::path::Path) -> Option<PathBuf> {
+        match task_path.is_absolute() {
+            true => task_path.strip_prefix(root).ok().map(PathBuf::from),
+            false => Some(task_path.to_path_buf()),
+        }
+    }
 }
 
 /// What landed, and what could not be cleaned up afterwards.
 pub struct Landed {
     pub commit: String,
     pub warnings: Vec<String>,
+    /// The bookkeeping the landing carried (a GuardKit task file moved to `completed/`).
+    pub notes: Vec<String>,
 }
 
 /// Where a landing's progress is saved: the run's `state.json` (through the step's context or
@@ -59,18 +74,23 @@ pub fn merge_run(
     journal: &mut dyn Journal,
 ) -> Result<Landed, Error> {
     let mut warnings = Vec::new();
+    let mut notes = Vec::new();
     let (landing, phase, since_ms) = match journal.pending() {
         Some(Pending::Merge {
             landing,
             phase,
             since_ms,
         }) => (landing, phase, since_ms),
-        _ => match start_landing(repo, request, journal)? {
+        _ => match start_landing(repo, request, journal, &mut notes, &mut warnings)? {
             Some(started) => started,
             None => {
                 clean_up(repo, request, &mut warnings);
                 let commit = repo.resolve_branch(&request.base).unwrap_or_default();
-                return Ok(Landed { commit, warnings });
+                return Ok(Landed {
+                    commit,
+                    warnings,
+                    notes,
+                });
             }
         },
     };
@@ -110,6 +130,7 @@ pub fn merge_run(
     Ok(Landed {
         commit: landing.to,
         warnings,
+        notes,
     })
 }
 
@@ -119,6 +140,8 @@ fn start_landing(
     repo: &Repo,
     request: &MergeRequest,
     journal: &mut dyn Journal,
+    notes: &mut Vec<String>,
+    warnings: &mut Vec<String>,
 ) -> Result<Option<(Landing, MergePhase, u64)>, Error> {
     let unreviewed = |what: String| {
         Error::usage(format!(
@@ -186,6 +209,7 @@ fn start_landing(
         Prepared::UpToDate(_) => return Ok(None),
         Prepared::Ready(landing) => landing,
     };
+    let landing = with_task_completed(repo, request, landing, notes, warnings)?;
     let leaking = repo
         .paths_gaining(&landing, &request.secrets)
         .map_err(|e| merge_error(request, e.into()))?;
@@ -210,6 +234,54 @@ fn start_landing(
     }))?;
     crate::failpoint::hit("merge.prepared");
     Ok(Some((landing, MergePhase::Prepared, since_ms)))
+}
+
+/// The landing with the task's GuardKit file moved to `completed/` (and marked so), when the
+/// task has one; otherwise, or when the move cannot be made without overwriting or following
+/// anything, the landing as it was (with a warning saying why the file stayed).
+fn with_task_completed(
+    repo: &Repo,
+    request: &MergeRequest,
+    landing: Landing,
+    notes: &mut Vec<String>,
+    warnings: &mut Vec<String>,
+) -> Result<Landing, Error> {
+    let Some(from) = &request.task_file else {
+        return Ok(landing);
+    };
+    let Some(to) = crate::task::completed::completed_path(from) else {
+        return Ok(landing);
+    };
+    let rewrite = |bytes: &[u8]| match std::str::from_utf8(bytes) {
+        Ok(text) => crate::task::completed::marked_completed(text).into_bytes(),
+        Err(_) => bytes.to_vec(),
+    };
+    let message = format!(
+        "{}: move its task file to {}\n\nThe task landed (autobuild).\n",
+        request.task_id,
+        to.display()
+    );
+    let moved = repo
+        .landing_with_move(&landing, from, &to, &rewrite, &message)
+        .map_err(|e| merge_error(request, e.into()))?;
+    Ok(match moved {
+        Ok(moved) => {
+            notes.push(format!(
+                "moved the task file {} to {} (status: completed), as GuardKit does with a finished task",
+                from.display(),
+                to.display()
+            ));
+            moved
+        }
+        Err(why) => {
+            warnings.push(format!(
+                "the task file {} stays where it is, not moved to {}: {why}",
+                from.display(),
+                to.display()
+            ));
+            landing
+        }
+    })
 }
 
 /// The secret values a landing refuses to merge: those of the secret-named variables in `env`
@@ -327,8 +399,10 @@ pub fn execute(cx: &mut RunCx, strategy: Option<MergeStrategy>) -> Result<StepDo
         turns,
         approved: cx.state.last_checkpoint.clone().unwrap_or_default(),
         secrets: refused_secrets(&cx.env_vars(), cx.state.settings.allow_secret_in_diff),
+        task_file: MergeRequest::task_file_of(&cx.plan.root, &cx.state.task_path),
     };
     let repo = Repo::discover(cx.repo.root())?;
+    let notes: Vec<String>;
     let commit = match merge_run(&repo, &request, &mut StepJournal { cx: &mut *cx }) {
         Ok(landed) => {
             // Saved with the step's completion: a kill before that redoes only the clean-up.
@@ -336,6 +410,7 @@ pub fn execute(cx: &mut RunCx, strategy: Option<MergeStrategy>) -> Result<StepDo
             for message in landed.warnings {
                 cx.emit(EventKind::Warning { message });
             }
+            notes = landed.notes;
             landed.commit
         }
         Err(error) => {
@@ -356,13 +431,17 @@ pub fn execute(cx: &mut RunCx, strategy: Option<MergeStrategy>) -> Result<StepDo
             ));
         }
     };
+    let mut summary = format!(
+        "{} into {} ({})",
+        strategy.as_str(),
+        request.base,
+        short(&commit)
+    );
+    for note in notes {
+        summary.push_str(&format!("; {note}"));
+    }
     Ok(StepDone::ok(
-        format!(
-            "{} into {} ({})",
-            strategy.as_str(),
-            request.base,
-            short(&commit)
-        ),
+        summary,
         MergeOutputs {
             merged: true,
             commit,

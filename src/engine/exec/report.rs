@@ -2,16 +2,15 @@
 //! the blocked report a human reads next morning: attempts, recurring issues with counts, the
 //! last feedback, the failure class, suggested actions and where the work is preserved.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use crate::engine::closing::{closing, Closing};
 use crate::engine::cx::RunCx;
 use crate::engine::exec::StepDone;
 use crate::engine::outcome::Outcome;
 use crate::engine::paths::RunPaths;
 use crate::engine::records::{load_turns, TurnRecords};
 use crate::engine::state::{RunState, RunStatus};
-use crate::engine::turn::GateRecord;
 use crate::error::Error;
 use crate::process::Redactor;
 use crate::workflow::kinds::ReportOutputs;
@@ -42,7 +41,7 @@ pub fn write_report(
     let path = paths.report();
     crate::engine::state::write_atomic(&path, text.as_bytes())
         .map_err(|e| Error::io("cannot write", &path, e))?;
-    crate::report::write_run(paths, state, &outcome.to_string())?;
+    crate::report::write_run(paths, state, &outcome.to_string(), Some(outcome))?;
     Ok(path)
 }
 
@@ -61,13 +60,14 @@ pub fn render(state: &RunState, outcome: &Outcome, turns: &[TurnRecords]) -> Str
     for signoff in &state.signoffs {
         let _ = writeln!(out, "- Sign-off `{}`: {}", signoff.step, signoff.describe());
     }
-    if state.cost_usd > 0.0 {
+    if let Some(usd) = state.cost() {
         let estimate = if state.cost_estimated {
             " (partly estimated from token counts)"
         } else {
             ""
         };
-        let _ = writeln!(out, "- Cost: ${:.2}{estimate}", state.cost_usd);
+        let shown = crate::cost::shown(Some(usd), false);
+        let _ = writeln!(out, "- Cost: {shown}{estimate}");
     }
     if state.tokens_in + state.tokens_out > 0 {
         let _ = writeln!(
@@ -101,23 +101,7 @@ pub fn render(state: &RunState, outcome: &Outcome, turns: &[TurnRecords]) -> Str
         );
     }
     render_history(&mut out, turns);
-    if let Outcome::Waiting { step, .. } = outcome {
-        let _ = writeln!(
-            out,
-            "## Next step
-
-The run waits at the sign-off step `{step}`. Approve it with `autobuild approve {id}` (the run continues), or reject it with `autobuild reject {id} --reason \"…\"`.",
-            id = state.task_id
-        );
-    } else if !matches!(outcome, Outcome::Approved { .. }) {
-        render_blocked(&mut out, state, outcome, turns);
-    } else if matches!(outcome, Outcome::Approved { merged: false }) && !discarded {
-        let _ = writeln!(
-            out,
-            "## Next step\n\nMerge with `autobuild complete {}`, or throw the work away with `autobuild discard {}`.",
-            state.task_id, state.task_id
-        );
-    }
+    render_closing(&mut out, &closing(state, outcome, turns));
     out
 }
 
@@ -218,20 +202,21 @@ fn render_coverage(out: &mut String, turns: &[TurnRecords]) {
     out.push('\n');
 }
 
-fn render_blocked(out: &mut String, state: &RunState, outcome: &Outcome, turns: &[TurnRecords]) {
-    let _ = writeln!(out, "## Why it stopped\n\n{outcome}\n");
-    let recurring = recurring_issues(turns);
-    if !recurring.is_empty() {
+/// The end of the run's story, as [`Closing`] holds it (the HTML report renders the same).
+fn render_closing(out: &mut String, closing: &Closing) {
+    if let Some(why) = &closing.why {
+        let _ = writeln!(out, "## Why it stopped\n\n{why}\n");
+    }
+    if !closing.recurring.is_empty() {
         let _ = writeln!(out, "## Recurring issues\n");
-        for (issue, count) in &recurring {
-            let _ = writeln!(out, "- {count}× {issue}");
+        for recurring in &closing.recurring {
+            let _ = writeln!(out, "- {}× {}", recurring.count, recurring.issue);
         }
         out.push('\n');
     }
-    let last_gate = turns.iter().rev().find_map(|t| t.gate.as_ref());
-    if let Some(gate) = last_gate {
-        let _ = writeln!(out, "## Last feedback\n\n{}\n", gate.feedback.summary);
-        for check in &gate.feedback.failing_checks {
+    if let Some(feedback) = &closing.last_feedback {
+        let _ = writeln!(out, "## Last feedback\n\n{}\n", feedback.summary);
+        for check in &feedback.failing_checks {
             let _ = writeln!(
                 out,
                 "- check `{}` {} (log: `{}`)\n\n```text\n{}\n```\n",
@@ -241,165 +226,21 @@ fn render_blocked(out: &mut String, state: &RunState, outcome: &Outcome, turns: 
                 check.summary.trim_end()
             );
         }
-        for criterion in &gate.feedback.unmet_criteria {
-            let _ = writeln!(
-                out,
-                "- {} not met: {} — {}",
-                criterion.id, criterion.text, criterion.reason
-            );
+        for criterion in &feedback.unmet_criteria {
+            let _ = writeln!(out, "- {criterion}");
         }
         out.push('\n');
     }
-    let class = match outcome {
-        Outcome::AgentUnusable(stop) => format!(
-            "agent setup ({}) — the `{}` agent ({}) {}; nothing is wrong with the task or its \
-             code. Its transcript is {}",
-            stop.class.as_str(),
-            stop.role,
-            stop.agent,
-            stop.class.describe(),
-            stop.transcript.display()
-        ),
-        // A failure of the environment before any turn (the [worktree] setup command) says
-        // so itself.
-        Outcome::Failed {
-            message,
-            infrastructure: true,
-        } => message.clone(),
-        Outcome::Rejected { reason } => format!("rejected at sign-off: {reason}"),
-        Outcome::NeedsPerson { issue } => format!(
-            "needs a person — a reviewer raised a critical issue, which stops the loop at once: \
-             {issue}"
-        ),
-        _ => failure_class(turns.last(), last_gate),
-    };
-    let _ = writeln!(out, "## Failure class\n\n{class}\n");
-    if state.status == RunStatus::Discarded {
-        return;
+    if let Some(class) = &closing.failure_class {
+        let _ = writeln!(out, "## Failure class\n\n{class}\n");
     }
-    let _ = writeln!(out, "## Suggested actions\n");
-    if let Outcome::AgentUnusable(_) = outcome {
-        let _ = writeln!(
-            out,
-            "- Fix the agent's setup as the message above says (`autobuild doctor` checks the \
-             agent CLIs' logins)."
-        );
-    }
-    if let Outcome::NeedsPerson { .. } = outcome {
-        let _ = writeln!(
-            out,
-            "- Decide about the critical issue above: fix it on the branch yourself, change the \
-             task, or throw the attempt away; the loop does not go on by itself."
-        );
-    }
-    if class.starts_with("infrastructure") {
-        let _ = writeln!(out, "- Fix the environment the runner and the agents share (`[env]` in `.autobuild/config.toml`), then resume.");
-    }
-    let _ = writeln!(
-        out,
-        "- Inspect the work in `{}` and the logs under `.autobuild/runs/{}/logs/`.",
-        state.worktree.display(),
-        state.task_id
-    );
-    if matches!(outcome, Outcome::TurnLimit | Outcome::Stalled { .. }) {
-        let _ = writeln!(
-            out,
-            "- Clarify the task's requirements or criteria if the feedback shows a misunderstanding."
-        );
-    }
-    match outcome {
-        Outcome::AgentUnusable(_) => {
-            let _ = writeln!(
-                out,
-                "- Once that is fixed, continue where it stopped: `autobuild resume {}` (the \
-                 worktree and the branch are kept; the interrupted step runs again).",
-                state.task_id
-            );
-        }
-        Outcome::Cancelled | Outcome::TimedOut | Outcome::Failed { .. } => {
-            let _ = writeln!(
-                out,
-                "- Continue where it stopped: `autobuild resume {}`.",
-                state.task_id
-            );
-        }
-        _ => {
-            let _ = writeln!(
-                out,
-                "- Give it more turns on the same branch: `autobuild task {} --resume --max-turns N`.",
-                state.task_id
-            );
+    if !closing.actions.is_empty() {
+        let _ = writeln!(out, "## Suggested actions\n");
+        for action in &closing.actions {
+            let _ = writeln!(out, "- {action}");
         }
     }
-    let _ = writeln!(
-        out,
-        "- Throw the attempt away: `autobuild discard {}`.",
-        state.task_id
-    );
-}
-
-/// Coach issues and failing checks, counted across turns, most frequent first.
-fn recurring_issues(turns: &[TurnRecords]) -> Vec<(String, usize)> {
-    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-    for gate in turns.iter().filter_map(|t| t.gate.as_ref()) {
-        for issue in &gate.feedback.issues {
-            *counts
-                .entry(format!("[{}] {}", issue.severity, issue.description))
-                .or_default() += 1;
-        }
-        for check in &gate.feedback.failing_checks {
-            *counts
-                .entry(format!("check `{}` {}", check.name, check.status))
-                .or_default() += 1;
-        }
-    }
-    let mut list: Vec<(String, usize)> = counts.into_iter().filter(|(_, n)| *n > 1).collect();
-    list.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    list
-}
-
-fn failure_class(last: Option<&TurnRecords>, gate: Option<&GateRecord>) -> String {
-    // An agent that could not do its job is neither the code's fault nor the environment's
-    // checks': say which agent and where its transcript is.
-    if let Some(turn) = last {
-        let failed_agent = [
-            turn.player
-                .as_ref()
-                .filter(|p| !p.succeeded())
-                .map(|p| ("player", &p.agent, &p.transcript)),
-            turn.reviews
-                .iter()
-                .find(|c| !c.agent.status.is_success())
-                .map(|c| (c.role.as_str(), &c.agent, &c.transcript)),
-        ]
-        .into_iter()
-        .flatten()
-        .next();
-        if let Some((role, agent, transcript)) = failed_agent {
-            return format!(
-                "agent — the {role} agent did not finish its turn ({}): {}; its transcript is {}",
-                agent.status.name(),
-                agent.status.message(),
-                transcript.display()
-            );
-        }
-    }
-    let Some(gate) = gate else {
-        return "unknown: no turn reached the gate".into();
-    };
-    let infrastructure = gate
-        .feedback
-        .failing_checks
-        .iter()
-        .filter(|c| c.failure_class.as_deref() == Some("infrastructure"))
-        .collect::<Vec<_>>();
-    if let Some(check) = infrastructure.first() {
-        let advice = check.advice.clone().unwrap_or_default();
-        return format!("infrastructure — {advice}");
-    }
-    if gate.feedback.failing_checks.is_empty() && gate.feedback.issues.is_empty() {
-        "process — see the reasons above".into()
-    } else {
-        "code — the implementation does not yet meet the requirements".into()
+    if let Some(next) = &closing.next_step {
+        let _ = writeln!(out, "## Next step\n\n{next}");
     }
 }

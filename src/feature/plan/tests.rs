@@ -137,9 +137,38 @@ fn a_cycle_from_task_files_is_located_in_the_task_file() {
 }
 
 #[test]
-fn a_missing_task_file_is_reported_at_its_file_path() {
+fn a_stale_file_path_falls_back_to_the_task_id_with_a_located_warning() {
+    // GuardKit moves task files between its state folders; its feature files keep the old path.
     let repo = Repo::new();
-    repo.task("A", &[]);
+    repo.write("tasks/in_review/A.md", &task_file("A", &[]))
+        .task("B", &["A"]);
+    let plan = repo
+        .feature("id: FEAT-1\ntasks:\n  - id: A\n    file_path: tasks/backlog/A.md\n  - id: B\n")
+        .unwrap();
+    let a = plan.task("A").unwrap();
+    assert!(
+        a.task.path.ends_with("tasks/in_review/A.md"),
+        "{:?}",
+        a.task.path
+    );
+    assert_eq!(
+        plan.waves,
+        vec![vec!["A".to_string()], vec!["B".to_string()]]
+    );
+    let warning = &a.task.warnings[0];
+    assert!(warning.is_warning());
+    let text = warning.to_string();
+    assert!(
+        text.starts_with("warning: .autobuild/features/FEAT-1.yaml:4:16: task file `tasks/backlog/A.md` does not exist; using task `A` found by its id at tasks/in_review/A.md"),
+        "{text}"
+    );
+    assert!(text.contains("correct `file_path`"), "{text}");
+}
+
+#[test]
+fn a_stale_file_path_whose_id_no_task_declares_is_reported_at_its_file_path() {
+    let repo = Repo::new();
+    repo.task("B", &[]);
     let text = messages(
         repo.feature("id: FEAT-1\ntasks:\n  - id: A\n    file_path: tasks/backlog/A.md\n")
             .unwrap_err(),
@@ -149,7 +178,44 @@ fn a_missing_task_file_is_reported_at_its_file_path() {
         "{text}"
     );
     assert!(
-        text.contains("a task with id `A` is at .autobuild/tasks/A.md"),
+        text.contains("no task file declares this id either"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_stale_file_path_to_a_finished_task_says_where_it_is_and_does_not_run_it() {
+    let repo = Repo::new();
+    repo.write("tasks/completed/A/A.md", &task_file("A", &[]));
+    let text = messages(
+        repo.feature("id: FEAT-1\ntasks:\n  - id: A\n    file_path: tasks/backlog/A.md\n")
+            .unwrap_err(),
+    );
+    assert!(
+        text.contains("FEAT-1.yaml:4:16: task file `tasks/backlog/A.md` does not exist"),
+        "{text}"
+    );
+    assert!(
+        text.contains("task `A` is in completed (tasks/completed/A/A.md), which a feature takes no tasks from"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_stale_file_path_whose_id_is_ambiguous_is_reported() {
+    let repo = Repo::new();
+    repo.write("tasks/backlog/one.md", &task_file("A", &[]))
+        .write("tasks/backlog/two.md", &task_file("A", &[]));
+    let text = messages(
+        repo.feature("id: FEAT-1\ntasks:\n  - id: A\n    file_path: tasks/gone/A.md\n")
+            .unwrap_err(),
+    );
+    assert!(
+        text.contains("FEAT-1.yaml:4:16: task file `tasks/gone/A.md` does not exist"),
+        "{text}"
+    );
+    assert!(
+        text.contains("more than one file in the same state"),
         "{text}"
     );
 }

@@ -9,7 +9,7 @@ use crate::workflow::model::Action;
 
 pub static KIND: Kind = Kind {
     uses: Uses::Approval,
-    summary: "A person signs off: asked on a terminal, otherwise the run waits (exit 6) for `autobuild approve <ID>` or `autobuild reject <ID> --reason …`; a rejection blocks the run.",
+    summary: "A person signs off: asked on a terminal, otherwise the run waits (exit 6) for `autobuild approve <ID>` (`--merge` to land it too) or `autobuild reject <ID> --reason …`; a rejection blocks the run. A yes at the terminal to the default question (which asks for the merge, unless the run has `--no-merge`) also lands the run: the merge step does not ask again.",
     keys: &[Key::new(
         "question",
         "string",
