@@ -249,7 +249,7 @@ impl autobuild::engine::io::Prompter for ScriptedPerson {
     fn confirm(
         &self,
         question: &str,
-        _cancel: &autobuild::agents::process::CancelToken,
+        _cancel: &autobuild::process::CancelToken,
     ) -> Option<bool> {
         self.asked.lock().unwrap().push(question.to_string());
         let mut answers = self.answers.lock().unwrap();
@@ -286,10 +286,11 @@ fn run_at_a_terminal(
     let options = run::StartOptions {
         policy: BranchPolicy::New,
         yes: false,
+        moved_checkout: false,
         io: RunIo {
             sink: Box::new(NoDisplay),
             prompter: Box::new(person),
-            cancel: autobuild::agents::process::CancelToken::new(),
+            cancel: autobuild::process::CancelToken::new(),
         },
     };
     let outcome = run::start(&project.root, TASK, settings, options).unwrap();
