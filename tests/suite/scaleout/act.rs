@@ -460,7 +460,7 @@ fn a_feature_with_a_hidden_acceptance_check_lands_with_the_hidden_test_unchanged
 /// why, and no agent of the task ever started: a task that hides paths never runs unconfined.
 #[test]
 #[ignore = "needs act: run scripts/ci-engines.sh"]
-fn a_task_that_hides_paths_fails_clearly_where_the_sandbox_cannot_run() {
+fn a_task_that_hides_paths_fails_clearly_where_bubblewrap_cannot_run() {
     // A bubblewrap that does not exist stands for one that cannot confine.
     let project = engine::hidden_project().env("AUTOBUILD_BWRAP", "/nonexistent/bwrap");
     let mut act = Act::new(&project);
