@@ -265,7 +265,8 @@ pub fn preflight(
     if let Ok(Some(hidden)) = plan.hidden_set() {
         let links =
             crate::project::worktree_files::hidden_links(root, &plan.config.worktree, &hidden);
-        plan.blockers.extend(links.into_iter().map(Blocker::WorktreeFiles));
+        plan.blockers
+            .extend(links.into_iter().map(Blocker::WorktreeFiles));
     }
     plan.warnings.extend(warnings);
     Ok(plan)

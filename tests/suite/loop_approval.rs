@@ -246,11 +246,7 @@ impl autobuild::engine::io::Prompter for ScriptedPerson {
         true
     }
 
-    fn confirm(
-        &self,
-        question: &str,
-        _cancel: &autobuild::process::CancelToken,
-    ) -> Option<bool> {
+    fn confirm(&self, question: &str, _cancel: &autobuild::process::CancelToken) -> Option<bool> {
         self.asked.lock().unwrap().push(question.to_string());
         let mut answers = self.answers.lock().unwrap();
         // A question beyond the script is answered "no", so an extra question shows as a run
