@@ -299,8 +299,11 @@ fn llama_server_a_forced_tool_call_runs_in_the_worktree() {
     }
 }
 
-/// The trust bug this suite found: served without a chat format, Gemma answers every prompt
-/// with 0 tokens. That turn is failed with the reason, not recorded as a finished turn.
+/// The trust bug this suite found: served without a chat format, Gemma mostly answers with 0
+/// tokens. That turn is failed with the reason, not recorded as a finished turn. The model
+/// samples, so now and then it does say something (garbage): the record must then follow the
+/// other side of the same rule. Either way the turn's status is checked against what the real
+/// server answered, and nothing is approved.
 #[test]
 #[ignore = "needs a llama.cpp server: scripts/llama-server.sh"]
 fn llama_server_an_empty_answer_is_a_failed_turn() {
@@ -313,10 +316,25 @@ fn llama_server_an_empty_answer_is_a_failed_turn() {
     ));
     project.run(&["task", TASK, "--max-turns", "1", "--no-merge"]);
     let player = project.record("player", 1);
-    assert_eq!(player["agent"]["status"]["status"], "failed", "{player}");
-    assert_eq!(
-        player["agent"]["status"]["class"], "empty_answer",
-        "{player}"
-    );
+    let said = player["agent"]["final_message"]
+        .as_str()
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    let acted = player["agent"]["agent_turns"].as_u64().unwrap_or(0) > 1;
+    if said.is_empty() && !acted {
+        figure("served without a chat format: the model answered nothing (failed turn)");
+        assert_eq!(player["agent"]["status"]["status"], "failed", "{player}");
+        assert_eq!(
+            player["agent"]["status"]["class"], "empty_answer",
+            "{player}"
+        );
+    } else {
+        figure("served without a chat format: the model said something this time");
+        assert_ne!(
+            player["agent"]["status"]["class"], "empty_answer",
+            "{player}"
+        );
+    }
     assert_eq!(project.record("gate", 1)["approved"], false);
 }
