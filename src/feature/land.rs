@@ -74,7 +74,7 @@ pub fn decide(
     if !failed.is_empty() {
         return Decision::Skip { blocked_by: failed };
     }
-    if dependencies.iter().any(|(_, s)| *s != TaskStatus::Merged) {
+    if dependencies.iter().any(|(_, s)| !s.is_landed()) {
         return Decision::Wait;
     }
     match record {
@@ -355,7 +355,7 @@ fn feature_status(state: &FeatureState) -> FeatureStatus {
         FeatureStatus::Conflict
     } else if state.integration_failure().is_some() {
         FeatureStatus::IntegrationFailed
-    } else if statuses.iter().all(|s| *s == TaskStatus::Merged) {
+    } else if statuses.iter().all(|s| s.is_landed()) {
         FeatureStatus::Approved
     } else if statuses.contains(&TaskStatus::Pending) {
         FeatureStatus::Running
@@ -421,6 +421,15 @@ mod tests {
             Decision::Wait
         );
         assert_eq!(decide(false, &merged, None), Decision::Wait);
+    }
+
+    #[test]
+    fn a_task_done_before_the_feature_counts_as_landed_for_its_dependants() {
+        let done = deps(&[("A", TaskStatus::Done)]);
+        assert_eq!(
+            decide(false, &done, Some(RunStatus::Approved)),
+            Decision::Land
+        );
     }
 
     #[test]

@@ -162,7 +162,7 @@ impl Runner {
         for id in &tasks {
             match self.action_for(id) {
                 Action::Done => {
-                    if self.state.status_of(id) != TaskStatus::Merged {
+                    if !self.state.status_of(id).is_landed() {
                         self.set_status(
                             id,
                             TaskStatus::Merged,
@@ -435,7 +435,7 @@ impl Runner {
             .plan
             .tasks
             .iter()
-            .all(|t| self.state.status_of(t.id()) == TaskStatus::Merged);
+            .all(|t| self.state.status_of(t.id()).is_landed());
         // A tip whose last check failed (a cancelled check) is not approved, unless
         // integration is off now.
         let integrated = self.setup.config.feature.integration == Integration::Off

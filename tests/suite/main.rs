@@ -31,6 +31,7 @@ mod crash_worktree;
 mod doc_blocks;
 mod doctor_checks;
 mod dry_run;
+mod feature_done;
 mod feature_files;
 mod feature_land;
 mod feature_recovery;
