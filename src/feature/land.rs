@@ -325,11 +325,15 @@ fn apply(
                 .map(|t| t.task.title.clone())
                 .unwrap_or_default();
             let worktree = layout.worktree(id);
+            let task_file = plan.task(id).and_then(|t| {
+                crate::engine::exec::MergeRequest::task_file_of(&plan.root, &t.task.path)
+            });
             let approved = ApprovedTask {
                 id,
                 title: &title,
                 worktree: &worktree,
                 approved: &tip,
+                task_file: task_file.as_deref(),
             };
             // Nothing but the branch itself is remembered between landings: no state to save
             // before it moves.

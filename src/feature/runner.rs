@@ -398,6 +398,9 @@ impl Runner {
             .task(id)
             .map(|t| t.task.title.clone())
             .unwrap_or_default();
+        let task_file = self.setup.plan.task(id).and_then(|t| {
+            crate::engine::exec::MergeRequest::task_file_of(&self.setup.plan.root, &t.task.path)
+        });
         let worktree = self.setup.layout.worktree(id);
         let runs = self.setup.runs_dir();
         let approved = approved_commit(&runs, id)?;
@@ -406,6 +409,7 @@ impl Runner {
             title: &title,
             worktree: &worktree,
             approved: &approved,
+            task_file: task_file.as_deref(),
         };
         let seen = self.state.violations.len();
         let path = state_file(&self.paths);

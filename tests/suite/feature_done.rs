@@ -87,3 +87,44 @@ fn a_task_that_exists_nowhere_still_refuses_the_feature_as_guardkit_does() {
         "{err}"
     );
 }
+
+#[test]
+fn a_task_landing_through_the_feature_moves_its_guardkit_file_to_completed() {
+    let project = Project::new()
+        .task("TASK-A", "test -f lib/a.txt", "echo 'from A' > lib/a.txt")
+        .task("TASK-C", "test -f lib/c.txt", "echo c > lib/c.txt")
+        .feature(
+            "FEAT-1",
+            "id: FEAT-1\nname: On the board\ntasks:\n  - id: TASK-A\n    file_path: tasks/backlog/board/TASK-A.md\n  - id: TASK-C\n    dependencies: [TASK-A]\n",
+        );
+    let board = project.root.join("tasks/backlog/board/TASK-A.md");
+    std::fs::create_dir_all(board.parent().unwrap()).unwrap();
+    std::fs::rename(project.root.join(".autobuild/tasks/TASK-A.md"), &board).unwrap();
+    let project = project.commit();
+
+    let output = project.run(&["feature", "FEAT-1", "--auto-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 0);
+    let state = project.feature_state("FEAT-1");
+    assert_eq!(state["tasks"]["TASK-A"]["status"], "merged");
+    assert_eq!(state["tasks"]["TASK-C"]["status"], "merged");
+    // The squashed commit of TASK-A on the feature branch carried the move; main has it.
+    assert!(project
+        .show("main", "tasks/backlog/board/TASK-A.md")
+        .is_none());
+    let moved = project
+        .show("main", "tasks/completed/board/TASK-A.md")
+        .expect("the task file moved to completed/");
+    assert!(moved.contains("status: completed"), "{moved}");
+    assert!(moved.contains("id: TASK-A"), "{moved}");
+    // A task outside GuardKit's folders stays where it is.
+    assert!(project.show("main", ".autobuild/tasks/TASK-C.md").is_some());
+    // Run again, the feature finds TASK-A finished: done, not run again.
+    let again = project.run(&["feature", "FEAT-1", "--dry-run"]);
+    let out = stdout(&again);
+    assert!(
+        out.contains("tasks/completed/board/TASK-A.md · done (completed): not run again"),
+        "{out}\n{}",
+        stderr(&again)
+    );
+}
