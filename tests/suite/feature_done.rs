@@ -67,6 +67,16 @@ fn the_dry_run_shows_the_finished_task_as_done() {
         !project.root.join(".autobuild/runs/FEAT-1").exists(),
         "a dry run creates nothing"
     );
+
+    let json = project.run(&["feature", "FEAT-1", "--dry-run", "--json"]);
+    assert_exit(&json, 0);
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(plan["tasks"][0]["id"], "TASK-A");
+    assert_eq!(plan["tasks"][0]["done"], "completed");
+    assert_eq!(plan["tasks"][0]["workflow"], serde_json::Value::Null);
+    assert_eq!(plan["tasks"][1]["id"], "TASK-C");
+    assert_eq!(plan["tasks"][1]["done"], serde_json::Value::Null);
+    assert_eq!(plan["tasks"][1]["workflow"], "player-coach");
 }
 
 #[test]
