@@ -43,6 +43,11 @@ fn a_finished_task_is_never_run_again_and_its_dependant_runs_and_lands() {
     assert_eq!(state["tasks"]["TASK-C"]["status"], "merged");
     assert!(project.show("main", "lib/c.txt").is_some());
     assert!(project.show("main", "lib/a.txt").is_none());
+    let out = stdout(&output);
+    assert!(
+        out.contains("1 task(s) approved, 1 done before this feature ran (not run again); the feature is merged into main"),
+        "{out}"
+    );
     let err = stderr(&output);
     assert!(
         err.contains("FEAT-1.yaml:5:16: task file `tasks/backlog/TASK-A.md` does not exist; task `TASK-A` is done (completed: tasks/completed/TASK-A/TASK-A.md)"),
