@@ -34,6 +34,8 @@ pub struct Attempt {
     pub cost_usd: f64,
     /// Some of the cost is an estimate (codex: token counts and a price table).
     pub cost_estimated: bool,
+    /// Some agent reported a cost; without one `cost_usd` is unknown, shown as `–`.
+    pub cost_reported: bool,
     pub started_at: String,
     pub updated_at: String,
 }
@@ -47,6 +49,8 @@ pub struct Totals {
     pub tokens_out: u64,
     pub cost_usd: f64,
     pub cost_estimated: bool,
+    /// Some run's agents reported a cost ([`crate::cost`]: unknown otherwise).
+    pub cost_reported: bool,
 }
 
 impl Totals {
@@ -57,6 +61,7 @@ impl Totals {
         self.tokens_out += attempt.tokens_out;
         self.cost_usd += attempt.cost_usd;
         self.cost_estimated |= attempt.cost_estimated;
+        self.cost_reported |= attempt.cost_reported;
     }
 
     fn merge(&mut self, other: &Totals) {
@@ -66,6 +71,7 @@ impl Totals {
         self.tokens_out += other.tokens_out;
         self.cost_usd += other.cost_usd;
         self.cost_estimated |= other.cost_estimated;
+        self.cost_reported |= other.cost_reported;
     }
 }
 
@@ -181,6 +187,7 @@ fn attempt(run_id: &str, state: &RunState, status: String) -> Attempt {
         tokens_out: state.tokens_out,
         cost_usd: state.cost_usd,
         cost_estimated: state.cost_estimated,
+        cost_reported: state.cost().is_some(),
         started_at: state.started_at.clone(),
         updated_at: state.updated_at.clone(),
     }
@@ -347,10 +354,9 @@ fn figures(totals: &Totals) -> String {
         "{:>5} {:>9} {:>8}",
         totals.turns,
         tokens(totals.tokens_in + totals.tokens_out),
-        format!(
-            "{}${:.2}",
-            if totals.cost_estimated { "~" } else { "" },
-            totals.cost_usd
+        crate::cost::shown(
+            totals.cost_reported.then_some(totals.cost_usd),
+            totals.cost_estimated
         )
     )
 }
@@ -368,7 +374,7 @@ fn tokens(n: u64) -> String {
 mod tests {
     use super::*;
 
-    fn run(id: &str, status: &str, turns: u32, tokens: u64, cost: f64) -> Attempt {
+    fn run(id: &str, status: &str, turns: u32, tokens: u64, cost: Option<f64>) -> Attempt {
         Attempt {
             run_id: id.into(),
             status: status.into(),
@@ -376,8 +382,9 @@ mod tests {
             turns,
             tokens_in: tokens,
             tokens_out: tokens / 2,
-            cost_usd: cost,
+            cost_usd: cost.unwrap_or(0.0),
             cost_estimated: false,
+            cost_reported: cost.is_some(),
             started_at: format!("start of {id}"),
             updated_at: String::new(),
         }
@@ -386,10 +393,10 @@ mod tests {
     fn listing() -> Listing {
         group(
             vec![
-                run("TASK-2", "blocked", 5, 2000, 1.0),
-                run("TASK-1", "discarded", 1, 100, 0.25),
-                run("TASK-1@2", "stalled", 3, 300, 0.5),
-                run("TASK-1@1", "merged", 2, 200, 0.25),
+                run("TASK-2", "blocked", 5, 2000, Some(1.0)),
+                run("TASK-1", "discarded", 1, 100, Some(0.25)),
+                run("TASK-1@2", "stalled", 3, 300, Some(0.5)),
+                run("TASK-1@1", "merged", 2, 200, Some(0.25)),
             ],
             Vec::new(),
         )
@@ -415,7 +422,8 @@ mod tests {
                 tokens_in: 600,
                 tokens_out: 300,
                 cost_usd: 1.0,
-                cost_estimated: false
+                cost_estimated: false,
+                cost_reported: true
             }
         );
         assert_eq!(listing.tasks[1].merged_run, None);
@@ -446,9 +454,9 @@ mod tests {
     fn an_archived_run_sorts_after_the_numbered_ones() {
         let listing = group(
             vec![
-                run("T-1@archived", "failed", 1, 0, 0.0),
-                run("T-1@10", "failed", 1, 0, 0.0),
-                run("T-1@9", "failed", 1, 0, 0.0),
+                run("T-1@archived", "failed", 1, 0, None),
+                run("T-1@10", "failed", 1, 0, None),
+                run("T-1@9", "failed", 1, 0, None),
             ],
             Vec::new(),
         );
@@ -472,8 +480,50 @@ mod tests {
         let text = serde_json::to_string(&listing().tasks[0].runs[0]).unwrap();
         assert_eq!(
             text,
-            r#"{"run_id":"TASK-1@1","status":"merged","title":"title of TASK-1","turns":2,"tokens_in":200,"tokens_out":100,"cost_usd":0.25,"cost_estimated":false,"started_at":"start of TASK-1@1","updated_at":""}"#
+            r#"{"run_id":"TASK-1@1","status":"merged","title":"title of TASK-1","turns":2,"tokens_in":200,"tokens_out":100,"cost_usd":0.25,"cost_estimated":false,"cost_reported":true,"started_at":"start of TASK-1@1","updated_at":""}"#
         );
+    }
+
+    #[test]
+    fn an_unknown_cost_is_a_dash_and_a_reported_zero_is_dollars_with_the_one_cost_rule() {
+        let listing = group(
+            vec![
+                run("T-1", "approved", 1, 0, None),
+                run("T-2", "approved", 1, 0, Some(0.0)),
+                run("T-3@1", "failed", 1, 0, None),
+                run("T-3", "approved", 1, 0, Some(0.5)),
+            ],
+            Vec::new(),
+        );
+        let all = render(&listing, true);
+        let cost_of = |row: &str| {
+            let line = all
+                .lines()
+                .find(|l| l.trim_start().starts_with(row))
+                .unwrap_or_else(|| panic!("{row} in {all}"));
+            line.split_whitespace()
+                .nth(if row.starts_with("total") { 4 } else { 5 })
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(cost_of("T-1 "), crate::cost::shown(None, false), "{all}");
+        assert_eq!(cost_of("T-2 "), "$0.00", "{all}");
+        // A task is unknown only when none of its runs reported a cost.
+        assert_eq!(cost_of("T-3 "), "$0.50", "{all}");
+        assert!(
+            all.contains("\n  T-3@1 ")
+                && all
+                    .lines()
+                    .any(|l| l.starts_with("  T-3@1") && l.contains(" –  ")),
+            "{all}"
+        );
+        assert_eq!(cost_of("total"), "$0.50", "{all}");
+        let unknown = group(vec![run("T-1", "approved", 1, 0, None)], Vec::new());
+        assert!(render(&unknown, false)
+            .lines()
+            .last()
+            .unwrap()
+            .ends_with(" –"));
     }
 
     #[test]

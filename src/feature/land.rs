@@ -74,7 +74,7 @@ pub fn decide(
     if !failed.is_empty() {
         return Decision::Skip { blocked_by: failed };
     }
-    if dependencies.iter().any(|(_, s)| *s != TaskStatus::Merged) {
+    if dependencies.iter().any(|(_, s)| !s.is_landed()) {
         return Decision::Wait;
     }
     match record {
@@ -307,11 +307,15 @@ fn apply(
                 .task(id)
                 .map(|t| t.task.title.clone())
                 .unwrap_or_default();
+            let task_file = plan.task(id).and_then(|t| {
+                crate::engine::exec::MergeRequest::task_file_of(&plan.root, &t.task.path)
+            });
             let approved = ApprovedTask {
                 id,
                 title: &title,
                 worktree: &worktree,
                 approved: &tip,
+                task_file: task_file.as_deref(),
             };
             // Nothing but the branch itself is remembered between landings: no state to save
             // before it moves.
@@ -337,7 +341,7 @@ fn feature_status(state: &FeatureState) -> FeatureStatus {
         FeatureStatus::Conflict
     } else if state.integration_failure().is_some() {
         FeatureStatus::IntegrationFailed
-    } else if statuses.iter().all(|s| *s == TaskStatus::Merged) {
+    } else if statuses.iter().all(|s| s.is_landed()) {
         FeatureStatus::Approved
     } else if statuses.contains(&TaskStatus::Pending) {
         FeatureStatus::Running
@@ -403,6 +407,15 @@ mod tests {
             Decision::Wait
         );
         assert_eq!(decide(false, &merged, None), Decision::Wait);
+    }
+
+    #[test]
+    fn a_task_done_before_the_feature_counts_as_landed_for_its_dependants() {
+        let done = deps(&[("A", TaskStatus::Done)]);
+        assert_eq!(
+            decide(false, &done, Some(RunStatus::Approved)),
+            Decision::Land
+        );
     }
 
     #[test]

@@ -46,6 +46,9 @@ pub struct ApprovedTask<'a> {
     pub worktree: &'a Path,
     /// The commit its gates approved (its run record's last checkpoint): exactly this lands.
     pub approved: &'a str,
+    /// Its task file, relative to the repository: a GuardKit one moves to `completed/` in the
+    /// squashed commit, as a single task's landing moves it.
+    pub task_file: Option<&'a Path>,
 }
 
 /// Squashes the approved commit of `task` onto the feature branch, then removes the task's
@@ -78,7 +81,10 @@ pub fn merge_task(
     let before = repo.resolve_branch(&feature_branch)?;
     // A run killed while tidying up after the squash: the task's commit is the feature
     // branch's tip and its branch is gone. Finish the bookkeeping instead of failing forever.
-    if !repo.branch_exists(&branch) && repo.tip_message(&feature_branch)? == message {
+    // (The squashed commit may carry the task file's move after the message: its mark line.)
+    if !repo.branch_exists(&branch)
+        && crate::feature::land::holds_task(&[repo.tip_message(&feature_branch)?], task_id)
+    {
         remove_task_branch(repo, worktree, &branch, &feature_branch)?;
         mark_run_merged(runs_dir, task_id)?;
         return Ok(TaskMerge::Merged {
@@ -118,7 +124,24 @@ pub fn merge_task(
         MergeStrategy::Squash,
         &message,
     ) {
-        Ok(Prepared::Ready(landing)) => Some(landing),
+        Ok(Prepared::Ready(landing)) => {
+            let (mut notes, mut warnings) = (Vec::new(), Vec::new());
+            let landing = crate::engine::exec::task_file_completed(
+                repo,
+                task_id,
+                task.task_file,
+                landing,
+                &mut notes,
+                &mut warnings,
+            )?;
+            for note in notes {
+                tracing::info!("{task_id}: {note}");
+            }
+            for warning in warnings {
+                tracing::warn!("{task_id}: {warning}");
+            }
+            Some(landing)
+        }
         Ok(Prepared::UpToDate(_)) => None,
         Err(GitError::Conflict { paths, .. }) => return Ok(TaskMerge::Conflict { paths }),
         Err(e) => return Err(e.into()),

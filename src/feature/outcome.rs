@@ -47,7 +47,7 @@ pub fn unfinished(
         }
         let record = state.tasks.get(id);
         let status = record.map_or(TaskStatus::Pending, |r| r.status);
-        if status != TaskStatus::Merged {
+        if !status.is_landed() {
             out.push(Unfinished {
                 id: id.clone(),
                 status,

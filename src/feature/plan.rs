@@ -43,6 +43,9 @@ pub struct PlannedTask {
     pub dependencies: Vec<String>,
     /// 0-based.
     pub wave: usize,
+    /// The finished state folder (`completed`, `archived`, `obsolete`) the task was found in:
+    /// it is done, never run again, and its dependants run as if it had landed.
+    pub done: Option<String>,
 }
 
 impl PlannedTask {
@@ -87,6 +90,13 @@ pub fn check(root: &Path, file: FeatureFile) -> Result<FeaturePlan, Error> {
         .tasks
         .iter()
         .map(|entry| resolve_task(root, entry, &mut scan, &mut problems))
+        .collect();
+    let done: Vec<Option<String>> = resolved
+        .iter()
+        .map(|task| {
+            task.as_ref()
+                .and_then(|t| crate::task::finished_state(root, &root.join(&t.path)))
+        })
         .collect();
     for (entry, task) in file.tasks.iter().zip(&resolved) {
         if task.is_some() && entry.id.value == file.id.value {
@@ -139,12 +149,14 @@ pub fn check(root: &Path, file: FeatureFile) -> Result<FeaturePlan, Error> {
 
     let mut tasks: Vec<PlannedTask> = resolved
         .into_iter()
-        .flatten()
+        .zip(done)
+        .filter_map(|(task, done)| Some((task?, done)))
         .zip(&dependencies)
-        .map(|(task, deps)| PlannedTask {
+        .map(|((task, done), deps)| PlannedTask {
             task,
             dependencies: deps.iter().map(|d| d.value.clone()).collect(),
             wave: 0,
+            done,
         })
         .collect();
     for (w, wave) in waves.iter().enumerate() {
@@ -204,7 +216,13 @@ fn resolve_task(
             return stale_file_path(root, entry, file_path, scan, problems);
         }
         return match Task::load(&path).map(|task| task.relative_to(root)) {
-            Ok(task) if task.id == id.value => Some(task),
+            Ok(mut task) if task.id == id.value => {
+                if let Some(state) = crate::task::finished_state(root, &path) {
+                    let warning = done_warning(&file_path.pos, &id.value, &state, &file_path.value);
+                    task.warnings.insert(0, warning);
+                }
+                Some(task)
+            }
             Ok(task) => {
                 problems.push(id.pos.error(format!(
                     "{} declares the id `{}`, not `{}`",
@@ -240,6 +258,9 @@ fn resolve_task(
             None
         }
         Lookup::Missing => {
+            if let Some(task) = finished_copy(root, &id.value, &id.pos, None) {
+                return Some(task);
+            }
             let known = scan.tasks.iter().map(|t| t.id.as_str());
             let diagnostic = id.pos.error(format!("unknown task `{}`", id.value));
             problems.push(match did_you_mean(&id.value, known) {
@@ -313,7 +334,14 @@ fn stale_file_path(
             None
         }
         Lookup::Missing => {
-            // A finished copy (GuardKit moved the task to `completed/`) is not run again.
+            // A finished copy (GuardKit moved the task to `completed/`): done, not run again.
+            if let Some(task) =
+                finished_copy(root, &id.value, &file_path.pos, Some(&file_path.value))
+            {
+                return Some(task);
+            }
+            // GuardKit's own loader refuses a feature whose task file is missing (its
+            // `validate_feature`: "Task file not found"), and so does this one.
             let help = match crate::task::board_state(root, &id.value) {
                 Some((state, path)) => format!(
                     "task `{}` is in {state} ({}), which a feature takes no tasks from; remove the entry, or correct `file_path`",
@@ -335,6 +363,40 @@ fn stale_file_path(
             None
         }
     }
+}
+
+/// Task `id` when its only copy is in a finished state folder: done, with a located warning
+/// at `pos` (the entry's stale `file_path`, else its id). A finished copy that no longer
+/// parses still counts as done (it never runs); the plan then knows only its id and path.
+fn finished_copy(root: &Path, id: &str, pos: &Pos, stale: Option<&str>) -> Option<Task> {
+    let (state, path) = crate::task::board_state(root, id)?;
+    // Only a finished copy: a copy elsewhere (not in an active folder) is not done work.
+    crate::task::finished_state(root, &root.join(&path))?;
+    let mut task = Task::load(&root.join(&path))
+        .map(|task| task.relative_to(root))
+        .ok()
+        .filter(|task| task.id == id)
+        .unwrap_or_else(|| Task {
+            id: id.to_string(),
+            task_type: crate::task::DEFAULT_TASK_TYPE.to_string(),
+            path: path.clone(),
+            ..Task::default()
+        });
+    let mut warning = done_warning(pos, id, &state, &path.display().to_string());
+    if let Some(stale) = stale {
+        warning.message = format!("task file `{stale}` does not exist; {}", warning.message);
+    }
+    task.warnings.insert(0, warning);
+    Some(task)
+}
+
+/// The warning that a feature's task is done: where its finished copy is, and what follows.
+fn done_warning(pos: &Pos, id: &str, state: &str, path: &str) -> Diagnostic {
+    pos.error(format!(
+        "task `{id}` is done ({state}: {path}): it is not run again, and its dependants run as if it had landed"
+    ))
+    .with_help("remove the entry from the feature once nothing depends on it")
+    .into_warning()
 }
 
 /// The entry's `dependencies`, else the task file's own front-matter list, located in

@@ -91,10 +91,14 @@ fn with_task_problems(
         return config_error;
     };
     let run_settings = task_settings(&settings.run, &feature_branch(&plan.id));
-    let later = plan.tasks.iter().filter_map(|task| {
-        let task_path = task.task.path.display().to_string();
-        task_preflight(root, &task_path, run_settings.clone(), BranchPolicy::Resume).err()
-    });
+    let later = plan
+        .tasks
+        .iter()
+        .filter(|task| task.done.is_none())
+        .filter_map(|task| {
+            let task_path = task.task.path.display().to_string();
+            task_preflight(root, &task_path, run_settings.clone(), BranchPolicy::Resume).err()
+        });
     crate::engine::inputs::together(config_error, later)
 }
 
@@ -188,6 +192,15 @@ pub fn preflight(
     let mut located: Vec<Diagnostic> = Vec::new();
     let mut other: Vec<String> = Vec::new();
     for task in &plan.tasks {
+        if task.done.is_some() {
+            // Never run again: nothing of it to check, only where it was found to say.
+            for warning in task.task.warnings.iter().map(|w| w.headline()) {
+                if !warnings.contains(&warning) {
+                    warnings.push(warning);
+                }
+            }
+            continue;
+        }
         let task_path = task.task.path.display().to_string();
         match task_preflight(root, &task_path, run_settings.clone(), policy) {
             Ok(task_plan) => {

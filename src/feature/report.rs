@@ -81,10 +81,22 @@ fn started_since(started: &str, since: &str) -> bool {
 pub fn outcome_message(state: &FeatureState) -> String {
     let count = |status: TaskStatus| state.tasks.values().filter(|t| t.status == status).count();
     let total = state.tasks.len();
+    // Tasks done before the feature ran are not on its branch: said apart.
+    let done = count(TaskStatus::Done);
+    let ran = total - done;
+    let before = format!("{done} done before this feature ran (not run again)");
     match state.status {
+        FeatureStatus::Merged if done > 0 => format!(
+            "{ran} task(s) approved, {before}; the feature is merged into {}",
+            state.base_branch
+        ),
         FeatureStatus::Merged => format!(
             "all {total} task(s) approved; the feature is merged into {}",
             state.base_branch
+        ),
+        FeatureStatus::Approved if done > 0 => format!(
+            "{ran} task(s) approved and on {}, {before}; merge it with `autobuild complete {}`",
+            state.branch, state.feature_id
         ),
         FeatureStatus::Approved => format!(
             "all {total} task(s) approved and on {}; merge it with `autobuild complete {}`",
@@ -416,6 +428,28 @@ fn task_status_line(record: &TaskRecord, info: &TaskRunInfo) -> String {
 mod tests {
     use super::*;
     use crate::feature::state::{sample_state, ConflictRecord};
+
+    #[test]
+    fn tasks_done_before_the_feature_are_not_said_to_be_on_its_branch() {
+        let mut state = sample_state(&[TaskStatus::Merged, TaskStatus::Done, TaskStatus::Done]);
+        state.status = FeatureStatus::Approved;
+        let message = outcome_message(&state);
+        assert!(
+            message.starts_with("1 task(s) approved and on ")
+                && message.contains(", 2 done before this feature ran (not run again); merge it"),
+            "{message}"
+        );
+        state.status = FeatureStatus::Merged;
+        assert!(
+            outcome_message(&state)
+                .starts_with("1 task(s) approved, 2 done before this feature ran (not run again); the feature is merged"),
+            "{}",
+            outcome_message(&state)
+        );
+        let mut all_ran = sample_state(&[TaskStatus::Merged, TaskStatus::Merged]);
+        all_ran.status = FeatureStatus::Approved;
+        assert!(outcome_message(&all_ran).starts_with("all 2 task(s) approved and on "));
+    }
 
     #[test]
     fn the_report_links_task_reports_and_explains_a_conflict() {

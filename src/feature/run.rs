@@ -14,13 +14,13 @@ use crate::error::Error;
 use crate::feature::display;
 use crate::feature::finish::{land, write_report};
 use crate::feature::merge::{remove_task_branch, task_branch};
-use crate::feature::plan;
+use crate::feature::plan::{self, PlannedTask};
 use crate::feature::preflight::{preflight, FeatureSetup, Intent};
 use crate::feature::report::{render_status, task_infos};
 use crate::feature::runner::Runner;
 use crate::feature::state::{
-    state_file, FeatureSettings, FeatureState, FeatureStatus, TaskRecord, FEATURE_STATE_FILE,
-    FEATURE_STATE_VERSION,
+    state_file, FeatureSettings, FeatureState, FeatureStatus, TaskRecord, TaskStatus,
+    FEATURE_STATE_FILE, FEATURE_STATE_VERSION,
 };
 use crate::git::Repo;
 use crate::project::{Config, Layout};
@@ -310,7 +310,7 @@ pub(crate) fn state_for(
                     TaskRecord {
                         title: t.task.title.clone(),
                         wave: t.wave + 1,
-                        ..TaskRecord::default()
+                        ..done_record(t).unwrap_or_default()
                     },
                 )
             })
@@ -324,6 +324,19 @@ pub(crate) fn state_for(
     }
 }
 
+/// The record of a task the plan found done before the feature ran.
+fn done_record(task: &PlannedTask) -> Option<TaskRecord> {
+    let state = task.done.as_ref()?;
+    Some(TaskRecord {
+        status: TaskStatus::Done,
+        message: Some(format!(
+            "done before this feature ran ({state}: {}); not run again",
+            task.task.path.display()
+        )),
+        ..TaskRecord::default()
+    })
+}
+
 /// The recorded run, brought up to date with the feature file as it is now: waves as planned
 /// now, tasks added since are pending, tasks removed since are dropped; each task keeps its
 /// recorded status, which decides what happens to it.
@@ -335,6 +348,12 @@ fn reconcile(mut state: FeatureState, setup: &FeatureSetup) -> FeatureState {
         .iter()
         .map(|t| {
             let record = old.remove(t.id()).unwrap_or_default();
+            // A task that never ran here and is done now (moved to `completed/` since) is
+            // done; one that ran keeps its record (its branch and run are still there).
+            let record = match (record.status, done_record(t)) {
+                (TaskStatus::Pending | TaskStatus::Skipped, Some(done)) => done,
+                _ => record,
+            };
             (
                 t.id().to_string(),
                 TaskRecord {

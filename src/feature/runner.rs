@@ -162,7 +162,7 @@ impl Runner {
         for id in &tasks {
             match self.action_for(id) {
                 Action::Done => {
-                    if self.state.status_of(id) != TaskStatus::Merged {
+                    if !self.state.status_of(id).is_landed() {
                         self.set_status(
                             id,
                             TaskStatus::Merged,
@@ -398,6 +398,9 @@ impl Runner {
             .task(id)
             .map(|t| t.task.title.clone())
             .unwrap_or_default();
+        let task_file = self.setup.plan.task(id).and_then(|t| {
+            crate::engine::exec::MergeRequest::task_file_of(&self.setup.plan.root, &t.task.path)
+        });
         let worktree = self.setup.layout.worktree(id);
         let runs = self.setup.runs_dir();
         let approved = approved_commit(&runs, id)?;
@@ -406,6 +409,7 @@ impl Runner {
             title: &title,
             worktree: &worktree,
             approved: &approved,
+            task_file: task_file.as_deref(),
         };
         let seen = self.state.violations.len();
         let path = state_file(&self.paths);
@@ -435,7 +439,7 @@ impl Runner {
             .plan
             .tasks
             .iter()
-            .all(|t| self.state.status_of(t.id()) == TaskStatus::Merged);
+            .all(|t| self.state.status_of(t.id()).is_landed());
         // A tip whose last check failed (a cancelled check) is not approved, unless
         // integration is off now.
         let integrated = self.setup.config.feature.integration == Integration::Off

@@ -1,7 +1,8 @@
 //! What happens to each task when its wave starts, and how many run at once — pure decisions
 //! over recorded statuses, so a fresh run and a resumed one follow the same rules.
 //!
-//! A task runs only when every dependency is on the feature branch. A task whose dependency
+//! A task runs only when every dependency is on the feature branch (or was done before the
+//! feature ran: [`TaskStatus::Done`]); a done task itself never runs. A task whose dependency
 //! failed, stalled, was cancelled or skipped is skipped itself (not run), and independent tasks
 //! still run. On resume, a task already merged is left alone, one whose approved run was not
 //! merged yet is merged without running again, and one that was interrupted continues its own
@@ -43,12 +44,12 @@ pub fn decide(
     prior: Option<&PriorRun>,
     feature_branch: &str,
 ) -> Action {
-    if record == TaskStatus::Merged {
+    if record.is_landed() {
         return Action::Done;
     }
     let blocked_by: Vec<String> = dependencies
         .iter()
-        .filter(|(_, status)| *status != TaskStatus::Merged)
+        .filter(|(_, status)| !status.is_landed())
         .map(|(id, _)| id.clone())
         .collect();
     if !blocked_by.is_empty() {
@@ -104,6 +105,21 @@ mod tests {
         let merged = deps(&[("A", TaskStatus::Merged), ("B", TaskStatus::Merged)]);
         assert_eq!(
             decide(TaskStatus::Pending, &merged, None, FEATURE),
+            Action::Run { resume: false }
+        );
+    }
+
+    #[test]
+    fn a_task_done_before_the_feature_never_runs_and_its_dependants_do() {
+        // Even with an earlier run of its own on this branch, a done task is not run again.
+        let earlier = prior(RunStatus::Blocked, FEATURE);
+        assert_eq!(
+            decide(TaskStatus::Done, &[], Some(&earlier), FEATURE),
+            Action::Done
+        );
+        let done = deps(&[("A", TaskStatus::Done), ("B", TaskStatus::Merged)]);
+        assert_eq!(
+            decide(TaskStatus::Pending, &done, None, FEATURE),
             Action::Run { resume: false }
         );
     }

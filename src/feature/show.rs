@@ -84,7 +84,9 @@ pub fn render_plan(setup: &FeatureSetup) -> String {
             };
             let _ = writeln!(out, "  {id:<width$}  {}", task.task.title);
             let mut details = vec![plan.shown_path(&task.task.path).display().to_string()];
-            if let Some(check) = setup.check(id) {
+            if let Some(state) = &task.done {
+                details.push(format!("done ({state}): not run again"));
+            } else if let Some(check) = setup.check(id) {
                 details.push(format!(
                     "workflow {}, up to {} turn(s)",
                     check.workflow, check.max_turns

@@ -148,6 +148,9 @@ pub enum TaskStatus {
     Conflict,
     /// Its `approval` step waits for `autobuild approve`/`reject`; its dependants wait too.
     Waiting,
+    /// Finished before this feature ran (GuardKit moved its file to `completed/`, `archived/`
+    /// or `obsolete/`): never run again; its dependants run as if it had landed.
+    Done,
 }
 
 impl TaskStatus {
@@ -164,6 +167,7 @@ impl TaskStatus {
             TaskStatus::Skipped => "skipped",
             TaskStatus::Conflict => "conflict",
             TaskStatus::Waiting => "waiting",
+            TaskStatus::Done => "done",
         }
     }
 
@@ -180,6 +184,12 @@ impl TaskStatus {
             Outcome::Waiting { .. } => TaskStatus::Waiting,
             Outcome::Rejected { .. } | Outcome::NeedsPerson { .. } => TaskStatus::Blocked,
         }
+    }
+
+    /// Its work is on the feature branch, or was finished before the feature ran: its
+    /// dependants may run.
+    pub fn is_landed(self) -> bool {
+        matches!(self, TaskStatus::Merged | TaskStatus::Done)
     }
 
     /// A run ended without approval: its dependants cannot run.

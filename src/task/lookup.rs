@@ -102,12 +102,12 @@ fn scan(root: &Path, dirs: &[PathBuf]) -> Result<TaskScan, Error> {
 }
 
 /// Every `*.md` file a lookup by id considers, in path order: the [`search_dirs`], GuardKit's
-/// finished folders (`completed/`, `archived/`: precedence puts their copies last) and the
+/// finished folders (`completed/`, `archived/`, `obsolete/`: precedence puts their copies last) and the
 /// files directly in `.guardkit/tasks/`.
 fn lookup_files(root: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut dirs = search_dirs(root);
     for tasks in [root.join("tasks"), root.join(".guardkit").join("tasks")] {
-        dirs.extend(["completed", "archived"].iter().map(|d| tasks.join(d)));
+        dirs.extend(super::precedence::FINISHED.iter().map(|d| tasks.join(d)));
     }
     let mut files = Vec::new();
     for dir in &dirs {

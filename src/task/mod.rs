@@ -29,6 +29,7 @@ mod key_problem;
 mod lookup;
 mod markdown;
 mod precedence;
+pub(crate) use precedence::finished_state;
 mod section;
 
 pub use id::{id_from_file_name, validate_id, MAX_ID_LEN};
@@ -41,7 +42,7 @@ pub use lookup::{
 pub const DEFAULT_TASK_TYPE: &str = "feature";
 
 /// A parsed task file.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Task {
     pub id: String,
     pub title: String,

@@ -6,7 +6,7 @@
 //! picking by search order would run a stale copy. The copy in the most advanced *active* state
 //! is the one being worked on, so it wins: `.autobuild/tasks/` (autobuild's own folder, where a
 //! user puts a copy meant for autobuild) > `in_progress` > `in_review` > `design_approved` >
-//! `backlog` > `blocked` > any other folder > `completed` > `archived`. The user is told which
+//! `backlog` > `blocked` > any other folder > `completed` > `archived` > `obsolete`. The user is told which
 //! copy was taken and which were not. Two copies of equal rank (the same state, perhaps under
 //! `tasks/` and `.guardkit/tasks/`) stay an error: nothing says which one is meant.
 
@@ -20,7 +20,14 @@ const ORDER: [&str; 5] = [
     "backlog",
     "blocked",
 ];
-const FINISHED: [&str; 2] = ["completed", "archived"];
+/// GuardKit's finished states: a task there is done, and is never run again.
+pub(crate) const FINISHED: [&str; 3] = ["completed", "archived", "obsolete"];
+
+/// The finished state folder (`completed`, `archived`, `obsolete`) a task file sits in, if any.
+pub(crate) fn finished_state(root: &Path, path: &Path) -> Option<String> {
+    let (_, state) = rank(root, path);
+    FINISHED.contains(&state.as_str()).then_some(state)
+}
 
 /// The rank of a task file (lower wins) and the name of its state folder.
 pub(crate) fn rank(root: &Path, path: &Path) -> (usize, String) {

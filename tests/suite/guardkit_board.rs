@@ -58,7 +58,10 @@ fn a_task_outside_guardkit_folders_shows_no_board_state() {
 
 /// A project whose task sits on a GuardKit board at `path`, committed.
 fn board_project(path: &str, extra: &[(&str, &str)]) -> (Project, String) {
-    let project = Project::new();
+    board_project_with(Project::new(), path, extra)
+}
+
+fn board_project_with(project: Project, path: &str, extra: &[(&str, &str)]) -> (Project, String) {
     let task = project.read(".autobuild/tasks/TASK-1.md");
     fs::remove_file(project.root.join(".autobuild/tasks/TASK-1.md")).unwrap();
     let task = task.replacen("---\n", "---\nstatus: in_review\n", 1);
@@ -106,6 +109,65 @@ fn a_landed_task_s_file_moves_to_completed_in_the_landing_commit() {
             && line.contains("moved the task file tasks/in_review/TASK-1-greeting.md to tasks/completed/TASK-1-greeting.md")),
         "{events}"
     );
+}
+
+#[test]
+fn a_fast_forward_landing_moves_the_file_in_a_commit_on_top_of_the_approved_one() {
+    let (project, task) = board_project_with(
+        Project::new().config("\n[project]\nmerge_strategy = \"ff\"\n"),
+        "tasks/in_review/auth/TASK-1-greeting.md",
+        &[],
+    );
+    let before = project.git(&["rev-parse", "main"]).trim().to_string();
+
+    let output = project.run(&["task", TASK, "--auto-merge"]);
+
+    assert_exit(&output, 0);
+    // main only moved forward: the approved commits, then one commit with the move on top.
+    assert_eq!(
+        project
+            .git(&["merge-base", "--is-ancestor", &before, "main"])
+            .trim(),
+        ""
+    );
+    let top = project.git(&[
+        "show",
+        "--no-renames",
+        "--name-status",
+        "--format=%s",
+        "main",
+    ]);
+    assert_eq!(
+        top.lines().filter(|l| !l.is_empty()).collect::<Vec<_>>(),
+        [
+            "TASK-1: move its task file to tasks/completed/auth/TASK-1-greeting.md",
+            "A\ttasks/completed/auth/TASK-1-greeting.md",
+            "D\ttasks/in_review/auth/TASK-1-greeting.md",
+        ],
+        "{top}"
+    );
+    // The approved commit is main's parent, unchanged: the work landed as approved.
+    let state: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(project.run_dir().join("state.json")).unwrap())
+            .unwrap();
+    let parent = project.git(&["rev-parse", "main^"]).trim().to_string();
+    assert!(
+        state.to_string().contains(&parent),
+        "main^ {parent} is a commit the run recorded"
+    );
+    assert!(!project.show("main^", "lib/greet.sh").is_empty());
+    assert!(project
+        .show("main^", "tasks/in_review/auth/TASK-1-greeting.md")
+        .contains("status: in_review"));
+    assert_eq!(
+        project.show("main", "tasks/completed/auth/TASK-1-greeting.md"),
+        task.replace("status: in_review", "status: completed")
+    );
+    assert!(!project
+        .root
+        .join("tasks/in_review/auth/TASK-1-greeting.md")
+        .exists());
+    assert_eq!(project.git(&["status", "--porcelain"]).trim(), "");
 }
 
 #[test]

@@ -32,6 +32,7 @@ mod crash_worktree;
 mod doc_blocks;
 mod doctor_checks;
 mod dry_run;
+mod feature_done;
 mod feature_files;
 mod feature_hidden;
 mod feature_land;

@@ -199,6 +199,9 @@ pub struct FeatureTask {
     /// `null` when the task's own plan could not be made (see `warnings`).
     pub workflow: Option<String>,
     pub max_turns: Option<u32>,
+    /// The finished state folder (`completed`, `archived`, `obsolete`) of a task done before
+    /// the feature: it does not run. `null` for a task that runs.
+    pub done: Option<String>,
 }
 
 impl FeaturePlan {
@@ -219,6 +222,7 @@ impl FeaturePlan {
                     dependencies: task.dependencies.clone(),
                     workflow: check.map(|c| c.workflow.clone()),
                     max_turns: check.map(|c| c.max_turns),
+                    done: task.done.clone(),
                 });
             }
         }

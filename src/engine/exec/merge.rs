@@ -236,9 +236,8 @@ fn start_landing(
     Ok(Some((landing, MergePhase::Prepared, since_ms)))
 }
 
-/// The landing with the task's GuardKit file moved to `completed/` (and marked so), when the
-/// task has one; otherwise, or when the move cannot be made without overwriting or following
-/// anything, the landing as it was (with a warning saying why the file stayed).
+/// The landing with the task's GuardKit file moved to `completed/`, through
+/// [`task_file_completed`]; a git failure is this run's merge error.
 fn with_task_completed(
     repo: &Repo,
     request: &MergeRequest,
@@ -246,7 +245,31 @@ fn with_task_completed(
     notes: &mut Vec<String>,
     warnings: &mut Vec<String>,
 ) -> Result<Landing, Error> {
-    let Some(from) = &request.task_file else {
+    task_file_completed(
+        repo,
+        &request.task_id,
+        request.task_file.as_deref(),
+        landing,
+        notes,
+        warnings,
+    )
+    .map_err(|e| merge_error(request, e.into()))
+}
+
+/// The landing with task `task_id`'s GuardKit file (`from`, relative to the repository) moved
+/// to `completed/` (and marked so) in the commit that lands, when the task has one; otherwise,
+/// or when the move cannot be made without overwriting or following anything, the landing as
+/// it was (with a warning saying why the file stayed). Every landing of a task — the merge
+/// step, `complete`, and a feature's squash of the task onto its branch — goes through here.
+pub fn task_file_completed(
+    repo: &Repo,
+    task_id: &str,
+    from: Option<&std::path::Path>,
+    landing: Landing,
+    notes: &mut Vec<String>,
+    warnings: &mut Vec<String>,
+) -> Result<Landing, crate::git::GitError> {
+    let Some(from) = from else {
         return Ok(landing);
     };
     let Some(to) = crate::task::completed::completed_path(from) else {
@@ -257,31 +280,29 @@ fn with_task_completed(
         Err(_) => bytes.to_vec(),
     };
     let message = format!(
-        "{}: move its task file to {}\n\nThe task landed (autobuild).\n",
-        request.task_id,
+        "{task_id}: move its task file to {}\n\nThe task landed (autobuild).\n",
         to.display()
     );
-    let moved = repo
-        .landing_with_move(&landing, from, &to, &rewrite, &message)
-        .map_err(|e| merge_error(request, e.into()))?;
-    Ok(match moved {
-        Ok(moved) => {
-            notes.push(format!(
-                "moved the task file {} to {} (status: completed), as GuardKit does with a finished task",
-                from.display(),
-                to.display()
-            ));
-            moved
-        }
-        Err(why) => {
-            warnings.push(format!(
-                "the task file {} stays where it is, not moved to {}: {why}",
-                from.display(),
-                to.display()
-            ));
-            landing
-        }
-    })
+    Ok(
+        match repo.landing_with_move(&landing, from, &to, &rewrite, &message)? {
+            Ok(moved) => {
+                notes.push(format!(
+                    "moved the task file {} to {} (status: completed), as GuardKit does with a finished task",
+                    from.display(),
+                    to.display()
+                ));
+                moved
+            }
+            Err(why) => {
+                warnings.push(format!(
+                    "the task file {} stays where it is, not moved to {}: {why}",
+                    from.display(),
+                    to.display()
+                ));
+                landing
+            }
+        },
+    )
 }
 
 /// The secret values a landing refuses to merge: those of the secret-named variables in `env`

@@ -20,7 +20,7 @@ mod worktree;
 mod worktree_setup;
 
 pub(crate) use agent::structured_verdict;
-pub use merge::{merge_run, refused_secrets, MergeRequest, StateJournal};
+pub use merge::{merge_run, refused_secrets, task_file_completed, MergeRequest, StateJournal};
 pub use report::write_report;
 pub use sandbox::objects_dir;
 

@@ -34,7 +34,7 @@ pub fn check_after_landing(
     landed: &Landed<'_>,
     state: &mut FeatureState,
 ) -> Result<Option<String>, Error> {
-    let complete = state.tasks.values().all(|t| t.status == TaskStatus::Merged);
+    let complete = state.tasks.values().all(|t| t.status.is_landed());
     if landed.config.feature.integration == Integration::Off
         || (landed.landed.is_empty() && !complete)
     {

@@ -184,20 +184,59 @@ fn a_stale_file_path_whose_id_no_task_declares_is_reported_at_its_file_path() {
 }
 
 #[test]
-fn a_stale_file_path_to_a_finished_task_says_where_it_is_and_does_not_run_it() {
+fn a_task_only_in_a_finished_folder_is_done_and_its_dependants_plan_as_if_it_had_landed() {
     let repo = Repo::new();
-    repo.write("tasks/completed/A/A.md", &task_file("A", &[]));
-    let text = messages(
-        repo.feature("id: FEAT-1\ntasks:\n  - id: A\n    file_path: tasks/backlog/A.md\n")
-            .unwrap_err(),
+    repo.write("tasks/completed/A/A.md", &task_file("A", &[]))
+        .write("tasks/obsolete/O.md", &task_file("O", &[]))
+        .write("tasks/archived/R.md", &task_file("R", &[]))
+        .write("tasks/backlog/B.md", &task_file("B", &["A", "O", "R"]));
+    let plan = repo
+        .feature(
+            "id: FEAT-1\ntasks:\n  - id: A\n    file_path: tasks/backlog/A.md\n  - id: O\n  - id: R\n    file_path: tasks/archived/R.md\n  - id: B\n    file_path: tasks/backlog/B.md\n",
+        )
+        .unwrap();
+    // A stale path, a lookup by id and a path straight into a finished folder: all done.
+    for (id, state, line) in [
+        ("A", "completed", "4:16"),
+        ("O", "obsolete", "5:9"),
+        ("R", "archived", "7:16"),
+    ] {
+        let task = plan.task(id).unwrap();
+        assert_eq!(task.done.as_deref(), Some(state), "{id}");
+        let warning = &task.task.warnings[0];
+        assert!(warning.is_warning(), "{id}");
+        let text = warning.to_string();
+        assert!(
+            text.contains(&format!("FEAT-1.yaml:{line}: "))
+                && text.contains(&format!("task `{id}` is done ({state}: tasks/")),
+            "{text}"
+        );
+        assert!(text.contains("it is not run again"), "{text}");
+    }
+    let a = plan.task("A").unwrap().task.warnings[0].to_string();
+    assert!(a.contains("task file `tasks/backlog/A.md` does not exist; task `A` is done (completed: tasks/completed/A/A.md)"), "{a}");
+    let b = plan.task("B").unwrap();
+    assert_eq!(b.done, None, "an active task is not done");
+    assert_eq!(b.wave, 1);
+    assert_eq!(plan.waves[1], vec!["B".to_string()]);
+}
+
+#[test]
+fn a_finished_copy_that_no_longer_parses_is_still_done_never_run() {
+    let repo = Repo::new();
+    repo.write(
+        "tasks/completed/A.md",
+        "---\nid: A\ntitle: [broken\n---\n# A\n",
     );
+    let plan = repo
+        .feature("id: FEAT-1\ntasks:\n  - id: A\n    file_path: tasks/backlog/A.md\n")
+        .unwrap();
+    let a = plan.task("A").unwrap();
+    assert_eq!(a.done.as_deref(), Some("completed"));
     assert!(
-        text.contains("FEAT-1.yaml:4:16: task file `tasks/backlog/A.md` does not exist"),
-        "{text}"
-    );
-    assert!(
-        text.contains("task `A` is in completed (tasks/completed/A/A.md), which a feature takes no tasks from"),
-        "{text}"
+        a.task.path.ends_with("tasks/completed/A.md"),
+        "{:?}",
+        a.task.path
     );
 }
 

@@ -236,6 +236,8 @@ impl Runner {
             title: &title,
             worktree: &worktree,
             approved: &approved,
+            // The integration repair has no task file of its own.
+            task_file: None,
         };
         let path = state_file(&self.paths);
         let mut save = |state: &FeatureState| {
