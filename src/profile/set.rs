@@ -229,7 +229,9 @@ impl ProfileSet {
     /// The known task type `task_type` is most likely a typo of, when it is not one itself.
     /// A task type far from every known one is another tool's word (GuardKit's, say) and runs
     /// with the default profile after a warning; a near miss (`libary`, `bugfx`) is refused,
-    /// because running it under the wrong profile's gate is a silent downgrade.
+    /// because running it under the wrong profile's gate is a silent downgrade. A near miss is
+    /// at most [`TYPO_EDITS`] edits away: "did you mean" alone also suggests `integration` for
+    /// GuardKit's own `investigation` (5 edits), which GuardKit runs under its default profile.
     pub fn typo_of(&self, task_type: &str) -> Option<&str> {
         let human = HUMAN_TASK_TYPES
             .iter()
@@ -237,7 +239,9 @@ impl ProfileSet {
         if human || self.get(task_type).is_some() {
             return None;
         }
-        did_you_mean(task_type, self.all_names())
+        did_you_mean(task_type, self.all_names()).filter(|close| {
+            strsim::damerau_levenshtein(&task_type.to_ascii_lowercase(), close) <= TYPO_EDITS
+        })
     }
 
     pub fn names(&self) -> Vec<&str> {
@@ -357,9 +361,40 @@ fn alias_conflicts(profiles: &[LoadedProfile]) -> Vec<Diagnostic> {
     problems
 }
 
+/// How many edits (insertions, deletions, substitutions, swaps) a task type may be from a
+/// known one and still be taken for a typo of it ([`ProfileSet::typo_of`]).
+const TYPO_EDITS: usize = 2;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_near_miss_of_a_known_task_type_is_a_typo() {
+        let set = builtins();
+        // (task type, the known type it is taken for a typo of)
+        let cases = [
+            ("documentaton", Some("documentation")),
+            ("bugfx", Some("bugfix")),
+            ("Featur", Some("feature")),
+            ("refactr", Some("refactor")),
+            // GuardKit's own words, far from every known type: the default profile, warned.
+            ("investigation", None),
+            ("configuration", None),
+            // Known types and aliases are no typos.
+            ("feature", None),
+            ("fix", None),
+        ];
+        for (task_type, typo) in cases {
+            assert_eq!(set.typo_of(task_type), typo, "{task_type}");
+        }
+        let (profile, warning) = set.resolve("investigation").unwrap();
+        assert_eq!(profile.name, DEFAULT_PROFILE);
+        assert!(
+            warning.is_some_and(|w| w.contains("unknown task type `investigation`")),
+            "the default profile is used after a warning"
+        );
+    }
 
     fn builtins() -> ProfileSet {
         ProfileSet::from_catalog(&Catalog::builtin()).unwrap()

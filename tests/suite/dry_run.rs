@@ -274,14 +274,23 @@ fn a_task_naming_an_unknown_workflow_or_a_mistyped_task_type_is_told_where() {
     for line in expected {
         assert!(stderr.contains(line), "no {line:?} in:\n{stderr}");
     }
-    // A far-off task type (another tool's word) still runs, under the default profile.
-    let project = Project::new();
-    let task = project.read(".autobuild/tasks/TASK-1.md");
-    project.write(
-        ".autobuild/tasks/TASK-1.md",
-        &task.replace("task_type: feature\n", "task_type: chore-ops-xyz\n"),
-    );
-    let project = project.commit();
-    let output = project.run(&["task", TASK, "--dry-run"]);
-    assert_exit(&output, 0);
+    // A far-off task type (another tool's word: GuardKit's `investigation`, which "did you
+    // mean" alone would take for `integration`) still runs, under the default profile, as
+    // GuardKit runs it.
+    for far in ["chore-ops-xyz", "investigation"] {
+        let project = Project::new();
+        let task = project.read(".autobuild/tasks/TASK-1.md");
+        project.write(
+            ".autobuild/tasks/TASK-1.md",
+            &task.replace("task_type: feature\n", &format!("task_type: {far}\n")),
+        );
+        let project = project.commit();
+        let output = project.run(&["task", TASK, "--dry-run"]);
+        assert_exit(&output, 0);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains(&format!("unknown task type `{far}`")),
+            "{stderr}"
+        );
+    }
 }
