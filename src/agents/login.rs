@@ -108,3 +108,16 @@ pub(super) fn describe_end(end: ProcessEnd) -> String {
 pub(super) fn first_line(text: &str) -> Option<&str> {
     text.lines().map(str::trim).find(|l| !l.is_empty())
 }
+
+/// An environment of fixed variables, for the adapters' credential tests.
+#[cfg(test)]
+pub(crate) fn test_vars(
+    pairs: &'static [(&'static str, &'static str)],
+) -> impl Fn(&str) -> Option<String> {
+    move |name| {
+        pairs
+            .iter()
+            .find(|(key, _)| *key == name)
+            .map(|(_, value)| value.to_string())
+    }
+}

@@ -105,6 +105,7 @@ pub fn credentials(var: Lookup<'_>, home: Option<&Path>) -> Credentials {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agents::login::test_vars as vars;
 
     #[test]
     fn claude_auth_status_is_read_from_its_json() {
@@ -139,15 +140,6 @@ mod tests {
             interpret_claude(ProcessEnd::Exited(0), "Logged in.", ""),
             Login::Yes(_)
         ));
-    }
-
-    fn vars(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |name| {
-            pairs
-                .iter()
-                .find(|(key, _)| *key == name)
-                .map(|(_, value)| value.to_string())
-        }
     }
 
     #[test]

@@ -91,6 +91,7 @@ pub fn credentials(var: Lookup<'_>, home: Option<&Path>) -> Credentials {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agents::login::test_vars as vars;
 
     #[test]
     fn codex_login_status_is_read_from_its_words() {
@@ -122,15 +123,6 @@ mod tests {
             ),
             Login::Unknown(_)
         ));
-    }
-
-    fn vars(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |name| {
-            pairs
-                .iter()
-                .find(|(key, _)| *key == name)
-                .map(|(_, value)| value.to_string())
-        }
     }
 
     #[test]
