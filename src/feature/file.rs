@@ -12,7 +12,7 @@
 //! instead of as `orchestration.parallel_groups`. Per-task waves become the parallel groups
 //! (checked like declared ones, each task's problems pointing at its `wave:` line); declared
 //! `parallel_groups` win when a file has both. Anchors and aliases are read within the bounds of
-//! [`crate::workflow::yaml_limits`], and the file within the input size cap of
+//! [`crate::user_file::yaml_limits`], and the file within the input size cap of
 //! [`crate::user_file`].
 
 use std::path::{Path, PathBuf};
@@ -21,13 +21,13 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use crate::diagnostic::{did_you_mean, Diagnostic};
-use crate::workflow::parse_yaml;
-use crate::workflow::source::{Layer, Pos, Source};
-use crate::workflow::tree::{Node, Seg};
+use crate::user_file::parse_yaml;
+use crate::user_file::source::{Layer, Pos, Source};
+use crate::user_file::tree::{Node, Seg};
 
 mod guardkit;
 
-use crate::workflow::typed::decode;
+use crate::user_file::typed::decode;
 use guardkit::{unwrap_feature, waves_as_groups};
 
 /// A string value and where it was written.

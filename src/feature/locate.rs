@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use crate::diagnostic::did_you_mean;
 use crate::error::Error;
 use crate::project::Layout;
-use crate::workflow::parse_yaml;
-use crate::workflow::source::{Layer, Source};
+use crate::user_file::parse_yaml;
+use crate::user_file::source::{Layer, Source};
 
 /// A feature file: where it is, and how messages name it (relative to the repository root).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,7 +11,7 @@ use crate::feature::file::{FeatureFile, Located, TaskEntry};
 use crate::feature::graph::{plan_waves, GraphTask};
 use crate::feature::locate::locate_feature;
 use crate::task::{find_in_scan, list_tasks, validate_id, Lookup, Task, TaskScan};
-use crate::workflow::source::{Layer, Pos, Source};
+use crate::user_file::source::{Layer, Pos, Source};
 
 mod locator;
 

@@ -15,13 +15,13 @@ use crate::diagnostic::{did_you_mean, Diagnostic};
 use crate::error::Error;
 use crate::profile::builtin::{DEFAULT_PROFILE, HUMAN_TASK_TYPES};
 use crate::profile::{Profile, Requirement};
+use crate::user_file::parse_toml;
+use crate::user_file::tree::Node;
+use crate::user_file::typed::decode;
 use crate::workflow::annotate;
 use crate::workflow::catalog::Catalog;
 use crate::workflow::merge::merge;
-use crate::workflow::parse_toml;
 use crate::workflow::resolve::in_reading_order;
-use crate::workflow::tree::Node;
-use crate::workflow::typed::decode;
 
 /// A profile file (`profiles/<name>.toml`): what the gate checks for tasks of a type.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -402,7 +402,7 @@ mod tests {
 
     #[test]
     fn a_user_profile_named_like_a_builtin_alias_is_reported_at_the_users_file() {
-        use crate::workflow::source::{Layer, Source};
+        use crate::user_file::source::{Layer, Source};
         let mut catalog = Catalog::builtin();
         catalog.profiles.push(Source::new(
             "/home/u/.config/autobuild/profiles/docs.toml",
@@ -514,10 +514,10 @@ mod tests {
     #[test]
     fn misspelled_requirements_are_located_with_a_suggestion() {
         let mut catalog = Catalog::builtin();
-        catalog.profiles.push(crate::workflow::source::Source::new(
+        catalog.profiles.push(crate::user_file::source::Source::new(
             ".autobuild/profiles/feature.toml",
             "require = [\"checks.test\", \"critera\"]\n",
-            crate::workflow::source::Layer::Repo,
+            crate::user_file::source::Layer::Repo,
         ));
         let Err(Error::Invalid(found)) = ProfileSet::from_catalog(&catalog) else {
             panic!("a misspelled requirement was accepted");

@@ -11,7 +11,7 @@
 //! (`complexity`, `acceptance_criteria`) are read by [`super::fields`].
 //!
 //! Before yaml_serde sees the front matter, it goes through the alias and nesting bound every
-//! YAML input shares ([`crate::workflow::yaml_limits`]): an alias bomb in a task file is a
+//! YAML input shares ([`crate::user_file::yaml_limits`]): an alias bomb in a task file is a
 //! located error, not a process killed for memory.
 
 use std::collections::BTreeMap;
@@ -26,7 +26,7 @@ use super::fields::{self, type_name};
 use super::id::validate_id;
 use super::markdown::{lines_from, Line};
 use crate::diagnostic::{Diagnostic, Location};
-use crate::workflow::yaml_limits;
+use crate::user_file::yaml_limits;
 
 /// The keys autobuild reads; every other key lands in [`FrontMatter::extra`].
 const KNOWN_KEYS: [&str; 10] = [

@@ -7,9 +7,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::workflow::parse_toml;
-use crate::workflow::source::{Layer, Pos, Source};
-use crate::workflow::tree::{Node, Value};
+use crate::user_file::parse_toml;
+use crate::user_file::source::{Layer, Pos, Source};
+use crate::user_file::tree::{Node, Value};
 
 /// The resolved TOML text with a header listing the layers and origin comments.
 pub fn annotate(resolved: &str, merged: &Node) -> String {

@@ -13,7 +13,7 @@
 //! does not parse: only a command that needs that workflow fails on it, and a run of another
 //! workflow names it in a warning ([`Catalog::unusable`]). Workflow names live inside the files,
 //! so finding a workflow by name reads every file; the size cap and the YAML bounds
-//! ([`crate::workflow::yaml_limits`]) keep that cheap whatever the files hold. Prompt templates
+//! ([`crate::user_file::yaml_limits`]) keep that cheap whatever the files hold. Prompt templates
 //! and profile files that are over the cap or not UTF-8 stop discovery with a located error.
 
 use std::fs;
@@ -23,11 +23,11 @@ use std::sync::Arc;
 use crate::diagnostic::{did_you_mean, Diagnostic};
 use crate::error::Error;
 use crate::profile;
+use crate::user_file::source::{Layer, Source};
+use crate::user_file::tree::Node;
 use crate::user_file::{self, ReadError};
+use crate::user_file::{parse_toml, parse_yaml};
 use crate::workflow::builtin;
-use crate::workflow::source::{Layer, Source};
-use crate::workflow::tree::Node;
-use crate::workflow::{parse_toml, parse_yaml};
 
 /// Environment variable naming the user configuration directory (tests set it so they never
 /// read the real home directory).

@@ -7,10 +7,10 @@
 //! apart so that every error keeps a precise position.
 
 use crate::diagnostic::{did_you_mean, Diagnostic};
+use crate::user_file::tree::{Entry, Node, Table, Value};
+use crate::user_file::typed::decode;
 use crate::workflow::kinds::{self, Kind};
 use crate::workflow::model::{Action, Step, Workflow};
-use crate::workflow::tree::{Entry, Node, Table, Value};
-use crate::workflow::typed::decode;
 
 /// Decodes a whole workflow.
 pub fn decode_workflow(tree: &Node) -> Result<Workflow, Vec<Diagnostic>> {
@@ -334,9 +334,9 @@ fn collect<T>(result: Result<T, Vec<Diagnostic>>, problems: &mut Vec<Diagnostic>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::user_file::parse_toml;
+    use crate::user_file::source::{Layer, Source};
     use crate::workflow::model::AgentKind;
-    use crate::workflow::parse_toml;
-    use crate::workflow::source::{Layer, Source};
 
     fn decode_text(text: &str) -> Result<Workflow, Vec<Diagnostic>> {
         let tree = parse_toml::parse(&Source::new("w.toml", text, Layer::Repo)).unwrap();

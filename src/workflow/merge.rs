@@ -16,7 +16,7 @@
 //!
 //! Positions travel with values, so after merging every leaf still says which layer set it.
 
-use crate::workflow::tree::{Node, Value};
+use crate::user_file::tree::{Node, Value};
 
 /// Applies `patch` on top of `base`.
 pub fn merge(base: &mut Node, patch: Node) {
@@ -59,8 +59,8 @@ fn merges_by_id(base: &[Node], patch: &[Node]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workflow::parse_toml;
-    use crate::workflow::source::{Layer, Source};
+    use crate::user_file::parse_toml;
+    use crate::user_file::source::{Layer, Source};
 
     fn tree(text: &str, layer: Layer) -> Node {
         parse_toml::parse(&Source::new(layer.label(), text, layer)).unwrap()

@@ -10,15 +10,9 @@ pub mod kinds;
 pub mod merge;
 pub mod model;
 pub mod overrides;
-pub mod parse_toml;
-pub mod parse_yaml;
 pub mod prompts;
 pub mod resolve;
-pub mod source;
-pub mod tree;
-pub mod typed;
 pub mod validate;
-pub mod yaml_limits;
 
 pub use builtin::DEFAULT_WORKFLOW;
 pub use catalog::Catalog;

@@ -22,11 +22,11 @@ use strum::VariantNames;
 pub use model::{ModelChoice, ModelFlag};
 
 use crate::diagnostic::{did_you_mean, Diagnostic, Location};
+use crate::user_file::parse_toml;
+use crate::user_file::source::{Layer, Pos, Source};
+use crate::user_file::tree::{Entry, Node, Seg, Table, Value};
 use crate::workflow::merge::merge;
 use crate::workflow::model::AgentKind;
-use crate::workflow::parse_toml;
-use crate::workflow::source::{Layer, Pos, Source};
-use crate::workflow::tree::{Entry, Node, Seg, Table, Value};
 
 /// What the command line changes in a workflow.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

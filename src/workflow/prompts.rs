@@ -14,9 +14,9 @@ use minijinja::{Environment, UndefinedBehavior};
 use serde_json::Value as Json;
 
 use crate::diagnostic::{did_you_mean, Diagnostic, Location};
+use crate::user_file::source::Source;
 use crate::workflow::context::{PromptContext, PROMPT_VARIABLES};
 use crate::workflow::expr::find_variable;
-use crate::workflow::source::Source;
 
 /// The prompt templates visible to one workflow, compiled.
 pub struct Prompts {
@@ -262,7 +262,7 @@ fn template_error(source: &Source, error: &minijinja::Error) -> Diagnostic {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workflow::source::Layer;
+    use crate::user_file::source::Layer;
 
     fn prompts(files: &[(&str, &str)]) -> Prompts {
         Prompts::new(

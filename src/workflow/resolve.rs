@@ -19,6 +19,8 @@ use sha2::{Digest, Sha256};
 
 use crate::diagnostic::{did_you_mean, Diagnostic};
 use crate::error::Error;
+use crate::user_file::source::Layer;
+use crate::user_file::tree::Node;
 use crate::workflow::annotate;
 use crate::workflow::catalog::{Catalog, Document, Opened};
 use crate::workflow::context::PromptContext;
@@ -27,8 +29,6 @@ use crate::workflow::merge::merge;
 use crate::workflow::model::Workflow;
 use crate::workflow::overrides::{self, Overrides};
 use crate::workflow::prompts::Prompts;
-use crate::workflow::source::Layer;
-use crate::workflow::tree::Node;
 use crate::workflow::validate::{validate, validate_decoded_part};
 
 /// A workflow ready to run: merged from every layer, decoded and validated.
@@ -85,7 +85,7 @@ impl ResolvedWorkflow {
 
     /// Where the workflow came from, for listings and plans: `built-in` or the file's path.
     pub fn source_label(&self) -> String {
-        crate::workflow::source::label(&self.source, self.layer)
+        crate::user_file::source::label(&self.source, self.layer)
     }
 }
 

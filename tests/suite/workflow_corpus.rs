@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use autobuild::diagnostic::Diagnostic;
 use autobuild::error::Error;
+use autobuild::user_file::source::Layer;
 use autobuild::workflow::catalog::{read_source, Catalog, Document};
-use autobuild::workflow::source::Layer;
 use autobuild::workflow::Overrides;
 
 fn fixtures(dir: &str) -> PathBuf {

@@ -8,12 +8,13 @@ use std::sync::Once;
 use autobuild::diagnostic::Diagnostic;
 use autobuild::error::Error;
 use autobuild::profile::{resolve_profile, Requirement};
+use autobuild::user_file::source::{Layer, Source};
+use autobuild::user_file::{parse_toml, parse_yaml};
 use autobuild::workflow::catalog::{read_source, CONFIG_DIR_ENV};
 use autobuild::workflow::context::PromptContext;
 use autobuild::workflow::decode::decode_workflow;
 use autobuild::workflow::model::{Action, Workflow};
-use autobuild::workflow::source::{Layer, Source};
-use autobuild::workflow::{parse_toml, parse_yaml, resolve, Overrides};
+use autobuild::workflow::{resolve, Overrides};
 use tempfile::TempDir;
 
 /// Every test here sees no user configuration directory.

@@ -4,7 +4,7 @@
 
 use super::{FeatureFile, Located};
 use crate::diagnostic::Diagnostic;
-use crate::workflow::tree::{Node, Value};
+use crate::user_file::tree::{Node, Value};
 
 /// The feature's keys from under a `feature:` wrapper, when the file has one and no top-level
 /// `id`; keys beside the wrapper (`tasks:`, `orchestration:`) are kept unless the wrapper has

@@ -1,8 +1,8 @@
 //! Tests of command-line overrides: flags and `--set` as patches, their conflicts and errors.
 
 use super::*;
+use crate::user_file::source::Layer;
 use crate::workflow::builtin;
-use crate::workflow::source::Layer;
 
 fn player_coach() -> Node {
     let (file, text) = builtin::WORKFLOWS[0];
@@ -175,9 +175,9 @@ fn the_last_set_of_a_key_wins() {
     );
 }
 
-fn path(dotted: &str) -> Vec<crate::workflow::tree::Seg> {
+fn path(dotted: &str) -> Vec<crate::user_file::tree::Seg> {
     dotted
         .split('.')
-        .map(crate::workflow::tree::Seg::key)
+        .map(crate::user_file::tree::Seg::key)
         .collect()
 }

@@ -8,11 +8,11 @@
 //! through environment variables.
 
 use crate::diagnostic::{did_you_mean, Diagnostic};
+use crate::user_file::source::Pos;
+use crate::user_file::tree::Node;
 use crate::workflow::context::{PromptContext, EXPRESSION_VARIABLES};
 use crate::workflow::expr::{interpolations, Expr, ExprError};
 use crate::workflow::model::{Action, Workflow};
-use crate::workflow::source::Pos;
-use crate::workflow::tree::Node;
 use crate::workflow::validate::StepInfo;
 
 /// Where an expression is evaluated.

@@ -22,10 +22,10 @@ use std::time::Duration;
 use regex::Regex;
 
 use crate::diagnostic::{did_you_mean, Diagnostic};
+use crate::user_file::source::Pos;
+use crate::user_file::tree::Node;
 use crate::workflow::model::{Action, Step, Workflow, SCHEMA_VERSION};
 use crate::workflow::prompts::Prompts;
-use crate::workflow::source::Pos;
-use crate::workflow::tree::Node;
 
 /// More turns than this without an `until` looks like a loop meant to stop on a condition
 /// (a warning, not an error: a long fixed loop may be deliberate).

@@ -7,9 +7,9 @@ use std::collections::BTreeSet;
 
 use crate::diagnostic::{did_you_mean, Diagnostic};
 use crate::profile::Requirement;
+use crate::user_file::tree::Node;
 use crate::workflow::model::{Access, Action, AgentKind, OutputKind, Workflow};
 use crate::workflow::prompts::Prompts;
-use crate::workflow::tree::Node;
 use crate::workflow::validate::{pos_of, zero_duration, StepInfo};
 
 pub(super) fn check(

@@ -1,8 +1,8 @@
 use super::*;
+use crate::user_file::parse_toml;
+use crate::user_file::source::{Layer, Source};
 use crate::workflow::builtin;
 use crate::workflow::decode::decode_workflow;
-use crate::workflow::parse_toml;
-use crate::workflow::source::{Layer, Source};
 
 fn prompts() -> Prompts {
     Prompts::new(

@@ -5,7 +5,7 @@
 //! `saphyr-parser`'s event stream, whose events carry markers, into the same tree TOML produces.
 //! Plain scalars are typed by the YAML 1.2 core schema (`true`, `3`, `2.5`, `~`); quoted and
 //! block scalars are strings. Anchors and aliases are supported, within the bounds of
-//! [`crate::workflow::yaml_limits`] (aliases may copy at most 10,000 values into a document,
+//! [`crate::user_file::yaml_limits`] (aliases may copy at most 10,000 values into a document,
 //! which may nest at most 128 levels): past them parsing stops with an error located at the
 //! alias or collection that crossed the bound, before the tree grows. Duplicate keys are errors.
 
@@ -16,9 +16,9 @@ use regex::Regex;
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, ScanError, Tag};
 
 use crate::diagnostic::{Diagnostic, Location};
-use crate::workflow::source::{Pos, Source};
-use crate::workflow::tree::{Entry, Node, Table, Value};
-use crate::workflow::yaml_limits::{Budget, Exceeded};
+use crate::user_file::source::{Pos, Source};
+use crate::user_file::tree::{Entry, Node, Table, Value};
+use crate::user_file::yaml_limits::{Budget, Exceeded};
 
 /// Parses a YAML document into a node; an empty document is an empty table.
 pub fn parse(source: &Arc<Source>) -> Result<Node, Vec<Diagnostic>> {
@@ -257,7 +257,7 @@ fn scan_error(source: &Arc<Source>, error: &ScanError) -> Diagnostic {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workflow::source::Layer;
+    use crate::user_file::source::Layer;
 
     fn parse_text(text: &str) -> Result<Node, Vec<Diagnostic>> {
         parse(&Source::new("w.yaml", text, Layer::Repo))
@@ -317,7 +317,7 @@ mod tests {
 
     #[test]
     fn an_alias_bomb_stops_at_the_alias_that_crosses_the_bound() {
-        let errors = parse_text(&crate::workflow::yaml_limits::tests::laughs()).unwrap_err();
+        let errors = parse_text(&crate::user_file::yaml_limits::tests::laughs()).unwrap_err();
         assert_eq!(errors.len(), 1);
         assert!(errors[0].message.contains("too many aliases"), "{errors:?}");
         assert_eq!(errors[0].location.map(|l| l.line), Some(5));

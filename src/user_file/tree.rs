@@ -1,14 +1,14 @@
 //! One document tree for TOML and YAML, where every key and value knows where it was written.
 //!
-//! TOML and YAML parse into this same tree ([`crate::workflow::parse_toml`],
-//! [`crate::workflow::parse_yaml`]), layers merge on it ([`crate::workflow::merge`]), and the typed
+//! TOML and YAML parse into this same tree ([`crate::user_file::parse_toml`],
+//! [`crate::user_file::parse_yaml`]), layers merge on it ([`crate::workflow::merge`]), and the typed
 //! model is decoded from it ([`crate::workflow::decode`]). Keeping positions on the tree instead
 //! of on the typed model means the model stays plain data while every error still points at
 //! `path:line:col`.
 
 use serde_json::Value as Json;
 
-use crate::workflow::source::Pos;
+use crate::user_file::source::Pos;
 
 /// A value with the position it was written at.
 #[derive(Debug, Clone)]
@@ -243,7 +243,7 @@ impl Node {
 pub(crate) mod tests {
     use super::*;
     use crate::diagnostic::Location;
-    use crate::workflow::source::{Layer, Source};
+    use crate::user_file::source::{Layer, Source};
 
     /// A position for hand-built trees in tests.
     pub fn pos() -> Pos {

@@ -16,7 +16,7 @@
 //! and building, cloning or dropping such a tree recurses once per level and overflows the
 //! stack. Real files need a handful of levels.
 //!
-//! The bound applies to every YAML autobuild reads: [`crate::workflow::parse_yaml`] (workflow
+//! The bound applies to every YAML autobuild reads: [`crate::user_file::parse_yaml`] (workflow
 //! and feature files) keeps a [`Budget`] while it builds its tree, and task front matter, which
 //! is read with yaml_serde, is first run through [`check`]. yaml_serde has a guard of its own —
 //! at most 100 alias jumps per event of the document — which stops the nested bomb but not a

@@ -16,7 +16,7 @@ use serde::de::DeserializeOwned;
 use serde_path_to_error::Segment;
 
 use crate::diagnostic::{did_you_mean, Diagnostic};
-use crate::workflow::tree::{Node, Seg, Value};
+use crate::user_file::tree::{Node, Seg, Value};
 
 /// Upper bound on errors reported for one value; each round removes one offending value.
 const MAX_ROUNDS: usize = 64;
@@ -160,7 +160,7 @@ fn culprit<T: DeserializeOwned>(
     failure: &Failure,
 ) -> Option<String> {
     let table = tree.at(table_path)?.as_table()?;
-    let candidates: Vec<&crate::workflow::tree::Entry> = table
+    let candidates: Vec<&crate::user_file::tree::Entry> = table
         .iter()
         .filter(|entry| {
             let mut without = tree.clone();
@@ -210,7 +210,7 @@ fn find_key(node: &Node, name: &str) -> Option<Vec<Seg>> {
 }
 
 /// Where the key of the entry at `path` was written (tables are best pointed at by their key).
-fn key_pos<'a>(tree: &'a Node, path: &[Seg]) -> Option<&'a crate::workflow::source::Pos> {
+fn key_pos<'a>(tree: &'a Node, path: &[Seg]) -> Option<&'a crate::user_file::source::Pos> {
     let (Seg::Key(key), parent) = path.split_last()? else {
         return None;
     };
@@ -299,8 +299,8 @@ mod tests {
     use serde::Deserialize;
 
     use super::*;
-    use crate::workflow::parse_toml;
-    use crate::workflow::source::{Layer, Source};
+    use crate::user_file::parse_toml;
+    use crate::user_file::source::{Layer, Source};
 
     #[derive(Debug, Deserialize)]
     #[serde(deny_unknown_fields)]

@@ -19,6 +19,18 @@
 //! All three are problems *in the file* a user wrote, so they are [`Diagnostic`]s (exit 2, like
 //! any other invalid input), not I/O failures (exit 1). A missing file and an unreadable one
 //! keep their own variants: callers decide what absence means (the config file is optional).
+//!
+//! Below it sit the parts every reader of those files shares, so each format is read one way:
+//! the positioned value tree ([`tree`], positions in [`source`]) that [`parse_toml`] and
+//! [`parse_yaml`] build (YAML within the alias and depth limits of [`yaml_limits`]), and
+//! [`typed`], which decodes a serde type from that tree reporting every problem located.
+
+pub mod parse_toml;
+pub mod parse_yaml;
+pub mod source;
+pub mod tree;
+pub mod typed;
+pub mod yaml_limits;
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read};

@@ -10,8 +10,8 @@ use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
 use crate::diagnostic::Diagnostic;
-use crate::workflow::source::Source;
-use crate::workflow::tree::{Entry, Node, Table, Value};
+use crate::user_file::source::Source;
+use crate::user_file::tree::{Entry, Node, Table, Value};
 
 /// Parses a whole TOML document into a table node.
 pub fn parse(source: &Arc<Source>) -> Result<Node, Vec<Diagnostic>> {
@@ -93,7 +93,7 @@ fn syntax_error(
 mod tests {
     use super::*;
     use crate::diagnostic::Location;
-    use crate::workflow::source::Layer;
+    use crate::user_file::source::Layer;
 
     fn src(text: &str) -> Arc<Source> {
         Source::new("w.toml", text, Layer::Repo)
