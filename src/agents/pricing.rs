@@ -89,7 +89,7 @@ pub fn estimate(
 pub fn cost(price: ModelPrice, usage: TokenCounts) -> f64 {
     let per_million = |tokens: u64, usd: f64| tokens as f64 * usd / 1_000_000.0;
     per_million(usage.uncached_input_tokens(), price.input)
-        + per_million(usage.cached_input_tokens, price.cached_input)
+        + per_million(usage.cached_input_tokens, price.cached_input())
         + per_million(usage.output_tokens, price.output)
 }
 
@@ -102,7 +102,7 @@ pub fn local_price(model: &str, overrides: Option<&PriceTable>) -> ModelPrice {
         .or_else(|| strip_date_suffix(model).and_then(lookup))
         .unwrap_or(ModelPrice {
             input: 0.0,
-            cached_input: 0.0,
+            cached_input: Some(0.0),
             output: 0.0,
         })
 }
@@ -125,7 +125,7 @@ fn built_in(model: &str) -> Option<ModelPrice> {
         .find(|(name, ..)| *name == model)
         .map(|&(_, input, cached_input, output)| ModelPrice {
             input,
-            cached_input,
+            cached_input: Some(cached_input),
             output,
         })
 }
@@ -172,7 +172,7 @@ mod tests {
             "gpt-5-codex".to_string(),
             ModelPrice {
                 input: 2.0,
-                cached_input: 1.0,
+                cached_input: Some(1.0),
                 output: 20.0,
             },
         );
@@ -180,7 +180,7 @@ mod tests {
             "my-finetune".to_string(),
             ModelPrice {
                 input: 1.0,
-                cached_input: 1.0,
+                cached_input: Some(1.0),
                 output: 1.0,
             },
         );

@@ -30,6 +30,7 @@ pub mod denials;
 pub mod mounts;
 pub mod probe;
 pub mod secrets;
+mod settings;
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -40,44 +41,7 @@ use crate::process::Wrapper;
 
 pub use mounts::{Hide, StepPaths, Writable};
 pub use probe::Availability;
-
-/// `[sandbox] mode`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    Eq,
-    schemars::JsonSchema,
-    strum::IntoStaticStr,
-    strum::EnumIter,
-)]
-#[strum(serialize_all = "lowercase")]
-#[schemars(rename_all = "lowercase")]
-pub enum Mode {
-    /// Confine when bwrap works here; otherwise run unconfined with one warning per run.
-    #[default]
-    Auto,
-    /// Confine, or refuse to start.
-    On,
-    /// Never confine.
-    Off,
-}
-
-impl Mode {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
-/// The sandbox settings of `[sandbox]`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Settings {
-    pub mode: Mode,
-    /// Extra writable paths as written: absolute, `~` or `~/…`.
-    pub writable: Vec<String>,
-}
+pub use settings::{Mode, Settings};
 
 /// How one kind of path is bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

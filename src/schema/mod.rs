@@ -5,10 +5,9 @@
 //! Each schema is generated from the types the file is read into, never written by hand:
 //! workflows and profiles from their serde models, whose step list is described kind by kind
 //! from the step-kind registry ([`crate::workflow::kinds`]); feature files from the raw types
-//! their decoder reads; config.toml, which is read key by key to report every problem at once,
-//! from a typed mirror ([`config`]) whose agreement with the real reader is tested.
+//! their decoder reads; config.toml from [`crate::project::Config`], the type it is decoded
+//! into.
 
-pub mod config;
 mod feature;
 mod workflow;
 
@@ -57,7 +56,7 @@ impl SchemaKind {
         let generator = SchemaSettings::draft07().for_deserialize().into_generator();
         let mut schema = match self {
             SchemaKind::Workflow => workflow::schema(generator),
-            SchemaKind::Config => generator.into_root_schema_for::<config::ConfigFile>(),
+            SchemaKind::Config => generator.into_root_schema_for::<crate::project::Config>(),
             // A profile file may patch a profile defined before it, so nothing is required.
             SchemaKind::Profile => {
                 let mut schema = generator.into_root_schema_for::<Patch<ProfileFile>>();

@@ -22,12 +22,13 @@ use crate::steps::summary::strip_ansi;
     Default,
     PartialEq,
     Eq,
+    serde::Deserialize,
     schemars::JsonSchema,
     strum::IntoStaticStr,
     strum::EnumIter,
 )]
 #[strum(serialize_all = "lowercase")]
-#[schemars(rename_all = "lowercase")]
+#[serde(rename_all = "lowercase")]
 pub enum Reveal {
     /// The check's name, its counts and the names of the failing tests.
     #[default]

@@ -27,6 +27,7 @@
 
 pub mod parse_toml;
 pub mod parse_yaml;
+pub mod rule;
 pub mod source;
 pub mod tree;
 pub mod typed;

@@ -147,7 +147,7 @@ fn usage_is_summed_over_turns_and_cost_is_estimated_from_the_price_table() {
         "gpt-5-codex".to_string(),
         ModelPrice {
             input: 1.0,
-            cached_input: 0.5,
+            cached_input: Some(0.5),
             output: 2.0,
         },
     );

@@ -300,9 +300,9 @@ modle = "opus"
         assert_eq!(
             lines,
             [
-                ".autobuild/config.toml:1:9: missing key `cmd` in [checks.test]",
-                ".autobuild/config.toml:2:1: unknown key `cmdd` in [checks.test]",
-                ".autobuild/config.toml:5:1: unknown key `pth_prepend` in [env]",
+                ".autobuild/config.toml:1:9: missing key `cmd`",
+                ".autobuild/config.toml:2:1: unknown key `cmdd`",
+                ".autobuild/config.toml:5:1: unknown key `pth_prepend`",
                 ".autobuild/config.toml:11:8: no workflow has a role `playr`",
                 ".autobuild/config.toml:17:1: unknown key `modle`",
             ],

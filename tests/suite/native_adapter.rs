@@ -145,7 +145,7 @@ fn tool_calls_change_the_worktree_and_their_results_go_back_to_the_model() {
         "qwen2.5-coder".into(),
         ModelPrice {
             input: 1.0,
-            cached_input: 0.1,
+            cached_input: Some(0.1),
             output: 10.0,
         },
     );
@@ -286,7 +286,7 @@ fn a_server_on_this_machine_is_free_unless_pricing_says_otherwise() {
         "qwen2.5-coder".to_string(),
         ModelPrice {
             input: 1.0,
-            cached_input: 0.0,
+            cached_input: Some(0.0),
             output: 10.0,
         },
     );

@@ -78,7 +78,7 @@ fn the_project_price_table_is_used() {
         "gpt-5-codex".to_string(),
         ModelPrice {
             input: 10.0,
-            cached_input: 10.0,
+            cached_input: Some(10.0),
             output: 10.0,
         },
     );

@@ -117,7 +117,7 @@ mod tests {
             "gpt-6.1-sol".into(),
             ModelPrice {
                 input: 1.0,
-                cached_input: 0.1,
+                cached_input: Some(0.1),
                 output: 8.0,
             },
         );

@@ -1,4 +1,4 @@
-//! `[coverage]` of config.toml (DESIGN.md §11): the command that measures line coverage and the
+//! `[coverage]` of config.toml: the command that measures line coverage and the
 //! report it writes. A profile's `coverage = <percent>` makes the measurement a gate
 //! requirement ([`crate::steps::coverage`]); without a profile asking for it, the command does
 //! not run.
@@ -9,19 +9,34 @@
 
 use std::time::Duration;
 
-use toml::de::{DeTable, DeValue};
+use serde::Deserialize;
 
-use super::reader::{Item, Reader};
+use super::values::{RepoPath, ShellCommand, Timeout};
+use crate::user_file::rule::Rule;
 
-const KEYS: [&str; 3] = ["cmd", "report", "timeout"];
-
-/// `[coverage]`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// `[coverage]`: the command that measures line coverage, run like a check for tasks whose
+/// profile sets `coverage` (the minimum line percentage).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "the [coverage] table with `cmd` and `report` (a minimum percentage goes in a \
+                 profile: `[profiles.feature]` `coverage = 80`)"
+)]
+#[schemars(rename = "Coverage")]
 pub struct CoverageConfig {
-    /// Run by `sh -c` in the worktree, like a check.
+    /// The command, run by `sh -c` in the worktree (e.g. `pytest --cov
+    /// --cov-report=xml:coverage.xml`).
+    #[serde(deserialize_with = "ShellCommand::one")]
+    #[schemars(with = "ShellCommand")]
     pub cmd: String,
-    /// The report the command writes, a clean path relative to the worktree.
+    /// The report it writes, relative to the worktree: Cobertura XML or LCOV, recognised from
+    /// its content.
+    #[serde(deserialize_with = "RepoPath::one")]
+    #[schemars(with = "RepoPath")]
     pub report: String,
+    /// How long the command may run (default: a check's, 10 minutes).
+    #[serde(default, deserialize_with = "Timeout::some")]
+    #[schemars(with = "Option<Timeout>")]
     pub timeout: Option<Duration>,
 }
 
@@ -33,101 +48,12 @@ impl CoverageConfig {
     }
 }
 
-/// `[coverage]`, or `None` after reporting what is missing or wrong.
-pub(super) fn read(reader: &mut Reader<'_>, item: &Item<'_>) -> Option<CoverageConfig> {
-    let DeValue::Table(table) = item.get_ref() else {
-        reader.report(
-            item.span(),
-            "`coverage` must be the [coverage] table with the command and its report",
-            Some(
-                "the minimum goes in a profile (`[profiles.feature]` `coverage = 80`); \
-                 [coverage] declares `cmd` and `report`"
-                    .to_string(),
-            ),
-        );
-        return None;
-    };
-    fields(reader, item, table)
-}
-
-fn fields(reader: &mut Reader<'_>, item: &Item<'_>, table: &DeTable<'_>) -> Option<CoverageConfig> {
-    let mut cmd = None;
-    let mut report = None;
-    let mut timeout = None;
-    let mut ok = true;
-    for (key, value) in table {
-        match key.get_ref().as_ref() {
-            "cmd" => {
-                cmd = reader.non_blank(
-                    "coverage.cmd",
-                    value,
-                    "`cmd` is empty; give the command that writes the coverage report",
-                );
-                ok &= cmd.is_some();
-            }
-            "report" => {
-                report = report_path(reader, value);
-                ok &= report.is_some();
-            }
-            "timeout" => {
-                timeout = reader.duration("coverage.timeout", value);
-                ok &= timeout.is_some();
-            }
-            _ => reader.unknown_key(key, "in [coverage]", &KEYS),
-        }
-    }
-    for (name, present, example) in [
-        (
-            "cmd",
-            table.contains_key("cmd"),
-            "e.g. `cmd = \"pytest --cov --cov-report=xml:coverage.xml\"`",
-        ),
-        (
-            "report",
-            table.contains_key("report"),
-            "the file the command writes, e.g. `report = \"coverage.xml\"` (Cobertura XML or LCOV)",
-        ),
-    ] {
-        if !present {
-            ok = false;
-            reader.report(
-                item.span(),
-                format!("missing key `{name}` in [coverage]"),
-                Some(example.to_string()),
-            );
-        }
-    }
-    Some(CoverageConfig {
-        cmd: cmd?,
-        report: report?,
-        timeout,
-    })
-    .filter(|_| ok)
-}
-
-fn report_path(reader: &mut Reader<'_>, item: &Item<'_>) -> Option<String> {
-    let text = reader.string("coverage.report", item)?;
-    match super::worktree::normalize(text) {
-        Ok(path) => Some(path),
-        Err(why) => {
-            reader.report(
-                item.span(),
-                format!("`{text}` cannot be the coverage report: {why}"),
-                Some(
-                    "give the report's path relative to the repository root, e.g. \"coverage.xml\""
-                        .to_string(),
-                ),
-            );
-            None
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::path::Path;
     use std::time::Duration;
 
+    use crate::project::config::tests::problems;
     use crate::project::Config;
 
     fn parse(source: &str) -> Result<Config, String> {
@@ -149,21 +75,30 @@ mod tests {
 
     #[test]
     fn every_problem_is_reported_where_it_is_written() {
-        let err = parse("[coverage]\nreport = \"../x.xml\"\ncomd = \"x\"\n").unwrap_err();
+        let found = problems("[coverage]\nreport = \"../x.xml\"\ncomd = \"x\"\n");
+        let at: Vec<&str> = found.iter().map(|(at, ..)| at.as_str()).collect();
+        assert_eq!(at, ["1:2", "2:10", "3:1"], "{found:#?}");
+        assert_eq!(found[0].1, "missing key `cmd`");
         assert!(
-            err.contains("config.toml:2:10: `../x.xml` cannot be the coverage report: it leaves the repository"),
-            "{err}"
+            found[1].1.contains("it leaves the repository"),
+            "{found:#?}"
         );
+        assert_eq!(found[2].2.as_deref(), Some("did you mean `cmd`?"));
+        let found = problems("[coverage]\ncmd = \"\"\nreport = \"/abs.xml\"\n");
+        assert!(found[0].1.contains("the command is empty"), "{found:#?}");
+        assert!(found[1].1.contains("it is absolute"), "{found:#?}");
+    }
+
+    #[test]
+    fn a_minimum_written_as_the_table_says_where_it_goes() {
+        let found = problems("coverage = 80\n");
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(found[0].0, "1:12");
         assert!(
-            err.contains("config.toml:3:1: unknown key `comd` in [coverage]"),
-            "{err}"
+            found[0]
+                .1
+                .contains("a minimum percentage goes in a profile"),
+            "{found:#?}"
         );
-        assert!(err.contains("did you mean `cmd`"), "{err}");
-        assert!(err.contains("missing key `cmd` in [coverage]"), "{err}");
-        let err = parse("[coverage]\ncmd = \"\"\nreport = \"/abs.xml\"\n").unwrap_err();
-        assert!(err.contains("`cmd` is empty"), "{err}");
-        assert!(err.contains("it is absolute"), "{err}");
-        let err = parse("coverage = 80\n").unwrap_err();
-        assert!(err.contains("config.toml:1:12"), "{err}");
     }
 }

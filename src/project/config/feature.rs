@@ -1,13 +1,8 @@
-//! `[feature]` of config.toml (DESIGN.md §11): what a feature run does after each wave —
+//! `[feature]` of config.toml: what a feature run does after each wave —
 //! `integration = "check"` (default) runs the profiles' checks on the feature branch's tip,
 //! `"integrate"` also runs the player on a failure, `"off"` skips it.
 
-use strum::IntoEnumIterator;
-use toml::de::DeTable;
-
-use super::reader::{Item, Reader};
-
-const KEYS: [&str; 1] = ["integration"];
+use serde::Deserialize;
 
 /// `[feature] integration`: the check after every wave of a feature.
 #[derive(
@@ -17,12 +12,13 @@ const KEYS: [&str; 1] = ["integration"];
     Default,
     PartialEq,
     Eq,
+    Deserialize,
     schemars::JsonSchema,
     strum::IntoStaticStr,
     strum::EnumIter,
 )]
 #[strum(serialize_all = "lowercase")]
-#[schemars(rename_all = "lowercase")]
+#[serde(rename_all = "lowercase")]
 pub enum Integration {
     /// Run the checks on the feature branch's tip after each wave; a failure stops the feature.
     #[default]
@@ -40,32 +36,14 @@ impl Integration {
     }
 }
 
-/// `[feature]`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// `[feature]`: what a feature run does after each wave.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+#[schemars(rename = "Feature")]
 pub struct FeatureConfig {
+    /// After each wave: run the profiles' checks on the feature branch's tip (`check`, the
+    /// default), also hand a failure to the player (`integrate`), or skip it (`off`).
     pub integration: Integration,
-}
-
-pub(super) fn read(reader: &mut Reader<'_>, table: &DeTable<'_>) -> FeatureConfig {
-    let mut feature = FeatureConfig::default();
-    for (key, item) in table {
-        match key.get_ref().as_ref() {
-            "integration" => feature.integration = integration(reader, item).unwrap_or_default(),
-            _ => reader.unknown_key(key, "in [feature]", &KEYS),
-        }
-    }
-    feature
-}
-
-fn integration(reader: &mut Reader<'_>, item: &Item<'_>) -> Option<Integration> {
-    let all = &Integration::iter().collect::<Vec<_>>();
-    reader.one_of(
-        "feature.integration",
-        "feature.integration",
-        item,
-        all,
-        Integration::as_str,
-    )
 }
 
 #[cfg(test)]
@@ -75,6 +53,7 @@ mod tests {
     use strum::IntoEnumIterator;
 
     use super::Integration;
+    use crate::project::config::tests::problems;
     use crate::project::Config;
 
     fn parse(source: &str) -> Result<Config, String> {
@@ -92,19 +71,23 @@ mod tests {
 
     #[test]
     fn unknown_values_and_keys_are_reported_with_a_suggestion() {
-        let err =
-            parse("[feature]\nintegration = \"integrat\"\nintegation = \"off\"\n").unwrap_err();
-        assert!(
-            err.contains("config.toml:2:15: unknown value `integrat` for `feature.integration`"),
-            "{err}"
+        let found = problems("[feature]\nintegration = \"integrat\"\nintegation = \"off\"\n");
+        assert_eq!(
+            found,
+            [
+                (
+                    "2:15".into(),
+                    "unknown value `integrat` for `integration`".into(),
+                    Some("did you mean `integrate`?".into())
+                ),
+                (
+                    "3:1".into(),
+                    "unknown key `integation`".into(),
+                    Some("did you mean `integration`?".into())
+                ),
+            ]
         );
-        assert!(err.contains("did you mean `integrate`"), "{err}");
-        assert!(
-            err.contains("config.toml:3:1: unknown key `integation` in [feature]"),
-            "{err}"
-        );
-        assert!(err.contains("did you mean `integration`"), "{err}");
-        let err = parse("[featur]\n").unwrap_err();
-        assert!(err.contains("did you mean `feature`"), "{err}");
+        let found = problems("[featur]\n");
+        assert_eq!(found[0].2.as_deref(), Some("did you mean `feature`?"));
     }
 }

@@ -1,4 +1,4 @@
-//! `[worktree]` of config.toml (DESIGN.md §10): what a task's worktree needs that git does not
+//! `[worktree]` of config.toml: what a task's worktree needs that git does not
 //! check out — a git-ignored `.venv` or `node_modules` linked (`link`) or copied (`copy`) from
 //! the main checkout, and a `setup` command run once after the worktree is created.
 //!
@@ -7,66 +7,28 @@
 
 use std::path::{Component, Path};
 
-use toml::de::DeTable;
+use serde::Deserialize;
 
-use super::reader::{Item, Reader};
-use super::WorktreeConfig;
+use super::values::{RepoPath, ShellCommand};
+use crate::user_file::rule::Rule;
 
-pub(super) const KEYS: [&str; 3] = ["link", "copy", "setup"];
-
-pub(super) fn read(reader: &mut Reader<'_>, table: &DeTable<'_>) -> WorktreeConfig {
-    let mut worktree = WorktreeConfig::default();
-    for (key, item) in table {
-        match key.get_ref().as_ref() {
-            "link" => worktree.link = paths(reader, "link", item),
-            "copy" => worktree.copy = paths(reader, "copy", item),
-            "setup" => {
-                worktree.setup = reader.non_blank(
-                    "worktree.setup",
-                    item,
-                    "`setup` is empty; remove it or give a shell command",
-                );
-            }
-            _ => reader.unknown_key(key, "in [worktree]", &KEYS),
-        }
-    }
-    for path in &worktree.link {
-        if worktree.copy.contains(path) {
-            if let Some(item) = table.get("copy") {
-                reader.report(
-                    item.span(),
-                    format!(
-                        "`{path}` is in both `link` and `copy`; a path is either linked or copied"
-                    ),
-                    None,
-                );
-            }
-        }
-    }
-    worktree
-}
-
-/// The entries of `[worktree] <name>`, normalized (`./` and trailing `/` removed).
-fn paths(reader: &mut Reader<'_>, name: &str, item: &Item<'_>) -> Vec<String> {
-    let Some(entries) = reader.array(&format!("worktree.{name}"), item) else {
-        return Vec::new();
-    };
-    let mut paths = Vec::new();
-    for entry in entries {
-        let Some(text) = reader.string(&format!("a `worktree.{name}` entry"), entry) else {
-            continue;
-        };
-        match normalize(text) {
-            Ok(path) if !paths.contains(&path) => paths.push(path),
-            Ok(_) => {}
-            Err(why) => reader.report(
-                entry.span(),
-                format!("`{text}` cannot be in `worktree.{name}`: {why}"),
-                Some("give a path relative to the repository root, such as \".venv\" or \"web/node_modules\"".to_string()),
-            ),
-        }
-    }
-    paths
+/// `[worktree]`: what a task's worktree needs besides the checked-out files.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+#[schemars(rename = "Worktree")]
+pub struct WorktreeConfig {
+    /// Paths symlinked to the main checkout's copies (e.g. a git-ignored `.venv`).
+    #[serde(deserialize_with = "RepoPath::each")]
+    #[schemars(with = "Vec<RepoPath>")]
+    pub link: Vec<String>,
+    /// Paths copied from the main checkout when the worktree is created.
+    #[serde(deserialize_with = "RepoPath::each")]
+    #[schemars(with = "Vec<RepoPath>")]
+    pub copy: Vec<String>,
+    /// A shell command run once in a new worktree, with the project environment.
+    #[serde(deserialize_with = "ShellCommand::some")]
+    #[schemars(with = "Option<ShellCommand>")]
+    pub setup: Option<String>,
 }
 
 /// `text` as a clean relative path inside the repository, or why it is not one.

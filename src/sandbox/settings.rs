@@ -1,0 +1,133 @@
+//! `[sandbox]` of the project config: whether agents and checks run confined (`mode`), and
+//! what they may write beyond the worktree, its git files, the run's scratch directory and a
+//! private `/tmp` (`writable`). Decoded from config.toml by [`crate::project::config`]; the
+//! doc comments are the JSON Schema's descriptions.
+
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use regex::Regex;
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::{Deserialize, Deserializer};
+
+use crate::user_file::rule::{self, Rule};
+
+/// `[sandbox] mode`.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Deserialize,
+    schemars::JsonSchema,
+    strum::IntoStaticStr,
+    strum::EnumIter,
+)]
+#[strum(serialize_all = "lowercase")]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Confine when bwrap works here; otherwise run unconfined with one warning per run.
+    #[default]
+    Auto,
+    /// Confine, or refuse to start.
+    On,
+    /// Never confine.
+    Off,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+/// `[sandbox]`: OS confinement of agents and checks.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+#[schemars(rename = "Sandbox")]
+pub struct Settings {
+    pub mode: Mode,
+    /// Absolute paths (or `~/…`) agents and checks may write besides the worktree.
+    #[serde(deserialize_with = "ExtraWritable::each")]
+    #[schemars(with = "Vec<ExtraWritable>")]
+    pub writable: Vec<String>,
+}
+
+/// A `writable` entry: absolute, `~` or `~/…`. A relative path would have no obvious base (the
+/// worktree is writable anyway), and `/` would make the sandbox pointless.
+pub struct ExtraWritable(String);
+
+const WRITABLE_FORM: &str = "an absolute path, `~` or `~/…` (not `/`)";
+/// What [`WRITABLE_FORM`] says, for the schema and the check alike.
+const WRITABLE_PATTERN: &str = "^(/.*[^/].*|~|~/.*)$";
+static WRITABLE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(WRITABLE_PATTERN).expect("writable pattern is valid"));
+
+impl TryFrom<String> for ExtraWritable {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<ExtraWritable, String> {
+        let path = text.trim();
+        if WRITABLE.is_match(path) {
+            Ok(ExtraWritable(path.to_string()))
+        } else if path.is_empty() {
+            Err("empty `writable` entry".to_string())
+        } else if path.trim_end_matches('/').is_empty() {
+            Err(
+                "`/` cannot be writable: that would switch the sandbox off; set \
+                 `mode = \"off\"` instead"
+                    .to_string(),
+            )
+        } else {
+            Err(format!(
+                "`writable` entry `{path}` must be an absolute path or start with `~/` (the \
+                 worktree itself is always writable)"
+            ))
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ExtraWritable {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        rule::from_text(d, WRITABLE_FORM)
+    }
+}
+
+impl JsonSchema for ExtraWritable {
+    fn schema_name() -> Cow<'static, str> {
+        "Writable".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        rule::text_schema(WRITABLE_FORM, Some(WRITABLE_PATTERN))
+    }
+}
+
+impl Rule for ExtraWritable {
+    type Value = String;
+
+    fn into_value(self) -> String {
+        self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writable_entries_are_absolute_or_in_home_and_never_the_root() {
+        let one = |text: &str| ExtraWritable::try_from(text.to_string()).map(|w| w.0);
+        assert_eq!(one(" ~/.cache ").unwrap(), "~/.cache");
+        assert_eq!(one("~").unwrap(), "~");
+        assert_eq!(one("/opt/cache/").unwrap(), "/opt/cache/");
+        assert!(one("/").unwrap_err().contains("`/` cannot be writable"));
+        assert!(one("//").is_err());
+        assert!(one("cache")
+            .unwrap_err()
+            .contains("must be an absolute path"));
+        assert_eq!(one(" ").unwrap_err(), "empty `writable` entry");
+    }
+}
