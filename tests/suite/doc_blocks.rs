@@ -2,7 +2,8 @@
 //! cannot drift: the doctor output and the agent command lines in docs/claude-code.md and
 //! docs/codex.md against the outputs the trycmd cases check, the feature file in
 //! docs/features.md and the task, config and workflow examples of README.md against the
-//! binary's validation, and every flag the documents name against `--help`.
+//! binary's validation, every config.toml key the config type declares against README.md, and
+//! every flag the documents name against `--help`.
 
 use crate::support;
 
@@ -264,6 +265,73 @@ fn the_readme_task_config_and_workflow_examples_are_valid() {
         "the careful workflow's bound: {out}"
     );
     assert!(!err.contains("error"), "{err}");
+}
+
+/// The keys of config.toml's own tables, from the schema derived from the type the config is
+/// decoded into (`[roles]` and `[profiles]` hold workflow roles and profiles, documented with
+/// those).
+fn config_keys() -> Vec<(String, Vec<String>)> {
+    let schema = autobuild::schema::SchemaKind::Config.schema();
+    let definitions = &schema["definitions"];
+    let resolve = |node: &serde_json::Value| -> serde_json::Value {
+        let reference = node
+            .pointer("/allOf/0/$ref")
+            .or_else(|| node.get("$ref"))
+            .and_then(serde_json::Value::as_str);
+        match reference {
+            Some(r) => definitions[r.trim_start_matches("#/definitions/")].clone(),
+            None => node.clone(),
+        }
+    };
+    let mut tables = Vec::new();
+    for (table, node) in schema["properties"].as_object().unwrap() {
+        if table == "roles" || table == "profiles" {
+            continue;
+        }
+        let node = resolve(node);
+        // A table of named tables (`[checks.<name>]`, `[pricing."<model>"]`) lists the keys of
+        // its entries.
+        let entries = node
+            .get("patternProperties")
+            .and_then(|p| p.as_object()?.values().next().cloned())
+            .or_else(|| node.get("additionalProperties").cloned())
+            .filter(serde_json::Value::is_object);
+        let keys = match entries {
+            Some(entry) => resolve(&entry)["properties"].clone(),
+            None => node["properties"].clone(),
+        };
+        let keys = keys
+            .as_object()
+            .map(|keys| keys.keys().cloned().collect())
+            .unwrap_or_default();
+        tables.push((table.clone(), keys));
+    }
+    tables
+}
+
+/// README.md is the reference of config.toml: every table and key the type declares is named
+/// there, so a new key cannot land undocumented.
+#[test]
+fn the_readme_names_every_config_key() {
+    let readme = read("README.md");
+    let tables = config_keys();
+    assert!(tables.len() >= 10, "{tables:?}");
+    for (table, keys) in tables {
+        assert!(
+            readme.contains(&format!("[{table}")),
+            "README.md does not show the `[{table}]` table of config.toml"
+        );
+        for key in keys {
+            let named = [
+                format!("{key} ="),
+                format!("`{key}`"),
+                format!("[{table}] {key}"),
+            ]
+            .iter()
+            .any(|form| readme.contains(form));
+            assert!(named, "README.md does not name `{key}` of `[{table}]`");
+        }
+    }
 }
 
 /// Every `--flag` in `text`.
