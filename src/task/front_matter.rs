@@ -1,60 +1,79 @@
 //! The YAML front matter of a task file: splitting it from the body and reading its fields with
 //! located, per-field diagnostics.
 //!
-//! Fields are read from a generic YAML mapping rather than through a derived struct so that every
-//! wrong field is reported (not only the first), each at its own line, and so that keys other
-//! tools put in shared task files are kept instead of rejected (DESIGN.md §3.1).
+//! The front matter is parsed by the reader every user file shares
+//! ([`crate::user_file::parse_yaml`], within the alias and nesting bounds of
+//! [`crate::user_file::yaml_limits`]), laid out on the task file's own lines so every position
+//! and snippet is the file's. Each key autobuild reads ([`KEYS`]) is then decoded into its
+//! serde type ([`super::fields`]) by [`crate::user_file::typed::decode`], one key at a time, so
+//! every wrong key is reported (not only the first), each at its own line. Keys other tools put
+//! in shared task files are kept in [`FrontMatter::extra`] instead of rejected; only a near miss
+//! of a key autobuild reads (`task_typ`) is worth a warning (README.md, "Task";
+//! docs/guardkit.md).
 //!
 //! A top-level key written twice (GuardKit rewrites `status:` that way) is found line by line
 //! first ([`super::duplicates`]) and accepted with a located warning; the last value is kept,
-//! as GuardKit's loader (Python's YAML) keeps it, and the warning says when the values differ. Values GuardKit writes in other shapes
-//! (`complexity`, `acceptance_criteria`) are read by [`super::fields`].
-//!
-//! Before yaml_serde sees the front matter, it goes through the alias and nesting bound every
-//! YAML input shares ([`crate::user_file::yaml_limits`]): an alias bomb in a task file is a
-//! located error, not a process killed for memory.
+//! as GuardKit's loader (Python's YAML) keeps it, and the warning says when the values differ.
+//! Values GuardKit writes in other shapes (`complexity`, `acceptance_criteria`) are accepted by
+//! their types in [`super::fields`].
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::LazyLock;
 
-use regex::Regex;
-use yaml_serde::Value;
+use serde::de::DeserializeOwned;
 
 use super::duplicates;
-use super::fields::{self, type_name};
-use super::id::validate_id;
+use super::fields::{
+    Complexity, ContextPath, CriterionItem, Dependency, Glob, Name, OneOrMany, TaskId, Title,
+};
 use super::markdown::{lines_from, Line};
 use crate::diagnostic::{Diagnostic, Location};
-use crate::user_file::yaml_limits;
+use crate::user_file::parse_yaml;
+use crate::user_file::source::{Layer, Pos, Source};
+use crate::user_file::tree::{Entry, Node, Value};
+use crate::user_file::typed;
 
-/// The keys autobuild reads; every other key lands in [`FrontMatter::extra`].
-const KNOWN_KEYS: [&str; 10] = [
-    "id",
-    "title",
-    "task_type",
-    "complexity",
-    "dependencies",
-    "workflow",
-    "protect",
-    "hidden",
-    "acceptance_criteria",
-    "context_files",
+/// The keys autobuild reads, each with the help shown with a problem in its value; every other
+/// key lands in [`FrontMatter::extra`].
+const KEYS: [(&str, Option<&str>); 10] = [
+    ("id", None),
+    ("title", None),
+    ("task_type", None),
+    (
+        "complexity",
+        Some(
+            "write a whole number from 1 to 10, such as `complexity: 3`; 0 or no value means unset",
+        ),
+    ),
+    (
+        "dependencies",
+        Some("write it as `dependencies: [TASK-001, TASK-002]`"),
+    ),
+    ("workflow", None),
+    (
+        "protect",
+        Some("write it as `protect: [\"tests/acceptance/**\"]`"),
+    ),
+    (
+        "hidden",
+        Some("write it as `hidden: [\"tests/acceptance/**\"]`"),
+    ),
+    ("acceptance_criteria", None),
+    (
+        "context_files",
+        Some("write it as `context_files: [\"docs/architecture.md\"]`"),
+    ),
 ];
 
 /// The key autobuild reads that `name` is a likely misspelling of. Task files shared with
 /// GuardKit carry many keys of its own, so only a key within a small edit distance of a known
 /// one (`task_typ`, `dependancies`) is suspected, never one merely similar (`task_id`).
 fn misspelling_of(name: &str) -> Option<&'static str> {
-    KNOWN_KEYS.into_iter().find(|known| {
+    KEYS.into_iter().map(|(known, _)| known).find(|known| {
         let distance = strsim::damerau_levenshtein(name, known);
         distance <= 2 && distance * 3 <= known.len()
     })
 }
-
-static YAML_POSITION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r" at (line \d+ column \d+|position \d+)").expect("position pattern is valid")
-});
 
 /// Where the front matter and the body are in the file.
 #[derive(Debug, Clone, Copy)]
@@ -139,7 +158,7 @@ pub(crate) struct FrontMatter {
     pub hidden: Vec<String>,
     /// The `acceptance_criteria:` list, when it has items, and the byte offset of its key.
     pub criteria: Option<(Vec<String>, usize)>,
-    pub extra: BTreeMap<String, Value>,
+    pub extra: BTreeMap<String, yaml_serde::Value>,
 }
 
 /// What the front matter is read with besides its text.
@@ -163,19 +182,141 @@ pub(crate) fn read(
         problems,
         warnings,
     } = reading;
-    let located = Locator {
-        path,
-        source,
-        split,
-    };
     let (yaml, repeats) = duplicates::dedupe(split.yaml);
-    for repeat in &repeats {
+    warn_repeats(path, source, split, &repeats, warnings);
+
+    // The YAML on the lines it has in the file, so positions need no translating.
+    let lines_before = source[..split.yaml_offset].matches('\n').count();
+    let text = format!("{}{yaml}", "\n".repeat(lines_before));
+    let file = Source::new(path, source, Layer::Repo);
+    let tree = match parse_yaml::parse_part(&file, &text) {
+        Ok(tree) => tree,
+        Err(errors) => {
+            problems.extend(errors.into_iter().map(|e| Diagnostic {
+                message: format!("malformed YAML front matter: {}", e.message),
+                ..e
+            }));
+            return FrontMatter::default();
+        }
+    };
+    let entries: Vec<Entry> = match tree.value {
+        Value::Table(table) => table.into_iter().collect(),
+        Value::Null => Vec::new(),
+        _ => {
+            problems.push(tree.pos.error(format!(
+                "the front matter must be a mapping of `key: value` lines, not {}",
+                tree.kind()
+            )));
+            return FrontMatter::default();
+        }
+    };
+
+    let mut fields = FrontMatter::default();
+    let mut id_given = false;
+    for entry in &entries {
+        let Some(&(key, help)) = KEYS.iter().find(|(known, _)| *known == entry.key) else {
+            if let Some(meant) = misspelling_of(&entry.key) {
+                warnings.push(entry.key_pos.error(format!(
+                    "`{}` is not a key autobuild reads (did you mean `{meant}`?); it is ignored",
+                    entry.key
+                )));
+            }
+            fields
+                .extra
+                .insert(entry.key.clone(), to_yaml(&entry.value));
+            continue;
+        };
+        if matches!(entry.value.value, Value::Null) {
+            continue;
+        }
+        let mut decoded = Decoder {
+            entry,
+            help,
+            problems: &mut *problems,
+        };
+        match key {
+            "id" => {
+                id_given = true;
+                fields.id = decoded.value::<TaskId>().map(|id| id.0);
+            }
+            "title" => fields.title = decoded.value::<Title>().map(|t| t.0),
+            "task_type" => fields.task_type = decoded.value::<Name>().map(|n| n.0),
+            // GuardKit keeps run metrics under `workflow:`; only a name selects a workflow.
+            "workflow" if matches!(entry.value.value, Value::Table(_)) => {
+                warnings.push(value_pos(entry).error(
+                    "`workflow` is a mapping (another tool's data), not a workflow name; it is ignored and the default workflow runs",
+                ));
+                fields
+                    .extra
+                    .insert(entry.key.clone(), to_yaml(&entry.value));
+            }
+            "workflow" => fields.workflow = decoded.value::<Name>().map(|n| n.0),
+            "complexity" => {
+                fields.complexity = decoded.value::<Complexity>().and_then(|c| c.0);
+            }
+            "dependencies" => {
+                let ids = decoded.value::<Vec<Dependency>>().unwrap_or_default();
+                fields.dependencies = ids.into_iter().map(|d| d.0).collect();
+            }
+            "protect" | "hidden" => {
+                let globs = decoded
+                    .value::<OneOrMany<Glob>>()
+                    .map_or_else(Vec::new, |g| g.0);
+                let patterns = globs.into_iter().map(|g| g.0).collect();
+                match key {
+                    "protect" => fields.protect = patterns,
+                    _ => fields.hidden = patterns,
+                }
+            }
+            "context_files" => {
+                let paths = decoded
+                    .value::<OneOrMany<ContextPath>>()
+                    .map_or_else(Vec::new, |p| p.0);
+                let at = value_pos(entry).error("");
+                fields.context_files = paths
+                    .into_iter()
+                    .map(|p| crate::project::context_files::ContextFile {
+                        missing: crate::project::context_files::missing(at.clone(), &p.0),
+                        path: p.0,
+                    })
+                    .collect();
+            }
+            _ => {
+                let items = decoded.value::<Vec<CriterionItem>>().unwrap_or_default();
+                if !items.is_empty() {
+                    let texts = items.into_iter().map(|c| c.0).collect();
+                    fields.criteria = Some((texts, line_offset(source, entry.key_pos.location)));
+                }
+            }
+        }
+    }
+    if !id_given {
+        match fallback_id {
+            Some(id) => fields.id = Some(id),
+            None => problems.push(
+                Diagnostic::at_offset(path, source, split.open.offset, "the front matter has no `id`")
+                    .with_help("add a line such as `id: TASK-001` (or name the file after the id, `TASK-001-short-name.md`); the id names the task's branch and run directory"),
+            ),
+        }
+    }
+    fields
+}
+
+/// The located warnings for keys given more than once.
+fn warn_repeats(
+    path: &Path,
+    source: &str,
+    split: &Split<'_>,
+    repeats: &[duplicates::Repeat],
+    warnings: &mut Vec<Diagnostic>,
+) {
+    for repeat in repeats {
         let (Some(&first), Some(&last)) = (repeat.offsets.first(), repeat.offsets.last()) else {
             continue;
         };
         let first_line = Location::from_offset(source, split.yaml_offset + first).line;
         let at = split.yaml_offset + last;
-        if KNOWN_KEYS.contains(&repeat.key.as_str()) {
+        let warning = if KEYS.iter().any(|(known, _)| *known == repeat.key) {
             // GuardKit's loader (Python's YAML) keeps the last value: so does autobuild, and
             // says so where it matters, when the values differ.
             let how = if repeat.agree {
@@ -183,344 +324,100 @@ pub(crate) fn read(
             } else {
                 "with different values; the last one is kept, as GuardKit's loader does"
             };
-            warnings.push(
-                located
-                    .at(
-                        at,
-                        format!(
-                            "`{}` is given more than once (first on line {first_line}), {how}",
-                            repeat.key
-                        ),
-                    )
-                    .with_help("autobuild reads this key; keep the one value that is meant"),
-            );
+            Diagnostic::at_offset(
+                path,
+                source,
+                at,
+                format!(
+                    "`{}` is given more than once (first on line {first_line}), {how}",
+                    repeat.key
+                ),
+            )
+            .with_help("autobuild reads this key; keep the one value that is meant")
         } else {
-            warnings.push(located.at(
+            Diagnostic::at_offset(
+                path,
+                source,
                 at,
                 format!(
                     "`{}` is given more than once (first on line {first_line}); the last value is kept",
                     repeat.key
                 ),
-            ));
-        }
-    }
-    let yaml = yaml.as_str();
-    // yaml_serde's own alias guard lets a wide expansion through (see `yaml_limits`), and its
-    // errors for the nested one carry no position: the shared bound is checked first.
-    if let Err(exceeded) = yaml_limits::check(yaml) {
-        let offset = split.yaml_offset + byte_offset(yaml, exceeded.location);
-        problems.push(
-            located
-                .at(
-                    offset,
-                    format!("malformed YAML front matter: {}", exceeded.message),
-                )
-                .with_help(exceeded.help),
-        );
-        return FrontMatter::default();
-    }
-    let value: Value = match yaml_serde::from_str(yaml) {
-        Ok(value) => value,
-        Err(e) => {
-            let offset = e
-                .location()
-                .map_or(split.open.offset, |l| split.yaml_offset + l.index());
-            problems.push(located.at(
-                offset,
-                format!("malformed YAML front matter: {}", yaml_message(&e)),
-            ));
-            return FrontMatter::default();
-        }
-    };
-    let mapping = match value {
-        Value::Mapping(mapping) => mapping,
-        Value::Null => yaml_serde::Mapping::new(),
-        other => {
-            problems.push(located.at(
-                split.yaml_offset,
-                format!(
-                    "the front matter must be a mapping of `key: value` lines, not {}",
-                    type_name(&other)
-                ),
-            ));
-            return FrontMatter::default();
-        }
-    };
-
-    let mut fields = FrontMatter::default();
-    let mut known: BTreeMap<&str, Value> = BTreeMap::new();
-    for (key, value) in mapping {
-        let name = match &key {
-            Value::String(s) => s.clone(),
-            Value::Number(n) => n.to_string(),
-            Value::Bool(b) => b.to_string(),
-            other => {
-                problems.push(located.at(
-                    split.yaml_offset,
-                    format!(
-                        "front-matter keys must be plain names, not {}",
-                        type_name(other)
-                    ),
-                ));
-                continue;
-            }
+            )
         };
-        match KNOWN_KEYS.iter().find(|k| **k == name) {
-            Some(k) if !value.is_null() => {
-                known.insert(*k, value);
-            }
-            Some(_) => {}
-            None => {
-                if let Some(meant) = misspelling_of(&name) {
-                    warnings.push(located.at(
-                        located.key_line(&name),
-                        format!(
-                            "`{name}` is not a key autobuild reads (did you mean `{meant}`?); it is ignored"
-                        ),
-                    ));
-                }
-                fields.extra.insert(name, value);
-            }
-        }
+        warnings.push(warning);
     }
-
-    match known.remove("id") {
-        None => match fallback_id {
-            Some(id) => fields.id = Some(id),
-            None => problems.push(
-                located
-                    .at(split.open.offset, "the front matter has no `id`")
-                    .with_help("add a line such as `id: TASK-001` (or name the file after the id, `TASK-001-short-name.md`); the id names the task's branch and run directory"),
-            ),
-        },
-        Some(Value::String(id)) => match validate_id(&id) {
-            Ok(()) => fields.id = Some(id),
-            Err(why) => problems.push(located.key("id", format!("invalid task id: {why}"))),
-        },
-        Some(Value::Number(n)) => problems.push(
-            located
-                .key("id", format!("`id` must be a string, found the number {n}"))
-                .with_help(format!("quote it: `id: \"{n}\"`")),
-        ),
-        Some(other) => problems.push(located.key("id", wrong_type("id", "a string", &other))),
-    }
-    fields.title = match known.remove("title") {
-        None => None,
-        Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
-        Some(Value::Number(n)) => Some(n.to_string()),
-        Some(other) => {
-            problems.push(located.key("title", wrong_type("title", "a non-empty string", &other)));
-            None
-        }
-    };
-    fields.task_type = located.text_field(&mut known, "task_type", problems);
-    fields.workflow = match known.remove("workflow") {
-        // GuardKit keeps run metrics under `workflow:`; only a name selects a workflow.
-        Some(mapping @ Value::Mapping(_)) => {
-            warnings.push(located.key(
-                "workflow",
-                "`workflow` is a mapping (another tool's data), not a workflow name; it is ignored and the default workflow runs",
-            ));
-            fields.extra.insert("workflow".to_string(), mapping);
-            None
-        }
-        Some(value) => {
-            known.insert("workflow", value);
-            located.text_field(&mut known, "workflow", problems)
-        }
-        None => None,
-    };
-    fields.complexity = match known.remove("complexity") {
-        None => None,
-        Some(value) => match fields::complexity(&value) {
-            Ok(complexity) => complexity,
-            Err(message) => {
-                problems.push(
-                    located
-                        .key("complexity", message)
-                        .with_help("write a whole number from 1 to 10, such as `complexity: 3`; 0 or no value means unset"),
-                );
-                None
-            }
-        },
-    };
-    fields.criteria = match known.remove("acceptance_criteria") {
-        None => None,
-        Some(value) => match fields::criteria_list(value) {
-            Ok(items) if items.is_empty() => None,
-            Ok(items) => Some((items, located.key_line("acceptance_criteria"))),
-            Err(message) => {
-                problems.push(located.key("acceptance_criteria", message));
-                None
-            }
-        },
-    };
-    fields.dependencies = match known.remove("dependencies") {
-        None => Vec::new(),
-        Some(Value::Sequence(items)) => {
-            let mut ids = Vec::new();
-            for item in items {
-                match item {
-                    Value::String(dep) => match validate_id(&dep) {
-                        Ok(()) => ids.push(dep),
-                        Err(why) => problems.push(
-                            located.key("dependencies", format!("invalid dependency: {why}")),
-                        ),
-                    },
-                    other => problems.push(located.key(
-                        "dependencies",
-                        format!(
-                            "`dependencies` must list task ids (strings), found {}",
-                            type_name(&other)
-                        ),
-                    )),
-                }
-            }
-            ids
-        }
-        Some(other) => {
-            problems.push(
-                located
-                    .key(
-                        "dependencies",
-                        wrong_type("dependencies", "a list of task ids", &other),
-                    )
-                    .with_help("write it as `dependencies: [TASK-001, TASK-002]`"),
-            );
-            Vec::new()
-        }
-    };
-    if let Some(value) = known.remove("context_files") {
-        let (paths, wrong) = fields::context_files(value);
-        for path in paths {
-            fields
-                .context_files
-                .push(crate::project::context_files::ContextFile {
-                    missing: crate::project::context_files::missing(
-                        located.key("context_files", ""),
-                        &path,
-                    ),
-                    path,
-                });
-        }
-        for problem in wrong {
-            let diagnostic = located.key("context_files", problem.message);
-            problems.push(match problem.help {
-                Some(help) => diagnostic.with_help(help),
-                None => diagnostic,
-            });
-        }
-    }
-    type Reader = fn(Value) -> (Vec<String>, Vec<fields::FieldProblem>);
-    let globs: [(&str, Reader); 2] = [("protect", fields::protect), ("hidden", fields::hidden)];
-    for (key, read) in globs {
-        let Some(value) = known.remove(key) else {
-            continue;
-        };
-        let (patterns, wrong) = read(value);
-        match key {
-            "protect" => fields.protect = patterns,
-            _ => fields.hidden = patterns,
-        }
-        for problem in wrong {
-            let diagnostic = located.key(key, problem.message);
-            problems.push(match problem.help {
-                Some(help) => diagnostic.with_help(help),
-                None => diagnostic,
-            });
-        }
-    }
-    fields
 }
 
-/// Builds diagnostics located in the task file.
-struct Locator<'a> {
-    path: &'a Path,
-    source: &'a str,
-    split: &'a Split<'a>,
+/// Decodes the value of one key autobuild reads, reporting its problems.
+struct Decoder<'a> {
+    entry: &'a Entry,
+    help: Option<&'static str>,
+    problems: &'a mut Vec<Diagnostic>,
 }
 
-impl Locator<'_> {
-    fn at(&self, offset: usize, message: impl Into<String>) -> Diagnostic {
-        Diagnostic::at_offset(self.path, self.source, offset, message)
-    }
-
-    /// A problem with the value of top-level key `key`.
-    fn key(&self, key: &str, message: impl Into<String>) -> Diagnostic {
-        self.at(self.key_offset(key), message)
-    }
-
-    /// The start of the line of top-level key `key` (the opening `---` when not found).
-    fn key_line(&self, key: &str) -> usize {
-        let offset = self.key_offset(key);
-        self.source[..offset].rfind('\n').map_or(0, |i| i + 1)
-    }
-
-    /// Where the value of top-level key `key` starts (the key itself when the value is on the
-    /// following lines); the opening `---` when the key cannot be found textually.
-    fn key_offset(&self, key: &str) -> usize {
-        let lines = lines_from(self.source, self.split.yaml_offset);
-        let yaml_end = self.split.yaml_offset + self.split.yaml.len();
-        for line in lines.iter().take_while(|l| l.offset < yaml_end) {
-            let text = line.text;
-            let after_key = [key.to_string(), format!("\"{key}\""), format!("'{key}'")]
-                .into_iter()
-                .find_map(|k| text.strip_prefix(k.as_str()).map(str::to_string));
-            let Some(rest) = after_key else { continue };
-            let Some(value) = rest.trim_start().strip_prefix(':') else {
-                continue;
-            };
-            let value_start = text.len() - value.trim_start().len();
-            return if value.trim().is_empty() {
-                line.offset
+impl Decoder<'_> {
+    fn value<T: DeserializeOwned>(&mut self) -> Option<T> {
+        let found = match typed::decode::<T>(&self.entry.value) {
+            Ok(value) => return Some(value),
+            Err(found) => found,
+        };
+        let value_at = self.entry.value.pos.location;
+        for problem in found {
+            // A problem with a whole value written on the lines below its key is shown at
+            // the key.
+            let problem = if problem.location == Some(value_at) {
+                Diagnostic {
+                    message: problem.message,
+                    help: problem.help,
+                    ..value_pos(self.entry).error("")
+                }
             } else {
-                line.offset + value_start
+                problem
             };
+            self.problems.push(match (&problem.help, self.help) {
+                (None, Some(help)) => problem.with_help(help),
+                _ => problem,
+            });
         }
-        self.split.open.offset
-    }
-
-    /// An optional, non-empty string field.
-    fn text_field(
-        &self,
-        known: &mut BTreeMap<&str, Value>,
-        key: &str,
-        problems: &mut Vec<Diagnostic>,
-    ) -> Option<String> {
-        match known.remove(key) {
-            None => None,
-            Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
-            Some(other) => {
-                problems.push(self.key(key, wrong_type(key, "a non-empty string", &other)));
-                None
-            }
-        }
+        None
     }
 }
 
-fn wrong_type(key: &str, expected: &str, found: &Value) -> String {
-    format!("`{key}` must be {expected}, found {}", type_name(found))
+/// Where a problem with the value of `entry` is shown: the value when it starts on the key's
+/// line, else the key.
+fn value_pos(entry: &Entry) -> &Pos {
+    if entry.value.pos.location.line == entry.key_pos.location.line {
+        &entry.value.pos
+    } else {
+        &entry.key_pos
+    }
 }
 
-/// The parser's message without its " at line N column M" parts (the diagnostic locates it).
-/// The byte offset in `text` of a 1-based line and character column.
-fn byte_offset(text: &str, location: Location) -> usize {
-    let line_start: usize = text
+/// The byte offset in `source` of the start of `location`'s line.
+fn line_offset(source: &str, location: Location) -> usize {
+    source
         .split_inclusive('\n')
         .take(location.line.saturating_sub(1))
         .map(str::len)
-        .sum();
-    let line = text[line_start..].lines().next().unwrap_or_default();
-    let column: usize = line
-        .chars()
-        .take(location.column.saturating_sub(1))
-        .map(char::len_utf8)
-        .sum();
-    line_start + column
+        .sum()
 }
 
-fn yaml_message(error: &yaml_serde::Error) -> String {
-    YAML_POSITION
-        .replace_all(&error.to_string(), "")
-        .into_owned()
+/// A value kept for other tools, in the YAML model [`super::Task::extra`] holds.
+fn to_yaml(node: &Node) -> yaml_serde::Value {
+    use yaml_serde::Value as Yaml;
+    match &node.value {
+        Value::Null => Yaml::Null,
+        Value::Bool(b) => Yaml::Bool(*b),
+        Value::Integer(i) => Yaml::Number((*i).into()),
+        Value::Float(f) => Yaml::Number((*f).into()),
+        Value::String(s) => Yaml::String(s.clone()),
+        Value::Array(items) => Yaml::Sequence(items.iter().map(to_yaml).collect()),
+        Value::Table(table) => Yaml::Mapping(
+            table
+                .iter()
+                .map(|e| (Yaml::String(e.key.clone()), to_yaml(&e.value)))
+                .collect(),
+        ),
+    }
 }

@@ -310,8 +310,8 @@ fn every_problem_of_a_file_is_reported_in_order() {
     let expected = [
         "TASK.md:2:5: invalid task id",
         "TASK.md:3:13: `complexity` must be a whole number from 1 to 10, found 11",
-        "TASK.md:4:15: `dependencies` must be a list of task ids, found the string \"TASK-2\"",
-        "TASK.md:5:12: `task_type` must be a non-empty string, found the number 5",
+        "TASK.md:4:15: invalid type: string \"TASK-2\", expected an array",
+        "TASK.md:5:12: invalid type: integer `5`, expected a non-empty string",
         "TASK.md:9:1: criterion id `AC-001` is used more than once",
         "TASK.md:10:1: empty acceptance criterion",
         "TASK.md:11:1: a criterion may have only one `verify:` command",
@@ -341,4 +341,41 @@ fn hidden_paths_are_read_from_the_front_matter() {
     .unwrap();
     assert_eq!(task.hidden, ["tests/acceptance/**"]);
     assert!(task.protect.is_empty());
+}
+
+#[test]
+fn each_key_is_decoded_on_its_own_and_other_tools_keys_are_kept_as_written() {
+    let err = first_error(
+        "---\nid: T1\ndependencies:\n  - T-2\n  - bad id\nprotect: 3\ncomplexity: [1]\n---\n## Acceptance Criteria\n- a\n",
+    );
+    let headers: Vec<&str> = err.lines().filter(|l| l.starts_with("TASK.md:")).collect();
+    assert_eq!(headers.len(), 3, "{err}");
+    assert!(
+        headers[0].starts_with("TASK.md:5:5: invalid dependency"),
+        "{err}"
+    );
+    assert!(
+        headers[1]
+            .starts_with("TASK.md:6:10: invalid type: integer `3`, expected a list, or one string"),
+        "{err}"
+    );
+    assert!(
+        headers[2].starts_with("TASK.md:7:13: invalid type: array"),
+        "{err}"
+    );
+    assert!(err.contains("help: write it as `protect:"), "{err}");
+
+    let task = parse(
+        "---\nid: T1\nscore: .inf\nworkflow: ~\nmeta: {a: [1, x]}\n---\n## Acceptance Criteria\n- a\n",
+    )
+    .unwrap();
+    assert_eq!(task.workflow, None);
+    assert!(
+        matches!(&task.extra["score"], yaml_serde::Value::Number(n) if n.as_f64() == Some(f64::INFINITY))
+    );
+    assert_eq!(
+        task.extra["meta"],
+        yaml_serde::from_str::<yaml_serde::Value>("{a: [1, x]}").unwrap()
+    );
+    assert!(!task.extra.contains_key("workflow"));
 }

@@ -22,8 +22,15 @@ use crate::user_file::yaml_limits::{Budget, Exceeded};
 
 /// Parses a YAML document into a node; an empty document is an empty table.
 pub fn parse(source: &Arc<Source>) -> Result<Node, Vec<Diagnostic>> {
+    parse_part(source, &source.text)
+}
+
+/// Parses `text`, a part of `source` laid out on the same lines and columns as it is written
+/// there (the YAML front matter of a task file, with the lines before it left empty), so every
+/// position points into `source` and its snippets show the file's own lines.
+pub fn parse_part(source: &Arc<Source>, text: &str) -> Result<Node, Vec<Diagnostic>> {
     let mut builder = Builder::default();
-    let mut parser = Parser::new_from_str(&source.text);
+    let mut parser = Parser::new_from_str(text);
     let mut documents = 0;
     while let Some(next) = parser.next_event() {
         let (event, span) = next.map_err(|e| vec![scan_error(source, &e)])?;
