@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use crate::diagnostic::{did_you_mean, Diagnostic};
 use crate::profile::Requirement;
 use crate::user_file::tree::Node;
+use crate::workflow::kinds::{AgentStep, GateStep};
 use crate::workflow::model::{Access, Action, AgentKind, OutputKind, Workflow};
 use crate::workflow::prompts::Prompts;
 use crate::workflow::validate::{pos_of, zero_duration, StepInfo};
@@ -153,9 +154,9 @@ pub(super) fn check_gate_reviews(
     problems: &mut Vec<Diagnostic>,
 ) {
     for gate in steps {
-        let Action::Gate {
+        let Action::Gate(GateStep {
             reviews: Some(reviews),
-        } = &gate.step.action
+        }) = &gate.step.action
         else {
             continue;
         };
@@ -168,7 +169,7 @@ pub(super) fn check_gate_reviews(
             .iter()
             .filter(|s| s.loops == gate.loops)
             .filter(|s| match &s.step.action {
-                Action::Agent { role, .. } => workflow
+                Action::Agent(AgentStep { role, .. }) => workflow
                     .roles
                     .get(role)
                     .is_some_and(|r| r.output == Some(OutputKind::Verdict)),
@@ -187,7 +188,7 @@ pub(super) fn check_gate_reviews(
         // naming it in `reviews` is no second problem.
         let unknown_role: Vec<&str> = steps
             .iter()
-            .filter(|s| matches!(&s.step.action, Action::Agent { role, .. } if !workflow.roles.contains_key(role)))
+            .filter(|s| matches!(&s.step.action, Action::Agent(AgentStep { role, .. }) if !workflow.roles.contains_key(role)))
             .map(|s| s.step.id.as_str())
             .collect();
         for (id, entry) in reviews.iter().zip(entries) {
@@ -220,19 +221,19 @@ pub(super) fn check_gate(
 ) {
     let Some(gate) = steps
         .iter()
-        .find(|s| matches!(s.step.action, Action::Gate { .. }))
+        .find(|s| matches!(s.step.action, Action::Gate(_)))
     else {
         return;
     };
     let unknown_role = steps.iter().any(
-        |s| matches!(&s.step.action, Action::Agent { role, .. } if !workflow.roles.contains_key(role)),
+        |s| matches!(&s.step.action, Action::Agent(AgentStep { role, .. }) if !workflow.roles.contains_key(role)),
     );
     if unknown_role {
         // Already reported; which role was meant is unknown.
         return;
     }
     let has_verdict = steps.iter().any(|s| match &s.step.action {
-        Action::Agent { role, .. } => workflow
+        Action::Agent(AgentStep { role, .. }) => workflow
             .roles
             .get(role)
             .is_some_and(|r| r.output == Some(OutputKind::Verdict)),
@@ -256,10 +257,10 @@ pub(super) fn check_silent_reviewers(
     problems: &mut Vec<Diagnostic>,
 ) {
     for info in steps {
-        let Action::Agent {
+        let Action::Agent(AgentStep {
             role: role_name,
             advisory: false,
-        } = &info.step.action
+        }) = &info.step.action
         else {
             continue;
         };
@@ -271,7 +272,7 @@ pub(super) fn check_silent_reviewers(
         }
         let gated = steps
             .iter()
-            .any(|s| s.loops == info.loops && matches!(s.step.action, Action::Gate { .. }));
+            .any(|s| s.loops == info.loops && matches!(s.step.action, Action::Gate(_)));
         if !gated || info.loops.is_empty() {
             continue;
         }
