@@ -15,6 +15,9 @@ use serde::{Deserialize, Serialize};
 pub use crate::git::MergeStrategy;
 use crate::profile::Requirement;
 pub use crate::workflow::kinds::Action;
+pub use role_key::RoleKey;
+
+mod role_key;
 
 /// The only workflow schema version this build understands.
 pub const SCHEMA_VERSION: u32 = 1;

@@ -1,15 +1,18 @@
-//! Roles are coherent: read-only roles cannot write, `command` roles say what to run, endpoint
-//! keys belong to the native HTTP adapters only, bounds
+//! Roles are coherent: read-only roles cannot write, `command` roles say what to run, a role
+//! sets only keys its adapter reads (the adapter's description says which), bounds
 //! are positive, prompt templates exist and read only the prompt context; and a gated workflow
 //! can actually satisfy the `coach` requirement or says it waives it.
 
 use std::collections::BTreeSet;
 
+use strum::IntoEnumIterator;
+
+use crate::agents;
 use crate::diagnostic::{did_you_mean, Diagnostic};
 use crate::profile::Requirement;
 use crate::user_file::tree::Node;
 use crate::workflow::kinds::{AgentStep, GateStep};
-use crate::workflow::model::{Access, Action, AgentKind, OutputKind, Workflow};
+use crate::workflow::model::{Access, Action, AgentKind, OutputKind, Role, RoleKey, Workflow};
 use crate::workflow::prompts::Prompts;
 use crate::workflow::validate::{pos_of, zero_duration, StepInfo};
 
@@ -55,24 +58,7 @@ pub(super) fn check(
                 );
             }
         }
-        let native = matches!(role.agent, AgentKind::Openai | AgentKind::Anthropic);
-        for (set, key) in [
-            (role.base_url.is_some(), "base_url"),
-            (role.api_key_env.is_some(), "api_key_env"),
-            (role.headers.is_some(), "headers"),
-            (role.max_tokens.is_some(), "max_tokens"),
-            (role.tool_choice.is_some(), "tool_choice"),
-        ] {
-            if set && !native {
-                problems.push(
-                    pos_of(node, key)
-                        .error(format!(
-                            "role `{name}` sets `{key}`, which only the native HTTP adapters use"
-                        ))
-                        .with_help("remove it, or set agent = \"openai\" or \"anthropic\""),
-                );
-            }
-        }
+        problems.extend(unread_role_keys(name, role, node));
         if role.max_tokens == Some(0) {
             problems.push(
                 pos_of(node, "max_tokens")
@@ -112,6 +98,33 @@ pub(super) fn check(
             problems.extend(prompts.check(&role.prompt));
         }
     }
+}
+
+/// The keys `role` sets that its adapter does not read (its description's `role_keys` say
+/// which it reads), each pointing at the adapters that do.
+fn unread_role_keys<'a>(
+    name: &'a str,
+    role: &'a Role,
+    node: &'a Node,
+) -> impl Iterator<Item = Diagnostic> + 'a {
+    let reads = agents::describe(role.agent).role_keys;
+    RoleKey::iter()
+        .filter(move |key| key.is_set(role) && !reads.contains(key))
+        .map(move |key| {
+            let readers: Vec<String> = agents::descriptions()
+                .filter(|d| d.role_keys.contains(&key))
+                .map(|d| format!("\"{}\"", d.kind))
+                .collect();
+            pos_of(node, key.as_str())
+                .error(format!(
+                    "role `{name}` sets `{key}`, which the `{}` adapter does not read",
+                    role.agent
+                ))
+                .with_help(format!(
+                    "remove it, or set agent = {}",
+                    readers.join(" or ")
+                ))
+        })
 }
 
 /// `writes` holds valid globs, and a read-only role (which writes nothing) has none.
