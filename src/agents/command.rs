@@ -28,6 +28,7 @@ pub static DESCRIPTION: Description = Description {
     secrets: &[],
     credentials: None,
     login: None,
+    role_keys: &[],
     adapter: || Box::new(CommandAdapter),
 };
 

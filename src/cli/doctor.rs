@@ -35,6 +35,7 @@ use crate::project::{find_repo_root, Config, Layout, ProjectEnv};
 use crate::ui;
 use crate::user_file::source::Layer;
 use crate::workflow::catalog::Catalog;
+use crate::workflow::kinds::AgentStep;
 use crate::workflow::model::{Action, AgentKind, Role};
 use crate::workflow::resolve::is_path;
 use crate::workflow::{Overrides, ResolvedWorkflow};
@@ -300,7 +301,7 @@ fn workflow_checks(
 /// differently from one already listed is named `workflow/role`.
 fn add_roles(roles: &mut Vec<(String, Role)>, resolved: &ResolvedWorkflow, of: Option<&str>) {
     for step in resolved.workflow.all_steps() {
-        let Action::Agent { role, .. } = &step.action else {
+        let Action::Agent(AgentStep { role, .. }) = &step.action else {
             continue;
         };
         let Some(definition) = resolved.workflow.roles.get(role) else {

@@ -14,6 +14,7 @@ use crate::sandbox::{Effective, Writable};
 use crate::steps::verdict::VERDICT_SCHEMA;
 use crate::ui;
 use crate::workflow::context::WorktreeContext;
+use crate::workflow::kinds::LoopStep;
 use crate::workflow::model::{Access, Action, AgentKind, OutputKind, Step};
 
 /// The plan on stdout (as text, or as the `--json` document); its warnings on stderr.
@@ -306,7 +307,7 @@ fn render_sandbox(out: &mut String, plan: &Plan) {
 fn render_steps(out: &mut String, steps: &[Step], indent: &str, number: &str) {
     for (i, step) in steps.iter().enumerate() {
         let n = format!("{number}{}", i + 1);
-        let detail = (step.action.kind().describe)(&step.action);
+        let detail = step.action.describe();
         let mut extras = String::new();
         if let Some(cond) = &step.condition {
             extras.push_str(&format!(" if {cond}"));
@@ -315,7 +316,7 @@ fn render_steps(out: &mut String, steps: &[Step], indent: &str, number: &str) {
             extras.push_str(" (always)");
         }
         let _ = writeln!(out, "{indent}{n}. {} — {detail}{extras}", step.id);
-        if let Action::Loop { steps, .. } = &step.action {
+        if let Action::Loop(LoopStep { steps, .. }) = &step.action {
             render_steps(out, steps, &format!("{indent}   "), &format!("{n}."));
         }
     }

@@ -19,6 +19,7 @@ use crate::engine::turn::Turn;
 use crate::error::Error;
 use crate::steps::stall::{self, StallAction, StallPolicy, TurnFacts};
 use crate::workflow::expr;
+use crate::workflow::kinds::LoopStep;
 use crate::workflow::kinds::{GateOutputs, LoopExit, LoopOutputs, MergeOutputs};
 use crate::workflow::model::{Action, Step};
 
@@ -98,7 +99,7 @@ impl<'a, 'p> Interpreter<'a, 'p> {
             if let Some(record) = self.cx.state.completed.get(&path).cloned() {
                 self.note_outcome(step, &record.outputs);
                 self.record_outputs(step, record.outputs);
-                if let Action::Loop { .. } = step.action {
+                if let Action::Loop(_) = step.action {
                     self.note_loop_exit(&step.id);
                 }
                 continue;
@@ -107,7 +108,7 @@ impl<'a, 'p> Interpreter<'a, 'p> {
                 let holds = expr::eval_bool(condition, self.expression_context())
                     .map_err(|e| Error::runtime(format!("step `{}`: `if`: {e}", step.id)))?;
                 if !holds {
-                    let is_merge = matches!(step.action, Action::Merge { .. });
+                    let is_merge = matches!(step.action, Action::Merge(_));
                     let reason = skip_reason(is_merge, condition, &self.outcome());
                     self.cx.emit(EventKind::StepSkipped {
                         step: step.id.clone(),
@@ -117,12 +118,12 @@ impl<'a, 'p> Interpreter<'a, 'p> {
                 }
             }
             match &step.action {
-                Action::Loop {
+                Action::Loop(LoopStep {
                     max_iterations,
                     until,
                     stall,
                     steps: body,
-                } => {
+                }) => {
                     // A continued blocked run counts its bound on from the turns it already ran.
                     let earlier = self.cx.state.loops.get(&step.id).map_or(0, |l| l.earlier);
                     let max = earlier + *max_iterations;
@@ -320,12 +321,12 @@ impl<'a, 'p> Interpreter<'a, 'p> {
     /// What a gate or merge step's outputs say about the run's outcome (live or restored).
     fn note_outcome(&mut self, step: &Step, outputs: &Value) {
         match step.action {
-            Action::Gate { .. } => {
+            Action::Gate(_) => {
                 self.last_gate_approved = GateOutputs::deserialize(outputs)
                     .ok()
                     .map(|gate| gate.approved)
             }
-            Action::Merge { .. } => {
+            Action::Merge(_) => {
                 self.merged = MergeOutputs::deserialize(outputs).is_ok_and(|merge| merge.merged)
             }
             _ => {}

@@ -34,6 +34,7 @@ use crate::process::locate;
 use crate::profile::Profile;
 use crate::project::{effective_checks, Config, EffectiveCheck, Layout, ProjectEnv};
 use crate::task::{self, Task};
+use crate::workflow::kinds::{AgentStep, LoopStep};
 use crate::workflow::model::{Action, AgentKind};
 use crate::workflow::{Overrides, ResolvedWorkflow};
 
@@ -225,7 +226,7 @@ pub fn preflight(
         .workflow
         .all_steps()
         .into_iter()
-        .find(|step| matches!(step.action, Action::Loop { .. }))
+        .find(|step| matches!(step.action, Action::Loop(_)))
         .map(|step| step.id.clone());
     let inputs = resolved
         .workflow
@@ -327,7 +328,7 @@ impl Plan {
     pub fn used_roles(&self) -> Vec<String> {
         let mut roles = Vec::new();
         for step in self.resolved.workflow.all_steps() {
-            if let Action::Agent { role, .. } = &step.action {
+            if let Action::Agent(AgentStep { role, .. }) = &step.action {
                 if !roles.contains(role) {
                     roles.push(role.clone());
                 }
@@ -343,7 +344,7 @@ fn first_loop_bound(resolved: &ResolvedWorkflow) -> Option<u32> {
         .all_steps()
         .into_iter()
         .find_map(|step| match step.action {
-            Action::Loop { max_iterations, .. } => Some(max_iterations),
+            Action::Loop(LoopStep { max_iterations, .. }) => Some(max_iterations),
             _ => None,
         })
 }
@@ -362,9 +363,9 @@ fn check_agents(
     let mut clis: Vec<(AgentKind, PathBuf, Vec<String>)> = Vec::new();
     let mut unenforced = allowlist::Unenforced::default();
     for step in resolved.workflow.all_steps() {
-        let Action::Agent {
+        let Action::Agent(AgentStep {
             role: role_name, ..
-        } = &step.action
+        }) = &step.action
         else {
             continue;
         };
@@ -450,7 +451,7 @@ fn missing_required_checks(
         .workflow
         .all_steps()
         .iter()
-        .any(|step| matches!(step.action, Action::Gate { .. }));
+        .any(|step| matches!(step.action, Action::Gate(_)));
     if !has_gate {
         return Vec::new();
     }

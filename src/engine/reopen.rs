@@ -9,6 +9,7 @@ use crate::engine::Outcome;
 use crate::steps::verdict::Severity;
 use crate::workflow::context::{FeedbackContext, IssueContext};
 use crate::workflow::kinds::LoopExit;
+use crate::workflow::kinds::LoopStep;
 use crate::workflow::model::{Action, Workflow};
 
 /// Reopens `state` for more turns of `workflow`'s first loop; the note says what happens.
@@ -20,8 +21,8 @@ pub fn reopen(state: &mut RunState, workflow: &Workflow) -> Option<String> {
     let position = workflow
         .steps
         .iter()
-        .position(|step| matches!(step.action, Action::Loop { .. }))?;
-    let Action::Loop { max_iterations, .. } = &workflow.steps[position].action else {
+        .position(|step| matches!(step.action, Action::Loop(_)))?;
+    let Action::Loop(LoopStep { max_iterations, .. }) = &workflow.steps[position].action else {
         return None;
     };
     let loop_id = workflow.steps[position].id.clone();

@@ -78,7 +78,7 @@ pub fn start(
 fn take_over(plan: &Plan, state: &mut RunState) -> Option<String> {
     let other = crate::engine::owned::take_over(state, &plan.layout, &plan.task.id)?;
     for step in &plan.resolved.workflow.steps {
-        if matches!(step.action, crate::workflow::model::Action::Worktree) {
+        if matches!(step.action, crate::workflow::model::Action::Worktree(_)) {
             state.completed.remove(&step.id);
         }
     }

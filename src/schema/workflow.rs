@@ -1,7 +1,7 @@
 //! The workflow schema. Header, roles and inputs come from the serde model; a step's schema is
-//! assembled per kind from the step-kind registry ([`kinds`]): the common keys, the kind's own
-//! keys typed by its [`Action`] variant, and the registry's docs as descriptions, so an editor
-//! offers exactly the keys the decoder accepts for that `uses`.
+//! assembled per kind from the step-kind registry ([`kinds`]): the common keys, and the kind's
+//! own keys as its step struct declares them (types and doc comments), so an editor offers
+//! exactly the keys the decoder accepts for that `uses`.
 //!
 //! A workflow that `extends` another is a patch: nothing is required, roles restate only what
 //! they change, and a step names the step it patches by `id` with any key of any kind.
@@ -12,8 +12,10 @@ use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde_json::{json, Map, Value};
 
 use super::Patch;
-use crate::workflow::kinds::{self, Key, Kind};
-use crate::workflow::model::{opt_duration, Action, Role, Step, Workflow};
+use strum::IntoEnumIterator;
+
+use crate::workflow::kinds::{self, Kind, Uses};
+use crate::workflow::model::{opt_duration, Role, Step, Workflow};
 
 /// The root schema of a workflow file.
 pub(super) fn schema(mut generator: SchemaGenerator) -> Schema {
@@ -63,18 +65,17 @@ impl JsonSchema for Step {
     }
 
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        let by_uses: Vec<Value> = action_variants(generator)
-            .into_iter()
-            .map(|(kind, variant)| {
+        let by_uses: Vec<Value> = Uses::iter()
+            .map(|uses| {
+                let kind = uses.kind();
+                let own = uses.step_schema(generator).to_value();
                 let mut properties = common_properties(Some(kind), generator);
                 let mut required = vec![json!("id"), json!("uses")];
-                for (name, value) in property_map(&variant) {
-                    if name != "uses" {
-                        properties.insert(name.clone(), described(value, kind.keys, &name));
-                    }
+                for (name, value) in property_map(&own) {
+                    properties.insert(name, documented(value));
                 }
-                if let Some(own) = variant.get("required").and_then(Value::as_array) {
-                    required.extend(own.iter().filter(|n| *n != "uses").cloned());
+                if let Some(own) = own.get("required").and_then(Value::as_array) {
+                    required.extend(own.iter().cloned());
                 }
                 json!({
                     "if": {"properties": {"uses": {"const": kind.uses.as_str()}}, "required": ["uses"]},
@@ -101,15 +102,15 @@ impl JsonSchema for Step {
 /// A step of a patch: any key of any kind, only `id` required; nested steps are patches too.
 fn step_patch(generator: &mut SchemaGenerator) -> Value {
     let mut properties = common_properties(None, generator);
-    for (kind, variant) in action_variants(generator) {
-        for (name, value) in property_map(&variant) {
+    for uses in Uses::iter() {
+        for (name, value) in property_map(&uses.step_schema(generator).to_value()) {
             if name == "steps" {
                 properties.insert(
                     name,
                     json!({"type": "array", "items": {"$ref": "#/definitions/StepPatch"}}),
                 );
-            } else if name != "uses" && !properties.contains_key(&name) {
-                properties.insert(name.clone(), described(value, kind.keys, &name));
+            } else if !properties.contains_key(&name) {
+                properties.insert(name, documented(value));
             }
         }
     }
@@ -124,24 +125,6 @@ fn step_patch(generator: &mut SchemaGenerator) -> Value {
         }),
     );
     json!({"$ref": "#/definitions/StepPatch"})
-}
-
-/// The [`Action`] variants with their kind.
-fn action_variants(generator: &mut SchemaGenerator) -> Vec<(&'static Kind, Value)> {
-    let action = Action::json_schema(generator).to_value();
-    let mut variants: Vec<(&'static Kind, Value)> = action
-        .get("oneOf")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|variant| {
-            let uses = variant.pointer("/properties/uses/const")?.as_str()?;
-            Some((kinds::named(uses)?, variant.clone()))
-        })
-        .collect();
-    // The reference's order, which is the registry's.
-    variants.sort_by_key(|(kind, _)| kind.uses);
-    variants
 }
 
 /// The keys every step has; `uses` is the kind's name when the kind is known, else any kind.
@@ -178,10 +161,18 @@ fn property_map(variant: &Value) -> Map<String, Value> {
         .unwrap_or_default()
 }
 
-/// `value` described by the registry's doc of key `name`.
-fn described(value: Value, keys: &[Key], name: &str) -> Value {
-    match keys.iter().find(|k| k.name == name) {
-        Some(key) => with_description(value, key.doc),
+/// A key's schema as its step struct declares it, with its doc comment as one line (as the
+/// reference writes it) and without the form meant for the reference.
+fn documented(mut value: Value) -> Value {
+    let Some(map) = value.as_object_mut() else {
+        return value;
+    };
+    map.remove(kinds::FORM_EXTENSION);
+    let doc = map
+        .remove("description")
+        .and_then(|doc| doc.as_str().map(kinds::one_line));
+    match doc {
+        Some(doc) => with_description(value, &doc),
         None => value,
     }
 }
@@ -203,11 +194,11 @@ mod tests {
     use crate::schema::SchemaKind;
 
     #[test]
-    fn every_kind_has_exactly_its_registry_keys() {
+    fn every_kind_has_exactly_its_declared_keys() {
         let schema = SchemaKind::Workflow.schema();
         let kinds = schema["definitions"]["Step"]["allOf"].as_array().unwrap();
-        assert_eq!(kinds.len(), kinds::Uses::ALL.len());
-        for (uses, branch) in kinds::Uses::ALL.into_iter().zip(kinds) {
+        assert_eq!(kinds.len(), Uses::iter().count());
+        for (uses, branch) in Uses::iter().zip(kinds) {
             assert_eq!(branch["if"]["properties"]["uses"]["const"], uses.as_str());
             let variant = &branch["then"];
             assert_eq!(variant["properties"]["uses"]["const"], uses.as_str());
@@ -220,13 +211,13 @@ mod tests {
             keys.sort_unstable();
             let mut expected: Vec<&str> = kinds::COMMON_KEYS
                 .iter()
-                .chain(uses.kind().keys)
+                .chain(uses.kind().keys())
                 .map(|k| k.name)
                 .collect();
             expected.sort_unstable();
             assert_eq!(keys, expected, "{uses}");
             assert_eq!(variant["description"], uses.kind().summary);
-            for key in uses.kind().keys {
+            for key in uses.kind().keys() {
                 let described = &variant["properties"][key.name]["description"];
                 assert_eq!(described, key.doc, "{uses}.{}", key.name);
             }

@@ -6,6 +6,8 @@
 //! [`kinds::COMMON_KEYS`] and each kind's keys, and the common part and the action are decoded
 //! apart so that every error keeps a precise position.
 
+use strum::IntoEnumIterator;
+
 use crate::diagnostic::{did_you_mean, Diagnostic};
 use crate::user_file::tree::{Entry, Node, Table, Value};
 use crate::user_file::typed::decode;
@@ -229,11 +231,11 @@ fn decode_step(
         return None;
     }
     let mut pruned = node.clone();
-    if let Action::Loop { steps, .. } = &mut action {
+    if let Action::Loop(looped) = &mut action {
         if let Some(body_node) = pruned.as_table_mut().and_then(|t| t.get_mut("steps")) {
             body_node.value = Value::Array(body.iter().map(|(_, n)| n.clone()).collect());
         }
-        *steps = body.into_iter().map(|(step, _)| step).collect();
+        looped.steps = body.into_iter().map(|(step, _)| step).collect();
     }
     step.action = action;
     Some((step, pruned))
@@ -293,7 +295,7 @@ fn check_step_keys(table: &Table, kind: &Kind, problems: &mut Vec<Diagnostic>) {
     let uses = kind.uses.as_str();
     let allowed: Vec<&str> = kinds::COMMON_KEYS
         .iter()
-        .chain(kind.keys)
+        .chain(kind.keys())
         .map(|k| k.name)
         .collect();
     for entry in table.iter() {
@@ -303,10 +305,7 @@ fn check_step_keys(table: &Table, kind: &Kind, problems: &mut Vec<Diagnostic>) {
         }
         let help = match did_you_mean(key, allowed.iter().copied()) {
             Some(close) => format!("did you mean `{close}`?"),
-            None => match kinds::Uses::ALL
-                .into_iter()
-                .find(|other| other.kind().has_key(key))
-            {
+            None => match kinds::Uses::iter().find(|other| other.kind().has_key(key)) {
                 Some(owner) => format!("`{key}` is a key of `uses = \"{owner}\"` steps"),
                 None => format!("a `{uses}` step accepts: {}", allowed.join(", ")),
             },
@@ -366,11 +365,11 @@ max_iterations = 2
     fn decodes_nested_steps_and_roles() {
         let workflow = decode_text(VALID).unwrap();
         assert_eq!(workflow.roles["player"].agent, AgentKind::Command);
-        let Action::Loop {
+        let Action::Loop(crate::workflow::kinds::LoopStep {
             steps,
             max_iterations,
             ..
-        } = &workflow.steps[0].action
+        }) = &workflow.steps[0].action
         else {
             panic!("not a loop");
         };

@@ -14,6 +14,10 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::git::MergeStrategy;
 use crate::profile::Requirement;
+pub use crate::workflow::kinds::Action;
+pub use role_key::RoleKey;
+
+mod role_key;
 
 /// The only workflow schema version this build understands.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -273,14 +277,14 @@ pub enum OutputKind {
     Verdict,
 }
 
-/// One step: common fields plus the built-in action it uses.
+/// One step: the keys every step has (documented once, in `kinds::COMMON_KEYS`) plus the
+/// built-in action it uses, which holds its kind's keys.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Step {
     pub id: String,
-    /// Bare minijinja expression; the step is skipped when it is false.
+    /// `if`: a bare minijinja expression.
     #[serde(rename = "if", default, skip_serializing_if = "Option::is_none")]
     pub condition: Option<String>,
-    /// Run even after an earlier step failed or the run was stopped.
     #[serde(default, skip_serializing_if = "is_false")]
     pub always: bool,
     #[serde(
@@ -291,66 +295,6 @@ pub struct Step {
     pub timeout: Option<Duration>,
     #[serde(flatten)]
     pub action: Action,
-}
-
-/// The built-in actions, tagged by `uses`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(tag = "uses", rename_all = "kebab-case")]
-pub enum Action {
-    /// Create (or resume) the task branch and worktree.
-    Worktree,
-    /// Invoke an agent role.
-    Agent {
-        role: String,
-        /// A read-only step whose role returns no verdict, in a gated loop: its output is for
-        /// information only and the gate does not weigh it (without this, a validation error).
-        #[serde(default, skip_serializing_if = "is_false")]
-        advisory: bool,
-    },
-    /// Runner-executed checks and executable criteria, per the task's profile.
-    Verify {
-        /// Check names to run; default: every configured or detected check.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        checks: Option<Vec<String>>,
-        /// `fail`: a red witness of test-first work (`steps::red`): the checks must fail with
-        /// failing tests; criteria are not run. Default `pass`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        expect: Option<Expect>,
-    },
-    /// Profile requirements + every reviewer's verdict → approved, reasons, feedback.
-    Gate {
-        /// The reviewing steps whose verdicts count; default: every one of the turn.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        reviews: Option<Vec<String>>,
-    },
-    /// Repeat the body until `until` holds, the bound is hit, or a stall is detected.
-    Loop {
-        #[schemars(range(min = 1))]
-        max_iterations: u32,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        until: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        stall: Option<StallConfig>,
-        steps: Vec<Step>,
-    },
-    /// Merge the task branch into the base.
-    Merge {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        strategy: Option<MergeStrategy>,
-    },
-    /// A shell command run in the worktree with the project environment.
-    Run {
-        run: String,
-        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-        env: BTreeMap<String, String>,
-    },
-    /// A person signs off before the run goes on.
-    Approval {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        question: Option<String>,
-    },
-    /// Write `report.md`.
-    Report,
 }
 
 /// Stall detection settings of a loop.
@@ -382,7 +326,7 @@ fn default_true() -> bool {
     true
 }
 
-fn is_false(value: &bool) -> bool {
+pub(crate) fn is_false(value: &bool) -> bool {
     !*value
 }
 
@@ -402,8 +346,8 @@ impl Workflow {
         fn walk<'a>(steps: &'a [Step], out: &mut Vec<&'a Step>) {
             for step in steps {
                 out.push(step);
-                if let Action::Loop { steps, .. } = &step.action {
-                    walk(steps, out);
+                if let Action::Loop(body) = &step.action {
+                    walk(&body.steps, out);
                 }
             }
         }

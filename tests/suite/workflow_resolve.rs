@@ -13,6 +13,7 @@ use autobuild::user_file::{parse_toml, parse_yaml};
 use autobuild::workflow::catalog::{read_source, CONFIG_DIR_ENV};
 use autobuild::workflow::context::PromptContext;
 use autobuild::workflow::decode::decode_workflow;
+use autobuild::workflow::kinds::LoopStep;
 use autobuild::workflow::model::{Action, Workflow};
 use autobuild::workflow::{resolve, Overrides};
 use tempfile::TempDir;
@@ -47,7 +48,7 @@ fn loop_bound(workflow: &Workflow) -> u32 {
         .steps
         .iter()
         .find_map(|s| match s.action {
-            Action::Loop { max_iterations, .. } => Some(max_iterations),
+            Action::Loop(LoopStep { max_iterations, .. }) => Some(max_iterations),
             _ => None,
         })
         .unwrap()

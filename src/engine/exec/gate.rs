@@ -10,6 +10,7 @@ use crate::steps::feedback::{build_feedback, turn_signature};
 use crate::steps::gate::{self, CriterionFacts, GateInput, PlayerFacts};
 use crate::steps::verdict::Issue;
 use crate::workflow::kinds::GateOutputs;
+use crate::workflow::kinds::LoopStep;
 use crate::workflow::model::{Action, Step};
 
 /// Judges the turn; `weighed` names the reviewing steps whose verdicts count (all by default).
@@ -176,8 +177,8 @@ pub fn execute(
 
 fn has_approval_step(steps: &[Step]) -> bool {
     steps.iter().any(|step| match &step.action {
-        Action::Approval { .. } => true,
-        Action::Loop { steps, .. } => has_approval_step(steps),
+        Action::Approval(_) => true,
+        Action::Loop(LoopStep { steps, .. }) => has_approval_step(steps),
         _ => false,
     })
 }

@@ -123,20 +123,22 @@ fn clean_up_after_commands(cx: &mut RunCx, step_id: &str) -> Result<(), Error> {
 
 fn perform(cx: &mut RunCx, step: &Step, context: &Value) -> Result<StepDone, Error> {
     match &step.action {
-        Action::Worktree => worktree::execute(cx),
-        Action::Agent { role, .. } => agent::execute(cx, step, role, context),
-        Action::Verify { checks, expect } => verify::execute(
+        Action::Worktree(_) => worktree::execute(cx),
+        Action::Agent(agent) => agent::execute(cx, step, &agent.role, context),
+        Action::Verify(verify) => verify::execute(
             cx,
-            checks.as_deref(),
+            verify.checks.as_deref(),
             step.timeout,
-            expect.unwrap_or_default(),
+            verify.expect.unwrap_or_default(),
         ),
-        Action::Gate { reviews } => gate::execute(cx, &step.id, reviews.as_deref()),
-        Action::Approval { question } => approval::execute(cx, step, question.as_deref(), context),
-        Action::Merge { strategy } => merge::execute(cx, *strategy),
-        Action::Run { run, env } => run::execute(cx, step, run, env, context),
-        Action::Report => report::execute(cx),
-        Action::Loop { .. } => Err(Error::runtime(format!(
+        Action::Gate(gate) => gate::execute(cx, &step.id, gate.reviews.as_deref()),
+        Action::Approval(approval) => {
+            approval::execute(cx, step, approval.question.as_deref(), context)
+        }
+        Action::Merge(merge) => merge::execute(cx, merge.strategy),
+        Action::Run(run) => run::execute(cx, step, &run.run, &run.env, context),
+        Action::Report(_) => report::execute(cx),
+        Action::Loop(_) => Err(Error::runtime(format!(
             "step `{}`: loops are run by the interpreter",
             step.id
         ))),

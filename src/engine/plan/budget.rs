@@ -12,6 +12,7 @@
 use crate::agents::{adapter_for, CostGap};
 use crate::engine::plan::Blocker;
 use crate::project::config::PriceTable;
+use crate::workflow::kinds::AgentStep;
 use crate::workflow::model::Action;
 use crate::workflow::ResolvedWorkflow;
 
@@ -27,9 +28,9 @@ pub fn check(resolved: &ResolvedWorkflow, pricing: &PriceTable) -> Unpriced {
     let mut found = Unpriced::default();
     let mut seen: Vec<&str> = Vec::new();
     for step in resolved.workflow.all_steps() {
-        let Action::Agent {
+        let Action::Agent(AgentStep {
             role: role_name, ..
-        } = &step.action
+        }) = &step.action
         else {
             continue;
         };

@@ -1,22 +1,32 @@
 //! `uses = "agent"`: run a role's agent in the worktree. A role with `output = "verdict"` is a
 //! reviewer: its final message must be a verdict, and the gate weighs it.
 
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-use super::{Key, Kind, Output, Uses, ValueType};
-use crate::workflow::model::Action;
+use super::{Kind, Output, Uses, ValueType};
+use crate::workflow::model::is_false;
+
+/// The keys of an `agent` step (their doc comments are the reference's text).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AgentStep {
+    /// the role to run (a key of `[roles]`)
+    pub role: String,
+    /// a read-only role without `output = "verdict"` in a gated loop: its output is for
+    /// information only and the gate does not weigh it (otherwise a validation error)
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub advisory: bool,
+}
+
+impl AgentStep {
+    pub(super) fn describe(&self) -> String {
+        format!("agent: {}", self.role)
+    }
+}
 
 pub static KIND: Kind = Kind {
     uses: Uses::Agent,
     summary: "Run a role's agent in the worktree with a fresh context and the role's prompt; a role with `output = \"verdict\"` reviews and returns a verdict.",
-    keys: &[
-        Key::new("role", "string", "the role to run (a key of `[roles]`)"),
-        Key::new(
-            "advisory",
-            "bool",
-            "a read-only role without `output = \"verdict\"` in a gated loop: its output is for information only and the gate does not weigh it (otherwise a validation error)",
-        ),
-    ],
     outputs: &[
         Output::new("succeeded", ValueType::Bool, "the agent finished its turn normally"),
         Output::new("exit", ValueType::Text, "how the agent ended: succeeded, failed, timed_out, idle, turn_limit, cancelled, …"),
@@ -28,10 +38,6 @@ pub static KIND: Kind = Kind {
     spends_budget: true,
     leaves_files: false,
     loop_only: false,
-    describe: |action| match action {
-        Action::Agent { role, .. } => format!("agent: {role}"),
-        _ => "agent".to_string(),
-    },
 };
 
 /// What an agent step publishes.

@@ -2,19 +2,32 @@
 //! stops waiting (exit 6) until `autobuild approve <ID>` or `autobuild reject <ID> --reason …`.
 //! A rejection ends the run blocked, with the reason in its report and the worktree kept.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Key, Kind, Output, Uses, ValueType};
-use crate::workflow::model::Action;
+use super::{Kind, Output, Uses, ValueType};
+
+/// The keys of an `approval` step (their doc comments are the reference's text).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ApprovalStep {
+    /// what to ask; `${{ expr }}` reads earlier steps' outputs, e.g. a plan to sign off
+    /// (default: whether the task's work may be merged)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<String>,
+}
+
+impl ApprovalStep {
+    pub(super) fn describe(&self) -> String {
+        match &self.question {
+            Some(question) => format!("approval: {question}"),
+            None => "approval (a person signs off)".to_string(),
+        }
+    }
+}
 
 pub static KIND: Kind = Kind {
     uses: Uses::Approval,
     summary: "A person signs off: asked on a terminal, otherwise the run waits (exit 6) for `autobuild approve <ID>` (`--merge` to land it too) or `autobuild reject <ID> --reason …`; a rejection blocks the run. A yes at the terminal to the default question (which asks for the merge, unless the run has `--no-merge`) also lands the run: the merge step does not ask again.",
-    keys: &[Key::new(
-        "question",
-        "string",
-        "what to ask; `${{ expr }}` reads earlier steps' outputs, e.g. a plan to sign off (default: whether the task's work may be merged)",
-    )],
     outputs: &[
         Output::new("approved", ValueType::Bool, "the person approved"),
         Output::new("by", ValueType::Text, "how the answer came: terminal or command"),
@@ -26,12 +39,6 @@ pub static KIND: Kind = Kind {
     spends_budget: false,
     leaves_files: false,
     loop_only: false,
-    describe: |action| match action {
-        Action::Approval {
-            question: Some(question),
-        } => format!("approval: {question}"),
-        _ => "approval (a person signs off)".to_string(),
-    },
 };
 
 /// A person's answer at a sign-off — the one shape of it: what an approval step publishes, the

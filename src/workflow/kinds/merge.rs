@@ -1,19 +1,32 @@
 //! `uses = "merge"`: land the approved task branch on its base, asking first on a terminal
 //! unless `--auto-merge` or `--no-merge` decided.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Key, Kind, Output, Uses, ValueType};
-use crate::workflow::model::Action;
+use super::{Kind, Output, Uses, ValueType};
+use crate::workflow::model::MergeStrategy;
+
+/// The keys of a `merge` step (their doc comments are the reference's text).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MergeStep {
+    /// how the branch lands (default: `[project] merge_strategy`, else squash)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<MergeStrategy>,
+}
+
+impl MergeStep {
+    pub(super) fn describe(&self) -> String {
+        match self.strategy {
+            Some(strategy) => format!("merge ({})", strategy.as_str()),
+            None => "merge (project default, squash)".to_string(),
+        }
+    }
+}
 
 pub static KIND: Kind = Kind {
     uses: Uses::Merge,
     summary: "Land the task branch on its base (squash by default). Without `--auto-merge` it asks on a terminal and otherwise leaves the run for `autobuild complete`.",
-    keys: &[Key::new(
-        "strategy",
-        "squash | merge | ff",
-        "how the branch lands (default: `[project] merge_strategy`, else squash)",
-    )],
     outputs: &[
         Output::new("merged", ValueType::Bool, "the branch landed"),
         Output::new("commit", ValueType::Text, "the base branch's new tip (empty when not merged)"),
@@ -23,12 +36,6 @@ pub static KIND: Kind = Kind {
     spends_budget: false,
     leaves_files: false,
     loop_only: false,
-    describe: |action| match action {
-        Action::Merge {
-            strategy: Some(strategy),
-        } => format!("merge ({})", strategy.as_str()),
-        _ => "merge (project default, squash)".to_string(),
-    },
 };
 
 /// What a merge step publishes.

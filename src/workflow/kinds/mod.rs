@@ -9,12 +9,15 @@
 //! themselves.
 //!
 //! Execution lives a floor up, in `engine::exec::<kind>`, because it needs the live run; the
-//! workflow language must not depend on the engine. A new kind is therefore a file here, a [`Uses`] variant (the compiler then
-//! asks for its registry line), a variant of [`Action`] holding its typed keys, and its executor.
+//! workflow language must not depend on the engine. A new kind is therefore a file here (its
+//! step struct, whose fields and doc comments are its keys, its [`Kind`] and its outputs), one
+//! line in `step_kinds!` below (which derives its [`Action`] variant and its [`Uses`] name), and
+//! its executor with its line in the engine's dispatch.
 
 mod agent;
 mod approval;
 mod gate;
+mod keys;
 mod loops;
 mod merge;
 pub mod reference;
@@ -23,29 +26,26 @@ mod run;
 mod verify;
 mod worktree;
 
-use std::fmt;
-
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
+use strum::IntoEnumIterator;
 
-use crate::workflow::model::Action;
+pub use agent::{AgentOutputs, AgentStep};
+pub use approval::{Answer, ApprovalOutputs, ApprovalStep, SignOff};
+pub use gate::{GateOutputs, GateStep};
+pub use keys::{one_line, Key, COMMON_KEYS, FORM_EXTENSION};
+pub use loops::{LoopExit, LoopOutputs, LoopStep};
+pub use merge::{MergeOutputs, MergeStep};
+pub use report::{ReportOutputs, ReportStep};
+pub use run::{RunOutputs, RunStep};
+pub use verify::{VerifyOutputs, VerifyStep};
+pub use worktree::{WorktreeOutputs, WorktreeStep};
 
-pub use agent::AgentOutputs;
-pub use approval::{Answer, ApprovalOutputs, SignOff};
-pub use gate::GateOutputs;
-pub use loops::{LoopExit, LoopOutputs};
-pub use merge::MergeOutputs;
-pub use report::ReportOutputs;
-pub use run::RunOutputs;
-pub use verify::VerifyOutputs;
-pub use worktree::WorktreeOutputs;
-
-/// What a step kind is, apart from how it runs.
+/// What a step kind is, apart from how it runs and its keys (which its step struct declares).
 pub struct Kind {
     pub uses: Uses,
     /// One sentence for the reference and `workflows kinds`.
     pub summary: &'static str,
-    /// Keys a step of this kind may have besides [`COMMON_KEYS`].
-    pub keys: &'static [Key],
     /// What it publishes as `steps.<id>.outputs.<name>`.
     pub outputs: &'static [Output],
     /// It works in the task's worktree, so a `worktree` step must come first.
@@ -56,43 +56,6 @@ pub struct Kind {
     pub leaves_files: bool,
     /// It judges one turn, so it must be inside a loop.
     pub loop_only: bool,
-    /// The dry run's description of a step of this kind.
-    pub describe: fn(&Action) -> String,
-}
-
-/// Keys every step may have, whatever it `uses`.
-pub const COMMON_KEYS: [Key; 5] = [
-    Key::new(
-        "id",
-        "string",
-        "unique name of the step; `steps.<id>` in expressions",
-    ),
-    Key::new("uses", "string", "the step kind"),
-    Key::new("if", "expression", "the step is skipped when this is false"),
-    Key::new(
-        "always",
-        "bool",
-        "run even after a failure, a stop or Ctrl-C (reports, clean-up)",
-    ),
-    Key::new(
-        "timeout",
-        "duration",
-        "stop the step after this long (\"20m\")",
-    ),
-];
-
-/// A key of a step.
-pub struct Key {
-    pub name: &'static str,
-    /// The value's form as the reference writes it.
-    pub form: &'static str,
-    pub doc: &'static str,
-}
-
-impl Key {
-    pub const fn new(name: &'static str, form: &'static str, doc: &'static str) -> Key {
-        Key { name, form, doc }
-    }
 }
 
 /// One typed output of a step.
@@ -109,118 +72,121 @@ impl Output {
 }
 
 /// The type of an output value as expressions see it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr)]
 pub enum ValueType {
+    #[strum(serialize = "bool")]
     Bool,
+    #[strum(serialize = "integer")]
     Integer,
+    #[strum(serialize = "string")]
     Text,
+    #[strum(serialize = "list of strings")]
     TextList,
 }
 
 impl ValueType {
     pub fn as_str(self) -> &'static str {
-        match self {
-            ValueType::Bool => "bool",
-            ValueType::Integer => "integer",
-            ValueType::Text => "string",
-            ValueType::TextList => "list of strings",
-        }
+        self.into()
     }
 }
 
-/// The name of a step kind, as `uses` writes it and events and records carry it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Uses {
-    Worktree,
-    Agent,
-    Verify,
-    Gate,
-    Loop,
-    Approval,
-    Merge,
-    Run,
-    Report,
+/// Declares the built-in kinds, each once: its variant of [`Action`] holding the kind's step
+/// struct (its keys), from which [`Uses`] (the kind's name) is derived, and the registry lines
+/// that tie a name to the kind's facts, struct schema and dry-run description.
+macro_rules! step_kinds {
+    ($($variant:ident($module:ident::$step:ident)),+ $(,)?) => {
+        /// The built-in actions, tagged by `uses`: each holds the keys of its kind, declared
+        /// with their docs by the kind's step struct in `workflow/kinds/<kind>.rs`.
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::EnumDiscriminants)]
+        #[serde(tag = "uses", rename_all = "kebab-case")]
+        #[strum_discriminants(
+            name(Uses),
+            derive(
+                Hash,
+                PartialOrd,
+                Ord,
+                Serialize,
+                Deserialize,
+                strum::Display,
+                strum::EnumIter,
+                strum::EnumString,
+                strum::IntoStaticStr,
+            ),
+            serde(rename_all = "kebab-case"),
+            strum(serialize_all = "kebab-case"),
+            doc = "The name of a step kind, as `uses` writes it and events and records carry it; \
+                   derived from [`Action`], in the order the reference lists the kinds."
+        )]
+        pub enum Action {
+            $($variant($module::$step),)+
+        }
+
+        impl Uses {
+            /// Everything about this kind but its execution (the registry of kinds).
+            pub fn kind(self) -> &'static Kind {
+                match self {
+                    $(Uses::$variant => &$module::KIND,)+
+                }
+            }
+
+            /// The JSON Schema of this kind's keys: its step struct's.
+            pub fn step_schema(self, generator: &mut SchemaGenerator) -> Schema {
+                match self {
+                    $(Uses::$variant => <$module::$step as JsonSchema>::json_schema(generator),)+
+                }
+            }
+
+            /// The serde names of this kind's keys, in the order its step struct declares them.
+            fn key_order(self) -> &'static [&'static str] {
+                match self {
+                    $(Uses::$variant => keys::field_names::<$module::$step>(),)+
+                }
+            }
+        }
+
+        impl Action {
+            /// The dry run's description of this step.
+            pub fn describe(&self) -> String {
+                match self {
+                    $(Action::$variant(step) => step.describe(),)+
+                }
+            }
+        }
+    };
+}
+
+step_kinds! {
+    Worktree(worktree::WorktreeStep),
+    Agent(agent::AgentStep),
+    Verify(verify::VerifyStep),
+    Gate(gate::GateStep),
+    Loop(loops::LoopStep),
+    Approval(approval::ApprovalStep),
+    Merge(merge::MergeStep),
+    Run(run::RunStep),
+    Report(report::ReportStep),
 }
 
 impl Uses {
-    /// Every built-in kind, in the order the reference lists them.
-    pub const ALL: [Uses; 9] = [
-        Uses::Worktree,
-        Uses::Agent,
-        Uses::Verify,
-        Uses::Gate,
-        Uses::Loop,
-        Uses::Approval,
-        Uses::Merge,
-        Uses::Run,
-        Uses::Report,
-    ];
-
     pub fn as_str(self) -> &'static str {
-        match self {
-            Uses::Worktree => "worktree",
-            Uses::Agent => "agent",
-            Uses::Verify => "verify",
-            Uses::Gate => "gate",
-            Uses::Loop => "loop",
-            Uses::Approval => "approval",
-            Uses::Merge => "merge",
-            Uses::Run => "run",
-            Uses::Report => "report",
-        }
-    }
-
-    /// Everything about this kind but its execution (the registry of kinds).
-    pub fn kind(self) -> &'static Kind {
-        match self {
-            Uses::Worktree => &worktree::KIND,
-            Uses::Agent => &agent::KIND,
-            Uses::Verify => &verify::KIND,
-            Uses::Gate => &gate::KIND,
-            Uses::Loop => &loops::KIND,
-            Uses::Approval => &approval::KIND,
-            Uses::Merge => &merge::KIND,
-            Uses::Run => &run::KIND,
-            Uses::Report => &report::KIND,
-        }
-    }
-}
-
-impl fmt::Display for Uses {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        self.into()
     }
 }
 
 /// The kind named `uses`, if it is built in.
 pub fn named(uses: &str) -> Option<&'static Kind> {
-    Uses::ALL
-        .into_iter()
-        .find(|u| u.as_str() == uses)
-        .map(Uses::kind)
+    uses.parse::<Uses>().ok().map(Uses::kind)
 }
 
 /// The `uses` names of every kind, in reference order.
 pub fn names() -> Vec<&'static str> {
-    Uses::ALL.into_iter().map(Uses::as_str).collect()
+    Uses::iter().map(Uses::as_str).collect()
 }
 
-/// Each action's kind: the one place an [`Action`] variant is tied to its [`Uses`].
 impl Action {
     /// The kind of this action (`uses`).
     pub fn uses(&self) -> Uses {
-        match self {
-            Action::Worktree => Uses::Worktree,
-            Action::Agent { .. } => Uses::Agent,
-            Action::Verify { .. } => Uses::Verify,
-            Action::Gate { .. } => Uses::Gate,
-            Action::Loop { .. } => Uses::Loop,
-            Action::Approval { .. } => Uses::Approval,
-            Action::Merge { .. } => Uses::Merge,
-            Action::Run { .. } => Uses::Run,
-            Action::Report => Uses::Report,
-        }
+        self.into()
     }
 
     /// Everything about this action's kind but its execution.
@@ -230,9 +196,14 @@ impl Action {
 }
 
 impl Kind {
+    /// The keys a step of this kind may have besides [`COMMON_KEYS`], from its step struct.
+    pub fn keys(&self) -> &'static [Key] {
+        keys::of(self.uses)
+    }
+
     /// Whether a step of this kind may have `key` (besides the common keys).
     pub fn has_key(&self, key: &str) -> bool {
-        self.keys.iter().any(|k| k.name == key)
+        self.keys().iter().any(|k| k.name == key)
     }
 
     pub fn output(&self, name: &str) -> Option<&Output> {
@@ -272,7 +243,7 @@ pub fn placeholder_outputs(
             })
             .collect();
         out.insert(step.id.clone(), json!({ "outputs": outputs }));
-        if let Action::Loop { steps: body, .. } = &step.action {
+        if let Action::Loop(LoopStep { steps: body, .. }) = &step.action {
             out.extend(placeholder_outputs(body));
         }
     }

@@ -4,6 +4,8 @@
 
 use std::fmt::Write as _;
 
+use strum::IntoEnumIterator;
+
 use super::{Kind, Uses, COMMON_KEYS};
 
 /// The whole reference: the common keys, then every kind.
@@ -11,7 +13,7 @@ pub fn markdown() -> String {
     let mut out = String::new();
     let _ = writeln!(out, "Keys every step may have:\n");
     keys_table(&mut out, &COMMON_KEYS);
-    for uses in Uses::ALL {
+    for uses in Uses::iter() {
         out.push('\n');
         out.push_str(&kind_markdown(uses.kind()));
     }
@@ -22,11 +24,11 @@ pub fn markdown() -> String {
 pub fn kind_markdown(kind: &Kind) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "### `uses = \"{}\"`\n\n{}\n", kind.uses, kind.summary);
-    if kind.keys.is_empty() {
+    if kind.keys().is_empty() {
         let _ = writeln!(out, "Keys: only the common ones.\n");
     } else {
         let _ = writeln!(out, "Keys:\n");
-        keys_table(&mut out, kind.keys);
+        keys_table(&mut out, kind.keys());
         out.push('\n');
     }
     let _ = writeln!(
@@ -98,7 +100,7 @@ mod tests {
     #[test]
     fn every_kind_and_output_is_in_the_reference() {
         let text = markdown();
-        for uses in Uses::ALL {
+        for uses in Uses::iter() {
             assert!(text.contains(&format!("`uses = \"{uses}\"`")));
             for output in uses.kind().outputs {
                 assert!(text.contains(&format!("| `{}` |", output.name)));

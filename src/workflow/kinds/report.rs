@@ -1,19 +1,28 @@
 //! `uses = "report"`: write `report.md` for the run as it stands (usually `always = true`).
 
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use super::{Kind, Output, Uses, ValueType};
+
+/// A `report` step has only the common keys.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReportStep {}
+
+impl ReportStep {
+    pub(super) fn describe(&self) -> String {
+        "report".to_string()
+    }
+}
 
 pub static KIND: Kind = Kind {
     uses: Uses::Report,
     summary: "Write the run's report (`report.md`) as it stands; with `always = true` it is written whatever happened.",
-    keys: &[],
     outputs: &[Output::new("path", ValueType::Text, "where the report was written")],
     needs_worktree: false,
     spends_budget: false,
     leaves_files: false,
     loop_only: false,
-    describe: |_| "report".to_string(),
 };
 
 /// What a report step publishes.

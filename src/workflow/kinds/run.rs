@@ -1,18 +1,32 @@
 //! `uses = "run"`: a shell command in the worktree with the project environment (formatters,
 //! code generators, notifications). Its exit code is an output, not a failure of the run.
 
-use serde::Serialize;
+use std::collections::BTreeMap;
 
-use super::{Key, Kind, Output, Uses, ValueType};
-use crate::workflow::model::Action;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Kind, Output, Uses, ValueType};
+
+/// The keys of a `run` step (their doc comments are the reference's text).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunStep {
+    /// the command, run with `sh -c`
+    pub run: String,
+    /// extra environment variables
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+}
+
+impl RunStep {
+    pub(super) fn describe(&self) -> String {
+        format!("run: {}", self.run)
+    }
+}
 
 pub static KIND: Kind = Kind {
     uses: Uses::Run,
     summary: "Run a shell command in the worktree with the project environment; `${{ … }}` in it reads expressions.",
-    keys: &[
-        Key::new("run", "string", "the command, run with `sh -c`"),
-        Key::new("env", "table of strings", "extra environment variables"),
-    ],
     outputs: &[
         Output::new("exit_code", ValueType::Integer, "the command's exit code (null when it was stopped)"),
         Output::new("passed", ValueType::Bool, "it exited 0"),
@@ -21,10 +35,6 @@ pub static KIND: Kind = Kind {
     spends_budget: true,
     leaves_files: true,
     loop_only: false,
-    describe: |action| match action {
-        Action::Run { run, .. } => format!("run: {run}"),
-        _ => "run".to_string(),
-    },
 };
 
 /// What a run step publishes.

@@ -1,13 +1,23 @@
 //! `uses = "worktree"`: create (or, on resume, reopen) the task branch and its worktree.
 
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use super::{Kind, Output, Uses, ValueType};
+
+/// A `worktree` step has only the common keys.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct WorktreeStep {}
+
+impl WorktreeStep {
+    pub(super) fn describe(&self) -> String {
+        "worktree".to_string()
+    }
+}
 
 pub static KIND: Kind = Kind {
     uses: Uses::Worktree,
     summary: "Create the task branch `autobuild/<ID>` from the base and check it out in its own worktree (reopened on resume).",
-    keys: &[],
     outputs: &[
         Output::new("path", ValueType::Text, "the worktree's directory"),
         Output::new("branch", ValueType::Text, "the task branch"),
@@ -18,7 +28,6 @@ pub static KIND: Kind = Kind {
     spends_budget: false,
     leaves_files: false,
     loop_only: false,
-    describe: |_| "worktree".to_string(),
 };
 
 /// What a worktree step publishes.

@@ -12,6 +12,7 @@ use crate::user_file::source::Pos;
 use crate::user_file::tree::Node;
 use crate::workflow::context::{PromptContext, EXPRESSION_VARIABLES};
 use crate::workflow::expr::{interpolations, Expr, ExprError};
+use crate::workflow::kinds::{AgentStep, ApprovalStep, LoopStep, RunStep};
 use crate::workflow::model::{Action, Workflow};
 use crate::workflow::validate::StepInfo;
 
@@ -39,9 +40,9 @@ pub(super) fn check(workflow: &Workflow, steps: &[StepInfo<'_>], problems: &mut 
             free_text_decides(condition, node, problems);
         }
         match &info.step.action {
-            Action::Loop {
+            Action::Loop(LoopStep {
                 until: Some(until), ..
-            } => {
+            }) => {
                 let node = info.node.get("until").unwrap_or(info.node);
                 check_expression(
                     until,
@@ -54,9 +55,9 @@ pub(super) fn check(workflow: &Workflow, steps: &[StepInfo<'_>], problems: &mut 
                 );
                 free_text_decides(until, node, problems);
             }
-            Action::Approval {
+            Action::Approval(ApprovalStep {
                 question: Some(question),
-            } => {
+            }) => {
                 let node = info.node.get("question").unwrap_or(info.node);
                 match interpolations(question) {
                     Ok(parts) => {
@@ -77,7 +78,7 @@ pub(super) fn check(workflow: &Workflow, steps: &[StepInfo<'_>], problems: &mut 
                     }
                 }
             }
-            Action::Run { run, env } => {
+            Action::Run(RunStep { run, env }) => {
                 if run.contains("${{") {
                     problems.push(
                         super::pos_of(info.node, "run")
@@ -143,7 +144,7 @@ pub(super) fn check_prompts(
 ) {
     let mut seen = std::collections::BTreeSet::new();
     for info in steps {
-        let Action::Agent { role, .. } = &info.step.action else {
+        let Action::Agent(AgentStep { role, .. }) = &info.step.action else {
             continue;
         };
         let Some(template) = workflow.roles.get(role).map(|r| r.prompt.as_str()) else {

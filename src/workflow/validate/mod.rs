@@ -24,6 +24,7 @@ use regex::Regex;
 use crate::diagnostic::{did_you_mean, Diagnostic};
 use crate::user_file::source::Pos;
 use crate::user_file::tree::Node;
+use crate::workflow::kinds::{AgentStep, LoopStep};
 use crate::workflow::model::{Action, Step, Workflow, SCHEMA_VERSION};
 use crate::workflow::prompts::Prompts;
 
@@ -122,7 +123,7 @@ fn flatten<'a>(workflow: &'a Workflow, tree: &'a Node) -> Vec<StepInfo<'a>> {
                 index,
                 loops: loops.clone(),
             });
-            if let Action::Loop { steps: body, .. } = &step.action {
+            if let Action::Loop(LoopStep { steps: body, .. }) = &step.action {
                 let body_nodes = node
                     .get("steps")
                     .and_then(Node::as_array)
@@ -200,7 +201,7 @@ fn check_steps(workflow: &Workflow, steps: &[StepInfo<'_>], problems: &mut Vec<D
             problems.push(problem);
         }
         match &step.action {
-            Action::Agent { role, .. } if !workflow.roles.contains_key(role) => {
+            Action::Agent(AgentStep { role, .. }) if !workflow.roles.contains_key(role) => {
                 let help = match did_you_mean(role, workflow.roles.keys().map(String::as_str)) {
                     Some(close) => format!("did you mean `{close}`?"),
                     None if workflow.roles.is_empty() => {
@@ -222,12 +223,12 @@ fn check_steps(workflow: &Workflow, steps: &[StepInfo<'_>], problems: &mut Vec<D
                         .with_help(help),
                 );
             }
-            Action::Loop {
+            Action::Loop(LoopStep {
                 max_iterations,
                 until,
                 stall,
                 ..
-            } => {
+            }) => {
                 if until.is_none() && *max_iterations > UNBOUNDED_LOOKING {
                     problems.push(
                         pos_of(info.node, "max_iterations")

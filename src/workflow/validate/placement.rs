@@ -27,7 +27,7 @@ pub(super) fn check(steps: &[StepInfo<'_>], problems: &mut Vec<Diagnostic>) {
 pub(super) fn needs_worktree_first(steps: &[StepInfo<'_>]) -> Option<Diagnostic> {
     let first_worktree = steps
         .iter()
-        .position(|info| matches!(info.step.action, Action::Worktree))
+        .position(|info| matches!(info.step.action, Action::Worktree(_)))
         .unwrap_or(steps.len());
     let info = steps[..first_worktree]
         .iter()

@@ -1,14 +1,18 @@
-//! Roles are coherent: read-only roles cannot write, `command` roles say what to run, endpoint
-//! keys belong to the native HTTP adapters only, bounds
+//! Roles are coherent: read-only roles cannot write, `command` roles say what to run, a role
+//! sets only keys its adapter reads (the adapter's description says which), bounds
 //! are positive, prompt templates exist and read only the prompt context; and a gated workflow
 //! can actually satisfy the `coach` requirement or says it waives it.
 
 use std::collections::BTreeSet;
 
+use strum::IntoEnumIterator;
+
+use crate::agents;
 use crate::diagnostic::{did_you_mean, Diagnostic};
 use crate::profile::Requirement;
 use crate::user_file::tree::Node;
-use crate::workflow::model::{Access, Action, AgentKind, OutputKind, Workflow};
+use crate::workflow::kinds::{AgentStep, GateStep};
+use crate::workflow::model::{Access, Action, AgentKind, OutputKind, Role, RoleKey, Workflow};
 use crate::workflow::prompts::Prompts;
 use crate::workflow::validate::{pos_of, zero_duration, StepInfo};
 
@@ -54,24 +58,7 @@ pub(super) fn check(
                 );
             }
         }
-        let native = matches!(role.agent, AgentKind::Openai | AgentKind::Anthropic);
-        for (set, key) in [
-            (role.base_url.is_some(), "base_url"),
-            (role.api_key_env.is_some(), "api_key_env"),
-            (role.headers.is_some(), "headers"),
-            (role.max_tokens.is_some(), "max_tokens"),
-            (role.tool_choice.is_some(), "tool_choice"),
-        ] {
-            if set && !native {
-                problems.push(
-                    pos_of(node, key)
-                        .error(format!(
-                            "role `{name}` sets `{key}`, which only the native HTTP adapters use"
-                        ))
-                        .with_help("remove it, or set agent = \"openai\" or \"anthropic\""),
-                );
-            }
-        }
+        problems.extend(unread_role_keys(name, role, node));
         if role.max_tokens == Some(0) {
             problems.push(
                 pos_of(node, "max_tokens")
@@ -111,6 +98,33 @@ pub(super) fn check(
             problems.extend(prompts.check(&role.prompt));
         }
     }
+}
+
+/// The keys `role` sets that its adapter does not read (its description's `role_keys` say
+/// which it reads), each pointing at the adapters that do.
+fn unread_role_keys<'a>(
+    name: &'a str,
+    role: &'a Role,
+    node: &'a Node,
+) -> impl Iterator<Item = Diagnostic> + 'a {
+    let reads = agents::describe(role.agent).role_keys;
+    RoleKey::iter()
+        .filter(move |key| key.is_set(role) && !reads.contains(key))
+        .map(move |key| {
+            let readers: Vec<String> = agents::descriptions()
+                .filter(|d| d.role_keys.contains(&key))
+                .map(|d| format!("\"{}\"", d.kind))
+                .collect();
+            pos_of(node, key.as_str())
+                .error(format!(
+                    "role `{name}` sets `{key}`, which the `{}` adapter does not read",
+                    role.agent
+                ))
+                .with_help(format!(
+                    "remove it, or set agent = {}",
+                    readers.join(" or ")
+                ))
+        })
 }
 
 /// `writes` holds valid globs, and a read-only role (which writes nothing) has none.
@@ -153,9 +167,9 @@ pub(super) fn check_gate_reviews(
     problems: &mut Vec<Diagnostic>,
 ) {
     for gate in steps {
-        let Action::Gate {
+        let Action::Gate(GateStep {
             reviews: Some(reviews),
-        } = &gate.step.action
+        }) = &gate.step.action
         else {
             continue;
         };
@@ -168,7 +182,7 @@ pub(super) fn check_gate_reviews(
             .iter()
             .filter(|s| s.loops == gate.loops)
             .filter(|s| match &s.step.action {
-                Action::Agent { role, .. } => workflow
+                Action::Agent(AgentStep { role, .. }) => workflow
                     .roles
                     .get(role)
                     .is_some_and(|r| r.output == Some(OutputKind::Verdict)),
@@ -187,7 +201,7 @@ pub(super) fn check_gate_reviews(
         // naming it in `reviews` is no second problem.
         let unknown_role: Vec<&str> = steps
             .iter()
-            .filter(|s| matches!(&s.step.action, Action::Agent { role, .. } if !workflow.roles.contains_key(role)))
+            .filter(|s| matches!(&s.step.action, Action::Agent(AgentStep { role, .. }) if !workflow.roles.contains_key(role)))
             .map(|s| s.step.id.as_str())
             .collect();
         for (id, entry) in reviews.iter().zip(entries) {
@@ -220,19 +234,19 @@ pub(super) fn check_gate(
 ) {
     let Some(gate) = steps
         .iter()
-        .find(|s| matches!(s.step.action, Action::Gate { .. }))
+        .find(|s| matches!(s.step.action, Action::Gate(_)))
     else {
         return;
     };
     let unknown_role = steps.iter().any(
-        |s| matches!(&s.step.action, Action::Agent { role, .. } if !workflow.roles.contains_key(role)),
+        |s| matches!(&s.step.action, Action::Agent(AgentStep { role, .. }) if !workflow.roles.contains_key(role)),
     );
     if unknown_role {
         // Already reported; which role was meant is unknown.
         return;
     }
     let has_verdict = steps.iter().any(|s| match &s.step.action {
-        Action::Agent { role, .. } => workflow
+        Action::Agent(AgentStep { role, .. }) => workflow
             .roles
             .get(role)
             .is_some_and(|r| r.output == Some(OutputKind::Verdict)),
@@ -256,10 +270,10 @@ pub(super) fn check_silent_reviewers(
     problems: &mut Vec<Diagnostic>,
 ) {
     for info in steps {
-        let Action::Agent {
+        let Action::Agent(AgentStep {
             role: role_name,
             advisory: false,
-        } = &info.step.action
+        }) = &info.step.action
         else {
             continue;
         };
@@ -271,7 +285,7 @@ pub(super) fn check_silent_reviewers(
         }
         let gated = steps
             .iter()
-            .any(|s| s.loops == info.loops && matches!(s.step.action, Action::Gate { .. }));
+            .any(|s| s.loops == info.loops && matches!(s.step.action, Action::Gate(_)));
         if !gated || info.loops.is_empty() {
             continue;
         }

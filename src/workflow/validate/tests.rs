@@ -176,7 +176,7 @@ fn endpoint_keys_belong_to_the_native_adapters() {
     assert_eq!(problems.len(), 1, "{problems:#?}");
     assert_eq!(
         problems[0].1,
-        "role `player` sets `base_url`, which only the native HTTP adapters use"
+        "role `player` sets `base_url`, which the `claude-code` adapter does not read"
     );
     let native = text.replacen("agent = \"claude-code\"", "agent = \"openai\"", 1);
     assert!(found(&native).is_empty(), "{:#?}", found(&native));
@@ -189,7 +189,7 @@ fn endpoint_keys_belong_to_the_native_adapters() {
     assert!(problems
         .iter()
         .any(|(_, m)| m
-            == "role `player` sets `max_tokens`, which only the native HTTP adapters use"));
+            == "role `player` sets `max_tokens`, which the `codex` adapter does not read"));
     assert!(problems
         .iter()
         .any(|(_, m)| m == "`max_tokens` must be at least 1"));
@@ -201,10 +201,69 @@ fn endpoint_keys_belong_to_the_native_adapters() {
     assert_eq!(problems.len(), 1, "{problems:#?}");
     assert_eq!(
         problems[0].1,
-        "role `player` sets `tool_choice`, which only the native HTTP adapters use"
+        "role `player` sets `tool_choice`, which the `codex` adapter does not read"
     );
     let native = choice.replacen("agent = \"codex\"", "agent = \"openai\"", 1);
     assert!(found(&native).is_empty(), "{:#?}", found(&native));
+}
+
+/// Every adapter against every adapter-specific role key: a key is refused exactly when the
+/// adapter's description does not list it, and the help names the adapters that read it.
+#[test]
+fn a_role_sets_only_the_keys_its_adapter_reads() {
+    use strum::IntoEnumIterator;
+
+    use crate::workflow::model::{AgentKind, RoleKey};
+    let reads =
+        |kind: AgentKind| -> Vec<RoleKey> { crate::agents::describe(kind).role_keys.to_vec() };
+    // The table the descriptions declare today.
+    let all: Vec<RoleKey> = RoleKey::iter().collect();
+    for (kind, expected) in [
+        (AgentKind::ClaudeCode, vec![]),
+        (AgentKind::Codex, vec![]),
+        (AgentKind::Command, vec![]),
+        (AgentKind::Openai, all.clone()),
+        (AgentKind::Anthropic, all.clone()),
+    ] {
+        assert_eq!(reads(kind), expected, "{kind}");
+    }
+    for kind in AgentKind::iter() {
+        for key in RoleKey::iter() {
+            let value = match key {
+                RoleKey::BaseUrl => "\"http://127.0.0.1:11434/v1\"",
+                RoleKey::ApiKeyEnv => "\"MY_KEY\"",
+                RoleKey::Headers => "{ X = \"1\" }",
+                RoleKey::MaxTokens => "100",
+                RoleKey::ToolChoice => "\"required\"",
+            };
+            let mut text = player_coach_with(
+                "agent = \"claude-code\"",
+                &format!("agent = \"{kind}\"\n{key} = {value}"),
+            );
+            if kind == AgentKind::Command {
+                text = text.replacen(
+                    "agent = \"command\"",
+                    "agent = \"command\"\ncommand = [\"sh\", \"p.sh\"]",
+                    1,
+                );
+            }
+            let refused: Vec<Diagnostic> = problems(&text)
+                .into_iter()
+                .filter(|d| d.message.contains(&format!("sets `{key}`")))
+                .collect();
+            assert_eq!(
+                refused.is_empty(),
+                reads(kind).contains(&key),
+                "{kind} {key}"
+            );
+            if let Some(problem) = refused.first() {
+                assert_eq!(
+                    problem.help.as_deref(),
+                    Some("remove it, or set agent = \"openai\" or \"anthropic\"")
+                );
+            }
+        }
+    }
 }
 
 #[test]
