@@ -21,7 +21,6 @@ pub mod runs;
 pub mod schema;
 pub mod status;
 pub mod task;
-pub mod unknown;
 pub mod workflows;
 
 use std::path::PathBuf;

@@ -3,11 +3,11 @@
 
 use clap::Subcommand;
 
-use crate::cli::unknown::{Catalog, Unknown};
 use crate::cli::workflows::{aligned, repo_root};
 use crate::error::Error;
 use crate::profile::ProfileSet;
 use crate::ui;
+use crate::unknown::{Catalog, Unknown};
 
 #[derive(Debug, Subcommand)]
 pub enum ProfilesCommand {

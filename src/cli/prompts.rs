@@ -4,9 +4,9 @@
 
 use clap::Subcommand;
 
-use crate::cli::unknown::{Catalog, Unknown};
 use crate::error::Error;
 use crate::ui;
+use crate::unknown::{Catalog, Unknown};
 use crate::workflow::builtin::PROMPTS;
 
 #[derive(Debug, Subcommand)]

@@ -3,10 +3,10 @@
 
 use strum::VariantNames;
 
-use crate::cli::unknown::{Catalog, Unknown};
 use crate::error::Error;
 use crate::schema::SchemaKind;
 use crate::ui;
+use crate::unknown::{Catalog, Unknown};
 
 pub fn run(kind: &str) -> Result<u8, Error> {
     let Some(found) = SchemaKind::named(kind) else {

@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use clap::Subcommand;
 
 use crate::cli::json;
-use crate::cli::unknown::{self, Unknown};
 use crate::diagnostic::Diagnostic;
 use crate::error::Error;
 use crate::ui;
+use crate::unknown::{self, Unknown};
 use crate::workflow::catalog::{Catalog, Opened};
 use crate::workflow::kinds;
 use crate::workflow::resolve::is_path;

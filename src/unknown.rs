@@ -1,6 +1,6 @@
-//! A name looked up in one of the binary's catalogs that is not there (`prompts show`,
-//! `profiles show`, `workflows kinds`, `schema`): one error for all of them, worded once, with
-//! the closest name or the list of names as its help.
+//! A name looked up in a catalog that does not have it (a workflow, a built-in prompt, a
+//! profile, a step kind, a schema): one error for all of them, worded once, with the closest
+//! name or the list of names as its help.
 
 use crate::diagnostic::did_you_mean;
 use crate::error::{Class, Problem};
@@ -8,6 +8,7 @@ use crate::error::{Class, Problem};
 /// Which catalog was asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Catalog {
+    Workflow,
     Prompt,
     Profile,
     StepKind,
@@ -18,6 +19,7 @@ impl Catalog {
     /// What the error says before the name.
     fn missing(self) -> &'static str {
         match self {
+            Catalog::Workflow => "unknown workflow",
             Catalog::Prompt => "no built-in prompt",
             Catalog::Profile => "unknown profile",
             Catalog::StepKind => "no step kind",
@@ -28,6 +30,7 @@ impl Catalog {
     /// What the help says before the list of names.
     fn listing(self) -> &'static str {
         match self {
+            Catalog::Workflow => "the workflows here are",
             Catalog::Prompt => "the built-in prompts are",
             Catalog::Profile => "the profiles are",
             Catalog::StepKind => "the step kinds are",
