@@ -26,6 +26,7 @@ pub mod schema;
 pub mod steps;
 pub mod task;
 pub mod ui;
+pub mod unknown;
 pub mod user_file;
 pub mod workflow;
 

@@ -516,10 +516,13 @@ impl AgentError {
     }
 }
 
-impl From<AgentError> for crate::error::Error {
-    fn from(error: AgentError) -> Self {
-        let help = error.help();
-        crate::error::Error::runtime(error.to_string()).with_help(help)
+impl crate::error::Problem for AgentError {
+    fn class(&self) -> crate::error::Class {
+        crate::error::Class::Runtime
+    }
+
+    fn help(&self) -> Option<String> {
+        Some(AgentError::help(self))
     }
 }
 

@@ -8,6 +8,7 @@
 use crate::cli::run_dir::{checked_run, locate_owned_run};
 use crate::cli::terminal_io;
 use crate::engine::lock::RunLock;
+use crate::engine::refusal::{Refusal, Subject};
 use crate::engine::state::{write_json_atomic, Answer, RunStatus};
 use crate::error::Error;
 use crate::project::Layout;
@@ -25,24 +26,19 @@ pub fn answer(
     let root = checked_run(task_id)?;
     let mut run = locate_owned_run(&root, task_id)?;
     if run.state.status != RunStatus::Waiting {
-        let verb = if answer.approved { "approve" } else { "reject" };
-        return Err(Error::usage(format!(
-            "the run of {task_id} is not waiting for a sign-off: it is {}",
-            run.state.status.as_str()
-        ))
-        .with_help(format!(
-            "`{verb}` answers a run stopped at an `approval` step (exit 6); `autobuild status {task_id}` shows where it stands"
-        )));
+        return Err(Refusal::NotWaiting {
+            id: task_id.to_string(),
+            status: run.state.status,
+            approve: answer.approved,
+        }
+        .into());
     }
     if !answer.approved && answer.reason.trim().is_empty() {
-        return Err(Error::usage("a rejection needs a reason")
-            .with_help("say what must change: `--reason \"…\"` (it goes into the report)"));
+        return Err(Refusal::RejectionWithoutReason.into());
     }
     {
-        let _lock = RunLock::acquire(&Layout::new(&root).runs(), task_id).map_err(|e| {
-            Error::usage(e.to_string())
-                .with_help("the run is being continued elsewhere; wait for it")
-        })?;
+        let _lock = RunLock::acquire(&Layout::new(&root).runs(), task_id)
+            .map_err(|e| Refusal::lock(Subject::Task(task_id.to_string()), e))?;
         answer.person = crate::git::person(&root).unwrap_or_default();
         answer.at = crate::engine::cx::now();
         run.state.answer = Some(answer);

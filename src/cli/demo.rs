@@ -7,6 +7,7 @@
 use std::fs;
 use std::path::Path;
 
+use crate::cli::command_error::CommandError;
 use crate::engine::plan::BranchPolicy;
 use crate::engine::run::{start, StartOptions};
 use crate::engine::state::RunSettings;
@@ -68,7 +69,7 @@ pub fn run(json: bool, quiet: bool) -> Result<u8, Error> {
         .keep();
     write_project(&dir)?;
     git::init_with_commit(&dir, "main", "Sample project for the autobuild demo")
-        .map_err(|e| Error::runtime(format!("cannot make the demo repository: {e}")))?;
+        .map_err(CommandError::DemoRepository)?;
     if !json && !quiet {
         ui::line(&format!(
             "autobuild demo — the default player-coach workflow on a sample project in\n  {}\n\

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use clap::CommandFactory;
 use clap_complete::Shell;
 
+use crate::cli::command_error::CommandError;
 use crate::cli::Cli;
 use crate::error::Error;
 use crate::ui;
@@ -24,13 +25,13 @@ pub fn completions(shell: Shell) -> Result<u8, Error> {
         Shell::Fish => &Fish,
         Shell::PowerShell => &Powershell,
         Shell::Zsh => &Zsh,
-        other => return Err(Error::usage(format!("no completion script for {other}"))),
+        other => return Err(CommandError::NoCompletion(other.to_string()).into()),
     };
     let name = Cli::command().get_name().to_string();
     let mut script = Vec::new();
     completer
         .write_registration("COMPLETE", &name, &name, &name, &mut script)
-        .map_err(|e| Error::runtime(format!("cannot write the completion script: {e}")))?;
+        .map_err(CommandError::CompletionScript)?;
     ui::line(String::from_utf8_lossy(&script).trim_end());
     Ok(0)
 }

@@ -10,6 +10,7 @@ use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::path::PathBuf;
 
+use crate::cli::command_error::CommandError;
 use crate::error::{exit, Error};
 use crate::project::detect::{detect_test, Detection, ProjectFiles, DEFAULT_CHECK_TIMEOUT};
 use crate::project::{find_repo_root, GitignoreUpdate, Layout};
@@ -45,11 +46,8 @@ pub enum Scaffolded {
 pub fn run(agents: InitAgents) -> Result<u8, Error> {
     let cwd = std::env::current_dir()
         .map_err(|e| Error::io("cannot determine the current directory", ".", e))?;
-    let root = find_repo_root(&cwd).ok_or_else(|| {
-        Error::usage(format!("{} is not inside a git repository", cwd.display())).with_help(
-            "autobuild works in git worktrees; run `git init` first, or pass `-C <repository>`",
-        )
-    })?;
+    let root =
+        find_repo_root(&cwd).ok_or_else(|| CommandError::NotInRepository { dir: cwd.clone() })?;
     let layout = Layout::new(&root);
     if root != cwd {
         ui::line(&format!("initializing autobuild in {}", root.display()));

@@ -3,6 +3,7 @@
 //! [`main`] is the only place that turns a result into an exit code and prints errors.
 
 pub mod approval;
+pub mod command_error;
 pub mod complete;
 pub mod demo;
 pub mod doctor;
@@ -291,11 +292,7 @@ pub fn main() -> ExitCode {
     if matches!(cli.command, Command::Demo { .. })
         && matches.value_source("directory") == Some(ValueSource::CommandLine)
     {
-        let error =
-            Error::usage("`demo` makes its own temporary repository; -C does not apply to it")
-                .with_help(
-                    "drop -C; the demo's directory is made in the system temp directory ($TMPDIR)",
-                );
+        let error = Error::from(command_error::CommandError::DemoWithDirectory);
         ui::print_error(&error);
         return ExitCode::from(error.exit_code());
     }

@@ -4,10 +4,10 @@
 use clap::Subcommand;
 
 use crate::cli::workflows::{aligned, repo_root};
-use crate::diagnostic::did_you_mean;
 use crate::error::Error;
 use crate::profile::ProfileSet;
 use crate::ui;
+use crate::unknown::{Catalog, Unknown};
 
 #[derive(Debug, Subcommand)]
 pub enum ProfilesCommand {
@@ -49,11 +49,7 @@ pub fn run(cmd: ProfilesCommand) -> Result<u8, Error> {
         ProfilesCommand::Show { name } => {
             let Some(loaded) = profiles.get(&name) else {
                 let names = profiles.names();
-                let help = match did_you_mean(&name, names.iter().copied()) {
-                    Some(close) => format!("did you mean `{close}`?"),
-                    None => format!("the profiles are: {}", names.join(", ")),
-                };
-                return Err(Error::usage(format!("unknown profile `{name}`")).with_help(help));
+                return Err(Unknown::new(Catalog::Profile, &name, names.iter().copied()).into());
             };
             ui::line(&format!("# profile `{}`", loaded.profile.name));
             ui::line(loaded.annotated_toml().trim_end());

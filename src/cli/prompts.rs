@@ -4,9 +4,9 @@
 
 use clap::Subcommand;
 
-use crate::diagnostic::did_you_mean;
 use crate::error::Error;
 use crate::ui;
+use crate::unknown::{Catalog, Unknown};
 use crate::workflow::builtin::PROMPTS;
 
 #[derive(Debug, Subcommand)]
@@ -36,14 +36,7 @@ pub fn run(cmd: PromptsCommand) -> Result<u8, Error> {
             };
             let Some((_, text)) = PROMPTS.iter().find(|(file, _)| *file == wanted) else {
                 let names = PROMPTS.iter().map(|(file, _)| *file);
-                let help = match did_you_mean(&name, names.clone()) {
-                    Some(close) => format!("did you mean `{close}`?"),
-                    None => format!(
-                        "the built-in prompts are: {}",
-                        names.collect::<Vec<_>>().join(", ")
-                    ),
-                };
-                return Err(Error::usage(format!("no built-in prompt `{name}`")).with_help(help));
+                return Err(Unknown::new(Catalog::Prompt, &name, names).into());
             };
             ui::line(text.trim_end());
             Ok(0)

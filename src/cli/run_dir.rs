@@ -25,25 +25,19 @@ pub(super) struct Located {
 /// The repository root, once `run_id` is known to name a directory directly under
 /// `.autobuild/runs/`. Nothing is read before the id itself is checked.
 pub(super) fn checked_run(run_id: &str) -> Result<PathBuf, Error> {
-    validate_run_id(run_id).map_err(|why| {
-        Error::usage(format!("invalid run id: {why}")).with_help(
-            "a run id is a task or feature id such as TASK-001, or an earlier run kept as TASK-001@1; `autobuild status` lists the runs",
-        )
-    })?;
+    validate_run_id(run_id)?;
     let root = repo_root(&current_dir()?)?;
-    RunPaths::within(&Layout::new(&root).runs(), run_id).map_err(Error::usage)?;
+    RunPaths::within(&Layout::new(&root).runs(), run_id)?;
     Ok(root)
 }
 
 pub(super) fn locate_run(root: &Path, task_id: &str) -> Result<Located, Error> {
     let root = root.to_path_buf();
     if crate::feature::run::is_feature_run(&root, task_id) {
-        return Err(Error::usage(format!(
-            "{task_id} is a feature; this command works on one task's run"
-        ))
-        .with_help(format!(
-            "`autobuild status {task_id}` lists its tasks; discard its branches with `autobuild feature {task_id} --fresh`"
-        )));
+        return Err(Refusal::IsFeature {
+            id: task_id.to_string(),
+        }
+        .into());
     }
     let paths = RunPaths::new(&Layout::new(&root).runs(), task_id);
     let state = load_state(&paths, task_id)?;

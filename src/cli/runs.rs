@@ -8,6 +8,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use crate::cli::command_error::CommandError;
 use crate::cli::logs;
 use crate::cli::run_dir::{checked_run, locate_owned_run, locate_run, Located};
 use crate::cli::task::current_dir;
@@ -15,7 +16,7 @@ use crate::engine::exec::{merge_run, refused_secrets, MergeRequest, StateJournal
 use crate::engine::lock::RunLock;
 use crate::engine::paths::{run_owner, validate_run_id, RunPaths};
 use crate::engine::plan::repo_root;
-use crate::engine::refusal::Refusal;
+use crate::engine::refusal::{Refusal, Subject};
 use crate::engine::state::{RunState, RunStatus};
 use crate::engine::Outcome;
 use crate::error::Error;
@@ -64,8 +65,7 @@ pub fn status(task_id: Option<String>, all: bool, json: bool) -> Result<u8, Erro
                 return Err(Refusal::NoRun { id: id.clone() }.into());
             }
         }
-        let text = serde_json::to_string_pretty(&listing)
-            .map_err(|e| Error::runtime(format!("cannot write the status as JSON: {e}")))?;
+        let text = serde_json::to_string_pretty(&listing).map_err(CommandError::StatusJson)?;
         ui::line(&text);
         return unreadable_runs(&listing);
     }
@@ -187,8 +187,10 @@ pub fn resume(task_id: &str, json: bool, quiet: bool) -> Result<u8, Error> {
         .join("state.json")
         .exists();
     if never_ran && crate::feature::locate::locate_feature(&root, task_id).is_ok() {
-        return Err(Error::usage(format!("feature {task_id} has not run yet"))
-            .with_help(format!("start it with `autobuild feature {task_id}`")));
+        return Err(Refusal::FeatureNotRun {
+            id: task_id.to_string(),
+        }
+        .into());
     }
     let outcome = crate::engine::run::resume(
         &root,
@@ -206,21 +208,23 @@ pub fn complete(task_id: &str, allow_secret_in_diff: bool) -> Result<u8, Error> 
     }
     let mut run = locate_owned_run(&root, task_id)?;
     if run.state.status == RunStatus::Merged {
-        return Err(Error::usage(format!(
-            "the run of {task_id} is already merged into {}",
-            run.state.base_branch
-        )));
+        return Err(Refusal::AlreadyMerged {
+            id: task_id.to_string(),
+            base: run.state.base_branch,
+        }
+        .into());
     }
     if run.state.status != RunStatus::Approved {
-        return Err(Error::usage(format!(
-            "the run of {task_id} is {}, not approved; only approved runs can be completed",
-            run.state.status.as_str()
-        )));
+        return Err(Refusal::NotApproved {
+            id: task_id.to_string(),
+            status: run.state.status,
+        }
+        .into());
     }
     // The lock is the task's: an earlier run (`TASK@1`) names the same branch as the
     // current one, which a live run of the task may be working on.
     let _lock = RunLock::acquire(&Layout::new(&run.root).runs(), run_owner(task_id))
-        .map_err(|e| Error::usage(e.to_string()))?;
+        .map_err(|e| Refusal::lock(Subject::Task(run_owner(task_id).to_string()), e))?;
     let repo = Repo::discover(&run.root)?;
     let config = Config::load(&Layout::new(&run.root))?;
     let request = MergeRequest {
@@ -297,7 +301,7 @@ pub fn discard(task_id: &str, yes: bool) -> Result<u8, Error> {
     let mut run = locate_owned_run(&root, task_id)?;
     // The task's lock, as in `complete`.
     let _lock = RunLock::acquire(&Layout::new(&run.root).runs(), run_owner(task_id))
-        .map_err(|e| Error::usage(e.to_string()))?;
+        .map_err(|e| Refusal::lock(Subject::Task(run_owner(task_id).to_string()), e))?;
     let repo = Repo::discover(&run.root)?;
     let branch = run.state.branch.clone();
     let task_repo = crate::git::task_repo::of_worktree(&run.state.worktree);
@@ -310,15 +314,16 @@ pub fn discard(task_id: &str, yes: bool) -> Result<u8, Error> {
     }
     if !yes {
         if !ui::is_interactive() {
-            return Err(
-                Error::usage(format!("discarding deletes {branch} and its unmerged work"))
-                    .with_help("add --yes to confirm without a terminal"),
-            );
+            return Err(Refusal::DeleteUnconfirmed {
+                branch,
+                fresh: false,
+            }
+            .into());
         }
         if !ui::confirm(&format!(
             "Delete {branch} and its worktree? Unmerged work is lost."
         )) {
-            return Err(Error::usage("nothing was discarded"));
+            return Err(Refusal::DeleteDeclined { fresh: false }.into());
         }
     }
     if let Some(dir) = &task_repo {
@@ -379,8 +384,7 @@ pub fn logs(task_id: &str, options: LogsOptions) -> Result<u8, Error> {
             Some(n) => format!("turn {n} of {task_id}"),
             None => task_id.to_string(),
         };
-        return Err(Error::usage(format!("no records for {what}"))
-            .with_help("`autobuild logs ID` without filters shows every record of the run"));
+        return Err(CommandError::NoRecords { what }.into());
     }
     ui::line(&shown.join("\n"));
     Ok(0)
@@ -401,16 +405,16 @@ fn step_labels(paths: &RunPaths, step: &str) -> Result<Vec<String>, Error> {
     let file = paths.workflow_resolved();
     let text = crate::user_file::read_record_text(&file)
         .map_err(|e| Error::io("cannot read", &file, e))?;
-    let workflow: toml::Value = toml::from_str(&text).map_err(|e| {
-        Error::runtime(format!(
-            "the run's workflow {} is unreadable: {e}",
-            file.display()
-        ))
-    })?;
+    let workflow: toml::Value =
+        toml::from_str(&text).map_err(|source| CommandError::UnreadableWorkflow {
+            file: file.clone(),
+            source,
+        })?;
     logs::step_labels(&workflow, step).ok_or_else(|| {
-        Error::usage(format!("the run's workflow has no step `{step}`")).with_help(format!(
-            "its steps are: {}",
-            logs::step_ids(&workflow).join(", ")
-        ))
+        CommandError::NoStep {
+            step: step.to_string(),
+            steps: logs::step_ids(&workflow),
+        }
+        .into()
     })
 }

@@ -4,6 +4,7 @@ use std::path::Path;
 
 use clap::Args;
 
+use crate::cli::command_error::CommandError;
 use crate::cli::{dry_run, RunFlags};
 use crate::engine::plan::{preflight, repo_root, Blocker, BranchPolicy};
 use crate::engine::run::{start, StartOptions};
@@ -90,10 +91,7 @@ fn check_base(root: &Path, base: &str) -> Result<(), Error> {
     if crate::git::Repo::discover(root)?.branch_exists(base) {
         return Ok(());
     }
-    Err(
-        Error::usage(format!("--base: no branch `{base}` in this repository"))
-            .with_help("name a local branch (`git branch --list`); fetch a remote one first"),
-    )
+    Err(CommandError::NoBaseBranch(base.to_string()).into())
 }
 
 pub fn current_dir() -> Result<std::path::PathBuf, Error> {

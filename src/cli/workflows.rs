@@ -10,6 +10,7 @@ use crate::cli::json;
 use crate::diagnostic::Diagnostic;
 use crate::error::Error;
 use crate::ui;
+use crate::unknown::{self, Unknown};
 use crate::workflow::catalog::{Catalog, Opened};
 use crate::workflow::kinds;
 use crate::workflow::resolve::is_path;
@@ -72,11 +73,10 @@ fn kinds(name: Option<&str>) -> Result<u8, Error> {
         Some(name) => match kinds::named(name) {
             Some(kind) => kinds::reference::kind_markdown(kind),
             None => {
-                let help = match crate::diagnostic::did_you_mean(name, kinds::names()) {
-                    Some(close) => format!("did you mean `{close}`?"),
-                    None => format!("the step kinds are: {}", kinds::names().join(", ")),
-                };
-                return Err(Error::usage(format!("no step kind `{name}`")).with_help(help));
+                let names = kinds::names();
+                return Err(
+                    Unknown::new(unknown::Catalog::StepKind, name, names.iter().copied()).into(),
+                );
             }
         },
     };

@@ -77,7 +77,7 @@ fn first_then(first: Option<Error>, later: impl IntoIterator<Item = Error>) -> E
         Some(first) => together(first, later),
         None => later
             .next()
-            .unwrap_or_else(|| Error::runtime("loading the run's files failed")),
+            .unwrap_or_else(|| crate::engine::plan::StartError::NothingLoaded.into()),
     }
 }
 

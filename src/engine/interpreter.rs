@@ -16,6 +16,7 @@ use crate::engine::exec;
 use crate::engine::outcome::{skip_reason, Outcome};
 use crate::engine::state::StepRecord;
 use crate::engine::turn::Turn;
+use crate::engine::walk_error::WalkError;
 use crate::error::Error;
 use crate::steps::stall::{self, StallAction, StallPolicy, TurnFacts};
 use crate::workflow::expr;
@@ -105,8 +106,13 @@ impl<'a, 'p> Interpreter<'a, 'p> {
                 continue;
             }
             if let Some(condition) = &step.condition {
-                let holds = expr::eval_bool(condition, self.expression_context())
-                    .map_err(|e| Error::runtime(format!("step `{}`: `if`: {e}", step.id)))?;
+                let holds =
+                    expr::eval_bool(condition, self.expression_context()).map_err(|source| {
+                        WalkError::Condition {
+                            step: step.id.clone(),
+                            source,
+                        }
+                    })?;
                 if !holds {
                     let is_merge = matches!(step.action, Action::Merge(_));
                     let reason = skip_reason(is_merge, condition, &self.outcome());
@@ -247,11 +253,16 @@ impl<'a, 'p> Interpreter<'a, 'p> {
                 prev: std::mem::take(&mut prev),
             });
             let walked = self.walk(body);
-            let done = match (&walked, until, self.stop.is_some()) {
+            let done: Result<bool, Error> = match (&walked, until, self.stop.is_some()) {
                 (Ok(()), Some(expression), false) => {
                     self.finish_turn(iteration, max)?;
-                    expr::eval_bool(expression, self.expression_context())
-                        .map_err(|e| Error::runtime(format!("loop `{loop_id}`: `until`: {e}")))
+                    expr::eval_bool(expression, self.expression_context()).map_err(|source| {
+                        WalkError::Until {
+                            id: loop_id.to_string(),
+                            source,
+                        }
+                        .into()
+                    })
                 }
                 (Ok(()), None, false) => {
                     self.finish_turn(iteration, max)?;

@@ -61,7 +61,7 @@ pub fn cancel_on_signals() -> Result<CancelToken, Error> {
     // SIGHUP: the terminal went away; the run must still stop its agents and stay resumable.
     for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
         signal_hook::flag::register(signal, cancel.flag())
-            .map_err(|e| Error::runtime(format!("cannot install a signal handler: {e}")))?;
+            .map_err(crate::engine::walk_error::WalkError::SignalHandler)?;
     }
     Ok(cancel)
 }

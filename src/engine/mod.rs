@@ -23,5 +23,6 @@ pub mod reopen;
 pub mod run;
 pub mod state;
 pub mod turn;
+pub mod walk_error;
 
 pub use outcome::{AgentStop, Outcome};

@@ -1,4 +1,4 @@
-//! The run directory `.autobuild/runs/<ID>/` (DESIGN.md §5.1): one place that names its files,
+//! The run directory `.autobuild/runs/<ID>/` (README.md, "The run directory"): one place that names its files,
 //! and the one check of run ids given on the command line.
 //!
 //! A run id is a task or feature id (the alphabet of [`crate::task::validate_id`]), or the id
@@ -10,26 +10,63 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::error::{Class, Problem};
 use crate::task::validate_id;
 
 /// What follows `@` in the id of an earlier run when no free number was found.
 const ARCHIVED: &str = "archived";
 
+/// Why a run id given by a user names no run directory.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RunIdError {
+    /// The part before `@` is not a task or feature id (in the words of [`validate_id`]).
+    #[error("invalid run id: {0}")]
+    NotAnId(String),
+    /// What follows `@` is neither a number nor `archived`.
+    #[error(
+        "invalid run id: `@{earlier}` is not an earlier run: those are named `{task}@1`, `{task}@2`, …"
+    )]
+    NotEarlier { task: String, earlier: String },
+    /// The run directory is a link leading out of the runs directory.
+    #[error("{} leads to {}, outside {}; autobuild does not follow it", dir.display(), target.display(), runs_dir.display())]
+    Outside {
+        dir: PathBuf,
+        target: PathBuf,
+        runs_dir: PathBuf,
+    },
+}
+
+impl Problem for RunIdError {
+    fn class(&self) -> Class {
+        Class::Usage
+    }
+
+    fn help(&self) -> Option<String> {
+        match self {
+            RunIdError::NotAnId(_) | RunIdError::NotEarlier { .. } => Some(
+                "a run id is a task or feature id such as TASK-001, or an earlier run kept as TASK-001@1; `autobuild status` lists the runs".into(),
+            ),
+            RunIdError::Outside { .. } => None,
+        }
+    }
+}
+
 /// Checks a run id given by a user; the error says what is wrong with it.
-pub fn validate_run_id(id: &str) -> Result<(), String> {
+pub fn validate_run_id(id: &str) -> Result<(), RunIdError> {
     let (task, earlier) = match id.split_once('@') {
         Some((task, n)) => (task, Some(n)),
         None => (id, None),
     };
-    validate_id(task)?;
+    validate_id(task).map_err(RunIdError::NotAnId)?;
     match earlier {
         None => Ok(()),
         Some(n) if n == ARCHIVED || (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())) => {
             Ok(())
         }
-        Some(n) => Err(format!(
-            "`@{n}` is not an earlier run: those are named `{task}@1`, `{task}@2`, …"
-        )),
+        Some(n) => Err(RunIdError::NotEarlier {
+            task: task.to_string(),
+            earlier: n.to_string(),
+        }),
     }
 }
 
@@ -115,16 +152,15 @@ impl RunPaths {
     /// The run directory of a [validated](validate_run_id) `run_id`, refused when it is a link
     /// leading out of `runs_dir` (the error names where it leads). A directory that does not
     /// exist is fine: the caller reports that there is no such run.
-    pub fn within(runs_dir: &Path, run_id: &str) -> Result<RunPaths, String> {
+    pub fn within(runs_dir: &Path, run_id: &str) -> Result<RunPaths, RunIdError> {
         let paths = RunPaths::new(runs_dir, run_id);
         if let (Ok(dir), Ok(runs)) = (paths.dir.canonicalize(), runs_dir.canonicalize()) {
             if dir.parent() != Some(runs.as_path()) {
-                return Err(format!(
-                    "{} leads to {}, outside {}; autobuild does not follow it",
-                    paths.dir.display(),
-                    dir.display(),
-                    runs_dir.display()
-                ));
+                return Err(RunIdError::Outside {
+                    dir: paths.dir,
+                    target: dir,
+                    runs_dir: runs_dir.to_path_buf(),
+                });
             }
         }
         Ok(paths)
@@ -146,22 +182,24 @@ mod tests {
         ] {
             assert_eq!(validate_run_id(id), Ok(()), "{id}");
         }
-        let cases = [
-            ("", "empty"),
-            ("../../x", "path separators"),
-            ("..", "starts with `.`"),
-            ("/abs/path", "path separators"),
-            ("a/b", "path separators"),
-            ("a\\b", "path separators"),
-            ("TASK-1@", "not an earlier run"),
-            ("TASK-1@x", "not an earlier run"),
-            ("TASK-1@1/..", "not an earlier run"),
-            ("TASK-1@1@2", "not an earlier run"),
-            ("@1", "empty"),
-        ];
-        for (id, reason) in cases {
+        for id in ["", "../../x", "..", "/abs/path", "a/b", "a\\b", "@1"] {
             let err = validate_run_id(id).unwrap_err();
-            assert!(err.contains(reason), "{id}: {err}");
+            assert!(matches!(err, RunIdError::NotAnId(_)), "{id}: {err}");
+        }
+        for (id, earlier) in [
+            ("TASK-1@", ""),
+            ("TASK-1@x", "x"),
+            ("TASK-1@1/..", "1/.."),
+            ("TASK-1@1@2", "1@2"),
+        ] {
+            assert_eq!(
+                validate_run_id(id),
+                Err(RunIdError::NotEarlier {
+                    task: "TASK-1".into(),
+                    earlier: earlier.into()
+                }),
+                "{id}"
+            );
         }
         assert_eq!(run_owner("TASK-1@2"), "TASK-1");
         assert_eq!(run_owner("TASK-1"), "TASK-1");
@@ -177,6 +215,9 @@ mod tests {
         assert!(RunPaths::within(&runs, "TASK-1").is_ok());
         assert!(RunPaths::within(&runs, "TASK-3").is_ok());
         let err = RunPaths::within(&runs, "TASK-2").unwrap_err();
-        assert!(err.contains("autobuild does not follow it"), "{err}");
+        assert!(
+            matches!(&err, RunIdError::Outside { dir, .. } if *dir == runs.join("TASK-2")),
+            "{err}"
+        );
     }
 }

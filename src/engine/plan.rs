@@ -14,11 +14,13 @@ mod hidden;
 mod profile_checks;
 mod prompt_context;
 mod prompts;
+mod start_error;
 mod task_keys;
 
 pub use blocker::{lines as blocker_lines, Blocker};
 pub use profile_checks::gate_checks;
 pub use prompt_context::build_prompt_context;
+pub use start_error::StartError;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -97,9 +99,10 @@ impl RunSettings {
 /// Finds the repository root from `cwd`.
 pub fn repo_root(cwd: &Path) -> Result<PathBuf, Error> {
     crate::project::find_repo_root(cwd).ok_or_else(|| {
-        Error::usage(format!("{} is not inside a git repository", cwd.display())).with_help(
-            "run autobuild inside the repository whose task you want to run (or use -C DIR)",
-        )
+        StartError::NotInRepository {
+            dir: cwd.to_path_buf(),
+        }
+        .into()
     })
 }
 
@@ -109,7 +112,7 @@ pub fn preflight(
     settings: RunSettings,
     policy: BranchPolicy,
 ) -> Result<Plan, Error> {
-    let repo = Repo::discover(root).map_err(|e| Error::usage(e.to_string()))?;
+    let repo = Repo::discover(root).map_err(StartError::Repository)?;
     let layout = Layout::new(root);
     // An invalid config is reported with the problems the workflow loader finds in its
     // `[roles]` (see `inputs`), so it is not returned before the workflow is resolved.
@@ -158,20 +161,8 @@ pub fn preflight(
         Some(base) => base.clone(),
         None => match (repo.current_branch(), repo.unborn_branch()) {
             (Some(branch), _) => branch,
-            (None, Some(unborn)) => {
-                return Err(Error::usage(format!(
-                    "the repository has no commits yet (branch {unborn} is empty), so there is nothing to branch from"
-                ))
-                .with_help("make a first commit, then run autobuild again"))
-            }
-            (None, None) => {
-                return Err(Error::usage(
-                    "HEAD is detached, so there is no base branch to branch from",
-                )
-                .with_help(
-                    "check out a branch, or set [project] base_branch in .autobuild/config.toml",
-                ))
-            }
+            (None, Some(unborn)) => return Err(StartError::NoCommits { branch: unborn }.into()),
+            (None, None) => return Err(StartError::DetachedHead.into()),
         },
     };
     repo.resolve_base(&base_branch)?;
@@ -315,7 +306,7 @@ impl Plan {
         if self.blockers.is_empty() {
             Ok(())
         } else {
-            Err(Error::usage(blocker::lines(&self.blockers).join("\n")))
+            Err(StartError::Blocked(self.blockers.clone()).into())
         }
     }
 

@@ -1,10 +1,13 @@
-//! Why autobuild will not start or continue a run, in the words task and feature runs share:
-//! each refusal is a variant with its data, worded once in `Display` and `help`, and becomes a
-//! usage error (exit 2) through `From`.
+//! Why autobuild will not start, continue, finish or discard a run, in the words task and
+//! feature runs and the commands on existing runs (`resume`, `complete`, `discard`, `approve`,
+//! `reject`, `logs`) share: each refusal is a variant with its data, worded once in `Display`
+//! and `help`, and is a usage error (exit 2).
 
 use std::fmt;
 
-use crate::error::Error;
+use crate::engine::lock::LockError;
+use crate::engine::state::RunStatus;
+use crate::error::{Class, Error, Problem};
 
 /// What is being run: a task or a feature, by id.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,13 +48,60 @@ pub enum Refusal {
     BranchExists { subject: Subject, branch: String },
     /// No run of `id` in this repository.
     NoRun { id: String },
+    /// `resume` of a task that has no run.
+    NothingToResume { id: String },
+    /// `resume` of a feature that has not run yet.
+    FeatureNotRun { id: String },
+    /// `resume` of a run that ended (it is not interrupted).
+    NotInterrupted { id: String, status: RunStatus },
+    /// `complete` of a run that is already merged.
+    AlreadyMerged { id: String, base: String },
+    /// `complete` of a run that is not approved.
+    NotApproved { id: String, status: RunStatus },
+    /// `approve`/`reject` of a run that is not waiting at an `approval` step.
+    NotWaiting {
+        id: String,
+        status: RunStatus,
+        approve: bool,
+    },
+    /// `reject` without a reason.
+    RejectionWithoutReason,
+    /// A command on one task's run was given a feature's id.
+    IsFeature { id: String },
+    /// Deleting unmerged work without a terminal to ask and without `--yes`; `fresh` when it
+    /// is `--fresh` that would delete it (else `discard`).
+    DeleteUnconfirmed { branch: String, fresh: bool },
+    /// The person answered no to deleting unmerged work.
+    DeleteDeclined { fresh: bool },
+}
+
+impl Refusal {
+    /// The refusal for a run lock `subject` could not take: someone holds it (a refusal), or
+    /// the lock file could not be used (a runtime error).
+    pub fn lock(subject: Subject, error: LockError) -> Error {
+        match error {
+            LockError::Held { holder, .. } => Refusal::AlreadyRunning { subject, holder }.into(),
+            LockError::Io { .. } => error.into(),
+        }
+    }
+}
+
+impl Problem for LockError {
+    fn class(&self) -> Class {
+        match self {
+            LockError::Held { .. } => Class::Usage,
+            LockError::Io { .. } => Class::Runtime,
+        }
+    }
 }
 
 impl Refusal {
     /// What to do about it, when there is one thing to say wherever it is refused.
     pub fn help(&self) -> Option<String> {
         match self {
-            Refusal::AlreadyRunning { .. } => None,
+            Refusal::AlreadyRunning { .. } => Some(
+                "wait for it to finish, or stop it (Ctrl-C) and use `autobuild resume`".into(),
+            ),
             Refusal::BranchExists { subject, .. } => Some(format!(
                 "continue it with `autobuild {command} {id} --resume`, or discard it with `autobuild {command} {id} --fresh` (asks first; --yes to skip)",
                 command = subject.command(),
@@ -60,6 +110,34 @@ impl Refusal {
             Refusal::NoRun { .. } => {
                 Some("`autobuild status` lists the runs of this repository".into())
             }
+            Refusal::NothingToResume { id } => {
+                Some(format!("start one with `autobuild task {id}`"))
+            }
+            Refusal::FeatureNotRun { id } => {
+                Some(format!("start it with `autobuild feature {id}`"))
+            }
+            Refusal::NotInterrupted { id, status } => Some(match status {
+                RunStatus::Approved => format!("merge it with `autobuild complete {id}`"),
+                RunStatus::Blocked | RunStatus::Stalled | RunStatus::Failed => format!(
+                    "give it more turns on the same branch with `autobuild task {id} --resume --max-turns N`"
+                ),
+                _ => format!("start a new run with `autobuild task {id}`"),
+            }),
+            Refusal::AlreadyMerged { .. } | Refusal::NotApproved { .. } => None,
+            Refusal::NotWaiting { id, approve, .. } => Some(format!(
+                "`{}` answers a run stopped at an `approval` step (exit 6); `autobuild status {id}` shows where it stands",
+                if *approve { "approve" } else { "reject" }
+            )),
+            Refusal::RejectionWithoutReason => Some(
+                "say what must change: `--reason \"…\"` (it goes into the report)".into(),
+            ),
+            Refusal::IsFeature { id } => Some(format!(
+                "`autobuild status {id}` lists its tasks; discard its branches with `autobuild feature {id} --fresh`"
+            )),
+            Refusal::DeleteUnconfirmed { .. } => {
+                Some("add --yes to confirm without a terminal".into())
+            }
+            Refusal::DeleteDeclined { .. } => None,
         }
     }
 }
@@ -76,17 +154,58 @@ impl fmt::Display for Refusal {
                 subject.id()
             ),
             Refusal::NoRun { id } => write!(f, "no run of {id} here"),
+            Refusal::NothingToResume { id } => write!(f, "no run of {id} to resume"),
+            Refusal::FeatureNotRun { id } => write!(f, "feature {id} has not run yet"),
+            Refusal::NotInterrupted { id, status } => write!(
+                f,
+                "the run of {id} is not interrupted: it ended {}",
+                status.as_str()
+            ),
+            Refusal::AlreadyMerged { id, base } => {
+                write!(f, "the run of {id} is already merged into {base}")
+            }
+            Refusal::NotApproved { id, status } => write!(
+                f,
+                "the run of {id} is {}, not approved; only approved runs can be completed",
+                status.as_str()
+            ),
+            Refusal::NotWaiting { id, status, .. } => write!(
+                f,
+                "the run of {id} is not waiting for a sign-off: it is {}",
+                status.as_str()
+            ),
+            Refusal::RejectionWithoutReason => write!(f, "a rejection needs a reason"),
+            Refusal::IsFeature { id } => {
+                write!(f, "{id} is a feature; this command works on one task's run")
+            }
+            Refusal::DeleteUnconfirmed {
+                branch,
+                fresh: true,
+            } => write!(
+                f,
+                "--fresh would delete branch {branch} and its unmerged work"
+            ),
+            Refusal::DeleteUnconfirmed {
+                branch,
+                fresh: false,
+            } => write!(f, "discarding deletes {branch} and its unmerged work"),
+            Refusal::DeleteDeclined { fresh: true } => {
+                write!(f, "kept the existing branch; nothing was changed")
+            }
+            Refusal::DeleteDeclined { fresh: false } => write!(f, "nothing was discarded"),
         }
     }
 }
 
-impl From<Refusal> for Error {
-    fn from(refusal: Refusal) -> Error {
-        let error = Error::usage(refusal.to_string());
-        match refusal.help() {
-            Some(help) => error.with_help(help),
-            None => error,
-        }
+impl std::error::Error for Refusal {}
+
+impl Problem for Refusal {
+    fn class(&self) -> Class {
+        Class::Usage
+    }
+
+    fn help(&self) -> Option<String> {
+        Refusal::help(self)
     }
 }
 
@@ -103,7 +222,7 @@ mod tests {
                     holder: "4242".into(),
                 },
                 "feature FEAT-1 is already being run by process 4242",
-                None,
+                Some("wait for it to finish, or stop it (Ctrl-C) and use `autobuild resume`"),
             ),
             (
                 Refusal::BranchExists {
@@ -127,8 +246,62 @@ mod tests {
         for (refusal, message, help) in cases {
             assert_eq!(refusal.to_string(), message);
             assert_eq!(refusal.help().as_deref(), help);
-            let error = Error::from(refusal);
+            let error = Error::from(refusal.clone());
             assert_eq!(error.exit_code(), crate::error::exit::USAGE);
+            assert_eq!(error.problem::<Refusal>(), Some(&refusal));
         }
+    }
+
+    #[test]
+    fn a_run_that_ended_says_what_can_be_done_with_it_instead() {
+        let help = |status| {
+            Refusal::NotInterrupted {
+                id: "T-1".into(),
+                status,
+            }
+            .help()
+            .unwrap()
+        };
+        assert_eq!(
+            help(RunStatus::Approved),
+            "merge it with `autobuild complete T-1`"
+        );
+        for status in [RunStatus::Blocked, RunStatus::Stalled, RunStatus::Failed] {
+            assert!(
+                help(status).contains("--resume --max-turns N"),
+                "{status:?}"
+            );
+        }
+        assert_eq!(
+            help(RunStatus::Merged),
+            "start a new run with `autobuild task T-1`"
+        );
+    }
+
+    #[test]
+    fn a_held_lock_is_a_refusal_and_a_broken_one_a_runtime_error() {
+        let held = Refusal::lock(
+            Subject::Task("T-1".into()),
+            LockError::Held {
+                task: "T-1".into(),
+                holder: "7".into(),
+            },
+        );
+        assert_eq!(
+            held.problem::<Refusal>(),
+            Some(&Refusal::AlreadyRunning {
+                subject: Subject::Task("T-1".into()),
+                holder: "7".into()
+            })
+        );
+        let broken = Refusal::lock(
+            Subject::Task("T-1".into()),
+            LockError::Io {
+                path: "/x/T-1.lock".into(),
+                source: std::io::Error::other("disk gone"),
+            },
+        );
+        assert_eq!(broken.exit_code(), crate::error::exit::RUNTIME);
+        assert!(broken.problem::<LockError>().is_some());
     }
 }

@@ -10,10 +10,11 @@ use crate::engine::events::{EventKind, EventLog};
 use crate::engine::exec::write_report;
 use crate::engine::interpreter::Interpreter;
 use crate::engine::io::{Prompter, RunIo};
-use crate::engine::lock::{LockError, RunLock};
+use crate::engine::lock::RunLock;
 use crate::engine::outcome::Outcome;
 use crate::engine::paths::RunPaths;
 use crate::engine::plan::{preflight, BranchPolicy, Plan};
+use crate::engine::refusal::{Refusal, Subject};
 use crate::engine::reopen::reopen;
 use crate::engine::state::{RunSettings, RunState, RunStatus, STATE_VERSION};
 use crate::error::Error;
@@ -93,24 +94,20 @@ pub fn resume(root: &Path, task_id: &str, io: RunIo) -> Result<Outcome, Error> {
     let layout = crate::project::Layout::new(root);
     let paths = RunPaths::new(&layout.runs(), task_id);
     if !paths.state().exists() {
-        return Err(Error::usage(format!("no run of {task_id} to resume"))
-            .with_help(format!("start one with `autobuild task {task_id}`")));
+        return Err(Refusal::NothingToResume {
+            id: task_id.to_string(),
+        }
+        .into());
     }
     let state = RunState::load(&paths.state())
         .map_err(|e| crate::engine::state::unreadable_record(&paths.state(), &e, task_id))?;
     crate::engine::owned::ensure_owned(&state, &paths, &layout, task_id)?;
     if !state.status.is_resumable() {
-        return Err(Error::usage(format!(
-            "the run of {task_id} is not interrupted: it ended {}",
-            state.status.as_str()
-        ))
-        .with_help(match state.status {
-            RunStatus::Approved => format!("merge it with `autobuild complete {task_id}`"),
-            RunStatus::Blocked | RunStatus::Stalled | RunStatus::Failed => {
-                format!("give it more turns on the same branch with `autobuild task {task_id} --resume --max-turns N`")
-            }
-            _ => format!("start a new run with `autobuild task {task_id}`"),
-        }));
+        return Err(Refusal::NotInterrupted {
+            id: task_id.to_string(),
+            status: state.status,
+        }
+        .into());
     }
     let task_arg = state.task_path.display().to_string();
     let mut settings = state.settings.clone();
@@ -199,11 +196,8 @@ fn finish(cx: &mut RunCx, outcome: &Outcome) -> Result<(), Error> {
 }
 
 fn take_lock(plan: &Plan) -> Result<RunLock, Error> {
-    RunLock::acquire(&plan.layout.runs(), &plan.task.id).map_err(|e| match e {
-        LockError::Held { .. } => Error::usage(e.to_string())
-            .with_help("wait for it to finish, or stop it (Ctrl-C) and use `autobuild resume`"),
-        LockError::Io { .. } => Error::runtime(e.to_string()),
-    })
+    RunLock::acquire(&plan.layout.runs(), &plan.task.id)
+        .map_err(|e| Refusal::lock(Subject::Task(plan.task.id.clone()), e))
 }
 
 fn discard_branch(
@@ -218,16 +212,14 @@ fn discard_branch(
     );
     if !yes {
         if !prompter.is_interactive() {
-            return Err(Error::usage(format!(
-                "--fresh would delete branch {} and its unmerged work",
-                plan.branch
-            ))
-            .with_help("add --yes to confirm without a terminal"));
+            return Err(Refusal::DeleteUnconfirmed {
+                branch: plan.branch.clone(),
+                fresh: true,
+            }
+            .into());
         }
         if prompter.confirm(&question, &CancelToken::new()) != Some(true) {
-            return Err(Error::usage(
-                "kept the existing branch; nothing was changed",
-            ));
+            return Err(Refusal::DeleteDeclined { fresh: true }.into());
         }
     }
     if let Some(task_repo) = plan.task_repo().filter(|dir| dir.exists()) {

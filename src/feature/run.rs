@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::engine::cx::now;
-use crate::engine::lock::{LockError, RunLock};
+use crate::engine::lock::RunLock;
 use crate::engine::paths::RunPaths;
 use crate::engine::refusal::{Refusal, Subject};
 use crate::error::Error;
@@ -218,14 +218,8 @@ fn load_state(root: &Path, feature_arg: &str) -> Result<(RunPaths, FeatureState)
 }
 
 fn take_lock(layout: &Layout, feature_id: &str) -> Result<RunLock, Error> {
-    RunLock::acquire(&layout.runs(), feature_id).map_err(|e| match e {
-        LockError::Held { holder, .. } => Error::from(Refusal::AlreadyRunning {
-            subject: Subject::Feature(feature_id.to_string()),
-            holder,
-        })
-        .with_help("wait for it to finish, or stop it (Ctrl-C) and use `autobuild resume`"),
-        LockError::Io { .. } => Error::runtime(e.to_string()),
-    })
+    RunLock::acquire(&layout.runs(), feature_id)
+        .map_err(|e| Refusal::lock(Subject::Feature(feature_id.to_string()), e))
 }
 
 /// `--fresh`: deletes the feature branch and the branches and worktrees of the feature's

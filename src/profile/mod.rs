@@ -8,9 +8,11 @@ use serde::{Deserialize, Serialize};
 
 pub mod builtin;
 pub mod requirement;
+pub mod resolve_error;
 pub mod set;
 
 pub use requirement::Requirement;
+pub use resolve_error::ResolveError;
 pub use set::{resolve_profile, LoadedProfile, ProfileSet};
 
 /// A resolved profile.

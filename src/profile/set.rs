@@ -14,6 +14,7 @@ use serde::Deserialize;
 use crate::diagnostic::{did_you_mean, Diagnostic};
 use crate::error::Error;
 use crate::profile::builtin::{DEFAULT_PROFILE, HUMAN_TASK_TYPES};
+use crate::profile::ResolveError;
 use crate::profile::{Profile, Requirement};
 use crate::user_file::parse_toml;
 use crate::user_file::tree::Node;
@@ -201,18 +202,11 @@ impl ProfileSet {
             .iter()
             .any(|human| human.eq_ignore_ascii_case(task_type))
         {
-            return Err(Error::usage(format!(
-                "task type `{task_type}` hands the task to a human operator; autobuild's agents do not run it"
-            ))
-            .with_help(
-                "do this task yourself and mark it done (GuardKit defers these too); to have agents try anyway, give it another task_type",
-            ));
+            return Err(ResolveError::ForAPerson(task_type.to_string()).into());
         }
-        let default = self.get(DEFAULT_PROFILE).ok_or_else(|| {
-            Error::runtime(format!(
-                "the default profile `{DEFAULT_PROFILE}` is not defined"
-            ))
-        })?;
+        let default = self
+            .get(DEFAULT_PROFILE)
+            .ok_or(ResolveError::NoDefault(DEFAULT_PROFILE))?;
         let known = self.names().join(", ");
         let hint = match did_you_mean(task_type, self.all_names()) {
             Some(close) => format!(" (did you mean `{close}`?)"),
@@ -506,9 +500,11 @@ mod tests {
     #[test]
     fn operator_handoff_is_refused_as_work_for_a_human() {
         let err = builtins().resolve("operator_handoff").unwrap_err();
-        assert!(err.to_string().contains("human operator"), "{err}");
+        assert_eq!(
+            err.problem::<ResolveError>(),
+            Some(&ResolveError::ForAPerson("operator_handoff".into()))
+        );
         assert_eq!(err.exit_code(), 2);
-        assert!(err.help().unwrap().contains("do this task yourself"));
     }
 
     #[test]

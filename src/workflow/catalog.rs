@@ -20,9 +20,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::diagnostic::{did_you_mean, Diagnostic};
-use crate::error::Error;
+use crate::diagnostic::Diagnostic;
+use crate::error::{Class, Error, Problem};
 use crate::profile;
+use crate::unknown::{self, Unknown};
 use crate::user_file::source::{Layer, Source};
 use crate::user_file::tree::Node;
 use crate::user_file::{self, ReadError};
@@ -247,14 +248,14 @@ impl Catalog {
     /// A workflow file named on the command line does not exist. When its stem is a workflow's
     /// name, the user probably meant that workflow.
     fn missing_file(&self, path: &Path) -> Error {
-        let error = Error::usage(format!("workflow file {} does not exist", path.display()));
         let stem = path.file_stem().map(|s| s.to_string_lossy());
-        match stem.filter(|stem| self.find(stem, None).is_some()) {
-            Some(name) => error.with_help(format!(
-                "to use the workflow `{name}` listed by `autobuild workflows list`, name it without a path or extension"
-            )),
-            None => error,
+        MissingFile {
+            path: path.to_path_buf(),
+            workflow: stem
+                .filter(|stem| self.find(stem, None).is_some())
+                .map(|name| name.into_owned()),
         }
+        .into()
     }
 
     /// The path on disk of a discovered file, from the path shown for it.
@@ -278,12 +279,12 @@ impl Catalog {
     /// name when there is no workflow called `name`.
     pub fn find_named(&self, name: &str) -> Result<usize, Error> {
         self.find(name, None).ok_or_else(|| {
-            let names = self.names();
-            let help = match did_you_mean(name, names.iter().copied()) {
-                Some(close) => format!("did you mean `{close}`?"),
-                None => format!("the workflows here are: {}", names.join(", ")),
-            };
-            Error::usage(format!("unknown workflow `{name}`")).with_help(help)
+            Unknown::new(
+                unknown::Catalog::Workflow,
+                name,
+                self.names().iter().copied(),
+            )
+            .into()
         })
     }
 
@@ -391,6 +392,29 @@ fn read_config(path: &Path, root: &Path) -> Result<ConfigOverrides, Error> {
         profiles: tree.get("profiles").cloned(),
         coverage: tree.get("coverage").is_some(),
     })
+}
+
+/// A workflow file named on the command line does not exist; `workflow` is the workflow its
+/// stem names, when there is one (the user probably meant it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("workflow file {} does not exist", path.display())]
+pub struct MissingFile {
+    pub path: PathBuf,
+    pub workflow: Option<String>,
+}
+
+impl Problem for MissingFile {
+    fn class(&self) -> Class {
+        Class::Usage
+    }
+
+    fn help(&self) -> Option<String> {
+        self.workflow.as_ref().map(|name| {
+            format!(
+                "to use the workflow `{name}` listed by `autobuild workflows list`, name it without a path or extension"
+            )
+        })
+    }
 }
 
 #[cfg(test)]

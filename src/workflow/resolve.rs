@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::diagnostic::{did_you_mean, Diagnostic};
-use crate::error::Error;
+use crate::error::{Class, Error, Problem};
 use crate::user_file::source::Layer;
 use crate::user_file::tree::Node;
 use crate::workflow::annotate;
@@ -195,11 +195,9 @@ impl Catalog {
         if problems.iter().any(|p| !p.is_warning()) {
             return Err(in_reading_order(problems).into());
         }
-        let toml = toml::to_string(&workflow).map_err(|e| {
-            Error::runtime(format!(
-                "cannot write workflow `{}` as TOML: {e}",
-                workflow.name
-            ))
+        let toml = toml::to_string(&workflow).map_err(|source| Unwritable {
+            name: workflow.name.clone(),
+            source,
         })?;
         let hash = format!("{:x}", Sha256::digest(toml.as_bytes()));
         Ok(ResolvedWorkflow {
@@ -384,5 +382,19 @@ impl Catalog {
             }
         }
         names
+    }
+}
+
+/// A resolved workflow that cannot be written as TOML (its record in the run directory).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write workflow `{name}` as TOML: {source}")]
+pub struct Unwritable {
+    pub name: String,
+    pub source: toml::ser::Error,
+}
+
+impl Problem for Unwritable {
+    fn class(&self) -> Class {
+        Class::Runtime
     }
 }

@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use super::{Blocker, Plan};
+use super::{Blocker, Plan, StartError};
 use crate::error::Error;
 use crate::project::EffectiveCheck;
 
@@ -37,7 +37,7 @@ impl Plan {
         }
         crate::steps::scope::set(&hidden)
             .map(Some)
-            .map_err(|why| Error::usage(format!("invalid hidden path: {why}")))
+            .map_err(|why| StartError::InvalidHidden(why).into())
     }
 
     /// The task repository of this run when it hides files (its agents' repository).
