@@ -23,7 +23,8 @@ pub enum Layer {
     Repo,
     /// A file named explicitly on the command line.
     File,
-    /// `[roles.*]` and `[profiles.*]` tables of `.autobuild/config.toml`.
+    /// `.autobuild/config.toml`, whose `[roles.*]` and `[profiles.*]` tables override the
+    /// workflows' roles and the profiles.
     Config,
     /// `--set`, `--max-turns`, `--model` (and its aliases), `--agent`.
     CommandLine,
