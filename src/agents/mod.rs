@@ -127,8 +127,9 @@ pub struct TokenUsage {
 }
 
 /// How an invocation ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(tag = "status", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum AgentStatus {
     Succeeded,
     Failed {
@@ -164,13 +165,7 @@ impl AgentStatus {
 
     /// The status as recorded and shown (`succeeded`, `failed`, `timed_out`, …).
     pub fn name(&self) -> &'static str {
-        match self {
-            AgentStatus::Succeeded => "succeeded",
-            AgentStatus::Failed { .. } => "failed",
-            AgentStatus::TimedOut => "timed_out",
-            AgentStatus::IdleTimedOut { .. } => "idle_timed_out",
-            AgentStatus::Cancelled => "cancelled",
-        }
+        self.into()
     }
 
     /// What happened, in words, for feedback and reports.

@@ -176,8 +176,11 @@ impl TaskCriterion {
 }
 
 /// What a coach's answer amounts to, for records, the corpus and the docs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::EnumIter,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Reading {
     Approved,
     /// `feedback` (or an `approve` its own issues contradict) with its issues kept.
@@ -202,13 +205,7 @@ impl Reading {
     }
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            Reading::Approved => "approved",
-            Reading::Feedback => "feedback",
-            Reading::BlockedCritical => "blocked_critical",
-            Reading::RetryAmbiguous => "retry_ambiguous",
-            Reading::RetryInvalid => "retry_invalid",
-        }
+        self.into()
     }
 }
 
