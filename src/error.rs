@@ -1,4 +1,4 @@
-//! The one place that maps every failure to an exit code (DESIGN.md §7).
+//! The one place that maps every failure to an exit code (README.md, "Exit codes").
 //!
 //! Library modules return their own typed errors; they convert into [`Error`] here, and
 //! `main` turns an `Error` into a message on stderr and its exit code. Run outcomes that are not

@@ -97,8 +97,8 @@ pub struct RunState {
 
 pub use crate::workflow::kinds::{Answer, SignOff};
 
-/// The runner's own repository changes that a kill could interrupt half-way (DESIGN.md §5:
-/// nothing is lost). Checkpoints need no entry: resume saves and reverts whatever an
+/// The runner's own repository changes that a kill could interrupt half-way (ARCHITECTURE.md,
+/// engine: safe to redo). Checkpoints need no entry: resume saves and reverts whatever an
 /// interrupted step left, including a checkpoint commit that was made but not recorded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "change", rename_all = "snake_case")]

@@ -198,7 +198,7 @@ impl TaskStatus {
         )
     }
 
-    /// The exit code this status contributes to the feature's (DESIGN.md §7).
+    /// The exit code this status contributes to the feature's (docs/features.md).
     pub fn exit_code(self) -> u8 {
         match self {
             TaskStatus::Blocked => exit::TURN_LIMIT,

@@ -1,4 +1,4 @@
-//! The project config `.autobuild/config.toml` (DESIGN.md §3.2): project facts that every run of
+//! The project config `.autobuild/config.toml` (README.md): project facts that every run of
 //! every workflow shares — the base branch, the environment given to agents and checks alike,
 //! the checks, overrides for roles and profiles, per-model token prices for adapters that
 //! estimate cost themselves, what a task's worktree needs besides its checked-out files, and
@@ -85,7 +85,7 @@ pub struct ScopeConfig {
 }
 
 /// `[worktree]`: git-ignored paths a worktree needs from the main checkout, and a setup
-/// command (DESIGN.md §10).
+/// command (README.md).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WorktreeConfig {
     /// Paths (relative to the repository root) symlinked to the main checkout's copies.

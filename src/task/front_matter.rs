@@ -3,7 +3,7 @@
 //!
 //! Fields are read from a generic YAML mapping rather than through a derived struct so that every
 //! wrong field is reported (not only the first), each at its own line, and so that keys other
-//! tools put in shared task files are kept instead of rejected (DESIGN.md §3.1).
+//! tools put in shared task files are kept instead of rejected (docs/guardkit.md).
 //!
 //! A top-level key written twice (GuardKit rewrites `status:` that way) is found line by line
 //! first ([`super::duplicates`]) and accepted with a located warning; the last value is kept,

@@ -1,4 +1,4 @@
-//! `[coverage]` of config.toml (DESIGN.md §11): the command that measures line coverage and the
+//! `[coverage]` of config.toml (README.md): the command that measures line coverage and the
 //! report it writes. A profile's `coverage = <percent>` makes the measurement a gate
 //! requirement ([`crate::steps::coverage`]); without a profile asking for it, the command does
 //! not run.

@@ -1,4 +1,4 @@
-//! `[feature]` of config.toml (DESIGN.md §11): what a feature run does after each wave —
+//! `[feature]` of config.toml (docs/features.md): what a feature run does after each wave —
 //! `integration = "check"` (default) runs the profiles' checks on the feature branch's tip,
 //! `"integrate"` also runs the player on a failure, `"off"` skips it.
 

@@ -1,4 +1,4 @@
-//! `[worktree]` of config.toml (DESIGN.md §10): what a task's worktree needs that git does not
+//! `[worktree]` of config.toml (README.md): what a task's worktree needs that git does not
 //! check out — a git-ignored `.venv` or `node_modules` linked (`link`) or copied (`copy`) from
 //! the main checkout, and a `setup` command run once after the worktree is created.
 //!
