@@ -8,14 +8,17 @@ use serde::Serialize;
 use strum::IntoEnumIterator;
 
 use crate::agents::{AgentErrorClass, AgentOutcome, AgentStatus};
+use crate::engine::state::RunStatus;
+use crate::feature::state::{FeatureStatus, TaskStatus};
 use crate::git::MergeStrategy;
 use crate::project::config::Integration;
 use crate::sandbox::Mode;
 use crate::schema::SchemaKind;
 use crate::steps::check::{CheckStatus, FailureClass};
 use crate::steps::reveal::Reveal;
-use crate::steps::verdict::{CriterionStatus, Decision, Severity};
-use crate::workflow::model::{Access, AgentKind, Tool};
+use crate::steps::verdict::{CriterionStatus, Decision, Reading, Severity};
+use crate::workflow::kinds::{Uses, ValueType};
+use crate::workflow::model::{Access, AgentKind, RoleKey, Tool};
 
 /// `values` spelled as `names`, by `as_str` and by serde both ways.
 fn same_names<T>(values: &[T], names: &[&str], as_str: fn(T) -> &'static str)
@@ -125,6 +128,119 @@ fn persisted_names_are_unchanged() {
         &[FailureClass::Code, FailureClass::Infrastructure],
         &["code", "infrastructure"],
         FailureClass::as_str,
+    );
+    same_names(
+        &all::<RunStatus>(),
+        &[
+            "running",
+            "approved",
+            "merged",
+            "blocked",
+            "stalled",
+            "cancelled",
+            "failed",
+            "halted",
+            "waiting",
+            "discarded",
+        ],
+        RunStatus::as_str,
+    );
+    same_names(
+        &all::<FeatureStatus>(),
+        &[
+            "running",
+            "approved",
+            "merged",
+            "blocked",
+            "conflict",
+            "integration_failed",
+            "cancelled",
+            "discarded",
+        ],
+        FeatureStatus::as_str,
+    );
+    same_names(
+        &all::<TaskStatus>(),
+        &[
+            "pending",
+            "running",
+            "approved",
+            "merged",
+            "blocked",
+            "stalled",
+            "failed",
+            "cancelled",
+            "skipped",
+            "conflict",
+            "waiting",
+            "done",
+        ],
+        TaskStatus::as_str,
+    );
+    same_names(
+        &all::<Reading>(),
+        &[
+            "approved",
+            "feedback",
+            "blocked_critical",
+            "retry_ambiguous",
+            "retry_invalid",
+        ],
+        Reading::as_str,
+    );
+    same_names(
+        &all::<Uses>(),
+        &[
+            "worktree", "agent", "verify", "gate", "loop", "approval", "merge", "run", "report",
+        ],
+        Uses::as_str,
+    );
+}
+
+/// A run's agent status is tagged by its name in turn records (`"status": "timed_out"`).
+#[test]
+fn agent_status_names_are_unchanged() {
+    let statuses = [
+        (AgentStatus::Succeeded, "succeeded"),
+        (
+            AgentStatus::Failed {
+                class: AgentErrorClass::Other,
+                message: "x".into(),
+            },
+            "failed",
+        ),
+        (AgentStatus::TimedOut, "timed_out"),
+        (AgentStatus::IdleTimedOut { detail: None }, "idle_timed_out"),
+        (AgentStatus::Cancelled, "cancelled"),
+    ];
+    for (status, name) in statuses {
+        assert_eq!(status.name(), name);
+        assert_eq!(serde_json::to_value(&status).unwrap()["status"], name);
+    }
+}
+
+/// Names that are shown, not persisted: the reference's value types and the role keys only
+/// some adapters read (as `[roles.<name>]` spells them).
+#[test]
+fn shown_names_are_unchanged() {
+    let types = [
+        ValueType::Bool,
+        ValueType::Integer,
+        ValueType::Text,
+        ValueType::TextList,
+    ];
+    let names: Vec<&str> = types.into_iter().map(ValueType::as_str).collect();
+    assert_eq!(names, ["bool", "integer", "string", "list of strings"]);
+    let keys: Vec<&str> = all::<RoleKey>().into_iter().map(RoleKey::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "base_url",
+            "api_key_env",
+            "headers",
+            "max_tokens",
+            "tool_choice"
+        ]
     );
 }
 

@@ -1,4 +1,4 @@
-//! The `claude-code` adapter: Claude Code in print mode as a Player or Coach (DESIGN.md §8).
+//! The `claude-code` adapter: Claude Code in print mode as a Player or Coach (docs/claude-code.md).
 //!
 //! Each invocation is a fresh `claude -p --output-format stream-json --verbose` process in the
 //! worktree with the prompt on stdin (closed after writing, never a terminal). The role's tools

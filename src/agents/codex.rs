@@ -1,4 +1,4 @@
-//! The `codex` adapter: OpenAI's Codex CLI as an agent (DESIGN.md §8).
+//! The `codex` adapter: OpenAI's Codex CLI as an agent (docs/codex.md).
 //!
 //! Each invocation is one `codex exec --json` process in the worktree with the prompt on stdin
 //! (the exact command line and why each flag is there: module `args`). Its stdout is a JSONL event

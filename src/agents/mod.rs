@@ -57,7 +57,7 @@ pub struct AgentRequest<'a> {
     pub role: &'a Role,
     pub prompt: &'a str,
     pub worktree: &'a Path,
-    /// The project environment (DESIGN.md §3.2), already computed.
+    /// The project environment (README.md, "Project config"), already computed.
     pub env: &'a [(String, String)],
     pub run_dir: &'a Path,
     /// The rendered prompt, already written here by the engine.
@@ -127,8 +127,9 @@ pub struct TokenUsage {
 }
 
 /// How an invocation ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(tag = "status", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum AgentStatus {
     Succeeded,
     Failed {
@@ -164,13 +165,7 @@ impl AgentStatus {
 
     /// The status as recorded and shown (`succeeded`, `failed`, `timed_out`, …).
     pub fn name(&self) -> &'static str {
-        match self {
-            AgentStatus::Succeeded => "succeeded",
-            AgentStatus::Failed { .. } => "failed",
-            AgentStatus::TimedOut => "timed_out",
-            AgentStatus::IdleTimedOut { .. } => "idle_timed_out",
-            AgentStatus::Cancelled => "cancelled",
-        }
+        self.into()
     }
 
     /// What happened, in words, for feedback and reports.
@@ -267,7 +262,7 @@ pub enum AgentErrorClass {
 }
 
 impl AgentErrorClass {
-    /// Whether this failure stops the whole run at once (DESIGN.md §10): an agent that cannot
+    /// Whether this failure stops the whole run at once (README.md): an agent that cannot
     /// authenticate, is out of credit, or names a model it cannot use fails every later step
     /// the same way, so going on only burns turns and ends in a misleading stall.
     pub fn stops_run(self) -> bool {

@@ -357,7 +357,7 @@ impl<'a, 'p> Interpreter<'a, 'p> {
         };
         let summary = turn.summary();
         let facts = turn.facts();
-        if let Some(approved) = turn.gate.as_ref().map(|g| g.approved) {
+        if let Some(approved) = turn.gate.as_ref().map(|g| g.decision.approved) {
             self.last_gate_approved = Some(approved);
         }
         let loop_id = turn.loop_id.clone();
@@ -495,7 +495,7 @@ impl Turn {
                 .map(|g| g.signature.clone())
                 .unwrap_or_default(),
             criteria_met: self.criteria_progress().0,
-            approved: self.gate.as_ref().is_some_and(|g| g.approved),
+            approved: self.gate.as_ref().is_some_and(|g| g.decision.approved),
             infrastructure: self
                 .gate
                 .as_ref()

@@ -1,4 +1,4 @@
-//! How a run ended, and the exit code that says so (DESIGN.md §7). `state.json` keeps the
+//! How a run ended, and the exit code that says so (README.md). `state.json` keeps the
 //! [`Outcome`] itself ([`record`]); its sentence is its `Display`, written in one place.
 
 mod legacy;
@@ -48,7 +48,7 @@ pub enum Outcome {
     },
     /// A person rejected the work at an `approval` step.
     Rejected { reason: String },
-    /// A reviewer raised a `critical` issue (DESIGN.md §11): the loop stopped at once, blocked
+    /// A reviewer raised a `critical` issue (docs/verdicts.md): the loop stopped at once, blocked
     /// until a person decides. `issue` is the issue as the report shows it.
     NeedsPerson { issue: String },
 }

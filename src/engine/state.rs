@@ -97,8 +97,8 @@ pub struct RunState {
 
 pub use crate::workflow::kinds::{Answer, SignOff};
 
-/// The runner's own repository changes that a kill could interrupt half-way (DESIGN.md §5:
-/// nothing is lost). Checkpoints need no entry: resume saves and reverts whatever an
+/// The runner's own repository changes that a kill could interrupt half-way (ARCHITECTURE.md,
+/// engine: safe to redo). Checkpoints need no entry: resume saves and reverts whatever an
 /// interrupted step left, including a checkpoint commit that was made but not recorded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "change", rename_all = "snake_case")]
@@ -134,8 +134,11 @@ pub enum MergePhase {
 }
 
 /// Where a run stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::EnumIter,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum RunStatus {
     Running,
     /// Approved; the merge is waiting for `autobuild complete`.
@@ -155,18 +158,7 @@ pub enum RunStatus {
 
 impl RunStatus {
     pub fn as_str(self) -> &'static str {
-        match self {
-            RunStatus::Running => "running",
-            RunStatus::Approved => "approved",
-            RunStatus::Merged => "merged",
-            RunStatus::Blocked => "blocked",
-            RunStatus::Stalled => "stalled",
-            RunStatus::Cancelled => "cancelled",
-            RunStatus::Failed => "failed",
-            RunStatus::Halted => "halted",
-            RunStatus::Waiting => "waiting",
-            RunStatus::Discarded => "discarded",
-        }
+        self.into()
     }
 
     /// Interrupted (crash, kill, Ctrl-C, a run limit, an agent that could not be used):

@@ -15,6 +15,7 @@ use crate::engine::events::TurnSummary;
 use crate::engine::paths::RunPaths;
 use crate::git::Checkpoint;
 use crate::steps::check::CheckResult;
+use crate::steps::gate::GateDecision;
 use crate::steps::verdict::Verdict;
 use crate::task::Task;
 use crate::workflow::context::FeedbackContext;
@@ -117,8 +118,9 @@ pub struct VerifyRecord {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GateRecord {
     pub turn: u32,
-    pub approved: bool,
-    pub reasons: Vec<String>,
+    /// `approved`, `reasons` and `unmet`, flat in the record as they always were.
+    #[serde(flatten)]
+    pub decision: GateDecision,
     pub feedback: FeedbackContext,
     /// Normalized feedback signature, for stall detection.
     pub signature: String,
@@ -268,8 +270,8 @@ pub fn summarize(
             .map(|v| v.decision.as_str().to_string())
             .unwrap_or_default(),
         issues: verdict.map_or(0, |v| v.issues.len()),
-        approved: gate.is_some_and(|g| g.approved),
-        reasons: gate.map(|g| g.reasons.clone()).unwrap_or_default(),
+        approved: gate.is_some_and(|g| g.decision.approved),
+        reasons: gate.map(|g| g.decision.reasons.clone()).unwrap_or_default(),
         cost_usd: player
             .and_then(|p| p.agent.cost_usd)
             .into_iter()
@@ -310,5 +312,53 @@ mod tests {
             .map(|r| r.step)
             .collect();
         assert_eq!(steps, ["security"]);
+    }
+
+    /// A gate record written before the record held the gate's decision (no `unmet`) still
+    /// loads, and what derives from the decision reads its `approved` and `reasons`.
+    #[test]
+    fn an_old_gate_record_still_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("gate_turn_2.json");
+        let old = serde_json::json!({
+            "turn": 2, "approved": false, "reasons": ["check `test` failed"],
+            "feedback": {"summary": "1 requirement unmet", "issues": [], "failing_checks": [],
+                "unmet_criteria": []},
+            "signature": "check test", "criteria_met": 1, "criteria_total": 3
+        });
+        std::fs::write(&path, old.to_string()).unwrap();
+        let record: GateRecord = read_record(&path).expect("the old record loads");
+        assert!(!record.decision.approved);
+        assert_eq!(record.decision.reasons, ["check `test` failed"]);
+        assert!(record.decision.unmet.is_empty());
+        let outputs = record.decision.outputs();
+        assert!(!outputs.approved);
+        assert_eq!(outputs.unmet, 1);
+        // Written again, the decision stays flat in the record, where readers look for it.
+        let written = serde_json::to_value(&record).unwrap();
+        assert_eq!(written["approved"], false);
+        assert_eq!(
+            written["reasons"],
+            serde_json::json!(["check `test` failed"])
+        );
+        assert_eq!(written["unmet"], serde_json::json!([]));
+    }
+
+    /// The decision is the one source of "approved": what the gate publishes says the same.
+    #[test]
+    fn the_gate_outputs_derive_from_the_decision() {
+        use crate::steps::gate::UnmetRequirement;
+        let approved = GateDecision::new(Vec::new());
+        assert!(approved.approved && approved.reasons.is_empty());
+        assert!(approved.outputs().approved);
+        let unmet = GateDecision::new(vec![UnmetRequirement::CoachOutputInvalid {
+            problem: "no JSON".into(),
+        }]);
+        assert!(!unmet.approved);
+        assert_eq!(unmet.reasons.len(), 1);
+        assert_eq!(
+            (unmet.outputs().approved, unmet.outputs().unmet),
+            (false, 1)
+        );
     }
 }

@@ -1,4 +1,4 @@
-//! Feature progress, three ways (DESIGN.md §7): on a terminal a live panel with one line per
+//! Feature progress, three ways (README.md): on a terminal a live panel with one line per
 //! task (wave, state, turn N/M, current step, last coach decision, elapsed, cost); without a
 //! terminal one plain line per event, prefixed with the task id; with `--json` every feature
 //! and task event as NDJSON on stdout.

@@ -1,4 +1,4 @@
-//! Feature files (DESIGN.md §3.3): YAML shared with GuardKit, read with the position of every
+//! Feature files (docs/features.md): YAML shared with GuardKit, read with the position of every
 //! value so later checks (unknown task, cycle, wave order) can point at the offending line.
 //!
 //! GuardKit writes many keys autobuild does not use (`status`, `execution`, `estimated_minutes`,
@@ -69,7 +69,7 @@ pub struct FeatureFile {
     pub tasks_pos: Pos,
 }
 
-/// A feature file as GuardKit writes it (DESIGN.md §3.3). Keys autobuild does not read are
+/// A feature file as GuardKit writes it (docs/features.md). Keys autobuild does not read are
 /// allowed: GuardKit keeps its own state in the file.
 #[derive(Deserialize, schemars::JsonSchema)]
 #[schemars(title = "autobuild / GuardKit feature file")]

@@ -79,8 +79,9 @@ fn task_report_links(
         .collect()
 }
 
-/// DESIGN.md §7 for a feature: 0 when every task is approved, 5 when cancelled, else the most
-/// serious task result (3 turn limit, 4 stalled, 1 failed or conflict).
+/// A feature's exit code (docs/features.md): 0 when every task is approved, 5 when
+/// cancelled, else the most serious task result (3 turn limit, 4 stalled, 1 failed or
+/// conflict).
 pub fn feature_exit_code(state: &FeatureState) -> u8 {
     match state.status {
         FeatureStatus::Approved | FeatureStatus::Merged => exit::APPROVED,

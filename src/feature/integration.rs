@@ -1,4 +1,4 @@
-//! The integration check after every wave (`[feature] integration`, DESIGN.md §11): tasks that
+//! The integration check after every wave (`[feature] integration`, docs/features.md): tasks that
 //! pass their checks alone can fail them together (two tasks change one function's contract,
 //! each with its own callers in mind). So once a wave's approved tasks are on the feature
 //! branch, the runner runs the checks those tasks' gates required on the branch's tip, in a

@@ -1,5 +1,5 @@
 //! Finding a feature file: by path, or by id under `.autobuild/features/` and GuardKit's
-//! `.guardkit/features/` (DESIGN.md §3). A file matches an id when its name is `<ID>.yaml`
+//! `.guardkit/features/` (docs/guardkit.md). A file matches an id when its name is `<ID>.yaml`
 //! (`.yml`), as GuardKit names them, or when its top-level `id` is the id. Two matching files
 //! are an error naming both, never a silent pick. An argument with a directory separator or a
 //! YAML extension is a path, and a missing path is reported as such, not searched as an id.

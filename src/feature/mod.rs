@@ -1,4 +1,4 @@
-//! Features (DESIGN.md §3.3): several tasks with dependencies, run in waves.
+//! Features (docs/features.md): several tasks with dependencies, run in waves.
 //!
 //! A feature file ([`file`], found by [`locate`]) lists tasks; they are looked up and checked
 //! as a whole before anything runs ([`plan`], over the pure wave computation in [`graph`]),

@@ -75,8 +75,11 @@ pub struct FeatureSettings {
 }
 
 /// Where a feature run stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::EnumIter,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum FeatureStatus {
     Running,
     /// Every task landed on the feature branch; the merge into the base is pending.
@@ -95,16 +98,7 @@ pub enum FeatureStatus {
 
 impl FeatureStatus {
     pub fn as_str(self) -> &'static str {
-        match self {
-            FeatureStatus::Running => "running",
-            FeatureStatus::Approved => "approved",
-            FeatureStatus::Merged => "merged",
-            FeatureStatus::Blocked => "blocked",
-            FeatureStatus::Conflict => "conflict",
-            FeatureStatus::IntegrationFailed => "integration_failed",
-            FeatureStatus::Cancelled => "cancelled",
-            FeatureStatus::Discarded => "discarded",
-        }
+        self.into()
     }
 }
 
@@ -127,8 +121,20 @@ pub struct TaskRecord {
 }
 
 /// Where one task of a feature stands.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumIter,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum TaskStatus {
     #[default]
     Pending,
@@ -155,20 +161,7 @@ pub enum TaskStatus {
 
 impl TaskStatus {
     pub fn as_str(self) -> &'static str {
-        match self {
-            TaskStatus::Pending => "pending",
-            TaskStatus::Running => "running",
-            TaskStatus::Approved => "approved",
-            TaskStatus::Merged => "merged",
-            TaskStatus::Blocked => "blocked",
-            TaskStatus::Stalled => "stalled",
-            TaskStatus::Failed => "failed",
-            TaskStatus::Cancelled => "cancelled",
-            TaskStatus::Skipped => "skipped",
-            TaskStatus::Conflict => "conflict",
-            TaskStatus::Waiting => "waiting",
-            TaskStatus::Done => "done",
-        }
+        self.into()
     }
 
     /// The task's status after its run ended with `outcome`.
@@ -205,7 +198,7 @@ impl TaskStatus {
         )
     }
 
-    /// The exit code this status contributes to the feature's (DESIGN.md §7).
+    /// The exit code this status contributes to the feature's (docs/features.md).
     pub fn exit_code(self) -> u8 {
         match self {
             TaskStatus::Blocked => exit::TURN_LIMIT,

@@ -1,4 +1,4 @@
-//! The task repository of a run with hidden paths (`[scope] hidden`, DESIGN.md §11).
+//! The task repository of a run with hidden paths (`[scope] hidden`, README.md).
 //!
 //! Agents must not find hidden files anywhere, git included: a linked worktree of the user's
 //! repository would give them its whole object store (every version of every hidden file, on

@@ -1,4 +1,4 @@
-//! Context files (DESIGN.md §11): files every role is shown — `[context] files` in the config
+//! Context files (README.md): files every role is shown — `[context] files` in the config
 //! and a task's `context_files:` — their paths, with their contents inlined up to a bound.
 //!
 //! Each path is relative to the repository root and must name a regular file there; a missing

@@ -1,4 +1,4 @@
-//! Where autobuild keeps its files in a repository (DESIGN.md §3): one struct that knows every
+//! Where autobuild keeps its files in a repository (README.md): one struct that knows every
 //! path, so no other module spells `.autobuild/...` itself.
 
 use std::fs;

@@ -1,4 +1,4 @@
-//! Line coverage as a gate requirement (DESIGN.md §11): a profile's `coverage = 80` asks that
+//! Line coverage as a gate requirement (README.md): a profile's `coverage = 80` asks that
 //! at least 80% of the executable lines the `[coverage]` command's report lists ran.
 //!
 //! The runner runs the command like a check and reads its report ([`parse`]: Cobertura XML or

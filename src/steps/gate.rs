@@ -15,6 +15,7 @@ use crate::profile::Requirement;
 use crate::steps::check::{CheckResult, CheckStatus, FailureClass};
 use crate::steps::coverage::{CoverageResult, Measurement, UncoveredFile};
 use crate::steps::verdict::{CriterionStatus, CriterionVerdict, Verdict};
+use crate::workflow::kinds::GateOutputs;
 
 /// Everything the gate judges, gathered by the engine from the turn's records.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -56,12 +57,37 @@ pub struct CriterionFacts {
     pub result: Option<CheckResult>,
 }
 
+/// The gate's decision on a turn — the one shape of its approval: the gate record
+/// (`gate_turn_N.json`) holds it, and the gate step's outputs ([`GateOutputs`]), the turn's
+/// summary and the facts stall detection compares are derived from it. Made by [`evaluate`]
+/// (through [`GateDecision::new`]), so `approved` is exactly "nothing is unmet".
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GateDecision {
     pub approved: bool,
     /// One human-readable line per unmet requirement; empty when approved.
     pub reasons: Vec<String>,
+    /// Absent from gate records written before the record held the decision.
+    #[serde(default)]
     pub unmet: Vec<UnmetRequirement>,
+}
+
+impl GateDecision {
+    /// The decision that these requirements are unmet (approved when there are none).
+    pub fn new(unmet: Vec<UnmetRequirement>) -> GateDecision {
+        GateDecision {
+            approved: unmet.is_empty(),
+            reasons: unmet.iter().map(UnmetRequirement::to_string).collect(),
+            unmet,
+        }
+    }
+
+    /// What the gate step publishes to expressions: the decision and how many reasons.
+    pub fn outputs(&self) -> GateOutputs {
+        GateOutputs {
+            approved: self.approved,
+            unmet: self.reasons.len(),
+        }
+    }
 }
 
 /// One requirement that does not hold; its `Display` is the reason shown to users and agents.
@@ -285,11 +311,7 @@ pub fn evaluate(input: &GateInput) -> GateDecision {
             }
         }
     }
-    GateDecision {
-        approved: unmet.is_empty(),
-        reasons: unmet.iter().map(UnmetRequirement::to_string).collect(),
-        unmet,
-    }
+    GateDecision::new(unmet)
 }
 
 fn requirement_shortfalls(input: &GateInput, requirement: &Requirement) -> Vec<UnmetRequirement> {

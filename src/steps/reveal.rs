@@ -1,4 +1,4 @@
-//! What agents learn of a hidden check (`[scope] reveal`, DESIGN.md §11).
+//! What agents learn of a hidden check (`[scope] reveal`, README.md).
 //!
 //! A hidden check runs tests the agents never see. Its raw output would show them anyway (a
 //! failing assertion prints the expected value; a traceback prints the test's source lines), so

@@ -1,4 +1,4 @@
-//! The coach's verdict (DESIGN.md §6, §11): its typed form, the schema it must follow, and the
+//! The coach's verdict (docs/verdicts.md): its typed form, the schema it must follow, and the
 //! parser that turns a coach's answer into either a verdict the loop can act on or a precise
 //! error the coach can fix.
 //!
@@ -79,7 +79,7 @@ pub struct Issue {
 #[strum(serialize_all = "snake_case")]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
-    /// Stops the loop at once: a person must decide (DESIGN.md §11).
+    /// Stops the loop at once: a person must decide (docs/verdicts.md).
     Critical,
     MustFix,
     ShouldFix,
@@ -176,8 +176,11 @@ impl TaskCriterion {
 }
 
 /// What a coach's answer amounts to, for records, the corpus and the docs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::EnumIter,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Reading {
     Approved,
     /// `feedback` (or an `approve` its own issues contradict) with its issues kept.
@@ -202,13 +205,7 @@ impl Reading {
     }
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            Reading::Approved => "approved",
-            Reading::Feedback => "feedback",
-            Reading::BlockedCritical => "blocked_critical",
-            Reading::RetryAmbiguous => "retry_ambiguous",
-            Reading::RetryInvalid => "retry_invalid",
-        }
+        self.into()
     }
 }
 

@@ -2,7 +2,7 @@
 //!
 //! Tasks live under `.autobuild/tasks/**` and, for GuardKit projects, under
 //! `tasks/{backlog,in_progress,design_approved,in_review,blocked}/**` and the same folders of
-//! `.guardkit/tasks/` (DESIGN.md §3). Lookup by id also searches GuardKit's finished folders
+//! `.guardkit/tasks/` (docs/guardkit.md). Lookup by id also searches GuardKit's finished folders
 //! (`completed/`, `archived/`; a copy there loses to any active one) and the files directly in
 //! `.guardkit/tasks/`, and parses only the files that can declare the id (their name or text
 //! carries it), so a board of thousands of tasks costs a read, not a parse, per file. Lookup by

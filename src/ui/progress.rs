@@ -1,4 +1,4 @@
-//! Run progress, three ways (DESIGN.md §7): a live panel on a terminal (task, turn N/M, the
+//! Run progress, three ways (README.md): a live panel on a terminal (task, turn N/M, the
 //! current step with its elapsed time, one line per finished turn), one plain line per event
 //! without a terminal, and the raw event stream as NDJSON with `--json`.
 

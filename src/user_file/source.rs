@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use crate::diagnostic::{Diagnostic, Location};
 
-/// Precedence layers, lowest first (DESIGN.md §3).
+/// Precedence layers, lowest first (docs/workflows.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Layer {
     /// Embedded in the binary from the crate's `workflows/`, `prompts/`, `profiles/`.

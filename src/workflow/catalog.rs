@@ -1,7 +1,7 @@
 //! Discovery: every workflow, prompt template and profile file visible from a repository, and
 //! the role/profile overrides of its `.autobuild/config.toml`, in precedence order.
 //!
-//! Lowest to highest (DESIGN.md §3): built-in (embedded) → user directory
+//! Lowest to highest (docs/workflows.md): built-in (embedded) → user directory
 //! (`$AUTOBUILD_CONFIG_DIR`, else `$XDG_CONFIG_HOME/autobuild`, else `~/.config/autobuild`) →
 //! repository `.autobuild/` → `[roles.*]`/`[profiles.*]` of `.autobuild/config.toml` → command
 //! line. Each directory holds `workflows/*.toml|yaml|yml`, `prompts/*.md` and

@@ -1,4 +1,4 @@
-//! The data prompt templates and expressions may read (DESIGN.md §4.1).
+//! The data prompt templates and expressions may read (docs/workflows.md).
 //!
 //! These structs are the contract between the engine, which fills them from runner-produced
 //! records, and the templates users write. The validator checks templates against

@@ -1,5 +1,5 @@
 //! Workflow expressions: `if` and `until` are bare minijinja expressions, string fields may
-//! interpolate `${{ expr }}` (DESIGN.md §4).
+//! interpolate `${{ expr }}` (docs/workflows.md).
 //!
 //! Expressions compile once ([`Expr::compile`]) and evaluate with strict undefined behaviour:
 //! reading a name or attribute that does not exist is an error, never a silent `false`. A

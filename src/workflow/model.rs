@@ -111,7 +111,7 @@ pub struct Role {
     pub tools: Vec<Tool>,
     #[serde(default)]
     pub access: Access,
-    /// What the role must return; `verdict` makes its output a coach verdict (DESIGN.md §6).
+    /// What the role must return; `verdict` makes its output a coach verdict (docs/verdicts.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<OutputKind>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -234,7 +234,7 @@ impl fmt::Display for Tool {
     }
 }
 
-/// A native HTTP adapter's `tool_choice` (DESIGN.md §11).
+/// A native HTTP adapter's `tool_choice` (docs/native-http.md).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ToolChoice {

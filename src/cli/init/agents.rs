@@ -1,4 +1,4 @@
-//! `autobuild init --agents command`: example `command` agents (DESIGN.md §11), so a first run
+//! `autobuild init --agents command`: example `command` agents (README.md), so a first run
 //! needs no LLM. Two POSIX shell scripts in `.autobuild/agents/` and the `[roles.*]` sections
 //! that use them. The roles run the scripts from the main checkout (`$AUTOBUILD_PROJECT`), so
 //! `autobuild task TASK-EXAMPLE` works right after init, before anything is committed.

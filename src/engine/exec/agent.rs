@@ -4,7 +4,7 @@
 //! [`super::review`], which audits the worktree against the checkpoint.
 //!
 //! An agent that cannot authenticate, is out of credit or names a model it cannot use stops the
-//! run right after its invocation (DESIGN.md §10): before the checkpoint, so nothing of the
+//! run right after its invocation (README.md): before the checkpoint, so nothing of the
 //! failed step is recorded and `autobuild resume` performs it again from the last checkpoint.
 
 use std::fs;

@@ -9,7 +9,6 @@ use crate::error::Error;
 use crate::steps::feedback::{build_feedback, turn_signature};
 use crate::steps::gate::{self, CriterionFacts, GateInput, PlayerFacts};
 use crate::steps::verdict::Issue;
-use crate::workflow::kinds::GateOutputs;
 use crate::workflow::kinds::LoopStep;
 use crate::workflow::model::{Action, Step};
 
@@ -109,11 +108,11 @@ pub fn execute(
         turn: turn_number,
         criteria_met: gate::criteria_met(&input),
         criteria_total: plan.task.criteria.len(),
-        approved: decision.approved,
-        reasons: decision.reasons.clone(),
         signature: turn_signature(&decision, &feedback),
         feedback,
+        decision,
     };
+    let approved = record.decision.approved;
     let path = cx.record_path("gate");
     write_record(&path, &record).map_err(|e| Error::io("cannot write", &path, e))?;
     let red = turn.verify.as_ref().is_some_and(|v| v.expect_fail);
@@ -124,7 +123,7 @@ pub fn execute(
     // Tests a red witness accepted are locked for the rest of the run: the implementation
     // makes them pass instead of changing them (`RunState::locked`).
     let mut locked_now = 0;
-    if record.approved && red {
+    if approved && red {
         // Unlocked tests would let the implementation rewrite them: no diff, no going on.
         let changed = super::branch_changes(cx).map_err(|e| {
             Error::runtime(format!(
@@ -138,19 +137,16 @@ pub fn execute(
             }
         }
     }
-    let summary = if record.approved && locked_now > 0 {
+    let summary = if approved && locked_now > 0 {
         format!("approved; {locked_now} test file(s) locked for the rest of the run")
-    } else if record.approved {
+    } else if approved {
         "approved".to_string()
     } else {
-        format!("not approved ({} reason(s))", record.reasons.len())
+        format!("not approved ({} reason(s))", record.decision.reasons.len())
     };
     // The reasons quote agent text (coach evidence, player errors): they go to the record and
     // the feedback, never into expressions, which see only their number.
-    let outputs = GateOutputs {
-        approved: record.approved,
-        unmet: record.reasons.len(),
-    };
+    let outputs = record.decision.outputs();
     if let Some(turn) = cx.turn.as_mut() {
         turn.gate = Some(record);
     }

@@ -1,4 +1,4 @@
-//! An agent step's answer, `steps.<id>.outputs.text` (DESIGN.md §11): what the agent wrote to
+//! An agent step's answer, `steps.<id>.outputs.text` (docs/workflows.md): what the agent wrote to
 //! the file named by `$AUTOBUILD_OUTPUT` (in the run's scratch directory, so writing it changes
 //! nothing in the worktree, and a read-only role may write it too), else its final message.
 //!

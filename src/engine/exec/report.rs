@@ -170,7 +170,7 @@ fn render_history(out: &mut String, turns: &[TurnRecords]) {
             false => reviews.join("; "),
         };
         let gate = t.gate.as_ref().map_or("-", |g| {
-            if g.approved {
+            if g.decision.approved {
                 "approved"
             } else {
                 "not approved"

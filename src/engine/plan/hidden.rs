@@ -1,4 +1,4 @@
-//! Hidden paths (`[scope] hidden`, a task's `hidden:`; DESIGN.md §11): what no agent of the run
+//! Hidden paths (`[scope] hidden`, a task's `hidden:`; README.md): what no agent of the run
 //! may see, and why a run with them cannot start.
 //!
 //! Hidden files are kept from agents by the task repository (module

@@ -1,4 +1,4 @@
-//! Builds the context a prompt template sees (DESIGN.md §4.1) from runner records only: the
+//! Builds the context a prompt template sees (docs/workflows.md) from runner records only: the
 //! plan, the turn in progress and the loop's state. Preflight renders every prompt with it
 //! before a run starts; the agent step renders the live one.
 

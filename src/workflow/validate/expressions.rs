@@ -115,7 +115,7 @@ pub(super) fn check(workflow: &Workflow, steps: &[StepInfo<'_>], problems: &mut 
 }
 
 /// An agent's free text (`outputs.text`) never decides whether a step runs or a loop ends
-/// (DESIGN.md §4): prompts and `env` may read it, `if` and `until` may not.
+/// (docs/workflows.md): prompts and `env` may read it, `if` and `until` may not.
 fn free_text_decides(text: &str, node: &Node, problems: &mut Vec<Diagnostic>) {
     let Ok(expr) = Expr::compile(text) else {
         return;
