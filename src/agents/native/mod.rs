@@ -20,6 +20,7 @@ mod endpoint;
 mod failure;
 mod format;
 mod http;
+mod http_error;
 mod max_tokens;
 mod openai;
 mod session;

@@ -70,7 +70,7 @@ impl Session<'_> {
                 Err(Failure::Stopped(stop)) => {
                     return Err(Asked::Ended(self.stopped_waiting(stop, &request.url)))
                 }
-                Err(Failure::Transport(problem)) => Problem::unreadable(problem, true),
+                Err(Failure::Transport(problem)) => Problem::unreadable(problem.to_string(), true),
             };
             let Problem {
                 class,
