@@ -274,7 +274,8 @@ fn duplicate_listings_merge_a_line_counting_as_covered_if_any_ran_it() {
 #[test]
 fn bad_reports_are_errors_that_say_why() {
     use super::parse::ReportError;
-    let table: [(&str, fn(&ReportError) -> bool); 8] = [
+    type Expected = fn(&ReportError) -> bool;
+    let table: [(&str, Expected); 8] = [
         ("", |e| *e == ReportError::Empty),
         ("   \n", |e| *e == ReportError::Empty),
         ("hello world\n", |e| *e == ReportError::UnknownFormat),
