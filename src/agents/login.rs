@@ -76,13 +76,23 @@ pub fn check_once(kind: AgentKind, program: &Path, env: &[(String, String)]) -> 
     Some(login)
 }
 
+/// Why a login probe did not run; its `Display` follows the probed command line
+/// ("`claude auth status` could not run: …").
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ProbeError {
+    #[error("could not run: {0}")]
+    NoScratch(#[source] std::io::Error),
+    #[error("could not run: {0}")]
+    NotStarted(#[source] process::ProcessError),
+}
+
 /// Runs `program args` in a temporary directory, bounded.
 pub(super) fn probe(
     program: &Path,
     args: &[&str],
     env: &[(String, String)],
-) -> Result<process::ProcessOutcome, String> {
-    let scratch = tempfile::tempdir().map_err(|e| format!("could not run: {e}"))?;
+) -> Result<process::ProcessOutcome, ProbeError> {
+    let scratch = tempfile::tempdir().map_err(ProbeError::NoScratch)?;
     let mut spec = ProcessSpec::new(
         program.display().to_string(),
         scratch.path(),
@@ -94,7 +104,7 @@ pub(super) fn probe(
     spec.timeout = Some(PROBE_TIMEOUT);
     spec.kill_grace = Duration::from_secs(1);
     spec.capture_limit = 64 * 1024;
-    process::run(&spec, &CancelToken::new()).map_err(|e| format!("could not run: {e}"))
+    process::run(&spec, &CancelToken::new()).map_err(ProbeError::NotStarted)
 }
 
 pub(super) fn describe_end(end: ProcessEnd) -> String {

@@ -9,6 +9,7 @@ use std::path::Path;
 use crate::agents::{adapter_for, AgentRequest};
 use crate::engine::plan::build_prompt_context;
 use crate::engine::plan::Plan;
+use crate::error::Error;
 use crate::project::CheckOrigin;
 use crate::sandbox::{Effective, Writable};
 use crate::steps::verdict::VERDICT_SCHEMA;
@@ -341,8 +342,17 @@ fn globs(patterns: &[String]) -> String {
         .join(", ")
 }
 
+/// Why the dry run shows no turn-1 prompt.
+#[derive(Debug, thiserror::Error)]
+enum NoPrompt {
+    #[error("no writing role in this workflow")]
+    NoWriter,
+    #[error("{0}")]
+    Render(Error),
+}
+
 /// The first writing role's name and its rendered turn-1 prompt.
-fn player_prompt(plan: &Plan) -> Result<(String, String), String> {
+fn player_prompt(plan: &Plan) -> Result<(String, String), NoPrompt> {
     let (name, role) = plan
         .used_roles()
         .into_iter()
@@ -356,14 +366,14 @@ fn player_prompt(plan: &Plan) -> Result<(String, String), String> {
                 .cloned();
             role.map(|role| (name, role))
         })
-        .ok_or("no writing role in this workflow")?;
+        .ok_or(NoPrompt::NoWriter)?;
     let mut context = build_prompt_context(plan, worktree_context(plan), None, None);
     context.scope.writes = role.writes.clone();
     context.steps = crate::workflow::kinds::placeholder_outputs(&plan.resolved.workflow.steps);
     plan.resolved
         .render_prompt(&role.prompt, &context)
         .map(|prompt| (name, prompt))
-        .map_err(|e| e.to_string())
+        .map_err(NoPrompt::Render)
 }
 
 fn command_line(plan: &Plan, role_name: &str) -> String {

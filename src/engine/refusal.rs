@@ -48,6 +48,8 @@ pub enum Refusal {
     BranchExists { subject: Subject, branch: String },
     /// No run of `id` in this repository.
     NoRun { id: String },
+    /// `--resume` when the branch to continue on does not exist.
+    NoBranchToResume { subject: Subject, branch: String },
     /// `resume` of a task that has no run.
     NothingToResume { id: String },
     /// `resume` of a feature that has not run yet.
@@ -110,6 +112,11 @@ impl Refusal {
             Refusal::NoRun { .. } => {
                 Some("`autobuild status` lists the runs of this repository".into())
             }
+            Refusal::NoBranchToResume { subject, .. } => Some(format!(
+                "start the {command} with `autobuild {command} {id}`",
+                command = subject.command(),
+                id = subject.id()
+            )),
             Refusal::NothingToResume { id } => {
                 Some(format!("start one with `autobuild task {id}`"))
             }
@@ -154,6 +161,11 @@ impl fmt::Display for Refusal {
                 subject.id()
             ),
             Refusal::NoRun { id } => write!(f, "no run of {id} here"),
+            Refusal::NoBranchToResume { subject, branch } => write!(
+                f,
+                "there is no branch `{branch}` to resume {} on",
+                subject.id()
+            ),
             Refusal::NothingToResume { id } => write!(f, "no run of {id} to resume"),
             Refusal::FeatureNotRun { id } => write!(f, "feature {id} has not run yet"),
             Refusal::NotInterrupted { id, status } => write!(

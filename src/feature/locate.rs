@@ -9,7 +9,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::diagnostic::did_you_mean;
-use crate::error::Error;
+use crate::error::{Class, Error, Problem};
 use crate::project::Layout;
 use crate::user_file::parse_yaml;
 use crate::user_file::source::{Layer, Source};
@@ -39,9 +39,7 @@ pub fn locate_feature(root: &Path, id_or_path: &str) -> Result<FoundFeature, Err
         }
     }
     if names_a_file(id_or_path) {
-        return Err(Error::usage(format!(
-            "feature file `{id_or_path}` does not exist"
-        )));
+        return Err(LocateError::NoFile(id_or_path.to_string()).into());
     }
     let mut matches = Vec::new();
     let mut known = Vec::new();
@@ -65,11 +63,11 @@ pub fn locate_feature(root: &Path, id_or_path: &str) -> Result<FoundFeature, Err
                 .iter()
                 .map(|p| found(root, p.clone()).shown.display().to_string())
                 .collect();
-            Err(Error::usage(format!(
-                "more than one feature file is named or declares `{id_or_path}`: {}",
-                names.join(" and ")
-            ))
-            .with_help("feature ids must be unique; pass the file path instead"))
+            Err(LocateError::Ambiguous {
+                id: id_or_path.to_string(),
+                files: names,
+            }
+            .into())
         }
     }
 }
@@ -100,14 +98,61 @@ fn not_found(root: &Path, id: &str, known: &[String]) -> Error {
         .iter()
         .map(|d| format!("{}/", d.strip_prefix(root).unwrap_or(d).display()))
         .collect();
-    let help = match did_you_mean(id, known.iter().map(String::as_str)) {
-        Some(close) => format!("did you mean `{close}`? (searched {})", searched.join(", ")),
-        None => format!(
-            "searched {} for `{id}.yaml` or a YAML file with `id: {id}`",
-            searched.join(", ")
-        ),
-    };
-    Error::usage(format!("no feature with id `{id}`")).with_help(help)
+    LocateError::NoFeature {
+        id: id.to_string(),
+        close: did_you_mean(id, known.iter().map(String::as_str)).map(str::to_string),
+        searched,
+    }
+    .into()
+}
+
+/// Why no one feature file is found.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LocateError {
+    /// A path (it has a separator or a YAML extension) that is not a file.
+    #[error("feature file `{0}` does not exist")]
+    NoFile(String),
+    /// No file is named or declares the id; `searched` are the directories looked in.
+    #[error("no feature with id `{id}`")]
+    NoFeature {
+        id: String,
+        close: Option<String>,
+        searched: Vec<String>,
+    },
+    /// More than one file is named or declares the id.
+    #[error("more than one feature file is named or declares `{id}`: {}", files.join(" and "))]
+    Ambiguous { id: String, files: Vec<String> },
+}
+
+impl Problem for LocateError {
+    fn class(&self) -> Class {
+        Class::Usage
+    }
+
+    fn help(&self) -> Option<String> {
+        match self {
+            LocateError::NoFile(_) => None,
+            LocateError::NoFeature {
+                close: Some(close),
+                searched,
+                ..
+            } => Some(format!(
+                "did you mean `{close}`? (searched {})",
+                searched.join(", ")
+            )),
+            LocateError::NoFeature {
+                id,
+                close: None,
+                searched,
+            } => Some(format!(
+                "searched {} for `{id}.yaml` or a YAML file with `id: {id}`",
+                searched.join(", ")
+            )),
+            LocateError::Ambiguous { .. } => {
+                Some("feature ids must be unique; pass the file path instead".into())
+            }
+        }
+    }
 }
 
 /// The `*.yaml` / `*.yml` files directly in the [`feature_dirs`], sorted.
@@ -173,8 +218,8 @@ mod tests {
         for path in ["nofile.yaml", "nofile.yml", "features/nofile"] {
             let error = locate_feature(dir.path(), path).unwrap_err();
             assert_eq!(
-                error.to_string(),
-                format!("feature file `{path}` does not exist")
+                error.problem::<LocateError>(),
+                Some(&LocateError::NoFile(path.into()))
             );
             assert_eq!(error.exit_code(), 2);
         }
@@ -185,8 +230,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         write(dir.path(), ".autobuild/features/x.yaml", "id: FEAT-AUTH\n");
         let error = locate_feature(dir.path(), "FEAT-AUTJ").unwrap_err();
-        assert_eq!(error.to_string(), "no feature with id `FEAT-AUTJ`");
-        assert!(error.help().unwrap().contains("did you mean `FEAT-AUTH`?"));
+        let Some(LocateError::NoFeature { id, close, .. }) = error.problem() else {
+            panic!("{error}");
+        };
+        assert_eq!(
+            (id.as_str(), close.as_deref()),
+            ("FEAT-AUTJ", Some("FEAT-AUTH"))
+        );
     }
 
     #[test]
@@ -198,10 +248,16 @@ mod tests {
             "id: FEAT-1\n",
         );
         write(dir.path(), ".guardkit/features/FEAT-1.yaml", "id: FEAT-1\n");
-        let error = locate_feature(dir.path(), "FEAT-1")
-            .unwrap_err()
-            .to_string();
-        assert!(error.contains(".autobuild/features/FEAT-1.yaml"), "{error}");
-        assert!(error.contains(".guardkit/features/FEAT-1.yaml"), "{error}");
+        let error = locate_feature(dir.path(), "FEAT-1").unwrap_err();
+        let Some(LocateError::Ambiguous { files, .. }) = error.problem() else {
+            panic!("{error}");
+        };
+        assert_eq!(
+            files,
+            &[
+                ".autobuild/features/FEAT-1.yaml",
+                ".guardkit/features/FEAT-1.yaml"
+            ]
+        );
     }
 }

@@ -13,6 +13,7 @@
 pub mod display;
 pub mod emit;
 pub mod events;
+pub mod feature_error;
 pub mod file;
 pub mod finish;
 pub mod graph;

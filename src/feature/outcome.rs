@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::error::{exit, Error};
+use crate::feature::feature_error::FeatureError;
 use crate::feature::plan;
 use crate::feature::state::{FeatureState, TaskStatus};
 use crate::ui;
@@ -103,19 +104,17 @@ pub fn ids(list: &str) -> Vec<String> {
 pub fn outcome(root: &Path, feature_arg: &str, dir: &Path, abandon: &str) -> Result<u8, Error> {
     let plan = plan::load(root, feature_arg)?;
     let file = dir.join("feature.json");
-    let state = FeatureState::load(&file).map_err(|e| {
-        Error::usage(format!(
-            "cannot read the landing record {}: {e}",
-            file.display()
-        ))
-        .with_help("a landing job writes it; pass the directory its record was downloaded to")
+    let state = FeatureState::load(&file).map_err(|source| FeatureError::LandingRecord {
+        file: file.clone(),
+        source,
     })?;
     let abandoned = ids(abandon);
     if let Some(unknown) = abandoned.iter().find(|id| plan.task(id).is_none()) {
-        return Err(Error::usage(format!(
-            "{unknown} is not a task of feature {}",
-            plan.id
-        )));
+        return Err(FeatureError::NotATask {
+            task: unknown.clone(),
+            feature: plan.id.clone(),
+        }
+        .into());
     }
     let order: Vec<String> = plan.waves.iter().flatten().cloned().collect();
     let dependencies = |id: &str| {

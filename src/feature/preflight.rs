@@ -10,6 +10,7 @@ use crate::engine::plan::{preflight as task_preflight, BranchPolicy};
 use crate::engine::refusal::{Refusal, Subject};
 use crate::engine::state::RunSettings;
 use crate::error::Error;
+use crate::feature::feature_error::FeatureError;
 use crate::feature::plan::{self, FeaturePlan};
 use crate::feature::state::FeatureSettings;
 use crate::git::Repo;
@@ -124,7 +125,7 @@ pub fn preflight(
     mut settings: FeatureSettings,
     intent: Intent,
 ) -> Result<FeatureSetup, Error> {
-    let repo = Repo::discover(root).map_err(|e| Error::usage(e.to_string()))?;
+    let repo = Repo::discover(root).map_err(FeatureError::Repository)?;
     let layout = Layout::new(root);
     let config = match Config::load(&layout) {
         Ok(config) => config,
@@ -138,12 +139,7 @@ pub fn preflight(
         .or(config.project.base_branch.clone())
     {
         Some(base) => base,
-        None => repo.current_branch().ok_or_else(|| {
-            Error::usage(
-                "HEAD is detached or has no commits, so there is no base branch to branch from",
-            )
-            .with_help("check out a branch, or set [project] base_branch in .autobuild/config.toml")
-        })?,
+        None => repo.current_branch().ok_or(FeatureError::NoBase)?,
     };
     repo.resolve_base(&base_branch)?;
     settings.run.base_branch = Some(base_branch.clone());
@@ -164,14 +160,11 @@ pub fn preflight(
         .into());
     }
     if intent == Intent::Resume && !branch_exists {
-        return Err(Error::usage(format!(
-            "there is no branch `{branch}` to resume {} on",
-            plan.id
-        ))
-        .with_help(format!(
-            "start the feature with `autobuild feature {}`",
-            plan.id
-        )));
+        return Err(Refusal::NoBranchToResume {
+            subject: Subject::Feature(plan.id.clone()),
+            branch,
+        }
+        .into());
     }
 
     // Tasks of a running feature branch from the feature branch; before it exists, the base
@@ -253,7 +246,7 @@ pub fn preflight(
         }
     }
     if !other.is_empty() {
-        return Err(Error::usage(other.join("\n")));
+        return Err(FeatureError::TaskProblems(other).into());
     }
     if !located.is_empty() {
         located.dedup();

@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use crate::error::Error;
+use crate::feature::feature_error::FeatureError;
 use crate::feature::land::holds_task;
 use crate::feature::plan;
 use crate::feature::preflight::feature_branch;
@@ -56,10 +57,11 @@ impl Readiness {
 pub fn ready(root: &Path, feature_arg: &str, task: &str) -> Result<(Readiness, String), Error> {
     let plan = plan::load(root, feature_arg)?;
     let Some(planned) = plan.task(task) else {
-        return Err(Error::usage(format!(
-            "{task} is not a task of feature {}",
-            plan.id
-        )));
+        return Err(FeatureError::NotATask {
+            task: task.to_string(),
+            feature: plan.id.clone(),
+        }
+        .into());
     };
     let repo = Repo::discover(root)?;
     let branch = feature_branch(&plan.id);

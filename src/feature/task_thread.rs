@@ -13,7 +13,7 @@ use crate::engine::plan::BranchPolicy;
 use crate::engine::run::{start, StartOptions};
 use crate::engine::state::RunSettings;
 use crate::engine::Outcome;
-use crate::error::Error;
+use crate::error::{Class, Error, Problem};
 use crate::process::CancelToken;
 use crate::workflow::kinds::Uses;
 
@@ -72,10 +72,28 @@ pub fn spawn_task(run: TaskRun) -> Result<JoinHandle<()>, Error> {
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 start(&root, &task_path, settings, options)
             }))
-            .unwrap_or_else(|_| Err(Error::runtime(format!("the run of {task} panicked"))));
+            .unwrap_or_else(|_| Err(ThreadError::Panicked(task.clone()).into()));
             let _ = tx.send(Message::Done(task, result));
         })
-        .map_err(|e| Error::runtime(format!("cannot start a thread for a task: {e}")))
+        .map_err(|e| ThreadError::Spawn(e).into())
+}
+
+/// A task run in its thread that did not end with a result of its own.
+#[derive(Debug, thiserror::Error)]
+pub enum ThreadError {
+    #[error("the run of {0} panicked")]
+    Panicked(String),
+    #[error("cannot start a thread for a task: {0}")]
+    Spawn(#[source] std::io::Error),
+    /// Its thread ended without sending the result.
+    #[error("the run of {0} ended unreported")]
+    Unreported(String),
+}
+
+impl Problem for ThreadError {
+    fn class(&self) -> Class {
+        Class::Runtime
+    }
 }
 
 /// Whether a task run is past its worktree step: the step finished (or was skipped), or a

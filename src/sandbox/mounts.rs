@@ -212,16 +212,27 @@ fn add_dir(path: &Path, why: &str, mounts: &mut Mounts, notes: &mut Vec<String>)
     }
 }
 
+/// Why a directory to mount writable cannot be used (the note that says so names it).
+#[derive(Debug, thiserror::Error)]
+enum DirProblem {
+    #[error("cannot create it: {0}")]
+    Create(#[source] std::io::Error),
+    #[error("{0}")]
+    Resolve(#[source] std::io::Error),
+    #[error("it is not a directory")]
+    NotADirectory,
+}
+
 /// `path` as a canonical directory, created when missing.
-fn ensure_dir(path: &Path) -> Result<PathBuf, String> {
+fn ensure_dir(path: &Path) -> Result<PathBuf, DirProblem> {
     if !path.exists() {
-        fs::create_dir_all(path).map_err(|e| format!("cannot create it: {e}"))?;
+        fs::create_dir_all(path).map_err(DirProblem::Create)?;
     }
-    let real = path.canonicalize().map_err(|e| e.to_string())?;
+    let real = path.canonicalize().map_err(DirProblem::Resolve)?;
     if real.is_dir() {
         Ok(real)
     } else {
-        Err("it is not a directory".to_string())
+        Err(DirProblem::NotADirectory)
     }
 }
 

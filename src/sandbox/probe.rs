@@ -77,8 +77,8 @@ pub fn check() -> Availability {
             let version = version(&bwrap).unwrap_or_else(|| "bubblewrap".to_string());
             Availability::Available { bwrap, version }
         }
-        Err(said) => {
-            let (reason, fix) = explain(&said);
+        Err(failure) => {
+            let (reason, fix) = explain(&failure.to_string());
             Availability::Unavailable {
                 reason: format!("{} does not work here: {reason}", bwrap.display()),
                 fix,
@@ -87,19 +87,38 @@ pub fn check() -> Availability {
     }
 }
 
-/// Runs `true` confined the way a step would be; `Err` carries what bwrap said.
-fn try_it(bwrap: &Path) -> Result<(), String> {
-    let scratch = tempfile::tempdir().map_err(|e| format!("no temporary directory: {e}"))?;
+/// Why confining `true` failed; its `Display` is what [`explain`] reads (bwrap's own words
+/// when it said something).
+#[derive(Debug, thiserror::Error)]
+enum ProbeFailure {
+    #[error("no temporary directory: {0}")]
+    NoScratch(#[source] std::io::Error),
+    #[error("{0}")]
+    NotStarted(#[source] process::ProcessError),
+    #[error("no answer within {PROBE_TIMEOUT:?}")]
+    NoAnswer,
+    /// bwrap failed and said this (trimmed).
+    #[error("{0}")]
+    Said(String),
+    #[error("it ended with {0:?} and said nothing")]
+    Silent(ProcessEnd),
+}
+
+/// Runs `true` confined the way a step would be.
+fn try_it(bwrap: &Path) -> Result<(), ProbeFailure> {
+    let scratch = tempfile::tempdir().map_err(ProbeFailure::NoScratch)?;
     let mut spec = ProcessSpec::new("true", "/", scratch.path().join("probe.log"));
     spec.timeout = Some(PROBE_TIMEOUT);
     spec.kill_grace = Duration::from_secs(1);
     spec.sandbox = Some(Confinement::new(bwrap.to_path_buf(), Mounts::default()).wrapper());
-    let ran = process::run(&spec, &CancelToken::new()).map_err(|e| e.to_string())?;
+    let ran = process::run(&spec, &CancelToken::new()).map_err(ProbeFailure::NotStarted)?;
     match ran.end {
         ProcessEnd::Exited(0) => Ok(()),
-        ProcessEnd::TimedOut => Err(format!("no answer within {PROBE_TIMEOUT:?}")),
-        _ if !ran.stderr_tail.trim().is_empty() => Err(ran.stderr_tail.trim().to_string()),
-        end => Err(format!("it ended with {end:?} and said nothing")),
+        ProcessEnd::TimedOut => Err(ProbeFailure::NoAnswer),
+        _ if !ran.stderr_tail.trim().is_empty() => {
+            Err(ProbeFailure::Said(ran.stderr_tail.trim().to_string()))
+        }
+        end => Err(ProbeFailure::Silent(end)),
     }
 }
 

@@ -187,6 +187,17 @@ pub fn uncovered_text(files: &[UncoveredFile], more_files: usize) -> String {
     text
 }
 
+/// A report that lists no executable line measures nothing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the {} report lists no executable lines ({files} file(s)); is the command measuring the right sources?",
+    format.as_str()
+)]
+pub struct NoLines {
+    pub format: Format,
+    pub files: usize,
+}
+
 /// Measures `report`: `roots` are the absolute paths the worktree is known by (the report's
 /// absolute file names are made relative to them), `changed` the worktree-relative paths the
 /// task branch changed, `exists` whether a worktree-relative path is a file (to choose among a
@@ -196,7 +207,7 @@ pub fn measure(
     roots: &[String],
     changed: &[String],
     exists: &dyn Fn(&str) -> bool,
-) -> Result<Measured, String> {
+) -> Result<Measured, NoLines> {
     let mut covered = 0u64;
     let mut total = 0u64;
     let mut by_path: BTreeMap<String, Vec<u32>> = BTreeMap::new();
@@ -213,12 +224,10 @@ pub fn measure(
         missed.extend(lines.iter().filter(|(_, h)| **h == 0).map(|(n, _)| *n));
     }
     if total == 0 {
-        return Err(format!(
-            "the {} report lists no executable lines ({} file(s)); is the command measuring the \
-             right sources?",
-            report.format.as_str(),
-            report.files.len()
-        ));
+        return Err(NoLines {
+            format: report.format,
+            files: report.files.len(),
+        });
     }
     let mut files: Vec<UncoveredFile> = by_path
         .into_iter()

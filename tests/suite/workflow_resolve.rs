@@ -8,6 +8,7 @@ use std::sync::Once;
 use autobuild::diagnostic::Diagnostic;
 use autobuild::error::Error;
 use autobuild::profile::{resolve_profile, Requirement};
+use autobuild::unknown::{Catalog, Unknown};
 use autobuild::user_file::source::{Layer, Source};
 use autobuild::user_file::{parse_toml, parse_yaml};
 use autobuild::workflow::catalog::{read_source, CONFIG_DIR_ENV};
@@ -262,7 +263,14 @@ fn extends_cycles_and_unknown_bases_are_errors() {
         Some("did you mean `player-coach`?")
     );
     match resolve(Some(dir.path()), "solo2", &Overrides::default()) {
-        Err(e @ Error::Usage { .. }) => assert_eq!(e.exit_code(), 2),
+        Err(e) => {
+            let unknown = e.problem::<Unknown>().expect("an unknown name");
+            assert_eq!(
+                (unknown.catalog, unknown.name.as_str()),
+                (Catalog::Workflow, "solo2")
+            );
+            assert_eq!(e.exit_code(), 2);
+        }
         other => panic!("{other:?}"),
     }
 }

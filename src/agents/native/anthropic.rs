@@ -9,6 +9,7 @@
 use serde_json::{json, Value};
 
 use super::conversation::{count, Call, Exchange, Message, Reply};
+use super::reply_error::ReplyError;
 use crate::agents::pricing::TokenCounts;
 use crate::workflow::model::ToolChoice;
 
@@ -89,11 +90,11 @@ pub fn request_body(exchange: &Exchange<'_>) -> Value {
     body
 }
 
-pub fn parse_reply(body: &Value) -> Result<Reply, String> {
+pub fn parse_reply(body: &Value) -> Result<Reply, ReplyError> {
     let blocks = body
         .get("content")
         .and_then(Value::as_array)
-        .ok_or("the answer has no `content`")?;
+        .ok_or(ReplyError::Missing("content"))?;
     let mut text = Vec::new();
     let mut calls = Vec::new();
     for block in blocks {

@@ -14,6 +14,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use super::http_error::HttpError;
 use crate::process::CancelToken;
 
 /// The largest response body read.
@@ -80,7 +81,7 @@ pub struct Answer {
 pub enum Failure {
     Stopped(Stop),
     /// The connection failed or broke (the server is not running, a TLS or DNS error).
-    Transport(String),
+    Transport(HttpError),
 }
 
 /// A request to send.
@@ -96,7 +97,7 @@ pub struct Request {
 enum Event {
     /// Part of the answer arrived.
     Alive,
-    Done(Result<Answer, String>),
+    Done(Result<Answer, HttpError>),
 }
 
 /// Sends `request` and waits for its answer within `bounds`; the idle watchdog restarts
@@ -122,7 +123,7 @@ pub fn exchange(
             });
             let _ = sender.send(Event::Done(result));
         })
-        .map_err(|e| Failure::Transport(format!("cannot start the request thread: {e}")))?;
+        .map_err(|e| Failure::Transport(HttpError::Thread(e.to_string())))?;
     let mut since = started;
     loop {
         match receiver.recv_timeout(POLL) {
@@ -135,9 +136,7 @@ pub fn exchange(
                 })
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => {
-                return Err(Failure::Transport(
-                    "the request thread ended early".to_string(),
-                ))
+                return Err(Failure::Transport(HttpError::ThreadEnded))
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
@@ -150,7 +149,7 @@ pub fn exchange(
 }
 
 /// Sends one request, blocking, with `limit` for the whole exchange.
-pub fn send(request: &Request, limit: Duration) -> Result<Answer, String> {
+pub fn send(request: &Request, limit: Duration) -> Result<Answer, HttpError> {
     send_with(&agent_for(&request.url, limit), request, &mut || {})
 }
 
@@ -172,7 +171,7 @@ fn send_with(
     agent: &ureq::Agent,
     request: &Request,
     alive: &mut dyn FnMut(),
-) -> Result<Answer, String> {
+) -> Result<Answer, HttpError> {
     let result = match &request.body {
         Some(body) => {
             let mut builder = agent
@@ -191,7 +190,11 @@ fn send_with(
             builder.call()
         }
     };
-    let mut response = result.map_err(|e| format!("{} {}: {e}", request.method, request.url))?;
+    let mut response = result.map_err(|e| HttpError::Request {
+        method: request.method,
+        url: request.url.clone(),
+        why: e.to_string(),
+    })?;
     alive();
     let status = response.status().as_u16();
     let header = |name: &str| {
@@ -208,7 +211,10 @@ fn send_with(
         let media = value.split(';').next().unwrap_or_default();
         media.trim().to_ascii_lowercase()
     });
-    let reading = |e: &dyn std::fmt::Display| format!("reading the answer of {}: {e}", request.url);
+    let reading = |e: &dyn std::fmt::Display| HttpError::Reading {
+        url: request.url.clone(),
+        why: e.to_string(),
+    };
     let mut reader = response.body_mut().with_config().limit(MAX_BODY).reader();
     let mut bytes = Vec::new();
     let mut chunk = [0u8; 16 * 1024];
@@ -222,7 +228,7 @@ fn send_with(
             }
             // A stream cut short is still an answer: what arrived says how far it got.
             Err(e) if content_type.as_deref() == Some("text/event-stream") => {
-                cut = Some(reading(&e));
+                cut = Some(reading(&e).to_string());
                 break;
             }
             Err(e) => return Err(reading(&e)),
@@ -244,12 +250,17 @@ fn send_with(
 
 /// Whether something accepts a TCP connection at the host and port of `url` within
 /// `timeout` (each address it resolves to is tried); nothing is sent.
-pub fn connect_probe(url: &str, timeout: Duration) -> Result<(), String> {
+pub fn connect_probe(url: &str, timeout: Duration) -> Result<(), HttpError> {
     use std::net::{TcpStream, ToSocketAddrs};
     let uri = url
         .parse::<ureq::http::Uri>()
-        .map_err(|e| format!("`{url}` is not a URL ({e})"))?;
-    let host = uri.host().ok_or_else(|| format!("`{url}` names no host"))?;
+        .map_err(|e| HttpError::NotAUrl {
+            url: url.to_string(),
+            why: e.to_string(),
+        })?;
+    let host = uri
+        .host()
+        .ok_or_else(|| HttpError::NoHost(url.to_string()))?;
     let host = host.trim_start_matches('[').trim_end_matches(']');
     let port = uri.port_u16().unwrap_or(match uri.scheme_str() {
         Some("https") => 443,
@@ -257,12 +268,23 @@ pub fn connect_probe(url: &str, timeout: Duration) -> Result<(), String> {
     });
     let addresses = (host, port)
         .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve {host}: {e}"))?;
-    let mut last = format!("{host}:{port} resolves to no address");
+        .map_err(|e| HttpError::Unresolvable {
+            host: host.to_string(),
+            why: e.to_string(),
+        })?;
+    let mut last = HttpError::NoAddress {
+        host: host.to_string(),
+        port,
+    };
     for address in addresses {
         match TcpStream::connect_timeout(&address, timeout) {
             Ok(_) => return Ok(()),
-            Err(e) => last = format!("nothing accepts connections at {address} ({e})"),
+            Err(e) => {
+                last = HttpError::NotListening {
+                    address,
+                    why: e.to_string(),
+                }
+            }
         }
     }
     Err(last)
@@ -305,7 +327,7 @@ mod tests {
         drop(listener);
         let problem = connect_probe(&open, Duration::from_secs(1)).unwrap_err();
         assert!(
-            problem.contains("nothing accepts connections at 127.0.0.1:"),
+            matches!(&problem, HttpError::NotListening { address, .. } if address.ip().is_loopback()),
             "{problem}"
         );
     }

@@ -20,8 +20,10 @@ mod endpoint;
 mod failure;
 mod format;
 mod http;
+mod http_error;
 mod max_tokens;
 mod openai;
+mod reply_error;
 mod session;
 mod stream;
 mod tools;
@@ -154,7 +156,7 @@ impl Dialect {
         }
     }
 
-    fn parse_reply(self, body: &Value) -> Result<Reply, String> {
+    fn parse_reply(self, body: &Value) -> Result<Reply, reply_error::ReplyError> {
         match self {
             Dialect::OpenAi => openai::parse_reply(body),
             Dialect::Anthropic => anthropic::parse_reply(body),

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use super::conversation::{count, Call, Exchange, Message, Reply};
 use super::format::Format;
+use super::reply_error::ReplyError;
 use crate::agents::pricing::TokenCounts;
 use crate::workflow::model::ToolChoice;
 
@@ -104,14 +105,12 @@ pub fn request_body(exchange: &Exchange<'_>) -> Value {
 }
 
 /// The first choice of a chat completion; `Err` when the body is not one.
-pub fn parse_reply(body: &Value) -> Result<Reply, String> {
+pub fn parse_reply(body: &Value) -> Result<Reply, ReplyError> {
     let choice = body
         .get("choices")
         .and_then(|choices| choices.get(0))
-        .ok_or("the answer has no `choices`")?;
-    let message = choice
-        .get("message")
-        .ok_or("the answer's choice has no `message`")?;
+        .ok_or(ReplyError::Missing("choices"))?;
+    let message = choice.get("message").ok_or(ReplyError::NoMessage)?;
     let text = message
         .get("content")
         .and_then(Value::as_str)
@@ -276,7 +275,14 @@ mod tests {
         assert_eq!(reply.usage.input_tokens, 100);
         assert_eq!(reply.usage.cached_input_tokens, 40);
         assert_eq!(reply.usage.output_tokens, 7);
-        assert!(parse_reply(&json!({"error": "x"})).is_err());
+        assert_eq!(
+            parse_reply(&json!({"error": "x"})),
+            Err(ReplyError::Missing("choices"))
+        );
+        assert_eq!(
+            parse_reply(&json!({"choices": [{}]})),
+            Err(ReplyError::NoMessage)
+        );
         assert_eq!(
             model_names(&json!({"data": [{"id": "qwen"}]})),
             vec!["qwen"]

@@ -14,11 +14,28 @@ use crate::project::Layout;
 /// How long `<cli> --version` may take.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Why `<program> --version` told no version.
+#[derive(Debug, thiserror::Error)]
+enum NoVersion {
+    #[error("no temporary directory: {0}")]
+    NoScratch(#[source] std::io::Error),
+    #[error("{0}")]
+    NotStarted(#[source] process::ProcessError),
+    #[error("no answer within {VERSION_TIMEOUT:?}")]
+    NoAnswer,
+    #[error("it printed nothing")]
+    Silent,
+    #[error("exit code {code}: {said}")]
+    Failed { code: i32, said: String },
+    #[error("{0:?}")]
+    Ended(ProcessEnd),
+}
+
 /// `<program> --version`, bounded; a failure is reported, not fatal.
 pub(super) fn version_check(subject: &str, path: &Path, env: &[(String, String)]) -> Check {
     let found = path.display().to_string();
-    let probe = || -> Result<String, String> {
-        let scratch = tempfile::tempdir().map_err(|e| format!("no temporary directory: {e}"))?;
+    let probe = || -> Result<String, NoVersion> {
+        let scratch = tempfile::tempdir().map_err(NoVersion::NoScratch)?;
         let mut spec = ProcessSpec::new(
             found.clone(),
             scratch.path(),
@@ -30,16 +47,17 @@ pub(super) fn version_check(subject: &str, path: &Path, env: &[(String, String)]
         spec.timeout = Some(VERSION_TIMEOUT);
         spec.kill_grace = Duration::from_secs(1);
         spec.capture_limit = 4096;
-        let ran = process::run(&spec, &CancelToken::new()).map_err(|e| e.to_string())?;
+        let ran = process::run(&spec, &CancelToken::new()).map_err(NoVersion::NotStarted)?;
         let first_line = ran.stdout.lines().map(str::trim).find(|l| !l.is_empty());
         match (ran.end, first_line) {
             (ProcessEnd::Exited(0), Some(version)) => Ok(version.to_string()),
-            (ProcessEnd::TimedOut, _) => Err(format!("no answer within {VERSION_TIMEOUT:?}")),
-            (ProcessEnd::Exited(0), None) => Err("it printed nothing".to_string()),
-            (ProcessEnd::Exited(code), _) => {
-                Err(format!("exit code {code}: {}", ran.stderr_tail.trim()))
-            }
-            (end, _) => Err(format!("{end:?}")),
+            (ProcessEnd::TimedOut, _) => Err(NoVersion::NoAnswer),
+            (ProcessEnd::Exited(0), None) => Err(NoVersion::Silent),
+            (ProcessEnd::Exited(code), _) => Err(NoVersion::Failed {
+                code,
+                said: ran.stderr_tail.trim().to_string(),
+            }),
+            (end, _) => Err(NoVersion::Ended(end)),
         }
     };
     match probe() {

@@ -10,6 +10,7 @@
 
 use std::path::Path;
 
+use super::refusal::EmitRefusal;
 use crate::error::Error;
 
 /// The exact autobuild the jobs install (the plan job, once per run).
@@ -123,14 +124,10 @@ pub fn decide(
             origin: Origin::Build,
         });
     }
-    Err(Error::usage(format!(
-        "the workflow must name the autobuild its jobs install, and this autobuild {} does not know the repository and commit it was built from",
-        built.version
-    ))
-    .with_help(format!(
-        "name it with {FLAG} \"<cargo install arguments>\", e.g. {FLAG} \"--git <URL> --rev <COMMIT> autobuild\", or {FLAG} \"autobuild --version ={}\" for the released crate (docs/scale-out.md)",
-        built.version
-    )))
+    Err(EmitRefusal::UnknownSource {
+        version: built.version.to_string(),
+    }
+    .into())
 }
 
 /// `--ci-install`'s value: `cargo install` arguments separated by spaces, each made only of
@@ -142,22 +139,16 @@ pub fn parse(text: &str) -> Result<Vec<String>, Error> {
             .all(|c| c.is_ascii_alphanumeric() || "._:/@=+~%,^-".contains(c))
     };
     if args.is_empty() {
-        return Err(Error::usage(format!("{FLAG}: no cargo install arguments"))
-            .with_help("e.g. \"--git <URL> --rev <COMMIT> autobuild\""));
+        return Err(EmitRefusal::NoInstallArgs.into());
     }
     if let Some(bad) = args.iter().find(|a| !plain(a)) {
-        return Err(Error::usage(format!(
-            "{FLAG}: `{bad}` has a character the jobs' shell would interpret"
-        ))
-        .with_help("use letters, digits and . _ : / @ = + ~ % , ^ - only (a URL or path with spaces or quotes cannot be named)"));
+        return Err(EmitRefusal::ShellCharacter(bad.clone()).into());
     }
     if let Some(root) = args
         .iter()
         .find(|a| a.as_str() == "--root" || a.starts_with("--root="))
     {
-        return Err(Error::usage(format!(
-            "{FLAG}: `{root}`: the jobs choose where autobuild is installed"
-        )));
+        return Err(EmitRefusal::InstallRoot(root.clone()).into());
     }
     Ok(args)
 }
@@ -227,8 +218,14 @@ mod tests {
                     assert_eq!(source.version, "1.2.3");
                 }
                 None => {
-                    let err = found.unwrap_err().to_string();
-                    assert!(err.contains("does not know the repository"), "{err}");
+                    let err = found.unwrap_err();
+                    assert_eq!(
+                        err.problem::<EmitRefusal>(),
+                        Some(&EmitRefusal::UnknownSource {
+                            version: "1.2.3".into()
+                        }),
+                        "{err}"
+                    );
                 }
             }
         }
@@ -236,17 +233,22 @@ mod tests {
 
     #[test]
     fn arguments_a_shell_would_interpret_or_an_install_root_are_refused() {
-        for bad in [
-            "",
-            "  ",
-            "--git 'x y'",
-            "autobuild; rm -rf /",
-            "--path $HOME",
-            "a*",
-            "--root /x autobuild",
-            "--root=/x",
+        let shell = |arg: &str| EmitRefusal::ShellCharacter(arg.into());
+        for (bad, refusal) in [
+            ("", EmitRefusal::NoInstallArgs),
+            ("  ", EmitRefusal::NoInstallArgs),
+            ("--git 'x y'", shell("'x")),
+            ("autobuild; rm -rf /", shell("autobuild;")),
+            ("--path $HOME", shell("$HOME")),
+            ("a*", shell("a*")),
+            (
+                "--root /x autobuild",
+                EmitRefusal::InstallRoot("--root".into()),
+            ),
+            ("--root=/x", EmitRefusal::InstallRoot("--root=/x".into())),
         ] {
-            assert!(parse(bad).is_err(), "{bad:?}");
+            let err = parse(bad).unwrap_err();
+            assert_eq!(err.problem::<EmitRefusal>(), Some(&refusal), "{bad:?}");
         }
         assert_eq!(
             parse(" --git  https://h.example/a.git --rev v1.0^0 autobuild ").unwrap(),

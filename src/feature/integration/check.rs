@@ -120,7 +120,7 @@ fn confine(
 ) -> Result<Option<Confinement>, Error> {
     let decision = crate::sandbox::decide(&target.config.sandbox);
     if let Some(blocker) = decision.blocker {
-        return Err(Error::usage(blocker));
+        return Err(crate::feature::feature_error::FeatureError::Sandbox(blocker).into());
     }
     let Some(sandbox) = decision.effective.sandbox() else {
         return Ok(None);

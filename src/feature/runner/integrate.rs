@@ -15,7 +15,7 @@ use crate::feature::integration::repair::{self, RepairTask};
 use crate::feature::integration::{needs_check, IntegrationRecord, RepairRecord};
 use crate::feature::merge::{approved_commit, merge_task, ApprovedTask, TaskMerge};
 use crate::feature::state::{state_file, FeatureState, TaskStatus};
-use crate::feature::task_thread::{spawn_task, Message, TaskRun};
+use crate::feature::task_thread::{spawn_task, Message, TaskRun, ThreadError};
 use crate::project::Integration;
 
 impl Runner {
@@ -210,7 +210,7 @@ impl Runner {
             match rx.recv() {
                 Ok(Message::Event(event)) => self.sink.task(&event),
                 Ok(Message::Done(_, result)) => break result,
-                Err(_) => break Err(Error::runtime(format!("the run of {id} ended unreported"))),
+                Err(_) => break Err(ThreadError::Unreported(id.to_string()).into()),
             }
         };
         let _ = handle.join();

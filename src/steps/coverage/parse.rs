@@ -40,11 +40,48 @@ pub struct Report {
     pub files: BTreeMap<String, BTreeMap<u32, u64>>,
 }
 
+/// Why a coverage report cannot be read; the words of the XML and LCOV parsers are kept as
+/// text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReportError {
+    #[error("the report is empty")]
+    Empty,
+    #[error("the report is neither Cobertura XML nor LCOV (no XML and no `SF:` record)")]
+    UnknownFormat,
+    #[error("invalid XML at byte {at}: {why}")]
+    Xml { at: u64, why: String },
+    #[error("the XML report's root element is `<{0}>`, not Cobertura's `<coverage>`")]
+    NotCobertura(String),
+    #[error("unknown XML entity `&{0};`")]
+    UnknownEntity(String),
+    #[error("the XML report has no `<coverage>` element")]
+    NoCoverage,
+    #[error("line number {0} is too large")]
+    LineTooLarge(u64),
+    #[error("a `<line>` element has no `{0}` attribute")]
+    MissingAttribute(&'static str),
+    #[error("`{name}=\"{value}\"` of a `<line>` is not a count")]
+    NotACount { name: &'static str, value: String },
+    #[error("invalid XML attribute: {0}")]
+    Attribute(String),
+    #[error("invalid XML attribute value: {0}")]
+    AttributeValue(String),
+    /// An LCOV `DA:` record outside an `SF:` record (`line` counts from 1).
+    #[error("line {line}: a `DA:` record before any `SF:` record")]
+    LineOutsideFile { line: usize },
+    #[error("line {line}: `{record}`: {why}")]
+    LcovRecord {
+        line: usize,
+        record: String,
+        why: String,
+    },
+}
+
 /// Reads `text` as whichever supported format it is in.
-pub fn parse(text: &str) -> Result<Report, String> {
+pub fn parse(text: &str) -> Result<Report, ReportError> {
     let body = text.trim_start_matches('\u{feff}').trim_start();
     if body.is_empty() {
-        return Err("the report is empty".to_string());
+        return Err(ReportError::Empty);
     }
     if body.starts_with('<') {
         cobertura(body)
@@ -54,11 +91,11 @@ pub fn parse(text: &str) -> Result<Report, String> {
     {
         lcov(body)
     } else {
-        Err("the report is neither Cobertura XML nor LCOV (no XML and no `SF:` record)".into())
+        Err(ReportError::UnknownFormat)
     }
 }
 
-fn cobertura(text: &str) -> Result<Report, String> {
+fn cobertura(text: &str) -> Result<Report, ReportError> {
     let mut reader = quick_xml::Reader::from_str(text);
     let mut report = Report {
         format: Format::Cobertura,
@@ -73,16 +110,16 @@ fn cobertura(text: &str) -> Result<Report, String> {
     let mut source: Option<String> = None;
     loop {
         let at = reader.buffer_position();
-        let event = reader
-            .read_event()
-            .map_err(|e| format!("invalid XML at byte {at}: {e}"))?;
+        let event = reader.read_event().map_err(|e| ReportError::Xml {
+            at,
+            why: e.to_string(),
+        })?;
         match event {
             Event::Start(e) | Event::Empty(e)
                 if !root_seen && !matches!(e.local_name().as_ref(), "coverage") =>
             {
-                return Err(format!(
-                    "the XML report's root element is `<{}>`, not Cobertura's `<coverage>`",
-                    e.local_name().as_ref()
+                return Err(ReportError::NotCobertura(
+                    e.local_name().as_ref().to_string(),
                 ));
             }
             Event::Start(e) => {
@@ -124,7 +161,7 @@ fn cobertura(text: &str) -> Result<Report, String> {
                     let name: &str = &r;
                     match quick_xml::escape::resolve_predefined_entity(name) {
                         Some(resolved) => text.push_str(resolved),
-                        None => return Err(format!("unknown XML entity `&{name};`")),
+                        None => return Err(ReportError::UnknownEntity(name.to_string())),
                     }
                 }
             }
@@ -133,7 +170,7 @@ fn cobertura(text: &str) -> Result<Report, String> {
         }
     }
     if !root_seen {
-        return Err("the XML report has no `<coverage>` element".to_string());
+        return Err(ReportError::NoCoverage);
     }
     Ok(report)
 }
@@ -144,23 +181,21 @@ fn line(
     e: &BytesStart<'_>,
     class: Option<&str>,
     in_method: usize,
-) -> Result<(), String> {
+) -> Result<(), ReportError> {
     let Some(file) = class.filter(|_| in_method == 0) else {
         return Ok(());
     };
     let at = count(e, "number")?;
     let hits = count(e, "hits")?;
-    let line = u32::try_from(at).map_err(|_| format!("line number {at} is too large"))?;
+    let line = u32::try_from(at).map_err(|_| ReportError::LineTooLarge(at))?;
     let lines = report.files.entry(file.to_string()).or_default();
     let entry = lines.entry(line).or_insert(0);
     *entry = (*entry).max(hits);
     Ok(())
 }
 
-fn count(e: &BytesStart<'_>, name: &str) -> Result<u64, String> {
-    let shown = name;
-    let value = attribute(e, name)?
-        .ok_or_else(|| format!("a `<line>` element has no `{shown}` attribute"))?;
+fn count(e: &BytesStart<'_>, name: &'static str) -> Result<u64, ReportError> {
+    let value = attribute(e, name)?.ok_or(ReportError::MissingAttribute(name))?;
     // Some writers say `hits="1.0"`; a count is never fractional in practice.
     let trimmed = value.trim();
     trimmed
@@ -173,23 +208,26 @@ fn count(e: &BytesStart<'_>, name: &str) -> Result<u64, String> {
                 .filter(|f| f.is_finite() && *f >= 0.0)
                 .map(|f| f as u64)
         })
-        .ok_or_else(|| format!("`{shown}=\"{value}\"` of a `<line>` is not a count"))
+        .ok_or_else(|| ReportError::NotACount {
+            name,
+            value: value.clone(),
+        })
 }
 
-fn attribute(e: &BytesStart<'_>, name: &str) -> Result<Option<String>, String> {
+fn attribute(e: &BytesStart<'_>, name: &str) -> Result<Option<String>, ReportError> {
     for attr in e.attributes() {
-        let attr = attr.map_err(|e| format!("invalid XML attribute: {e}"))?;
+        let attr = attr.map_err(|e| ReportError::Attribute(e.to_string()))?;
         if attr.key.local_name().as_ref() == name {
             let value = attr
                 .normalized_value(XmlVersion::Implicit1_0)
-                .map_err(|e| format!("invalid XML attribute value: {e}"))?;
+                .map_err(|e| ReportError::AttributeValue(e.to_string()))?;
             return Ok(Some(value.into_owned()));
         }
     }
     Ok(None)
 }
 
-fn lcov(text: &str) -> Result<Report, String> {
+fn lcov(text: &str) -> Result<Report, ReportError> {
     use lcov::Record;
     let mut report = Report {
         format: Format::Lcov,
@@ -210,10 +248,7 @@ fn lcov(text: &str) -> Result<Report, String> {
             }
             Ok(Record::LineData { line, count, .. }) => {
                 let Some(path) = &file else {
-                    return Err(format!(
-                        "line {}: a `DA:` record before any `SF:` record",
-                        index + 1
-                    ));
+                    return Err(ReportError::LineOutsideFile { line: index + 1 });
                 };
                 let lines = report.files.entry(path.clone()).or_default();
                 let entry = lines.entry(line).or_insert(0);
@@ -224,7 +259,13 @@ fn lcov(text: &str) -> Result<Report, String> {
             // Newer lcov versions add records (`VER:`, `FNL:`, `FNA:`) line coverage does not
             // need.
             Err(lcov::record::ParseRecordError::UnknownRecord) => {}
-            Err(e) => return Err(format!("line {}: `{raw}`: {e}", index + 1)),
+            Err(e) => {
+                return Err(ReportError::LcovRecord {
+                    line: index + 1,
+                    record: raw.to_string(),
+                    why: e.to_string(),
+                })
+            }
         }
     }
     Ok(report)

@@ -273,40 +273,65 @@ fn duplicate_listings_merge_a_line_counting_as_covered_if_any_ran_it() {
 
 #[test]
 fn bad_reports_are_errors_that_say_why() {
-    let table: [(&str, &str); 8] = [
-        ("", "the report is empty"),
-        ("   \n", "the report is empty"),
-        ("hello world\n", "neither Cobertura XML nor LCOV"),
-        ("<html><body/></html>", "root element is `<html>`"),
+    use super::parse::ReportError;
+    type Expected = fn(&ReportError) -> bool;
+    let table: [(&str, Expected); 8] = [
+        ("", |e| *e == ReportError::Empty),
+        ("   \n", |e| *e == ReportError::Empty),
+        ("hello world\n", |e| *e == ReportError::UnknownFormat),
+        ("<html><body/></html>", |e| {
+            *e == ReportError::NotCobertura("html".into())
+        }),
         (
             "<coverage><packages><class filename=\"a\"><lines><line number=\"x\" hits=\"1\"/>",
-            "is not a count",
+            |e| {
+                *e == ReportError::NotACount {
+                    name: "number",
+                    value: "x".into(),
+                }
+            },
         ),
         (
             "<coverage><class filename=\"a\"><line hits=\"1\"/></class></coverage>",
-            "no `number` attribute",
+            |e| *e == ReportError::MissingAttribute("number"),
         ),
+        ("<coverage><class filename=\"a\"></klass></coverage>", |e| {
+            matches!(e, ReportError::Xml { .. })
+        }),
         (
-            "<coverage><class filename=\"a\"></klass></coverage>",
-            "invalid XML",
+            "SF:a.rs\nDA:one,1\nend_of_record\n",
+            |e| matches!(e, ReportError::LcovRecord { line: 2, record, .. } if record == "DA:one,1"),
         ),
-        ("SF:a.rs\nDA:one,1\nend_of_record\n", "line 2"),
     ];
     for (text, expected) in table {
         let err = parse(text).unwrap_err();
-        assert!(err.contains(expected), "{text:?}: {err}");
+        assert!(expected(&err), "{text:?}: {err}");
     }
-    let err = parse("TN:\nDA:1,1\n").unwrap_err();
-    assert!(err.contains("before any `SF:`"), "{err}");
+    assert_eq!(
+        parse("TN:\nDA:1,1\n").unwrap_err(),
+        ReportError::LineOutsideFile { line: 2 }
+    );
 }
 
 #[test]
 fn a_report_without_executable_lines_measures_nothing() {
     let report = parse("<coverage><sources/><packages/></coverage>").unwrap();
     let err = measure(&report, &roots(), &[], &|_| false).unwrap_err();
-    assert!(err.contains("lists no executable lines"), "{err}");
+    assert_eq!(
+        err,
+        NoLines {
+            format: Format::Cobertura,
+            files: 0
+        }
+    );
     let report = parse("TN:\nSF:a.rs\nend_of_record\n").unwrap();
-    assert!(measure(&report, &roots(), &[], &|_| false).is_err());
+    assert_eq!(
+        measure(&report, &roots(), &[], &|_| false),
+        Err(NoLines {
+            format: Format::Lcov,
+            files: 1
+        })
+    );
 }
 
 #[test]

@@ -10,6 +10,7 @@ use super::{Session, MAX_RETRY_AFTER};
 use crate::agents::native::conversation::Reply;
 use crate::agents::native::failure::{self, ContextServer};
 use crate::agents::native::http::{self, Answer, Failure, Stop};
+use crate::agents::native::reply_error::ReplyError;
 use crate::agents::native::{format, stream};
 use crate::agents::{pause, AgentErrorClass, AgentStatus};
 use crate::process::CancelToken;
@@ -70,7 +71,7 @@ impl Session<'_> {
                 Err(Failure::Stopped(stop)) => {
                     return Err(Asked::Ended(self.stopped_waiting(stop, &request.url)))
                 }
-                Err(Failure::Transport(problem)) => Problem::unreadable(problem, true),
+                Err(Failure::Transport(problem)) => Problem::unreadable(problem.to_string(), true),
             };
             let Problem {
                 class,
@@ -132,7 +133,7 @@ impl Session<'_> {
         }
         if !stream::is_stream(answer) {
             return match serde_json::from_str::<Value>(text)
-                .map_err(|e| e.to_string())
+                .map_err(|e| ReplyError::NotJson(e.to_string()))
                 .and_then(|value| self.dialect.parse_reply(&value))
             {
                 Ok(reply) => Read::Reply(reply),
