@@ -66,7 +66,7 @@ pub fn merge_task(
     runs_dir: &Path,
     task: &ApprovedTask<'_>,
     state: &mut FeatureState,
-    save: &mut dyn FnMut(&FeatureState) -> Result<(), Error>,
+    save: &mut dyn FnMut(&mut FeatureState) -> Result<(), Error>,
 ) -> Result<TaskMerge, Error> {
     let (task_id, worktree) = (task.id, task.worktree);
     // Found before the worktree goes: it is found beside it.
@@ -195,7 +195,9 @@ pub fn hold_feature_branch(
         return Ok(());
     };
     let current = repo.resolve_branch(&state.branch)?;
-    if feature_tips(runs_dir, state).contains(&current) {
+    // At its recorded tip (every landing of the feature runner leaves it there): nothing to
+    // look up. Only a branch that moved reads the tasks' run records, one per task.
+    if current == tip || feature_tips(runs_dir, state).contains(&current) {
         state.tip = Some(current);
         return Ok(());
     }

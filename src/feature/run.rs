@@ -315,6 +315,7 @@ pub(crate) fn state_for(
         tip: None,
         violations: Vec::new(),
         integration: Vec::new(),
+        journal_seq: 0,
     }
 }
 

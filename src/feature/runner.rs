@@ -37,7 +37,7 @@ use crate::feature::merge::{approved_commit, merge_task, record_merge, ApprovedT
 use crate::feature::preflight::FeatureSetup;
 use crate::feature::report::outcome_message;
 use crate::feature::schedule::{decide, parallelism, Action, PriorRun};
-use crate::feature::state::{state_file, FeatureState, FeatureStatus, TaskStatus};
+use crate::feature::state::{state_file, FeatureFile, FeatureState, FeatureStatus, TaskStatus};
 use crate::feature::task_thread::{past_worktree, spawn_task, Message, TaskRun};
 use crate::git::Repo;
 use crate::process::CancelToken;
@@ -51,6 +51,8 @@ const POLL: Duration = Duration::from_millis(200);
 pub struct Runner {
     setup: FeatureSetup,
     state: FeatureState,
+    /// `feature.json` and its journal, where `state` is saved.
+    file: FeatureFile,
     paths: RunPaths,
     repo: Repo,
     log: FeatureLog,
@@ -88,6 +90,7 @@ impl Runner {
         Ok(Runner {
             setup,
             state,
+            file: FeatureFile::new(state_file(&paths)),
             paths,
             repo,
             log,
@@ -142,10 +145,9 @@ impl Runner {
 
     fn save(&mut self) -> Result<(), Error> {
         self.state.updated_at = now();
-        let path = state_file(&self.paths);
-        self.state
-            .save(&path)
-            .map_err(|e| Error::io("cannot write", path, e))
+        self.file
+            .save(&mut self.state)
+            .map_err(|e| Error::io("cannot write", self.file.path(), e))
     }
 
     fn set_status(&mut self, task: &str, status: TaskStatus, message: Option<String>) {
@@ -412,11 +414,10 @@ impl Runner {
             task_file: task_file.as_deref(),
         };
         let seen = self.state.violations.len();
-        let path = state_file(&self.paths);
-        let mut save = |state: &FeatureState| {
-            state
-                .save(&path)
-                .map_err(|e| Error::io("cannot write", &path, e))
+        let file = &mut self.file;
+        let mut save = |state: &mut FeatureState| {
+            file.save(state)
+                .map_err(|e| Error::io("cannot write", file.path(), e))
         };
         let merged = merge_task(&self.repo, &runs, &task, &mut self.state, &mut save)?;
         let event = record_merge(&mut self.state, id, merged);

@@ -2,7 +2,9 @@
 //! user's feature file. Each task keeps its own run directory (`runs/<TASK-ID>/`) with the
 //! engine's `state.json`; this file records only what the feature adds: waves, which tasks were
 //! started, merged into the feature branch, skipped or in conflict, and the feature's outcome.
-//! Replaced atomically after every change, so a killed feature resumes from what it says.
+//! Saved after every change, so a killed feature resumes from what it says: the feature
+//! runner appends its per-task changes to a journal beside the file and rewrites the file only
+//! now and then ([`journal`]); [`FeatureState::load`] reads both.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -11,10 +13,14 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::paths::RunPaths;
-use crate::engine::state::{write_json_atomic, RunSettings};
+use crate::engine::state::RunSettings;
 use crate::engine::Outcome;
 use crate::error::exit;
 use crate::feature::integration::IntegrationRecord;
+
+mod journal;
+
+pub use journal::{journal_file, FeatureFile};
 
 pub const FEATURE_STATE_VERSION: u32 = 1;
 
@@ -62,6 +68,14 @@ pub struct FeatureState {
     /// integration`, [`crate::feature::integration`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub integration: Vec<IntegrationRecord>,
+    /// The number of the last journal line this state holds ([`journal`]): a snapshot holds
+    /// every line up to it, a load replays the lines after it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub journal_seq: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Command-line choices that must survive a resume.
@@ -222,13 +236,32 @@ pub struct ConflictRecord {
 }
 
 impl FeatureState {
+    /// The state the file at `path` and its journal record together. A read that a
+    /// compaction replaced the file under (it may have missed the journal's lines) reads again.
     pub fn load(path: &Path) -> io::Result<FeatureState> {
-        let text = crate::user_file::read_record_text(path)?;
-        serde_json::from_str(&text).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let before = file_id(path)?;
+            let text = crate::user_file::read_record_text(path)?;
+            let mut state: FeatureState = serde_json::from_str(&text)
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+            let journal = match crate::user_file::read_record_text(&journal_file(path)) {
+                Ok(journal) => journal,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
+                Err(e) => return Err(e),
+            };
+            if file_id(path)? != before && attempts < 5 {
+                continue;
+            }
+            journal::replay(&mut state, &journal)?;
+            return Ok(state);
+        }
     }
 
+    /// Writes the whole state as the snapshot and removes the journal (which it holds).
     pub fn save(&self, path: &Path) -> io::Result<()> {
-        write_json_atomic(path, self)
+        journal::write_snapshot(path, self).map(|_| ())
     }
 
     /// The last integration check, when it failed.
@@ -255,6 +288,13 @@ impl FeatureState {
         .find(|code| codes.contains(code))
         .unwrap_or(exit::APPROVED)
     }
+}
+
+/// Which file `path` is (a compaction's rename replaces it with another).
+fn file_id(path: &Path) -> io::Result<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let metadata = std::fs::metadata(path)?;
+    Ok((metadata.dev(), metadata.ino()))
 }
 
 /// A feature state with tasks `T0`, `T1`, … in one wave, for tests.
@@ -292,6 +332,7 @@ pub(crate) fn sample_state(statuses: &[TaskStatus]) -> FeatureState {
         tip: None,
         violations: Vec::new(),
         integration: Vec::new(),
+        journal_seq: 0,
     }
 }
 

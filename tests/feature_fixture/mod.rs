@@ -327,9 +327,12 @@ writable = [{outside:?}]
         self.root.join(".autobuild/runs").join(id)
     }
 
-    /// `runs/<FEAT-ID>/feature.json`.
+    /// `runs/<FEAT-ID>/feature.json` with its journal replayed, as autobuild reads it.
     pub fn feature_state(&self, id: &str) -> Value {
-        json(&self.run_dir(id).join("feature.json"))
+        let path = self.run_dir(id).join("feature.json");
+        let state = autobuild::feature::state::FeatureState::load(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        serde_json::to_value(state).unwrap()
     }
 
     pub fn task_status(&self, feature: &str, task: &str) -> String {

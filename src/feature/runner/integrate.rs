@@ -14,7 +14,7 @@ use crate::feature::integration::check::{self, Target};
 use crate::feature::integration::repair::{self, RepairTask};
 use crate::feature::integration::{needs_check, IntegrationRecord, RepairRecord};
 use crate::feature::merge::{approved_commit, merge_task, ApprovedTask, TaskMerge};
-use crate::feature::state::{state_file, FeatureState, TaskStatus};
+use crate::feature::state::{FeatureState, TaskStatus};
 use crate::feature::task_thread::{spawn_task, Message, TaskRun, ThreadError};
 use crate::project::Integration;
 
@@ -239,11 +239,10 @@ impl Runner {
             // The integration repair has no task file of its own.
             task_file: None,
         };
-        let path = state_file(&self.paths);
-        let mut save = |state: &FeatureState| {
-            state
-                .save(&path)
-                .map_err(|e| Error::io("cannot write", &path, e))
+        let file = &mut self.file;
+        let mut save = |state: &mut FeatureState| {
+            file.save(state)
+                .map_err(|e| Error::io("cannot write", file.path(), e))
         };
         let seen = self.state.violations.len();
         let merged = merge_task(&self.repo, &runs, &task, &mut self.state, &mut save)?;
