@@ -1,6 +1,7 @@
-//! What decoding config.toml cannot say about single values: rules across values, and
-//! problems that are reported later but located where the value was written. A pure pass over
-//! the decoded [`Config`] and the positioned tree it was decoded from.
+//! What decoding config.toml cannot say about single values: rules across values, problems
+//! that are reported later but located where the value was written, and where a name that
+//! breaks its rule is written. Pure passes over the decoded [`Config`] (or the decoder's
+//! problems) and the positioned tree they come from.
 
 use crate::diagnostic::Diagnostic;
 use crate::project::context_files;
