@@ -117,16 +117,16 @@ fn reports_every_invalid_value_at_its_place() {
     let found = problems(
         "[env]\nvars = { \"BAD-NAME\" = \"1\", PATH = \"/bin\" }\n\n[checks.Test]\ncmd = \"x\"\n\n[checks.lint]\ncmd = \"  \"\ntimeout = \"0s\"\n\n[checks.slow]\ncmd = \"x\"\ntimeout = \"ten minutes\"\n",
     );
-    // A name that breaks its rule is reported at its value (the decoder locates the entry).
+    // A name that breaks its rule is pointed at, not its value.
     assert_problems(
         &found,
         &[
             (
-                "2:23",
+                "2:10",
                 "`BAD-NAME` is not a valid environment variable name",
             ),
-            ("2:35", "`PATH` cannot be set in `env.vars`"),
-            ("4:1", "check name `Test` is invalid"),
+            ("2:28", "`PATH` cannot be set in `env.vars`"),
+            ("4:9", "check name `Test` is invalid"),
             ("8:7", "the command is empty"),
             ("9:11", "the timeout must be greater than zero"),
             (
