@@ -8,8 +8,9 @@
 //! refusal means every later one is refused too). Such a value is reported and replaced by a
 //! neutral stand-in ([`Substitute`]: zero, empty, the first variant, every field of a struct),
 //! whose own complaints are not reported. A problem only a type's own code can find (a missing
-//! key, a failed check in a `Deserialize` impl) ends the value that contains it: an array stops
-//! at the element, and a table's decoding stops, its siblings already decoded.
+//! key, a failed check in a `Deserialize` impl) cannot be stood in for (serde has consumed
+//! what would decode the value again): it ends the tables around it up to the nearest array,
+//! which ends at that element, and decoding goes on after the array (or stops at the root).
 
 use std::cell::RefCell;
 use std::collections::HashSet;
@@ -18,11 +19,11 @@ use serde::de::{Deserializer, Visitor};
 
 use super::problem::{self, DeError, Found, Problem};
 use super::substitute::Substitute;
-
-mod access;
 use crate::diagnostic::Diagnostic;
 use crate::user_file::source::Pos;
 use crate::user_file::tree::{Entry, Node, Table, Value};
+
+mod access;
 use access::{Map, Named, Seq};
 
 /// The problems found so far, in the order they were found.
