@@ -358,12 +358,10 @@ mod tests {
             globs("\"docs/**\"").unwrap().collect::<Vec<_>>(),
             ["docs/**"]
         );
-        let wrong = problems::<OneOrMany<Glob>>("[\"tests/**\", 3, \"src/[\"]");
-        assert!(wrong.iter().any(|m| m.contains("integer `3`")), "{wrong:?}");
-        assert!(
-            wrong.iter().any(|m| m.contains("not a valid glob")),
-            "{wrong:?}"
-        );
+        let wrong = problems::<OneOrMany<Glob>>("[\"tests/**\", 3]");
+        assert_eq!(wrong, ["invalid type: integer `3`, expected a string"]);
+        let wrong = problems::<OneOrMany<Glob>>("[\"tests/**\", \"src/[\"]");
+        assert!(wrong[0].contains("not a valid glob"), "{wrong:?}");
         assert!(problems::<OneOrMany<Glob>>("{a: 1}")[0].contains("expected a list, or one string"));
     }
 

@@ -5,8 +5,8 @@
 //! ([`crate::user_file::parse_yaml`], within the alias and nesting bounds of
 //! [`crate::user_file::yaml_limits`]), laid out on the task file's own lines so every position
 //! and snippet is the file's. Each key autobuild reads ([`KEYS`]) is then decoded into its
-//! serde type ([`super::fields`]) by [`crate::user_file::typed::decode`], one key at a time, so
-//! every wrong key is reported (not only the first), each at its own line. Keys other tools put
+//! serde type ([`super::fields`]) by [`crate::user_file::typed::decode`], one key at a time (and
+//! a list's items one at a time), so every wrong key and item is reported, each at its line. Keys other tools put
 //! in shared task files are kept in [`FrontMatter::extra`] instead of rejected; only a near miss
 //! of a key autobuild reads (`task_typ`) is worth a warning (README.md, "Task";
 //! docs/guardkit.md).
@@ -255,13 +255,18 @@ pub(crate) fn read(
                 fields.complexity = decoded.value::<Complexity>().and_then(|c| c.0);
             }
             "dependencies" => {
-                let ids = decoded.value::<Vec<Dependency>>().unwrap_or_default();
+                let ids = match decoded.items::<Dependency>() {
+                    Some(ids) => ids,
+                    None => decoded.value::<Vec<Dependency>>().unwrap_or_default(),
+                };
                 fields.dependencies = ids.into_iter().map(|d| d.0).collect();
             }
             "protect" | "hidden" => {
-                let globs = decoded
-                    .value::<OneOrMany<Glob>>()
-                    .map_or_else(Vec::new, |g| g.0);
+                let globs = decoded.items::<Glob>().unwrap_or_else(|| {
+                    decoded
+                        .value::<OneOrMany<Glob>>()
+                        .map_or_else(Vec::new, |g| g.0)
+                });
                 let patterns = globs.into_iter().map(|g| g.0).collect();
                 match key {
                     "protect" => fields.protect = patterns,
@@ -269,9 +274,11 @@ pub(crate) fn read(
                 }
             }
             "context_files" => {
-                let paths = decoded
-                    .value::<OneOrMany<ContextPath>>()
-                    .map_or_else(Vec::new, |p| p.0);
+                let paths = decoded.items::<ContextPath>().unwrap_or_else(|| {
+                    decoded
+                        .value::<OneOrMany<ContextPath>>()
+                        .map_or_else(Vec::new, |p| p.0)
+                });
                 let at = value_pos(entry).error("");
                 fields.context_files = paths
                     .into_iter()
@@ -282,7 +289,10 @@ pub(crate) fn read(
                     .collect();
             }
             _ => {
-                let items = decoded.value::<Vec<CriterionItem>>().unwrap_or_default();
+                let items = match decoded.items::<CriterionItem>() {
+                    Some(items) => items,
+                    None => decoded.value::<Vec<CriterionItem>>().unwrap_or_default(),
+                };
                 if !items.is_empty() {
                     let texts = items.into_iter().map(|c| c.0).collect();
                     fields.criteria = Some((texts, line_offset(source, entry.key_pos.location)));
@@ -357,8 +367,20 @@ struct Decoder<'a> {
 }
 
 impl Decoder<'_> {
+    /// The value as a `T`.
     fn value<T: DeserializeOwned>(&mut self) -> Option<T> {
-        let found = match typed::decode::<T>(&self.entry.value) {
+        self.decode(&self.entry.value)
+    }
+
+    /// The items of a list value, each decoded on its own so that every bad item is
+    /// reported; the good ones are kept. `None` when the value is not a list.
+    fn items<T: DeserializeOwned>(&mut self) -> Option<Vec<T>> {
+        let items = self.entry.value.as_array()?;
+        Some(items.iter().filter_map(|item| self.decode(item)).collect())
+    }
+
+    fn decode<T: DeserializeOwned>(&mut self, node: &Node) -> Option<T> {
+        let found = match typed::decode::<T>(node) {
             Ok(value) => return Some(value),
             Err(found) => found,
         };

@@ -346,21 +346,25 @@ fn hidden_paths_are_read_from_the_front_matter() {
 #[test]
 fn each_key_is_decoded_on_its_own_and_other_tools_keys_are_kept_as_written() {
     let err = first_error(
-        "---\nid: T1\ndependencies:\n  - T-2\n  - bad id\nprotect: 3\ncomplexity: [1]\n---\n## Acceptance Criteria\n- a\n",
+        "---\nid: T1\ndependencies:\n  - T-2\n  - bad id\n  - also/bad\nprotect: 3\ncomplexity: [1]\n---\n## Acceptance Criteria\n- a\n",
     );
     let headers: Vec<&str> = err.lines().filter(|l| l.starts_with("TASK.md:")).collect();
-    assert_eq!(headers.len(), 3, "{err}");
+    assert_eq!(headers.len(), 4, "{err}");
     assert!(
         headers[0].starts_with("TASK.md:5:5: invalid dependency"),
         "{err}"
     );
     assert!(
-        headers[1]
-            .starts_with("TASK.md:6:10: invalid type: integer `3`, expected a list, or one string"),
+        headers[1].starts_with("TASK.md:6:5: invalid dependency"),
         "{err}"
     );
     assert!(
-        headers[2].starts_with("TASK.md:7:13: invalid type: array"),
+        headers[2]
+            .starts_with("TASK.md:7:10: invalid type: integer `3`, expected a list, or one string"),
+        "{err}"
+    );
+    assert!(
+        headers[3].starts_with("TASK.md:8:13: invalid type: array"),
         "{err}"
     );
     assert!(err.contains("help: write it as `protect:"), "{err}");
