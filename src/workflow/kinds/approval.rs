@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Kind, Output, Uses, ValueType};
+use super::{Kind, Uses};
 
 /// The keys of an `approval` step (their doc comments are the reference's text).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -28,13 +28,6 @@ impl ApprovalStep {
 pub static KIND: Kind = Kind {
     uses: Uses::Approval,
     summary: "A person signs off: asked on a terminal, otherwise the run waits (exit 6) for `autobuild approve <ID>` (`--merge` to land it too) or `autobuild reject <ID> --reason …`; a rejection blocks the run. A yes at the terminal to the default question (which asks for the merge, unless the run has `--no-merge`) also lands the run: the merge step does not ask again.",
-    outputs: &[
-        Output::new("approved", ValueType::Bool, "the person approved"),
-        Output::new("by", ValueType::Text, "how the answer came: terminal or command"),
-        Output::new("reason", ValueType::Text, "the reason given with a rejection (empty otherwise)"),
-        Output::new("person", ValueType::Text, "who answered: git user.name, else $USER"),
-        Output::new("at", ValueType::Text, "when the answer was given (RFC 3339, UTC)"),
-    ],
     needs_worktree: false,
     spends_budget: false,
     leaves_files: false,
@@ -44,19 +37,21 @@ pub static KIND: Kind = Kind {
 /// A person's answer at a sign-off — the one shape of it: what an approval step publishes, the
 /// answer `autobuild approve`/`reject` leaves for a waiting run (`state.json`'s `answer`), and,
 /// with its step, each decision the run records ([`SignOff`]).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Its doc comments are the reference's text of the approval step's outputs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Answer {
+    /// the person approved
     pub approved: bool,
-    /// How the answer came: `command` (`autobuild approve`/`reject`) or `terminal`.
+    /// how the answer came: terminal or command
     #[serde(default)]
     pub by: String,
-    /// The reason given with a rejection (empty otherwise).
+    /// the reason given with a rejection (empty otherwise)
     #[serde(default)]
     pub reason: String,
-    /// Who answered: git `user.name`, else `$USER`; empty when unknown.
+    /// who answered: git user.name, else $USER
     #[serde(default)]
     pub person: String,
-    /// When, RFC 3339 UTC.
+    /// when the answer was given (RFC 3339, UTC)
     #[serde(default)]
     pub at: String,
 }

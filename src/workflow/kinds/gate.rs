@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Kind, Output, Uses, ValueType};
+use super::{Kind, Uses};
 
 /// The keys of a `gate` step (their doc comments are the reference's text).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -28,19 +28,18 @@ impl GateStep {
 pub static KIND: Kind = Kind {
     uses: Uses::Gate,
     summary: "Judge the turn: the task profile's requirements (minus `[gate] waive`) over the turn's checks and every reviewer's verdict; unmet requirements become the next turn's feedback.",
-    outputs: &[
-        Output::new("approved", ValueType::Bool, "every required gate holds"),
-        Output::new("unmet", ValueType::Integer, "how many requirements are unmet"),
-    ],
     needs_worktree: true,
     spends_budget: false,
     leaves_files: false,
     loop_only: true,
 };
 
-/// What a gate step publishes.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+/// What a gate step publishes (its doc comments are the reference's text), derived from the
+/// gate's decision (`steps::gate::GateDecision::outputs`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct GateOutputs {
+    /// every required gate holds
     pub approved: bool,
+    /// how many requirements are unmet
     pub unmet: usize,
 }

@@ -131,7 +131,7 @@ impl<'de> Deserializer<'de> for FieldProbe<'_> {
     }
 }
 
-fn leak(text: String) -> &'static str {
+pub(super) fn leak(text: String) -> &'static str {
     text.leak()
 }
 

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Kind, Output, Uses, ValueType};
+use super::{Kind, Uses};
 use crate::workflow::model::{StallConfig, Step};
 
 /// The keys of a `loop` step (their doc comments are the reference's text).
@@ -41,10 +41,6 @@ impl LoopStep {
 pub static KIND: Kind = Kind {
     uses: Uses::Loop,
     summary: "Repeat the nested `steps` (one turn per iteration, fresh agent contexts each time) until `until` holds, `max_iterations` is reached, or the loop stalls.",
-    outputs: &[
-        Output::new("iterations", ValueType::Integer, "turns run"),
-        Output::new("exit", ValueType::Text, "why the loop ended: done, exhausted or stalled"),
-    ],
     needs_worktree: false,
     spends_budget: true,
     leaves_files: false,
@@ -52,7 +48,7 @@ pub static KIND: Kind = Kind {
 };
 
 /// Why a loop ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum LoopExit {
     /// `until` held.
@@ -63,9 +59,11 @@ pub enum LoopExit {
     Stalled,
 }
 
-/// What a loop publishes.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// What a loop publishes (its doc comments are the reference's text).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LoopOutputs {
+    /// turns run
     pub iterations: u32,
+    /// why the loop ended: done, exhausted or stalled
     pub exit: LoopExit,
 }

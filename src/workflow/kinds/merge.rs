@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Kind, Output, Uses, ValueType};
+use super::{Kind, Uses};
 use crate::workflow::model::MergeStrategy;
 
 /// The keys of a `merge` step (their doc comments are the reference's text).
@@ -27,21 +27,19 @@ impl MergeStep {
 pub static KIND: Kind = Kind {
     uses: Uses::Merge,
     summary: "Land the task branch on its base (squash by default). Without `--auto-merge` it asks on a terminal and otherwise leaves the run for `autobuild complete`.",
-    outputs: &[
-        Output::new("merged", ValueType::Bool, "the branch landed"),
-        Output::new("commit", ValueType::Text, "the base branch's new tip (empty when not merged)"),
-        Output::new("pending", ValueType::Bool, "approved but left for `autobuild complete`"),
-    ],
     needs_worktree: true,
     spends_budget: false,
     leaves_files: false,
     loop_only: false,
 };
 
-/// What a merge step publishes.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+/// What a merge step publishes (its doc comments are the reference's text).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct MergeOutputs {
+    /// the branch landed
     pub merged: bool,
+    /// the base branch's new tip (empty when not merged)
     pub commit: String,
+    /// approved but left for `autobuild complete`
     pub pending: bool,
 }

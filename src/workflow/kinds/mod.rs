@@ -1,8 +1,8 @@
 //! The built-in step kinds (`uses = "…"`), one file each, and their registry ([`Uses::kind`]).
 //!
 //! A kind's file owns every fact about it that is not its execution: the keys a step of that
-//! kind may have, the typed outputs it publishes to expressions (`steps.<id>.outputs.<name>`),
-//! whether it needs a worktree, spends wall time or budget, may leave files behind, must sit
+//! kind may have (its step struct), the typed outputs it publishes to expressions
+//! (`steps.<id>.outputs.<name>`; its outputs struct), whether it needs a worktree, spends wall time or budget, may leave files behind, must sit
 //! inside a loop, how the dry run describes it, and its reference text (`docs/workflows.md` and
 //! `autobuild workflows kinds` are generated from these). Decoding, validation, the
 //! interpreter, the dry run and the feature runner ask the kind instead of listing kinds
@@ -10,7 +10,8 @@
 //!
 //! Execution lives a floor up, in `engine::exec::<kind>`, because it needs the live run; the
 //! workflow language must not depend on the engine. A new kind is therefore a file here (its
-//! step struct, whose fields and doc comments are its keys, its [`Kind`] and its outputs), one
+//! step struct and its outputs struct, whose fields and doc comments are its keys and outputs,
+//! and its [`Kind`]), one
 //! line in `step_kinds!` below (which derives its [`Action`] variant and its [`Uses`] name), and
 //! its executor with its line in the engine's dispatch.
 
@@ -20,6 +21,7 @@ mod gate;
 mod keys;
 mod loops;
 mod merge;
+mod outputs;
 pub mod reference;
 mod report;
 mod run;
@@ -36,18 +38,18 @@ pub use gate::{GateOutputs, GateStep};
 pub use keys::{one_line, Key, COMMON_KEYS, FORM_EXTENSION};
 pub use loops::{LoopExit, LoopOutputs, LoopStep};
 pub use merge::{MergeOutputs, MergeStep};
+pub use outputs::{Output, ValueType};
 pub use report::{ReportOutputs, ReportStep};
 pub use run::{RunOutputs, RunStep};
 pub use verify::{VerifyOutputs, VerifyStep};
 pub use worktree::{WorktreeOutputs, WorktreeStep};
 
-/// What a step kind is, apart from how it runs and its keys (which its step struct declares).
+/// What a step kind is, apart from how it runs, its keys (which its step struct declares) and
+/// its outputs (which its outputs struct declares).
 pub struct Kind {
     pub uses: Uses,
     /// One sentence for the reference and `workflows kinds`.
     pub summary: &'static str,
-    /// What it publishes as `steps.<id>.outputs.<name>`.
-    pub outputs: &'static [Output],
     /// It works in the task's worktree, so a `worktree` step must come first.
     pub needs_worktree: bool,
     /// It spends wall time or money: run limits are checked before it starts.
@@ -58,43 +60,11 @@ pub struct Kind {
     pub loop_only: bool,
 }
 
-/// One typed output of a step.
-pub struct Output {
-    pub name: &'static str,
-    pub ty: ValueType,
-    pub doc: &'static str,
-}
-
-impl Output {
-    pub const fn new(name: &'static str, ty: ValueType, doc: &'static str) -> Output {
-        Output { name, ty, doc }
-    }
-}
-
-/// The type of an output value as expressions see it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr)]
-pub enum ValueType {
-    #[strum(serialize = "bool")]
-    Bool,
-    #[strum(serialize = "integer")]
-    Integer,
-    #[strum(serialize = "string")]
-    Text,
-    #[strum(serialize = "list of strings")]
-    TextList,
-}
-
-impl ValueType {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
 /// Declares the built-in kinds, each once: its variant of [`Action`] holding the kind's step
 /// struct (its keys), from which [`Uses`] (the kind's name) is derived, and the registry lines
 /// that tie a name to the kind's facts, struct schema and dry-run description.
 macro_rules! step_kinds {
-    ($($variant:ident($module:ident::$step:ident)),+ $(,)?) => {
+    ($($variant:ident($module:ident::$step:ident, $outputs:ident)),+ $(,)?) => {
         /// The built-in actions, tagged by `uses`: each holds the keys of its kind, declared
         /// with their docs by the kind's step struct in `workflow/kinds/<kind>.rs`.
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::EnumDiscriminants)]
@@ -136,6 +106,20 @@ macro_rules! step_kinds {
                 }
             }
 
+            /// The JSON Schema of what this kind publishes: its outputs struct's.
+            fn outputs_schema(self, generator: &mut SchemaGenerator) -> Schema {
+                match self {
+                    $(Uses::$variant => <$module::$outputs as JsonSchema>::json_schema(generator),)+
+                }
+            }
+
+            /// The serde names of this kind's outputs, in the order its struct declares them.
+            fn output_order(self) -> &'static [&'static str] {
+                match self {
+                    $(Uses::$variant => keys::field_names::<$module::$outputs>(),)+
+                }
+            }
+
             /// The serde names of this kind's keys, in the order its step struct declares them.
             fn key_order(self) -> &'static [&'static str] {
                 match self {
@@ -156,15 +140,15 @@ macro_rules! step_kinds {
 }
 
 step_kinds! {
-    Worktree(worktree::WorktreeStep),
-    Agent(agent::AgentStep),
-    Verify(verify::VerifyStep),
-    Gate(gate::GateStep),
-    Loop(loops::LoopStep),
-    Approval(approval::ApprovalStep),
-    Merge(merge::MergeStep),
-    Run(run::RunStep),
-    Report(report::ReportStep),
+    Worktree(worktree::WorktreeStep, WorktreeOutputs),
+    Agent(agent::AgentStep, AgentOutputs),
+    Verify(verify::VerifyStep, VerifyOutputs),
+    Gate(gate::GateStep, GateOutputs),
+    Loop(loops::LoopStep, LoopOutputs),
+    Approval(approval::ApprovalStep, ApprovalOutputs),
+    Merge(merge::MergeStep, MergeOutputs),
+    Run(run::RunStep, RunOutputs),
+    Report(report::ReportStep, ReportOutputs),
 }
 
 impl Uses {
@@ -206,8 +190,14 @@ impl Kind {
         self.keys().iter().any(|k| k.name == key)
     }
 
-    pub fn output(&self, name: &str) -> Option<&Output> {
-        self.outputs.iter().find(|o| o.name == name)
+    /// What a step of this kind publishes as `steps.<id>.outputs.<name>`, from its outputs
+    /// struct.
+    pub fn outputs(&self) -> &'static [Output] {
+        outputs::of(self.uses)
+    }
+
+    pub fn output(&self, name: &str) -> Option<&'static Output> {
+        self.outputs().iter().find(|o| o.name == name)
     }
 }
 
@@ -227,7 +217,7 @@ pub fn placeholder_outputs(
         let outputs: serde_json::Map<String, Value> = step
             .action
             .kind()
-            .outputs
+            .outputs()
             .iter()
             .map(|output| {
                 let value = match output.ty {

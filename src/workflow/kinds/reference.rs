@@ -35,7 +35,7 @@ pub fn kind_markdown(kind: &Kind) -> String {
         out,
         "Outputs (`steps.<id>.outputs.<name>`):\n\n| output | type | meaning |\n|---|---|---|"
     );
-    for output in kind.outputs {
+    for output in kind.outputs() {
         let _ = writeln!(
             out,
             "| `{}` | {} | {} |",
@@ -102,7 +102,7 @@ mod tests {
         let text = markdown();
         for uses in Uses::iter() {
             assert!(text.contains(&format!("`uses = \"{uses}\"`")));
-            for output in uses.kind().outputs {
+            for output in uses.kind().outputs() {
                 assert!(text.contains(&format!("| `{}` |", output.name)));
             }
         }

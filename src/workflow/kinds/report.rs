@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Kind, Output, Uses, ValueType};
+use super::{Kind, Uses};
 
 /// A `report` step has only the common keys.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -18,15 +18,15 @@ impl ReportStep {
 pub static KIND: Kind = Kind {
     uses: Uses::Report,
     summary: "Write the run's report (`report.md`) as it stands; with `always = true` it is written whatever happened.",
-    outputs: &[Output::new("path", ValueType::Text, "where the report was written")],
     needs_worktree: false,
     spends_budget: false,
     leaves_files: false,
     loop_only: false,
 };
 
-/// What a report step publishes.
-#[derive(Debug, Clone, Serialize)]
+/// What a report step publishes (its doc comments are the reference's text).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct ReportOutputs {
+    /// where the report was written
     pub path: String,
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Kind, Output, Uses, ValueType};
+use super::{Kind, Uses};
 
 /// The keys of a `run` step (their doc comments are the reference's text).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -27,19 +27,17 @@ impl RunStep {
 pub static KIND: Kind = Kind {
     uses: Uses::Run,
     summary: "Run a shell command in the worktree with the project environment; `${{ … }}` in it reads expressions.",
-    outputs: &[
-        Output::new("exit_code", ValueType::Integer, "the command's exit code (null when it was stopped)"),
-        Output::new("passed", ValueType::Bool, "it exited 0"),
-    ],
     needs_worktree: true,
     spends_budget: true,
     leaves_files: true,
     loop_only: false,
 };
 
-/// What a run step publishes.
-#[derive(Debug, Clone, Serialize)]
+/// What a run step publishes (its doc comments are the reference's text).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct RunOutputs {
+    /// the command's exit code (null when it was stopped)
     pub exit_code: Option<i32>,
+    /// it exited 0
     pub passed: bool,
 }

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Kind, Output, Uses, ValueType};
+use super::{Kind, Uses};
 use crate::workflow::model::Expect;
 
 /// The keys of a `verify` step (their doc comments are the reference's text).
@@ -38,23 +38,22 @@ impl VerifyStep {
 pub static KIND: Kind = Kind {
     uses: Uses::Verify,
     summary: "The runner runs the checks (`[checks.*]` or detected), the task's `verify:` criteria and, when the profile sets `coverage`, the `[coverage]` command in the worktree; failures are data for the gate, not a failed step.",
-    outputs: &[
-        Output::new("passed", ValueType::Bool, "every required check and criterion passed"),
-        Output::new("failed", ValueType::TextList, "names of the checks and criteria that failed, and `coverage` when the profile's minimum does not hold"),
-        Output::new("criteria_met", ValueType::Integer, "executable criteria that passed"),
-        Output::new("criteria_total", ValueType::Integer, "executable criteria run"),
-    ],
     needs_worktree: true,
     spends_budget: true,
     leaves_files: true,
     loop_only: false,
 };
 
-/// What a verify step publishes.
-#[derive(Debug, Clone, Serialize)]
+/// What a verify step publishes (its doc comments are the reference's text).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct VerifyOutputs {
+    /// every required check and criterion passed
     pub passed: bool,
+    /// names of the checks and criteria that failed, and `coverage` when the profile's minimum
+    /// does not hold
     pub failed: Vec<String>,
+    /// executable criteria that passed
     pub criteria_met: usize,
+    /// executable criteria run
     pub criteria_total: usize,
 }

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Kind, Output, Uses, ValueType};
+use super::{Kind, Uses};
 
 /// A `worktree` step has only the common keys.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -18,23 +18,21 @@ impl WorktreeStep {
 pub static KIND: Kind = Kind {
     uses: Uses::Worktree,
     summary: "Create the task branch `autobuild/<ID>` from the base and check it out in its own worktree (reopened on resume).",
-    outputs: &[
-        Output::new("path", ValueType::Text, "the worktree's directory"),
-        Output::new("branch", ValueType::Text, "the task branch"),
-        Output::new("base", ValueType::Text, "the branch the task started from"),
-        Output::new("resumed", ValueType::Bool, "the branch existed and the run continues on it"),
-    ],
     needs_worktree: false,
     spends_budget: false,
     leaves_files: false,
     loop_only: false,
 };
 
-/// What a worktree step publishes.
-#[derive(Debug, Clone, Serialize)]
+/// What a worktree step publishes (its doc comments are the reference's text).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct WorktreeOutputs {
+    /// the worktree's directory
     pub path: String,
+    /// the task branch
     pub branch: String,
+    /// the branch the task started from
     pub base: String,
+    /// the branch existed and the run continues on it
     pub resumed: bool,
 }

@@ -299,7 +299,7 @@ fn step_reference(
         return None;
     }
     let uses = kind.uses;
-    let outputs: Vec<&str> = kind.outputs.iter().map(|o| o.name).collect();
+    let outputs: Vec<&str> = kind.outputs().iter().map(|o| o.name).collect();
     let help = match did_you_mean(name, outputs.iter().copied()) {
         Some(close) => format!("did you mean `{close}`?"),
         None => format!("its outputs are: {}", outputs.join(", ")),
