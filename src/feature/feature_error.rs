@@ -31,7 +31,7 @@ pub enum FeatureError {
     /// `[sandbox] mode = "on"` cannot be honoured for the integration check, in the
     /// sandbox's words.
     #[error("{0}")]
-    Sandbox(String),
+    Sandbox(crate::sandbox::Unconfinable),
 }
 
 impl Problem for FeatureError {

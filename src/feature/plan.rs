@@ -185,7 +185,7 @@ pub fn check(root: &Path, file: FeatureFile) -> Result<FeaturePlan, Error> {
 /// The project's tasks, scanned once and only when some entry needs a lookup by id.
 struct LazyScan<'r> {
     root: &'r Path,
-    scan: Option<Result<TaskScan, String>>,
+    scan: Option<Result<TaskScan, Error>>,
 }
 
 impl<'r> LazyScan<'r> {
@@ -193,12 +193,9 @@ impl<'r> LazyScan<'r> {
         LazyScan { root, scan: None }
     }
 
-    fn get(&mut self) -> Result<&TaskScan, String> {
+    fn get(&mut self) -> Result<&TaskScan, &Error> {
         let root = self.root;
-        self.scan
-            .get_or_insert_with(|| list_tasks(root).map_err(|e| e.to_string()))
-            .as_ref()
-            .map_err(Clone::clone)
+        self.scan.get_or_insert_with(|| list_tasks(root)).as_ref()
     }
 }
 
@@ -246,8 +243,8 @@ fn resolve_task(
     }
     let scan = match scan.get() {
         Ok(scan) => scan,
-        Err(message) => {
-            problems.push(id.pos.error(message));
+        Err(error) => {
+            problems.push(id.pos.error(error.to_string()));
             return None;
         }
     };
@@ -304,10 +301,9 @@ fn stale_file_path(
         .error(format!("task file `{}` does not exist", file_path.value));
     let scan = match scan.get() {
         Ok(scan) => scan,
-        Err(message) => {
-            problems.push(
-                missing.with_help(format!("looking the task up by its id failed: {message}")),
-            );
+        Err(error) => {
+            problems
+                .push(missing.with_help(format!("looking the task up by its id failed: {error}")));
             return None;
         }
     };

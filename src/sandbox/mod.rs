@@ -224,7 +224,17 @@ impl Sandbox {
 pub struct Decision {
     pub effective: Effective,
     pub warning: Option<String>,
-    pub blocker: Option<String>,
+    pub blocker: Option<Unconfinable>,
+}
+
+/// `[sandbox] mode = "on"` where nothing can be confined: why, and the fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "[sandbox] mode = \"on\", but agents and checks cannot be confined here: {reason}; fix: {fix} (or set mode = \"auto\" to run unconfined with a warning)"
+)]
+pub struct Unconfinable {
+    pub reason: String,
+    pub fix: String,
 }
 
 /// Decides whether this run is confined, asking [`probe::availability`] (once per process)
@@ -249,11 +259,10 @@ pub fn decide(settings: &Settings) -> Decision {
         },
         Availability::Unavailable { reason, fix } => {
             let (warning, blocker) = if settings.mode == Mode::On {
-                let blocker = format!(
-                    "[sandbox] mode = \"on\", but agents and checks cannot be confined here: \
-                     {reason}; fix: {fix} (or set mode = \"auto\" to run unconfined with a \
-                     warning)"
-                );
+                let blocker = Unconfinable {
+                    reason: reason.clone(),
+                    fix: fix.clone(),
+                };
                 (None, Some(blocker))
             } else {
                 let warning = format!(

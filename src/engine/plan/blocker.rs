@@ -73,7 +73,7 @@ pub enum Blocker {
     /// The task branch exists and neither `--resume` nor `--fresh` says what to do with it.
     BranchExists { branch: String },
     /// `[sandbox] mode = "on"` cannot be honoured, in the sandbox's words.
-    Sandbox(String),
+    Sandbox(crate::sandbox::Unconfinable),
     /// A `[worktree]` link or copy that cannot work, in its words.
     WorktreeFiles(String),
     /// A context file that cannot be shown, in its words.
@@ -175,8 +175,8 @@ impl fmt::Display for Blocker {
                 f,
                 "branch {branch} already exists: add --resume to continue on it, or --fresh to discard it"
             ),
+            Blocker::Sandbox(unconfinable) => write!(f, "{unconfinable}"),
             Blocker::Adapter(text)
-            | Blocker::Sandbox(text)
             | Blocker::WorktreeFiles(text)
             | Blocker::ContextFile(text) => f.write_str(text),
         }
@@ -259,8 +259,13 @@ mod tests {
                  to discard it",
             ),
             (
-                Blocker::Sandbox("bwrap is missing".into()),
-                "bwrap is missing",
+                Blocker::Sandbox(crate::sandbox::Unconfinable {
+                    reason: "bwrap is missing".into(),
+                    fix: "install bubblewrap".into(),
+                }),
+                "[sandbox] mode = \"on\", but agents and checks cannot be confined here: bwrap \
+                 is missing; fix: install bubblewrap (or set mode = \"auto\" to run unconfined \
+                 with a warning)",
             ),
         ];
         for (blocker, want) in cases {

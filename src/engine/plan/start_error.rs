@@ -70,7 +70,10 @@ mod tests {
             Blocker::BranchExists {
                 branch: "autobuild/T-1".into(),
             },
-            Blocker::Sandbox("bubblewrap cannot create a namespace".into()),
+            Blocker::Sandbox(crate::sandbox::Unconfinable {
+                reason: "bubblewrap cannot create a namespace".into(),
+                fix: "allow user namespaces".into(),
+            }),
         ]);
         let text = error.to_string();
         assert_eq!(text.lines().count(), 2, "{text}");
