@@ -95,6 +95,11 @@ impl RunPaths {
         self.dir.join("events.jsonl")
     }
 
+    /// The branch's net diff as the first report of its tip computed it (`report::records`).
+    pub fn net_diff(&self) -> PathBuf {
+        self.dir.join("net_diff.json")
+    }
+
     pub fn workflow_resolved(&self) -> PathBuf {
         self.dir.join("workflow.resolved.toml")
     }

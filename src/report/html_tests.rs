@@ -104,6 +104,7 @@ fn records() -> RunRecords {
             gate: None,
         }],
         net_diff: "diff --git a/lib/greet.sh b/lib/greet.sh\n+<b>net</b>\n".into(),
+        computed_net_diff: None,
         closing: None,
     }
 }

@@ -47,7 +47,11 @@ pub fn write_run(
         outcome.to_string()
     };
     let records = records::RunRecords::load(paths, state.clone(), outcome, ended);
-    write(paths, &html::render_run(&records)?)
+    let page = html::render_run(&records)?;
+    // The net diff is stored once computed: later reports read it, git or no git.
+    records::store_net_diff(paths, &records)
+        .map_err(|e| Error::io("cannot write", paths.net_diff(), e))?;
+    write(paths, &page)
 }
 
 /// Writes a rendered `page` as the `report.html` of the run (or feature) in `paths`; returns

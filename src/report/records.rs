@@ -1,13 +1,20 @@
 //! Everything a run directory records, loaded back as plain data for the HTML report: the run's
 //! state, its event stream (the timeline), and every turn of every loop with its player,
-//! checks, reviewers and gate — plus what the records only point at: the turn's diff (from
-//! git, by the checkpoint commit) and the tails of the check logs.
+//! checks, reviewers and gate — plus the tails of the check logs they point at.
+//!
+//! Diffs come from the records, not from git: each turn's patch is stored with its player
+//! record when the turn is checkpointed, and the branch's net diff is stored in `net_diff.json`
+//! the first time a report is written for that tip ([`store_net_diff`]). Only records older
+//! than that (no stored patch) and a tip not reported yet open the repository, so a report of
+//! a run whose worktree, branch or repository is gone still shows its diffs.
 //!
 //! Loading never fails on a missing or unreadable record: a run in progress, an interrupted
 //! run and a run whose branch is gone all still get a report, saying what could not be read.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
 
 use crate::engine::closing::{closing, Closing};
 use crate::engine::events::{read_events, Event};
@@ -34,6 +41,9 @@ pub struct RunRecords {
     /// last checkpoint (the approved commit, or where the work stands), or why it cannot be
     /// shown; empty when no turn changed a file.
     pub net_diff: String,
+    /// The net diff as computed from git this time, to be stored ([`store_net_diff`]); `None`
+    /// when it was read from the records or could not be computed.
+    pub computed_net_diff: Option<NetDiff>,
     /// How the run ended, for a run that has an outcome (the same value report.md renders).
     pub closing: Option<Closing>,
 }
@@ -66,15 +76,14 @@ impl RunRecords {
         ended: Option<&Outcome>,
     ) -> RunRecords {
         let events = read_events(&paths.events()).unwrap_or_default();
-        let repo_root = crate::git::Repo::discover(&paths.dir)
-            .ok()
-            .map(|repo| repo.root().to_path_buf());
+        // Opened only for what the records do not hold.
+        let mut repo = Repository::new(&paths.dir);
         let records = load_turns(paths, &state);
         let closing = ended.map(|ended| closing(&state, ended, &records));
-        let net_diff = net_diff(repo_root.as_deref(), &state, &records);
+        let (net_diff, computed_net_diff) = net_diff(paths, &mut repo, &state, &records);
         let turns = records
             .into_iter()
-            .map(|t| with_diff_and_logs(t, repo_root.as_deref()))
+            .map(|t| with_diff_and_logs(t, &mut repo))
             .collect();
         RunRecords {
             state,
@@ -82,40 +91,105 @@ impl RunRecords {
             events,
             turns,
             net_diff,
+            computed_net_diff,
             closing,
         }
     }
 }
 
+/// The repository the run directory is in, discovered the first time it is needed.
+struct Repository<'a> {
+    run_dir: &'a Path,
+    root: Option<Option<PathBuf>>,
+}
+
+impl<'a> Repository<'a> {
+    fn new(run_dir: &'a Path) -> Repository<'a> {
+        Repository {
+            run_dir,
+            root: None,
+        }
+    }
+
+    fn root(&mut self) -> Option<&Path> {
+        let run_dir = self.run_dir;
+        self.root
+            .get_or_insert_with(|| {
+                crate::git::Repo::discover(run_dir)
+                    .ok()
+                    .map(|repo| repo.root().to_path_buf())
+            })
+            .as_deref()
+    }
+}
+
+/// The branch's net diff as stored in `net_diff.json`: the patch from `from` to `to`, bounded
+/// and redacted like a turn's patch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NetDiff {
+    pub from: String,
+    pub to: String,
+    pub patch: String,
+}
+
+/// Stores the net diff `records` computed, so that later reports read it instead of diffing.
+pub fn store_net_diff(paths: &RunPaths, records: &RunRecords) -> std::io::Result<()> {
+    match &records.computed_net_diff {
+        Some(net) => crate::atomic_file::write_json_atomic(&paths.net_diff(), net),
+        None => Ok(()),
+    }
+}
+
 /// The branch's change from the commit its first checkpoint was made on to its last
-/// checkpoint, or why that cannot be shown; empty when no turn changed a file.
-fn net_diff(repo: Option<&Path>, state: &RunState, turns: &[TurnRecords]) -> String {
+/// checkpoint, or why that cannot be shown; empty when no turn changed a file. Read from
+/// `net_diff.json` when it holds that range, else computed (and returned to be stored).
+fn net_diff(
+    paths: &RunPaths,
+    repo: &mut Repository<'_>,
+    state: &RunState,
+    turns: &[TurnRecords],
+) -> (String, Option<NetDiff>) {
     let mut checkpoints = turns
         .iter()
         .filter_map(|t| t.player.as_ref())
         .filter(|p| p.checkpoint.changed)
         .map(|p| p.checkpoint.commit.as_str());
     let Some(first) = checkpoints.next() else {
-        return String::new();
+        return (String::new(), None);
     };
     let last = checkpoints.next_back().unwrap_or(first);
     let tip = state.last_checkpoint.as_deref().unwrap_or(last);
-    let Some(repo) = repo else {
-        return "(the net diff is not available: the run directory is not in a git repository)"
-            .into();
+    let from = format!("{first}^");
+    let stored = crate::user_file::read_record_text(&paths.net_diff())
+        .ok()
+        .and_then(|text| serde_json::from_str::<NetDiff>(&text).ok())
+        .filter(|net| net.from == from && net.to == tip);
+    if let Some(stored) = stored {
+        return (stored.patch, None);
+    }
+    let Some(root) = repo.root() else {
+        return (
+            "(the net diff is not available: the run directory is not in a git repository)".into(),
+            None,
+        );
     };
-    crate::git::diff_text(
-        repo,
-        &format!("{first}^"),
-        tip,
-        &|_| true,
-        crate::git::PATCH_LIMIT,
-    )
-    .unwrap_or_else(|e| format!("(the net diff is not available: {e})"))
+    match crate::git::diff_text(root, &from, tip, &|_| true, crate::git::PATCH_LIMIT) {
+        Ok(patch) => {
+            // Records are kept: a diff quoting a secret's value is stored redacted.
+            let patch = crate::process::redact(&patch, &[]);
+            let net = NetDiff {
+                from,
+                to: tip.to_string(),
+                patch: patch.clone(),
+            };
+            (patch, Some(net))
+        }
+        Err(e) => (format!("(the net diff is not available: {e})"), None),
+    }
 }
 
 /// A turn's records plus what they only point at: the diff and the check logs' tails.
-fn with_diff_and_logs(t: TurnRecords, repo: Option<&Path>) -> TurnData {
+fn with_diff_and_logs(t: TurnRecords, repo: &mut Repository<'_>) -> TurnData {
     let log_tails = t
         .verify
         .iter()
@@ -144,7 +218,7 @@ fn with_diff_and_logs(t: TurnRecords, repo: Option<&Path>) -> TurnData {
 
 /// What the player's checkpoint commit changed against its parent (the previous checkpoint,
 /// or the base for the first), or why that cannot be shown.
-fn turn_diff(repo: Option<&Path>, player: &PlayerRecord) -> String {
+fn turn_diff(repo: &mut Repository<'_>, player: &PlayerRecord) -> String {
     if !player.checkpoint.changed {
         return String::new();
     }
@@ -152,7 +226,7 @@ fn turn_diff(repo: Option<&Path>, player: &PlayerRecord) -> String {
     if let Some(patch) = &player.patch {
         return patch.clone();
     }
-    let Some(repo) = repo else {
+    let Some(repo) = repo.root() else {
         return "(the diff is not available: the run directory is not in a git repository)".into();
     };
     let commit = &player.checkpoint.commit;

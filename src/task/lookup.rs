@@ -2,11 +2,13 @@
 //!
 //! Tasks live under `.autobuild/tasks/**` and, for GuardKit projects, under
 //! `tasks/{backlog,in_progress,design_approved,in_review,blocked}/**` and the same folders of
-//! `.guardkit/tasks/` (docs/guardkit.md). Lookup by id also searches GuardKit's finished folders
-//! (`completed/`, `archived/`; a copy there loses to any active one) and the files directly in
-//! `.guardkit/tasks/`, and parses only the files that can declare the id (their name or text
-//! carries it), so a board of thousands of tasks costs a read, not a parse, per file. Lookup by
-//! id matches the front-matter `id` exactly (or, without one, the id the file name carries). A file that fails to parse does not hide the other
+//! `.guardkit/tasks/` (README.md, docs/guardkit.md). Lookup by id also searches GuardKit's
+//! finished folders (`completed/`, `archived/`; a copy there loses to any active one) and the
+//! files directly in `.guardkit/tasks/`, and parses only the files that can declare the id:
+//! those named after it, and only when none of them declares it those whose text carries it, so
+//! a board of thousands of tasks costs a directory listing, not a parse per file. Lookup by id
+//! matches the front-matter `id` exactly (or, without one, the id the file name carries). A
+//! file that fails to parse does not hide the other
 //! tasks, but when it is the file that declares the requested id its problems are what the user
 //! sees — even when its front matter is so broken that only an `id:` line can still be read.
 //! When no file declares the id, the broken task files whose id cannot be read are listed with
@@ -80,7 +82,7 @@ pub fn list_tasks(root: &Path) -> Result<TaskScan, Error> {
 /// never take tasks from, count here: a task GuardKit moved on after its merge is shown there.
 /// `None` for a task outside GuardKit's folders, or none with that id.
 pub fn board_state(root: &Path, id: &str) -> Option<(String, PathBuf)> {
-    let scan = scan_files(root, candidates(&lookup_files(root).ok()?, id));
+    let scan = scan_for(root, &lookup_files(root).ok()?, id);
     let path = match find_in_scan(root, &scan, id) {
         Lookup::Found(task) => task.path,
         Lookup::Invalid(invalid) => invalid.path.clone(),
@@ -117,26 +119,28 @@ fn lookup_files(root: &Path) -> Result<Vec<PathBuf>, Error> {
     Ok(files)
 }
 
-/// The files of `files` that may declare `id`: those whose name carries it (GuardKit names
-/// task files after their ids), then those whose text contains it at all. A file that declares
-/// an id spells it out, in its front matter or in its name, so the files left out cannot
-/// declare `id`; only the candidates are parsed.
-fn candidates(files: &[PathBuf], id: &str) -> Vec<PathBuf> {
-    let named = |path: &PathBuf| {
+/// The parsed files of `files` that may declare `id`, found by name first: GuardKit names task
+/// files after their ids, so when a file whose name carries `id` declares it, only those files
+/// are parsed (a copy elsewhere not named after the id is then not seen). Otherwise every file
+/// whose name or text carries `id` is: a file that declares an id spells it out, in its front
+/// matter or in its name, so the files left out cannot declare `id`.
+fn scan_for(root: &Path, files: &[PathBuf], id: &str) -> TaskScan {
+    let named = |path: &&PathBuf| {
         path.file_name()
             .is_some_and(|name| name.to_string_lossy().contains(id))
     };
+    let by_name = scan_files(root, files.iter().filter(named).cloned().collect());
+    if !matches!(find_in_scan(root, &by_name, id), Lookup::Missing) {
+        return by_name;
+    }
     let needle = id.as_bytes();
-    let mentions = |path: &PathBuf| match fs::read(path) {
+    let mentions = |path: &&PathBuf| match fs::read(path) {
         Ok(bytes) => bytes.windows(needle.len().max(1)).any(|w| w == needle),
         // Unreadable: parsed, so that its problem is reported as before.
         Err(_) => true,
     };
-    files
-        .iter()
-        .filter(|path| named(path) || mentions(path))
-        .cloned()
-        .collect()
+    let candidates = files.iter().filter(|p| named(p) || mentions(p)).cloned();
+    scan_files(root, candidates.collect())
 }
 
 /// Parses `files`, in the given order.
@@ -211,7 +215,7 @@ pub fn locate(root: &Path, id_or_path: &str) -> Result<Task, Error> {
     }
 
     let files = lookup_files(root)?;
-    let scan = scan_files(root, candidates(&files, id_or_path));
+    let scan = scan_for(root, &files, id_or_path);
     match find_in_scan(root, &scan, id_or_path) {
         Lookup::Found(task) => Ok(*task),
         Lookup::Invalid(invalid) => Err(Error::Invalid(invalid.problems.clone())),

@@ -384,3 +384,32 @@ fn a_waiting_and_an_approved_run_s_pages_name_the_next_step() {
     assert!(text(&html, "#net-diff").contains("the approved commit"));
     assert!(text(&html, "#net-diff .diff").contains("+++ b/lib/greet.sh"));
 }
+
+/// Diffs come from the records (issue 24): a run directory copied away from its repository
+/// still loads every turn's patch and the branch's net diff, with no repository to diff in.
+#[test]
+fn a_run_directory_away_from_its_repository_still_shows_every_diff() {
+    use autobuild::engine::paths::RunPaths;
+    use autobuild::engine::state::RunState;
+    use autobuild::report::records::RunRecords;
+
+    let project = two_reviewer_project();
+    assert_exit(&project.run(&["task", TASK, "--workflow", "secure"]), 3);
+    assert!(project.run_dir().join("net_diff.json").is_file());
+    let away = tempfile::tempdir().unwrap();
+    let runs = away.path().join("runs");
+    loop_fixture::copy_files(&project.run_dir(), &runs.join(TASK));
+    let paths = RunPaths::new(&runs, TASK);
+    let state = RunState::load(&paths.state()).unwrap();
+
+    let records = RunRecords::load(&paths, state, "blocked".into(), None);
+
+    let added = r#"+<script>alert("from the diff")</script>"#;
+    assert!(
+        records.turns[0].diff.contains(added),
+        "{}",
+        records.turns[0].diff
+    );
+    assert!(records.net_diff.contains(added), "{}", records.net_diff);
+    assert!(records.computed_net_diff.is_none(), "read, not computed");
+}

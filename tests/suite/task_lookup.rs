@@ -359,3 +359,46 @@ fn not_found_lists_the_broken_task_files_that_may_declare_the_id() {
     assert!(help.starts_with("fix the task files above"), "{help}");
     assert!(help.contains(".autobuild/tasks/"), "{help}");
 }
+
+/// GuardKit names task files after their ids: those are parsed first (issue 24), in every
+/// state folder, finished ones included; a file named otherwise is found by its text only when
+/// no file named after the id declares it.
+#[test]
+fn lookup_by_id_reads_file_names_first_in_every_state_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "tasks/completed/TASK-C1-shipped.md", &task("TASK-C1"));
+    write(root, "tasks/backlog/TASK-C10-other.md", &task("TASK-C10"));
+    write(root, "tasks/in_review/untitled.md", &task("TASK-N1"));
+    let found = locate(root, "TASK-C1").unwrap();
+    assert_eq!(found.path, root.join("tasks/completed/TASK-C1-shipped.md"));
+    assert!(found.warnings.is_empty(), "{:?}", found.warnings);
+    // Its name does not carry the id: found by parsing the files that mention it.
+    let found = locate(root, "TASK-N1").unwrap();
+    assert_eq!(found.path, root.join("tasks/in_review/untitled.md"));
+
+    // Two files named after one id in the same state: the duplicate rule holds.
+    write(root, ".guardkit/tasks/backlog/TASK-C1.md", &task("TASK-C1"));
+    write(root, "tasks/backlog/TASK-C1-copy.md", &task("TASK-C1"));
+    let text = locate(root, "TASK-C1").unwrap_err().to_string();
+    assert!(
+        text.contains(
+            "more than one file in the same state: .guardkit/tasks/backlog/TASK-C1.md and tasks/backlog/TASK-C1-copy.md"
+        ),
+        "{text}"
+    );
+    // In different states, the most advanced copy is taken with a warning naming the others.
+    fs::remove_file(root.join("tasks/backlog/TASK-C1-copy.md")).unwrap();
+    let found = locate(root, "TASK-C1").unwrap();
+    assert_eq!(found.path, root.join(".guardkit/tasks/backlog/TASK-C1.md"));
+    let warning = found.warnings[0].to_string();
+    assert!(
+        warning.contains("also declared by tasks/completed/TASK-C1-shipped.md (completed)"),
+        "{warning}"
+    );
+    // The price of reading names first: a copy named after nothing is not seen while one
+    // named after the id declares it.
+    write(root, "tasks/backlog/stray.md", &task("TASK-C1"));
+    let found = locate(root, "TASK-C1").unwrap();
+    assert_eq!(found.path, root.join(".guardkit/tasks/backlog/TASK-C1.md"));
+}

@@ -14,6 +14,7 @@
 use std::collections::BTreeMap;
 use std::fs::OpenOptions;
 use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -197,9 +198,11 @@ impl FeatureFile {
         }
         let mut line = serde_json::to_vec(&change).map_err(io::Error::other)?;
         line.push(b'\n');
+        // Private like the snapshot, which is written through a temporary file.
         let mut journal = OpenOptions::new()
             .create(true)
             .append(true)
+            .mode(0o600)
             .open(journal_file(&self.path))?;
         journal.write_all(&line)?;
         journal.sync_data()?;
