@@ -24,31 +24,55 @@ use crate::workflow::model::{Access, Action, Step};
 /// from a coarse clock, up to one timer tick (10 ms at the slowest common rate) behind.
 const COARSE_CLOCK: Duration = Duration::from_millis(20);
 
-/// Whether `step` may run before the leftovers of the last commands are removed: a gate or a
-/// report (they read records), or a read-only agent step whose audit removes them, when HEAD
-/// and the task branch are still at the checkpoint (a moved ref is the reviewer's scope
-/// violation, so one the commands moved is put back before the reviewer starts).
+/// Whether the last commands' leftovers may stay while a step runs.
+#[derive(Debug, PartialEq, Eq)]
+enum Wait {
+    /// The step reads records only (a gate, a report).
+    Yes,
+    /// A read-only agent step: its audit removes them, provided HEAD and the task branch are
+    /// still at the checkpoint (a moved ref is the reviewer's scope violation, so one the
+    /// commands moved is put back before the reviewer starts).
+    IfRefsUnmoved,
+    /// Anything else needs the worktree as checkpointed.
+    No,
+}
+
+/// What a step of `action`, whose agent role (if any) has `access`, lets the leftovers do.
+fn wait(action: &Action, access: Option<Access>) -> Wait {
+    match action {
+        Action::Gate { .. } | Action::Report => Wait::Yes,
+        Action::Agent { .. } if access == Some(Access::ReadOnly) => Wait::IfRefsUnmoved,
+        _ => Wait::No,
+    }
+}
+
+/// Whether `step` may run before the leftovers of the last commands are removed ([`wait`]).
 pub(crate) fn can_wait_for(cx: &RunCx, step: &Step) -> Result<bool, Error> {
+    let Some(checkpoint) = cx.state.last_checkpoint.as_deref() else {
+        return Ok(true);
+    };
     if cx.leftovers.is_none() {
         return Ok(true);
     }
-    match &step.action {
-        Action::Gate { .. } | Action::Report => Ok(true),
-        Action::Agent { role, .. } => {
-            let read_only = cx
-                .plan
-                .resolved
-                .workflow
-                .roles
-                .get(role)
-                .is_some_and(|role| role.access == Access::ReadOnly);
-            let Some(checkpoint) = cx.state.last_checkpoint.as_deref() else {
-                return Ok(true);
-            };
-            Ok(read_only
-                && crate::git::on_branch_at(&cx.state.worktree, &cx.state.branch, checkpoint)?)
-        }
-        _ => Ok(false),
+    let access = match &step.action {
+        Action::Agent { role, .. } => cx
+            .plan
+            .resolved
+            .workflow
+            .roles
+            .get(role)
+            .map(|role| role.access),
+        _ => None,
+    };
+    match wait(&step.action, access) {
+        Wait::Yes => Ok(true),
+        Wait::No => Ok(false),
+        Wait::IfRefsUnmoved if !cx.state.worktree.is_dir() => Ok(false),
+        Wait::IfRefsUnmoved => Ok(crate::git::on_branch_at(
+            &cx.state.worktree,
+            &cx.state.branch,
+            checkpoint,
+        )?),
     }
 }
 
@@ -100,4 +124,47 @@ fn warn(cx: &mut RunCx, step_id: &str, left: &[String]) {
             left.join(", ")
         ),
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_record_readers_and_audited_readers_let_leftovers_wait() {
+        let agent = Action::Agent {
+            role: "coach".into(),
+            advisory: false,
+        };
+        let table = [
+            (Action::Gate { reviews: None }, None, Wait::Yes),
+            (Action::Report, None, Wait::Yes),
+            (agent.clone(), Some(Access::ReadOnly), Wait::IfRefsUnmoved),
+            (agent.clone(), Some(Access::Write), Wait::No),
+            // A role the workflow does not define: the step fails on its own; nothing waits.
+            (agent, None, Wait::No),
+            (
+                Action::Verify {
+                    checks: None,
+                    expect: None,
+                },
+                None,
+                Wait::No,
+            ),
+            (Action::Merge { strategy: None }, None, Wait::No),
+            (Action::Approval { question: None }, None, Wait::No),
+            (
+                Action::Run {
+                    run: "make".into(),
+                    env: Default::default(),
+                },
+                None,
+                Wait::No,
+            ),
+            (Action::Worktree, None, Wait::No),
+        ];
+        for (action, access, expected) in table {
+            assert_eq!(wait(&action, access), expected, "{action:?} {access:?}");
+        }
+    }
 }
