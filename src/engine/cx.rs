@@ -37,6 +37,10 @@ pub struct RunCx<'p> {
     display: Box<dyn EventSink + Send + 'p>,
     /// Answers the run's questions (merge now? approve?).
     pub prompter: Box<dyn Prompter>,
+    /// The last step that ran commands (checks, a `run` step) when what they left in the
+    /// worktree is not removed yet: the next walk of the worktree does it
+    /// (`engine::exec::leftovers`). Not persisted: a resume reverts the worktree anyway.
+    pub leftovers: Option<String>,
 }
 
 impl<'p> RunCx<'p> {
@@ -68,6 +72,7 @@ impl<'p> RunCx<'p> {
             events,
             display: io.sink,
             prompter: io.prompter,
+            leftovers: None,
         }
     }
 

@@ -64,6 +64,14 @@ impl<'a, 'p> Interpreter<'a, 'p> {
     pub fn run(mut self) -> Result<Outcome, Error> {
         let steps = self.cx.plan.resolved.workflow.steps.clone();
         self.walk(&steps)?;
+        // The worktree is left as checkpointed, whatever the last step was.
+        if let Err(error) = exec::leftovers::remove(self.cx) {
+            self.cx.emit(EventKind::Warning {
+                message: format!(
+                    "cannot remove what the last checks left in the worktree: {error}"
+                ),
+            });
+        }
         Ok(self.outcome())
     }
 

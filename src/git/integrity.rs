@@ -34,6 +34,19 @@ pub fn reattach(worktree: &Path, branch: &str) -> Result<Option<String>, GitErro
     Ok(Some(current))
 }
 
+/// Whether HEAD of `worktree` is on `branch` and `branch` points to `commit` (full hex): no
+/// step moved either. Reads refs only.
+pub fn on_branch_at(worktree: &Path, branch: &str, commit: &str) -> Result<bool, GitError> {
+    let repo = open_checkout(worktree)?;
+    let head = repo.find_reference("HEAD").context("read HEAD", worktree)?;
+    let wanted = format!("refs/heads/{branch}");
+    if head.symbolic_target().ok().flatten() != Some(wanted.as_str()) {
+        return Ok(false);
+    }
+    let tip = repo.refname_to_id(&wanted).ok();
+    Ok(tip.is_some_and(|tip| tip.to_string() == commit))
+}
+
 /// The commit (hex) `branch` points to.
 pub fn branch_tip(worktree: &Path, branch: &str) -> Result<String, GitError> {
     let repo = open_checkout(worktree)?;

@@ -37,6 +37,7 @@ mod strategy;
 pub mod task_repo;
 mod tree_merge;
 mod turn_diffs;
+mod walks;
 mod worktree;
 
 pub use checkout_guard::CheckoutGuard;
@@ -48,7 +49,7 @@ pub use error::GitError;
 pub use guard::GitDirGuard;
 pub use hold::Held;
 pub use init::init_with_commit;
-pub use integrity::{backup, branch_tip, path_in_branch, reattach};
+pub use integrity::{backup, branch_tip, on_branch_at, path_in_branch, reattach};
 pub use landing::{BaseMove, Landing, NotMoved, Prepared};
 pub use linked::record_linked;
 pub use locks::{remove_task_locks, AdminLock};
@@ -56,11 +57,12 @@ pub use merge::MergeOutcome;
 pub use objects::{import_objects, Imported};
 pub use ref_guard::{RefGuard, RefOwner, RefRestored};
 pub use repo::{person, Repo};
-pub use restore::{restore, restore_paths};
+pub use restore::{restore, restore_paths, restore_since, Reverted};
 pub use snapshot::{
     changed_files_since, checkpoint, checkpoint_within_scope, drop_from_checkpoint, head_commit,
     worktree_state_tree, Checkpoint,
 };
 pub use strategy::MergeStrategy;
 pub use turn_diffs::{TurnDiffs, PATCH_LIMIT, TESTS_DIFF_LIMIT};
+pub use walks::walks_of;
 pub use worktree::{OpenedWorktree, WorktreeInfo};

@@ -183,6 +183,19 @@ pub(crate) fn state_tree(repo: &Repository, worktree: &Path) -> Result<Oid, GitE
 /// The tree is written from the index's tree cache: only the directories holding a staged
 /// path are rebuilt.
 fn stage_all(repo: &Repository, index: &mut Index, worktree: &Path) -> Result<Oid, GitError> {
+    let unstaged = unstaged_changes(repo, index, worktree)?;
+    stage(index, unstaged, worktree)
+}
+
+/// What differs between `index` and the working tree, file by file, as `git status` lists it
+/// unstaged or untracked (ignored files and submodules left out): each path with whether it is
+/// present (added, modified, a type change) or deleted. One walk of the working tree; the stat
+/// information it refreshes is kept in `index` (in memory).
+pub(crate) fn unstaged_changes(
+    repo: &Repository,
+    index: &mut Index,
+    worktree: &Path,
+) -> Result<Vec<(Vec<u8>, bool)>, GitError> {
     let mut options = DiffOptions::new();
     options
         .include_untracked(true)
@@ -191,10 +204,11 @@ fn stage_all(repo: &Repository, index: &mut Index, worktree: &Path) -> Result<Oi
         .include_typechange(true)
         .ignore_submodules(true)
         .update_index(true);
+    super::walks::count(worktree);
     let diff = repo
         .diff_index_to_workdir(Some(index), Some(&mut options))
         .context("read the worktree status", worktree)?;
-    let mut staged: Vec<(Vec<u8>, bool)> = Vec::new();
+    let mut changes: Vec<(Vec<u8>, bool)> = Vec::new();
     for delta in diff.deltas() {
         // Submodule entries are left as they are, as `git status` without submodules shows
         // them (a gitlink whose directory is missing is not a deletion to stage).
@@ -203,23 +217,33 @@ fn stage_all(repo: &Repository, index: &mut Index, worktree: &Path) -> Result<Oi
             continue;
         }
         match delta.status() {
-            Delta::Deleted => staged.extend(
+            Delta::Deleted => changes.extend(
                 delta
                     .old_file()
                     .path_bytes()
                     .map(|path| (path.to_vec(), false)),
             ),
-            Delta::Added | Delta::Untracked | Delta::Modified | Delta::Typechange => staged.extend(
-                delta
-                    .new_file()
-                    .path_bytes()
-                    .map(|path| (path.to_vec(), true)),
-            ),
+            Delta::Added | Delta::Untracked | Delta::Modified | Delta::Typechange => changes
+                .extend(
+                    delta
+                        .new_file()
+                        .path_bytes()
+                        .map(|path| (path.to_vec(), true)),
+                ),
             _ => {}
         }
     }
-    drop(diff);
-    for (path, present) in staged {
+    Ok(changes)
+}
+
+/// Stages `changes` (from [`unstaged_changes`]) in `index`, in memory, and writes the tree from
+/// the index's tree cache; returns its id.
+pub(crate) fn stage(
+    index: &mut Index,
+    changes: Vec<(Vec<u8>, bool)>,
+    worktree: &Path,
+) -> Result<Oid, GitError> {
+    for (path, present) in changes {
         let path = Path::new(OsStr::from_bytes(&path));
         if present {
             index

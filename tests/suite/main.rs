@@ -58,6 +58,7 @@ mod loop_profile_checks;
 mod loop_resume;
 mod loop_scenarios;
 mod loop_scope;
+mod loop_walks;
 mod loop_workflows;
 mod native_adapter;
 mod native_loop;

@@ -9,6 +9,7 @@ mod approval;
 mod coverage;
 mod gate;
 mod hidden_check;
+pub(crate) mod leftovers;
 mod merge;
 mod output_text;
 mod report;
@@ -89,36 +90,19 @@ fn into_map(value: Value) -> Map<String, Value> {
     }
 }
 
-/// Performs `step`; `context` is what `${{ }}` in the step's strings may read.
+/// Performs `step`; `context` is what `${{ }}` in the step's strings may read. What commands
+/// the runner ran (checks, `run` steps) left in the worktree is removed before the next step
+/// that needs the worktree as checkpointed, or by the next read-only agent step's audit on the
+/// same walk ([`leftovers`]).
 pub fn execute(cx: &mut RunCx, step: &Step, context: &Value) -> Result<StepDone, Error> {
-    let done = perform(cx, step, context)?;
-    if step.action.kind().leaves_files {
-        clean_up_after_commands(cx, &step.id)?;
+    if !leftovers::can_wait_for(cx, step)? {
+        leftovers::remove(cx)?;
     }
-    Ok(done)
-}
-
-/// Commands the runner runs (checks, `run` steps) may leave files behind; the next agent must
-/// see exactly the checkpoint, and leftovers must neither be blamed on a reviewer nor
-/// committed as the player's work. They are removed and named.
-fn clean_up_after_commands(cx: &mut RunCx, step_id: &str) -> Result<(), Error> {
-    let worktree = cx.state.worktree.clone();
-    let Some(checkpoint) = cx.state.last_checkpoint.clone() else {
-        return Ok(());
-    };
-    if !worktree.is_dir() {
-        return Ok(());
+    let done = perform(cx, step, context);
+    if step.action.kind().leaves_files && cx.state.last_checkpoint.is_some() {
+        cx.leftovers = Some(step.id.clone());
     }
-    let leftovers = crate::git::restore(&worktree, &checkpoint)?;
-    if !leftovers.is_empty() {
-        cx.emit(crate::engine::events::EventKind::Warning {
-            message: format!(
-                "`{step_id}` left files in the worktree; removed them: {} (add generated files to .gitignore)",
-                leftovers.join(", ")
-            ),
-        });
-    }
-    Ok(())
+    done
 }
 
 fn perform(cx: &mut RunCx, step: &Step, context: &Value) -> Result<StepDone, Error> {

@@ -56,6 +56,7 @@ pub(super) fn run_reader(
         violation: Vec::new(),
         removed: Vec::new(),
         reverted: Vec::new(),
+        leftovers: None,
     };
     let criteria: Vec<verdict::TaskCriterion> = cx
         .plan
@@ -68,6 +69,7 @@ pub(super) fn run_reader(
         })
         .collect();
     let mut retried = false;
+    review.leftovers = super::leftovers::mark_for_audit(cx);
     let (invocation, verdict, verdict_error) = match review.run(cx, &prompt)? {
         Reviewed::Stop(done) => return Ok(done),
         Reviewed::Failed(invocation, reason) => {
@@ -220,6 +222,9 @@ struct Review<'a> {
     removed: Vec<String>,
     /// Files of the checkpoint the reviewer edited or deleted and the runner reverted.
     reverted: Vec<String>,
+    /// The step whose leftovers the first audit removes too, and when the reviewer started
+    /// (`exec::leftovers`).
+    leftovers: Option<(String, std::time::SystemTime)>,
 }
 
 enum Reviewed {
@@ -307,7 +312,16 @@ impl Review<'_> {
                     tip.get(..10).unwrap_or(&tip)
                 ));
             }
-            let restored = git::restore(self.worktree, &checkpoint)?;
+            let leftovers = self.leftovers.take();
+            let mark = leftovers.as_ref().map(|(_, mark)| *mark);
+            let restored = git::restore_since(self.worktree, &checkpoint, mark)?;
+            let (theirs, restored): (Vec<String>, Vec<String>) = restored
+                .paths
+                .into_iter()
+                .partition(|path| restored.before_mark.binary_search(path).is_ok());
+            if let Some((step_id, _)) = leftovers {
+                super::leftovers::removed_by_audit(cx, &step_id, &theirs);
+            }
             let (created, changed) = git::split_created(self.worktree, &checkpoint, &restored)?;
             if !created.is_empty() {
                 cx.emit(EventKind::Warning {
