@@ -40,8 +40,8 @@ enum Wait {
 /// What a step of `action`, whose agent role (if any) has `access`, lets the leftovers do.
 fn wait(action: &Action, access: Option<Access>) -> Wait {
     match action {
-        Action::Gate { .. } | Action::Report => Wait::Yes,
-        Action::Agent { .. } if access == Some(Access::ReadOnly) => Wait::IfRefsUnmoved,
+        Action::Gate(_) | Action::Report(_) => Wait::Yes,
+        Action::Agent(_) if access == Some(Access::ReadOnly) => Wait::IfRefsUnmoved,
         _ => Wait::No,
     }
 }
@@ -55,12 +55,12 @@ pub(crate) fn can_wait_for(cx: &RunCx, step: &Step) -> Result<bool, Error> {
         return Ok(true);
     }
     let access = match &step.action {
-        Action::Agent { role, .. } => cx
+        Action::Agent(agent) => cx
             .plan
             .resolved
             .workflow
             .roles
-            .get(role)
+            .get(&agent.role)
             .map(|role| role.access),
         _ => None,
     };
@@ -129,39 +129,46 @@ fn warn(cx: &mut RunCx, step_id: &str, left: &[String]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workflow::kinds::{
+        AgentStep, ApprovalStep, GateStep, MergeStep, ReportStep, RunStep, VerifyStep, WorktreeStep,
+    };
 
     #[test]
     fn only_record_readers_and_audited_readers_let_leftovers_wait() {
-        let agent = Action::Agent {
+        let agent = Action::Agent(AgentStep {
             role: "coach".into(),
             advisory: false,
-        };
+        });
         let table = [
-            (Action::Gate { reviews: None }, None, Wait::Yes),
-            (Action::Report, None, Wait::Yes),
+            (Action::Gate(GateStep { reviews: None }), None, Wait::Yes),
+            (Action::Report(ReportStep {}), None, Wait::Yes),
             (agent.clone(), Some(Access::ReadOnly), Wait::IfRefsUnmoved),
             (agent.clone(), Some(Access::Write), Wait::No),
             // A role the workflow does not define: the step fails on its own; nothing waits.
             (agent, None, Wait::No),
             (
-                Action::Verify {
+                Action::Verify(VerifyStep {
                     checks: None,
                     expect: None,
-                },
+                }),
                 None,
                 Wait::No,
             ),
-            (Action::Merge { strategy: None }, None, Wait::No),
-            (Action::Approval { question: None }, None, Wait::No),
+            (Action::Merge(MergeStep { strategy: None }), None, Wait::No),
             (
-                Action::Run {
+                Action::Approval(ApprovalStep { question: None }),
+                None,
+                Wait::No,
+            ),
+            (
+                Action::Run(RunStep {
                     run: "make".into(),
                     env: Default::default(),
-                },
+                }),
                 None,
                 Wait::No,
             ),
-            (Action::Worktree, None, Wait::No),
+            (Action::Worktree(WorktreeStep {}), None, Wait::No),
         ];
         for (action, access, expected) in table {
             assert_eq!(wait(&action, access), expected, "{action:?} {access:?}");
