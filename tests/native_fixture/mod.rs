@@ -12,7 +12,7 @@ pub mod stream;
 use std::collections::VecDeque;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
@@ -21,7 +21,15 @@ use serde_json::{json, Value};
 
 pub use http::Response;
 
-/// One request the server received.
+/// A path prefix no other server of this test process has had. The native adapter remembers
+/// for the rest of the process what a server (by `base_url`) was found to take, so a server on
+/// a port an earlier test's server used must not share that earlier server's `base_url`.
+pub(crate) fn unique_prefix() -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    format!("/server-{}", NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+/// One request the server received (its path without the server's [`unique_prefix`]).
 #[derive(Debug, Clone)]
 pub struct Recorded {
     pub method: String,
@@ -41,6 +49,7 @@ impl Recorded {
 
 pub struct Server {
     port: u16,
+    prefix: String,
     requests: Arc<Mutex<Vec<Recorded>>>,
     stop: Arc<AtomicBool>,
 }
@@ -50,29 +59,36 @@ impl Server {
     pub fn start(script: Vec<Response>, models: &[&str]) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
+        let prefix = unique_prefix();
         listener.set_nonblocking(true).unwrap();
         let requests = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
         let script = Arc::new(Mutex::new(VecDeque::from(script)));
         let listing = json!({"object": "list", "data": models.iter().map(|m| json!({"id": m})).collect::<Vec<_>>()});
         let (requests_in, stop_in) = (Arc::clone(&requests), Arc::clone(&stop));
+        let prefix_in = prefix.clone();
         thread::spawn(move || {
             while !stop_in.load(Ordering::SeqCst) {
                 let Ok((stream, _)) = listener.accept() else {
                     thread::sleep(Duration::from_millis(5));
                     continue;
                 };
-                let (requests, stop, script, listing) = (
+                let (requests, stop, script, listing, prefix) = (
                     Arc::clone(&requests_in),
                     Arc::clone(&stop_in),
                     Arc::clone(&script),
                     listing.clone(),
+                    prefix_in.clone(),
                 );
                 thread::spawn(move || {
                     let _ = http::serve(stream, Duration::from_secs(30), &stop, |request| {
                         requests.lock().unwrap().push(Recorded {
                             method: request.method.clone(),
-                            path: request.path.clone(),
+                            path: request
+                                .path
+                                .strip_prefix(&prefix)
+                                .unwrap_or(&request.path)
+                                .to_string(),
                             headers: request.headers.clone(),
                             body: serde_json::from_slice(&request.body).unwrap_or(Value::Null),
                         });
@@ -88,13 +104,14 @@ impl Server {
         });
         Server {
             port,
+            prefix,
             requests,
             stop,
         }
     }
 
     pub fn base_url(&self) -> String {
-        format!("http://127.0.0.1:{}/v1", self.port)
+        format!("http://127.0.0.1:{}{}/v1", self.port, self.prefix)
     }
 
     /// The `POST` requests received so far.

@@ -32,6 +32,7 @@ pub enum Step {
 
 pub struct StreamServer {
     port: u16,
+    prefix: String,
     requests: Arc<Mutex<Vec<Value>>>,
     closed: Receiver<Instant>,
 }
@@ -55,13 +56,14 @@ impl StreamServer {
         });
         StreamServer {
             port,
+            prefix: super::unique_prefix(),
             requests,
             closed,
         }
     }
 
     pub fn base_url(&self) -> String {
-        format!("http://127.0.0.1:{}/v1", self.port)
+        format!("http://127.0.0.1:{}{}/v1", self.port, self.prefix)
     }
 
     /// The request bodies received so far.
