@@ -50,8 +50,11 @@ pub fn restore_since(
     let repo = open_checkout(worktree)?;
     let target = find_commit(&repo, commit, worktree)?;
     let mut index = repo.index().context("open the index", worktree)?;
+    // Asked before the walk: refreshing a file's stat information invalidates the tree cache
+    // along its path, and libgit2 then rebuilds the whole tree to answer.
+    let index_is_target = index_is(&repo, &mut index, &target);
     let changes = unstaged_changes(&repo, &mut index, worktree)?;
-    if changes.is_empty() && index_is(&repo, &mut index, &target) {
+    if changes.is_empty() && index_is_target {
         return Ok(Reverted::default());
     }
     let current = stage(&mut index, changes, worktree);
