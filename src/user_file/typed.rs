@@ -274,4 +274,25 @@ after = 1
         assert_eq!(problems[0].message, "unknown value `countr` for `uses`");
         assert_eq!(problems[0].help.as_deref(), Some("did you mean `counter`?"));
     }
+
+    #[test]
+    fn a_type_that_holds_itself_stands_in_a_bounded_number_of_times() {
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        enum Nest {
+            Inner(Box<Nest>),
+            Leaf,
+        }
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct HasNest {
+            nest: Nest,
+        }
+        let problems = decode::<HasNest>(&tree("nest = 3\n")).unwrap_err();
+        let messages: Vec<&str> = problems.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            ["invalid type: integer `3`, expected one of: Inner, Leaf"]
+        );
+    }
 }

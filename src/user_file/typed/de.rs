@@ -137,7 +137,7 @@ impl<'a> De<'a> {
     ) -> Result<T, DeError> {
         self.cx.report(pos, problem, self.field);
         self.cx.stood_in.borrow_mut().insert(address(self.node));
-        stand_in(Substitute).map_err(|_| DeError::reported())
+        stand_in(Substitute::new()).map_err(|_| DeError::reported())
     }
 
     fn seq<'de, V: Visitor<'de>>(self, items: &'a [Node], visitor: V) -> Result<V::Value, DeError> {

@@ -11,8 +11,29 @@ use super::problem::DeError;
 
 /// A neutral value of whatever is asked for, standing in for a reported one so that the
 /// values around it are still decoded: zero, empty, none, the first variant, a struct with
-/// every field standing in.
-pub(super) struct Substitute;
+/// every field standing in. A type whose first variant holds the type itself would stand in
+/// forever: past [`Substitute::MAX_DEPTH`] nested stand-ins the value is given up instead.
+pub(super) struct Substitute {
+    depth: u8,
+}
+
+impl Substitute {
+    const MAX_DEPTH: u8 = 16;
+
+    pub(super) fn new() -> Substitute {
+        Substitute { depth: 0 }
+    }
+
+    /// A stand-in for a value inside this one.
+    fn inner(&self) -> Result<Substitute, DeError> {
+        match self.depth < Self::MAX_DEPTH {
+            true => Ok(Substitute {
+                depth: self.depth + 1,
+            }),
+            false => Err(DeError::reported()),
+        }
+    }
+}
 
 impl<'de> Deserializer<'de> for Substitute {
     type Error = DeError;
@@ -50,7 +71,7 @@ impl<'de> Deserializer<'de> for Substitute {
         _name: &'static str,
         visitor: V,
     ) -> Result<V::Value, DeError> {
-        visitor.visit_newtype_struct(self)
+        visitor.visit_newtype_struct(self.inner()?)
     }
 
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
@@ -69,7 +90,11 @@ impl<'de> Deserializer<'de> for Substitute {
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, DeError> {
-        visitor.visit_map(Fields { fields, next: 0 })
+        visitor.visit_map(Fields {
+            fields,
+            next: 0,
+            depth: self.inner()?,
+        })
     }
 
     fn deserialize_enum<V: Visitor<'de>>(
@@ -81,7 +106,7 @@ impl<'de> Deserializer<'de> for Substitute {
         let Some(first) = variants.first() else {
             return Err(DeError::reported());
         };
-        visitor.visit_enum(SubstituteVariant(first))
+        visitor.visit_enum(SubstituteVariant(first, self.inner()?))
     }
 
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
@@ -140,6 +165,8 @@ impl<'de> Deserializer<'de> for Substitute {
 struct Fields {
     fields: &'static [&'static str],
     next: usize,
+    /// The stand-in each field's value is made from.
+    depth: Substitute,
 }
 
 impl<'de> MapAccess<'de> for Fields {
@@ -158,12 +185,12 @@ impl<'de> MapAccess<'de> for Fields {
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, DeError> {
-        seed.deserialize(Substitute)
+        seed.deserialize(self.depth.inner()?)
     }
 }
 
 /// The first variant of an enum, its value standing in.
-struct SubstituteVariant(&'static str);
+struct SubstituteVariant(&'static str, Substitute);
 
 impl<'de> EnumAccess<'de> for SubstituteVariant {
     type Error = DeError;
@@ -174,7 +201,7 @@ impl<'de> EnumAccess<'de> for SubstituteVariant {
         seed: V,
     ) -> Result<(V::Value, Substitute), DeError> {
         let variant = seed.deserialize(StrDeserializer::<DeError>::new(self.0))?;
-        Ok((variant, Substitute))
+        Ok((variant, self.1))
     }
 }
 
@@ -186,7 +213,7 @@ impl<'de> VariantAccess<'de> for Substitute {
     }
 
     fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value, DeError> {
-        seed.deserialize(Substitute)
+        seed.deserialize(self)
     }
 
     fn tuple_variant<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value, DeError> {
