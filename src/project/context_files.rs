@@ -26,6 +26,16 @@ pub struct ContextFile {
     pub missing: Diagnostic,
 }
 
+/// A blank entry: the stand-in for a refused path while the config is decoded.
+impl Default for ContextFile {
+    fn default() -> ContextFile {
+        ContextFile {
+            path: String::new(),
+            missing: Diagnostic::new("", ""),
+        }
+    }
+}
+
 /// What is wrong with `path` as a context file path, before looking at the disk.
 pub fn path_problem(path: &str) -> Option<String> {
     let p = Path::new(path);

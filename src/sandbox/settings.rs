@@ -57,6 +57,7 @@ pub struct Settings {
 
 /// A `writable` entry: absolute, `~` or `~/…`. A relative path would have no obvious base (the
 /// worktree is writable anyway), and `/` would make the sandbox pointless.
+#[derive(Default)]
 pub struct ExtraWritable(String);
 
 const WRITABLE_FORM: &str = "an absolute path, `~` or `~/…` (not `/`)";

@@ -13,6 +13,8 @@ use std::marker::PhantomData;
 use schemars::{json_schema, Schema};
 use serde::de::{self, Deserialize, Deserializer, Visitor};
 
+use crate::user_file::typed::deferred;
+
 /// A type that decodes one value by its rule and yields the plain value.
 pub trait Rule: for<'de> Deserialize<'de> {
     /// What the rest of the code works with.
@@ -36,12 +38,21 @@ pub trait Rule: for<'de> Deserialize<'de> {
     }
 }
 
+/// `result`, or when the rule refused the value: inside the decoder, a stand-in and the
+/// refusal handed to it ([`deferred`], so decoding goes on); elsewhere the refusal as an error.
+pub fn refused<T: Default, W: fmt::Display, E: de::Error>(result: Result<T, W>) -> Result<T, E> {
+    result.or_else(|why| match deferred::refuse(why.to_string()) {
+        Ok(()) => Ok(T::default()),
+        Err(message) => Err(E::custom(message)),
+    })
+}
+
 /// Deserializes a string into `T` through `T::try_from`; a value of another type is refused
 /// as "invalid type: …, expected {expecting}", so the type error names the form too.
 pub fn from_text<'de, D, T>(d: D, expecting: &'static str) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
-    T: TryFrom<String>,
+    T: TryFrom<String> + Default,
     T::Error: fmt::Display,
 {
     struct Text<T> {
@@ -50,7 +61,7 @@ where
     }
     impl<T> Visitor<'_> for Text<T>
     where
-        T: TryFrom<String>,
+        T: TryFrom<String> + Default,
         T::Error: fmt::Display,
     {
         type Value = T;
@@ -60,11 +71,11 @@ where
         }
 
         fn visit_str<E: de::Error>(self, text: &str) -> Result<T, E> {
-            T::try_from(text.to_string()).map_err(E::custom)
+            refused(T::try_from(text.to_string()))
         }
 
         fn visit_string<E: de::Error>(self, text: String) -> Result<T, E> {
-            T::try_from(text).map_err(E::custom)
+            refused(T::try_from(text))
         }
     }
     d.deserialize_string(Text {
@@ -89,7 +100,7 @@ pub fn text_schema(description: &str, pattern: Option<&str>) -> Schema {
 mod tests {
     use super::*;
 
-    #[derive(Debug, PartialEq)]
+    #[derive(Debug, Default, PartialEq)]
     struct Even(u32);
 
     impl TryFrom<String> for Even {

@@ -19,6 +19,7 @@
 //! itself, which is all that "unknown key, did you mean" needs.
 
 mod de;
+pub mod deferred;
 pub mod problem;
 mod substitute;
 
@@ -39,6 +40,7 @@ pub fn decode<T: DeserializeOwned>(node: &Node) -> Result<T, Vec<Diagnostic>> {
     if !non_finite.is_empty() {
         return Err(non_finite);
     }
+    let _refusals = deferred::activate();
     let cx = de::Cx::default();
     let root = de::De::root(node, &cx);
     // A type's own complaint (not made inside the deserializer) is located here.

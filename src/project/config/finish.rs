@@ -1,46 +1,12 @@
-//! What decoding config.toml cannot say about single values: rules across values, problems
-//! that are reported later but located where the value was written, and where a name that
-//! breaks its rule is written. Pure passes over the decoded [`Config`] (or the decoder's
-//! problems) and the positioned tree they come from.
+//! What decoding config.toml cannot say about single values: rules across values, and problems
+//! that are reported later but located where the value was written. Pure passes over the
+//! decoded [`Config`] and the positioned tree it comes from.
 
 use crate::diagnostic::Diagnostic;
 use crate::project::context_files;
 use crate::user_file::tree::{Node, Seg};
 
-use super::values::{CheckName, EnvVarName};
 use super::Config;
-
-/// The named tables whose names follow a rule, and that rule.
-type NameRule = fn(String) -> Result<(), String>;
-const NAMED: [(&[&str], NameRule); 2] = [
-    (&["checks"], |name| CheckName::try_from(name).map(drop)),
-    (&["env", "vars"], |name| {
-        EnvVarName::try_from(name).map(drop)
-    }),
-];
-
-/// Points each problem that is a name's rule error (a check or variable name) at the name.
-/// Decoding cannot tell a map key's error from its value's, so it reports the name where the
-/// value is written; the rule's own message says which name it is.
-pub(super) fn locate_names(problems: &mut [Diagnostic], tree: &Node) {
-    for (at, rule) in NAMED {
-        let Some(table) = tree.at(&path(at)).and_then(Node::as_table) else {
-            continue;
-        };
-        for entry in table.iter() {
-            let Err(why) = rule(entry.key.clone()) else {
-                continue;
-            };
-            for problem in problems.iter_mut().filter(|p| p.message == why) {
-                let help = problem.help.take();
-                *problem = Diagnostic {
-                    help,
-                    ..entry.key_pos.error(why.clone())
-                };
-            }
-        }
-    }
-}
 
 /// Completes `config` decoded from `tree`, returning the problems found.
 pub(super) fn finish(config: &mut Config, tree: &Node) -> Vec<Diagnostic> {

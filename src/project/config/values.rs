@@ -35,6 +35,13 @@ static PATH_ENTRY: LazyLock<Regex> =
 /// the schema and in type errors, matching `$pattern` (when given) in the schema.
 macro_rules! text_rule {
     ($type:ident => $value:ty, $form:expr, $pattern:expr) => {
+        /// The stand-in the decoder gets when the rule refuses a value ([`rule::from_text`]).
+        impl Default for $type {
+            fn default() -> Self {
+                $type(Default::default())
+            }
+        }
+
         impl<'de> Deserialize<'de> for $type {
             fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 rule::from_text(d, $form)
@@ -288,6 +295,7 @@ impl TryFrom<String> for ContextPath {
 }
 
 /// A price in USD per million tokens: a number, 0 or more.
+#[derive(Default)]
 pub struct Amount(f64);
 
 const AMOUNT_FORM: &str = "a price in USD per million tokens (a number, 0 or more)";
@@ -306,7 +314,7 @@ impl<'de> Deserialize<'de> for Amount {
                 if amount.is_finite() && amount >= 0.0 {
                     Ok(Amount(amount))
                 } else {
-                    Err(E::custom(format!("{amount} is not {AMOUNT_FORM}")))
+                    rule::refused(Err(format!("{amount} is not {AMOUNT_FORM}")))
                 }
             }
 

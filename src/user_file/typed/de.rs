@@ -17,6 +17,7 @@ use std::collections::HashSet;
 
 use serde::de::{Deserializer, Visitor};
 
+use super::deferred;
 use super::problem::{self, DeError, Found, Problem};
 use super::substitute::Substitute;
 use crate::diagnostic::Diagnostic;
@@ -90,6 +91,10 @@ impl<'a> De<'a> {
         result: Result<T, DeError>,
         buffered: bool,
     ) -> Result<T, DeError> {
+        for message in deferred::take() {
+            self.cx
+                .report(&self.node.pos, &Problem::Custom(message), self.field);
+        }
         result.map_err(|error| match error.into_problem() {
             None => DeError::reported(),
             Some(_) if self.cx.stood_in.borrow().contains(&address(self.node)) => {
@@ -137,7 +142,10 @@ impl<'a> De<'a> {
     ) -> Result<T, DeError> {
         self.cx.report(pos, problem, self.field);
         self.cx.stood_in.borrow_mut().insert(address(self.node));
-        stand_in(Substitute::new()).map_err(|_| DeError::reported())
+        let value = stand_in(Substitute::new()).map_err(|_| DeError::reported());
+        // What a type's own check says about the stand-in follows from the problem reported.
+        deferred::take();
+        value
     }
 
     fn seq<'de, V: Visitor<'de>>(self, items: &'a [Node], visitor: V) -> Result<V::Value, DeError> {

@@ -73,6 +73,11 @@ impl<'de> MapAccess<'de> for Map<'_> {
         };
         match seed.deserialize(key) {
             Ok(key) => {
+                // A key refused by its type's own check (a check name), located at the key.
+                for message in super::deferred::take() {
+                    let problem = Problem::Custom(message);
+                    self.de.cx.report(&entry.key_pos, &problem, self.de.field);
+                }
                 self.value = Some(entry);
                 Ok(Some(key))
             }
