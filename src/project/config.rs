@@ -239,7 +239,7 @@ impl Config {
     pub fn parse(path: &Path, text: &str) -> Result<Config, Diagnostics> {
         let source = Source::new(path, text, Layer::Config);
         let tree = parse_toml::parse(&source).map_err(in_order)?;
-        let mut config: Config = typed::decode(&tree).map_err(in_order)?;
+        let mut config: Config = typed::decode_tables(&tree).map_err(in_order)?;
         let problems = finish::finish(&mut config, &tree);
         if problems.is_empty() {
             Ok(config)

@@ -55,6 +55,36 @@ pub fn decode<T: DeserializeOwned>(node: &Node) -> Result<T, Vec<Diagnostic>> {
     Err(in_file_order(problems))
 }
 
+/// Decodes `T`, a table whose every top-level key is optional (config.toml), like [`decode`];
+/// when that fails, also decodes each top-level entry alone (the others left out), so that a
+/// problem nothing can stand in for (a missing key, which ends the tables around it) in one
+/// table hides none of the problems in the others. Problems found twice are reported once.
+pub fn decode_tables<T: DeserializeOwned>(node: &Node) -> Result<T, Vec<Diagnostic>> {
+    let mut problems = match decode::<T>(node) {
+        Ok(value) => return Ok(value),
+        Err(problems) => problems,
+    };
+    let Some(table) = node.as_table() else {
+        return Err(problems);
+    };
+    for key in table.keys() {
+        let mut alone = node.clone();
+        if let Some(entries) = alone.as_table_mut() {
+            for other in table.keys().filter(|other| *other != key) {
+                entries.remove(other);
+            }
+        }
+        if let Err(found) = decode::<T>(&alone) {
+            for problem in found {
+                if !problems.contains(&problem) {
+                    problems.push(problem);
+                }
+            }
+        }
+    }
+    Err(in_file_order(problems))
+}
+
 /// The problems in the order of the files they are in (the first reported first) and of
 /// their positions there: unknown keys are found after the keys a table knows.
 fn in_file_order(mut problems: Vec<Diagnostic>) -> Vec<Diagnostic> {
