@@ -28,12 +28,10 @@ use serde::{Deserialize, Deserializer};
 use super::layout::Layout;
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::error::Error;
-use crate::profile::set::ProfileFile;
-use crate::schema::Patch;
 use crate::user_file::rule::Rule;
 use crate::user_file::source::{Layer, Source};
 use crate::user_file::{self, parse_toml, typed, ReadError};
-use crate::workflow::model::{MergeStrategy, Role};
+use crate::workflow::model::MergeStrategy;
 
 mod coverage;
 mod feature;
@@ -63,10 +61,12 @@ pub struct Config {
     #[schemars(with = "BTreeMap<CheckName, CheckConfig>")]
     pub checks: BTreeMap<String, CheckConfig>,
     /// Overrides of the roles of that name in every workflow (only the keys that change).
-    #[schemars(with = "BTreeMap<String, Patch<Role>>")]
+    // Each entry's schema (a role's keys) is filled in by `schema`, which knows workflows.
+    #[schemars(with = "BTreeMap<String, serde_json::Map<String, serde_json::Value>>")]
     pub roles: BTreeMap<String, toml::Table>,
     /// Overrides of profiles, or new profiles (a new one needs `require`).
-    #[schemars(with = "BTreeMap<String, Patch<ProfileFile>>")]
+    // Each entry's schema (a profile's keys) is filled in by `schema`, which knows profiles.
+    #[schemars(with = "BTreeMap<String, serde_json::Map<String, serde_json::Value>>")]
     pub profiles: BTreeMap<String, toml::Table>,
     /// Token prices by model name, for adapters that estimate cost themselves (codex).
     pub pricing: PriceTable,

@@ -56,7 +56,7 @@ impl SchemaKind {
         let generator = SchemaSettings::draft07().for_deserialize().into_generator();
         let mut schema = match self {
             SchemaKind::Workflow => workflow::schema(generator),
-            SchemaKind::Config => generator.into_root_schema_for::<crate::project::Config>(),
+            SchemaKind::Config => config_schema(generator),
             // A profile file may patch a profile defined before it, so nothing is required.
             SchemaKind::Profile => {
                 let mut schema = generator.into_root_schema_for::<Patch<ProfileFile>>();
@@ -157,3 +157,22 @@ impl<T: JsonSchema> JsonSchema for Patch<T> {
 
 #[cfg(test)]
 mod tests;
+
+/// config.toml's schema, from its type; the entries of `[roles]` and `[profiles]` are described
+/// here, where workflows and profiles are known (`project` sits below both and keeps them as
+/// tables its own type does not describe).
+fn config_schema(mut generator: SchemaGenerator) -> Schema {
+    let role = generator.subschema_for::<Patch<crate::workflow::model::Role>>();
+    let profile = generator.subschema_for::<Patch<ProfileFile>>();
+    let mut schema = generator.into_root_schema_for::<crate::project::Config>();
+    for (table, entry) in [("roles", role), ("profiles", profile)] {
+        if let Some(table) = schema
+            .get_mut("properties")
+            .and_then(|properties| properties.get_mut(table))
+            .and_then(Value::as_object_mut)
+        {
+            table.insert("additionalProperties".into(), entry.to_value());
+        }
+    }
+    schema
+}

@@ -3,8 +3,10 @@
 
 use std::path::PathBuf;
 
-use super::source::FLAG;
 use crate::error::{Class, Problem};
+
+/// The flag that names the autobuild the jobs install.
+pub const FLAG: &str = "--ci-install";
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EmitRefusal {

@@ -56,7 +56,7 @@ impl Built<'static> {
 }
 
 /// The flag that names the source.
-pub const FLAG: &str = "--ci-install";
+pub use super::refusal::FLAG;
 
 impl Source {
     /// The source for a project at `root` (`given`: the `--ci-install` value).

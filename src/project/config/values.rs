@@ -3,6 +3,7 @@
 //! JSON Schema shows editors, from the same constants.
 
 use std::borrow::Cow;
+use std::path::{Component, Path};
 use std::sync::LazyLock;
 use std::time::Duration;
 
@@ -216,14 +217,12 @@ impl TryFrom<String> for RepoPath {
     type Error = String;
 
     fn try_from(text: String) -> Result<RepoPath, String> {
-        super::worktree::normalize(&text)
-            .map(RepoPath)
-            .map_err(|why| {
-                format!(
-                    "`{text}` is not a path inside the repository: {why}; give a path relative \
+        normalize(&text).map(RepoPath).map_err(|why| {
+            format!(
+                "`{text}` is not a path inside the repository: {why}; give a path relative \
                      to the repository root, such as \".venv\" or \"web/node_modules\""
-                )
-            })
+            )
+        })
     }
 }
 
@@ -349,6 +348,27 @@ impl Rule for Amount {
     }
 }
 
+/// `text` as a clean relative path inside the repository, or why it is not one.
+pub(crate) fn normalize(text: &str) -> Result<String, &'static str> {
+    let path = Path::new(text.trim());
+    let mut parts = Vec::new();
+    for component in path.components() {
+        match component {
+            Component::Normal(part) => parts.push(part.to_string_lossy().into_owned()),
+            Component::CurDir => {}
+            Component::ParentDir => return Err("it leaves the repository (`..`)"),
+            Component::RootDir | Component::Prefix(_) => return Err("it is absolute"),
+        }
+    }
+    if parts.is_empty() {
+        return Err("it names the repository itself");
+    }
+    if parts.first().is_some_and(|p| p == ".git") {
+        return Err("`.git` belongs to git");
+    }
+    Ok(parts.join("/"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -418,5 +438,18 @@ mod tests {
         assert!(decode::<Amount>(json!("cheap"))
             .unwrap_err()
             .starts_with("invalid type: string \"cheap\", expected a price"));
+    }
+
+    #[test]
+    fn entries_are_clean_relative_paths() {
+        assert_eq!(normalize("./.venv/"), Ok(".venv".to_string()));
+        assert_eq!(
+            normalize("web/node_modules"),
+            Ok("web/node_modules".to_string())
+        );
+        assert!(normalize("../x").is_err());
+        assert!(normalize("/opt/venv").is_err());
+        assert!(normalize(".").is_err());
+        assert!(normalize(".git/hooks").is_err());
     }
 }

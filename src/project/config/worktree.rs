@@ -5,8 +5,6 @@
 //! Entries are paths relative to the repository root that stay inside it: an absolute path or
 //! one with `..` could make a worktree file point anywhere, and `.git` is git's own.
 
-use std::path::{Component, Path};
-
 use serde::Deserialize;
 
 use super::values::{RepoPath, ShellCommand};
@@ -29,43 +27,4 @@ pub struct WorktreeConfig {
     #[serde(deserialize_with = "ShellCommand::some")]
     #[schemars(with = "Option<ShellCommand>")]
     pub setup: Option<String>,
-}
-
-/// `text` as a clean relative path inside the repository, or why it is not one.
-pub(crate) fn normalize(text: &str) -> Result<String, &'static str> {
-    let path = Path::new(text.trim());
-    let mut parts = Vec::new();
-    for component in path.components() {
-        match component {
-            Component::Normal(part) => parts.push(part.to_string_lossy().into_owned()),
-            Component::CurDir => {}
-            Component::ParentDir => return Err("it leaves the repository (`..`)"),
-            Component::RootDir | Component::Prefix(_) => return Err("it is absolute"),
-        }
-    }
-    if parts.is_empty() {
-        return Err("it names the repository itself");
-    }
-    if parts.first().is_some_and(|p| p == ".git") {
-        return Err("`.git` belongs to git");
-    }
-    Ok(parts.join("/"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::normalize;
-
-    #[test]
-    fn entries_are_clean_relative_paths() {
-        assert_eq!(normalize("./.venv/"), Ok(".venv".to_string()));
-        assert_eq!(
-            normalize("web/node_modules"),
-            Ok("web/node_modules".to_string())
-        );
-        assert!(normalize("../x").is_err());
-        assert!(normalize("/opt/venv").is_err());
-        assert!(normalize(".").is_err());
-        assert!(normalize(".git/hooks").is_err());
-    }
 }
