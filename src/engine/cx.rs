@@ -41,6 +41,8 @@ pub struct RunCx<'p> {
     /// worktree is not removed yet: the next walk of the worktree does it
     /// (`engine::exec::leftovers`). Not persisted: a resume reverts the worktree anyway.
     pub leftovers: Option<String>,
+    /// When the commands that left them ended: every change they made is stamped before it.
+    pub leftovers_at: Option<std::time::SystemTime>,
 }
 
 impl<'p> RunCx<'p> {
@@ -73,6 +75,7 @@ impl<'p> RunCx<'p> {
             display: io.sink,
             prompter: io.prompter,
             leftovers: None,
+            leftovers_at: None,
         }
     }
 

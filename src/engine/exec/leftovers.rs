@@ -22,8 +22,8 @@ use crate::workflow::model::{Access, Action, Step};
 
 /// How much earlier than the clock a file's change time may read: the kernel stamps files
 /// from a coarse clock, up to one timer tick (10 ms at the slowest common rate) behind. The
-/// reviewer starts this long after the mark ([`mark_for_audit`]): 20 ms a turn, and only when
-/// the commands left something.
+/// reviewer starts at least this long after the commands ended ([`mark_for_audit`]): at most
+/// 20 ms a turn, less the runner's own work in between.
 const COARSE_CLOCK: Duration = Duration::from_millis(20);
 
 /// Whether the last commands' leftovers may stay while a step runs.
@@ -101,13 +101,16 @@ pub(crate) fn remove(cx: &mut RunCx) -> Result<(), Error> {
 /// start leaves them to the next step or the end of the run.
 pub(crate) fn mark_for_audit(cx: &RunCx) -> Option<(String, SystemTime)> {
     let step = cx.leftovers.clone()?;
-    // Everything the commands changed is stamped before now (they have ended, and a coarse
-    // stamp is never ahead of the clock). Whatever the reviewer changes is stamped at most one
-    // tick behind its start; starting it a full `COARSE_CLOCK` after the mark puts that after
-    // the mark too, so no change is ever put on the wrong side (a change the commands made
-    // just before the reviewer started would otherwise look like the reviewer's).
-    let mark = SystemTime::now();
-    std::thread::sleep(COARSE_CLOCK);
+    // The mark is when the commands ended: everything they changed is stamped before it (a
+    // coarse stamp is never ahead of the clock). Whatever the reviewer changes is stamped at
+    // most one tick behind its start; starting it at least a full `COARSE_CLOCK` after the
+    // mark puts that after the mark too, so no change is ever put on the wrong side (a change
+    // the commands made just before the reviewer started would otherwise look like the
+    // reviewer's). The runner's own work since the commands ended counts towards the wait.
+    let mark = cx.leftovers_at.unwrap_or_else(SystemTime::now);
+    if let Ok(wait) = (mark + COARSE_CLOCK).duration_since(SystemTime::now()) {
+        std::thread::sleep(wait);
+    }
     Some((step, mark))
 }
 

@@ -101,6 +101,7 @@ pub fn execute(cx: &mut RunCx, step: &Step, context: &Value) -> Result<StepDone,
     let done = perform(cx, step, context);
     if step.action.kind().leaves_files && cx.state.last_checkpoint.is_some() {
         cx.leftovers = Some(step.id.clone());
+        cx.leftovers_at = Some(std::time::SystemTime::now());
     }
     done
 }
