@@ -33,6 +33,7 @@ mod repo;
 mod restore;
 mod scan;
 mod snapshot;
+mod stat_walk;
 mod strategy;
 pub mod task_repo;
 mod tree_merge;

@@ -161,6 +161,26 @@ pub fn changed_files_since(worktree: &Path, commit: &str) -> Result<Vec<String>,
     changed_paths(&repo, since.tree_id(), now, worktree)
 }
 
+/// The paths (as [`changed_files_since`]) in which a worktree just checked out at `commit`
+/// differs from it. When it differs in none, its index is written as the walk refreshed it,
+/// with the tree cache the walk built: the first turn's walk and tree write then start from
+/// them instead of rebuilding the whole tree.
+pub(crate) fn checked_out_differences(
+    worktree: &Path,
+    commit: &str,
+) -> Result<Vec<String>, GitError> {
+    let repo = open_checkout(worktree)?;
+    let since = find_commit(&repo, commit, worktree)?;
+    let mut index = repo.index().context("open the index", worktree)?;
+    let now = stage_all(&repo, &mut index, worktree)?;
+    if now == since.tree_id() && head_of(&repo, worktree)?.id() == since.id() {
+        index.write().context("write the index", worktree)?;
+        return Ok(Vec::new());
+    }
+    index.read(true).context("reload the index", worktree)?;
+    changed_paths(&repo, since.tree_id(), now, worktree)
+}
+
 /// The state tree of `repo`'s worktree, computed on the in-memory index only.
 pub(crate) fn state_tree(repo: &Repository, worktree: &Path) -> Result<Oid, GitError> {
     let mut index = repo.index().context("open the index", worktree)?;
@@ -190,11 +210,28 @@ fn stage_all(repo: &Repository, index: &mut Index, worktree: &Path) -> Result<Oi
 /// What differs between `index` and the working tree, file by file, as `git status` lists it
 /// unstaged or untracked (ignored files and submodules left out): each path with whether it is
 /// present (added, modified, a type change) or deleted. One walk of the working tree; the stat
-/// information it refreshes is kept in `index` (in memory).
+/// information it refreshes is kept in `index` (in memory). The walk's metadata pass
+/// ([`super::stat_walk`]) picks the paths that may differ, and libgit2 decides on those alone;
+/// when that pass cannot tell, libgit2 walks everything.
 pub(crate) fn unstaged_changes(
     repo: &Repository,
     index: &mut Index,
     worktree: &Path,
+) -> Result<Vec<(Vec<u8>, bool)>, GitError> {
+    let candidates = index
+        .path()
+        .map(Path::to_path_buf)
+        .and_then(|file| super::stat_walk::candidates(index, &file, worktree));
+    changes_among(repo, index, worktree, candidates)
+}
+
+/// [`unstaged_changes`] among `candidates` only (paths, a directory standing for everything
+/// under it), or everywhere for `None`.
+pub(super) fn changes_among(
+    repo: &Repository,
+    index: &mut Index,
+    worktree: &Path,
+    candidates: Option<Vec<Vec<u8>>>,
 ) -> Result<Vec<(Vec<u8>, bool)>, GitError> {
     let mut options = DiffOptions::new();
     options
@@ -205,6 +242,16 @@ pub(crate) fn unstaged_changes(
         .ignore_submodules(true)
         .update_index(true);
     super::walks::count(worktree);
+    if let Some(candidates) = candidates {
+        if candidates.is_empty() {
+            return Ok(Vec::new());
+        }
+        // libgit2 looks at these paths (and under these directories) only.
+        options.disable_pathspec_match(true);
+        for path in candidates {
+            options.pathspec(path);
+        }
+    }
     let diff = repo
         .diff_index_to_workdir(Some(index), Some(&mut options))
         .context("read the worktree status", worktree)?;

@@ -22,7 +22,6 @@ use serde::{Deserialize, Serialize};
 use super::error::{Context, GitError};
 use super::locks::AdminLock;
 use super::repo::{head_of, normalize, open_checkout, same_path, Repo};
-use super::snapshot::changed_files_since;
 use crate::failpoint;
 
 /// A worktree created for a run.
@@ -409,7 +408,7 @@ pub(crate) fn admin_name(path: &Path) -> String {
 /// A worktree just checked out must hold exactly its commit: a checkout that stopped early
 /// (a full disk, a kill) would otherwise look like the deletion of every file not yet written.
 fn verify_checkout(path: &Path, commit: &str) -> Result<(), GitError> {
-    let missing = changed_files_since(path, commit)?;
+    let missing = super::snapshot::checked_out_differences(path, commit)?;
     if missing.is_empty() {
         return Ok(());
     }

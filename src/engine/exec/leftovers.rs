@@ -20,10 +20,10 @@ use crate::engine::events::EventKind;
 use crate::error::Error;
 use crate::workflow::model::{Access, Action, Step};
 
-/// How much earlier than the clock a file's change time may read: the kernel stamps files
-/// from a coarse clock, up to one timer tick (10 ms at the slowest common rate) behind. The
-/// reviewer starts at least this long after the commands ended ([`mark_for_audit`]): at most
-/// 20 ms a turn, less the runner's own work in between.
+/// How much earlier than the clock a file's change time may read, at most: the kernel stamps
+/// files from a coarse clock, up to one timer tick (10 ms at the slowest common rate) behind.
+/// Where that clock cannot be read, the reviewer starts this long after the commands ended
+/// ([`mark_for_audit`]).
 const COARSE_CLOCK: Duration = Duration::from_millis(20);
 
 /// Whether the last commands' leftovers may stay while a step runs.
@@ -102,16 +102,54 @@ pub(crate) fn remove(cx: &mut RunCx) -> Result<(), Error> {
 pub(crate) fn mark_for_audit(cx: &RunCx) -> Option<(String, SystemTime)> {
     let step = cx.leftovers.clone()?;
     // The mark is when the commands ended: everything they changed is stamped before it (a
-    // coarse stamp is never ahead of the clock). Whatever the reviewer changes is stamped at
-    // most one tick behind its start; starting it at least a full `COARSE_CLOCK` after the
-    // mark puts that after the mark too, so no change is ever put on the wrong side (a change
-    // the commands made just before the reviewer started would otherwise look like the
-    // reviewer's). The runner's own work since the commands ended counts towards the wait.
+    // stamp is never ahead of the clock). Whatever the reviewer changes is stamped no earlier
+    // than the coarse clock the kernel stamps files from, as it reads when the reviewer starts;
+    // starting it once that clock has passed the mark puts those changes after the mark, so no
+    // change is ever put on the wrong side (a change the commands made just before the
+    // reviewer started would otherwise look like the reviewer's). That is at most one timer
+    // tick after the mark, usually already past by the time the runner gets here.
     let mark = cx.leftovers_at.unwrap_or_else(SystemTime::now);
-    if let Ok(wait) = (mark + COARSE_CLOCK).duration_since(SystemTime::now()) {
-        std::thread::sleep(wait);
-    }
+    wait_for_stamps_past(mark);
     Some((step, mark))
+}
+
+/// Returns once every file change stamped from now on is stamped after `mark`: when the
+/// kernel's coarse clock has passed it ([`COARSE_CLOCK`] after it where that clock cannot be
+/// read).
+fn wait_for_stamps_past(mark: SystemTime) {
+    let deadline = mark + COARSE_CLOCK;
+    loop {
+        let now = SystemTime::now();
+        let Ok(left) = deadline.duration_since(now) else {
+            return;
+        };
+        if stamp_clock().is_some_and(|stamped| stamped > mark) {
+            return;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(1)));
+    }
+}
+
+/// The clock the kernel stamps file changes from (Linux: the real-time clock as of the last
+/// timer tick), if it can be read.
+#[cfg(target_os = "linux")]
+fn stamp_clock() -> Option<SystemTime> {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec we pass and nothing else.
+    if unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut now) } != 0 {
+        return None;
+    }
+    let seconds = u64::try_from(now.tv_sec).ok()?;
+    let nanos = u32::try_from(now.tv_nsec).ok()?;
+    SystemTime::UNIX_EPOCH.checked_add(Duration::new(seconds, nanos))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn stamp_clock() -> Option<SystemTime> {
+    None
 }
 
 /// The audit removed what `step_id` left (`left`, possibly nothing): named, and no longer
@@ -141,6 +179,24 @@ mod tests {
     use crate::workflow::kinds::{
         AgentStep, ApprovalStep, GateStep, MergeStep, ReportStep, RunStep, VerifyStep, WorktreeStep,
     };
+
+    /// A file changed once the wait returns is stamped after the mark, every time (returning
+    /// at once instead fails this within a few rounds: the stamp clock lags the real one).
+    #[test]
+    fn changes_after_the_wait_are_stamped_after_the_mark() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        for round in 0..200 {
+            let mark = SystemTime::now();
+            wait_for_stamps_past(mark);
+            std::fs::write(&file, round.to_string()).unwrap();
+            let meta = std::fs::metadata(&file).unwrap();
+            let stamped = SystemTime::UNIX_EPOCH
+                + Duration::new(meta.ctime() as u64, meta.ctime_nsec() as u32);
+            assert!(stamped > mark, "round {round}: {stamped:?} <= {mark:?}");
+        }
+    }
 
     #[test]
     fn only_record_readers_and_audited_readers_let_leftovers_wait() {
