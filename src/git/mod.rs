@@ -19,6 +19,7 @@ mod error;
 mod files;
 mod guard;
 mod hold;
+mod index_cache;
 mod init;
 mod integrity;
 mod landing;

@@ -49,12 +49,14 @@ pub fn restore_since(
 ) -> Result<Reverted, GitError> {
     let repo = open_checkout(worktree)?;
     let target = find_commit(&repo, commit, worktree)?;
-    let mut index = repo.index().context("open the index", worktree)?;
+    let mut index = super::index_cache::take(&repo, worktree)?;
     // Asked before the walk: refreshing a file's stat information invalidates the tree cache
     // along its path, and libgit2 then rebuilds the whole tree to answer.
     let index_is_target = index_is(&repo, &mut index, &target);
     let changes = unstaged_changes(&repo, &mut index, worktree)?;
     if changes.is_empty() && index_is_target {
+        // The file's content, and stat information the walk refreshed.
+        super::index_cache::keep(index);
         return Ok(Reverted::default());
     }
     let current = stage(&mut index, changes, worktree);

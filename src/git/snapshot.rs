@@ -59,7 +59,7 @@ pub fn checkpoint_within_scope(
 ) -> Result<Checkpoint, GitError> {
     let repo = open_checkout(worktree)?;
     let head = head_of(&repo, worktree)?;
-    let mut index = repo.index().context("open the index", worktree)?;
+    let mut index = super::index_cache::take(&repo, worktree)?;
     let mut tree_id = stage_all(&repo, &mut index, worktree)?;
     if let Some(since) = since {
         let since = find_commit(&repo, since, worktree)?;
@@ -74,6 +74,7 @@ pub fn checkpoint_within_scope(
         }
     }
     index.write().context("write the index", worktree)?;
+    super::index_cache::keep(index);
     crate::failpoint::hit("checkpoint.index");
     let checkpoint = commit_staged(&repo, &head, tree_id, message, worktree)?;
     if checkpoint.changed {
@@ -218,6 +219,10 @@ pub(crate) fn unstaged_changes(
     index: &mut Index,
     worktree: &Path,
 ) -> Result<Vec<(Vec<u8>, bool)>, GitError> {
+    // The metadata pass judges entries against the index file's write time, which holds only
+    // for the index as that file has it: a handle's copy that an older read left is brought
+    // up to date first (libgit2 rereads only a changed file, and its own walk needs the same).
+    index.read(false).context("read the index", worktree)?;
     let candidates = index
         .path()
         .map(Path::to_path_buf)
