@@ -35,6 +35,7 @@ mod scan;
 mod snapshot;
 mod strategy;
 pub mod task_repo;
+mod tree_diff;
 mod tree_merge;
 mod turn_diffs;
 mod walks;
