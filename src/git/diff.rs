@@ -9,8 +9,8 @@ use git2::{Commit, Delta, DiffDelta, DiffFindOptions, Oid, Patch, Repository};
 use serde::{Deserialize, Serialize};
 
 use super::error::{Context, GitError};
-use super::repo::{find_commit, open_checkout};
-use super::tree_diff::{changed_leaves_in, diff_of};
+use super::repo::find_commit;
+use super::tree_diff::{changed_leaves_in, diff_of, open_for_diffs};
 
 /// At most this many file lines in [`DiffStat::render`]; the rest are counted in one line.
 const MAX_RENDERED_FILES: usize = 50;
@@ -60,7 +60,7 @@ pub fn diff_text(
     wanted: &dyn Fn(&str) -> bool,
     limit: usize,
 ) -> Result<String, GitError> {
-    let repo = open_checkout(checkout)?;
+    let repo = open_for_diffs(checkout)?;
     let from = find_commit(&repo, from_commit, checkout)?;
     let to = find_commit(&repo, to_commit, checkout)?;
     diff_text_in(&repo, &from, &to, wanted, limit, checkout)
@@ -133,7 +133,7 @@ pub fn diff_stat(
     from_commit: &str,
     to_commit: &str,
 ) -> Result<DiffStat, GitError> {
-    let repo = open_checkout(checkout)?;
+    let repo = open_for_diffs(checkout)?;
     let from = find_commit(&repo, from_commit, checkout)?;
     let to = find_commit(&repo, to_commit, checkout)?;
     diff_stat_in(&repo, &from, &to, checkout)

@@ -11,8 +11,12 @@
 //! tree `name` sorts as `name/`.
 
 use std::cmp::Ordering;
+use std::path::Path;
 
-use git2::{Diff, DiffOptions, Oid, Repository, Tree};
+use git2::{Diff, DiffOptions, Index, Oid, Repository, Tree};
+
+use super::error::{Context, GitError};
+use super::repo::open_checkout;
 
 /// The kind bits of a tree entry's mode; a subtree is `040000`.
 const KIND_MASK: i32 = 0o170_000;
@@ -162,6 +166,22 @@ pub(crate) fn diff_of<'r>(
     }
     repo.diff_tree_to_tree(Some(old), Some(new), Some(&mut options))
         .map(Some)
+}
+
+/// A handle on the checkout `checkout` for diffing commits, and for nothing else: its index is
+/// an empty in-memory one. Each patch asks for the `diff` attribute of its path, and libgit2's
+/// attribute lookup loads the handle's index for `.gitattributes` files that are staged but not
+/// in the working tree: on a fresh handle, a read and checksum of the whole index file (most of
+/// a one-file diff's cost at 10,000 files). With this handle the attributes come from the working
+/// tree's `.gitattributes` files, `$GIT_DIR/info/attributes`, `core.attributesfile` and the
+/// system file as before; only a `.gitattributes` staged but missing from the working tree no
+/// longer counts (right after a checkpoint the index and the working tree hold the same ones).
+pub(crate) fn open_for_diffs(checkout: &Path) -> Result<Repository, GitError> {
+    let repo = open_checkout(checkout)?;
+    let mut index = Index::new().context("make an in-memory index", checkout)?;
+    repo.set_index(&mut index)
+        .context("give a diff handle its own index", checkout)?;
+    Ok(repo)
 }
 
 #[cfg(test)]

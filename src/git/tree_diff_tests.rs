@@ -565,3 +565,68 @@ fn insert(tree: &mut BTreeMap<String, Leaf>, path: String, leaf: Leaf) {
     tree.retain(|p, _| !p.starts_with(&under));
     tree.insert(path, leaf);
 }
+
+#[test]
+fn the_diff_handle_takes_attributes_from_the_working_tree_not_from_the_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = Repository::init(dir.path()).unwrap();
+    let commit_files = |files: &[(&str, &str)], parent: Option<Oid>| -> Oid {
+        let tree = write_tree(
+            &repo,
+            &files.iter().map(|(p, t)| (*p, file(t))).collect::<Vec<_>>(),
+        );
+        let sig = Signature::new("t", "t@example.com", &git2::Time::new(0, 0)).unwrap();
+        let parents: Vec<Commit<'_>> = parent
+            .map(|p| repo.find_commit(p).unwrap())
+            .into_iter()
+            .collect();
+        let parents: Vec<&Commit<'_>> = parents.iter().collect();
+        repo.commit(
+            None,
+            &sig,
+            &sig,
+            "m",
+            &repo.find_tree(tree).unwrap(),
+            &parents,
+        )
+        .unwrap()
+    };
+    let one = commit_files(&[("data.dat", "a\n"), ("text.txt", "a\n")], None);
+    let two = commit_files(&[("data.dat", "b\n"), ("text.txt", "b\n")], Some(one));
+    // Binary flags of data.dat and text.txt: through the diff handle, and through a handle
+    // that reads the index (the full diff's reference).
+    let binary = || -> (Vec<bool>, Vec<bool>) {
+        let stat = crate::git::diff_stat(dir.path(), &one.to_string(), &two.to_string()).unwrap();
+        let (from, to) = (
+            repo.find_commit(one).unwrap(),
+            repo.find_commit(two).unwrap(),
+        );
+        let reference = reference_stat(&repo, &from, &to);
+        let flags = |s: &DiffStat| s.files.iter().map(|f| f.binary).collect::<Vec<_>>();
+        (flags(&stat), flags(&reference))
+    };
+    assert_eq!(
+        binary(),
+        (vec![false, false], vec![false, false]),
+        "no attributes"
+    );
+    // A .gitattributes in the working tree applies, staged or not.
+    std::fs::write(dir.path().join(".gitattributes"), "*.dat binary\n").unwrap();
+    assert_eq!(
+        binary(),
+        (vec![true, false], vec![true, false]),
+        "in the working tree"
+    );
+    let mut index = repo.index().unwrap();
+    index.add_path(Path::new(".gitattributes")).unwrap();
+    index.write().unwrap();
+    assert_eq!(binary(), (vec![true, false], vec![true, false]), "staged");
+    // Staged but deleted from the working tree: the one case where the diff handle differs
+    // from a handle that reads the index.
+    std::fs::remove_file(dir.path().join(".gitattributes")).unwrap();
+    assert_eq!(
+        binary(),
+        (vec![false, false], vec![true, false]),
+        "staged, deleted"
+    );
+}
