@@ -9,7 +9,8 @@ use git2::{Commit, Delta, DiffDelta, DiffFindOptions, Oid, Patch, Repository};
 use serde::{Deserialize, Serialize};
 
 use super::error::{Context, GitError};
-use super::repo::{find_commit, open_checkout};
+use super::repo::find_commit;
+use super::tree_diff::{changed_leaves_in, diff_of, open_for_diffs};
 
 /// At most this many file lines in [`DiffStat::render`]; the rest are counted in one line.
 const MAX_RENDERED_FILES: usize = 50;
@@ -59,7 +60,7 @@ pub fn diff_text(
     wanted: &dyn Fn(&str) -> bool,
     limit: usize,
 ) -> Result<String, GitError> {
-    let repo = open_checkout(checkout)?;
+    let repo = open_for_diffs(checkout)?;
     let from = find_commit(&repo, from_commit, checkout)?;
     let to = find_commit(&repo, to_commit, checkout)?;
     diff_text_in(&repo, &from, &to, wanted, limit, checkout)
@@ -76,9 +77,14 @@ pub(crate) fn diff_text_in(
 ) -> Result<String, GitError> {
     let from = from.tree().context("read a commit's tree", checkout)?;
     let to = to.tree().context("read a commit's tree", checkout)?;
-    let diff = repo
-        .diff_tree_to_tree(Some(&from), Some(&to), None)
-        .context("diff two commits", checkout)?;
+    let mut paths =
+        changed_leaves_in(repo, from.id(), to.id()).context("compare trees", checkout)?;
+    // Only a wanted delta is rendered, and without rename detection each delta has one path.
+    paths.retain(|path| wanted(&String::from_utf8_lossy(path)));
+    let Some(diff) = diff_of(repo, &from, &to, &paths).context("diff two commits", checkout)?
+    else {
+        return Ok(String::new());
+    };
     let mut text = Vec::new();
     for (index, delta) in diff.deltas().enumerate() {
         let path = delta
@@ -127,7 +133,7 @@ pub fn diff_stat(
     from_commit: &str,
     to_commit: &str,
 ) -> Result<DiffStat, GitError> {
-    let repo = open_checkout(checkout)?;
+    let repo = open_for_diffs(checkout)?;
     let from = find_commit(&repo, from_commit, checkout)?;
     let to = find_commit(&repo, to_commit, checkout)?;
     diff_stat_in(&repo, &from, &to, checkout)
@@ -144,9 +150,13 @@ pub(crate) fn diff_stat_in(
         from.tree().context("read a commit's tree", checkout)?,
         to.tree().context("read a commit's tree", checkout)?,
     );
-    let mut diff = repo
-        .diff_tree_to_tree(Some(&from_tree), Some(&to_tree), None)
-        .context(format_args!("diff {}..{}", from.id(), to.id()), checkout)?;
+    let paths =
+        changed_leaves_in(repo, from_tree.id(), to_tree.id()).context("compare trees", checkout)?;
+    let Some(mut diff) = diff_of(repo, &from_tree, &to_tree, &paths)
+        .context(format_args!("diff {}..{}", from.id(), to.id()), checkout)?
+    else {
+        return Ok(DiffStat::default());
+    };
     diff.find_similar(Some(DiffFindOptions::new().renames(true)))
         .context("detect renames", checkout)?;
 
@@ -168,14 +178,14 @@ pub(crate) fn diff_stat_in(
     Ok(DiffStat::from_files(files))
 }
 
-fn file_change(
+pub(super) fn file_change(
     delta: &DiffDelta<'_>,
     insertions: usize,
     deletions: usize,
     binary: bool,
 ) -> FileChange {
-    let old = delta.old_file().path().map(git_path);
-    let new = delta.new_file().path().map(git_path);
+    let old = delta.old_file().path_bytes().map(git_path);
+    let new = delta.new_file().path_bytes().map(git_path);
     let (status, path, old_path) = match delta.status() {
         Delta::Added | Delta::Copied | Delta::Untracked => (ChangeStatus::Added, new, None),
         Delta::Deleted => (ChangeStatus::Deleted, old, None),
@@ -199,26 +209,17 @@ pub(crate) fn changed_paths(
     new: Oid,
     path: &Path,
 ) -> Result<Vec<String>, GitError> {
-    if old == new {
-        return Ok(Vec::new());
-    }
-    let old = repo.find_tree(old).context("read a tree", path)?;
-    let new = repo.find_tree(new).context("read a tree", path)?;
-    let diff = repo
-        .diff_tree_to_tree(Some(&old), Some(&new), None)
-        .context("compare trees", path)?;
-    let paths: BTreeSet<String> = diff
-        .deltas()
-        .flat_map(|delta| [delta.old_file().path(), delta.new_file().path()])
-        .flatten()
-        .map(git_path)
+    let paths: BTreeSet<String> = changed_leaves_in(repo, old, new)
+        .context("compare trees", path)?
+        .iter()
+        .map(|leaf| git_path(leaf))
         .collect();
     Ok(paths.into_iter().collect())
 }
 
 /// Git stores paths `/`-separated and relative to the root; keep them that way as text.
-fn git_path(path: &Path) -> String {
-    path.to_string_lossy().replace('\\', "/")
+fn git_path(path: &[u8]) -> String {
+    String::from_utf8_lossy(path).replace('\\', "/")
 }
 
 impl DiffStat {

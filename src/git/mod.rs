@@ -37,6 +37,7 @@ mod snapshot;
 mod stat_walk;
 mod strategy;
 pub mod task_repo;
+mod tree_diff;
 mod tree_merge;
 mod turn_diffs;
 mod walks;

@@ -8,7 +8,8 @@ use std::path::Path;
 
 use super::diff::{diff_stat_in, diff_text_in, DiffStat};
 use super::error::{Context, GitError};
-use super::repo::{find_commit, open_checkout};
+use super::repo::find_commit;
+use super::tree_diff::open_for_diffs;
 
 /// At most this much of the test-file diff is kept (it reaches a prompt).
 pub const TESTS_DIFF_LIMIT: usize = 16 * 1024;
@@ -42,7 +43,7 @@ impl TurnDiffs {
         committed: bool,
         is_test: &dyn Fn(&str) -> bool,
     ) -> Result<TurnDiffs, GitError> {
-        let repo = open_checkout(worktree)?;
+        let repo = open_for_diffs(worktree)?;
         let checkpoint = find_commit(&repo, commit, worktree)?;
         let stat = match previous {
             Some(previous) => {
