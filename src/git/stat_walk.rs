@@ -109,13 +109,14 @@ pub(crate) fn candidates(
     index_file: &Path,
     worktree: &Path,
 ) -> Option<Vec<Vec<u8>>> {
+    // Asked once: the answer reads cgroup files.
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     let threads = if index.len() < PARALLEL_FROM {
         1
     } else {
-        std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(MAX_THREADS)
-    };
+        *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
+    .min(MAX_THREADS);
     candidates_on(index, index_file, worktree, threads)
 }
 
@@ -276,6 +277,10 @@ impl Walk<'_> {
     /// Stats every entry of the directory `dir` (relative; empty for the root).
     fn read_dir(&self, dir: &[u8], visit: &mut Visit, subdirs: &mut Vec<Vec<u8>>) -> Option<()> {
         let at = self.worktree.join(OsStr::from_bytes(dir));
+        // The index entries under `dir`, compared by what follows `dir/` (they share the rest).
+        let start = if dir.is_empty() { 0 } else { dir.len() + 1 };
+        let range = self.under(dir);
+        let under = &self.entries[range.clone()];
         for entry in std::fs::read_dir(at).ok()? {
             let entry = entry.ok()?;
             let name = entry.file_name();
@@ -294,16 +299,16 @@ impl Walk<'_> {
             }
             path.extend_from_slice(name);
             let kind = entry.file_type().ok()?;
-            let recorded = self
-                .entries
-                .binary_search_by(|e| e.path.as_slice().cmp(&path));
+            let recorded = under
+                .binary_search_by(|e| e.path[start..].cmp(name))
+                .map(|at| range.start + at);
             if kind.is_dir() {
                 match recorded {
                     // A submodule's directory: left alone, as libgit2's walk leaves it.
                     Ok(at) if self.entries[at].mode == GITLINK => visit.seen.push(at),
                     // A file became a directory.
                     Ok(_) => visit.candidates.push(path),
-                    Err(_) if self.tracks_under(&path) => subdirs.push(path),
+                    Err(_) if !self.under(&path).is_empty() => subdirs.push(path),
                     // Untracked (maybe ignored): libgit2 looks inside if it must.
                     Err(_) => visit.candidates.push(path),
                 }
@@ -324,14 +329,16 @@ impl Walk<'_> {
         Some(())
     }
 
-    /// Whether the index holds any path under the directory `dir`.
-    fn tracks_under(&self, dir: &[u8]) -> bool {
+    /// The positions of the index entries under the directory `dir` (all for the root).
+    fn under(&self, dir: &[u8]) -> std::ops::Range<usize> {
+        if dir.is_empty() {
+            return 0..self.entries.len();
+        }
         let mut prefix = dir.to_vec();
         prefix.push(b'/');
         let first = self.entries.partition_point(|e| e.path < prefix);
-        self.entries
-            .get(first)
-            .is_some_and(|e| e.path.starts_with(&prefix))
+        let count = self.entries[first..].partition_point(|e| e.path.starts_with(&prefix));
+        first..first + count
     }
 }
 
