@@ -8,7 +8,8 @@ use std::path::Path;
 
 use super::{group, DEFAULT_KILL_GRACE};
 
-/// Stops the process group recorded in `group_file` by a run that died without stopping it
+/// Stops the process group recorded in `group_file` (an empty file records none) by a run that
+/// died without stopping it
 /// (SIGKILL, a crash), when a member of that group still works in `cwd`: working directories
 /// are checked so a recycled process id never hits an unrelated process. Returns the group id
 /// that was stopped.
