@@ -33,6 +33,7 @@ mod repo;
 mod restore;
 mod scan;
 mod snapshot;
+mod step_repo;
 mod strategy;
 pub mod task_repo;
 mod tree_merge;
@@ -62,6 +63,7 @@ pub use snapshot::{
     changed_files_since, checkpoint, checkpoint_within_scope, drop_from_checkpoint, head_commit,
     worktree_state_tree, Checkpoint,
 };
+pub use step_repo::StepRepo;
 pub use strategy::MergeStrategy;
 pub use turn_diffs::{TurnDiffs, PATCH_LIMIT, TESTS_DIFF_LIMIT};
 pub use walks::walks_of;

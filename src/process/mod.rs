@@ -20,6 +20,7 @@
 
 mod cancel;
 mod env;
+mod exit_watch;
 mod group;
 mod leftover;
 mod redact;
@@ -274,6 +275,7 @@ pub fn run(spec: &ProcessSpec, cancel: &CancelToken) -> Result<ProcessOutcome, P
     tracing::debug!(program = %program.display(), ?args, cwd = %spec.cwd.display(), "spawning");
     let start = Instant::now();
     let mut child = spawn(&mut command).map_err(spawn_error)?;
+    let exit = exit_watch::ExitWatch::new(&child);
     if let Some(file) = &spec.group_file {
         // Best effort: the record only helps a later resume clean up after a crash.
         let _ = write_group_file(file, &format!("{}\n", child.id()));
@@ -286,7 +288,8 @@ pub fn run(spec: &ProcessSpec, cancel: &CancelToken) -> Result<ProcessOutcome, P
             return Err(spawn_error(source));
         }
     };
-    let (end, status) = match supervise(&mut child, spec, cancel, &running.activity, start) {
+    let watch = (running.activity.as_ref(), &exit);
+    let (end, status) = match supervise(&mut child, spec, cancel, watch, start) {
         Ok(ended) => ended,
         Err(source) => {
             group::kill(&child);
@@ -438,13 +441,13 @@ fn feed_stdin(mut pipe: ChildStdin, bytes: Vec<u8>) -> io::Result<JoinHandle<()>
         })
 }
 
-/// Polls the child until it exits or a bound or the cancel token stops it; then makes sure no
-/// process of its group is left. Returns why we stopped it (if we did) and the leader's status.
+/// Polls the child until it exits or a bound or the cancel token stops it (a pause between two
+/// polls ends early when the child exits); then makes sure no process of its group is left. Returns why we stopped it (if we did) and the leader's status.
 fn supervise(
     child: &mut Child,
     spec: &ProcessSpec,
     cancel: &CancelToken,
-    activity: &Activity,
+    (activity, exit): (&Activity, &exit_watch::ExitWatch),
     start: Instant,
 ) -> io::Result<(Option<ProcessEnd>, ExitStatus)> {
     let mut pause = Duration::from_millis(2);
@@ -476,7 +479,7 @@ fn supervise(
                 group::stop(child, spec.kill_grace, spares(spec))?,
             ));
         }
-        thread::sleep(pause);
+        exit.wait(pause);
         pause = (pause * 2).min(MAX_POLL);
     }
 }
