@@ -17,7 +17,7 @@ use crate::engine::cx::RunCx;
 use crate::engine::events::EventKind;
 use crate::engine::exec::StepDone;
 use crate::engine::plan::build_prompt_context;
-use crate::engine::turn::{write_record, PlayerRecord};
+use crate::engine::turn::PlayerRecord;
 use crate::engine::{AgentStop, Outcome};
 use crate::error::Error;
 use crate::git;
@@ -209,7 +209,7 @@ fn run_writer(
         transcript: invocation.transcript_path,
     };
     let path = cx.record_path("player");
-    write_record(&path, &record).map_err(|e| Error::io("cannot write", &path, e))?;
+    cx.write_record(&path, &record)?;
     let succeeded = record.succeeded();
     let text = super::output_text::answer(
         &invocation_output(cx, role_name),

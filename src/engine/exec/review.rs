@@ -16,7 +16,7 @@ use crate::agents::{Adapter, AgentOutcome};
 use crate::engine::cx::RunCx;
 use crate::engine::events::EventKind;
 use crate::engine::exec::StepDone;
-use crate::engine::turn::{write_record, CoachRecord};
+use crate::engine::turn::CoachRecord;
 use crate::error::Error;
 use crate::git;
 use crate::steps::verdict::{self, Verdict};
@@ -150,7 +150,7 @@ pub(super) fn run_reader(
     } else {
         cx.record_path(&format!("coach_{}", step.id))
     };
-    write_record(&path, &record).map_err(|e| Error::io("cannot write", &path, e))?;
+    cx.write_record(&path, &record)?;
     let decision = record
         .verdict
         .as_ref()
