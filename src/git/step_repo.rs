@@ -9,6 +9,7 @@
 //! once the guarded git files are put back ([`super::GitDirGuard::restore`]) where the step
 //! did so before.
 
+use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
 use git2::Repository;
@@ -20,11 +21,12 @@ use super::integrity::{branch_tip_in, reattach_in};
 use super::ref_guard::{shared_repo, RefGuard, RefOwner, RefRestored};
 use super::repo::open_checkout;
 
-/// The worktree's repository, opened on the worktree and on the shared git directory.
+/// The worktree's repository, opened on the worktree and (when a ref guard needs it) on the
+/// shared git directory.
 pub struct StepRepo {
     worktree: PathBuf,
     checkout: Repository,
-    shared: Repository,
+    shared: OnceCell<Repository>,
 }
 
 impl std::fmt::Debug for StepRepo {
@@ -37,13 +39,20 @@ impl std::fmt::Debug for StepRepo {
 
 impl StepRepo {
     pub fn open(worktree: &Path) -> Result<StepRepo, GitError> {
-        let checkout = open_checkout(worktree)?;
-        let shared = shared_repo(&checkout)?;
         Ok(StepRepo {
             worktree: worktree.to_path_buf(),
-            checkout,
-            shared,
+            checkout: open_checkout(worktree)?,
+            shared: OnceCell::new(),
         })
+    }
+
+    /// The repository opened on its shared git directory, where the guarded refs live.
+    fn shared(&self) -> Result<&Repository, GitError> {
+        if let Some(shared) = self.shared.get() {
+            return Ok(shared);
+        }
+        let shared = shared_repo(&self.checkout)?;
+        Ok(self.shared.get_or_init(|| shared))
     }
 
     /// [`GitDirGuard::capture`].
@@ -53,7 +62,7 @@ impl StepRepo {
 
     /// [`RefGuard::capture`].
     pub fn guard_refs(&self, task_branch: &str) -> Result<RefGuard, GitError> {
-        RefGuard::capture_in(&self.checkout, &self.shared, task_branch)
+        RefGuard::capture_in(&self.checkout, self.shared()?, task_branch)
     }
 
     /// [`RefGuard::restore`].
@@ -65,7 +74,7 @@ impl StepRepo {
         owner: &dyn Fn(&str) -> RefOwner,
     ) -> Result<Vec<RefRestored>, GitError> {
         guard.restore_in(
-            (&self.checkout, &self.shared),
+            (&self.checkout, self.shared()?),
             &self.worktree,
             task_branch,
             backup_prefix,
