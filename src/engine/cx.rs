@@ -43,6 +43,8 @@ pub struct RunCx<'p> {
     pub leftovers: Option<String>,
     /// When the commands that left them ended: every change they made is stamped before it.
     pub leftovers_at: Option<std::time::SystemTime>,
+    /// Records written since the last state save, not yet durable: that save syncs them.
+    unsynced: Vec<std::fs::File>,
 }
 
 impl<'p> RunCx<'p> {
@@ -76,6 +78,7 @@ impl<'p> RunCx<'p> {
             prompter: io.prompter,
             leftovers: None,
             leftovers_at: None,
+            unsynced: Vec::new(),
         }
     }
 
@@ -97,10 +100,25 @@ impl<'p> RunCx<'p> {
     pub fn save_state(&mut self) -> Result<(), Error> {
         self.state.updated_at = now();
         self.state.elapsed_ms = u64::try_from(self.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let unsynced = std::mem::take(&mut self.unsynced);
         self.state
-            .save(&self.paths.state())
+            .save_after(&self.paths.state(), unsynced)
             .map_err(|e| Error::io("cannot write", self.paths.state(), e))?;
         crate::failpoint::hit("state.saved");
+        Ok(())
+    }
+
+    /// Writes a turn record (atomically, as [`crate::engine::turn::write_record`] does); it is
+    /// made durable by the next state save, before that save, so the state never says a step
+    /// is done whose record a power cut could lose.
+    pub fn write_record<T: serde::Serialize>(
+        &mut self,
+        path: &std::path::Path,
+        record: &T,
+    ) -> Result<(), Error> {
+        let file = crate::atomic_file::write_json_unsynced(path, record)
+            .map_err(|e| Error::io("cannot write", path, e))?;
+        self.unsynced.push(file);
         Ok(())
     }
 

@@ -46,6 +46,11 @@ pub struct Interpreter<'a, 'p> {
     loop_exits: Vec<LoopExit>,
     last_gate_approved: Option<bool>,
     merged: bool,
+    /// Events about a finished turn (the turn itself, a stall nudge) that wait for the state
+    /// recording them to be saved: they are logged after that save, so a kill in between
+    /// cannot log them twice. The turn's facts are saved together with the next iteration's
+    /// start or the loop's end, rather than in a save of their own.
+    unsaved_events: Vec<EventKind>,
 }
 
 impl<'a, 'p> Interpreter<'a, 'p> {
@@ -57,7 +62,17 @@ impl<'a, 'p> Interpreter<'a, 'p> {
             loop_exits: Vec::new(),
             last_gate_approved: None,
             merged: false,
+            unsaved_events: Vec::new(),
         }
+    }
+
+    /// Saves the state, then logs the events that waited for it.
+    fn save_state(&mut self) -> Result<(), Error> {
+        self.cx.save_state()?;
+        for event in std::mem::take(&mut self.unsaved_events) {
+            self.cx.emit(event);
+        }
+        Ok(())
     }
 
     /// Runs the whole workflow and says how it ended.
@@ -254,7 +269,7 @@ impl<'a, 'p> Interpreter<'a, 'p> {
                 .or_default()
                 .iteration = iteration;
             self.cx.start_turn(&loop_id, iteration, max);
-            self.cx.save_state()?;
+            self.save_state()?;
             self.frames.push(Frame {
                 prefix: format!("{loop_path}/{iteration}/"),
                 outputs: Map::new(),
@@ -282,7 +297,13 @@ impl<'a, 'p> Interpreter<'a, 'p> {
                 prev = frame.outputs;
             }
             walked?;
-            let done = done?;
+            let done = match done {
+                Ok(done) => done,
+                Err(error) => {
+                    self.save_state()?;
+                    return Err(error);
+                }
+            };
             if self.stop.is_some() {
                 self.cx.end_turn();
                 break;
@@ -303,7 +324,7 @@ impl<'a, 'p> Interpreter<'a, 'p> {
             self.cx.end_turn();
         }
         if self.stop.is_some() {
-            self.cx.save_state()?;
+            self.save_state()?;
             return Ok(());
         }
         if let Some(state) = self.cx.state.loops.get_mut(&loop_id) {
@@ -317,7 +338,7 @@ impl<'a, 'p> Interpreter<'a, 'p> {
                 outputs: outputs.clone(),
             },
         );
-        self.cx.save_state()?;
+        self.save_state()?;
         self.record_outputs(step, outputs);
         self.loop_exits.push(exit);
         Ok(())
@@ -377,10 +398,9 @@ impl<'a, 'p> Interpreter<'a, 'p> {
             state.history.retain(|f| f.turn != facts.turn);
             state.history.push(facts);
         }
-        // Saved before the event is logged, so a kill in between cannot log the turn twice.
-        self.cx.save_state()?;
+        // Logged once the state holding the turn's facts is saved (`unsaved_events`).
         if !finished_before {
-            self.cx.emit(EventKind::TurnFinished {
+            self.unsaved_events.push(EventKind::TurnFinished {
                 turn: iteration,
                 max_turns: max,
                 summary,
@@ -408,7 +428,7 @@ impl<'a, 'p> Interpreter<'a, 'p> {
             StallAction::Nudge(notice) => {
                 state.nudged = true;
                 state.stall_notice = Some(notice.clone());
-                self.cx.emit(EventKind::Warning {
+                self.unsaved_events.push(EventKind::Warning {
                     message: format!("stall detected; nudging the player: {notice}"),
                 });
                 None

@@ -1,7 +1,9 @@
 //! `state.json`: everything needed to resume a run after a crash, kill or Ctrl-C.
 //!
 //! The file is replaced atomically (write a sibling temp file, fsync, rename) after every step,
-//! so it always describes the last completed step. Steps are addressed by path: `worktree` for
+//! so it always describes the last completed step. The step's records, written just before
+//! without an fsync of their own, are synced beside the temp file before the rename
+//! (`RunCx::write_record`). Steps are addressed by path: `worktree` for
 //! a top-level step, `cycle/2/implement` for a step of a loop's second iteration.
 
 use std::collections::BTreeMap;
@@ -277,6 +279,13 @@ impl RunState {
 
     pub fn save(&self, path: &Path) -> io::Result<()> {
         write_json_atomic(path, self)
+    }
+
+    /// [`RunState::save`], making the records in `unsynced` durable first (in parallel with the
+    /// state's own sync): a state that says a step is done never outlives its record.
+    pub fn save_after(&self, path: &Path, unsynced: Vec<std::fs::File>) -> io::Result<()> {
+        let text = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
+        crate::atomic_file::write_atomic_after(path, &text, unsynced)
     }
 }
 

@@ -82,15 +82,24 @@ pub fn unlandable_since_fork(
     base_branch: &str,
     commit: &str,
 ) -> Result<Vec<Unlandable>, GitError> {
-    let repo = open_checkout(worktree)?;
-    let commit = super::repo::find_commit(&repo, commit, worktree)?;
+    unlandable_since_fork_in(&open_checkout(worktree)?, worktree, base_branch, commit)
+}
+
+/// [`unlandable_since_fork`] with the worktree's repository open.
+pub(crate) fn unlandable_since_fork_in(
+    repo: &Repository,
+    worktree: &Path,
+    base_branch: &str,
+    commit: &str,
+) -> Result<Vec<Unlandable>, GitError> {
+    let commit = super::repo::find_commit(repo, commit, worktree)?;
     let fork = repo
         .revparse_single(&format!("refs/heads/{base_branch}"))
         .ok()
         .and_then(|base| repo.merge_base(base.id(), commit.id()).ok())
         .and_then(|fork| repo.find_commit(fork).ok())
         .map(|fork| fork.tree_id());
-    unlandable(&repo, fork, commit.tree_id(), worktree)
+    unlandable(repo, fork, commit.tree_id(), worktree)
 }
 
 fn walk(

@@ -55,7 +55,12 @@ impl GitDirGuard {
     /// Records the guarded files of the repository `worktree` belongs to.
     pub fn capture(worktree: &Path) -> Result<GitDirGuard, GitError> {
         let repo = open_checkout(worktree)?;
-        let common_dir = repo.commondir().to_path_buf();
+        Ok(GitDirGuard::capture_in(repo.commondir()))
+    }
+
+    /// Records the guarded files of the shared git directory `common_dir`.
+    pub(crate) fn capture_in(common_dir: &Path) -> GitDirGuard {
+        let common_dir = common_dir.to_path_buf();
         let files = guarded_paths(&common_dir)
             .into_iter()
             .map(|path| {
@@ -63,7 +68,7 @@ impl GitDirGuard {
                 (path, content)
             })
             .collect();
-        Ok(GitDirGuard { common_dir, files })
+        GitDirGuard { common_dir, files }
     }
 
     /// Puts back every guarded file that changed, appeared or disappeared since

@@ -15,7 +15,15 @@ use super::snapshot::state_tree;
 /// and the index as they are. Returns where HEAD was (a branch name or a commit), or `None`
 /// when it was already on the branch.
 pub fn reattach(worktree: &Path, branch: &str) -> Result<Option<String>, GitError> {
-    let repo = open_checkout(worktree)?;
+    reattach_in(&open_checkout(worktree)?, worktree, branch)
+}
+
+/// [`reattach`] with the worktree's repository open.
+pub(crate) fn reattach_in(
+    repo: &git2::Repository,
+    worktree: &Path,
+    branch: &str,
+) -> Result<Option<String>, GitError> {
     let wanted = format!("refs/heads/{branch}");
     let head = repo.find_reference("HEAD").context("read HEAD", worktree)?;
     let current = match head.symbolic_target().ok().flatten() {
@@ -49,7 +57,15 @@ pub fn on_branch_at(worktree: &Path, branch: &str, commit: &str) -> Result<bool,
 
 /// The commit (hex) `branch` points to.
 pub fn branch_tip(worktree: &Path, branch: &str) -> Result<String, GitError> {
-    let repo = open_checkout(worktree)?;
+    branch_tip_in(&open_checkout(worktree)?, worktree, branch)
+}
+
+/// [`branch_tip`] with the worktree's repository open.
+pub(crate) fn branch_tip_in(
+    repo: &git2::Repository,
+    worktree: &Path,
+    branch: &str,
+) -> Result<String, GitError> {
     let reference = repo
         .find_branch(branch, git2::BranchType::Local)
         .map_err(|_| GitError::BranchNotFound {

@@ -31,7 +31,10 @@ pub struct Imported {
 /// of it), then empties `private`. Nothing to do when `private` does not exist.
 pub fn import_objects(repo: &Path, private: &Path) -> Result<Imported, GitError> {
     let mut imported = Imported::default();
-    if !private.is_dir() {
+    // Most confined processes (checks, reviewers) write no object: an empty directory is
+    // answered without opening the repository.
+    let empty = std::fs::read_dir(private).map(|mut entries| entries.next().is_none());
+    if !private.is_dir() || empty.unwrap_or(false) {
         return Ok(imported);
     }
     let repository = Repository::open(repo).context("open the repository", repo)?;
@@ -200,5 +203,17 @@ mod tests {
         let (_dir, repo, private) = setup();
         let imported = import_objects(&repo, &private.join("absent")).unwrap();
         assert_eq!(imported, Imported::default());
+    }
+    #[test]
+    fn an_empty_private_directory_imports_nothing_without_opening_the_repository() {
+        let dir = tempfile::tempdir().unwrap();
+        let private = dir.path().join("private");
+        fs::create_dir_all(&private).unwrap();
+        let imported = import_objects(&dir.path().join("no-repository"), &private).unwrap();
+        assert_eq!(imported.objects, 0);
+        assert!(imported.forged.is_empty());
+        // One entry is enough to look: here the repository is missing, which is an error.
+        fs::create_dir_all(private.join("ab")).unwrap();
+        assert!(import_objects(&dir.path().join("no-repository"), &private).is_err());
     }
 }

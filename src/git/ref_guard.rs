@@ -140,10 +140,20 @@ impl RefGuard {
     pub fn capture(worktree: &Path, task_branch: &str) -> Result<RefGuard, GitError> {
         let checkout = open_checkout(worktree)?;
         let shared = shared_repo(&checkout)?;
+        RefGuard::capture_in(&checkout, &shared, task_branch)
+    }
+
+    /// [`RefGuard::capture`] with the worktree's repository (`checkout`) and the same
+    /// repository opened on its shared git directory (`shared`) already open.
+    pub(crate) fn capture_in(
+        checkout: &Repository,
+        shared: &Repository,
+        task_branch: &str,
+    ) -> Result<RefGuard, GitError> {
         Ok(RefGuard {
-            refs: guarded_refs(&shared, task_branch)?,
-            head_log_len: head_log(&checkout).len(),
-            task_tip: tip(&shared, task_branch)?,
+            refs: guarded_refs(shared, task_branch)?,
+            head_log_len: head_log(checkout).len(),
+            task_tip: tip(shared, task_branch)?,
         })
     }
 
@@ -160,9 +170,28 @@ impl RefGuard {
     ) -> Result<Vec<RefRestored>, GitError> {
         let checkout = open_checkout(worktree)?;
         let shared = shared_repo(&checkout)?;
-        let now = guarded_refs(&shared, task_branch)?;
-        let visited = self.visited_by_head(&checkout);
-        let task_commits = [self.task_tip, tip(&shared, task_branch)?];
+        self.restore_in(
+            (&checkout, &shared),
+            worktree,
+            task_branch,
+            backup_prefix,
+            owner,
+        )
+    }
+
+    /// [`RefGuard::restore`] with the repository already open as in [`RefGuard::capture_in`]
+    /// (opened after the step, so it reads the refs as the step left them).
+    pub(crate) fn restore_in(
+        &self,
+        (checkout, shared): (&Repository, &Repository),
+        worktree: &Path,
+        task_branch: &str,
+        backup_prefix: &str,
+        owner: &dyn Fn(&str) -> RefOwner,
+    ) -> Result<Vec<RefRestored>, GitError> {
+        let now = guarded_refs(shared, task_branch)?;
+        let visited = self.visited_by_head(checkout);
+        let task_commits = [self.task_tip, tip(shared, task_branch)?];
         let names: BTreeSet<&String> = self.refs.keys().chain(now.keys()).collect();
         let mut restored = Vec::new();
         for name in names {
@@ -174,7 +203,7 @@ impl RefGuard {
                 || after.is_some_and(|new| {
                     task_commits
                         .iter()
-                        .any(|&task| newly_holds(&shared, new, before, task))
+                        .any(|&task| newly_holds(shared, new, before, task))
                 });
             let owner = match name.strip_prefix("refs/heads/autobuild/") {
                 Some(_) => owner(name.trim_start_matches("refs/heads/")),
@@ -185,7 +214,7 @@ impl RefGuard {
             };
             let kept_as = match after {
                 Some(new) => Some(save_under_new_ref(
-                    &shared,
+                    shared,
                     backup_prefix,
                     new,
                     &format!("autobuild: {name} as an agent left it"),
@@ -237,7 +266,7 @@ impl RefGuard {
 }
 
 /// The repository opened on its shared git directory, where branches and tags live.
-fn shared_repo(checkout: &Repository) -> Result<Repository, GitError> {
+pub(crate) fn shared_repo(checkout: &Repository) -> Result<Repository, GitError> {
     Repository::open(checkout.commondir()).context("open the repository", checkout.commondir())
 }
 

@@ -8,10 +8,10 @@ use std::path::Path;
 
 use super::{group, DEFAULT_KILL_GRACE};
 
-/// Stops the process group recorded in `group_file` by a run that died without stopping it
-/// (SIGKILL, a crash), when a member of that group still works in `cwd`: working directories
-/// are checked so a recycled process id never hits an unrelated process. Returns the group id
-/// that was stopped.
+/// Stops the process group recorded in `group_file` (an empty file records none) by a run that
+/// died without stopping it (SIGKILL, a crash), when a member of that group still works in
+/// `cwd`: working directories are checked so a recycled process id never hits an unrelated
+/// process. Returns the group id that was stopped.
 pub fn stop_leftover_group(group_file: &Path, cwd: &Path) -> Option<i32> {
     let pgid: i32 = std::fs::read_to_string(group_file)
         .ok()?

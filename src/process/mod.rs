@@ -20,6 +20,7 @@
 
 mod cancel;
 mod env;
+mod exit_watch;
 mod group;
 mod leftover;
 mod redact;
@@ -274,9 +275,10 @@ pub fn run(spec: &ProcessSpec, cancel: &CancelToken) -> Result<ProcessOutcome, P
     tracing::debug!(program = %program.display(), ?args, cwd = %spec.cwd.display(), "spawning");
     let start = Instant::now();
     let mut child = spawn(&mut command).map_err(spawn_error)?;
+    let exit = exit_watch::ExitWatch::new(&child);
     if let Some(file) = &spec.group_file {
         // Best effort: the record only helps a later resume clean up after a crash.
-        let _ = std::fs::write(file, format!("{}\n", child.id()));
+        let _ = write_group_file(file, &format!("{}\n", child.id()));
     }
     let running = Running::attach(&mut child, spec, transcript, stdout_copy, redactor, start);
     let running = match running {
@@ -286,7 +288,8 @@ pub fn run(spec: &ProcessSpec, cancel: &CancelToken) -> Result<ProcessOutcome, P
             return Err(spawn_error(source));
         }
     };
-    let (end, status) = match supervise(&mut child, spec, cancel, &running.activity, start) {
+    let watch = (running.activity.as_ref(), &exit);
+    let (end, status) = match supervise(&mut child, spec, cancel, watch, start) {
         Ok(ended) => ended,
         Err(source) => {
             group::kill(&child);
@@ -298,11 +301,26 @@ pub fn run(spec: &ProcessSpec, cancel: &CancelToken) -> Result<ProcessOutcome, P
     };
     let duration = start.elapsed();
     if let Some(file) = &spec.group_file {
-        let _ = std::fs::remove_file(file);
+        let _ = write_group_file(file, "");
     }
     let end = end.unwrap_or_else(|| exit_end(status));
     tracing::debug!(program = %spec.program, ?end, ?duration, "process ended");
     Ok(running.collect(end, duration))
+}
+
+/// Writes the group file in place: emptied rather than removed once the group is gone, so the
+/// next child of the run rewrites the same file instead of creating one (creating a file is the
+/// dearest thing the runner does per turn on some file systems). An empty file names no group
+/// ([`stop_leftover_group`]). A symlink put in its place is not followed.
+fn write_group_file(file: &Path, text: &str) -> io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut out = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(file)?;
+    out.write_all(text.as_bytes())
 }
 
 /// Spawns, retrying briefly when the program is "text file busy": a script written just before
@@ -382,13 +400,11 @@ impl Running {
 
     /// Waits for the output pipes to close (the group is gone, so they close unless something
     /// escaped it) and assembles the outcome.
-    fn collect(self, end: ProcessEnd, duration: Duration) -> ProcessOutcome {
+    fn collect(mut self, end: ProcessEnd, duration: Duration) -> ProcessOutcome {
         let deadline = Instant::now() + PIPE_CLOSE_WAIT;
-        while !(self.stdout.is_finished() && self.stderr.is_finished()) && Instant::now() < deadline
-        {
-            thread::sleep(Duration::from_millis(5));
-        }
-        if !(self.stdout.is_finished() && self.stderr.is_finished()) {
+        // Both are waited for (no short circuit): a finished drain is then joined.
+        let closed = self.stdout.wait_until(deadline) & self.stderr.wait_until(deadline);
+        if !closed {
             tracing::warn!("a process outside the stopped group still holds the output pipes; the transcript may be incomplete");
         }
         if let Some(stdin) = self.stdin {
@@ -425,13 +441,13 @@ fn feed_stdin(mut pipe: ChildStdin, bytes: Vec<u8>) -> io::Result<JoinHandle<()>
         })
 }
 
-/// Polls the child until it exits or a bound or the cancel token stops it; then makes sure no
-/// process of its group is left. Returns why we stopped it (if we did) and the leader's status.
+/// Polls the child until it exits or a bound or the cancel token stops it (a pause between two
+/// polls ends early when the child exits); then makes sure no process of its group is left. Returns why we stopped it (if we did) and the leader's status.
 fn supervise(
     child: &mut Child,
     spec: &ProcessSpec,
     cancel: &CancelToken,
-    activity: &Activity,
+    (activity, exit): (&Activity, &exit_watch::ExitWatch),
     start: Instant,
 ) -> io::Result<(Option<ProcessEnd>, ExitStatus)> {
     let mut pause = Duration::from_millis(2);
@@ -463,7 +479,7 @@ fn supervise(
                 group::stop(child, spec.kill_grace, spares(spec))?,
             ));
         }
-        thread::sleep(pause);
+        exit.wait(pause);
         pause = (pause * 2).min(MAX_POLL);
     }
 }

@@ -11,6 +11,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -192,6 +193,10 @@ impl Excerpt {
 pub(super) struct Drain {
     thread: JoinHandle<()>,
     excerpt: Arc<Mutex<Excerpt>>,
+    /// Disconnected once the thread has read everything (or panicked): a wait for the end of
+    /// the output wakes at that moment rather than at the next poll.
+    done: Receiver<()>,
+    finished: bool,
 }
 
 impl Drain {
@@ -207,9 +212,12 @@ impl Drain {
     ) -> io::Result<Drain> {
         let excerpt = Arc::new(Mutex::new(Excerpt::default()));
         let shared = Arc::clone(&excerpt);
+        let (signal, done) = mpsc::channel::<()>();
         let thread = thread::Builder::new()
             .name(format!("drain-{name}"))
             .spawn(move || {
+                // Dropped when the thread ends, however it ends: that is the signal.
+                let _signal = signal;
                 let mut lines = LineSplitter::default();
                 let mut buffer = vec![0; READ_CHUNK];
                 let record = |pieces: Vec<String>| {
@@ -245,17 +253,31 @@ impl Drain {
                 }
                 record(lines.finish(&redactor));
             })?;
-        Ok(Drain { thread, excerpt })
+        Ok(Drain {
+            thread,
+            excerpt,
+            done,
+            finished: false,
+        })
     }
 
-    pub(super) fn is_finished(&self) -> bool {
-        self.thread.is_finished()
+    /// Waits until the thread has read the whole output, at most until `deadline`; whether it
+    /// has.
+    pub(super) fn wait_until(&mut self, deadline: Instant) -> bool {
+        while !self.finished {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.done.recv_timeout(left) {
+                Ok(()) => {}
+                Err(RecvTimeoutError::Disconnected) => self.finished = true,
+                Err(RecvTimeoutError::Timeout) => return false,
+            }
+        }
+        true
     }
 
     /// The excerpt so far (complete once the thread finished).
     pub(super) fn take(self) -> Excerpt {
-        let finished = self.thread.is_finished();
-        if finished {
+        if self.finished {
             let _ = self.thread.join();
         }
         let mut excerpt = self.excerpt.lock().unwrap_or_else(PoisonError::into_inner);

@@ -72,9 +72,15 @@ pub fn check() -> Availability {
             fix: INSTALL.to_string(),
         };
     };
-    match try_it(&bwrap) {
+    // `--version` runs beside the probe rather than after it: each is a process start, and the
+    // first thing every run waits for.
+    let (tried, version) = std::thread::scope(|scope| {
+        let version = scope.spawn(|| version(&bwrap));
+        (try_it(&bwrap), version.join().ok().flatten())
+    });
+    match tried {
         Ok(()) => {
-            let version = version(&bwrap).unwrap_or_else(|| "bubblewrap".to_string());
+            let version = version.unwrap_or_else(|| "bubblewrap".to_string());
             Availability::Available { bwrap, version }
         }
         Err(failure) => {

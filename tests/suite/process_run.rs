@@ -270,3 +270,36 @@ fn secrets_never_reach_the_transcript() {
     assert_eq!(outcome.stdout, "key is [REDACTED]\n");
     assert!(!outcome.stderr_tail.contains(secret));
 }
+
+/// The group file names the child's group while it runs and is emptied, not removed, after:
+/// the run's next child rewrites the same file. An empty file names no group to stop, and a
+/// symlink put in the file's place is not written through.
+#[test]
+fn the_group_file_names_the_running_group_and_is_emptied_after() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let group_file = dir.path().join("agent.pgid");
+    let mut spec = shell(dir.path(), "cat agent.pgid > seen; echo $$ > pid");
+    spec.group_file = Some(group_file.clone());
+    run(&spec, &CancelToken::new()).unwrap();
+    assert_eq!(
+        read_pid(&dir.path().join("seen")),
+        read_pid(&dir.path().join("pid"))
+    );
+    assert_eq!(fs::read_to_string(&group_file).unwrap(), "");
+    assert_eq!(
+        autobuild::process::stop_leftover_group(&group_file, dir.path()),
+        None
+    );
+    let inode = fs::metadata(&group_file).unwrap().ino();
+    run(&spec, &CancelToken::new()).unwrap();
+    assert_eq!(fs::metadata(&group_file).unwrap().ino(), inode);
+
+    let elsewhere = dir.path().join("elsewhere");
+    fs::write(&elsewhere, "kept").unwrap();
+    fs::remove_file(&group_file).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &group_file).unwrap();
+    let outcome = run(&spec, &CancelToken::new()).unwrap();
+    assert_eq!(outcome.end, ProcessEnd::Exited(0));
+    assert_eq!(fs::read_to_string(&elsewhere).unwrap(), "kept");
+}

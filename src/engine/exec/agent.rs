@@ -17,7 +17,7 @@ use crate::engine::cx::RunCx;
 use crate::engine::events::EventKind;
 use crate::engine::exec::StepDone;
 use crate::engine::plan::build_prompt_context;
-use crate::engine::turn::{write_record, PlayerRecord};
+use crate::engine::turn::PlayerRecord;
 use crate::engine::{AgentStop, Outcome};
 use crate::error::Error;
 use crate::git;
@@ -101,8 +101,7 @@ fn run_writer(
             state.stall_notice = None;
         }
     }
-    let git_dir = git::GitDirGuard::capture(worktree)?;
-    let refs = git::RefGuard::capture(worktree, &cx.state.branch)?;
+    let (git_dir, refs) = guard(worktree, &cx.state.branch)?;
     let main = super::sandbox::guard_main_checkout(cx)?;
     let invocation = invoke(cx, role_name, role, adapter, worktree, &prompt, 1)?;
     let mut violation = git_dir.restore()?;
@@ -112,8 +111,11 @@ fn run_writer(
         main.as_ref(),
         &label,
     )?);
+    // Opened once the guarded git files are back: the runner's checks below read the
+    // repository as the step left it, with the user's config.
+    let after = git::StepRepo::open(worktree)?;
     violation.extend(
-        restore_refs(cx, &refs, worktree)?
+        restore_refs(cx, &after, &refs)?
             .iter()
             .map(git::RefRestored::describe),
     );
@@ -133,7 +135,7 @@ fn run_writer(
         return Ok(halt);
     }
     let branch = cx.state.branch.clone();
-    if let Some(elsewhere) = git::reattach(worktree, &branch)? {
+    if let Some(elsewhere) = after.reattach(&branch)? {
         cx.emit(EventKind::Warning {
             message: format!(
                 "`{}` moved HEAD to {elsewhere}; the runner put it back on {branch} and kept the files",
@@ -147,8 +149,8 @@ fn run_writer(
     violation.extend(out_of_scope);
     // A turn whose work cannot land whole (a submodule entry, an object the repository lacks)
     // is put back and never approved.
-    let unlandable =
-        git::unlandable_since_fork(worktree, &cx.state.base_branch, &checkpoint.commit)?;
+    let unlandable = after.unlandable_since_fork(&cx.state.base_branch, &checkpoint.commit)?;
+    drop(after);
     if !unlandable.is_empty() {
         let paths: Vec<String> = unlandable.iter().map(|u| u.path().to_string()).collect();
         let removed = format!("{message}: removed what cannot land");
@@ -207,7 +209,7 @@ fn run_writer(
         transcript: invocation.transcript_path,
     };
     let path = cx.record_path("player");
-    write_record(&path, &record).map_err(|e| Error::io("cannot write", &path, e))?;
+    cx.write_record(&path, &record)?;
     let succeeded = record.succeeded();
     let text = super::output_text::answer(
         &invocation_output(cx, role_name),
@@ -289,17 +291,27 @@ fn checkpoint_within_scope(
     Ok((checkpoint, reverted))
 }
 
+/// The guards of an agent step, captured before it on one opening of the repository: the
+/// shared git directory's guarded files and the refs.
+pub(super) fn guard(
+    worktree: &Path,
+    branch: &str,
+) -> Result<(git::GitDirGuard, git::RefGuard), Error> {
+    let before = git::StepRepo::open(worktree)?;
+    Ok((before.guard_git_dir(), before.guard_refs(branch)?))
+}
+
 /// Puts back the refs an agent step moved (other than the task branch), keeping
-/// the agent's versions under the task's backup refs.
+/// the agent's versions under the task's backup refs. `repo` is opened after the step.
 pub(super) fn restore_refs(
     cx: &RunCx,
+    repo: &git::StepRepo,
     refs: &git::RefGuard,
-    worktree: &Path,
 ) -> Result<Vec<git::RefRestored>, Error> {
     let prefix = format!("refs/autobuild/backup/{}", cx.state.task_id);
     let runs = cx.plan.layout.runs();
     let owner = |branch: &str| crate::engine::ref_owners::owner_of(&runs, branch);
-    Ok(refs.restore(worktree, &cx.state.branch, &prefix, &owner)?)
+    Ok(repo.restore_refs(refs, &cx.state.branch, &prefix, &owner)?)
 }
 
 pub(super) fn render(

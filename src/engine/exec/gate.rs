@@ -3,7 +3,7 @@
 
 use crate::engine::cx::RunCx;
 use crate::engine::exec::StepDone;
-use crate::engine::turn::{combined_verdict, write_record, CoachRecord, GateRecord};
+use crate::engine::turn::{combined_verdict, CoachRecord, GateRecord};
 use crate::engine::Outcome;
 use crate::error::Error;
 use crate::steps::feedback::{build_feedback, turn_signature};
@@ -113,10 +113,10 @@ pub fn execute(
         decision,
     };
     let approved = record.decision.approved;
-    let path = cx.record_path("gate");
-    write_record(&path, &record).map_err(|e| Error::io("cannot write", &path, e))?;
     let red = turn.verify.as_ref().is_some_and(|v| v.expect_fail);
     let loop_id = turn.loop_id.clone();
+    let path = cx.record_path("gate");
+    cx.write_record(&path, &record)?;
     if let Some(state) = cx.state.loops.get_mut(&loop_id) {
         state.feedback = Some(record.feedback.clone());
     }

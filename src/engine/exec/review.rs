@@ -16,14 +16,14 @@ use crate::agents::{Adapter, AgentOutcome};
 use crate::engine::cx::RunCx;
 use crate::engine::events::EventKind;
 use crate::engine::exec::StepDone;
-use crate::engine::turn::{write_record, CoachRecord};
+use crate::engine::turn::CoachRecord;
 use crate::error::Error;
 use crate::git;
 use crate::steps::verdict::{self, Verdict};
 use crate::workflow::kinds::AgentOutputs;
 use crate::workflow::model::{OutputKind, Role, Step};
 
-use super::agent::{halt, invocation_output, invoke, render, restore_refs, Invocation};
+use super::agent::{guard, halt, invocation_output, invoke, render, restore_refs, Invocation};
 
 /// How many file names a warning lists before it says "and N more".
 const NAMES_SHOWN: usize = 5;
@@ -40,14 +40,15 @@ pub(super) fn run_reader(
     let turn = cx.turn_number();
     let wants_verdict = role.output == Some(OutputKind::Verdict);
     let prompt = render(cx, role_name, role, steps)?;
+    let (git_dir, refs) = guard(worktree, &cx.state.branch)?;
     let mut review = Review {
         step,
         role_name,
         role,
         adapter,
         worktree,
-        git_dir: git::GitDirGuard::capture(worktree)?,
-        refs: git::RefGuard::capture(worktree, &cx.state.branch)?,
+        git_dir,
+        refs,
         main: super::sandbox::guard_main_checkout(cx)?,
         label: format!("turn_{turn}_{}", cx.file_label(role_name)),
         attempt: 0,
@@ -149,7 +150,7 @@ pub(super) fn run_reader(
     } else {
         cx.record_path(&format!("coach_{}", step.id))
     };
-    write_record(&path, &record).map_err(|e| Error::io("cannot write", &path, e))?;
+    cx.write_record(&path, &record)?;
     let decision = record
         .verdict
         .as_ref()
@@ -301,11 +302,13 @@ impl Review<'_> {
         let mut edited = Vec::new();
         if let Some(checkpoint) = cx.state.last_checkpoint.clone() {
             let branch = cx.state.branch.clone();
-            if let Some(elsewhere) = git::reattach(self.worktree, &branch)? {
+            let repo = git::StepRepo::open(self.worktree)?;
+            if let Some(elsewhere) = repo.reattach(&branch)? {
                 self.violation
                     .push(format!("(HEAD was moved to {elsewhere})"));
             }
-            let tip = git::branch_tip(self.worktree, &branch)?;
+            let tip = repo.branch_tip(&branch)?;
+            drop(repo);
             if tip != checkpoint {
                 self.violation.push(format!(
                     "(branch {branch} was moved to {}: commits were made)",
@@ -351,8 +354,9 @@ impl Review<'_> {
             &label,
         )?);
         self.violation.extend(self.git_dir.restore()?);
+        let after = git::StepRepo::open(self.worktree)?;
         self.violation.extend(
-            restore_refs(cx, &self.refs, self.worktree)?
+            restore_refs(cx, &after, &self.refs)?
                 .iter()
                 .map(git::RefRestored::describe),
         );

@@ -6,7 +6,7 @@ use std::fs;
 use crate::engine::cx::RunCx;
 use crate::engine::events::EventKind;
 use crate::engine::exec::StepDone;
-use crate::engine::turn::{write_record, VerifyRecord};
+use crate::engine::turn::VerifyRecord;
 use crate::error::Error;
 use crate::profile::Requirement;
 use crate::steps::verify::{run_checks, CheckSpec};
@@ -173,7 +173,7 @@ pub fn execute(
         coverage,
     };
     let path = cx.record_path("verify");
-    write_record(&path, &record).map_err(|e| Error::io("cannot write", &path, e))?;
+    cx.write_record(&path, &record)?;
     let mut summary = if failed.is_empty() {
         format!(
             "{} check(s) and {} criteria passed",

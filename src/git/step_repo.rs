@@ -1,0 +1,103 @@
+//! One opening of a task worktree's repository for the runner's own checks on one side of an
+//! agent process: the guards' snapshots before it, or, after it, the ref guard's restore, HEAD's
+//! reattachment, the branch tip and what cannot land. Each of those used to open the
+//! repository itself (every opening rereads three config files and the worktree's links);
+//! now the checks of one side share one handle.
+//!
+//! A `StepRepo` is never kept across an agent's run: what it read (config, refs) would be what
+//! was there before the agent. The caller opens one before the agent and a new one after it,
+//! once the guarded git files are put back ([`super::GitDirGuard::restore`]) where the step
+//! did so before.
+
+use std::cell::OnceCell;
+use std::path::{Path, PathBuf};
+
+use git2::Repository;
+
+use super::complete_tree::{unlandable_since_fork_in, Unlandable};
+use super::error::GitError;
+use super::guard::GitDirGuard;
+use super::integrity::{branch_tip_in, reattach_in};
+use super::ref_guard::{shared_repo, RefGuard, RefOwner, RefRestored};
+use super::repo::open_checkout;
+
+/// The worktree's repository, opened on the worktree and (when a ref guard needs it) on the
+/// shared git directory.
+pub struct StepRepo {
+    worktree: PathBuf,
+    checkout: Repository,
+    shared: OnceCell<Repository>,
+}
+
+impl std::fmt::Debug for StepRepo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StepRepo")
+            .field("worktree", &self.worktree)
+            .finish()
+    }
+}
+
+impl StepRepo {
+    pub fn open(worktree: &Path) -> Result<StepRepo, GitError> {
+        Ok(StepRepo {
+            worktree: worktree.to_path_buf(),
+            checkout: open_checkout(worktree)?,
+            shared: OnceCell::new(),
+        })
+    }
+
+    /// The repository opened on its shared git directory, where the guarded refs live.
+    fn shared(&self) -> Result<&Repository, GitError> {
+        if let Some(shared) = self.shared.get() {
+            return Ok(shared);
+        }
+        let shared = shared_repo(&self.checkout)?;
+        Ok(self.shared.get_or_init(|| shared))
+    }
+
+    /// [`GitDirGuard::capture`].
+    pub fn guard_git_dir(&self) -> GitDirGuard {
+        GitDirGuard::capture_in(self.checkout.commondir())
+    }
+
+    /// [`RefGuard::capture`].
+    pub fn guard_refs(&self, task_branch: &str) -> Result<RefGuard, GitError> {
+        RefGuard::capture_in(&self.checkout, self.shared()?, task_branch)
+    }
+
+    /// [`RefGuard::restore`].
+    pub fn restore_refs(
+        &self,
+        guard: &RefGuard,
+        task_branch: &str,
+        backup_prefix: &str,
+        owner: &dyn Fn(&str) -> RefOwner,
+    ) -> Result<Vec<RefRestored>, GitError> {
+        guard.restore_in(
+            (&self.checkout, self.shared()?),
+            &self.worktree,
+            task_branch,
+            backup_prefix,
+            owner,
+        )
+    }
+
+    /// [`super::reattach`].
+    pub fn reattach(&self, branch: &str) -> Result<Option<String>, GitError> {
+        reattach_in(&self.checkout, &self.worktree, branch)
+    }
+
+    /// [`super::branch_tip`].
+    pub fn branch_tip(&self, branch: &str) -> Result<String, GitError> {
+        branch_tip_in(&self.checkout, &self.worktree, branch)
+    }
+
+    /// [`super::unlandable_since_fork`].
+    pub fn unlandable_since_fork(
+        &self,
+        base_branch: &str,
+        commit: &str,
+    ) -> Result<Vec<Unlandable>, GitError> {
+        unlandable_since_fork_in(&self.checkout, &self.worktree, base_branch, commit)
+    }
+}
