@@ -1,13 +1,18 @@
-//! The last worktree index the walks used, kept in memory between them. libgit2 parses and
-//! checksums the whole index file at every read (9 MB at 100,000 files: tens of milliseconds),
-//! and a turn's two walks would read it twice more than the file changes.
+//! The repository handle and index the last walk used, kept in memory between walks. libgit2
+//! parses and checksums the whole index file at every read (9 MB at 100,000 files: tens of
+//! milliseconds), and a turn's two walks would read it twice more than the file changes; a
+//! fresh handle also rereads the configuration, and starts with a cold object cache, so that
+//! rebuilding the index's tree cache after a checkpoint reads every tree from disk again.
 //!
-//! The kept copy is only ever one whose content is the file's (just read or just written, plus
-//! stat information a walk refreshed), and it is taken out while in use: code that fails
-//! between staging and writing drops it, and the next walk reads the file again. Before use
-//! it is compared with the file (libgit2 compares the file's trailing checksum with its own)
-//! and read again when anything else wrote the file since. One index is kept per thread: the
-//! engine drives a run's git work on one thread, and a run works on one worktree.
+//! The kept index is only ever one whose content is the file's (just read or just written,
+//! plus stat information a walk refreshed), and handle and index are taken out while in use:
+//! code that fails between staging and writing drops them, and the next walk opens and reads
+//! afresh. Before use the index is compared with its file (libgit2 compares the file's
+//! trailing checksum with its own) and read again when anything else wrote the file since.
+//! The handle's configuration is the one read when it was opened: an agent's later edits to
+//! it do not reach the walks. References are read from disk at every use. One pair is kept
+//! per thread: the engine drives a run's git work on one thread, and a run works on one
+//! worktree.
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -15,38 +20,36 @@ use std::path::{Path, PathBuf};
 use git2::{Index, Repository};
 
 use super::error::{Context, GitError};
+use super::repo::open_checkout;
 
 thread_local! {
-    static KEPT: RefCell<Option<(PathBuf, Index)>> = const { RefCell::new(None) };
+    static KEPT: RefCell<Option<(PathBuf, Repository, Index)>> = const { RefCell::new(None) };
 }
 
-/// `repo`'s index (of the worktree at `worktree`): the kept one when it is this repository's
-/// and still its file's, else read from the file.
-pub(crate) fn take(repo: &Repository, worktree: &Path) -> Result<Index, GitError> {
-    let file = repo.path().join("index");
+/// A repository handle on the worktree at `worktree` and its index: the kept ones when they
+/// are this worktree's (the index reread if its file changed), else opened and read.
+pub(crate) fn take(worktree: &Path) -> Result<(Repository, Index), GitError> {
     let kept = KEPT.with(|kept| match kept.borrow_mut().take() {
-        Some((path, index)) if path == file => Some(index),
+        Some((path, repo, index)) if path == worktree => Some((repo, index)),
         _ => None,
     });
-    let Some(mut index) = kept else {
-        return repo.index().context("open the index", worktree);
+    let Some((repo, mut index)) = kept else {
+        let repo = open_checkout(worktree)?;
+        let index = repo.index().context("open the index", worktree)?;
+        return Ok((repo, index));
     };
-    repo.set_index(&mut index)
-        .context("open the index", worktree)?;
     // Rereads the file only when it changed since this copy was read or written.
     index.read(false).context("read the index", worktree)?;
-    Ok(index)
+    Ok((repo, index))
 }
 
-/// Keeps `index`, whose content is its file's, for the next [`take`].
-pub(crate) fn keep(index: Index) {
-    let Some(path) = index.path().map(Path::to_path_buf) else {
-        return;
-    };
-    KEPT.with(|kept| *kept.borrow_mut() = Some((path, index)));
+/// Keeps `repo` (opened on `worktree`) and its `index`, whose content is its file's, for the
+/// next [`take`].
+pub(crate) fn keep(worktree: &Path, repo: Repository, index: Index) {
+    KEPT.with(|kept| *kept.borrow_mut() = Some((worktree.to_path_buf(), repo, index)));
 }
 
-/// Drops the kept index (tests that count reads start from nothing).
+/// Drops what is kept (tests that count reads start from nothing).
 #[cfg(test)]
 pub(crate) fn forget() {
     KEPT.with(|kept| *kept.borrow_mut() = None);
@@ -55,7 +58,6 @@ pub(crate) fn forget() {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::git::repo::open_checkout;
 
     fn repo() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
@@ -75,16 +77,13 @@ mod tests {
     fn the_kept_index_serves_the_next_use_of_the_same_repository() {
         forget();
         let dir = repo();
-        let repo = open_checkout(dir.path()).unwrap();
-        let mut index = take(&repo, dir.path()).unwrap();
+        let (repo, mut index) = take(dir.path()).unwrap();
         mark(&mut index);
-        keep(index);
-        let again = open_checkout(dir.path()).unwrap();
-        let index = take(&again, dir.path()).unwrap();
+        keep(dir.path(), repo, index);
+        let (_repo, index) = take(dir.path()).unwrap();
         assert!(index.get_path(Path::new("only-in-memory"), 0).is_some());
         // Taken out while in use: a second taker reads the file.
-        let third = open_checkout(dir.path()).unwrap();
-        let fresh = take(&third, dir.path()).unwrap();
+        let (_other, fresh) = take(dir.path()).unwrap();
         assert!(fresh.get_path(Path::new("only-in-memory"), 0).is_none());
     }
 
@@ -92,18 +91,16 @@ mod tests {
     fn a_file_written_by_anything_else_is_read_again() {
         forget();
         let dir = repo();
-        let repo = open_checkout(dir.path()).unwrap();
-        let mut index = take(&repo, dir.path()).unwrap();
+        let (repo, mut index) = take(dir.path()).unwrap();
         mark(&mut index);
-        keep(index);
+        keep(dir.path(), repo, index);
         // Another writer (an agent, git itself) changes the index file.
         std::fs::write(dir.path().join("b.txt"), "b\n").unwrap();
         let other = git2::Repository::open(dir.path()).unwrap();
         let mut written = other.index().unwrap();
         written.add_path(Path::new("b.txt")).unwrap();
         written.write().unwrap();
-        let again = open_checkout(dir.path()).unwrap();
-        let index = take(&again, dir.path()).unwrap();
+        let (_repo, index) = take(dir.path()).unwrap();
         assert!(index.get_path(Path::new("b.txt"), 0).is_some());
         assert!(index.get_path(Path::new("only-in-memory"), 0).is_none());
     }
@@ -112,12 +109,10 @@ mod tests {
     fn another_repositorys_index_is_not_used() {
         forget();
         let (one, two) = (repo(), repo());
-        let repo = open_checkout(one.path()).unwrap();
-        let mut index = take(&repo, one.path()).unwrap();
+        let (repo, mut index) = take(one.path()).unwrap();
         mark(&mut index);
-        keep(index);
-        let other = open_checkout(two.path()).unwrap();
-        let index = take(&other, two.path()).unwrap();
+        keep(one.path(), repo, index);
+        let (_repo, index) = take(two.path()).unwrap();
         assert!(index.get_path(Path::new("only-in-memory"), 0).is_none());
     }
 }

@@ -47,16 +47,16 @@ pub fn restore_since(
     commit: &str,
     mark: Option<SystemTime>,
 ) -> Result<Reverted, GitError> {
-    let repo = open_checkout(worktree)?;
+    let (repo, mut index) = super::index_cache::take(worktree)?;
     let target = find_commit(&repo, commit, worktree)?;
-    let mut index = super::index_cache::take(&repo, worktree)?;
     // Asked before the walk: refreshing a file's stat information invalidates the tree cache
     // along its path, and libgit2 then rebuilds the whole tree to answer.
     let index_is_target = index_is(&repo, &mut index, &target);
     let changes = unstaged_changes(&repo, &mut index, worktree)?;
     if changes.is_empty() && index_is_target {
         // The file's content, and stat information the walk refreshed.
-        super::index_cache::keep(index);
+        drop(target);
+        super::index_cache::keep(worktree, repo, index);
         return Ok(Reverted::default());
     }
     let current = stage(&mut index, changes, worktree);

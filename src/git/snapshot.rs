@@ -57,9 +57,8 @@ pub fn checkpoint_within_scope(
     since: Option<&str>,
     put_back: &mut dyn FnMut(&[String]) -> Vec<String>,
 ) -> Result<Checkpoint, GitError> {
-    let repo = open_checkout(worktree)?;
+    let (repo, mut index) = super::index_cache::take(worktree)?;
     let head = head_of(&repo, worktree)?;
-    let mut index = super::index_cache::take(&repo, worktree)?;
     let mut tree_id = stage_all(&repo, &mut index, worktree)?;
     if let Some(since) = since {
         let since = find_commit(&repo, since, worktree)?;
@@ -74,9 +73,10 @@ pub fn checkpoint_within_scope(
         }
     }
     index.write().context("write the index", worktree)?;
-    super::index_cache::keep(index);
     crate::failpoint::hit("checkpoint.index");
     let checkpoint = commit_staged(&repo, &head, tree_id, message, worktree)?;
+    drop(head);
+    super::index_cache::keep(worktree, repo, index);
     if checkpoint.changed {
         crate::failpoint::hit("checkpoint.commit");
         tracing::debug!(commit = %checkpoint.commit, worktree = %worktree.display(), "checkpoint");
