@@ -163,7 +163,14 @@ fn candidates_on(
         gave_up: AtomicBool::new(false),
     };
     let results: Vec<Option<Visit>> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (1..threads).map(|_| scope.spawn(|| walk.work())).collect();
+        // A thread that cannot be started leaves its share to the others.
+        let workers: Vec<_> = (1..threads)
+            .filter_map(|_| {
+                std::thread::Builder::new()
+                    .spawn_scoped(scope, || walk.work())
+                    .ok()
+            })
+            .collect();
         let mut results = vec![walk.work()];
         results.extend(workers.into_iter().map(|w| w.join().ok().flatten()));
         results
@@ -212,6 +219,17 @@ struct Walk<'a> {
     gave_up: AtomicBool,
 }
 
+/// Gives the walk up when dropped by a panicking thread.
+struct GiveUpOnPanic<'w, 'a>(&'w Walk<'a>);
+
+impl Drop for GiveUpOnPanic<'_, '_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.give_up();
+        }
+    }
+}
+
 /// Directories still to read, and how many are being read.
 struct Queue {
     dirs: Vec<Vec<u8>>,
@@ -228,6 +246,8 @@ struct Visit {
 impl Walk<'_> {
     /// Reads directories off the queue until none are left or one thread gave up.
     fn work(&self) -> Option<Visit> {
+        // A thread that panics must not leave the others waiting for its directory.
+        let _on_panic = GiveUpOnPanic(self);
         let mut visit = Visit::default();
         loop {
             let dir = {
