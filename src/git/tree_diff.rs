@@ -185,8 +185,6 @@ pub(crate) fn open_for_diffs(checkout: &Path) -> Result<Repository, GitError> {
 }
 
 #[cfg(test)]
-#[path = "tree_diff_fixtures.rs"]
 mod fixtures;
 #[cfg(test)]
-#[path = "tree_diff_tests.rs"]
 mod tests;
