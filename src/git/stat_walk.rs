@@ -312,12 +312,16 @@ impl Walk<'_> {
                 // A repository inside the worktree: libgit2's rules for it are its own.
                 return None;
             }
-            let mut path = Vec::with_capacity(dir.len() + 1 + name.len());
-            if !dir.is_empty() {
-                path.extend_from_slice(dir);
-                path.push(b'/');
-            }
-            path.extend_from_slice(name);
+            // The entry's path, made only for what is kept (most files are not).
+            let path = || {
+                let mut path = Vec::with_capacity(dir.len() + 1 + name.len());
+                if !dir.is_empty() {
+                    path.extend_from_slice(dir);
+                    path.push(b'/');
+                }
+                path.extend_from_slice(name);
+                path
+            };
             let kind = entry.file_type().ok()?;
             let recorded = under
                 .binary_search_by(|e| e.path[start..].cmp(name))
@@ -327,10 +331,16 @@ impl Walk<'_> {
                     // A submodule's directory: left alone, as libgit2's walk leaves it.
                     Ok(at) if self.entries[at].mode == GITLINK => visit.seen.push(at),
                     // A file became a directory.
-                    Ok(_) => visit.candidates.push(path),
-                    Err(_) if !self.under(&path).is_empty() => subdirs.push(path),
-                    // Untracked (maybe ignored): libgit2 looks inside if it must.
-                    Err(_) => visit.candidates.push(path),
+                    Ok(_) => visit.candidates.push(path()),
+                    Err(_) => {
+                        let path = path();
+                        if self.under(&path).is_empty() {
+                            // Untracked (maybe ignored): libgit2 looks inside if it must.
+                            visit.candidates.push(path);
+                        } else {
+                            subdirs.push(path);
+                        }
+                    }
                 }
                 continue;
             }
@@ -339,11 +349,11 @@ impl Walk<'_> {
                     visit.seen.push(at);
                     let found = Found::of(&entry.metadata().ok()?);
                     if may_differ(&self.entries[at], &found, self.written) {
-                        visit.candidates.push(path);
+                        visit.candidates.push(path());
                     }
                 }
                 // Untracked, or a directory that became a file.
-                Err(_) => visit.candidates.push(path),
+                Err(_) => visit.candidates.push(path()),
             }
         }
         Some(())
