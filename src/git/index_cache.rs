@@ -66,20 +66,21 @@ mod tests {
         dir
     }
 
-    /// An entry only the kept copy has (never written) shows whether it was reused.
-    fn mark(index: &mut Index) {
+    /// Keeps `root`'s handle and index with an entry only that copy has (never written), which
+    /// shows whether a later [`take`] reused it.
+    fn keep_marked(root: &Path) {
+        forget();
+        let (repo, mut index) = take(root).unwrap();
         let mut entry = index.get_path(Path::new("a.txt"), 0).unwrap();
         entry.path = b"only-in-memory".to_vec();
         index.add(&entry).unwrap();
+        keep(root, repo, index);
     }
 
     #[test]
     fn the_kept_index_serves_the_next_use_of_the_same_repository() {
-        forget();
         let dir = repo();
-        let (repo, mut index) = take(dir.path()).unwrap();
-        mark(&mut index);
-        keep(dir.path(), repo, index);
+        keep_marked(dir.path());
         let (_repo, index) = take(dir.path()).unwrap();
         assert!(index.get_path(Path::new("only-in-memory"), 0).is_some());
         // Taken out while in use: a second taker reads the file.
@@ -89,11 +90,8 @@ mod tests {
 
     #[test]
     fn a_file_written_by_anything_else_is_read_again() {
-        forget();
         let dir = repo();
-        let (repo, mut index) = take(dir.path()).unwrap();
-        mark(&mut index);
-        keep(dir.path(), repo, index);
+        keep_marked(dir.path());
         // Another writer (an agent, git itself) changes the index file.
         std::fs::write(dir.path().join("b.txt"), "b\n").unwrap();
         let other = git2::Repository::open(dir.path()).unwrap();
@@ -107,11 +105,8 @@ mod tests {
 
     #[test]
     fn another_repositorys_index_is_not_used() {
-        forget();
         let (one, two) = (repo(), repo());
-        let (repo, mut index) = take(one.path()).unwrap();
-        mark(&mut index);
-        keep(one.path(), repo, index);
+        keep_marked(one.path());
         let (_repo, index) = take(two.path()).unwrap();
         assert!(index.get_path(Path::new("only-in-memory"), 0).is_none());
     }

@@ -32,22 +32,17 @@ const PARALLEL_FROM: usize = 2048;
 /// At most this many threads stat files.
 const MAX_THREADS: usize = 4;
 
-/// An index entry's recorded metadata, as libgit2 compares it with the file's.
+/// An index entry: its path and the metadata it recorded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Recorded {
     path: Vec<u8>,
-    mode: u32,
-    mtime: (i32, u32),
-    ctime: (i32, u32),
-    ino: u32,
-    uid: u32,
-    gid: u32,
-    size: u32,
+    stat: Stat,
 }
 
-/// A file's metadata in the index's terms.
+/// A file's metadata in the index's terms: what libgit2 compares between an index entry and
+/// the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Found {
+struct Stat {
     mode: u32,
     mtime: (i32, u32),
     ctime: (i32, u32),
@@ -57,8 +52,8 @@ struct Found {
     size: u32,
 }
 
-impl Found {
-    fn of(meta: &std::fs::Metadata) -> Found {
+impl Stat {
+    fn of(meta: &std::fs::Metadata) -> Stat {
         // git's canonical modes: a regular file is 644 or 755 by its owner's execute bit.
         let kind = meta.mode() & libc::S_IFMT;
         let mode = if kind == libc::S_IFREG {
@@ -74,7 +69,7 @@ impl Found {
             kind
         };
         // Truncated the way the index stores them (32 bits each).
-        Found {
+        Stat {
             mode,
             mtime: (meta.mtime() as i32, meta.mtime_nsec() as u32),
             ctime: (meta.ctime() as i32, meta.ctime_nsec() as u32),
@@ -86,19 +81,13 @@ impl Found {
     }
 }
 
-/// Whether a file found as `found` may differ from the index entry `recorded`, when the index
-/// file was last written at `index_written` (seconds, nanoseconds).
-fn may_differ(recorded: &Recorded, found: &Found, index_written: (i32, u32)) -> bool {
+/// Whether a file found as `found` may differ from the index entry that recorded `recorded`,
+/// when the index file was last written at `index_written` (seconds, nanoseconds).
+fn may_differ(recorded: &Stat, found: &Stat, index_written: (i32, u32)) -> bool {
     // Recorded no earlier than the index was written: a change in the same clock tick would
     // keep every stamp, so only the content can tell (git's racy-clean rule).
     let racy = recorded.mtime >= index_written;
-    racy || recorded.mode != found.mode
-        || recorded.mtime != found.mtime
-        || recorded.ctime != found.ctime
-        || recorded.ino != found.ino
-        || recorded.uid != found.uid
-        || recorded.gid != found.gid
-        || recorded.size != found.size
+    racy || recorded != found
 }
 
 /// The paths of `worktree` (relative, `/`-separated) that may differ from `index`, sorted; a
@@ -138,13 +127,15 @@ fn candidates_on(
         }
         entries.push(Recorded {
             path: entry.path,
-            mode: entry.mode,
-            mtime: (entry.mtime.seconds(), entry.mtime.nanoseconds()),
-            ctime: (entry.ctime.seconds(), entry.ctime.nanoseconds()),
-            ino: entry.ino,
-            uid: entry.uid,
-            gid: entry.gid,
-            size: entry.file_size,
+            stat: Stat {
+                mode: entry.mode,
+                mtime: (entry.mtime.seconds(), entry.mtime.nanoseconds()),
+                ctime: (entry.ctime.seconds(), entry.ctime.nanoseconds()),
+                ino: entry.ino,
+                uid: entry.uid,
+                gid: entry.gid,
+                size: entry.file_size,
+            },
         });
     }
     // The index is sorted by path bytes; rely on it only after checking.
@@ -189,7 +180,7 @@ fn candidates_on(
         entries
             .iter()
             .zip(&seen)
-            .filter(|(entry, seen)| !**seen && entry.mode != GITLINK)
+            .filter(|(entry, seen)| !**seen && entry.stat.mode != GITLINK)
             .map(|(entry, _)| entry.path.clone()),
     );
     if found.len() > MAX_CANDIDATES {
@@ -329,7 +320,7 @@ impl Walk<'_> {
             if kind.is_dir() {
                 match recorded {
                     // A submodule's directory: left alone, as libgit2's walk leaves it.
-                    Ok(at) if self.entries[at].mode == GITLINK => visit.seen.push(at),
+                    Ok(at) if self.entries[at].stat.mode == GITLINK => visit.seen.push(at),
                     // A file became a directory.
                     Ok(_) => visit.candidates.push(path()),
                     Err(_) => {
@@ -347,8 +338,8 @@ impl Walk<'_> {
             match recorded {
                 Ok(at) => {
                     visit.seen.push(at);
-                    let found = Found::of(&entry.metadata().ok()?);
-                    if may_differ(&self.entries[at], &found, self.written) {
+                    let found = Stat::of(&entry.metadata().ok()?);
+                    if may_differ(&self.entries[at].stat, &found, self.written) {
                         visit.candidates.push(path());
                     }
                 }

@@ -6,21 +6,9 @@ use super::*;
 use crate::git::repo::open_checkout;
 use crate::git::snapshot::changes_among;
 
-fn recorded() -> Recorded {
-    Recorded {
-        path: b"a".to_vec(),
-        mode: 0o100644,
-        mtime: (100, 5),
-        ctime: (100, 5),
-        ino: 7,
-        uid: 1,
-        gid: 1,
-        size: 3,
-    }
-}
-
-fn found() -> Found {
-    Found {
+/// What the index recorded for a file in the table below.
+fn recorded() -> Stat {
+    Stat {
         mode: 0o100644,
         mtime: (100, 5),
         ctime: (100, 5),
@@ -34,51 +22,83 @@ fn found() -> Found {
 #[test]
 fn any_metadata_difference_or_a_racy_record_makes_a_candidate() {
     let written = (200, 0);
-    let table: Vec<(&str, Found, (i32, u32), bool)> = vec![
-        ("same", found(), written, false),
+    let table: Vec<(&str, Stat, (i32, u32), bool)> = vec![
+        ("same", recorded(), written, false),
         (
             "mode",
-            Found {
+            Stat {
                 mode: 0o100755,
-                ..found()
+                ..recorded()
             },
             written,
             true,
         ),
         (
             "symlink",
-            Found {
+            Stat {
                 mode: 0o120000,
-                ..found()
+                ..recorded()
             },
             written,
             true,
         ),
         (
             "mtime ns",
-            Found {
+            Stat {
                 mtime: (100, 6),
-                ..found()
+                ..recorded()
             },
             written,
             true,
         ),
         (
             "ctime s",
-            Found {
+            Stat {
                 ctime: (101, 5),
-                ..found()
+                ..recorded()
             },
             written,
             true,
         ),
-        ("inode", Found { ino: 8, ..found() }, written, true),
-        ("owner", Found { uid: 2, ..found() }, written, true),
-        ("group", Found { gid: 2, ..found() }, written, true),
-        ("size", Found { size: 4, ..found() }, written, true),
-        ("index written in the same tick", found(), (100, 5), true),
-        ("index written before the record", found(), (99, 0), true),
-        ("index written just after", found(), (100, 6), false),
+        (
+            "inode",
+            Stat {
+                ino: 8,
+                ..recorded()
+            },
+            written,
+            true,
+        ),
+        (
+            "owner",
+            Stat {
+                uid: 2,
+                ..recorded()
+            },
+            written,
+            true,
+        ),
+        (
+            "group",
+            Stat {
+                gid: 2,
+                ..recorded()
+            },
+            written,
+            true,
+        ),
+        (
+            "size",
+            Stat {
+                size: 4,
+                ..recorded()
+            },
+            written,
+            true,
+        ),
+        ("index written in the same tick", recorded(), (100, 5), true),
+        ("index written before the record", recorded(), (99, 0), true),
+        ("index written just after", recorded(), (100, 6), false),
     ];
     for (name, found, written, expected) in table {
         assert_eq!(may_differ(&recorded(), &found, written), expected, "{name}");
