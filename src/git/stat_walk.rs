@@ -16,14 +16,16 @@
 //! (assume-unchanged, skip-worktree, intent-to-add), a `.git` anywhere but the root, an
 //! unreadable directory, no index file, or more candidates than a path list is worth.
 
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
+use std::ffi::{CStr, CString};
+use std::ops::Range;
+use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
 
-use git2::Index;
+use git2::{Binding, Index};
+
+mod listing;
 
 /// More candidates than this and a path list saves libgit2 nothing worth its cost.
 const MAX_CANDIDATES: usize = 4096;
@@ -32,10 +34,10 @@ const PARALLEL_FROM: usize = 2048;
 /// At most this many threads stat files.
 const MAX_THREADS: usize = 4;
 
-/// An index entry: its path and the metadata it recorded.
+/// An index entry: its path (borrowed from the index) and the metadata it recorded.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Recorded {
-    path: Vec<u8>,
+struct Recorded<'i> {
+    path: &'i [u8],
     stat: Stat,
 }
 
@@ -53,11 +55,11 @@ struct Stat {
 }
 
 impl Stat {
-    fn of(meta: &std::fs::Metadata) -> Stat {
+    fn of(meta: &libc::stat) -> Stat {
         // git's canonical modes: a regular file is 644 or 755 by its owner's execute bit.
-        let kind = meta.mode() & libc::S_IFMT;
+        let kind = meta.st_mode & libc::S_IFMT;
         let mode = if kind == libc::S_IFREG {
-            if meta.mode() & 0o100 != 0 {
+            if meta.st_mode & 0o100 != 0 {
                 0o100755
             } else {
                 0o100644
@@ -71,12 +73,12 @@ impl Stat {
         // Truncated the way the index stores them (32 bits each).
         Stat {
             mode,
-            mtime: (meta.mtime() as i32, meta.mtime_nsec() as u32),
-            ctime: (meta.ctime() as i32, meta.ctime_nsec() as u32),
-            ino: meta.ino() as u32,
-            uid: meta.uid(),
-            gid: meta.gid(),
-            size: meta.size() as u32,
+            mtime: (meta.st_mtime as i32, meta.st_mtime_nsec as u32),
+            ctime: (meta.st_ctime as i32, meta.st_ctime_nsec as u32),
+            ino: meta.st_ino as u32,
+            uid: meta.st_uid,
+            gid: meta.st_gid,
+            size: meta.st_size as u32,
         }
     }
 }
@@ -116,38 +118,23 @@ fn candidates_on(
     worktree: &Path,
     threads: usize,
 ) -> Option<Vec<Vec<u8>>> {
+    use std::os::unix::fs::MetadataExt;
     let written = std::fs::metadata(index_file).ok()?;
     let written = (written.mtime() as i32, written.mtime_nsec() as u32);
-    let mut entries = Vec::with_capacity(index.len());
-    for entry in index.iter() {
-        // Conflict stages (bits 12-13), assume-unchanged (bit 15); skip-worktree and
-        // intent-to-add in the extended flags: libgit2 treats these specially.
-        if entry.flags & 0xb000 != 0 || entry.flags_extended & 0x6000 != 0 {
-            return None;
-        }
-        entries.push(Recorded {
-            path: entry.path,
-            stat: Stat {
-                mode: entry.mode,
-                mtime: (entry.mtime.seconds(), entry.mtime.nanoseconds()),
-                ctime: (entry.ctime.seconds(), entry.ctime.nanoseconds()),
-                ino: entry.ino,
-                uid: entry.uid,
-                gid: entry.gid,
-                size: entry.file_size,
-            },
-        });
-    }
+    let entries = recorded(index)?;
     // The index is sorted by path bytes; rely on it only after checking.
     if !entries.windows(2).all(|w| w[0].path < w[1].path) {
         return None;
     }
     let walk = Walk {
-        worktree,
+        root: listing::Dir::root(worktree).ok()?,
         entries: &entries,
         written,
         queue: Mutex::new(Queue {
-            dirs: vec![Vec::new()],
+            dirs: vec![Queued {
+                path: Vec::new(),
+                range: 0..entries.len(),
+            }],
             busy: 0,
         }),
         changed: Condvar::new(),
@@ -181,7 +168,7 @@ fn candidates_on(
             .iter()
             .zip(&seen)
             .filter(|(entry, seen)| !**seen && entry.stat.mode != GITLINK)
-            .map(|(entry, _)| entry.path.clone()),
+            .map(|(entry, _)| entry.path.to_vec()),
     );
     if found.len() > MAX_CANDIDATES {
         tracing::debug!(candidates = found.len(), "too many candidates: a full walk");
@@ -197,13 +184,50 @@ fn candidates_on(
     Some(found)
 }
 
+/// The index's entries as the walk compares them, read in place (no copy of a path), or
+/// `None` for an entry the walk does not model (a conflict stage, assume-unchanged,
+/// skip-worktree, intent-to-add: libgit2 treats these specially).
+fn recorded(index: &Index) -> Option<Vec<Recorded<'_>>> {
+    let raw = index.raw();
+    // SAFETY: `raw` is the live index `index` borrows for as long as the entries are used.
+    let count = unsafe { libgit2_sys::git_index_entrycount(raw) };
+    let mut entries = Vec::with_capacity(count);
+    for n in 0..count {
+        // SAFETY: `n` is below the entry count. The entry (and the path it points to) belongs
+        // to the index and stays valid until the index changes, which the shared borrow of
+        // `index` rules out for the lifetime the entries are given.
+        let entry = unsafe { libgit2_sys::git_index_get_byindex(raw, n).as_ref() }?;
+        if entry.flags & 0xb000 != 0 || entry.flags_extended & 0x6000 != 0 {
+            return None;
+        }
+        if entry.path.is_null() {
+            return None;
+        }
+        // SAFETY: a non-null entry path is a NUL-terminated string owned by the entry.
+        let path = unsafe { CStr::from_ptr(entry.path) }.to_bytes();
+        entries.push(Recorded {
+            path,
+            stat: Stat {
+                mode: entry.mode,
+                mtime: (entry.mtime.seconds, entry.mtime.nanoseconds),
+                ctime: (entry.ctime.seconds, entry.ctime.nanoseconds),
+                ino: entry.ino,
+                uid: entry.uid,
+                gid: entry.gid,
+                size: entry.file_size,
+            },
+        });
+    }
+    Some(entries)
+}
+
 /// The index mode of a submodule entry, which the walks leave alone.
 const GITLINK: u32 = 0o160000;
 
 /// One walk over the worktree, shared by its threads.
 struct Walk<'a> {
-    worktree: &'a Path,
-    entries: &'a [Recorded],
+    root: OwnedFd,
+    entries: &'a [Recorded<'a>],
     written: (i32, u32),
     queue: Mutex<Queue>,
     changed: Condvar,
@@ -223,8 +247,15 @@ impl Drop for GiveUpOnPanic<'_, '_> {
 
 /// Directories still to read, and how many are being read.
 struct Queue {
-    dirs: Vec<Vec<u8>>,
+    dirs: Vec<Queued>,
     busy: usize,
+}
+
+/// A directory to read: its path (relative; empty for the root) and the positions of the
+/// index entries under it.
+struct Queued {
+    path: Vec<u8>,
+    range: Range<usize>,
 }
 
 /// What one thread found: index entries it saw (by position) and candidate paths.
@@ -234,12 +265,57 @@ struct Visit {
     candidates: Vec<Vec<u8>>,
 }
 
+/// What the index has directly in a directory under one name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Child {
+    /// A file, symlink or submodule: its entry's position.
+    Entry(usize),
+    /// A directory: the positions of the entries under it.
+    Dir(Range<usize>),
+}
+
+/// The names the index has directly in the directory whose entries are `entries[range]` and
+/// whose own path takes the first `start` bytes of theirs, sorted by name.
+fn children<'a>(
+    entries: &'a [Recorded<'a>],
+    range: Range<usize>,
+    start: usize,
+) -> Vec<(&'a [u8], Child)> {
+    let mut children = Vec::new();
+    let mut at = range.start;
+    while at < range.end {
+        let rest = entries[at].path.get(start..).unwrap_or_default();
+        match rest.iter().position(|b| *b == b'/') {
+            None => {
+                children.push((rest, Child::Entry(at)));
+                at += 1;
+            }
+            Some(slash) => {
+                // Every entry under `name/` follows this one: the index is sorted.
+                let name = &rest[..slash];
+                let group = &entries[at..range.end];
+                let count = group.partition_point(|e| {
+                    e.path
+                        .get(start..)
+                        .is_some_and(|r| r.len() > slash && r[slash] == b'/' && &r[..slash] == name)
+                });
+                children.push((name, Child::Dir(at..at + count.max(1))));
+                at += count.max(1);
+            }
+        }
+    }
+    // Index order puts `a.txt` before `a/…`; lookups need plain name order.
+    children.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    children
+}
+
 impl Walk<'_> {
     /// Reads directories off the queue until none are left or one thread gave up.
     fn work(&self) -> Option<Visit> {
         // A thread that panics must not leave the others waiting for its directory.
         let _on_panic = GiveUpOnPanic(self);
         let mut visit = Visit::default();
+        let mut names = listing::Names::default();
         loop {
             let dir = {
                 let Ok(mut queue) = self.queue.lock() else {
@@ -267,7 +343,10 @@ impl Walk<'_> {
                 }
             };
             let mut subdirs = Vec::new();
-            if self.read_dir(&dir, &mut visit, &mut subdirs).is_none() {
+            if self
+                .read_dir(&dir, &mut names, &mut visit, &mut subdirs)
+                .is_none()
+            {
                 self.give_up();
             }
             let Ok(mut queue) = self.queue.lock() else {
@@ -285,19 +364,31 @@ impl Walk<'_> {
         self.changed.notify_all();
     }
 
-    /// Stats every entry of the directory `dir` (relative; empty for the root).
-    fn read_dir(&self, dir: &[u8], visit: &mut Visit, subdirs: &mut Vec<Vec<u8>>) -> Option<()> {
-        let at = self.worktree.join(OsStr::from_bytes(dir));
-        // The index entries under `dir`, compared by what follows `dir/` (they share the rest).
-        let start = if dir.is_empty() { 0 } else { dir.len() + 1 };
-        let range = self.under(dir);
-        let under = &self.entries[range.clone()];
-        for entry in std::fs::read_dir(at).ok()? {
-            let entry = entry.ok()?;
-            let name = entry.file_name();
-            let name = name.as_bytes();
-            if name == b".git" {
-                if dir.is_empty() {
+    /// Stats every entry of the directory `dir` that the index records, and lists what may
+    /// differ.
+    fn read_dir(
+        &self,
+        dir: &Queued,
+        names: &mut listing::Names,
+        visit: &mut Visit,
+        subdirs: &mut Vec<Queued>,
+    ) -> Option<()> {
+        let relative = if dir.path.is_empty() {
+            CString::from(c".")
+        } else {
+            CString::new(dir.path.clone()).ok()?
+        };
+        let opened = listing::Dir::open(&self.root, &relative).ok()?;
+        opened.read_into(names).ok()?;
+        let start = if dir.path.is_empty() {
+            0
+        } else {
+            dir.path.len() + 1
+        };
+        let children = children(self.entries, dir.range.clone(), start);
+        for name in names.iter() {
+            if name.bytes == b".git" {
+                if dir.path.is_empty() {
                     continue;
                 }
                 // A repository inside the worktree: libgit2's rules for it are its own.
@@ -305,61 +396,55 @@ impl Walk<'_> {
             }
             // The entry's path, made only for what is kept (most files are not).
             let path = || {
-                let mut path = Vec::with_capacity(dir.len() + 1 + name.len());
-                if !dir.is_empty() {
-                    path.extend_from_slice(dir);
+                let mut path = Vec::with_capacity(dir.path.len() + 1 + name.bytes.len());
+                if !dir.path.is_empty() {
+                    path.extend_from_slice(&dir.path);
                     path.push(b'/');
                 }
-                path.extend_from_slice(name);
+                path.extend_from_slice(name.bytes);
                 path
             };
-            let kind = entry.file_type().ok()?;
-            let recorded = under
-                .binary_search_by(|e| e.path[start..].cmp(name))
-                .map(|at| range.start + at);
-            if kind.is_dir() {
-                match recorded {
-                    // A submodule's directory: left alone, as libgit2's walk leaves it.
-                    Ok(at) if self.entries[at].stat.mode == GITLINK => visit.seen.push(at),
-                    // A file became a directory.
-                    Ok(_) => visit.candidates.push(path()),
-                    Err(_) => {
-                        let path = path();
-                        if self.under(&path).is_empty() {
-                            // Untracked (maybe ignored): libgit2 looks inside if it must.
-                            visit.candidates.push(path);
-                        } else {
-                            subdirs.push(path);
-                        }
-                    }
+            let child = children
+                .binary_search_by(|(child, _)| (*child).cmp(name.bytes))
+                .ok()
+                .map(|at| &children[at].1);
+            // The type from the listing where the file system gives it, else from a stat.
+            let mut stat = None;
+            let is_dir = match name.kind {
+                libc::DT_DIR => true,
+                libc::DT_UNKNOWN => {
+                    let meta = opened.stat(name.c).ok()?;
+                    let is_dir = meta.st_mode & libc::S_IFMT == libc::S_IFDIR;
+                    stat = Some(meta);
+                    is_dir
                 }
-                continue;
-            }
-            match recorded {
-                Ok(at) => {
-                    visit.seen.push(at);
-                    let found = Stat::of(&entry.metadata().ok()?);
-                    if may_differ(&self.entries[at].stat, &found, self.written) {
+                _ => false,
+            };
+            match (is_dir, child) {
+                // A submodule's directory: left alone, as libgit2's walk leaves it.
+                (true, Some(Child::Entry(at))) if self.entries[*at].stat.mode == GITLINK => {
+                    visit.seen.push(*at)
+                }
+                (true, Some(Child::Dir(range))) => subdirs.push(Queued {
+                    path: path(),
+                    range: range.clone(),
+                }),
+                (false, Some(Child::Entry(at))) => {
+                    visit.seen.push(*at);
+                    let meta = match stat {
+                        Some(meta) => meta,
+                        None => opened.stat(name.c).ok()?,
+                    };
+                    if may_differ(&self.entries[*at].stat, &Stat::of(&meta), self.written) {
                         visit.candidates.push(path());
                     }
                 }
-                // Untracked, or a directory that became a file.
-                Err(_) => visit.candidates.push(path()),
+                // Untracked (maybe ignored: libgit2 looks inside a directory if it must), a
+                // file that became a directory or a directory that became a file.
+                _ => visit.candidates.push(path()),
             }
         }
         Some(())
-    }
-
-    /// The positions of the index entries under the directory `dir` (all for the root).
-    fn under(&self, dir: &[u8]) -> std::ops::Range<usize> {
-        if dir.is_empty() {
-            return 0..self.entries.len();
-        }
-        let mut prefix = dir.to_vec();
-        prefix.push(b'/');
-        let first = self.entries.partition_point(|e| e.path < prefix);
-        let count = self.entries[first..].partition_point(|e| e.path.starts_with(&prefix));
-        first..first + count
     }
 }
 

@@ -118,6 +118,10 @@ fn settled_repo(extra_files: usize) -> tempfile::TempDir {
         ("tool.sh", "echo\n".into()),
         ("build/keep.txt", "keep\n".into()),
         (".gitignore", "ignored/\n*.log\nbuild/*.o\n".into()),
+        // Names that sort between a directory's name and its entries in the index.
+        ("src.rs", "top\n".into()),
+        ("src-x/y.rs", "y\n".into()),
+        ("src/deep.txt", "beside\n".into()),
     ];
     for i in 0..extra_files {
         files.push((
@@ -249,6 +253,23 @@ fn the_fast_path_finds_exactly_what_the_full_walk_finds() {
             "empty new directory",
             |r| fs::create_dir_all(r.join("empty/dir")).unwrap(),
             0,
+        ),
+        (
+            "edits beside directories of the same name",
+            |r| {
+                write(r, "src.rs", "TOP\n");
+                write(r, "src-x/y.rs", "Y\n");
+                write(r, "src/deep.txt", "BESIDE\n");
+            },
+            3,
+        ),
+        (
+            "a file beside a directory of the same name becomes one",
+            |r| {
+                fs::remove_file(r.join("src/deep.txt")).unwrap();
+                write(r, "src/deep.txt/x", "x\n");
+            },
+            2,
         ),
         (
             "edit among many",
