@@ -191,6 +191,32 @@ fn a_coach_that_edits_the_shared_git_directory_is_caught_and_undone() {
 }
 
 #[test]
+fn a_file_a_coach_hides_through_info_exclude_is_still_removed() {
+    let project = Project::new()
+        .unconfined()
+        .coach("coach_hides_new_file.sh")
+        .commit();
+
+    let output = project.run(&["task", TASK, "--max-turns", "1"]);
+
+    assert_exit(&output, 3);
+    // The exclude rule is put back before the worktree is restored, so the restore sees the
+    // coach's file as the untracked file it is.
+    assert!(!project.worktree().join("hidden.txt").exists());
+    let record = project.record("coach", 1);
+    assert!(
+        record["removed_files"].to_string().contains("hidden.txt"),
+        "{record}"
+    );
+    assert!(
+        record["scope_violation"]
+            .to_string()
+            .contains(".git/info/exclude"),
+        "{record}"
+    );
+}
+
+#[test]
 fn a_coach_that_moves_the_base_branch_is_put_back_and_its_turn_never_approved() {
     let project = Project::new().unconfined().coach("coach_moves_main.sh");
     project.write(

@@ -299,51 +299,9 @@ impl Review<'_> {
     /// invocation. Created files are removed with a warning; moved refs are scope violations;
     /// the edited files of the checkpoint are returned.
     fn audit(&mut self, cx: &mut RunCx) -> Result<Vec<String>, Error> {
-        let mut edited = Vec::new();
-        if let Some(checkpoint) = cx.state.last_checkpoint.clone() {
-            let branch = cx.state.branch.clone();
-            let repo = git::StepRepo::open(self.worktree)?;
-            if let Some(elsewhere) = repo.reattach(&branch)? {
-                self.violation
-                    .push(format!("(HEAD was moved to {elsewhere})"));
-            }
-            let tip = repo.branch_tip(&branch)?;
-            drop(repo);
-            if tip != checkpoint {
-                self.violation.push(format!(
-                    "(branch {branch} was moved to {}: commits were made)",
-                    tip.get(..10).unwrap_or(&tip)
-                ));
-            }
-            let leftovers = self.leftovers.take();
-            let mark = leftovers.as_ref().map(|(_, mark)| *mark);
-            let restored = git::restore_since(self.worktree, &checkpoint, mark)?;
-            let (theirs, restored): (Vec<String>, Vec<String>) = restored
-                .paths
-                .into_iter()
-                .partition(|path| restored.before_mark.binary_search(path).is_ok());
-            if let Some((step_id, _)) = leftovers {
-                super::leftovers::removed_by_audit(cx, &step_id, &theirs);
-            }
-            let (created, changed) = git::split_created(self.worktree, &checkpoint, &restored)?;
-            if !created.is_empty() {
-                cx.emit(EventKind::Warning {
-                    message: format!(
-                        "`{}` (role `{}`) left {} new file(s) in the worktree ({}); the runner \
-                         removed them. Ignore them in .gitignore, or keep the tools the role \
-                         runs from writing them",
-                        self.step.id,
-                        self.role_name,
-                        created.len(),
-                        list(&created)
-                    ),
-                });
-                self.removed.extend(created);
-                self.removed.sort();
-                self.removed.dedup();
-            }
-            edited = changed;
-        }
+        // The guarded git files first: the walk below reads the repository's config and
+        // `info/exclude`, which must be the user's, not what the reviewer made of them (an
+        // exclude rule it added would hide the files it created from the restore).
         let label = match self.attempt {
             1 => self.label.clone(),
             n => format!("{}_{}", self.label, n),
@@ -354,13 +312,57 @@ impl Review<'_> {
             &label,
         )?);
         self.violation.extend(self.git_dir.restore()?);
-        let after = git::StepRepo::open(self.worktree)?;
+        // Opened once the guarded git files are back, and used for every ref check.
+        let repo = git::StepRepo::open(self.worktree)?;
         self.violation.extend(
-            restore_refs(cx, &after, &self.refs)?
+            restore_refs(cx, &repo, &self.refs)?
                 .iter()
                 .map(git::RefRestored::describe),
         );
-        Ok(edited)
+        let Some(checkpoint) = cx.state.last_checkpoint.clone() else {
+            return Ok(Vec::new());
+        };
+        let branch = cx.state.branch.clone();
+        if let Some(elsewhere) = repo.reattach(&branch)? {
+            self.violation
+                .push(format!("(HEAD was moved to {elsewhere})"));
+        }
+        let tip = repo.branch_tip(&branch)?;
+        drop(repo);
+        if tip != checkpoint {
+            self.violation.push(format!(
+                "(branch {branch} was moved to {}: commits were made)",
+                tip.get(..10).unwrap_or(&tip)
+            ));
+        }
+        let leftovers = self.leftovers.take();
+        let mark = leftovers.as_ref().map(|(_, mark)| *mark);
+        let restored = git::restore_since(self.worktree, &checkpoint, mark)?;
+        let (theirs, restored): (Vec<String>, Vec<String>) = restored
+            .paths
+            .into_iter()
+            .partition(|path| restored.before_mark.binary_search(path).is_ok());
+        if let Some((step_id, _)) = leftovers {
+            super::leftovers::removed_by_audit(cx, &step_id, &theirs);
+        }
+        let (created, changed) = git::split_created(self.worktree, &checkpoint, &restored)?;
+        if !created.is_empty() {
+            cx.emit(EventKind::Warning {
+                message: format!(
+                    "`{}` (role `{}`) left {} new file(s) in the worktree ({}); the runner \
+                     removed them. Ignore them in .gitignore, or keep the tools the role \
+                     runs from writing them",
+                    self.step.id,
+                    self.role_name,
+                    created.len(),
+                    list(&created)
+                ),
+            });
+            self.removed.extend(created);
+            self.removed.sort();
+            self.removed.dedup();
+        }
+        Ok(changed)
     }
 }
 
