@@ -117,6 +117,9 @@ pub fn preflight(
     // An invalid config is reported with the problems the workflow loader finds in its
     // `[roles]` (see `inputs`), so it is not returned before the workflow is resolved.
     let config = Config::load(&layout);
+    if let Ok(config) = &config {
+        crate::sandbox::start_probe(&config.sandbox);
+    }
     let task = match task::locate(root, task_arg) {
         Ok(task) => task,
         Err(error) => return Err(config.err().unwrap_or(error)),

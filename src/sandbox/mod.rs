@@ -32,7 +32,7 @@ pub mod probe;
 pub mod secrets;
 mod settings;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -194,6 +194,11 @@ pub struct Sandbox {
     pub declared: Vec<String>,
     /// Notes already shown in this run: each is said once.
     said: Mutex<BTreeSet<String>>,
+    /// The git paths of each linked worktree and branch confined so far. They are read from
+    /// the worktree's `.git` file and its administration directory's `commondir`, which every
+    /// confined process sees read-only and the runner never changes during a run, so each is
+    /// found once instead of at every process start (an opening of the repository).
+    git_paths: Mutex<BTreeMap<(PathBuf, String), Arc<mounts::GitPaths>>>,
 }
 
 impl Sandbox {
@@ -203,13 +208,33 @@ impl Sandbox {
             version,
             declared,
             said: Mutex::new(BTreeSet::new()),
+            git_paths: Mutex::new(BTreeMap::new()),
         }
+    }
+
+    /// [`mounts::git_paths`] of `worktree` for `branch`, found once per run.
+    fn git_paths(&self, worktree: &Path, branch: &str) -> Arc<mounts::GitPaths> {
+        let key = (worktree.to_path_buf(), branch.to_string());
+        let mut known = self
+            .git_paths
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(found) = known.get(&key) {
+            return Arc::clone(found);
+        }
+        let found = Arc::new(mounts::git_paths(worktree, branch));
+        // Not a linked worktree (yet): asked again next time.
+        if !found.is_empty() {
+            known.insert(key, Arc::clone(&found));
+        }
+        found
     }
 
     /// The confinement of one process with `paths`, and the notes about paths that could not
     /// be made writable (each note is returned once per run).
     pub fn confine(&self, paths: &StepPaths<'_>) -> (Confinement, Vec<String>) {
-        let (mounts, notes) = mounts::resolve(paths, &self.declared);
+        let git = self.git_paths(paths.worktree, paths.branch);
+        let (mounts, notes) = mounts::resolve_with(paths, &self.declared, &git);
         let mut said = self.said.lock().unwrap_or_else(PoisonError::into_inner);
         let fresh = notes
             .into_iter()
@@ -235,6 +260,24 @@ pub struct Decision {
 pub struct Unconfinable {
     pub reason: String,
     pub fix: String,
+}
+
+/// Starts [`probe::availability`] on a thread of its own when `settings` will need it, so
+/// the bwrap processes it waits for run while the caller reads the workflow; [`decide`] then
+/// waits for that answer instead of starting its own.
+pub fn start_probe(settings: &Settings) {
+    if settings.mode == Mode::Off {
+        return;
+    }
+    let started = std::thread::Builder::new()
+        .name("sandbox-probe".into())
+        .spawn(|| {
+            probe::availability();
+        });
+    // Without a thread, `decide` probes on the caller's.
+    if let Err(error) = started {
+        tracing::debug!("sandbox probe runs when asked: {error}");
+    }
 }
 
 /// Decides whether this run is confined, asking [`probe::availability`] (once per process)

@@ -97,6 +97,15 @@ pub fn expand(entry: &str, home: Option<&Path>) -> Option<PathBuf> {
 /// The mounts of `paths` plus `declared` (`[sandbox] writable`), and notes on what could not
 /// be made writable. A linked worktree's mounts set the child's object directories.
 pub fn resolve(paths: &StepPaths<'_>, declared: &[String]) -> (Mounts, Vec<String>) {
+    resolve_with(paths, declared, &git_paths(paths.worktree, paths.branch))
+}
+
+/// [`resolve`] with the worktree's git paths already found ([`git_paths`]).
+pub(super) fn resolve_with(
+    paths: &StepPaths<'_>,
+    declared: &[String],
+    git: &GitPaths,
+) -> (Mounts, Vec<String>) {
     let mut mounts = Mounts::default();
     let mut notes = Vec::new();
     let home = paths.var("HOME").map(PathBuf::from);
@@ -107,7 +116,6 @@ pub fn resolve(paths: &StepPaths<'_>, declared: &[String]) -> (Mounts, Vec<Strin
         &mut mounts,
         &mut notes,
     );
-    let git = git_paths(paths.worktree, paths.branch);
     for path in &git.writable {
         add_dir(path, "git files of the worktree", &mut mounts, &mut notes);
     }
@@ -238,7 +246,7 @@ fn ensure_dir(path: &Path) -> Result<PathBuf, DirProblem> {
 
 /// The git paths of a worktree: writable ones and read-only ones inside them.
 #[derive(Debug, Default, PartialEq, Eq)]
-struct GitPaths {
+pub(super) struct GitPaths {
     writable: Vec<PathBuf>,
     protected: Vec<PathBuf>,
     /// The shared object store, read-only.
@@ -247,10 +255,17 @@ struct GitPaths {
     common: Option<PathBuf>,
 }
 
+impl GitPaths {
+    /// Nothing found: not a linked worktree.
+    pub(super) fn is_empty(&self) -> bool {
+        *self == GitPaths::default()
+    }
+}
+
 /// What the worktree's git commands must write, and what inside it stays read-only. Nothing
 /// when `worktree` is not a linked worktree (its administration directory would be the whole
 /// shared git directory).
-fn git_paths(worktree: &Path, branch: &str) -> GitPaths {
+pub(super) fn git_paths(worktree: &Path, branch: &str) -> GitPaths {
     let Ok(repo) = git2::Repository::open(worktree) else {
         return GitPaths::default();
     };
