@@ -280,6 +280,7 @@ pub fn terminal_io(display: ui::progress::Display) -> Result<RunIo, Error> {
 
 /// Parses the command line, runs it, and maps the result to an exit code.
 pub fn main() -> ExitCode {
+    crate::git::process_opts::configure();
     // With COMPLETE=<shell> set (by the script `completions` prints), answer the shell's
     // completion request and exit.
     clap_complete::CompleteEnv::with_factory(Cli::command).complete();

@@ -28,6 +28,7 @@ mod links;
 mod locks;
 mod merge;
 mod objects;
+pub mod process_opts;
 mod ref_guard;
 mod remote;
 mod repo;
