@@ -103,7 +103,11 @@ fn run_writer(
     }
     let (git_dir, refs) = guard(worktree, &cx.state.branch)?;
     let main = super::sandbox::guard_main_checkout(cx)?;
-    let invocation = invoke(cx, role_name, role, adapter, worktree, &prompt, 1)?;
+    let first = Attempt {
+        number: 1,
+        stamps_after: None,
+    };
+    let invocation = invoke(cx, role_name, role, adapter, worktree, &prompt, first)?;
     let mut violation = git_dir.restore()?;
     let label = format!("turn_{turn}_{}", cx.file_label(role_name));
     violation.extend(super::sandbox::restore_main_checkout(
@@ -337,6 +341,16 @@ pub(super) struct Invocation {
     pub(super) transcript_path: std::path::PathBuf,
 }
 
+/// Which run of an agent step an invocation is, and what its changes must be stamped after.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Attempt {
+    /// 1 for the first run; a retry or a re-run counts on (its files are numbered so).
+    pub(super) number: u32,
+    /// The audit's mark (module `leftovers`): the agent starts once the kernel's file-stamp
+    /// clock has passed it.
+    pub(super) stamps_after: Option<std::time::SystemTime>,
+}
+
 pub(super) fn invoke(
     cx: &mut RunCx,
     role_name: &str,
@@ -344,12 +358,12 @@ pub(super) fn invoke(
     adapter: &dyn Adapter,
     worktree: &Path,
     prompt: &str,
-    attempt: u32,
+    attempt: Attempt,
 ) -> Result<Invocation, Error> {
     let turn = cx.turn_number();
     let label = cx.file_label(role_name);
-    let prompt_path = cx.paths.prompt_file(&label, turn, attempt);
-    let transcript_path = cx.paths.transcript(&label, turn, attempt);
+    let prompt_path = cx.paths.prompt_file(&label, turn, attempt.number);
+    let transcript_path = cx.paths.transcript(&label, turn, attempt.number);
     for dir in [cx.paths.prompts(), cx.paths.logs()] {
         fs::create_dir_all(&dir).map_err(|e| Error::io("cannot create", dir.clone(), e))?;
     }
@@ -383,6 +397,11 @@ pub(super) fn invoke(
         pricing: Some(&cx.plan.config.pricing),
         sandbox: confinement.as_ref(),
     };
+    // Last, once everything above is prepared: every change the agent makes is then stamped
+    // after `stamps_after` (the audit's mark, module `leftovers`).
+    if let Some(mark) = attempt.stamps_after {
+        super::leftovers::wait_for_stamps_past(mark);
+    }
     let invoked = adapter.invoke(&request, &cx.cancel).map_err(Error::from);
     if confinement.is_some() {
         crate::failpoint::hit("objects.written");

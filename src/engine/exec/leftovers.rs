@@ -96,27 +96,28 @@ pub(crate) fn remove(cx: &mut RunCx) -> Result<(), Error> {
 }
 
 /// The pending leftovers for a read-only step's audit: the step that left them and the mark
-/// that tells their changes from the agent's, taken just before the agent starts. They stay
-/// pending until the audit has removed them ([`removed_by_audit`]): an agent that cannot even
-/// start leaves them to the next step or the end of the run.
+/// that tells their changes from the agent's. They stay pending until the audit has removed
+/// them ([`removed_by_audit`]): an agent that cannot even start leaves them to the next step or
+/// the end of the run.
+///
+/// The mark is when the commands ended: everything they changed is stamped before it (a stamp
+/// is never ahead of the clock). Whatever the reviewer changes is stamped no earlier than the
+/// coarse clock the kernel stamps files from, as it reads when the reviewer starts; so the
+/// reviewer is started only once that clock has passed the mark ([`wait_for_stamps_past`],
+/// called by [`super::agent::invoke`] right before the agent starts, after everything else it
+/// prepares), and no change is ever put on the wrong side (a change the commands made just
+/// before the reviewer started would otherwise look like the reviewer's). That is at most one
+/// timer tick after the mark, usually already past by the time the agent starts.
 pub(crate) fn mark_for_audit(cx: &RunCx) -> Option<(String, SystemTime)> {
     let step = cx.leftovers.clone()?;
-    // The mark is when the commands ended: everything they changed is stamped before it (a
-    // stamp is never ahead of the clock). Whatever the reviewer changes is stamped no earlier
-    // than the coarse clock the kernel stamps files from, as it reads when the reviewer starts;
-    // starting it once that clock has passed the mark puts those changes after the mark, so no
-    // change is ever put on the wrong side (a change the commands made just before the
-    // reviewer started would otherwise look like the reviewer's). That is at most one timer
-    // tick after the mark, usually already past by the time the runner gets here.
     let mark = cx.leftovers_at.unwrap_or_else(SystemTime::now);
-    wait_for_stamps_past(mark);
     Some((step, mark))
 }
 
 /// Returns once every file change stamped from now on is stamped after `mark`: when the
 /// kernel's coarse clock has passed it ([`COARSE_CLOCK`] after it where that clock cannot be
 /// read).
-fn wait_for_stamps_past(mark: SystemTime) {
+pub(crate) fn wait_for_stamps_past(mark: SystemTime) {
     let deadline = mark + COARSE_CLOCK;
     loop {
         let now = SystemTime::now();

@@ -23,7 +23,9 @@ use crate::steps::verdict::{self, Verdict};
 use crate::workflow::kinds::AgentOutputs;
 use crate::workflow::model::{OutputKind, Role, Step};
 
-use super::agent::{guard, halt, invocation_output, invoke, render, restore_refs, Invocation};
+use super::agent::{
+    guard, halt, invocation_output, invoke, render, restore_refs, Attempt, Invocation,
+};
 
 /// How many file names a warning lists before it says "and N more".
 const NAMES_SHOWN: usize = 5;
@@ -241,6 +243,11 @@ impl Review<'_> {
         let mut prompt = prompt.to_string();
         loop {
             self.attempt += 1;
+            let attempt = Attempt {
+                number: self.attempt,
+                // Pending until this attempt's audit removes what the commands left.
+                stamps_after: self.leftovers.as_ref().map(|(_, mark)| *mark),
+            };
             let invocation = invoke(
                 cx,
                 self.role_name,
@@ -248,7 +255,7 @@ impl Review<'_> {
                 self.adapter,
                 self.worktree,
                 &prompt,
-                self.attempt,
+                attempt,
             )?;
             let edited = self.audit(cx)?;
             crate::failpoint::hit("audit.restored");
