@@ -279,7 +279,13 @@ fn the_group_file_names_the_running_group_and_is_emptied_after() {
     use std::os::unix::fs::MetadataExt;
     let dir = tempfile::tempdir().unwrap();
     let group_file = dir.path().join("agent.pgid");
-    let mut spec = shell(dir.path(), "cat agent.pgid > seen; echo $$ > pid");
+    // The runner writes the file once the child is started, which may be after the child's
+    // first command: the child waits for it (at most ~5 s).
+    let mut spec = shell(
+        dir.path(),
+        "i=0; while [ ! -s agent.pgid ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i+1)); done; \
+         cat agent.pgid > seen; echo $$ > pid",
+    );
     spec.group_file = Some(group_file.clone());
     run(&spec, &CancelToken::new()).unwrap();
     assert_eq!(
