@@ -151,7 +151,6 @@ fn run_interpreter(
     notes: Vec<String>,
 ) -> Result<Outcome, Error> {
     let resumed = !state.completed.is_empty();
-    crate::steps::normalize::prepare_in_background();
     let events =
         EventLog::open(&paths.events()).map_err(|e| Error::io("cannot open", paths.events(), e))?;
     let mut project_env = plan.project_env(&plan.worktree);

@@ -78,23 +78,6 @@ static HEX_ID: LazyLock<Regex> = LazyLock::new(|| regex(r"(?i)\b[0-9a-f]{7,}\b")
 static NUMBER: LazyLock<Regex> = LazyLock::new(|| regex(r"\b\d+(?:\.\d+)?\b"));
 static WHITESPACE: LazyLock<Regex> = LazyLock::new(|| regex(r"\s+"));
 
-/// Compiles the rules on a thread of their own: the first turn's stall check then finds them
-/// ready instead of spending ~10 ms compiling them (mostly their Unicode word classes) between
-/// the reviewer and the next turn. Without a thread they compile when first used.
-pub fn prepare_in_background() {
-    let started = std::thread::Builder::new()
-        .name("normalize-rules".into())
-        .spawn(|| {
-            LazyLock::force(&RULES);
-            for regex in [&HEX_ID, &NUMBER, &WHITESPACE] {
-                LazyLock::force(regex);
-            }
-        });
-    if let Err(error) = started {
-        tracing::debug!("normalizing rules compile when first used: {error}");
-    }
-}
-
 /// `text` with the parts that vary between turns replaced by placeholders (`<test>`, `<path>`,
 /// `<pos>`, `<duration>`, `<hex>`, `<n>`, …), lowercased, whitespace collapsed.
 pub fn normalize(text: &str) -> String {
