@@ -234,7 +234,7 @@ impl Sandbox {
     /// be made writable (each note is returned once per run).
     pub fn confine(&self, paths: &StepPaths<'_>) -> (Confinement, Vec<String>) {
         let git = self.git_paths(paths.worktree, paths.branch);
-        let (mounts, notes) = mounts::resolve_with(paths, &self.declared, &git);
+        let (mounts, notes) = mounts::resolve(paths, &self.declared, &git);
         let mut said = self.said.lock().unwrap_or_else(PoisonError::into_inner);
         let fresh = notes
             .into_iter()

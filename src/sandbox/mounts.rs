@@ -95,13 +95,9 @@ pub fn expand(entry: &str, home: Option<&Path>) -> Option<PathBuf> {
 }
 
 /// The mounts of `paths` plus `declared` (`[sandbox] writable`), and notes on what could not
-/// be made writable. A linked worktree's mounts set the child's object directories.
-pub fn resolve(paths: &StepPaths<'_>, declared: &[String]) -> (Mounts, Vec<String>) {
-    resolve_with(paths, declared, &git_paths(paths.worktree, paths.branch))
-}
-
-/// [`resolve`] with the worktree's git paths already found ([`git_paths`]).
-pub(super) fn resolve_with(
+/// be made writable. `git` is the worktree's git paths ([`git_paths`]); a linked worktree's
+/// mounts set the child's object directories.
+pub(super) fn resolve(
     paths: &StepPaths<'_>,
     declared: &[String],
     git: &GitPaths,
@@ -351,7 +347,8 @@ mod tests {
             env: &env,
             hide: None,
         };
-        let (mounts, notes) = resolve(&paths, &["~/.cache".to_string()]);
+        let git = git_paths(paths.worktree, paths.branch);
+        let (mounts, notes) = resolve(&paths, &["~/.cache".to_string()], &git);
         let real = |p: &Path| p.canonicalize().unwrap();
         let git_dir = real(&repo.join(".git"));
         let expected = vec![
