@@ -184,6 +184,13 @@ fn candidates_on(
     Some(found)
 }
 
+/// Entry flags the walk does not model: a conflict stage and assume-unchanged (`VALID`).
+const UNMODELLED_FLAGS: u16 =
+    libgit2_sys::GIT_INDEX_ENTRY_STAGEMASK | libgit2_sys::GIT_INDEX_ENTRY_VALID as u16;
+/// Extended flags the walk does not model: skip-worktree and intent-to-add.
+const UNMODELLED_EXTENDED: u16 = (libgit2_sys::GIT_INDEX_ENTRY_SKIP_WORKTREE
+    | libgit2_sys::GIT_INDEX_ENTRY_INTENT_TO_ADD) as u16;
+
 /// The index's entries as the walk compares them, read in place (no copy of a path), or
 /// `None` for an entry the walk does not model (a conflict stage, assume-unchanged,
 /// skip-worktree, intent-to-add: libgit2 treats these specially).
@@ -197,7 +204,7 @@ fn recorded(index: &Index) -> Option<Vec<Recorded<'_>>> {
         // to the index and stays valid until the index changes, which the shared borrow of
         // `index` rules out for the lifetime the entries are given.
         let entry = unsafe { libgit2_sys::git_index_get_byindex(raw, n).as_ref() }?;
-        if entry.flags & 0xb000 != 0 || entry.flags_extended & 0x6000 != 0 {
+        if entry.flags & UNMODELLED_FLAGS != 0 || entry.flags_extended & UNMODELLED_EXTENDED != 0 {
             return None;
         }
         if entry.path.is_null() {
@@ -294,13 +301,16 @@ fn children<'a>(
                 // Every entry under `name/` follows this one: the index is sorted.
                 let name = &rest[..slash];
                 let group = &entries[at..range.end];
-                let count = group.partition_point(|e| {
-                    e.path
-                        .get(start..)
-                        .is_some_and(|r| r.len() > slash && r[slash] == b'/' && &r[..slash] == name)
-                });
-                children.push((name, Child::Dir(at..at + count.max(1))));
-                at += count.max(1);
+                // At least this entry itself, whatever the comparison says.
+                let count = group
+                    .partition_point(|e| {
+                        e.path.get(start..).is_some_and(|r| {
+                            r.len() > slash && r[slash] == b'/' && &r[..slash] == name
+                        })
+                    })
+                    .max(1);
+                children.push((name, Child::Dir(at..at + count)));
+                at += count;
             }
         }
     }

@@ -328,3 +328,11 @@ fn what_it_does_not_model_makes_it_give_up() {
     fs::remove_file(&file).unwrap();
     assert!(candidates(&index, &file, root).is_none(), "no index file");
 }
+
+#[test]
+fn the_flags_it_gives_up_on_are_git_s_conflict_stage_assume_valid_skip_worktree_and_intent_to_add()
+{
+    // Stage bits 12-13 and assume-valid bit 15; extended: intent-to-add 13, skip-worktree 14.
+    assert_eq!(UNMODELLED_FLAGS, 0xb000);
+    assert_eq!(UNMODELLED_EXTENDED, 0x6000);
+}
