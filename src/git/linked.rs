@@ -27,7 +27,10 @@ pub fn record_linked(worktree: &Path, paths: &[String]) -> Result<(), GitError> 
     })?;
     let file = repo.path().join(FILE);
     let rules: String = paths.iter().map(|p| format!("/{p}\n")).collect();
-    fs::write(&file, rules).context("record the worktree's linked paths", &file)
+    fs::write(&file, rules).context("record the worktree's linked paths", &file)?;
+    // The handle kept since the worktree's checkout was opened before the links existed.
+    super::index_cache::with_kept_repo(worktree, ignore_linked);
+    Ok(())
 }
 
 /// Makes `repo` treat the linked paths recorded for it as ignored (nothing for the main

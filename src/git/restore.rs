@@ -60,7 +60,8 @@ pub fn restore_since(
         return Ok(Reverted::default());
     }
     let current = stage(&mut index, changes, worktree);
-    // Nothing staged here may leak into the reset below.
+    // Nothing staged here may leak into the reset below: the file is the runner's index as
+    // `take` left it.
     index.read(true).context("reload the index", worktree)?;
     let paths = changed_paths(&repo, target.tree_id(), current?, worktree)?;
     let before_mark = match mark {
@@ -87,6 +88,10 @@ pub fn restore_since(
     if !paths.is_empty() {
         tracing::debug!(reverted = ?paths, worktree = %worktree.display(), "restored worktree");
     }
+    // The reset rebuilt the repository's index (this very object) from the commit and the
+    // checkout refreshed it: the runner's own, so kept.
+    drop(target);
+    super::index_cache::keep(worktree, repo, index);
     Ok(Reverted { paths, before_mark })
 }
 

@@ -176,6 +176,10 @@ pub(crate) fn checked_out_differences(
     let now = stage_all(&repo, &mut index, worktree)?;
     if now == since.tree_id() && head_of(&repo, worktree)?.id() == since.id() {
         index.write().context("write the index", worktree)?;
+        // Written by the runner's checkout and walk, before any agent ran: the first
+        // checkpoint starts from it (module `index_cache`).
+        drop(since);
+        super::index_cache::keep(worktree, repo, index);
         return Ok(Vec::new());
     }
     index.read(true).context("reload the index", worktree)?;

@@ -217,6 +217,52 @@ fn a_file_a_coach_hides_through_info_exclude_is_still_removed() {
 }
 
 #[test]
+fn a_player_that_swaps_a_staged_blob_lands_what_the_checks_ran_on() {
+    let project = Project::new()
+        .unconfined()
+        .player("player_swaps_staged_blob.sh");
+    project.write(
+        ".autobuild/agents/swap_staged_blob.sh",
+        &fixture("swap_staged_blob.sh"),
+    );
+    let project = project.commit();
+
+    let output = project.run(&["task", TASK, "--no-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 0);
+    // The checkpoint took the file from the worktree, not the blob the index claimed for it.
+    let on_disk = std::fs::read_to_string(project.worktree().join("lib/greet.sh")).unwrap();
+    let committed = project.git(&["show", &format!("autobuild/{TASK}:lib/greet.sh")]);
+    assert_eq!(committed.trim_end(), on_disk.trim_end());
+    assert!(!committed.contains("untested"), "{committed}");
+}
+
+#[test]
+fn an_edit_a_coach_hides_in_the_index_is_still_undone() {
+    let project = Project::new()
+        .unconfined()
+        .coach("coach_hides_edit_in_index.sh");
+    project.write(
+        ".autobuild/agents/swap_staged_blob.sh",
+        &fixture("swap_staged_blob.sh"),
+    );
+    let project = project.commit();
+
+    let output = project.run(&["task", TASK, "--no-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 3);
+    let on_disk = std::fs::read_to_string(project.worktree().join("lib/greet.sh")).unwrap();
+    assert!(!on_disk.contains("edited by the coach"), "{on_disk}");
+    let record = project.record("coach", 1);
+    assert!(
+        record["reverted_edits"]
+            .to_string()
+            .contains("lib/greet.sh"),
+        "{record}"
+    );
+}
+
+#[test]
 fn a_coach_that_moves_the_base_branch_is_put_back_and_its_turn_never_approved() {
     let project = Project::new().unconfined().coach("coach_moves_main.sh");
     project.write(
