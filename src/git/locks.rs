@@ -23,7 +23,13 @@ pub fn remove_task_locks(
     branch: &str,
     worktree_admin: Option<&Path>,
 ) -> Result<Vec<PathBuf>, GitError> {
-    let mut candidates = vec![common_dir.join(format!("refs/heads/{branch}.lock"))];
+    // Never beneath a link: a `refs/heads/autobuild` an agent made a link would point the
+    // removal elsewhere.
+    let branch_lock = format!("refs/heads/{branch}.lock");
+    let mut candidates = Vec::new();
+    if super::links::linked_component(common_dir, &branch_lock).is_none() {
+        candidates.push(common_dir.join(branch_lock));
+    }
     if let Some(admin) = worktree_admin {
         candidates.push(admin.join("index.lock"));
         candidates.push(admin.join("HEAD.lock"));

@@ -82,6 +82,17 @@ impl StepRepo {
         )
     }
 
+    /// Removes the lock files of the task's own git state (the worktree's index and HEAD, the
+    /// task branch) that nobody holds open: what a git command left when the agent was stopped
+    /// in the middle of it, or an agent planted. Every git write of the runner (the
+    /// checkpoint, the audit's reset) would fail on them. Called once the agent's processes are
+    /// gone.
+    pub fn remove_left_locks(&self, task_branch: &str) -> Result<Vec<PathBuf>, GitError> {
+        let admin = self.checkout.path();
+        let admin = (admin != self.checkout.commondir()).then_some(admin);
+        super::locks::remove_task_locks(self.checkout.commondir(), task_branch, admin)
+    }
+
     /// [`super::reattach`].
     pub fn reattach(&self, branch: &str) -> Result<Option<String>, GitError> {
         reattach_in(&self.checkout, &self.worktree, branch)

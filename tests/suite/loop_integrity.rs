@@ -263,6 +263,37 @@ fn an_edit_a_coach_hides_in_the_index_is_still_undone() {
 }
 
 #[test]
+fn lock_files_an_agent_leaves_do_not_stop_the_run() {
+    let project = Project::new()
+        .player("player_leaves_locks.sh")
+        .coach("coach_leaves_index_lock.sh");
+    project.write(
+        ".autobuild/agents/coach_checks.sh",
+        &fixture("coach_checks.sh"),
+    );
+    let project = project.commit();
+
+    let output = project.run(&["task", TASK, "--no-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 0);
+    assert!(project
+        .show(&project.branch(), "lib/greet.sh")
+        .contains("Hello"));
+    let admin = project.git(&[
+        "-C",
+        &project.worktree().to_string_lossy(),
+        "rev-parse",
+        "--absolute-git-dir",
+    ]);
+    for lock in ["index.lock", "HEAD.lock"] {
+        assert!(
+            !std::path::Path::new(admin.trim()).join(lock).exists(),
+            "{lock}"
+        );
+    }
+}
+
+#[test]
 fn a_coach_that_moves_the_base_branch_is_put_back_and_its_turn_never_approved() {
     let project = Project::new().unconfined().coach("coach_moves_main.sh");
     project.write(

@@ -118,6 +118,7 @@ fn run_writer(
     // Opened once the guarded git files are back: the runner's checks below read the
     // repository as the step left it, with the user's config.
     let after = git::StepRepo::open(worktree)?;
+    after.remove_left_locks(&cx.state.branch)?;
     violation.extend(
         restore_refs(cx, &after, &refs)?
             .iter()

@@ -321,6 +321,7 @@ impl Review<'_> {
         self.violation.extend(self.git_dir.restore()?);
         // Opened once the guarded git files are back, and used for every ref check.
         let repo = git::StepRepo::open(self.worktree)?;
+        repo.remove_left_locks(&cx.state.branch)?;
         self.violation.extend(
             restore_refs(cx, &repo, &self.refs)?
                 .iter()
