@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use git2::{Commit, Delta, DiffDelta, DiffFindOptions, Oid, Patch, Repository};
+use git2::{Commit, Delta, DiffDelta, DiffFindOptions, DiffOptions, Oid, Patch, Repository};
 use serde::{Deserialize, Serialize};
 
 use super::error::{Context, GitError};
@@ -86,6 +86,7 @@ pub(crate) fn diff_text_in(
         return Ok(String::new());
     };
     let mut text = Vec::new();
+    let mut binary_diff: Option<git2::Diff<'_>> = None;
     for (index, delta) in diff.deltas().enumerate() {
         let path = delta
             .new_file()
@@ -96,8 +97,37 @@ pub(crate) fn diff_text_in(
         if !wanted(&path) {
             continue;
         }
-        let Some(mut patch) = Patch::from_diff(&diff, index).context("render a diff", checkout)?
-        else {
+        let patch = if binary_content(repo, &delta) {
+            // Rendered from a diff that takes every file as binary: git's header and
+            // "Binary files … differ" line, and never the bytes.
+            if binary_diff.is_none() {
+                let mut options = DiffOptions::new();
+                options.disable_pathspec_match(true).force_binary(true);
+                for path in &paths {
+                    options.pathspec(path.as_slice());
+                }
+                binary_diff = Some(
+                    repo.diff_tree_to_tree(Some(&from), Some(&to), Some(&mut options))
+                        .context("diff two commits", checkout)?,
+                );
+            }
+            let Some(binary) = binary_diff.as_ref() else {
+                continue;
+            };
+            // The same trees and paths: the same deltas, in the same order.
+            let same = |d: &DiffDelta<'_>| {
+                d.old_file().id() == delta.old_file().id()
+                    && d.new_file().id() == delta.new_file().id()
+                    && d.new_file().path() == delta.new_file().path()
+            };
+            let Some(at) = binary.get_delta(index).filter(same).map(|_| index) else {
+                continue;
+            };
+            Patch::from_diff(binary, at).context("render a diff", checkout)?
+        } else {
+            Patch::from_diff(&diff, index).context("render a diff", checkout)?
+        };
+        let Some(mut patch) = patch else {
             continue;
         };
         patch
@@ -162,6 +192,10 @@ pub(crate) fn diff_stat_in(
 
     let mut files = Vec::with_capacity(diff.deltas().len());
     for (index, delta) in diff.deltas().enumerate() {
+        if binary_content(repo, &delta) {
+            files.push(file_change(&delta, 0, 0, true));
+            continue;
+        }
         let patch = Patch::from_diff(&diff, index).context("compute line counts", checkout)?;
         let (insertions, deletions) = match &patch {
             Some(patch) => {
@@ -176,6 +210,17 @@ pub(crate) fn diff_stat_in(
         files.push(file_change(&delta, insertions, deletions, binary));
     }
     Ok(DiffStat::from_files(files))
+}
+
+/// Whether either side of `delta` is binary by its content (git's rule: a NUL byte early in
+/// the file). The runner's diffs never take this from `.gitattributes`: a branch whose
+/// `.gitattributes` says `* -diff` would otherwise show the reviewer every source file as
+/// binary, with no line of it (the diffs are made with `force_text`, see [`diff_of`]).
+pub(crate) fn binary_content(repo: &Repository, delta: &DiffDelta<'_>) -> bool {
+    [delta.old_file().id(), delta.new_file().id()]
+        .into_iter()
+        .filter(|id| !id.is_zero())
+        .any(|id| repo.find_blob(id).is_ok_and(|blob| blob.is_binary()))
 }
 
 pub(super) fn file_change(

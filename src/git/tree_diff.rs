@@ -160,7 +160,9 @@ pub(crate) fn diff_of<'r>(
         return Ok(None);
     }
     let mut options = DiffOptions::new();
-    options.disable_pathspec_match(true);
+    // Binary or text is decided by content ([`super::diff::binary_content`]), never by the
+    // branch's own `.gitattributes`.
+    options.disable_pathspec_match(true).force_text(true);
     for path in paths {
         options.pathspec(path.as_slice());
     }

@@ -294,6 +294,27 @@ fn lock_files_an_agent_leaves_do_not_stop_the_run() {
 }
 
 #[test]
+fn a_gitattributes_marking_files_binary_does_not_hide_the_change_from_the_coach() {
+    let project = Project::new().player("player_hides_diff.sh").commit();
+
+    let output = project.run(&["task", TASK, "--no-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 0);
+    let prompt = project.record("coach", 1)["prompt"]
+        .as_str()
+        .map(std::fs::read_to_string)
+        .expect("the coach's prompt")
+        .unwrap();
+    let greet = prompt
+        .lines()
+        .find(|line| line.trim_start().starts_with("lib/greet.sh ") && line.contains('|'))
+        .unwrap_or_else(|| panic!("{prompt}"));
+    assert!(greet.contains("3 +++") && !greet.contains("Bin"), "{greet}");
+    // The test's lines are shown too, not "Binary files … differ".
+    assert!(prompt.contains("+got=$(greeting Ada)"), "{prompt}");
+}
+
+#[test]
 fn a_coach_that_moves_the_base_branch_is_put_back_and_its_turn_never_approved() {
     let project = Project::new().unconfined().coach("coach_moves_main.sh");
     project.write(
