@@ -139,21 +139,20 @@ impl RefGuard {
     /// task branch itself.
     pub fn capture(worktree: &Path, task_branch: &str) -> Result<RefGuard, GitError> {
         let checkout = open_checkout(worktree)?;
-        let shared = shared_repo(&checkout)?;
-        RefGuard::capture_in(&checkout, &shared, task_branch)
+        RefGuard::capture_in(&checkout, task_branch)
     }
 
-    /// [`RefGuard::capture`] with the worktree's repository (`checkout`) and the same
-    /// repository opened on its shared git directory (`shared`) already open.
+    /// [`RefGuard::capture`] with the worktree's repository (`checkout`) already open. A
+    /// worktree's handle reads and writes the branches and tags of the shared git directory
+    /// (only HEAD and its reflog are the worktree's own).
     pub(crate) fn capture_in(
         checkout: &Repository,
-        shared: &Repository,
         task_branch: &str,
     ) -> Result<RefGuard, GitError> {
         Ok(RefGuard {
-            refs: guarded_refs(shared, task_branch)?,
+            refs: guarded_refs(checkout, task_branch)?,
             head_log_len: head_log(checkout).len(),
-            task_tip: tip(shared, task_branch)?,
+            task_tip: tip(checkout, task_branch)?,
         })
     }
 
@@ -169,29 +168,22 @@ impl RefGuard {
         owner: &dyn Fn(&str) -> RefOwner,
     ) -> Result<Vec<RefRestored>, GitError> {
         let checkout = open_checkout(worktree)?;
-        let shared = shared_repo(&checkout)?;
-        self.restore_in(
-            (&checkout, &shared),
-            worktree,
-            task_branch,
-            backup_prefix,
-            owner,
-        )
+        self.restore_in(&checkout, worktree, task_branch, backup_prefix, owner)
     }
 
     /// [`RefGuard::restore`] with the repository already open as in [`RefGuard::capture_in`]
     /// (opened after the step, so it reads the refs as the step left them).
     pub(crate) fn restore_in(
         &self,
-        (checkout, shared): (&Repository, &Repository),
+        checkout: &Repository,
         worktree: &Path,
         task_branch: &str,
         backup_prefix: &str,
         owner: &dyn Fn(&str) -> RefOwner,
     ) -> Result<Vec<RefRestored>, GitError> {
-        let now = guarded_refs(shared, task_branch)?;
+        let now = guarded_refs(checkout, task_branch)?;
         let visited = self.visited_by_head(checkout);
-        let task_commits = [self.task_tip, tip(shared, task_branch)?];
+        let task_commits = [self.task_tip, tip(checkout, task_branch)?];
         let names: BTreeSet<&String> = self.refs.keys().chain(now.keys()).collect();
         let mut restored = Vec::new();
         for name in names {
@@ -203,7 +195,7 @@ impl RefGuard {
                 || after.is_some_and(|new| {
                     task_commits
                         .iter()
-                        .any(|&task| newly_holds(shared, new, before, task))
+                        .any(|&task| newly_holds(checkout, new, before, task))
                 });
             let owner = match name.strip_prefix("refs/heads/autobuild/") {
                 Some(_) => owner(name.trim_start_matches("refs/heads/")),
@@ -214,7 +206,7 @@ impl RefGuard {
             };
             let kept_as = match after {
                 Some(new) => Some(save_under_new_ref(
-                    shared,
+                    checkout,
                     backup_prefix,
                     new,
                     &format!("autobuild: {name} as an agent left it"),
@@ -223,7 +215,7 @@ impl RefGuard {
                 None => None,
             };
             match target {
-                Some(old) => shared
+                Some(old) => checkout
                     .reference(
                         name,
                         old,
@@ -231,7 +223,7 @@ impl RefGuard {
                         "autobuild: put back after an agent moved it",
                     )
                     .map(drop),
-                None => shared.find_reference(name).and_then(|mut r| r.delete()),
+                None => checkout.find_reference(name).and_then(|mut r| r.delete()),
             }
             .context(format_args!("put back {name}"), worktree)?;
             tracing::debug!(reference = %name, "put back a ref an agent changed");
@@ -263,11 +255,6 @@ impl RefGuard {
         visited.extend(head_target);
         visited
     }
-}
-
-/// The repository opened on its shared git directory, where branches and tags live.
-pub(crate) fn shared_repo(checkout: &Repository) -> Result<Repository, GitError> {
-    Repository::open(checkout.commondir()).context("open the repository", checkout.commondir())
 }
 
 /// Every ref of the guarded namespaces but the task branch, with its target (a tag or a note

@@ -9,7 +9,6 @@
 //! once the guarded git files are put back ([`super::GitDirGuard::restore`]) where the step
 //! did so before.
 
-use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
 use git2::Repository;
@@ -18,15 +17,14 @@ use super::complete_tree::{unlandable_since_fork_in, Unlandable};
 use super::error::GitError;
 use super::guard::GitDirGuard;
 use super::integrity::{branch_tip_in, reattach_in};
-use super::ref_guard::{shared_repo, RefGuard, RefOwner, RefRestored};
+use super::ref_guard::{RefGuard, RefOwner, RefRestored};
 use super::repo::open_checkout;
 
-/// The worktree's repository, opened on the worktree and (when a ref guard needs it) on the
-/// shared git directory.
+/// The worktree's repository, opened on the worktree (which reads and writes the shared git
+/// directory's branches and tags too).
 pub struct StepRepo {
     worktree: PathBuf,
     checkout: Repository,
-    shared: OnceCell<Repository>,
 }
 
 impl std::fmt::Debug for StepRepo {
@@ -42,17 +40,7 @@ impl StepRepo {
         Ok(StepRepo {
             worktree: worktree.to_path_buf(),
             checkout: open_checkout(worktree)?,
-            shared: OnceCell::new(),
         })
-    }
-
-    /// The repository opened on its shared git directory, where the guarded refs live.
-    fn shared(&self) -> Result<&Repository, GitError> {
-        if let Some(shared) = self.shared.get() {
-            return Ok(shared);
-        }
-        let shared = shared_repo(&self.checkout)?;
-        Ok(self.shared.get_or_init(|| shared))
     }
 
     /// [`GitDirGuard::capture`].
@@ -62,7 +50,7 @@ impl StepRepo {
 
     /// [`RefGuard::capture`].
     pub fn guard_refs(&self, task_branch: &str) -> Result<RefGuard, GitError> {
-        RefGuard::capture_in(&self.checkout, self.shared()?, task_branch)
+        RefGuard::capture_in(&self.checkout, task_branch)
     }
 
     /// [`RefGuard::restore`].
@@ -74,7 +62,7 @@ impl StepRepo {
         owner: &dyn Fn(&str) -> RefOwner,
     ) -> Result<Vec<RefRestored>, GitError> {
         guard.restore_in(
-            (&self.checkout, self.shared()?),
+            &self.checkout,
             &self.worktree,
             task_branch,
             backup_prefix,
