@@ -32,20 +32,6 @@ pub struct GitDirGuard {
 /// a link is never read through, and one put in place of a file counts as a change.
 const LINK_MODE: u32 = 0o120000;
 
-fn read_guarded(common_dir: &Path, path: &Path) -> Option<(Vec<u8>, u32)> {
-    use std::os::unix::fs::PermissionsExt;
-    if links::linked_component(common_dir, &path.to_string_lossy()).is_some() {
-        return None;
-    }
-    let full = &common_dir.join(path);
-    let meta = fs::symlink_metadata(full).ok()?;
-    if meta.file_type().is_symlink() {
-        let target = fs::read_link(full).ok()?;
-        return Some((target.into_os_string().into_encoded_bytes(), LINK_MODE));
-    }
-    Some((fs::read(full).ok()?, meta.permissions().mode()))
-}
-
 const GUARDED_FILES: [&str; 3] = ["config", "config.worktree", "objects/info/alternates"];
 
 /// Directories whose every file is guarded, including files created in them.
@@ -60,29 +46,21 @@ impl GitDirGuard {
 
     /// Records the guarded files of the shared git directory `common_dir`.
     pub(crate) fn capture_in(common_dir: &Path) -> GitDirGuard {
-        let common_dir = common_dir.to_path_buf();
-        let files = guarded_paths(&common_dir)
-            .into_iter()
-            .map(|path| {
-                let content = read_guarded(&common_dir, &path);
-                (path, content)
-            })
-            .collect();
-        GitDirGuard { common_dir, files }
+        GitDirGuard {
+            common_dir: common_dir.to_path_buf(),
+            files: snapshot(common_dir),
+        }
     }
 
     /// Puts back every guarded file that changed, appeared or disappeared since
     /// [`GitDirGuard::capture`]; returns them as `.git/<path>`.
     pub fn restore(&self) -> Result<Vec<String>, GitError> {
         let mut changed = Vec::new();
-        let now: BTreeMap<PathBuf, Option<(Vec<u8>, u32)>> = guarded_paths(&self.common_dir)
-            .into_iter()
-            .chain(self.files.keys().cloned())
-            .map(|path| {
-                let content = read_guarded(&self.common_dir, &path);
-                (path, content)
-            })
-            .collect();
+        let mut now = snapshot(&self.common_dir);
+        // A file that was there and is gone (or now beyond a link) is absent.
+        for path in self.files.keys() {
+            now.entry(path.clone()).or_insert(None);
+        }
         for (path, content) in &now {
             let before = self.files.get(path).cloned().flatten();
             if *content == before {
@@ -122,32 +100,175 @@ impl GitDirGuard {
     }
 }
 
-fn guarded_paths(common_dir: &Path) -> Vec<PathBuf> {
-    let mut paths: Vec<PathBuf> = GUARDED_FILES.iter().map(PathBuf::from).collect();
-    for dir in GUARDED_DIRS {
-        files_under(common_dir, Path::new(dir), &mut paths);
+/// The guarded files' contents as they are now, by path relative to `common_dir`: the
+/// [`GUARDED_FILES`] always (absent ones as `None`) and every file under the
+/// [`GUARDED_DIRS`]. Each directory is opened relative to its parent and each file relative to
+/// its directory, never following a link: a link is recorded as itself ([`LINK_MODE`]) and
+/// nothing beyond it is read. A file that is not a regular one (a FIFO an agent left) is
+/// recorded by its mode alone, never opened for reading in a way that could block.
+fn snapshot(common_dir: &Path) -> BTreeMap<PathBuf, Option<(Vec<u8>, u32)>> {
+    let mut found = BTreeMap::new();
+    let root = at::Dir::open(common_dir);
+    for file in GUARDED_FILES {
+        let mut parts: Vec<&str> = file.split('/').collect();
+        let name = parts.pop().unwrap_or(file);
+        let content = root.as_ref().and_then(|root| {
+            let mut dir: Option<at::Dir> = None;
+            for part in &parts {
+                dir = Some(dir.as_ref().unwrap_or(root).dir(part)?);
+            }
+            dir.as_ref().unwrap_or(root).read(name)
+        });
+        found.insert(PathBuf::from(file), content);
     }
-    paths
+    if let Some(root) = &root {
+        for dir in GUARDED_DIRS {
+            root.collect(Path::new(""), dir, &mut found);
+        }
+    }
+    found
 }
 
-/// The files under `common_dir/relative`, recursively, as paths relative to `common_dir`.
-fn files_under(common_dir: &Path, relative: &Path, found: &mut Vec<PathBuf>) {
-    // A link in a directory's place is guarded as itself, never listed through.
-    let full = common_dir.join(relative);
-    if fs::symlink_metadata(&full).is_ok_and(|meta| meta.file_type().is_symlink()) {
-        found.push(relative.to_path_buf());
-        return;
+/// Reading relative to open directories (`openat`), never through a link.
+mod at {
+    use std::collections::BTreeMap;
+    use std::ffi::{CStr, CString, OsStr};
+    use std::io::Read;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::ffi::OsStrExt;
+    use std::path::{Path, PathBuf};
+
+    use super::LINK_MODE;
+
+    /// An open directory.
+    pub(super) struct Dir(OwnedFd);
+
+    fn c(name: &str) -> Option<CString> {
+        CString::new(name).ok()
     }
-    let Ok(entries) = fs::read_dir(&full) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = relative.join(entry.file_name());
-        match entry.file_type() {
-            Ok(kind) if kind.is_dir() => files_under(common_dir, &path, found),
-            Ok(_) => found.push(path),
-            Err(_) => {}
+
+    impl Dir {
+        /// `path` itself (the shared git directory: links to it are followed, as git does).
+        pub(super) fn open(path: &Path) -> Option<Dir> {
+            let path = CString::new(path.as_os_str().as_bytes()).ok()?;
+            Dir::open_flags(libc::AT_FDCWD, &path, 0)
         }
+
+        fn open_flags(at: i32, name: &CStr, extra: i32) -> Option<Dir> {
+            let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC | extra;
+            // SAFETY: openat(2) reads the NUL-terminated name and returns a new descriptor or -1.
+            let fd = unsafe { libc::openat(at, name.as_ptr(), flags) };
+            // SAFETY: a descriptor openat just returned, owned by nothing else.
+            (fd >= 0).then(|| Dir(unsafe { OwnedFd::from_raw_fd(fd) }))
+        }
+
+        /// The directory `name` in this one, unless it is a link or no directory.
+        pub(super) fn dir(&self, name: &str) -> Option<Dir> {
+            Dir::open_flags(self.0.as_raw_fd(), &c(name)?, libc::O_NOFOLLOW)
+        }
+
+        /// The content and mode of `name` in this directory; a link's target with
+        /// [`LINK_MODE`]; `None` when it does not exist or cannot be read.
+        pub(super) fn read(&self, name: &str) -> Option<(Vec<u8>, u32)> {
+            read_at(self.0.as_raw_fd(), &c(name)?)
+        }
+
+        /// Every file under the directory `name` of this one (recursively) into `found`, by
+        /// path `relative/name/...`; `name` itself when it is a link.
+        pub(super) fn collect(
+            &self,
+            relative: &Path,
+            name: &str,
+            found: &mut BTreeMap<PathBuf, Option<(Vec<u8>, u32)>>,
+        ) {
+            let here = relative.join(name);
+            let Some(dir) = self.dir(name) else {
+                if let Some(link) = c(name).and_then(|name| link_at(self.0.as_raw_fd(), &name)) {
+                    found.insert(here, Some(link));
+                }
+                return;
+            };
+            for (entry, kind) in dir.entries() {
+                let Some(text) = OsStr::from_bytes(entry.as_bytes()).to_str() else {
+                    continue;
+                };
+                if kind == libc::DT_DIR || (kind == libc::DT_UNKNOWN && dir.dir(text).is_some()) {
+                    dir.collect(&here, text, found);
+                } else {
+                    found.insert(here.join(text), read_at(dir.0.as_raw_fd(), &entry));
+                }
+            }
+        }
+
+        /// The names and types of this directory's entries (`.` and `..` left out).
+        fn entries(&self) -> Vec<(CString, u8)> {
+            // SAFETY: dup(2) of a descriptor this directory owns.
+            let fd = unsafe { libc::dup(self.0.as_raw_fd()) };
+            if fd < 0 {
+                return Vec::new();
+            }
+            // SAFETY: fdopendir takes ownership of the duplicate; on failure it is closed here.
+            let stream = unsafe { libc::fdopendir(fd) };
+            if stream.is_null() {
+                // SAFETY: the duplicate is still ours when fdopendir failed.
+                drop(unsafe { OwnedFd::from_raw_fd(fd) });
+                return Vec::new();
+            }
+            let mut entries = Vec::new();
+            loop {
+                // SAFETY: readdir on the stream opened above; the entry it returns is valid
+                // until the next readdir or closedir, and is copied before either.
+                let entry = unsafe { libc::readdir(stream) };
+                if entry.is_null() {
+                    break;
+                }
+                // SAFETY: d_name is a NUL-terminated name inside the entry.
+                let (name, kind) = unsafe {
+                    (
+                        CStr::from_ptr((*entry).d_name.as_ptr()).to_owned(),
+                        (*entry).d_type,
+                    )
+                };
+                if name.as_bytes() != b"." && name.as_bytes() != b".." {
+                    entries.push((name, kind));
+                }
+            }
+            // SAFETY: closes the stream (and the duplicate) exactly once.
+            unsafe { libc::closedir(stream) };
+            entries
+        }
+    }
+
+    fn read_at(dir: i32, name: &CStr) -> Option<(Vec<u8>, u32)> {
+        let flags =
+            libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC;
+        // SAFETY: openat(2) reads the NUL-terminated name and returns a new descriptor or -1.
+        let fd = unsafe { libc::openat(dir, name.as_ptr(), flags) };
+        if fd < 0 {
+            return link_at(dir, name);
+        }
+        // SAFETY: a descriptor openat just returned, owned by nothing else.
+        let file = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+        let meta = file.metadata().ok()?;
+        use std::os::unix::fs::MetadataExt;
+        if !meta.is_file() {
+            return Some((Vec::new(), meta.mode()));
+        }
+        let mut content = Vec::with_capacity(meta.len() as usize + 1);
+        file.take(meta.len() + 1).read_to_end(&mut content).ok()?;
+        Some((content, meta.mode()))
+    }
+
+    /// The target of the link `name` in `dir`, as [`LINK_MODE`] content.
+    fn link_at(dir: i32, name: &CStr) -> Option<(Vec<u8>, u32)> {
+        let mut buffer = vec![0u8; libc::PATH_MAX as usize];
+        // SAFETY: readlinkat(2) writes at most `buffer.len()` bytes into the buffer.
+        let len = unsafe {
+            libc::readlinkat(dir, name.as_ptr(), buffer.as_mut_ptr().cast(), buffer.len())
+        };
+        let len = usize::try_from(len).ok()?;
+        buffer.truncate(len);
+        Some((buffer, LINK_MODE))
     }
 }
 
@@ -173,13 +294,42 @@ mod tests {
         assert_eq!(changed, [".git/hooks/pre-commit", ".git/info/exclude"]);
         assert!(!git.join("hooks/pre-commit").exists());
         assert_eq!(
-            read_guarded(&git, Path::new("info/exclude")),
+            snapshot(&git)
+                .get(Path::new("info/exclude"))
+                .cloned()
+                .flatten(),
             guard
                 .files
                 .get(Path::new("info/exclude"))
                 .cloned()
                 .flatten()
         );
+    }
+
+    #[test]
+    fn a_fifo_or_a_nested_file_left_in_hooks_is_removed_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+        init_with_commit(dir.path(), "main", "first").unwrap();
+        let git = dir.path().join(".git");
+        fs::create_dir_all(git.join("hooks")).unwrap();
+        let guard = GitDirGuard::capture(dir.path()).unwrap();
+        let fifo =
+            std::ffi::CString::new(git.join("hooks/pre-push").as_os_str().as_bytes()).unwrap();
+        // SAFETY: mkfifo(3) reads the NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o755) }, 0);
+        fs::create_dir_all(git.join("hooks/deep")).unwrap();
+        fs::write(git.join("hooks/deep/pre-commit"), "#!/bin/sh\n").unwrap();
+
+        let mut changed = guard.restore().unwrap();
+
+        changed.sort();
+        assert_eq!(
+            changed,
+            [".git/hooks/deep/pre-commit", ".git/hooks/pre-push"]
+        );
+        assert!(!git.join("hooks/pre-push").exists());
+        assert!(!git.join("hooks/deep/pre-commit").exists());
     }
 
     #[test]
