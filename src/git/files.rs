@@ -12,6 +12,27 @@ use git2::{ObjectType, Oid, Repository, Tree};
 use super::error::{Context, GitError};
 use super::links;
 
+/// The text of a small file of git's administration that an agent can write (a worktree's
+/// `HEAD`, its recorded links): read only when it is a regular file, and opened without
+/// blocking, so a FIFO left in its place is refused at once instead of hanging the runner.
+pub(crate) fn read_admin_file(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    let mut text = String::new();
+    file.read_to_string(&mut text)?;
+    Ok(text)
+}
+
 /// What one path holds in a tree: its blob and file mode, or nothing.
 pub(crate) type Entry = Option<(Oid, i32)>;
 
@@ -88,5 +109,25 @@ fn remove_empty_parents(root: &Path, full: &Path) {
             break;
         }
         dir = current.parent();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_admin_file_replaced_by_a_fifo_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("autobuild-linked");
+        fs::write(&file, "/.venv\n").unwrap();
+        assert_eq!(read_admin_file(&file).unwrap(), "/.venv\n");
+        fs::remove_file(&file).unwrap();
+        let path = std::ffi::CString::new(file.as_os_str().as_bytes()).unwrap();
+        // SAFETY: mkfifo(3) reads the NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o644) }, 0);
+        // Without a writer, a blocking open would never return.
+        let error = read_admin_file(&file).unwrap_err();
+        assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput);
     }
 }

@@ -36,7 +36,7 @@ pub fn record_linked(worktree: &Path, paths: &[String]) -> Result<(), GitError> 
 /// Makes `repo` treat the linked paths recorded for it as ignored (nothing for the main
 /// checkout or a worktree without links).
 pub(crate) fn ignore_linked(repo: &Repository) {
-    let Ok(rules) = fs::read_to_string(repo.path().join(FILE)) else {
+    let Ok(rules) = super::files::read_admin_file(&repo.path().join(FILE)) else {
         return;
     };
     if let Err(error) = repo.add_ignore_rule(&rules) {

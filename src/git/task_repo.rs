@@ -68,7 +68,7 @@ pub fn of_worktree(worktree: &Path) -> Option<PathBuf> {
 /// The hidden globs the task repository at `dir` was made without.
 pub fn hidden_globs(dir: &Path) -> Result<GlobSet, GitError> {
     let file = dir.join(HIDDEN_FILE);
-    let text = fs::read_to_string(&file).context("read", &file)?;
+    let text = super::files::read_admin_file(&file).context("read", &file)?;
     let patterns: Vec<String> = text.lines().map(str::to_string).collect();
     crate::steps::scope::set(&patterns).map_err(|why| GitError::Io {
         action: format!("read the hidden globs ({why}) in"),
@@ -131,7 +131,7 @@ pub fn create_task_repo(
 /// What the task repository at `dir` was made from.
 pub fn task_base(dir: &Path) -> Result<TaskBase, GitError> {
     let file = dir.join(BASE_FILE);
-    let text = fs::read_to_string(&file).context("read", &file)?;
+    let text = super::files::read_admin_file(&file).context("read", &file)?;
     let mut words = text.split_whitespace();
     let mut next = || {
         words

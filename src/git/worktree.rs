@@ -314,7 +314,7 @@ impl Repo {
     /// The symbolic HEAD of a worktree, read from its admin directory so it works even when
     /// the worktree's directory is gone.
     fn admin_head(&self, name: &str) -> Option<String> {
-        let head = fs::read_to_string(self.admin_dir(name).join("HEAD")).ok()?;
+        let head = super::files::read_admin_file(&self.admin_dir(name).join("HEAD")).ok()?;
         head.trim().strip_prefix("ref: ").map(str::to_string)
     }
 
