@@ -17,19 +17,8 @@ use super::links;
 /// blocking, so a FIFO left in its place is refused at once instead of hanging the runner.
 pub(crate) fn read_admin_file(path: &Path) -> std::io::Result<String> {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
-    }
     let mut text = String::new();
-    file.read_to_string(&mut text)?;
+    crate::user_file::open_regular(path)?.read_to_string(&mut text)?;
     Ok(text)
 }
 

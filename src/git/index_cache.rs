@@ -192,20 +192,16 @@ impl Tracked {
 /// path only `index` tracks is dropped. Nothing else of `theirs` is used.
 fn adopt_paths(index: &mut Index, theirs: &Tracked, worktree: &Path) -> Result<(), GitError> {
     let ours = Tracked::of(index).paths;
-    let (mut only_theirs, mut only_ours) = (Vec::new(), Vec::new());
-    let (mut a, mut b) = (ours.iter().peekable(), theirs.paths.iter().peekable());
-    loop {
-        match (a.peek(), b.peek()) {
-            (Some(x), Some(y)) if x == y => {
-                a.next();
-                b.next();
-            }
-            (Some(x), Some(y)) if x < y => only_ours.extend(a.next()),
-            (Some(_), Some(_)) | (None, Some(_)) => only_theirs.extend(b.next()),
-            (Some(_), None) => only_ours.extend(a.next()),
-            (None, None) => break,
-        }
-    }
+    let missing_in = |sorted: &[Vec<u8>], path: &&Vec<u8>| sorted.binary_search(path).is_err();
+    let only_ours: Vec<&Vec<u8>> = ours
+        .iter()
+        .filter(|p| missing_in(&theirs.paths, p))
+        .collect();
+    let only_theirs: Vec<&Vec<u8>> = theirs
+        .paths
+        .iter()
+        .filter(|p| missing_in(&ours, p))
+        .collect();
     for path in only_ours {
         let path = Path::new(OsStr::from_bytes(path));
         index
