@@ -8,12 +8,13 @@ use std::path::Path;
 
 use super::{group, DEFAULT_KILL_GRACE};
 
-/// Stops the process group recorded in `group_file` (an empty file records none) by a run that
+/// Stops the process group recorded in `group_file` (a blank file records none; anything but a
+/// regular file is not read, so a FIFO put there cannot block) by a run that
 /// died without stopping it (SIGKILL, a crash), when a member of that group still works in
 /// `cwd`: working directories are checked so a recycled process id never hits an unrelated
 /// process. Returns the group id that was stopped.
 pub fn stop_leftover_group(group_file: &Path, cwd: &Path) -> Option<i32> {
-    let pgid: i32 = std::fs::read_to_string(group_file)
+    let pgid: i32 = crate::user_file::read_record_text(group_file)
         .ok()?
         .trim()
         .parse()

@@ -278,7 +278,7 @@ pub fn run(spec: &ProcessSpec, cancel: &CancelToken) -> Result<ProcessOutcome, P
     let exit = exit_watch::ExitWatch::new(&child);
     if let Some(file) = &spec.group_file {
         // Best effort: the record only helps a later resume clean up after a crash.
-        let _ = write_group_file(file, &format!("{}\n", child.id()));
+        let _ = write_group_file(file, Some(child.id()));
     }
     let running = Running::attach(&mut child, spec, transcript, stdout_copy, redactor, start);
     let running = match running {
@@ -301,7 +301,7 @@ pub fn run(spec: &ProcessSpec, cancel: &CancelToken) -> Result<ProcessOutcome, P
     };
     let duration = start.elapsed();
     if let Some(file) = &spec.group_file {
-        let _ = write_group_file(file, "");
+        let _ = write_group_file(file, None);
     }
     let end = end.unwrap_or_else(|| exit_end(status));
     tracing::debug!(program = %spec.program, ?end, ?duration, "process ended");
@@ -310,18 +310,55 @@ pub fn run(spec: &ProcessSpec, cancel: &CancelToken) -> Result<ProcessOutcome, P
 
 /// Writes the group file in place: emptied rather than removed once the group is gone, so the
 /// next child of the run rewrites the same file instead of creating one (creating a file is the
-/// dearest thing the runner does per turn on some file systems). An empty file names no group
-/// ([`stop_leftover_group`]). A symlink put in its place is not followed.
-fn write_group_file(file: &Path, text: &str) -> io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut out = std::fs::OpenOptions::new()
+/// dearest thing the runner does per turn on some file systems). Every write has the same
+/// length ([`GROUP_FILE_WIDTH`], padded with spaces; "empty" is all spaces), so the file is
+/// never truncated: ext4 flushes a file emptied by truncation and written again at its close,
+/// ten times the cost of the write. A blank file names no group ([`stop_leftover_group`]).
+/// Anything but the runner's own regular file at the name (a symlink, a FIFO, a hard link to
+/// another file) is removed and a new file made, so the write never lands elsewhere and never
+/// blocks.
+fn write_group_file(file: &Path, pgid: Option<u32>) -> io::Result<()> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let text = match pgid {
+        Some(pgid) => format!("{pgid:<width$}\n", width = GROUP_FILE_WIDTH - 1),
+        None => format!("{:<width$}\n", "", width = GROUP_FILE_WIDTH - 1),
+    };
+    let own = |file: &std::fs::File| {
+        file.metadata()
+            .is_ok_and(|meta| meta.file_type().is_file() && meta.nlink() == 1)
+    };
+    // Non-blocking: a FIFO with no reader fails at once instead of waiting for one.
+    let reused = std::fs::OpenOptions::new()
         .write(true)
-        .create(true)
-        .truncate(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(file)?;
-    out.write_all(text.as_bytes())
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(file)
+        .ok()
+        .filter(own);
+    let mut out = match reused {
+        Some(out) => out,
+        None => {
+            match std::fs::remove_file(file) {
+                Err(error) if error.kind() != io::ErrorKind::NotFound => return Err(error),
+                _ => {}
+            }
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(file)?
+        }
+    };
+    out.write_all(text.as_bytes())?;
+    // Only a file another writer left longer (or one from before the fixed width) has a tail.
+    if out.metadata()?.len() != text.len() as u64 {
+        out.set_len(text.len() as u64)?;
+    }
+    Ok(())
 }
+
+/// The length of every write of a group file: a process group id (at most 4,194,304 on Linux,
+/// ten digits anywhere) padded with spaces, and a newline.
+const GROUP_FILE_WIDTH: usize = 12;
 
 /// Spawns, retrying briefly when the program is "text file busy": a script written just before
 /// (by us or a test) can still be open for writing in a child forked concurrently by another

@@ -143,7 +143,8 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
 
 /// [`open_regular`] with `options` (appending, creating): the same non-blocking open and the
 /// same check of the opened file. Opening a FIFO for writing with no reader fails at once
-/// instead of waiting for one.
+/// instead of waiting for one. It sets the options' custom flags (`O_NONBLOCK`), replacing any
+/// the caller set.
 pub fn open_regular_with(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
     let file = options.custom_flags(libc::O_NONBLOCK).open(path)?;
     let kind = file.metadata()?.file_type();

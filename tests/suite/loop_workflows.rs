@@ -491,3 +491,28 @@ fn tdd_a_player_that_edits_a_locked_test_while_implementing_is_reverted_and_not_
         "the player is told the test is locked:\n{prompt}"
     );
 }
+
+/// A check stopped in the middle of a git command (or one that plants it) leaves the
+/// worktree's `index.lock`; with no reviewer between the checks and the next writer, the
+/// runner's removal of what the checks left must not fail on it.
+#[test]
+fn a_lock_a_check_leaves_does_not_stop_the_next_turn_without_a_coach() {
+    let project = Project::new().player("player_learns.sh");
+    project.write(
+        ".autobuild/leave_lock.sh",
+        "touch \"$(git rev-parse --git-dir)/index.lock\"\necho '# touched' >> tests/test_farewell.sh\n",
+    );
+    let project = project
+        .config("[checks.leave]\ncmd = \"sh .autobuild/leave_lock.sh\"\ntimeout = \"30s\"\n")
+        .commit();
+
+    let output = project.run(&["task", TASK, "--workflow", "solo", "--no-merge"]);
+
+    assert_exit(&output, 0);
+    assert_eq!(project.record("gate", 1)["approved"], false);
+    assert_eq!(project.record("gate", 2)["approved"], true);
+    assert_eq!(
+        std::fs::read_to_string(project.worktree().join("tests/test_farewell.sh")).unwrap(),
+        project.show(&project.branch(), "tests/test_farewell.sh")
+    );
+}

@@ -271,11 +271,12 @@ fn secrets_never_reach_the_transcript() {
     assert!(!outcome.stderr_tail.contains(secret));
 }
 
-/// The group file names the child's group while it runs and is emptied, not removed, after:
-/// the run's next child rewrites the same file. An empty file names no group to stop, and a
-/// symlink put in the file's place is not written through.
+/// The group file names the child's group while it runs and is blanked, not removed, after:
+/// the run's next child rewrites the same file. A blank file names no group to stop. A symlink,
+/// a hard link to another file or a FIFO put in the file's place is neither written through nor
+/// waited on.
 #[test]
-fn the_group_file_names_the_running_group_and_is_emptied_after() {
+fn the_group_file_names_the_running_group_and_is_blanked_after() {
     use std::os::unix::fs::MetadataExt;
     let dir = tempfile::tempdir().unwrap();
     let group_file = dir.path().join("agent.pgid");
@@ -283,7 +284,7 @@ fn the_group_file_names_the_running_group_and_is_emptied_after() {
     // first command: the child waits for it (at most ~5 s).
     let mut spec = shell(
         dir.path(),
-        "i=0; while [ ! -s agent.pgid ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i+1)); done; \
+        "i=0; while ! grep -q '[0-9]' agent.pgid 2>/dev/null && [ $i -lt 500 ]; do sleep 0.01; i=$((i+1)); done; \
          cat agent.pgid > seen; echo $$ > pid",
     );
     spec.group_file = Some(group_file.clone());
@@ -292,7 +293,7 @@ fn the_group_file_names_the_running_group_and_is_emptied_after() {
         read_pid(&dir.path().join("seen")),
         read_pid(&dir.path().join("pid"))
     );
-    assert_eq!(fs::read_to_string(&group_file).unwrap(), "");
+    assert_eq!(fs::read_to_string(&group_file).unwrap().trim(), "");
     assert_eq!(
         autobuild::process::stop_leftover_group(&group_file, dir.path()),
         None
@@ -308,4 +309,24 @@ fn the_group_file_names_the_running_group_and_is_emptied_after() {
     let outcome = run(&spec, &CancelToken::new()).unwrap();
     assert_eq!(outcome.end, ProcessEnd::Exited(0));
     assert_eq!(fs::read_to_string(&elsewhere).unwrap(), "kept");
+
+    fs::remove_file(&group_file).unwrap();
+    fs::hard_link(&elsewhere, &group_file).unwrap();
+    let outcome = run(&spec, &CancelToken::new()).unwrap();
+    assert_eq!(outcome.end, ProcessEnd::Exited(0));
+    assert_eq!(fs::read_to_string(&elsewhere).unwrap(), "kept");
+    assert_eq!(fs::metadata(&group_file).unwrap().nlink(), 1);
+
+    fs::remove_file(&group_file).unwrap();
+    let fifo = std::ffi::CString::new(group_file.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo with a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    // Neither the write (no reader) nor the resume's read (no writer) waits on it.
+    assert_eq!(
+        autobuild::process::stop_leftover_group(&group_file, dir.path()),
+        None
+    );
+    let outcome = run(&spec, &CancelToken::new()).unwrap();
+    assert_eq!(outcome.end, ProcessEnd::Exited(0));
+    assert!(fs::metadata(&group_file).unwrap().is_file());
 }

@@ -90,6 +90,10 @@ pub(crate) fn remove(cx: &mut RunCx) -> Result<(), Error> {
     if !worktree.is_dir() {
         return Ok(());
     }
+    // A check stopped in the middle of a git command (or one that planted it) leaves the
+    // worktree's `index.lock`, on which the reset below would fail. The commands' processes
+    // are gone by now, as an agent's are when its step removes them.
+    crate::git::StepRepo::open(&worktree)?.remove_left_locks(&cx.state.branch)?;
     let left = crate::git::restore(&worktree, &checkpoint)?;
     warn(cx, &step_id, &left);
     Ok(())
