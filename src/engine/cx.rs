@@ -45,6 +45,8 @@ pub struct RunCx<'p> {
     pub leftovers_at: Option<std::time::SystemTime>,
     /// Records written since the last state save, not yet durable: that save syncs them.
     unsynced: Vec<std::fs::File>,
+    /// Temporary files for the state saves and records, made ahead of each write.
+    spares: crate::atomic_file::Spares,
 }
 
 impl<'p> RunCx<'p> {
@@ -58,6 +60,7 @@ impl<'p> RunCx<'p> {
         io: RunIo,
     ) -> Self {
         let state_elapsed_ms = state.elapsed_ms;
+        let spares = crate::atomic_file::Spares::in_dir(&paths.dir);
         RunCx {
             plan,
             paths,
@@ -79,6 +82,7 @@ impl<'p> RunCx<'p> {
             leftovers: None,
             leftovers_at: None,
             unsynced: Vec::new(),
+            spares,
         }
     }
 
@@ -101,8 +105,12 @@ impl<'p> RunCx<'p> {
         self.state.updated_at = now();
         self.state.elapsed_ms = u64::try_from(self.elapsed().as_millis()).unwrap_or(u64::MAX);
         let unsynced = std::mem::take(&mut self.unsynced);
+        // Once the run has stopped (a kill after this save leaves nothing to resume, so no
+        // resume would remove a spare), no spare is made ahead.
+        self.spares
+            .make_ahead(self.state.status == crate::engine::state::RunStatus::Running);
         self.state
-            .save_after(&self.paths.state(), unsynced)
+            .save_after(&mut self.spares, &self.paths.state(), unsynced)
             .map_err(|e| Error::io("cannot write", self.paths.state(), e))?;
         crate::failpoint::hit("state.saved");
         Ok(())
@@ -116,7 +124,7 @@ impl<'p> RunCx<'p> {
         path: &std::path::Path,
         record: &T,
     ) -> Result<(), Error> {
-        let file = crate::atomic_file::write_json_unsynced(path, record)
+        let file = crate::atomic_file::write_json_unsynced_with(&mut self.spares, path, record)
             .map_err(|e| Error::io("cannot write", path, e))?;
         self.unsynced.push(file);
         Ok(())

@@ -283,9 +283,14 @@ impl RunState {
 
     /// [`RunState::save`], making the records in `unsynced` durable first (in parallel with the
     /// state's own sync): a state that says a step is done never outlives its record.
-    pub fn save_after(&self, path: &Path, unsynced: Vec<std::fs::File>) -> io::Result<()> {
+    pub fn save_after(
+        &self,
+        spares: &mut crate::atomic_file::Spares,
+        path: &Path,
+        unsynced: Vec<std::fs::File>,
+    ) -> io::Result<()> {
         let text = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
-        crate::atomic_file::write_atomic_after(path, &text, unsynced)
+        crate::atomic_file::write_atomic_after_with(spares, path, &text, unsynced)
     }
 }
 
