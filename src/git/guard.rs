@@ -32,6 +32,9 @@ pub struct GitDirGuard {
 /// a link is never read through, and one put in place of a file counts as a change.
 const LINK_MODE: u32 = 0o120000;
 
+/// A guarded file's content (a link's target) and mode.
+type Content = (Vec<u8>, u32);
+
 const GUARDED_FILES: [&str; 3] = ["config", "config.worktree", "objects/info/alternates"];
 
 /// Directories whose every file is guarded, including files created in them.
@@ -117,19 +120,25 @@ fn snapshot(common_dir: &Path) -> BTreeMap<PathBuf, Option<(Vec<u8>, u32)>> {
             for part in &parts {
                 dir = Some(dir.as_ref().unwrap_or(root).dir(part)?);
             }
-            dir.as_ref().unwrap_or(root).read(name)
+            dir.as_ref()
+                .unwrap_or(root)
+                .read(name, &common_dir.join(file))
         });
         found.insert(PathBuf::from(file), content);
     }
     if let Some(root) = &root {
         for dir in GUARDED_DIRS {
-            root.collect(Path::new(""), dir, &mut found);
+            root.collect(common_dir, Path::new(""), dir, &mut found);
         }
     }
     found
 }
 
 /// Reading relative to open directories (`openat`), never through a link.
+///
+/// Each snapshot looks at every guarded file (two agent steps a turn, before and after each),
+/// but they almost never change: a regular file whose stamp (inode, size, modification and
+/// change times: [`crate::git::stamp`]) is what it was when last read is not read again.
 mod at {
     use std::collections::BTreeMap;
     use std::ffi::{CStr, CString, OsStr};
@@ -137,8 +146,21 @@ mod at {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     use std::os::unix::ffi::OsStrExt;
     use std::path::{Path, PathBuf};
+    use std::sync::Mutex;
 
-    use super::LINK_MODE;
+    use super::super::stamp::{stamp_clock, Stamp};
+    use super::{Content, LINK_MODE};
+
+    /// A guarded file's content and mode when last read, and its stamp then.
+    struct Known {
+        stamp: Stamp,
+        mode: u32,
+        content: Vec<u8>,
+    }
+
+    /// By the file's full path: shared by every guard of the process (a feature run's tasks
+    /// share one git directory).
+    static KNOWN: Mutex<BTreeMap<PathBuf, Known>> = Mutex::new(BTreeMap::new());
 
     /// An open directory.
     pub(super) struct Dir(OwnedFd);
@@ -167,16 +189,18 @@ mod at {
             Dir::open_flags(self.0.as_raw_fd(), &c(name)?, libc::O_NOFOLLOW)
         }
 
-        /// The content and mode of `name` in this directory; a link's target with
-        /// [`LINK_MODE`]; `None` when it does not exist or cannot be read.
-        pub(super) fn read(&self, name: &str) -> Option<(Vec<u8>, u32)> {
-            read_at(self.0.as_raw_fd(), &c(name)?)
+        /// The content and mode of `name` in this directory, whose full path is `full`; a
+        /// link's target with [`LINK_MODE`]; `None` when it does not exist or cannot be read.
+        pub(super) fn read(&self, name: &str, full: &Path) -> Option<(Vec<u8>, u32)> {
+            read_at(self.0.as_raw_fd(), &c(name)?, full)
         }
 
         /// Every file under the directory `name` of this one (recursively) into `found`, by
-        /// path `relative/name/...`; `name` itself when it is a link.
+        /// path `relative/name/...` (this directory being `base/relative`); `name` itself when
+        /// it is a link.
         pub(super) fn collect(
             &self,
+            base: &Path,
             relative: &Path,
             name: &str,
             found: &mut BTreeMap<PathBuf, Option<(Vec<u8>, u32)>>,
@@ -193,9 +217,11 @@ mod at {
                     continue;
                 };
                 if kind == libc::DT_DIR || (kind == libc::DT_UNKNOWN && dir.dir(text).is_some()) {
-                    dir.collect(&here, text, found);
+                    dir.collect(base, &here, text, found);
                 } else {
-                    found.insert(here.join(text), read_at(dir.0.as_raw_fd(), &entry));
+                    let path = here.join(text);
+                    let content = read_at(dir.0.as_raw_fd(), &entry, &base.join(&path));
+                    found.insert(path, content);
                 }
             }
         }
@@ -239,24 +265,68 @@ mod at {
         }
     }
 
-    fn read_at(dir: i32, name: &CStr) -> Option<(Vec<u8>, u32)> {
+    /// The content and mode of `name` in `dir` (full path `full`): as last read when its
+    /// stamp is unchanged since, else read now.
+    pub(super) fn read_at(dir: i32, name: &CStr, full: &Path) -> Option<(Vec<u8>, u32)> {
+        if let Some(known) = known_at(dir, name, full) {
+            return Some(known);
+        }
+        // Taken before the read: a change stamped before it is in what is read.
+        let clock = stamp_clock();
+        let (content, stamp) = read_now(dir, name)?;
+        if let (Some(clock), Some(stamp)) = (clock, stamp) {
+            if stamp.changed_before(clock) {
+                if let Ok(mut known) = KNOWN.lock() {
+                    known.insert(
+                        full.to_path_buf(),
+                        Known {
+                            stamp,
+                            mode: content.1,
+                            content: content.0.clone(),
+                        },
+                    );
+                }
+            }
+        }
+        Some(content)
+    }
+
+    /// What `full` held when last read, if the regular file `name` in `dir` still has the
+    /// stamp it had then.
+    fn known_at(dir: i32, name: &CStr, full: &Path) -> Option<(Vec<u8>, u32)> {
+        // SAFETY: an all-zero stat is a valid value for fstatat to overwrite.
+        let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: fstatat(2) reads the NUL-terminated name and writes the stat we pass.
+        let found =
+            unsafe { libc::fstatat(dir, name.as_ptr(), &mut stat, libc::AT_SYMLINK_NOFOLLOW) };
+        if found != 0 || stat.st_mode & libc::S_IFMT != libc::S_IFREG {
+            return None;
+        }
+        let known = KNOWN.lock().ok()?;
+        let known = known.get(full)?;
+        (known.stamp == Stamp::of_stat(&stat) && known.mode == stat.st_mode)
+            .then(|| (known.content.clone(), known.mode))
+    }
+
+    /// Reads `name` in `dir`: its content and mode, and the stamp of a regular file.
+    fn read_now(dir: i32, name: &CStr) -> Option<(Content, Option<Stamp>)> {
         let flags =
             libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC;
         // SAFETY: openat(2) reads the NUL-terminated name and returns a new descriptor or -1.
         let fd = unsafe { libc::openat(dir, name.as_ptr(), flags) };
         if fd < 0 {
-            return link_at(dir, name);
+            return link_at(dir, name).map(|link| (link, None));
         }
         // SAFETY: a descriptor openat just returned, owned by nothing else.
         let file = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
         let meta = file.metadata().ok()?;
         use std::os::unix::fs::MetadataExt;
         if !meta.is_file() {
-            return Some((Vec::new(), meta.mode()));
+            return Some(((Vec::new(), meta.mode()), None));
         }
         let mut content = Vec::with_capacity(meta.len() as usize + 1);
         file.take(meta.len() + 1).read_to_end(&mut content).ok()?;
-        Some((content, meta.mode()))
+        Some(((content, meta.mode()), Some(Stamp::of(&meta))))
     }
 
     /// The target of the link `name` in `dir`, as [`LINK_MODE`] content.
@@ -360,5 +430,44 @@ mod tests {
         assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 1);
         assert_eq!(fs::read(git.join("config")).unwrap(), config);
         assert!(git.join("hooks").is_dir() && git.join("hooks/pre-commit").is_file());
+    }
+
+    /// A hook rewritten in place (same inode, same size) with its modification time put back:
+    /// the change time still tells, whether the guard read the hook long before (its copy is
+    /// kept and not read again while the stamp holds) or in the very tick it was last changed
+    /// (then nothing is kept, and the content is compared).
+    #[test]
+    fn a_hook_rewritten_in_place_with_its_times_put_back_is_still_caught() {
+        for settled in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+            init_with_commit(dir.path(), "main", "first").unwrap();
+            let hook = dir.path().join(".git/hooks/pre-commit");
+            fs::create_dir_all(hook.parent().unwrap()).unwrap();
+            fs::write(&hook, "#!/bin/sh\ntrue\n").unwrap();
+            if settled {
+                std::thread::sleep(std::time::Duration::from_millis(30));
+            }
+            let guard = GitDirGuard::capture(dir.path()).unwrap();
+            // A second look finds it unchanged, from the kept copy or not.
+            assert!(guard.restore().unwrap().is_empty(), "settled: {settled}");
+            if settled {
+                std::thread::sleep(std::time::Duration::from_millis(30));
+            }
+            let mtime = fs::metadata(&hook).unwrap().modified().unwrap();
+            fs::write(&hook, "#!/bin/sh\nevil\n").unwrap();
+            fs::File::options()
+                .write(true)
+                .open(&hook)
+                .unwrap()
+                .set_modified(mtime)
+                .unwrap();
+            assert_eq!(
+                guard.restore().unwrap(),
+                [".git/hooks/pre-commit"],
+                "settled: {settled}"
+            );
+            assert_eq!(fs::read_to_string(&hook).unwrap(), "#!/bin/sh\ntrue\n");
+        }
     }
 }

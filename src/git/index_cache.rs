@@ -41,6 +41,7 @@ use git2::{Index, Repository};
 
 use super::error::{Context, GitError};
 use super::repo::{head_of, open_checkout};
+use super::stamp::Stamp;
 
 struct Kept {
     worktree: PathBuf,
@@ -52,31 +53,6 @@ struct Kept {
 
 thread_local! {
     static KEPT: RefCell<Option<Kept>> = const { RefCell::new(None) };
-}
-
-/// What tells one version of the index file from another: a rewrite changes the change time
-/// (and a rename the inode), whatever a writer does to the modification time afterwards.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
-    dev: u64,
-    ino: u64,
-    size: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-}
-
-impl Stamp {
-    fn of(file: &Path) -> Option<Stamp> {
-        use std::os::unix::fs::MetadataExt;
-        let meta = std::fs::symlink_metadata(file).ok()?;
-        Some(Stamp {
-            dev: meta.dev(),
-            ino: meta.ino(),
-            size: meta.size(),
-            mtime: (meta.mtime(), meta.mtime_nsec()),
-            ctime: (meta.ctime(), meta.ctime_nsec()),
-        })
-    }
 }
 
 /// A repository handle on the worktree at `worktree` and the runner's index for it (see the
@@ -98,7 +74,7 @@ pub(crate) fn take(worktree: &Path) -> Result<(Repository, Index), GitError> {
         return rebuilt(worktree);
     };
     let file = index_file(&index, worktree)?;
-    if stamp.is_some() && Stamp::of(&file) == stamp {
+    if stamp.is_some() && Stamp::at(&file) == stamp {
         return Ok((repo, index));
     }
     // Read as a separate index: its entries never enter the runner's (but submodule ones).
@@ -112,7 +88,7 @@ pub(crate) fn take(worktree: &Path) -> Result<(Repository, Index), GitError> {
 /// Keeps `repo` (opened on `worktree`) and its `index` for the next [`take`]: an index the
 /// runner just wrote, or one taken and walked since, whose file nothing else wrote meanwhile.
 pub(crate) fn keep(worktree: &Path, repo: Repository, index: Index) {
-    let stamp = index.path().and_then(Stamp::of);
+    let stamp = index.path().and_then(Stamp::at);
     KEPT.with(|kept| {
         *kept.borrow_mut() = Some(Kept {
             worktree: worktree.to_path_buf(),

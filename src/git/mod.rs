@@ -35,6 +35,7 @@ mod repo;
 mod restore;
 mod scan;
 mod snapshot;
+mod stamp;
 mod stat_walk;
 mod step_repo;
 mod strategy;
@@ -67,6 +68,7 @@ pub use snapshot::{
     changed_files_since, checkpoint, checkpoint_within_scope, drop_from_checkpoint, head_commit,
     worktree_state_tree, Checkpoint,
 };
+pub use stamp::stamp_clock;
 pub use step_repo::StepRepo;
 pub use strategy::MergeStrategy;
 pub use turn_diffs::{TurnDiffs, PATCH_LIMIT, TESTS_DIFF_LIMIT};

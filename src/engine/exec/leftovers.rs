@@ -128,33 +128,11 @@ pub(crate) fn wait_for_stamps_past(mark: SystemTime) {
         let Ok(left) = deadline.duration_since(now) else {
             return;
         };
-        if stamp_clock().is_some_and(|stamped| stamped > mark) {
+        if crate::git::stamp_clock().is_some_and(|stamped| stamped > mark) {
             return;
         }
         std::thread::sleep(left.min(Duration::from_millis(1)));
     }
-}
-
-/// The clock the kernel stamps file changes from (Linux: the real-time clock as of the last
-/// timer tick), if it can be read.
-#[cfg(target_os = "linux")]
-fn stamp_clock() -> Option<SystemTime> {
-    let mut now = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes the timespec we pass and nothing else.
-    if unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut now) } != 0 {
-        return None;
-    }
-    let seconds = u64::try_from(now.tv_sec).ok()?;
-    let nanos = u32::try_from(now.tv_nsec).ok()?;
-    SystemTime::UNIX_EPOCH.checked_add(Duration::new(seconds, nanos))
-}
-
-#[cfg(not(target_os = "linux"))]
-fn stamp_clock() -> Option<SystemTime> {
-    None
 }
 
 /// The audit removed what `step_id` left (`left`, possibly nothing): named, and no longer
