@@ -45,7 +45,24 @@ pub(crate) fn reattach_in(
 /// Whether HEAD of `worktree` is on `branch` and `branch` points to `commit` (full hex): no
 /// step moved either. Reads refs only.
 pub fn on_branch_at(worktree: &Path, branch: &str, commit: &str) -> Result<bool, GitError> {
-    let repo = open_checkout(worktree)?;
+    // The handle the last checkpoint kept reads refs from the files as they are now: no
+    // opening of the repository for a question about two refs.
+    let mut kept = None;
+    super::index_cache::with_kept_repo(worktree, |repo| {
+        kept = Some(on_branch_at_in(repo, worktree, branch, commit));
+    });
+    match kept {
+        Some(answer) => answer,
+        None => on_branch_at_in(&open_checkout(worktree)?, worktree, branch, commit),
+    }
+}
+
+fn on_branch_at_in(
+    repo: &git2::Repository,
+    worktree: &Path,
+    branch: &str,
+    commit: &str,
+) -> Result<bool, GitError> {
     let head = repo.find_reference("HEAD").context("read HEAD", worktree)?;
     let wanted = format!("refs/heads/{branch}");
     if head.symbolic_target().ok().flatten() != Some(wanted.as_str()) {

@@ -81,6 +81,28 @@ impl StepRepo {
         super::locks::remove_task_locks(self.checkout.commondir(), task_branch, admin)
     }
 
+    /// [`super::TurnDiffs::compute`] on this handle, which becomes the diffs' own (its index
+    /// replaced by an empty in-memory one, as [`super::tree_diff::open_for_diffs`] makes it).
+    pub fn turn_diffs(
+        self,
+        base_branch: &str,
+        previous: Option<&str>,
+        commit: &str,
+        committed: bool,
+        is_test: &dyn Fn(&str) -> bool,
+    ) -> Result<super::TurnDiffs, GitError> {
+        let repo = super::tree_diff::for_diffs(self.checkout, &self.worktree)?;
+        super::TurnDiffs::compute_in(
+            &repo,
+            &self.worktree,
+            base_branch,
+            previous,
+            commit,
+            committed,
+            is_test,
+        )
+    }
+
     /// [`super::reattach`].
     pub fn reattach(&self, branch: &str) -> Result<Option<String>, GitError> {
         reattach_in(&self.checkout, &self.worktree, branch)

@@ -179,7 +179,11 @@ pub(crate) fn diff_of<'r>(
 /// system file as before; only a `.gitattributes` staged but missing from the working tree no
 /// longer counts (right after a checkpoint the index and the working tree hold the same ones).
 pub(crate) fn open_for_diffs(checkout: &Path) -> Result<Repository, GitError> {
-    let repo = open_checkout(checkout)?;
+    for_diffs(open_checkout(checkout)?, checkout)
+}
+
+/// [`open_for_diffs`] from a handle already open on `checkout`.
+pub(crate) fn for_diffs(repo: Repository, checkout: &Path) -> Result<Repository, GitError> {
     let mut index = Index::new().context("make an in-memory index", checkout)?;
     repo.set_index(&mut index)
         .context("give a diff handle its own index", checkout)?;

@@ -44,11 +44,33 @@ impl TurnDiffs {
         is_test: &dyn Fn(&str) -> bool,
     ) -> Result<TurnDiffs, GitError> {
         let repo = open_for_diffs(worktree)?;
-        let checkpoint = find_commit(&repo, commit, worktree)?;
+        TurnDiffs::compute_in(
+            &repo,
+            worktree,
+            base_branch,
+            previous,
+            commit,
+            committed,
+            is_test,
+        )
+    }
+
+    /// [`TurnDiffs::compute`] with a diff handle ([`super::tree_diff::for_diffs`]) already
+    /// open on `worktree`.
+    pub(crate) fn compute_in(
+        repo: &git2::Repository,
+        worktree: &Path,
+        base_branch: &str,
+        previous: Option<&str>,
+        commit: &str,
+        committed: bool,
+        is_test: &dyn Fn(&str) -> bool,
+    ) -> Result<TurnDiffs, GitError> {
+        let checkpoint = find_commit(repo, commit, worktree)?;
         let stat = match previous {
             Some(previous) => {
-                let previous = find_commit(&repo, previous, worktree)?;
-                diff_stat_in(&repo, &previous, &checkpoint, worktree)?
+                let previous = find_commit(repo, previous, worktree)?;
+                diff_stat_in(repo, &previous, &checkpoint, worktree)?
             }
             None => DiffStat::default(),
         };
@@ -71,9 +93,9 @@ impl TurnDiffs {
             });
         let (branch, tests) = match fork {
             Ok(fork) => (
-                diff_stat_in(&repo, &fork, &checkpoint, worktree).map_err(|e| e.to_string()),
+                diff_stat_in(repo, &fork, &checkpoint, worktree).map_err(|e| e.to_string()),
                 diff_text_in(
-                    &repo,
+                    repo,
                     &fork,
                     &checkpoint,
                     is_test,
@@ -89,14 +111,7 @@ impl TurnDiffs {
                 .parent(0)
                 .context("read the checkpoint's parent", worktree)
                 .and_then(|parent| {
-                    diff_text_in(
-                        &repo,
-                        &parent,
-                        &checkpoint,
-                        &|_| true,
-                        PATCH_LIMIT,
-                        worktree,
-                    )
+                    diff_text_in(repo, &parent, &checkpoint, &|_| true, PATCH_LIMIT, worktree)
                 })
                 .map_err(|e| e.to_string())
         } else {

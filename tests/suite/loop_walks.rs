@@ -153,3 +153,40 @@ fn a_reviewer_editing_after_the_checks_is_still_caught_on_the_shared_walk() {
     );
     assert!(warnings.contains("runs the review once more"), "{warnings}");
 }
+
+/// A check that commits moves the task branch: put back before the reviewer starts (the
+/// reviewer may not move refs, so it must not be blamed for the check's commit), and the
+/// check's commit never lands.
+#[test]
+fn a_check_that_commits_is_undone_before_the_reviewer_and_never_blamed_on_it() {
+    let project = Project::new();
+    project.write(
+        ".autobuild/commit.sh",
+        "echo '# by the check' >> lib/greet.sh\n\
+         git -c user.name=check -c user.email=check@example.com commit -qam 'check commit'\n",
+    );
+    let project = project
+        .config("[checks.commits]\ncmd = \"sh .autobuild/commit.sh\"\ntimeout = \"30s\"\n")
+        .commit();
+
+    let (outcome, _) = run_counting_walks(&project);
+
+    assert_eq!(
+        outcome,
+        autobuild::engine::Outcome::Approved { merged: false }
+    );
+    let coach = project.record("coach", 1);
+    assert_eq!(coach["reverted_edits"], serde_json::json!([]), "{coach}");
+    assert!(
+        !project
+            .run_dir()
+            .join("prompts/turn_1_coach_retry1.md")
+            .exists(),
+        "the coach was asked again for what the check did"
+    );
+    let log = project.git(&["log", "--format=%s", &project.branch()]);
+    assert!(!log.contains("check commit"), "{log}");
+    assert!(!project
+        .show(&project.branch(), "lib/greet.sh")
+        .contains("by the check"));
+}

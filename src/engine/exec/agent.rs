@@ -155,8 +155,10 @@ fn run_writer(
     // A turn whose work cannot land whole (a submodule entry, an object the repository lacks)
     // is put back and never approved.
     let unlandable = after.unlandable_since_fork(&cx.state.base_branch, &checkpoint.commit)?;
-    drop(after);
+    // The handle serves the diffs below unless the checkpoint is rewritten in between.
+    let mut after = Some(after);
     if !unlandable.is_empty() {
+        after = None;
         let paths: Vec<String> = unlandable.iter().map(|u| u.path().to_string()).collect();
         let removed = format!("{message}: removed what cannot land");
         checkpoint = git::drop_from_checkpoint(worktree, &paths, &removed)?;
@@ -165,14 +167,25 @@ fn run_writer(
     // What changed since the last checkpoint, whoever committed it: a player that commits its
     // own work has changed the tree as much as one that leaves the committing to the runner.
     // Every diff of the turn is computed here, once, and stored with its record.
-    let diffs = git::TurnDiffs::compute(
-        worktree,
-        &cx.state.base_branch,
-        Some(before.as_str()).filter(|b| !b.is_empty()),
-        &checkpoint.commit,
-        checkpoint.changed,
-        &crate::steps::scope::is_test_file,
-    )?;
+    let previous = Some(before.as_str()).filter(|b| !b.is_empty());
+    let is_test = crate::steps::scope::is_test_file;
+    let diffs = match after {
+        Some(after) => after.turn_diffs(
+            &cx.state.base_branch,
+            previous,
+            &checkpoint.commit,
+            checkpoint.changed,
+            &is_test,
+        )?,
+        None => git::TurnDiffs::compute(
+            worktree,
+            &cx.state.base_branch,
+            previous,
+            &checkpoint.commit,
+            checkpoint.changed,
+            &is_test,
+        )?,
+    };
     let stat = diffs.stat;
     let env = cx.env_vars();
     let redact = |text: &str| crate::process::redact(text, &env);
