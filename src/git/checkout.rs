@@ -32,7 +32,23 @@ impl Repo {
             .repo
             .worktrees()
             .context("list worktrees", self.root())?;
+        let wanted = format!("ref: {reference}");
         for name in names.iter().flatten().flatten() {
+            // A feature's wave keeps one worktree per task, and every landing asks this of
+            // each branch it moves or deletes: a worktree whose HEAD file plainly names
+            // another branch (or a commit) is passed without opening its repository. One
+            // that cannot be read is opened and asked, as before.
+            let head = self
+                .repo
+                .commondir()
+                .join("worktrees")
+                .join(name)
+                .join("HEAD");
+            if let Ok(text) = super::files::read_admin_file(&head) {
+                if text.trim_end() != wanted {
+                    continue;
+                }
+            }
             let Ok(worktree) = self.repo.find_worktree(name) else {
                 continue;
             };
@@ -91,5 +107,72 @@ impl BranchCheckout {
                 paths: dirty,
             })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::git::init_with_commit;
+    use std::process::Command;
+
+    fn git(dir: &std::path::Path, args: &[&str]) {
+        let status = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    }
+
+    /// Worktrees on other branches (or detached) are passed by their HEAD file; the one on the
+    /// branch asked about is found, and so is the main checkout.
+    #[test]
+    fn the_checkouts_of_a_branch_are_found_among_many_worktrees() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        std::fs::create_dir(&root).unwrap();
+        std::fs::write(root.join("a.txt"), "a\n").unwrap();
+        init_with_commit(&root, "main", "first").unwrap();
+        for n in 0..5 {
+            let path = dir.path().join(format!("wt{n}"));
+            git(
+                &root,
+                &[
+                    "worktree",
+                    "add",
+                    "-q",
+                    "-b",
+                    &format!("task{n}"),
+                    path.to_str().unwrap(),
+                ],
+            );
+        }
+        git(
+            &root,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "--detach",
+                dir.path().join("detached").to_str().unwrap(),
+            ],
+        );
+        let repo = Repo::discover(&root).unwrap();
+        let found: Vec<PathBuf> = repo
+            .checkouts_of("task3")
+            .unwrap()
+            .into_iter()
+            .map(|c| c.path)
+            .collect();
+        assert_eq!(found, [normalize(&dir.path().join("wt3"))]);
+        let main: Vec<PathBuf> = repo
+            .checkouts_of("main")
+            .unwrap()
+            .into_iter()
+            .map(|c| c.path)
+            .collect();
+        assert_eq!(main, [repo.root().to_path_buf()]);
+        assert!(repo.checkouts_of("nobody").unwrap().is_empty());
     }
 }
