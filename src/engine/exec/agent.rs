@@ -167,25 +167,17 @@ fn run_writer(
     // What changed since the last checkpoint, whoever committed it: a player that commits its
     // own work has changed the tree as much as one that leaves the committing to the runner.
     // Every diff of the turn is computed here, once, and stored with its record.
-    let previous = Some(before.as_str()).filter(|b| !b.is_empty());
-    let is_test = crate::steps::scope::is_test_file;
-    let diffs = match after {
-        Some(after) => after.turn_diffs(
-            &cx.state.base_branch,
-            previous,
-            &checkpoint.commit,
-            checkpoint.changed,
-            &is_test,
-        )?,
-        None => git::TurnDiffs::compute(
-            worktree,
-            &cx.state.base_branch,
-            previous,
-            &checkpoint.commit,
-            checkpoint.changed,
-            &is_test,
-        )?,
+    let repo = match after {
+        Some(after) => after,
+        None => git::StepRepo::open(worktree)?,
     };
+    let diffs = repo.turn_diffs(
+        &cx.state.base_branch,
+        Some(before.as_str()).filter(|b| !b.is_empty()),
+        &checkpoint.commit,
+        checkpoint.changed,
+        &crate::steps::scope::is_test_file,
+    )?;
     let stat = diffs.stat;
     let env = cx.env_vars();
     let redact = |text: &str| crate::process::redact(text, &env);
