@@ -5,7 +5,7 @@
 //! fast-forward) or its content (squash merge, where the checkpoint commits themselves never
 //! reach the base).
 
-use git2::BranchType;
+use git2::{BranchType, ConfigLevel};
 
 use super::error::{Context, GitError};
 use super::repo::Repo;
@@ -69,10 +69,54 @@ impl Repo {
                 commits: self.commits_ahead(name, base)?,
             });
         }
-        branch
-            .delete()
-            .context(format_args!("delete branch `{name}`"), self.root())?;
+        self.remove_branch(branch.get_mut(), name)?;
         tracing::debug!(branch = name, force, "deleted branch");
+        Ok(())
+    }
+
+    /// Deletes `reference` (the branch `name`) and its `branch.<name>.*` settings, as `git
+    /// branch -D` does; refuses while a working tree has it checked out. libgit2's own delete
+    /// asks that by opening every worktree's repository, which a feature's wave of one worktree
+    /// per task made the largest part of each landing; the records say it ([`Repo::checkouts_of`]).
+    pub(crate) fn remove_branch(
+        &self,
+        reference: &mut git2::Reference<'_>,
+        name: &str,
+    ) -> Result<(), GitError> {
+        self.ensure_not_checked_out(name)?;
+        self.remove_branch_settings(name)?;
+        reference
+            .delete()
+            .context(format_args!("delete branch `{name}`"), self.root())
+    }
+
+    /// Removes `branch.<name>.*` from the repository's own config file (an upstream a later
+    /// branch of the same name must not inherit).
+    fn remove_branch_settings(&self, name: &str) -> Result<(), GitError> {
+        let prefix = format!("branch.{name}.");
+        let mut local = self
+            .repo
+            .config()
+            .and_then(|config| config.open_level(ConfigLevel::Local))
+            .context("open the repository's config", self.root())?;
+        let mut keys = Vec::new();
+        local
+            .entries(None)
+            .and_then(|entries| {
+                entries.for_each(|entry| {
+                    if let Some(key) = entry.name().ok().filter(|key| key.starts_with(&prefix)) {
+                        keys.push(key.to_string());
+                    }
+                })
+            })
+            .context("read the repository's config", self.root())?;
+        keys.sort();
+        keys.dedup();
+        for key in keys {
+            local
+                .remove_multivar(&key, ".*")
+                .context(format_args!("remove `{key}` from the config"), self.root())?;
+        }
         Ok(())
     }
 }

@@ -28,23 +28,14 @@ impl Repo {
                 repo: main,
             });
         }
-        let names = self
-            .repo
-            .worktrees()
-            .context("list worktrees", self.root())?;
         let wanted = format!("ref: {reference}");
-        for name in names.iter().flatten().flatten() {
+        for name in self.worktree_names() {
+            let name = name.as_str();
             // A feature's wave keeps one worktree per task, and every landing asks this of
             // each branch it moves or deletes: a worktree whose HEAD file plainly names
             // another branch (or a commit) is passed without opening its repository. One
             // that cannot be read is opened and asked, as before.
-            let head = self
-                .repo
-                .commondir()
-                .join("worktrees")
-                .join(name)
-                .join("HEAD");
-            if let Ok(text) = super::files::read_admin_file(&head) {
+            if let Ok(text) = super::files::read_admin_file(&self.admin_dir(name).join("HEAD")) {
                 if text.trim_end() != wanted {
                     continue;
                 }
@@ -66,6 +57,20 @@ impl Repo {
             }
         }
         Ok(found)
+    }
+}
+
+impl Repo {
+    /// Refuses with [`GitError::CheckedOut`] when a working tree has `branch` checked out
+    /// (git's rule for adding a worktree on it or deleting it).
+    pub(crate) fn ensure_not_checked_out(&self, branch: &str) -> Result<(), GitError> {
+        match self.checkouts_of(branch)?.into_iter().next() {
+            Some(checkout) => Err(GitError::CheckedOut {
+                branch: branch.to_string(),
+                path: checkout.path,
+            }),
+            None => Ok(()),
+        }
     }
 }
 

@@ -43,6 +43,8 @@ pub enum GitError {
     BranchExists { branch: String },
     #[error("{} already exists and is not empty", path.display())]
     WorktreePathExists { path: PathBuf },
+    #[error("branch `{branch}` is checked out in {}", path.display())]
+    CheckedOut { branch: String, path: PathBuf },
     #[error("{} is not a worktree of this repository", path.display())]
     NotAWorktree { path: PathBuf },
     #[error("the checkout of worktree {} is incomplete: {count} file(s) differ from the commit, first {first}", path.display())]

@@ -16,13 +16,15 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use git2::{Branch, WorktreeAddOptions, WorktreePruneOptions};
+use git2::{Branch, WorktreePruneOptions};
 use serde::{Deserialize, Serialize};
 
 use super::error::{Context, GitError};
 use super::locks::AdminLock;
 use super::repo::{head_of, normalize, open_checkout, same_path, Repo};
 use crate::failpoint;
+
+mod admin;
 
 /// A worktree created for a run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -76,29 +78,19 @@ impl Repo {
         }
         let name = self.free_worktree_name(&path)?;
 
+        // A worktree whose HEAD names the branch before it exists would have it checked out
+        // twice.
+        self.ensure_not_checked_out(branch)?;
         let mut task_branch = self
             .repo
             .branch(branch, &base_commit, false)
             .context(format_args!("create branch `{branch}`"), self.root())?;
         failpoint::hit("worktree.branch");
-        let added = {
-            let mut options = WorktreeAddOptions::new();
-            options.reference(Some(task_branch.get()));
-            self.repo
-                .worktree(&name, &path, Some(&options))
-                .map(drop)
-                .context(
-                    format_args!("add a worktree for branch `{branch}` at {}", path.display()),
-                    self.root(),
-                )
-                .and_then(|()| verify_checkout(&path, &base_commit.id().to_string()))
-        };
+        let added = self
+            .add_worktree_record(&name, &path, branch)
+            .and_then(|()| verify_checkout(&path, &base_commit.id().to_string()));
         if let Err(error) = added {
-            self.undo_failed_add(
-                &mut task_branch,
-                &name,
-                (!existed).then_some(path.as_path()),
-            );
+            self.undo_failed_add(&mut task_branch, branch, &name, &path, existed);
             return Err(error);
         }
         failpoint::hit("worktree.added");
@@ -174,12 +166,8 @@ impl Repo {
             .context(format_args!("read the tip of {branch}"), self.root())?
             .id()
             .to_string();
-        let mut options = WorktreeAddOptions::new();
-        options.reference(Some(reference.get()));
-        self.repo.worktree(&name, &path, Some(&options)).context(
-            format_args!("add a worktree for branch `{branch}` at {}", path.display()),
-            self.root(),
-        )?;
+        self.ensure_not_checked_out(branch)?;
+        self.add_worktree_record(&name, &path, branch)?;
         verify_checkout(&path, &tip)?;
         failpoint::hit("worktree.added");
         self.open_worktree(&path, branch)
@@ -208,9 +196,7 @@ impl Repo {
                 .repo
                 .find_branch(branch, git2::BranchType::Local)
                 .context(format_args!("look up branch `{branch}`"), self.root())?;
-            reference
-                .delete()
-                .context(format_args!("delete branch `{branch}`"), self.root())?;
+            self.remove_branch(reference.get_mut(), branch)?;
         }
         tracing::warn!(branch, path = %path.display(), "discarded a worktree whose creation was interrupted");
         Ok(())
@@ -285,41 +271,42 @@ impl Repo {
     }
 
     /// The admin entry name and registered path of the worktree at `path` or on `branch`.
+    /// The record named after the directory (as [`Repo::create_worktree`] names it) is tried
+    /// first; the others only when it is not that worktree's.
     fn find_worktree_entry(
         &self,
         path: &Path,
         branch: &str,
     ) -> Result<Option<(String, PathBuf)>, GitError> {
-        let names = self
-            .repo
-            .worktrees()
-            .context("list worktrees", self.root())?;
-        let mut on_branch = None;
-        for name in names.iter().flatten().flatten() {
-            let Ok(worktree) = self.repo.find_worktree(name) else {
-                continue;
-            };
-            let registered = worktree.path().to_path_buf();
-            if same_path(&registered, path) {
-                return Ok(Some((name.to_string(), registered)));
-            }
-            if on_branch.is_none() && self.admin_head(name) == Some(format!("refs/heads/{branch}"))
-            {
-                on_branch = Some((name.to_string(), registered));
+        let wanted = normalize(path);
+        let likely = admin_name(path);
+        if let Some(registered) = self.registered_path(&likely) {
+            if normalize(&registered) == wanted {
+                return Ok(Some((likely, registered)));
             }
         }
-        Ok(on_branch)
-    }
-
-    /// The symbolic HEAD of a worktree, read from its admin directory so it works even when
-    /// the worktree's directory is gone.
-    fn admin_head(&self, name: &str) -> Option<String> {
-        let head = super::files::read_admin_file(&self.admin_dir(name).join("HEAD")).ok()?;
-        head.trim().strip_prefix("ref: ").map(str::to_string)
-    }
-
-    fn admin_dir(&self, name: &str) -> PathBuf {
-        self.repo.path().join("worktrees").join(name)
+        let registered: Vec<(String, PathBuf)> = self
+            .worktree_names()
+            .into_iter()
+            .filter_map(|name| self.registered_path(&name).map(|path| (name, path)))
+            .collect();
+        // Spelled the same, then the same directory by another path (a link on the way).
+        let found = registered
+            .iter()
+            .find(|(_, at)| normalize(at) == wanted)
+            .or_else(|| {
+                let real = path.canonicalize().ok()?;
+                registered
+                    .iter()
+                    .find(|(_, at)| at.canonicalize().is_ok_and(|at| at == real))
+            });
+        if let Some(entry) = found {
+            return Ok(Some(entry.clone()));
+        }
+        let on_branch = format!("refs/heads/{branch}");
+        Ok(registered
+            .into_iter()
+            .find(|(name, _)| self.admin_head(name).as_deref() == Some(on_branch.as_str())))
     }
 
     fn prune_worktree(&self, name: &str) -> Result<(), GitError> {
@@ -338,18 +325,7 @@ impl Repo {
     /// directory name like `git worktree add` does, made unique.
     fn free_worktree_name(&self, path: &Path) -> Result<String, GitError> {
         let wanted = admin_name(path);
-        let taken = self
-            .repo
-            .worktrees()
-            .context("list worktrees", self.root())?;
-        let is_free = |candidate: &str| {
-            !taken
-                .iter()
-                .flatten()
-                .flatten()
-                .any(|name| name == candidate)
-                && !self.admin_dir(candidate).exists()
-        };
+        let is_free = |candidate: &str| fs::symlink_metadata(self.admin_dir(candidate)).is_err();
         let name = std::iter::once(wanted.clone())
             .chain((1..).map(|n| format!("{wanted}-{n}")))
             .find(|candidate| is_free(candidate))
@@ -358,16 +334,27 @@ impl Repo {
     }
 
     /// Best effort: the add already failed, and that error is the one worth reporting. git's
-    /// record goes first: a branch a registered worktree has checked out cannot be deleted.
-    fn undo_failed_add(&self, branch: &mut Branch<'_>, name: &str, created_dir: Option<&Path>) {
+    /// record goes first: a branch a registered worktree has checked out cannot be deleted. A
+    /// directory that was there (empty) before is left there, empty again.
+    fn undo_failed_add(
+        &self,
+        task_branch: &mut Branch<'_>,
+        branch: &str,
+        name: &str,
+        dir: &Path,
+        existed: bool,
+    ) {
         let admin = self.admin_dir(name);
         if admin.exists() {
             let _ = fs::remove_dir_all(&admin);
         }
-        if let Some(dir) = created_dir.filter(|dir| dir.exists()) {
+        if fs::symlink_metadata(dir).is_ok_and(|meta| meta.is_dir()) {
             let _ = fs::remove_dir_all(dir);
+            if existed {
+                let _ = fs::create_dir(dir);
+            }
         }
-        if let Err(e) = branch.delete() {
+        if let Err(e) = self.remove_branch(task_branch.get_mut(), branch) {
             tracing::warn!(error = %e, "could not delete the branch of a failed worktree");
         }
     }

@@ -5,6 +5,7 @@ use crate::git_fixture;
 
 use std::time::Instant;
 
+use crate::support;
 use autobuild::git::{checkpoint, GitError, Repo};
 use autobuild::workflow::model::MergeStrategy;
 use git_fixture::{read, write, Fixture};
@@ -266,4 +267,179 @@ fn create_worktree_of_ten_thousand_files_timing() {
 
     println!("create_worktree with 10,000 files: {elapsed:?}");
     assert!(elapsed.as_secs_f64() <= 1.5, "took {elapsed:?}");
+}
+
+/// The runner writes a worktree's record itself (libgit2's add opens every other worktree's
+/// repository): git's own commands must see exactly what `git worktree add` would have made.
+#[test]
+fn a_worktree_the_runner_adds_is_one_git_itself_knows() {
+    let fixture = Fixture::new(&[("src/lib.rs", "fn main() {}\n")]);
+    let repo = Repo::discover(&fixture.root).unwrap();
+    let path = fixture.worktree_path("TASK-1");
+    repo.create_worktree("autobuild/TASK-1", "main", &path)
+        .unwrap();
+
+    let listed = support::git(&fixture.root, &["worktree", "list", "--porcelain"]);
+    let real = path.canonicalize().unwrap();
+    assert!(
+        listed.contains(&format!(
+            "worktree {}\nHEAD {}\nbranch refs/heads/autobuild/TASK-1\n",
+            real.display(),
+            fixture.branch_tip("main")
+        )),
+        "{listed}"
+    );
+    assert_eq!(support::git(&path, &["status", "--porcelain"]), "");
+    assert_eq!(
+        support::git(&path, &["rev-parse", "--git-common-dir"]).trim(),
+        fixture
+            .root
+            .join(".git")
+            .canonicalize()
+            .unwrap()
+            .display()
+            .to_string()
+    );
+    // And git removes it as one of its own.
+    support::git(
+        &fixture.root,
+        &["worktree", "remove", real.to_str().unwrap()],
+    );
+    assert!(!path.exists());
+}
+
+/// A branch some worktree's HEAD names is refused, even before it has a commit, and the
+/// failed start leaves nothing behind.
+#[test]
+fn create_worktree_refuses_a_branch_another_worktree_has_checked_out() {
+    let fixture = Fixture::new(&[("a.txt", "a\n")]);
+    let repo = Repo::discover(&fixture.root).unwrap();
+    let other = fixture.worktree_path("OTHER");
+    repo.create_worktree("autobuild/OTHER", "main", &other)
+        .unwrap();
+    support::git(
+        &other,
+        &["symbolic-ref", "HEAD", "refs/heads/autobuild/TASK-2"],
+    );
+    let path = fixture.worktree_path("TASK-2");
+
+    let error = repo
+        .create_worktree("autobuild/TASK-2", "main", &path)
+        .unwrap_err();
+
+    assert!(
+        matches!(&error, GitError::CheckedOut { path: at, .. } if at == &other),
+        "{error:?}"
+    );
+    assert!(!repo.branch_exists("autobuild/TASK-2"));
+    assert!(!path.exists());
+    assert_eq!(fixture.git().worktrees().unwrap().len(), 1);
+}
+
+/// An empty directory where the worktree goes is used; one that is a link to an empty
+/// directory is not written through.
+#[test]
+fn create_worktree_takes_an_empty_directory_but_not_a_link_to_one() {
+    let fixture = Fixture::new(&[("a.txt", "a\n")]);
+    let repo = Repo::discover(&fixture.root).unwrap();
+    let path = fixture.worktree_path("TASK-1");
+    std::fs::create_dir_all(&path).unwrap();
+    repo.create_worktree("autobuild/TASK-1", "main", &path)
+        .unwrap();
+    assert_eq!(read(&path, "a.txt"), "a\n");
+
+    let elsewhere = fixture.root.join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let linked = fixture.worktree_path("TASK-2");
+    std::os::unix::fs::symlink(&elsewhere, &linked).unwrap();
+    let error = repo
+        .create_worktree("autobuild/TASK-2", "main", &linked)
+        .unwrap_err();
+    assert!(
+        matches!(error, GitError::WorktreePathExists { .. }),
+        "{error:?}"
+    );
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+    assert!(!repo.branch_exists("autobuild/TASK-2"));
+    assert_eq!(fixture.git().worktrees().unwrap().len(), 1);
+}
+
+/// A branch checked out in a worktree is not deleted, even forced; once it is not, deleting
+/// it drops its own `branch.<name>.*` settings and no other branch's.
+#[test]
+fn delete_branch_refuses_a_checked_out_branch_and_drops_its_settings() {
+    let fixture = Fixture::new(&[("a.txt", "a\n")]);
+    let repo = Repo::discover(&fixture.root).unwrap();
+    let path = fixture.worktree_path("TASK-1");
+    repo.create_worktree("autobuild/TASK-1", "main", &path)
+        .unwrap();
+
+    let error = repo
+        .delete_branch("autobuild/TASK-1", "main", true)
+        .unwrap_err();
+    assert!(
+        matches!(&error, GitError::CheckedOut { path: at, .. } if at == &path),
+        "{error:?}"
+    );
+    let error = repo.delete_branch("main", "main", true).unwrap_err();
+    assert!(matches!(error, GitError::CheckedOut { .. }), "{error:?}");
+    assert!(repo.branch_exists("autobuild/TASK-1"));
+
+    repo.remove_worktree(&path, "autobuild/TASK-1").unwrap();
+    let config = |args: &[&str]| {
+        let mut all = vec!["config"];
+        all.extend_from_slice(args);
+        support::git(&fixture.root, &all)
+    };
+    config(&["branch.autobuild/TASK-1.remote", "origin"]);
+    config(&["--add", "branch.autobuild/TASK-1.push", "a"]);
+    config(&["--add", "branch.autobuild/TASK-1.push", "b"]);
+    config(&["branch.autobuild/TASK-10.remote", "origin"]);
+    repo.delete_branch("autobuild/TASK-1", "main", true)
+        .unwrap();
+
+    assert!(!repo.branch_exists("autobuild/TASK-1"));
+    let left = config(&["--list", "--local"]);
+    assert!(!left.contains("branch.autobuild/TASK-1."), "{left}");
+    assert!(
+        left.contains("branch.autobuild/TASK-10.remote=origin"),
+        "{left}"
+    );
+}
+
+/// git 2.48 can record a worktree by relative paths (`worktree.useRelativePaths`), and a
+/// record need not be named after its directory: such a worktree is still found by its path
+/// and removed with its record.
+#[test]
+fn a_worktree_recorded_by_relative_paths_under_another_name_is_found_and_removed() {
+    let fixture = Fixture::new(&[("a.txt", "a\n")]);
+    let repo = Repo::discover(&fixture.root).unwrap();
+    let path = fixture.worktree_path("TASK-1");
+    repo.create_worktree("autobuild/TASK-1", "main", &path)
+        .unwrap();
+    let records = fixture.root.join(".git/worktrees");
+    std::fs::rename(records.join("TASK-1"), records.join("renamed")).unwrap();
+    std::fs::write(
+        path.join(".git"),
+        "gitdir: ../../../.git/worktrees/renamed\n",
+    )
+    .unwrap();
+    std::fs::write(
+        records.join("renamed/gitdir"),
+        "../../../.autobuild/worktrees/TASK-1/.git\n",
+    )
+    .unwrap();
+    assert_eq!(
+        support::git(&path, &["rev-parse", "--abbrev-ref", "HEAD"]).trim(),
+        "autobuild/TASK-1"
+    );
+
+    let admin = repo.worktree_admin(&path, "autobuild/OTHER").unwrap();
+    assert_eq!(
+        admin.map(|dir| dir.canonicalize().unwrap()),
+        Some(records.join("renamed").canonicalize().unwrap())
+    );
+    repo.remove_worktree(&path, "autobuild/TASK-1").unwrap();
+    assert!(!path.exists());
+    assert!(!records.join("renamed").exists());
 }

@@ -1,0 +1,161 @@
+//! Git's record of the linked worktrees, `.git/worktrees/<name>/`, read and written file by
+//! file.
+//!
+//! libgit2 answers "does some worktree have this branch checked out?" by opening the
+//! repository of every worktree (reading its config files), and asks it in each worktree add
+//! and each branch delete. A feature's wave keeps one worktree per task, so every task's start
+//! and landing paid for every other task's worktree (issue 24: a third of a wave's time). The
+//! runner reads the two small files it needs instead — `HEAD` (what is checked out) and
+//! `gitdir` (where the worktree is) — each only when it is a regular file
+//! ([`read_admin_file`]), and writes a new worktree's record as `git worktree add` does.
+
+use std::fs;
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Component, Path, PathBuf};
+
+use git2::Repository;
+
+use super::super::error::{Context, GitError};
+use super::super::files::read_admin_file;
+use super::super::repo::Repo;
+
+impl Repo {
+    /// `.git/worktrees/<name>`.
+    pub(in crate::git) fn admin_dir(&self, name: &str) -> PathBuf {
+        self.git_dir().join("worktrees").join(name)
+    }
+
+    /// The names of the registered worktrees (directories under `.git/worktrees`), sorted. A
+    /// record a kill left half-written is listed too: its missing files answer nothing.
+    pub(in crate::git) fn worktree_names(&self) -> Vec<String> {
+        let Ok(entries) = fs::read_dir(self.git_dir().join("worktrees")) else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = entries
+            .flatten()
+            .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_dir()))
+            .filter_map(|entry| entry.file_name().into_string().ok())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// The reference a worktree's `HEAD` names (`refs/heads/...`); `None` when it is detached,
+    /// missing or not a plain file.
+    pub(in crate::git) fn admin_head(&self, name: &str) -> Option<String> {
+        let head = read_admin_file(&self.admin_dir(name).join("HEAD")).ok()?;
+        head.trim().strip_prefix("ref: ").map(str::to_string)
+    }
+
+    /// Where the worktree `name` is registered: the directory holding the `.git` file its
+    /// `gitdir` names (relative to the record, when git wrote it relative).
+    pub(in crate::git) fn registered_path(&self, name: &str) -> Option<PathBuf> {
+        let admin = self.admin_dir(name);
+        let link = read_admin_file(&admin.join("gitdir")).ok()?;
+        let link = Path::new(link.trim_end());
+        if link.as_os_str().is_empty() {
+            return None;
+        }
+        resolve(&admin.join(link)).parent().map(Path::to_path_buf)
+    }
+
+    /// Writes the record of a new worktree `name` at `path` on `branch` and checks the branch
+    /// out there, as `git worktree add` does (the caller made sure no working tree has it
+    /// checked out, [`Repo::ensure_not_checked_out`]). The record's `gitdir` is written first, so a kill at any point leaves a
+    /// record that names its worktree ([`Repo::discard_partial_worktree`] finds it). `path`
+    /// must be absolute and normalized; it may be an empty directory.
+    pub(in crate::git) fn add_worktree_record(
+        &self,
+        name: &str,
+        path: &Path,
+        branch: &str,
+    ) -> Result<(), GitError> {
+        let worktrees = self.git_dir().join("worktrees");
+        fs::create_dir_all(&worktrees).context("create directory", &worktrees)?;
+        let admin = worktrees.join(name);
+        fs::create_dir(&admin).context("create the worktree's record", &admin)?;
+        let admin = admin
+            .canonicalize()
+            .context("resolve the worktree's record", &admin)?;
+        let (Some(parent), Some(dir_name)) = (path.parent(), path.file_name()) else {
+            return Err(GitError::WorktreePathExists {
+                path: path.to_path_buf(),
+            });
+        };
+        let workdir = parent
+            .canonicalize()
+            .context("resolve the worktree path", parent)?
+            .join(dir_name);
+        write_new(&admin.join("gitdir"), &[workdir.join(".git").as_os_str()])?;
+        make_empty_dir(&workdir)?;
+        write_new(
+            &workdir.join(".git"),
+            &["gitdir: ".as_ref(), admin.as_os_str()],
+        )?;
+        let common = self.git_dir();
+        let common = common.canonicalize().context("resolve", common)?;
+        write_new(&admin.join("commondir"), &[common.as_os_str()])?;
+        write_new(
+            &admin.join("HEAD"),
+            &["ref: refs/heads/".as_ref(), branch.as_ref()],
+        )?;
+        let worktree = Repository::open(&workdir).context("open the new worktree", &workdir)?;
+        worktree
+            .checkout_head(None)
+            .context(format_args!("check out `{branch}`"), &workdir)
+    }
+}
+
+/// `path` with its `.` and `..` components resolved by name, as git resolves a relative
+/// `gitdir` against the record holding it.
+fn resolve(path: &Path) -> PathBuf {
+    let mut resolved = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                resolved.pop();
+            }
+            other => resolved.push(other),
+        }
+    }
+    resolved
+}
+
+/// Creates `dir`, or takes it as it is when it is an empty directory (not a link to one).
+fn make_empty_dir(dir: &Path) -> Result<(), GitError> {
+    match fs::create_dir(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let empty = fs::symlink_metadata(dir).is_ok_and(|meta| meta.is_dir())
+                && fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_none());
+            if empty {
+                Ok(())
+            } else {
+                Err(GitError::WorktreePathExists {
+                    path: dir.to_path_buf(),
+                })
+            }
+        }
+        Err(e) => Err(e).context("create directory", dir),
+    }
+}
+
+/// Writes a new file (never an existing one, never through a link) holding `parts` and a
+/// newline.
+fn write_new(path: &Path, parts: &[&std::ffi::OsStr]) -> Result<(), GitError> {
+    let mut text = Vec::new();
+    for part in parts {
+        text.extend_from_slice(part.as_bytes());
+    }
+    text.push(b'\n');
+    fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .open(path)
+        .and_then(|mut file| file.write_all(&text))
+        .context("write", path)
+}
