@@ -9,7 +9,7 @@ use git2::{BranchType, ConfigLevel};
 
 use super::error::{Context, GitError};
 use super::repo::Repo;
-use super::tree_merge::{merge_tree, TreeMerge};
+use super::tree_merge::{merge_base_of, merge_tree, TreeMerge};
 
 impl Repo {
     /// Where `commit` forked from `branch`: their merge base (hex).
@@ -30,13 +30,16 @@ impl Repo {
     pub fn is_merged(&self, branch: &str, into: &str) -> Result<bool, GitError> {
         let tip = self.branch_tip(branch)?;
         let target = self.branch_tip(into)?;
-        if self.contains(&target, &tip)? {
+        let fork = merge_base_of(&self.repo, target.id(), tip.id(), self.root())?;
+        if fork == Some(tip.id()) {
             return Ok(true);
         }
-        Ok(match merge_tree(&self.repo, &target, &tip, self.root())? {
-            TreeMerge::Clean(tree) => tree == target.tree_id(),
-            TreeMerge::Conflicts(_) => false,
-        })
+        Ok(
+            match merge_tree(&self.repo, fork, &target, &tip, self.root())? {
+                TreeMerge::Clean(tree) => tree == target.tree_id(),
+                TreeMerge::Conflicts(_) => false,
+            },
+        )
     }
 
     /// How many commits `branch` has that `of` does not.

@@ -30,7 +30,7 @@ use super::links;
 use super::locks;
 use super::repo::{signature, Repo};
 use super::strategy::MergeStrategy;
-use super::tree_merge::{merge_tree, TreeMerge};
+use super::tree_merge::{merge_base_of, merge_tree, TreeMerge};
 use crate::failpoint;
 
 /// One landing: `branch` moves from `from` to `to`.
@@ -100,18 +100,18 @@ impl Repo {
             format_args!("read the approved commit {commit}"),
             self.root(),
         )?;
-        if self.contains(&base, &task)? {
+        // One walk of the histories answers whether the base holds the task already, whether
+        // it can fast-forward, and what the merge is over.
+        let fork = merge_base_of(&self.repo, base.id(), task.id(), self.root())?;
+        if fork == Some(task.id()) {
             return Ok(Prepared::UpToDate(base.id().to_string()));
         }
         // All or nothing: the base moves only to a commit whose every object is here, and
         // none of what the task changed is a submodule entry.
-        let fork = self
-            .repo
-            .merge_base(base.id(), task.id())
-            .ok()
+        let fork_tree = fork
             .and_then(|fork| self.repo.find_commit(fork).ok())
             .map(|fork| fork.tree_id());
-        let problems = unlandable(&self.repo, fork, task.tree_id(), self.root())?;
+        let problems = unlandable(&self.repo, fork_tree, task.tree_id(), self.root())?;
         if !problems.is_empty() {
             return Err(GitError::Unlandable {
                 branch: task_branch.to_string(),
@@ -121,7 +121,7 @@ impl Repo {
         }
         let to = match strategy {
             MergeStrategy::Ff => {
-                if !self.contains(&task, &base)? {
+                if fork != Some(base.id()) {
                     return Err(GitError::NotFastForward {
                         branch: task_branch.to_string(),
                         base: base_branch.to_string(),
@@ -130,7 +130,7 @@ impl Repo {
                 task.id()
             }
             MergeStrategy::Squash | MergeStrategy::Merge => {
-                let tree = match merge_tree(&self.repo, &base, &task, self.root())? {
+                let tree = match merge_tree(&self.repo, fork, &base, &task, self.root())? {
                     TreeMerge::Clean(tree) => tree,
                     TreeMerge::Conflicts(paths) => {
                         return Err(GitError::Conflict {

@@ -191,6 +191,6 @@ pub(crate) fn for_diffs(repo: Repository, checkout: &Path) -> Result<Repository,
 }
 
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;
 #[cfg(test)]
 mod tests;

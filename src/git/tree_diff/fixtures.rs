@@ -1,5 +1,6 @@
 //! Trees built from path lists, a generator of well-formed trees and changes to them, and the
-//! full-diff implementation the tree comparison replaced (the tests' reference).
+//! full-diff implementation the tree comparison replaced (the tests' reference). The tree merge's
+//! tests use them too.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -9,16 +10,16 @@ use crate::git::diff::{file_change, DiffStat};
 
 /// What a generated tree holds at a path.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) enum Leaf {
+pub(crate) enum Leaf {
     File(Vec<u8>),
     Exec(Vec<u8>),
     Link(&'static str),
     /// A submodule's commit (mode 160000) made of this byte (not 0); it need not exist.
     Gitlink(u8),
 }
-pub(super) use Leaf::*;
+pub(crate) use Leaf::*;
 
-pub(super) fn file(text: &str) -> Leaf {
+pub(crate) fn file(text: &str) -> Leaf {
     File(text.as_bytes().to_vec())
 }
 
@@ -30,7 +31,7 @@ enum Node {
     Dir(Dir),
 }
 
-pub(super) fn write_tree<P: AsRef<str>>(repo: &Repository, files: &[(P, Leaf)]) -> Oid {
+pub(crate) fn write_tree<P: AsRef<str>>(repo: &Repository, files: &[(P, Leaf)]) -> Oid {
     let mut root = Dir::default();
     for (path, leaf) in files {
         let path = path.as_ref();
@@ -68,7 +69,7 @@ fn write_dir(repo: &Repository, dir: &Dir) -> Oid {
 }
 
 /// Both sides of every delta of libgit2's full diff: what `changed_paths` returned before.
-pub(super) fn full_diff_paths(repo: &Repository, old: Oid, new: Oid) -> Vec<Vec<u8>> {
+pub(crate) fn full_diff_paths(repo: &Repository, old: Oid, new: Oid) -> Vec<Vec<u8>> {
     let (old, new) = (repo.find_tree(old).unwrap(), repo.find_tree(new).unwrap());
     let diff = repo
         .diff_tree_to_tree(Some(&old), Some(&new), None)
@@ -83,7 +84,7 @@ pub(super) fn full_diff_paths(repo: &Repository, old: Oid, new: Oid) -> Vec<Vec<
 }
 
 /// `diff_stat_in` as it was, on libgit2's full diff.
-pub(super) fn reference_stat(repo: &Repository, from: &Commit<'_>, to: &Commit<'_>) -> DiffStat {
+pub(crate) fn reference_stat(repo: &Repository, from: &Commit<'_>, to: &Commit<'_>) -> DiffStat {
     let (from, to) = (from.tree().unwrap(), to.tree().unwrap());
     let mut diff = repo
         .diff_tree_to_tree(Some(&from), Some(&to), None)
@@ -107,7 +108,7 @@ pub(super) fn reference_stat(repo: &Repository, from: &Commit<'_>, to: &Commit<'
 }
 
 /// `diff_text_in` as it was, on libgit2's full diff (limit applied the same way).
-pub(super) fn reference_text(
+pub(crate) fn reference_text(
     repo: &Repository,
     from: &Commit<'_>,
     to: &Commit<'_>,
@@ -152,7 +153,7 @@ pub(super) fn reference_text(
     )
 }
 
-pub(super) fn commit<'r>(repo: &'r Repository, tree: Oid) -> Commit<'r> {
+pub(crate) fn commit<'r>(repo: &'r Repository, tree: Oid) -> Commit<'r> {
     let sig = Signature::new("t", "t@example.com", &git2::Time::new(0, 0)).unwrap();
     let tree = repo.find_tree(tree).unwrap();
     let id = repo.commit(None, &sig, &sig, "m", &tree, &[]).unwrap();
@@ -160,7 +161,7 @@ pub(super) fn commit<'r>(repo: &'r Repository, tree: Oid) -> Commit<'r> {
 }
 
 /// A small deterministic generator (xorshift64) of well-formed trees and changes to them.
-pub(super) struct Random(pub(super) u64);
+pub(crate) struct Random(pub(crate) u64);
 
 impl Random {
     fn next(&mut self) -> u64 {
@@ -170,12 +171,12 @@ impl Random {
         self.0
     }
 
-    pub(super) fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
 
     /// Names chosen to sort around each other in git's order (`a` < `a-` < `a.b` < `a/` < `a0`).
-    pub(super) fn path(&mut self) -> String {
+    pub(crate) fn path(&mut self) -> String {
         const NAMES: [&str; 6] = ["a", "a-", "a.b", "a0", "b", "tests"];
         let depth = self.below(3) + 1;
         (0..depth)
@@ -184,7 +185,7 @@ impl Random {
             .join("/")
     }
 
-    pub(super) fn leaf(&mut self) -> Leaf {
+    pub(crate) fn leaf(&mut self) -> Leaf {
         let text = format!("line {}\n", self.below(3)).repeat(self.below(3) as usize + 1);
         match self.below(8) {
             0 => Exec(text.into_bytes()),
@@ -195,7 +196,7 @@ impl Random {
         }
     }
 
-    pub(super) fn tree(&mut self) -> BTreeMap<String, Leaf> {
+    pub(crate) fn tree(&mut self) -> BTreeMap<String, Leaf> {
         let mut tree = BTreeMap::new();
         for _ in 0..self.below(12) {
             let (path, leaf) = (self.path(), self.leaf());
@@ -204,7 +205,7 @@ impl Random {
         tree
     }
 
-    pub(super) fn mutate(&mut self, tree: &mut BTreeMap<String, Leaf>) {
+    pub(crate) fn mutate(&mut self, tree: &mut BTreeMap<String, Leaf>) {
         let existing: Vec<String> = tree.keys().cloned().collect();
         match (self.below(5), existing.is_empty()) {
             (0, false) => {
@@ -243,7 +244,7 @@ impl Random {
 
 /// Adds `path`, first removing whatever would make the tree ill-formed (a file where the path
 /// needs a directory, or files under where it puts a file).
-pub(super) fn insert(tree: &mut BTreeMap<String, Leaf>, path: String, leaf: Leaf) {
+pub(crate) fn insert(tree: &mut BTreeMap<String, Leaf>, path: String, leaf: Leaf) {
     let mut prefix = String::new();
     for part in path.split('/') {
         if !prefix.is_empty() {
