@@ -29,13 +29,14 @@ impl Repo {
             });
         }
         let wanted = format!("ref: {reference}");
-        for name in self.worktree_names() {
+        for (name, head) in self.worktree_heads() {
             let name = name.as_str();
             // A feature's wave keeps one worktree per task, and every landing asks this of
             // each branch it moves or deletes: a worktree whose HEAD file plainly names
-            // another branch (or a commit) is passed without opening its repository. One
-            // that cannot be read is opened and asked, as before.
-            if let Ok(text) = super::files::read_admin_file(&self.admin_dir(name).join("HEAD")) {
+            // another branch (or a commit) is passed without opening its repository (and the
+            // file is read again only when it changed). One that cannot be read is opened and
+            // asked, as before.
+            if let Some(text) = head {
                 if text.trim_end() != wanted {
                     continue;
                 }
@@ -179,5 +180,19 @@ mod tests {
             .collect();
         assert_eq!(main, [repo.root().to_path_buf()]);
         assert!(repo.checkouts_of("nobody").unwrap().is_empty());
+
+        // The HEAD records are kept between calls; one switched since is read again.
+        git(
+            &dir.path().join("wt1"),
+            &["symbolic-ref", "HEAD", "refs/heads/nobody"],
+        );
+        let found: Vec<PathBuf> = repo
+            .checkouts_of("nobody")
+            .unwrap()
+            .into_iter()
+            .map(|c| c.path)
+            .collect();
+        assert_eq!(found, [normalize(&dir.path().join("wt1"))]);
+        assert!(repo.checkouts_of("task1").unwrap().is_empty());
     }
 }

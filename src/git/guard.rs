@@ -134,19 +134,45 @@ fn snapshot(common_dir: &Path) -> BTreeMap<PathBuf, Option<(Vec<u8>, u32)>> {
     found
 }
 
+/// A directory of small files of git's records that are asked about again and again, like
+/// every worktree's `HEAD` at each landing of a feature: a regular file is taken from what was
+/// last read there while its stamp is unchanged (see [`at`]), never read through a link at its
+/// own name, never blocking on a FIFO. Looked up relative to the open directory, so each look
+/// costs a short path walk.
+pub(super) struct KnownFiles {
+    dir: at::Dir,
+    path: PathBuf,
+}
+
+impl KnownFiles {
+    pub(super) fn open(path: &Path) -> Option<KnownFiles> {
+        Some(KnownFiles {
+            dir: at::Dir::open(path)?,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The content of the regular file `relative` (`name` or `dir/name`); `None` when it is
+    /// no regular file or cannot be read.
+    pub(super) fn read(&self, relative: &str) -> Option<Vec<u8>> {
+        let (content, mode) = self.dir.read(relative, &self.path.join(relative))?;
+        (mode & libc::S_IFMT == libc::S_IFREG).then_some(content)
+    }
+}
+
 /// Reading relative to open directories (`openat`), never through a link.
 ///
 /// Each snapshot looks at every guarded file (two agent steps a turn, before and after each),
 /// but they almost never change: a regular file whose stamp (inode, size, modification and
 /// change times: [`crate::git::stamp`]) is what it was when last read is not read again.
 mod at {
-    use std::collections::BTreeMap;
+    use std::collections::{BTreeMap, HashMap};
     use std::ffi::{CStr, CString, OsStr};
     use std::io::Read;
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     use std::os::unix::ffi::OsStrExt;
     use std::path::{Path, PathBuf};
-    use std::sync::Mutex;
+    use std::sync::{LazyLock, Mutex};
 
     use super::super::stamp::{stamp_clock, Stamp};
     use super::{Content, LINK_MODE};
@@ -160,7 +186,7 @@ mod at {
 
     /// By the file's full path: shared by every guard of the process (a feature run's tasks
     /// share one git directory).
-    static KNOWN: Mutex<BTreeMap<PathBuf, Known>> = Mutex::new(BTreeMap::new());
+    static KNOWN: LazyLock<Mutex<HashMap<PathBuf, Known>>> = LazyLock::new(Mutex::default);
 
     /// An open directory.
     pub(super) struct Dir(OwnedFd);

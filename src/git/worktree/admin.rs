@@ -19,6 +19,7 @@ use git2::Repository;
 
 use super::super::error::{Context, GitError};
 use super::super::files::read_admin_file;
+use super::super::guard::KnownFiles;
 use super::super::repo::Repo;
 
 impl Repo {
@@ -45,8 +46,28 @@ impl Repo {
     /// The reference a worktree's `HEAD` names (`refs/heads/...`); `None` when it is detached,
     /// missing or not a plain file.
     pub(in crate::git) fn admin_head(&self, name: &str) -> Option<String> {
-        let head = read_admin_file(&self.admin_dir(name).join("HEAD")).ok()?;
+        let records = KnownFiles::open(&self.git_dir().join("worktrees"))?;
+        let head = String::from_utf8(records.read(&format!("{name}/HEAD"))?).ok()?;
         head.trim().strip_prefix("ref: ").map(str::to_string)
+    }
+
+    /// Every registered worktree's name and the text of its `HEAD` record (`None` when that is
+    /// not a regular file or cannot be read). A record unchanged since it was last read is not
+    /// read again ([`KnownFiles`]): every landing of a feature asks this of each task's
+    /// worktree.
+    pub(in crate::git) fn worktree_heads(&self) -> Vec<(String, Option<String>)> {
+        let names = self.worktree_names();
+        let records = KnownFiles::open(&self.git_dir().join("worktrees"));
+        names
+            .into_iter()
+            .map(|name| {
+                let head = records
+                    .as_ref()
+                    .and_then(|records| records.read(&format!("{name}/HEAD")))
+                    .and_then(|text| String::from_utf8(text).ok());
+                (name, head)
+            })
+            .collect()
     }
 
     /// Where the worktree `name` is registered: the directory holding the `.git` file its
