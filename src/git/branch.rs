@@ -9,7 +9,7 @@ use git2::{BranchType, ConfigLevel};
 
 use super::error::{Context, GitError};
 use super::repo::Repo;
-use super::tree_merge::{merge_base_of, merge_tree, TreeMerge};
+use super::tree_merge::{merge_tree, TreeMerge};
 
 impl Repo {
     /// Where `commit` forked from `branch`: their merge base (hex).
@@ -30,7 +30,7 @@ impl Repo {
     pub fn is_merged(&self, branch: &str, into: &str) -> Result<bool, GitError> {
         let tip = self.branch_tip(branch)?;
         let target = self.branch_tip(into)?;
-        let fork = merge_base_of(&self.repo, target.id(), tip.id(), self.root())?;
+        let fork = self.merge_base(target.id(), tip.id())?;
         if fork == Some(tip.id()) {
             return Ok(true);
         }

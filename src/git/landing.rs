@@ -30,7 +30,7 @@ use super::links;
 use super::locks;
 use super::repo::{signature, Repo};
 use super::strategy::MergeStrategy;
-use super::tree_merge::{merge_base_of, merge_tree, TreeMerge};
+use super::tree_merge::{merge_tree, TreeMerge};
 use crate::failpoint;
 
 /// One landing: `branch` moves from `from` to `to`.
@@ -102,7 +102,7 @@ impl Repo {
         )?;
         // One walk of the histories answers whether the base holds the task already, whether
         // it can fast-forward, and what the merge is over.
-        let fork = merge_base_of(&self.repo, base.id(), task.id(), self.root())?;
+        let fork = self.merge_base(base.id(), task.id())?;
         if fork == Some(task.id()) {
             return Ok(Prepared::UpToDate(base.id().to_string()));
         }

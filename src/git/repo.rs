@@ -18,6 +18,11 @@ const FALLBACK_EMAIL: &str = "autobuild@localhost";
 pub struct Repo {
     pub(crate) repo: Repository,
     root: PathBuf,
+    /// A second handle for history walks only ([`Repo::merge_base`]), opened when first
+    /// needed: libgit2 keeps a commit read for a walk in its object cache only while no parsed
+    /// copy of it is cached, and the main handle parses the commits it lands, so every walk
+    /// over the feature branch's landings read each of them from disk again.
+    walker: std::cell::OnceCell<Repository>,
 }
 
 impl fmt::Debug for Repo {
@@ -45,7 +50,29 @@ impl Repo {
             .ok_or_else(|| GitError::BareRepository {
                 path: repo.path().to_path_buf(),
             })?;
-        Ok(Repo { repo, root })
+        Ok(Repo {
+            repo,
+            root,
+            walker: std::cell::OnceCell::new(),
+        })
+    }
+
+    /// Where the histories of `a` and `b` meet (`None` when they are unrelated). One walk
+    /// serves a landing's every question: `b` is in `a` exactly when it is their merge base.
+    pub(crate) fn merge_base(&self, a: Oid, b: Oid) -> Result<Option<Oid>, GitError> {
+        let walker = match self.walker.get() {
+            Some(walker) => walker,
+            None => {
+                let opened = Repository::open(self.git_dir())
+                    .context("open the repository", self.git_dir())?;
+                self.walker.get_or_init(|| opened)
+            }
+        };
+        match walker.merge_base(a, b) {
+            Ok(base) => Ok(Some(base)),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(e).context("find the merge base", self.root()),
+        }
     }
 
     /// The main checkout's top-level directory.

@@ -20,23 +20,8 @@ pub(crate) enum TreeMerge {
     Conflicts(Vec<String>),
 }
 
-/// Where the histories of `a` and `b` meet (`None` when they are unrelated). One walk serves a
-/// landing's every question: `b` is in `a` exactly when it is their merge base.
-pub(crate) fn merge_base_of(
-    repo: &Repository,
-    a: Oid,
-    b: Oid,
-    path: &Path,
-) -> Result<Option<Oid>, GitError> {
-    match repo.merge_base(a, b) {
-        Ok(base) => Ok(Some(base)),
-        Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
-        Err(e) => Err(e).context("find the merge base", path),
-    }
-}
-
 /// The three-way merge of `ours` and `theirs` over `fork`, their merge base
-/// ([`merge_base_of`]; the empty tree when the histories are unrelated).
+/// ([`Repo::merge_base`]; the empty tree when the histories are unrelated).
 pub(crate) fn merge_tree(
     repo: &Repository,
     fork: Option<Oid>,
