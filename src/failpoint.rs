@@ -27,6 +27,7 @@
 //! | `merge.index` | writing the main checkout's index | finds the checkout up to date, cleans up |
 //! | `merge.landed` | journaling that the work landed | removes the worktree and the branch |
 //! | `cleanup.worktree` | removing the worktree | removes whatever is left of it, then the branch |
+//! | `cleanup.trashed` | a feature moving a landed worktree's directory to the trash, before git's record of it is pruned | empties the trash, prunes the record, deletes the branch, records the merge |
 //! | `cleanup.branch` | deleting the task branch | records the merge |
 //!
 //! A kill inside git's own write of a ref or an index (between its lock file and the rename)
@@ -51,6 +52,7 @@ pub const POINTS: &[&str] = &[
     "merge.index",
     "merge.landed",
     "cleanup.worktree",
+    "cleanup.trashed",
     "cleanup.branch",
 ];
 

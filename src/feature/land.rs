@@ -319,7 +319,14 @@ fn apply(
             };
             // Nothing but the branch itself is remembered between landings: no state to save
             // before it moves.
-            let merged = merge_task(repo, &layout.runs(), &approved, state, &mut |_| Ok(()))?;
+            let merged = merge_task(
+                repo,
+                &layout.runs(),
+                &approved,
+                state,
+                &mut |_| Ok(()),
+                None,
+            )?;
             return Ok(Some(record_merge(state, id, merged)));
         }
     };

@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::feature::events::FeatureEventKind;
 use crate::feature::state::{ConflictRecord, FeatureState, TaskStatus};
 use crate::git::task_repo;
-use crate::git::{diff_stat, GitError, Prepared, Repo};
+use crate::git::{diff_stat, GitError, Prepared, Repo, Trash};
 use crate::workflow::model::MergeStrategy;
 
 mod hidden;
@@ -67,6 +67,7 @@ pub fn merge_task(
     task: &ApprovedTask<'_>,
     state: &mut FeatureState,
     save: &mut dyn FnMut(&mut FeatureState) -> Result<(), Error>,
+    trash: Option<&Trash>,
 ) -> Result<TaskMerge, Error> {
     let (task_id, worktree) = (task.id, task.worktree);
     // Found before the worktree goes: it is found beside it.
@@ -85,7 +86,7 @@ pub fn merge_task(
     if !repo.branch_exists(&branch)
         && crate::feature::land::holds_task(&[repo.tip_message(&feature_branch)?], task_id)
     {
-        remove_task_branch(repo, worktree, &branch, &feature_branch)?;
+        remove_task_branch(repo, worktree, &branch, &feature_branch, trash)?;
         mark_run_merged(runs_dir, task_id)?;
         return Ok(TaskMerge::Merged {
             commit: before,
@@ -177,7 +178,7 @@ pub fn merge_task(
             tracing::warn!("{task_id}: changes made after approval were kept as {refname}");
         }
     }
-    remove_task_branch(repo, worktree, &branch, &feature_branch)?;
+    remove_task_branch(repo, worktree, &branch, &feature_branch, trash)?;
     mark_run_merged(runs_dir, task_id)?;
     Ok(TaskMerge::Merged { commit, paths })
 }
@@ -223,17 +224,22 @@ pub fn approved_commit(runs_dir: &Path, task_id: &str) -> Result<String, Error> 
 }
 
 /// Removes a landed task's worktree and branch, whichever still exist, and its task
-/// repository when it had one (hidden paths: the worktree belongs to it, not to `repo`).
+/// repository when it had one (hidden paths: the worktree belongs to it, not to `repo`). With a
+/// `trash`, the worktree's directory is deleted there, beside the next landing. A record whose
+/// directory is already gone (a kill after the directory went to the trash) is pruned.
 pub fn remove_task_branch(
     repo: &Repo,
     worktree: &Path,
     branch: &str,
     feature_branch: &str,
+    trash: Option<&Trash>,
 ) -> Result<(), Error> {
     if let Some(dir) = task_repo::of_worktree(worktree) {
         hidden::remove_task_repo(worktree, &dir)?;
     } else if worktree.exists() {
-        repo.remove_worktree(worktree, branch)?;
+        repo.remove_worktree_into(worktree, branch, trash)?;
+    } else {
+        repo.prune_missing_worktree(worktree)?;
     }
     if repo.branch_exists(branch) {
         // A squash leaves the branch unmerged by ancestry although its content landed.

@@ -258,7 +258,7 @@ fn discard_earlier(setup: &FeatureSetup, yes: bool) -> Result<(), Error> {
         }
     }
     for (branch, worktree) in &task_branches {
-        remove_task_branch(&repo, worktree, branch, &setup.base_branch)?;
+        remove_task_branch(&repo, worktree, branch, &setup.base_branch, None)?;
     }
     if setup.branch_exists {
         repo.delete_branch(&setup.branch, &setup.base_branch, true)?;

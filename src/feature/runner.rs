@@ -39,7 +39,7 @@ use crate::feature::report::outcome_message;
 use crate::feature::schedule::{decide, parallelism, Action, PriorRun};
 use crate::feature::state::{state_file, FeatureFile, FeatureState, FeatureStatus, TaskStatus};
 use crate::feature::task_thread::{past_worktree, spawn_task, Message, TaskRun};
-use crate::git::Repo;
+use crate::git::{Repo, Trash};
 use crate::process::CancelToken;
 use crate::project::Integration;
 use crate::ui;
@@ -66,6 +66,9 @@ pub struct Runner {
     /// The checks failed on the feature branch after a wave (and were not repaired).
     integration_failed: bool,
     resumed: bool,
+    /// Landed worktrees being deleted beside the next landing; emptied at the end of each
+    /// wave's landings, before anything else runs (and when the runner is dropped).
+    trash: Trash,
     _lock: RunLock,
 }
 
@@ -87,6 +90,7 @@ impl Runner {
         let log = FeatureLog::open(&paths.events())
             .map_err(|e| Error::io("cannot open", paths.events(), e))?;
         let cancel = cancel_on_signals()?;
+        let trash = Trash::open(&setup.layout.worktrees());
         Ok(Runner {
             setup,
             state,
@@ -100,6 +104,7 @@ impl Runner {
             agent_unusable: false,
             integration_failed: false,
             resumed,
+            trash,
             _lock: lock,
         })
     }
@@ -209,14 +214,10 @@ impl Runner {
             // Approved tasks are merged when the feature resumes.
             return Ok(());
         }
-        for id in &tasks {
-            if self.state.status_of(id) == TaskStatus::Approved {
-                self.merge(id)?;
-                if self.state.conflict.is_some() {
-                    break;
-                }
-            }
-        }
+        let merged = self.merge_approved(&tasks);
+        // No check or agent runs beside a landed worktree still being deleted.
+        self.trash.empty();
+        merged?;
         if self.state.conflict.is_none() {
             self.integrate(wave)?;
         }
@@ -224,6 +225,19 @@ impl Runner {
             wave: wave + 1,
             duration_ms: started.elapsed().as_millis() as u64,
         });
+        Ok(())
+    }
+
+    /// Lands the wave's approved tasks in order, up to a conflict.
+    fn merge_approved(&mut self, tasks: &[String]) -> Result<(), Error> {
+        for id in tasks {
+            if self.state.status_of(id) == TaskStatus::Approved {
+                self.merge(id)?;
+                if self.state.conflict.is_some() {
+                    break;
+                }
+            }
+        }
         Ok(())
     }
 
@@ -419,7 +433,14 @@ impl Runner {
             file.save(state)
                 .map_err(|e| Error::io("cannot write", file.path(), e))
         };
-        let merged = merge_task(&self.repo, &runs, &task, &mut self.state, &mut save)?;
+        let merged = merge_task(
+            &self.repo,
+            &runs,
+            &task,
+            &mut self.state,
+            &mut save,
+            Some(&self.trash),
+        )?;
         let event = record_merge(&mut self.state, id, merged);
         self.save()?;
         self.warn_violations(seen);

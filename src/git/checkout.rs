@@ -165,34 +165,20 @@ mod tests {
             ],
         );
         let repo = Repo::discover(&root).unwrap();
-        let found: Vec<PathBuf> = repo
-            .checkouts_of("task3")
-            .unwrap()
-            .into_iter()
-            .map(|c| c.path)
-            .collect();
-        assert_eq!(found, [normalize(&dir.path().join("wt3"))]);
-        let main: Vec<PathBuf> = repo
-            .checkouts_of("main")
-            .unwrap()
-            .into_iter()
-            .map(|c| c.path)
-            .collect();
-        assert_eq!(main, [repo.root().to_path_buf()]);
-        assert!(repo.checkouts_of("nobody").unwrap().is_empty());
+        let checkouts = |branch: &str| -> Vec<PathBuf> {
+            let found = repo.checkouts_of(branch).unwrap();
+            found.into_iter().map(|c| c.path).collect()
+        };
+        assert_eq!(checkouts("task3"), [normalize(&dir.path().join("wt3"))]);
+        assert_eq!(checkouts("main"), [repo.root().to_path_buf()]);
+        assert!(checkouts("nobody").is_empty());
 
         // The HEAD records are kept between calls; one switched since is read again.
         git(
             &dir.path().join("wt1"),
             &["symbolic-ref", "HEAD", "refs/heads/nobody"],
         );
-        let found: Vec<PathBuf> = repo
-            .checkouts_of("nobody")
-            .unwrap()
-            .into_iter()
-            .map(|c| c.path)
-            .collect();
-        assert_eq!(found, [normalize(&dir.path().join("wt1"))]);
-        assert!(repo.checkouts_of("task1").unwrap().is_empty());
+        assert_eq!(checkouts("nobody"), [normalize(&dir.path().join("wt1"))]);
+        assert!(checkouts("task1").is_empty());
     }
 }

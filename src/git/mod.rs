@@ -40,6 +40,7 @@ mod stat_walk;
 mod step_repo;
 mod strategy;
 pub mod task_repo;
+mod trash;
 mod tree_diff;
 mod tree_merge;
 mod turn_diffs;
@@ -71,6 +72,7 @@ pub use snapshot::{
 pub use stamp::stamp_clock;
 pub use step_repo::StepRepo;
 pub use strategy::MergeStrategy;
+pub use trash::{Trash, TRASH_DIR};
 pub use turn_diffs::{TurnDiffs, PATCH_LIMIT, TESTS_DIFF_LIMIT};
 pub use walks::walks_of;
 pub use worktree::{OpenedWorktree, WorktreeInfo};

@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use super::error::{Context, GitError};
 use super::locks::AdminLock;
 use super::repo::{head_of, normalize, open_checkout, same_path, Repo};
+use super::trash::Trash;
 use crate::failpoint;
 
 mod admin;
@@ -220,6 +221,19 @@ impl Repo {
     /// itself is kept (see [`Repo::delete_branch`]). Removing a worktree that is already gone is
     /// not an error.
     pub fn remove_worktree(&self, path: &Path, branch: &str) -> Result<(), GitError> {
+        self.remove_worktree_into(path, branch, None)
+    }
+
+    /// [`Repo::remove_worktree`], moving the directory into `trash` (deleted there by its
+    /// thread) when one is given and it can: the directory is gone from `path` at once, and
+    /// git's record of it is pruned after, so a kill in between leaves a record without a
+    /// directory, which the next removal prunes.
+    pub fn remove_worktree_into(
+        &self,
+        path: &Path,
+        branch: &str,
+        trash: Option<&Trash>,
+    ) -> Result<(), GitError> {
         let _serialized = self.admin_lock()?;
         let entry = self.find_worktree_entry(path, branch)?;
         if path.exists() {
@@ -233,12 +247,30 @@ impl Repo {
                     path: path.to_path_buf(),
                 });
             }
-            fs::remove_dir_all(path).context("remove worktree directory", path)?;
+            if trash.is_some_and(|trash| trash.take(path)) {
+                failpoint::hit("cleanup.trashed");
+            } else {
+                fs::remove_dir_all(path).context("remove worktree directory", path)?;
+            }
         }
         if let Some((name, _)) = entry {
             self.prune_worktree(&name)?;
         }
         tracing::debug!(branch, path = %path.display(), "removed worktree");
+        Ok(())
+    }
+
+    /// Prunes git's record of a worktree registered at `path` whose directory is gone (a kill
+    /// after [`Repo::remove_worktree_into`] moved it to the trash). A record of a worktree that
+    /// still exists, here or elsewhere, is left alone.
+    pub fn prune_missing_worktree(&self, path: &Path) -> Result<(), GitError> {
+        let _serialized = self.admin_lock()?;
+        // No branch: only a record registered at `path` is found.
+        if let Some((name, registered)) = self.find_worktree_entry(path, "")? {
+            if normalize(&registered) == normalize(path) && !registered.exists() {
+                self.prune_worktree(&name)?;
+            }
+        }
         Ok(())
     }
 

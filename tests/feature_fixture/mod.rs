@@ -242,6 +242,15 @@ writable = [{outside:?}]
         self.command(args).output().unwrap()
     }
 
+    /// `autobuild -C <root> ARGS…` with `env` added for this run only, to completion.
+    pub fn run_with(&self, env: &[(&str, &str)], args: &[&str]) -> Output {
+        let mut command = self.command(args);
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        command.output().unwrap()
+    }
+
     /// `autobuild -C <root> ARGS…`, in the background.
     pub fn spawn(&self, args: &[&str]) -> Child {
         self.command(args)

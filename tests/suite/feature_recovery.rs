@@ -306,3 +306,45 @@ fn a_task_waiting_for_sign_off_holds_its_dependants_until_it_is_approved() {
     assert_eq!(project.task_status("FEAT-W", "TASK-B"), "merged");
     assert!(project.show("autobuild/FEAT-W", "lib/b.txt").is_some());
 }
+
+/// A feature killed after a landed task's worktree went to the trash and before git's record
+/// of it was pruned: the resume empties the trash, prunes the record and finishes.
+#[test]
+fn a_feature_killed_with_a_landed_worktree_in_the_trash_resumes_clean() {
+    use std::os::unix::process::ExitStatusExt;
+    let project = Project::new()
+        .task("TASK-A", "test -f lib/a.txt", "echo 'from A' > lib/a.txt")
+        .task("TASK-B", "test -f lib/b.txt", "echo 'from B' > lib/b.txt")
+        .feature(
+            "FEAT-T",
+            "id: FEAT-T\ntasks:\n  - id: TASK-A\n  - id: TASK-B\n",
+        )
+        .commit();
+
+    let killed = project.run_with(
+        &[("AUTOBUILD_FAILPOINT", "cleanup.trashed")],
+        &["feature", "FEAT-T", "--max-turns", "1"],
+    );
+
+    assert_eq!(killed.status.signal(), Some(libc::SIGKILL), "{killed:?}");
+    let trash = project.root.join(".autobuild/worktrees/.trash");
+    assert_eq!(fs::read_dir(&trash).unwrap().count(), 1);
+    let records = project.root.join(".git/worktrees");
+    assert_eq!(fs::read_dir(&records).unwrap().count(), 2);
+
+    let output = project.run(&["resume", "FEAT-T"]);
+
+    assert_exit(&output, 0);
+    assert_eq!(project.feature_state("FEAT-T")["status"], "approved");
+    for task in ["TASK-A", "TASK-B"] {
+        assert_eq!(project.task_status("FEAT-T", task), "merged", "{task}");
+        assert!(
+            !project.branch_exists(&format!("autobuild/{task}")),
+            "{task}"
+        );
+    }
+    assert_eq!(fs::read_dir(&trash).unwrap().count(), 0);
+    assert!(!records.exists() || fs::read_dir(&records).unwrap().count() == 0);
+    assert!(project.show("autobuild/FEAT-T", "lib/a.txt").is_some());
+    assert!(project.show("autobuild/FEAT-T", "lib/b.txt").is_some());
+}

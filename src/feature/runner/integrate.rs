@@ -245,7 +245,7 @@ impl Runner {
                 .map_err(|e| Error::io("cannot write", file.path(), e))
         };
         let seen = self.state.violations.len();
-        let merged = merge_task(&self.repo, &runs, &task, &mut self.state, &mut save)?;
+        let merged = merge_task(&self.repo, &runs, &task, &mut self.state, &mut save, None)?;
         self.warn_violations(seen);
         Ok(Some(match merged {
             TaskMerge::Merged { commit, paths } => {
