@@ -15,12 +15,16 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
 
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+
 use git2::Repository;
 
 use super::super::error::{Context, GitError};
 use super::super::files::read_admin_file;
 use super::super::guard::KnownFiles;
 use super::super::repo::Repo;
+use super::super::stamp::{stamp_clock, Stamp};
 
 impl Repo {
     /// `.git/worktrees/<name>`.
@@ -29,9 +33,24 @@ impl Repo {
     }
 
     /// The names of the registered worktrees (directories under `.git/worktrees`), sorted. A
-    /// record a kill left half-written is listed too: its missing files answer nothing.
+    /// record a kill left half-written is listed too: its missing files answer nothing. The
+    /// listing is kept while the directory's stamp is unchanged (adding or removing a record
+    /// changes it; the racy-clean rule of [`Stamp::changed_before`] applies): every landing of
+    /// a feature asks three times, with one record per task.
     pub(in crate::git) fn worktree_names(&self) -> Vec<String> {
-        let Ok(entries) = fs::read_dir(self.git_dir().join("worktrees")) else {
+        static LISTED: LazyLock<Mutex<HashMap<PathBuf, Listing>>> = LazyLock::new(Mutex::default);
+        let dir = self.git_dir().join("worktrees");
+        let stamp = Stamp::at(&dir);
+        if let (Some(stamp), Ok(listed)) = (stamp, LISTED.lock()) {
+            if let Some((known, names)) = listed.get(&dir) {
+                if *known == stamp {
+                    return names.clone();
+                }
+            }
+        }
+        // Taken before the listing: a change stamped before it is in what is listed.
+        let clock = stamp_clock();
+        let Ok(entries) = fs::read_dir(&dir) else {
             return Vec::new();
         };
         let mut names: Vec<String> = entries
@@ -40,6 +59,13 @@ impl Repo {
             .filter_map(|entry| entry.file_name().into_string().ok())
             .collect();
         names.sort();
+        if let (Some(stamp), Some(clock)) = (stamp, clock) {
+            if stamp.changed_before(clock) && Stamp::at(&dir) == Some(stamp) {
+                if let Ok(mut listed) = LISTED.lock() {
+                    listed.insert(dir, (stamp, names.clone()));
+                }
+            }
+        }
         names
     }
 
@@ -145,6 +171,9 @@ fn resolve(path: &Path) -> PathBuf {
     resolved
 }
 
+/// The records' directory listing: the names, and the directory's stamp when they were listed.
+type Listing = (Stamp, Vec<String>);
+
 /// Creates `dir`, or takes it as it is when it is an empty directory (not a link to one).
 fn make_empty_dir(dir: &Path) -> Result<(), GitError> {
     match fs::create_dir(dir) {
@@ -179,4 +208,46 @@ fn write_new(path: &Path, parts: &[&std::ffi::OsStr]) -> Result<(), GitError> {
         .open(path)
         .and_then(|mut file| file.write_all(&text))
         .context("write", path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::git::init_with_commit;
+
+    /// Waits (on the clock, not a sleep of a guessed length) until the coarse clock is past the
+    /// last change of `dir`, so a listing made now is kept.
+    fn until_clock_passes(dir: &Path) {
+        let changed = fs::symlink_metadata(dir).unwrap();
+        let stamp = Stamp::of(&changed);
+        while !stamp_clock().is_some_and(|clock| stamp.changed_before(clock)) {
+            std::thread::yield_now();
+        }
+    }
+
+    #[test]
+    fn a_kept_listing_of_the_records_follows_records_added_and_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+        init_with_commit(dir.path(), "main", "first").unwrap();
+        let repo = Repo::discover(dir.path()).unwrap();
+        let records = dir.path().join(".git/worktrees");
+        assert!(repo.worktree_names().is_empty());
+        for name in ["one", "two"] {
+            fs::create_dir_all(records.join(name)).unwrap();
+        }
+        until_clock_passes(&records);
+        assert_eq!(repo.worktree_names(), ["one", "two"]);
+        assert_eq!(repo.worktree_names(), ["one", "two"]);
+
+        fs::create_dir(records.join("three")).unwrap();
+        assert_eq!(repo.worktree_names(), ["one", "three", "two"]);
+        until_clock_passes(&records);
+        assert_eq!(repo.worktree_names(), ["one", "three", "two"]);
+        fs::remove_dir(records.join("one")).unwrap();
+        assert_eq!(repo.worktree_names(), ["three", "two"]);
+        // A file is no record.
+        fs::write(records.join("stray"), "").unwrap();
+        assert_eq!(repo.worktree_names(), ["three", "two"]);
+    }
 }
