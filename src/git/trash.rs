@@ -7,10 +7,11 @@
 //! thread deletes what the trash holds while the runner lands the next task.
 //!
 //! The runner empties the trash (waits for the thread) before anything else runs: at the end of
-//! each wave's landings, so no agent of a later wave or integration check ever runs beside a
-//! copy of the repository that no worktree record names (a run with hidden paths masks them in
-//! every registered worktree, not in the trash). A run killed before the thread finished leaves
-//! directories in the trash; the next feature run deletes them before it starts any task.
+//! each wave's landings, so no agent of a later wave or integration check runs beside a copy of
+//! the repository that no worktree record names (a run with hidden paths masks the main
+//! checkout, which holds the trash, and every registered worktree; the trash is empty anyway).
+//! A run killed before the thread finished leaves directories in the trash; the next feature run
+//! deletes them before it starts any task.
 //!
 //! The trash is used only when it is a real directory (never through a link), and only what the
 //! runner moved there, or found there at the start, is deleted; `remove_dir_all` never follows a
@@ -131,8 +132,14 @@ fn delete(path: &Path) {
         Ok(_) => fs::remove_file(path),
         Err(_) => return,
     };
-    if let Err(e) = removed {
-        tracing::warn!(path = %path.display(), error = %e, "could not delete a landed worktree");
+    match removed {
+        // Another feature run of the repository emptying the trash at its start got there
+        // first.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => {
+            tracing::warn!(path = %path.display(), error = %e, "could not delete a landed worktree")
+        }
+        Ok(()) => {}
     }
 }
 
