@@ -120,16 +120,8 @@ impl BranchCheckout {
 mod tests {
     use super::*;
     use crate::git::init_with_commit;
-    use std::process::Command;
 
-    fn git(dir: &std::path::Path, args: &[&str]) {
-        let status = Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .status()
-            .unwrap();
-        assert!(status.success(), "git {args:?}");
-    }
+    use crate::git::test_git::git;
 
     /// Worktrees on other branches (or detached) are passed by their HEAD file; the one on the
     /// branch asked about is found, and so is the main checkout.

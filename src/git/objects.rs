@@ -106,17 +106,7 @@ mod tests {
 
     use super::*;
 
-    fn git(dir: &Path, env: &[(&str, &Path)], args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-            .args(args)
-            .envs(env.iter().copied())
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
-    }
+    use crate::git::test_git::git_with as git;
 
     /// A repository and a private object directory git writes to with the shared store as
     /// its alternate, as the sandbox sets them up.

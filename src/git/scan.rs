@@ -68,21 +68,11 @@ impl Repo {
 
 #[cfg(test)]
 mod tests {
-    use std::process::Command;
 
     use super::*;
     use crate::git::MergeStrategy;
 
-    fn git(dir: &std::path::Path, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
-    }
+    use crate::git::test_git::git;
 
     #[test]
     fn only_files_that_gain_the_value_are_named() {

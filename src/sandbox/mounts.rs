@@ -288,19 +288,10 @@ pub(super) fn git_paths(worktree: &Path, branch: &str) -> GitPaths {
 
 #[cfg(test)]
 mod tests {
-    use std::process::Command;
 
     use super::*;
 
-    fn git(dir: &Path, args: &[&str]) {
-        let status = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-            .args(args)
-            .current_dir(dir)
-            .status()
-            .unwrap();
-        assert!(status.success(), "git {args:?}");
-    }
+    use crate::git::test_git::git;
 
     #[test]
     fn home_entries_are_expanded_and_others_kept() {

@@ -1,17 +1,6 @@
-use std::process::Command;
-
 use super::*;
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
+use crate::git::test_git::git;
 
 fn write(dir: &Path, path: &str, text: &str) {
     let file = dir.join(path);
