@@ -335,10 +335,15 @@ impl Repo {
         if let Some(entry) = found {
             return Ok(Some(entry.clone()));
         }
-        let on_branch = format!("refs/heads/{branch}");
-        Ok(registered
-            .into_iter()
-            .find(|(name, _)| self.admin_head(name).as_deref() == Some(on_branch.as_str())))
+        let on_branch = format!("ref: refs/heads/{branch}");
+        let heads: std::collections::HashMap<String, Option<String>> =
+            self.worktree_heads().into_iter().collect();
+        Ok(registered.into_iter().find(|(name, _)| {
+            heads
+                .get(name)
+                .and_then(|head| head.as_deref().map(str::trim))
+                == Some(on_branch.as_str())
+        }))
     }
 
     fn prune_worktree(&self, name: &str) -> Result<(), GitError> {

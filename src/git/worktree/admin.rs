@@ -69,14 +69,6 @@ impl Repo {
         names
     }
 
-    /// The reference a worktree's `HEAD` names (`refs/heads/...`); `None` when it is detached,
-    /// missing or not a plain file.
-    pub(in crate::git) fn admin_head(&self, name: &str) -> Option<String> {
-        let records = KnownFiles::open(&self.git_dir().join("worktrees"))?;
-        let head = String::from_utf8(records.read(&format!("{name}/HEAD"))?).ok()?;
-        head.trim().strip_prefix("ref: ").map(str::to_string)
-    }
-
     /// Every registered worktree's name and the text of its `HEAD` record (`None` when that is
     /// not a regular file or cannot be read). A record unchanged since it was last read is not
     /// read again ([`KnownFiles`]): every landing of a feature asks this of each task's
