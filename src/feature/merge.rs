@@ -70,6 +70,11 @@ pub fn merge_task(
     trash: Option<&Trash>,
 ) -> Result<TaskMerge, Error> {
     let (task_id, worktree) = (task.id, task.worktree);
+    // Which branch each task's worktree has checked out is asked three times below (the
+    // feature branch's checkouts before and after it moves, the task branch's before it is
+    // deleted); one reading of the records answers all three (and the rest of the wave's
+    // landings, when the caller holds it for them: `Runner::merge_approved`).
+    let _heads = repo.heads_read_once();
     // Found before the worktree goes: it is found beside it.
     let task_repo = task_repo::of_worktree(worktree);
     let feature_branch = state.branch.clone();

@@ -29,7 +29,7 @@ impl Repo {
             });
         }
         let wanted = format!("ref: {reference}");
-        for (name, head) in self.worktree_heads() {
+        for (name, head) in self.worktree_heads().iter() {
             let name = name.as_str();
             // A feature's wave keeps one worktree per task, and every landing asks this of
             // each branch it moves or deletes: a worktree whose HEAD file plainly names
@@ -172,5 +172,55 @@ mod tests {
         );
         assert_eq!(checkouts("nobody"), [normalize(&dir.path().join("wt1"))]);
         assert!(checkouts("task1").is_empty());
+    }
+
+    #[test]
+    fn a_held_reading_answers_until_released_and_follows_the_runners_own_removals() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        std::fs::create_dir(&root).unwrap();
+        std::fs::write(root.join("a.txt"), "a\n").unwrap();
+        init_with_commit(&root, "main", "first").unwrap();
+        let repo = Repo::discover(&root).unwrap();
+        let wt = |n: u32| dir.path().join(format!("wt{n}"));
+        for n in 0..3 {
+            repo.create_worktree(&format!("task{n}"), "main", &wt(n))
+                .unwrap();
+        }
+        let checkouts = |branch: &str| -> Vec<PathBuf> {
+            let found = repo.checkouts_of(branch).unwrap();
+            found.into_iter().map(|c| c.path).collect()
+        };
+
+        let held = repo.heads_read_once();
+        let nested = repo.heads_read_once();
+        assert_eq!(checkouts("task1"), [normalize(&wt(1))]);
+        // Switched by someone else while the reading is held: the new branch is not seen yet;
+        // a worktree the reading names is asked itself before it is answered.
+        git(&wt(2), &["symbolic-ref", "HEAD", "refs/heads/elsewhere"]);
+        assert!(checkouts("elsewhere").is_empty());
+        assert!(checkouts("task2").is_empty());
+        // The main checkout is asked afresh each time.
+        git(&root, &["symbolic-ref", "HEAD", "refs/heads/task0x"]);
+        assert_eq!(checkouts("task0x"), [repo.root().to_path_buf()]);
+        git(&root, &["symbolic-ref", "HEAD", "refs/heads/main"]);
+        // The runner's own removal is followed: the branch is free to delete.
+        repo.remove_worktree(&wt(1), "task1").unwrap();
+        assert!(checkouts("task1").is_empty());
+        repo.delete_branch("task1", "main", true).unwrap();
+        drop(nested);
+        assert!(
+            checkouts("elsewhere").is_empty(),
+            "still held by the outer one"
+        );
+        // The runner's own addition takes the reading again.
+        repo.create_worktree("task3", "main", &wt(3)).unwrap();
+        assert_eq!(checkouts("task3"), [normalize(&wt(3))]);
+        assert_eq!(checkouts("elsewhere"), [normalize(&wt(2))]);
+        git(&wt(3), &["symbolic-ref", "HEAD", "refs/heads/other"]);
+        assert!(checkouts("other").is_empty());
+        drop(held);
+        // Released: the records are read at each question again.
+        assert_eq!(checkouts("other"), [normalize(&wt(3))]);
     }
 }

@@ -23,6 +23,9 @@ pub struct Repo {
     /// copy of it is cached, and the main handle parses the commits it lands, so every walk
     /// over the feature branch's landings read each of them from disk again.
     walker: std::cell::OnceCell<Repository>,
+    /// The worktrees' `HEAD` records while a landing holds them read
+    /// ([`Repo::heads_read_once`]).
+    pub(in crate::git) heads: std::rc::Rc<std::cell::RefCell<super::worktree::HeadsOnce>>,
 }
 
 impl fmt::Debug for Repo {
@@ -54,6 +57,7 @@ impl Repo {
             repo,
             root,
             walker: std::cell::OnceCell::new(),
+            heads: Default::default(),
         })
     }
 

@@ -26,6 +26,7 @@ use super::trash::Trash;
 use crate::failpoint;
 
 mod admin;
+pub(in crate::git) use admin::HeadsOnce;
 
 /// A worktree created for a run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -297,6 +298,7 @@ impl Repo {
             if admin.exists() {
                 fs::remove_dir_all(&admin).context("remove the worktree's record", &admin)?;
             }
+            self.forget_worktree_head(&name);
         }
         super::locks::remove_task_locks(self.repo.path(), branch, None)?;
         Ok(())
@@ -336,13 +338,13 @@ impl Repo {
             return Ok(Some(entry.clone()));
         }
         let on_branch = format!("ref: refs/heads/{branch}");
-        let heads: std::collections::HashMap<String, Option<String>> =
-            self.worktree_heads().into_iter().collect();
+        let heads = self.worktree_heads();
+        let heads: std::collections::HashMap<&str, Option<&str>> = heads
+            .iter()
+            .map(|(name, head)| (name.as_str(), head.as_deref()))
+            .collect();
         Ok(registered.into_iter().find(|(name, _)| {
-            heads
-                .get(name)
-                .and_then(|head| head.as_deref().map(str::trim))
-                == Some(on_branch.as_str())
+            heads.get(name.as_str()).copied().flatten().map(str::trim) == Some(on_branch.as_str())
         }))
     }
 
@@ -355,7 +357,9 @@ impl Repo {
         options.valid(true).working_tree(false);
         worktree
             .prune(Some(&mut options))
-            .context(format_args!("prune worktree `{name}`"), self.root())
+            .context(format_args!("prune worktree `{name}`"), self.root())?;
+        self.forget_worktree_head(name);
+        Ok(())
     }
 
     /// A name for git's admin directory (`.git/worktrees/<name>`), derived from the worktree's

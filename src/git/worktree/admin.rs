@@ -15,7 +15,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::sync::{LazyLock, Mutex};
 
 use git2::Repository;
@@ -72,8 +74,21 @@ impl Repo {
     /// Every registered worktree's name and the text of its `HEAD` record (`None` when that is
     /// not a regular file or cannot be read). A record unchanged since it was last read is not
     /// read again ([`KnownFiles`]): every landing of a feature asks this of each task's
-    /// worktree.
-    pub(in crate::git) fn worktree_heads(&self) -> Vec<(String, Option<String>)> {
+    /// worktree. While a [`HeadsRead`] is held the records are read once, for all its
+    /// questions.
+    pub(in crate::git) fn worktree_heads(&self) -> Heads {
+        if let Some(read) = self.heads.borrow().read.clone() {
+            return read;
+        }
+        let heads = self.read_worktree_heads();
+        let mut once = self.heads.borrow_mut();
+        if once.holders > 0 {
+            once.read = Some(heads.clone());
+        }
+        heads
+    }
+
+    fn read_worktree_heads(&self) -> Heads {
         let names = self.worktree_names();
         let records = KnownFiles::open(&self.git_dir().join("worktrees"));
         names
@@ -111,6 +126,7 @@ impl Repo {
         path: &Path,
         branch: &str,
     ) -> Result<(), GitError> {
+        self.forget_worktree_heads();
         let worktrees = self.git_dir().join("worktrees");
         fs::create_dir_all(&worktrees).context("create directory", &worktrees)?;
         let admin = worktrees.join(name);
@@ -165,6 +181,62 @@ fn resolve(path: &Path) -> PathBuf {
 
 /// The records' directory listing: the names, and the directory's stamp when they were listed.
 type Listing = (Stamp, Vec<String>);
+
+/// Every registered worktree's name and the text of its `HEAD` record, if readable.
+pub(in crate::git) type Heads = Rc<[(String, Option<String>)]>;
+
+/// The worktrees' `HEAD` records as read once for a landing, while a [`HeadsRead`] holds them.
+#[derive(Default)]
+pub(in crate::git) struct HeadsOnce {
+    holders: usize,
+    read: Option<Heads>,
+}
+
+/// Holds the worktrees' `HEAD` records read once ([`Repo::heads_read_once`]) until dropped.
+#[must_use = "the records are read once only while this is held"]
+pub(crate) struct HeadsRead {
+    heads: Rc<RefCell<HeadsOnce>>,
+}
+
+impl Drop for HeadsRead {
+    fn drop(&mut self) {
+        let mut once = self.heads.borrow_mut();
+        once.holders -= 1;
+        if once.holders == 0 {
+            once.read = None;
+        }
+    }
+}
+
+impl Repo {
+    /// Until the returned value is dropped, which branch each worktree has checked out is read
+    /// once and every question about it ([`Repo::checkouts_of`], finding a worktree by branch)
+    /// answered from that reading: one landing of a feature asks three, and a wave keeps one
+    /// worktree per task, so each landing read every task's `HEAD` three times. The runner's
+    /// own changes to the records (a worktree added, removed or pruned) update the reading; a
+    /// branch someone checks out in another worktree during the landing is not seen until the
+    /// next one, as with git, whose check and ref update are not one step either.
+    pub(crate) fn heads_read_once(&self) -> HeadsRead {
+        self.heads.borrow_mut().holders += 1;
+        HeadsRead {
+            heads: Rc::clone(&self.heads),
+        }
+    }
+
+    /// The record of worktree `name` is gone (pruned or removed by the runner): the reading
+    /// held for a landing no longer lists it.
+    pub(in crate::git) fn forget_worktree_head(&self, name: &str) {
+        let mut once = self.heads.borrow_mut();
+        if let Some(read) = once.read.take() {
+            once.read = Some(read.iter().filter(|(n, _)| n != name).cloned().collect());
+        }
+    }
+
+    /// A worktree record was written: the reading held for a landing is taken again.
+    pub(in crate::git) fn forget_worktree_heads(&self) {
+        self.heads.borrow_mut().read = None;
+    }
+}
 
 /// Creates `dir`, or takes it as it is when it is an empty directory (not a link to one).
 fn make_empty_dir(dir: &Path) -> Result<(), GitError> {
