@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::feature::events::FeatureEventKind;
 use crate::feature::state::{ConflictRecord, FeatureState, TaskStatus};
 use crate::git::task_repo;
-use crate::git::{diff_stat, GitError, Prepared, Repo, Trash};
+use crate::git::{GitError, Prepared, Repo, Trash};
 use crate::workflow::model::MergeStrategy;
 
 mod hidden;
@@ -152,16 +152,18 @@ pub fn merge_task(
         Err(GitError::Conflict { paths, .. }) => return Ok(TaskMerge::Conflict { paths }),
         Err(e) => return Err(e.into()),
     };
-    let commit = match landing {
+    // The files the landing changed on the feature branch (both paths of a rename): what a
+    // later conflict is attributed by.
+    let (commit, paths) = match landing {
         Some(landing) => {
             state.tip = Some(landing.to.clone());
             save(state)?;
             repo.land_journaled(&landing)?;
-            landing.to
+            let paths = repo.touched_paths(&landing)?;
+            (landing.to, paths)
         }
-        None => before.clone(),
+        None => (before.clone(), Vec::new()),
     };
-    let paths = diff_stat(repo.root(), &before, &commit)?.paths();
     // Edits made in the task's worktree after its approval did not land; keep them before the
     // worktree goes.
     if worktree.is_dir() {

@@ -297,10 +297,18 @@ impl Repo {
             .join(format!("autobuild-landing-{safe}.json"))
     }
 
-    /// The paths whose content differs between the landing's old and new base.
-    fn touched_paths(&self, landing: &Landing) -> Result<Vec<String>, GitError> {
+    /// The paths whose content differs between the landing's old and new base (both paths of
+    /// a rename), sorted.
+    pub(crate) fn touched_paths(&self, landing: &Landing) -> Result<Vec<String>, GitError> {
         let (from, to) = (self.tree_of(&landing.from)?, self.tree_of(&landing.to)?);
-        changed_paths(&self.repo, from.id(), to.id(), self.root())
+        if let Some((a, b, paths)) = &*self.touched.borrow() {
+            if (*a, *b) == (from.id(), to.id()) {
+                return Ok(paths.clone());
+            }
+        }
+        let paths = changed_paths(&self.repo, from.id(), to.id(), self.root())?;
+        *self.touched.borrow_mut() = Some((from.id(), to.id(), paths.clone()));
+        Ok(paths)
     }
 
     fn oid(&self, hex: &str) -> Result<Oid, GitError> {

@@ -26,6 +26,10 @@ pub struct Repo {
     /// The worktrees' `HEAD` records while a landing holds them read
     /// ([`Repo::heads_read_once`]).
     pub(in crate::git) heads: std::rc::Rc<std::cell::RefCell<super::worktree::HeadsOnce>>,
+    /// The paths that differ between the last two trees a landing compared, by their ids
+    /// ([`Repo::touched_paths`]): a landing asks it before and after its ref moves and for
+    /// its record, and trees are named by their content, so the answer never goes stale.
+    pub(in crate::git) touched: std::cell::RefCell<Option<(git2::Oid, git2::Oid, Vec<String>)>>,
 }
 
 impl fmt::Debug for Repo {
@@ -58,6 +62,7 @@ impl Repo {
             root,
             walker: std::cell::OnceCell::new(),
             heads: Default::default(),
+            touched: Default::default(),
         })
     }
 

@@ -139,3 +139,26 @@ fn moving_the_base_again_is_a_no_op_and_a_base_that_moved_elsewhere_refuses() {
         Err(GitError::BaseMoved { .. })
     ));
 }
+
+#[test]
+fn the_paths_a_landing_touched_are_both_sides_of_each_change_whichever_landing_is_asked() {
+    let (_dir, repo) = repo_with_task();
+    let landing = ready(&repo);
+    let expected = ["a.txt", "gone.txt", "new/b.txt"];
+    assert_eq!(repo.touched_paths(&landing).unwrap(), expected);
+    // Asked again (answered from the last comparison): the same.
+    assert_eq!(repo.touched_paths(&landing).unwrap(), expected);
+    // Another pair of trees is compared afresh, and the first is still answered right.
+    let back = Landing {
+        from: landing.to.clone(),
+        to: landing.from.clone(),
+        ..landing.clone()
+    };
+    assert_eq!(repo.touched_paths(&back).unwrap(), expected);
+    let none = Landing {
+        to: landing.from.clone(),
+        ..landing.clone()
+    };
+    assert!(repo.touched_paths(&none).unwrap().is_empty());
+    assert_eq!(repo.touched_paths(&landing).unwrap(), expected);
+}
