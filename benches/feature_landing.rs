@@ -12,6 +12,12 @@
 //! Sizes default to 100 and 1,000 (`AUTOBUILD_BENCH_FEATURE_SIZES=100,1000`); the 1,000-task
 //! run takes minutes, so this bench is run by hand, not in CI (`.ci/run` runs no benches).
 //! `AUTOBUILD_BENCH_BIN` measures another `autobuild` binary (a saved "before" build).
+//!
+//! The task files are committed, so the repository (and every task's worktree) grows with the
+//! feature: a landing's check of the worktree for unsaved work and its deletion cost what the
+//! worktree holds. `AUTOBUILD_BENCH_TASK_FILES=untracked` keeps them out of git (ignored, in
+//! the main checkout only), so that only the feature's size grows: the two runs tell the costs
+//! apart.
 
 use std::fs;
 use std::path::Path;
@@ -26,14 +32,22 @@ fn main() {
         .map(|v| v.split(',').filter_map(|n| n.trim().parse().ok()).collect())
         .filter(|sizes: &Vec<usize>| !sizes.is_empty())
         .unwrap_or_else(|| vec![100, 1000]);
-    println!("autobuild feature landing: one wave of trivial tasks on a 10-file repository");
+    let untracked = std::env::var("AUTOBUILD_BENCH_TASK_FILES").is_ok_and(|v| v == "untracked");
+    println!(
+        "autobuild feature landing: one wave of trivial tasks on a 10-file repository, {}",
+        if untracked {
+            "task files untracked"
+        } else {
+            "one committed task file per task"
+        }
+    );
     println!(
         "{:>7} | {:>8} | {:>16} | {:>6}",
         "tasks", "run s", "landing ms/task", "ratio"
     );
     let mut first: Option<f64> = None;
     for tasks in sizes {
-        let (run_s, per_landing_ms) = measure(tasks.max(2));
+        let (run_s, per_landing_ms) = measure(tasks.max(2), untracked);
         let base = *first.get_or_insert(per_landing_ms);
         println!(
             "{tasks:>7} | {run_s:>8.1} | {per_landing_ms:>16.1} | {:>6.2}",
@@ -43,10 +57,10 @@ fn main() {
 }
 
 /// Runs a feature of `tasks` tasks; its wall time (s) and landing time per task (ms).
-fn measure(tasks: usize) -> (f64, f64) {
+fn measure(tasks: usize, untracked: bool) -> (f64, f64) {
     let dir = tempfile::tempdir().expect("temp dir");
     let root = dir.path().join("project");
-    make_project(&root, tasks);
+    make_project(&root, tasks, untracked);
     autobuild::git::init_with_commit(&root, "main", "bench project").expect("git init");
 
     let binary = std::env::var_os("AUTOBUILD_BENCH_BIN")
@@ -93,7 +107,7 @@ fn task_id(n: usize) -> String {
 }
 
 /// Ten files, instant agents, a trivial check, and a feature of `tasks` independent tasks.
-fn make_project(root: &Path, tasks: usize) {
+fn make_project(root: &Path, tasks: usize, untracked: bool) {
     for i in 0..10 {
         write(root, &format!("src/f{i}.txt"), &format!("file {i}\n"));
     }
@@ -113,7 +127,12 @@ agent = "command"
 command = ["sh", "-c", "echo '{\"decision\":\"approve\",\"summary\":\"ok\",\"issues\":[],\"criteria\":[{\"id\":\"AC-001\",\"status\":\"met\",\"evidence\":\"\"}]}'"]
 "#,
     );
-    write(root, ".autobuild/.gitignore", "runs/\nworktrees/\n");
+    let ignored = if untracked {
+        "runs/\nworktrees/\ntasks/\n"
+    } else {
+        "runs/\nworktrees/\n"
+    };
+    write(root, ".autobuild/.gitignore", ignored);
     let mut feature = format!("id: {FEATURE}\nname: Bench\ntasks:\n");
     for n in 1..=tasks {
         let id = task_id(n);

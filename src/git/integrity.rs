@@ -9,7 +9,7 @@ use std::path::Path;
 
 use super::error::{Context, GitError};
 use super::repo::{find_commit, head_of, open_checkout, signature};
-use super::snapshot::state_tree;
+use super::snapshot::state_tree_last;
 
 /// Puts HEAD back on `refs/heads/<branch>` when an agent moved it elsewhere, leaving the files
 /// and the index as they are. Returns where HEAD was (a branch name or a commit), or `None`
@@ -108,7 +108,8 @@ pub fn backup(
     let repo = open_checkout(worktree)?;
     let head = head_of(&repo, worktree)?;
     let reviewed_commit = find_commit(&repo, reviewed, worktree)?;
-    let tree_id = state_tree(&repo, worktree)?;
+    // Nothing below uses the handle's index.
+    let tree_id = state_tree_last(&repo, worktree)?;
     if head.id() == reviewed_commit.id() && tree_id == reviewed_commit.tree_id() {
         return Ok(None);
     }

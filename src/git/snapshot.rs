@@ -196,6 +196,14 @@ pub(crate) fn state_tree(repo: &Repository, worktree: &Path) -> Result<Oid, GitE
     tree
 }
 
+/// [`state_tree`] for a handle whose index is never used again (its in-memory index keeps
+/// what was staged; nothing reloads it): a landed worktree's last look, which spares a read of
+/// the whole index.
+pub(crate) fn state_tree_last(repo: &Repository, worktree: &Path) -> Result<Oid, GitError> {
+    let mut index = repo.index().context("open the index", worktree)?;
+    stage_all(repo, &mut index, worktree)
+}
+
 /// `git add -A` on `index` (in memory), returning the resulting tree id. Writes blobs and
 /// trees to the object database, not the index file.
 ///

@@ -100,7 +100,8 @@ impl Repo {
                     .and_then(|text| String::from_utf8(text).ok());
                 (name, head)
             })
-            .collect()
+            .collect::<Vec<_>>()
+            .into()
     }
 
     /// Where the worktree `name` is registered: the directory holding the `.git` file its
@@ -183,7 +184,7 @@ fn resolve(path: &Path) -> PathBuf {
 type Listing = (Stamp, Vec<String>);
 
 /// Every registered worktree's name and the text of its `HEAD` record, if readable.
-pub(in crate::git) type Heads = Rc<[(String, Option<String>)]>;
+pub(in crate::git) type Heads = Rc<Vec<(String, Option<String>)>>;
 
 /// The worktrees' `HEAD` records as read once for a landing, while a [`HeadsRead`] holds them.
 #[derive(Default)]
@@ -226,9 +227,8 @@ impl Repo {
     /// The record of worktree `name` is gone (pruned or removed by the runner): the reading
     /// held for a landing no longer lists it.
     pub(in crate::git) fn forget_worktree_head(&self, name: &str) {
-        let mut once = self.heads.borrow_mut();
-        if let Some(read) = once.read.take() {
-            once.read = Some(read.iter().filter(|(n, _)| n != name).cloned().collect());
+        if let Some(read) = &mut self.heads.borrow_mut().read {
+            Rc::make_mut(read).retain(|(n, _)| n != name);
         }
     }
 
