@@ -123,15 +123,22 @@ mod tests {
 
     use crate::git::test_git::git;
 
-    /// Worktrees on other branches (or detached) are passed by their HEAD file; the one on the
-    /// branch asked about is found, and so is the main checkout.
-    #[test]
-    fn the_checkouts_of_a_branch_are_found_among_many_worktrees() {
+    /// A directory holding a repository `repo` whose `main` has one commit (beside it, room for
+    /// worktrees).
+    fn a_repository() -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("repo");
         std::fs::create_dir(&root).unwrap();
         std::fs::write(root.join("a.txt"), "a\n").unwrap();
         init_with_commit(&root, "main", "first").unwrap();
+        (dir, root)
+    }
+
+    /// Worktrees on other branches (or detached) are passed by their HEAD file; the one on the
+    /// branch asked about is found, and so is the main checkout.
+    #[test]
+    fn the_checkouts_of_a_branch_are_found_among_many_worktrees() {
+        let (dir, root) = a_repository();
         for n in 0..5 {
             let path = dir.path().join(format!("wt{n}"));
             git(
@@ -176,11 +183,7 @@ mod tests {
 
     #[test]
     fn a_held_reading_answers_until_released_and_follows_the_runners_own_removals() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("repo");
-        std::fs::create_dir(&root).unwrap();
-        std::fs::write(root.join("a.txt"), "a\n").unwrap();
-        init_with_commit(&root, "main", "first").unwrap();
+        let (dir, root) = a_repository();
         let repo = Repo::discover(&root).unwrap();
         let wt = |n: u32| dir.path().join(format!("wt{n}"));
         for n in 0..3 {
