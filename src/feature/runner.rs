@@ -228,17 +228,9 @@ impl Runner {
         Ok(())
     }
 
-    /// Lands the wave's approved tasks in order, up to a conflict.
-    ///
-    /// Which branch each linked worktree has checked out is read once for all of them
-    /// ([`Repo::heads_read_once`]), not once per landing: a wave keeps one worktree per task,
-    /// so reading them all at each landing made a landing's cost grow with the wave (issue
-    /// 24). No agent or check runs while the wave lands; the runner's own removals update the
-    /// reading, and the main checkout is asked afresh at each landing. A branch someone checks
-    /// out in a task's worktree meanwhile is not seen: moving the feature branch then leaves
-    /// that worktree's files as they were (nothing in it is lost), and deleting the task
-    /// branch leaves its `HEAD` unborn, as `git update-ref` and `git branch -D` racing a
-    /// checkout would.
+    /// Lands the wave's approved tasks in order, up to a conflict, from one reading of which
+    /// branch each worktree has checked out ([`Repo::heads_read_once`]: no agent or check runs
+    /// while a wave lands).
     fn merge_approved(&mut self, tasks: &[String]) -> Result<(), Error> {
         let _heads = self.repo.heads_read_once();
         for id in tasks {

@@ -216,7 +216,9 @@ impl Repo {
     /// worktree per task, so each landing read every task's `HEAD` three times. The runner's
     /// own changes to the records (a worktree added, removed or pruned) update the reading; a
     /// branch someone checks out in another worktree during the landing is not seen until the
-    /// next one, as with git, whose check and ref update are not one step either.
+    /// next one, as with git, whose check and ref update are not one step either: moving that
+    /// branch leaves the worktree's files as they were (nothing in it is lost), deleting it
+    /// leaves the worktree's `HEAD` unborn.
     pub(crate) fn heads_read_once(&self) -> HeadsRead {
         self.heads.borrow_mut().holders += 1;
         HeadsRead {
