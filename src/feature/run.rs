@@ -336,7 +336,7 @@ fn done_record(task: &PlannedTask) -> Option<TaskRecord> {
 /// now, tasks added since are pending, tasks removed since are dropped; each task keeps its
 /// recorded status, which decides what happens to it.
 fn reconcile(mut state: FeatureState, setup: &FeatureSetup) -> FeatureState {
-    let mut old = std::mem::take(&mut state.tasks);
+    let mut old = std::mem::take(&mut state.tasks).into_map();
     state.tasks = setup
         .plan
         .tasks

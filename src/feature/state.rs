@@ -6,7 +6,6 @@
 //! runner appends its per-task changes to a journal beside the file and rewrites the file only
 //! now and then ([`journal`]); [`FeatureState::load`] reads both.
 
-use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -19,8 +18,10 @@ use crate::error::exit;
 use crate::feature::integration::IntegrationRecord;
 
 mod journal;
+mod records;
 
 pub use journal::{journal_file, FeatureFile};
+pub use records::TaskRecords;
 
 pub const FEATURE_STATE_VERSION: u32 = 1;
 
@@ -48,7 +49,7 @@ pub struct FeatureState {
     pub settings: FeatureSettings,
     /// Task ids per wave, as planned when the run started (or last resumed).
     pub waves: Vec<Vec<String>>,
-    pub tasks: BTreeMap<String, TaskRecord>,
+    pub tasks: TaskRecords,
     /// Set when merging a task into the feature branch conflicted.
     pub conflict: Option<ConflictRecord>,
     /// One sentence on how the run ended, once it has.

@@ -16,6 +16,7 @@ use std::fs::OpenOptions;
 use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
 
@@ -68,8 +69,14 @@ impl Change {
 
 /// What changed from `saved` to `now` as a journal line, or `None` when something changed
 /// that only a snapshot records. Compares every field by name, so a new field of
-/// [`FeatureState`] must say here how it is saved.
-pub(super) fn change_between(saved: &FeatureState, now: &FeatureState) -> Option<Change> {
+/// [`FeatureState`] must say here how it is saved. Of the task records, only those touched
+/// since `saver` saved `now` are compared, when it tracks them ([`super::TaskRecords`]); all of
+/// them otherwise.
+pub(super) fn change_between(
+    saved: &FeatureState,
+    now: &FeatureState,
+    saver: u64,
+) -> Option<Change> {
     let FeatureState {
         version,
         feature_id,
@@ -105,23 +112,35 @@ pub(super) fn change_between(saved: &FeatureState, now: &FeatureState) -> Option
         && *message == saved.message
         && *merged_commit == saved.merged_commit
         && *integration == saved.integration
-        && *journal_seq == saved.journal_seq
-        && tasks.len() == saved.tasks.len()
-        && tasks.keys().zip(saved.tasks.keys()).all(|(a, b)| a == b);
-    if !snapshot_only {
+        && *journal_seq == saved.journal_seq;
+    let touched = tasks.touched_since(saver);
+    let same_ids = match touched {
+        Some(touched) => !touched.added,
+        None => {
+            tasks.len() == saved.tasks.len()
+                && tasks.keys().zip(saved.tasks.keys()).all(|(a, b)| a == b)
+        }
+    };
+    if !snapshot_only || !same_ids {
         return None;
     }
+    let changed = |(id, record): (&String, &TaskRecord)| {
+        (saved.tasks.get(id) != Some(record)).then(|| (id.clone(), record.clone()))
+    };
     Some(Change {
         seq: journal_seq + 1,
         updated_at: updated_at.clone(),
         tip: tip.clone(),
         violations: (*violations != saved.violations).then(|| violations.clone()),
-        tasks: tasks
-            .iter()
-            .zip(saved.tasks.values())
-            .filter(|((_, record), before)| record != before)
-            .map(|((id, record), _)| (id.clone(), record.clone()))
-            .collect(),
+        tasks: match touched {
+            Some(touched) => touched
+                .ids
+                .iter()
+                .filter_map(|id| tasks.get_key_value(id))
+                .filter_map(changed)
+                .collect(),
+            None => tasks.iter().filter_map(changed).collect(),
+        },
     })
 }
 
@@ -154,6 +173,10 @@ pub(super) fn replay(state: &mut FeatureState, journal: &str) -> io::Result<()> 
 #[derive(Debug)]
 pub struct FeatureFile {
     path: PathBuf,
+    /// The number of this handle's last save, which the task records it saved track their
+    /// changes against ([`super::TaskRecords`]): a save of other records through this handle
+    /// in between makes the next save of these compare all of them.
+    last_save: u64,
     /// The state as saved, once this handle saved it (the first save writes a snapshot).
     saved: Option<FeatureState>,
     snapshot_bytes: u64,
@@ -165,6 +188,7 @@ impl FeatureFile {
     pub fn new(path: PathBuf) -> FeatureFile {
         FeatureFile {
             path,
+            last_save: 0,
             saved: None,
             snapshot_bytes: 0,
             journal_bytes: 0,
@@ -180,13 +204,14 @@ impl FeatureFile {
     pub fn save(&mut self, state: &mut FeatureState) -> io::Result<()> {
         let compact = self.journal_bytes > self.snapshot_bytes.max(MIN_COMPACTION_BYTES);
         let change = match &self.saved {
-            Some(saved) if !compact => change_between(saved, state),
+            Some(saved) if !compact => change_between(saved, state, self.last_save),
             _ => None,
         };
         let Some(change) = change else {
             self.snapshot_bytes = write_snapshot(&self.path, state)?;
             self.journal_bytes = 0;
             self.saved = Some(state.clone());
+            self.saved_as(state);
             return Ok(());
         };
         if self
@@ -194,6 +219,7 @@ impl FeatureFile {
             .as_ref()
             .is_some_and(|saved| change.is_empty(saved))
         {
+            self.saved_as(state);
             return Ok(());
         }
         let mut line = serde_json::to_vec(&change).map_err(io::Error::other)?;
@@ -208,10 +234,20 @@ impl FeatureFile {
         journal.sync_data()?;
         self.journal_bytes += line.len() as u64;
         state.journal_seq = change.seq;
+        self.saved_as(state);
         if let Some(saved) = &mut self.saved {
             change.apply_to(saved);
         }
         Ok(())
+    }
+}
+
+impl FeatureFile {
+    /// Notes that `state` is what this handle saved last.
+    fn saved_as(&mut self, state: &mut FeatureState) {
+        static SAVES: AtomicU64 = AtomicU64::new(1);
+        self.last_save = SAVES.fetch_add(1, Ordering::Relaxed);
+        state.tasks.saved_by(self.last_save);
     }
 }
 
@@ -244,7 +280,7 @@ mod tests {
         let saved = sample_state(&[TaskStatus::Approved, TaskStatus::Approved]);
         let mut now = saved.clone();
         landed(&mut now, "T1", "c1");
-        let change = change_between(&saved, &now).unwrap();
+        let change = change_between(&saved, &now, 0).unwrap();
         assert_eq!(change.seq, 1);
         assert_eq!(change.tasks.keys().collect::<Vec<_>>(), ["T1"]);
         assert_eq!(change.tip.as_deref(), Some("c1"));
@@ -252,9 +288,9 @@ mod tests {
 
         let mut moved = saved.clone();
         moved.violations.push("autobuild/F was moved".into());
-        let change = change_between(&saved, &moved).unwrap();
+        let change = change_between(&saved, &moved, 0).unwrap();
         assert!(change.tasks.is_empty() && change.violations.is_some());
-        assert!(change_between(&saved, &saved).unwrap().is_empty(&saved));
+        assert!(change_between(&saved, &saved, 0).unwrap().is_empty(&saved));
 
         // Everything else is written as a snapshot.
         let changes: [fn(&mut FeatureState); 4] = [
@@ -268,8 +304,36 @@ mod tests {
         for change in changes {
             let mut now = saved.clone();
             change(&mut now);
-            assert_eq!(change_between(&saved, &now), None, "{now:?}");
+            assert_eq!(change_between(&saved, &now, 0), None, "{now:?}");
         }
+    }
+
+    #[test]
+    fn a_save_compares_the_records_touched_since_and_all_of_them_after_another_states_save() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("feature.json");
+        let mut file = FeatureFile::new(path.clone());
+        let mut state = sample_state(&[TaskStatus::Approved; 3]);
+        file.save(&mut state).unwrap();
+        landed(&mut state, "T0", "c0");
+        // Reached to change, left as it was: compared, not journaled.
+        state.tasks.get_mut("T2").unwrap().status = TaskStatus::Approved;
+        file.save(&mut state).unwrap();
+        let journal = std::fs::read_to_string(journal_file(&path)).unwrap();
+        let line: Change = serde_json::from_str(journal.trim_end()).unwrap();
+        assert_eq!(line.tasks.keys().collect::<Vec<_>>(), ["T0"]);
+        assert_eq!(FeatureState::load(&path).unwrap(), state);
+
+        // A copy saved through the same handle: the original's next save does not journal
+        // against what the copy saved; the file ends as the original has it, T1 included.
+        let mut copy = state.clone();
+        landed(&mut copy, "T1", "c1");
+        file.save(&mut copy).unwrap();
+        assert_eq!(FeatureState::load(&path).unwrap(), copy);
+        state.tip = Some("c2".into());
+        file.save(&mut state).unwrap();
+        assert_eq!(FeatureState::load(&path).unwrap(), state);
+        assert_eq!(state.status_of("T1"), TaskStatus::Approved);
     }
 
     #[test]
