@@ -445,8 +445,11 @@ fn collect_markdown_in(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> 
     let mut found = Vec::new();
     for entry in entries {
         let entry = entry.map_err(|e| Error::io("cannot list task directory", dir, e))?;
+        let file_type = entry
+            .file_type()
+            .map_err(|e| Error::io("cannot inspect", entry.path(), e))?;
         let path = entry.path();
-        if path.extension().is_some_and(|e| e == "md") && path.is_file() {
+        if is_markdown_file(&path, file_type) {
             found.push(path);
         }
     }
@@ -475,9 +478,16 @@ fn collect_markdown(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
     for (path, file_type) in paths {
         if file_type.is_dir() {
             collect_markdown(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "md") && path.is_file() {
+        } else if is_markdown_file(&path, file_type) {
             out.push(path);
         }
     }
     Ok(())
+}
+
+/// A `*.md` file, or a link to a file, by the type its directory entry gave: only a link costs
+/// a `stat`, so listing a board of thousands of tasks does not stat each one.
+fn is_markdown_file(path: &Path, file_type: fs::FileType) -> bool {
+    path.extension().is_some_and(|e| e == "md")
+        && (file_type.is_file() || (file_type.is_symlink() && path.is_file()))
 }

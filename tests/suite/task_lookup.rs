@@ -402,3 +402,48 @@ fn lookup_by_id_reads_file_names_first_in_every_state_folder() {
     let found = locate(root, "TASK-C1").unwrap();
     assert_eq!(found.path, root.join(".guardkit/tasks/backlog/TASK-C1.md"));
 }
+
+/// Listing a board reads each entry's type from its directory entry; only a link is followed
+/// (issue 24): a linked task file is a task, a link to a directory or to nothing is not, and a
+/// `.md` directory is searched, not read.
+#[test]
+fn a_linked_task_file_is_found_and_links_to_anything_else_are_not_tasks() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "elsewhere/TASK-L1.md", &task("TASK-L1"));
+    write(root, "elsewhere/dir.md/TASK-L2.md", &task("TASK-L2"));
+    fs::create_dir_all(root.join("tasks/backlog")).unwrap();
+    let link = |target: &str, name: &str| {
+        std::os::unix::fs::symlink(root.join(target), root.join("tasks/backlog").join(name))
+            .unwrap()
+    };
+    link("elsewhere/TASK-L1.md", "TASK-L1-linked.md");
+    link("elsewhere/dir.md", "TASK-L2-dir.md");
+    link("elsewhere/missing.md", "TASK-L3-dangling.md");
+    write(
+        root,
+        "tasks/in_review/TASK-L4.md/TASK-L4.md",
+        &task("TASK-L4"),
+    );
+
+    let found = locate(root, "TASK-L1").unwrap();
+    assert_eq!(found.path, root.join("tasks/backlog/TASK-L1-linked.md"));
+    assert!(
+        locate(root, "TASK-L2").is_err(),
+        "a linked directory is not followed"
+    );
+    assert!(locate(root, "TASK-L3").is_err());
+    let found = locate(root, "TASK-L4").unwrap();
+    assert_eq!(
+        found.path,
+        root.join("tasks/in_review/TASK-L4.md/TASK-L4.md")
+    );
+    let scan = list_tasks(root).unwrap();
+    let ids: Vec<&str> = scan.tasks.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, ["TASK-L1", "TASK-L4"]);
+    let invalid: Vec<_> = scan.invalid.iter().map(|t| &t.path).collect();
+    assert!(
+        invalid.is_empty(),
+        "links to no file are not task files: {invalid:?}"
+    );
+}
