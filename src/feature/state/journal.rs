@@ -224,14 +224,13 @@ impl FeatureFile {
         }
         let mut line = serde_json::to_vec(&change).map_err(io::Error::other)?;
         line.push(b'\n');
-        // Private like the snapshot, which is written through a temporary file.
-        let mut journal = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .open(journal_file(&self.path))?;
-        journal.write_all(&line)?;
-        journal.sync_data()?;
+        if let Err(error) = append(&journal_file(&self.path), &line) {
+            // The journal may now end in part of this line, or in all of it unsynced under a
+            // number the next line would reuse: the next save rewrites the snapshot, which
+            // removes the journal, instead of appending after it.
+            self.saved = None;
+            return Err(error);
+        }
         self.journal_bytes += line.len() as u64;
         state.journal_seq = change.seq;
         self.saved_as(state);
@@ -240,6 +239,18 @@ impl FeatureFile {
         }
         Ok(())
     }
+}
+
+/// Appends `line` to the journal at `path` and syncs it.
+fn append(path: &Path, line: &[u8]) -> io::Result<()> {
+    // Private like the snapshot, which is written through a temporary file.
+    let mut journal = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)?;
+    journal.write_all(line)?;
+    journal.sync_data()
 }
 
 impl FeatureFile {
@@ -334,6 +345,27 @@ mod tests {
         file.save(&mut state).unwrap();
         assert_eq!(FeatureState::load(&path).unwrap(), state);
         assert_eq!(state.status_of("T1"), TaskStatus::Approved);
+    }
+
+    #[test]
+    fn after_a_failed_append_the_next_save_rewrites_the_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("feature.json");
+        let mut file = FeatureFile::new(path.clone());
+        let mut state = sample_state(&[TaskStatus::Approved; 2]);
+        file.save(&mut state).unwrap();
+        // The journal cannot be opened for appending.
+        std::fs::create_dir(journal_file(&path)).unwrap();
+        landed(&mut state, "T0", "c0");
+        assert!(file.save(&mut state).is_err());
+        std::fs::remove_dir(journal_file(&path)).unwrap();
+        landed(&mut state, "T1", "c1");
+        file.save(&mut state).unwrap();
+        assert!(
+            !journal_file(&path).exists(),
+            "written as a snapshot, not appended after what the failure may have left"
+        );
+        assert_eq!(FeatureState::load(&path).unwrap(), state);
     }
 
     #[test]
