@@ -13,7 +13,9 @@
 //! Sizes 10 and 10,000 always run (this is what CI's `cargo bench` would run; `.ci/run` runs no
 //! benches). 100,000 files run only with `AUTOBUILD_BENCH_LARGE=1`: outside CI, by hand. Each
 //! size's repository is generated once into `${XDG_CACHE_HOME:-$HOME/.cache}/autobuild-bench/`
-//! and cloned for each run. `AUTOBUILD_BENCH_TURNS` (default 10) sets the turns per run,
+//! and cloned for each run into a temporary directory (`TMPDIR`); both are printed, since the
+//! file system behind them moves the figures (a turn's fsyncs cost far more on ext4 than on
+//! tmpfs). `AUTOBUILD_BENCH_TURNS` (default 10) sets the turns per run,
 //! `AUTOBUILD_BENCH_RUNS` (default 3) the runs per size, `AUTOBUILD_BENCH_BIN` another
 //! `autobuild` binary to measure (to compare with a saved build).
 
@@ -44,6 +46,12 @@ fn main() {
     if !large {
         println!("(100,000 files skipped: set AUTOBUILD_BENCH_LARGE=1; it is not run in CI)");
     }
+    // The file system decides much of a turn's cost (its fsyncs), and of git status's.
+    println!(
+        "runs in {} (TMPDIR), repositories cached in {}",
+        std::env::temp_dir().display(),
+        cache_dir().display()
+    );
     println!(
         "{:>8} | {:>8} | {:>9} | {:>6} | {:>12} | {:>10} | {:>9}",
         "files", "turn ms", "status ms", "ratio", "RSS MiB", "git MiB", "RSS ratio"
@@ -72,14 +80,18 @@ struct Figures {
     status_rss_kib: i64,
 }
 
-/// The project of `files` files, generated and committed once into the cache.
-fn template(files: usize, turns: u32) -> PathBuf {
-    let cache = std::env::var_os("XDG_CACHE_HOME")
+/// Where the generated repositories are kept between runs.
+fn cache_dir() -> PathBuf {
+    std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
         .unwrap_or_else(std::env::temp_dir)
-        .join("autobuild-bench");
-    let dir = cache.join(format!("repo-{files}-{turns}"));
+        .join("autobuild-bench")
+}
+
+/// The project of `files` files, generated and committed once into the cache.
+fn template(files: usize, turns: u32) -> PathBuf {
+    let dir = cache_dir().join(format!("repo-{files}-{turns}"));
     if dir.join(".git/autobuild-bench-ready").exists() {
         return dir;
     }
