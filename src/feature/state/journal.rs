@@ -279,6 +279,19 @@ mod tests {
     use super::*;
     use crate::feature::state::{sample_state, FeatureStatus, TaskStatus};
 
+    /// A feature of `tasks` approved tasks saved once (as a snapshot) in a temporary
+    /// directory, which lives as long as the returned guard.
+    fn saved_with_approved(
+        tasks: usize,
+    ) -> (tempfile::TempDir, PathBuf, FeatureFile, FeatureState) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("feature.json");
+        let mut file = FeatureFile::new(path.clone());
+        let mut state = sample_state(&vec![TaskStatus::Approved; tasks]);
+        file.save(&mut state).unwrap();
+        (dir, path, file, state)
+    }
+
     fn landed(state: &mut FeatureState, task: &str, tip: &str) {
         let record = state.tasks.get_mut(task).unwrap();
         record.status = TaskStatus::Merged;
@@ -321,11 +334,7 @@ mod tests {
 
     #[test]
     fn a_save_compares_the_records_touched_since_and_all_of_them_after_another_states_save() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("feature.json");
-        let mut file = FeatureFile::new(path.clone());
-        let mut state = sample_state(&[TaskStatus::Approved; 3]);
-        file.save(&mut state).unwrap();
+        let (_dir, path, mut file, mut state) = saved_with_approved(3);
         landed(&mut state, "T0", "c0");
         // Reached to change, left as it was: compared, not journaled.
         state.tasks.get_mut("T2").unwrap().status = TaskStatus::Approved;
@@ -349,11 +358,7 @@ mod tests {
 
     #[test]
     fn after_a_failed_append_the_next_save_rewrites_the_snapshot() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("feature.json");
-        let mut file = FeatureFile::new(path.clone());
-        let mut state = sample_state(&[TaskStatus::Approved; 2]);
-        file.save(&mut state).unwrap();
+        let (_dir, path, mut file, mut state) = saved_with_approved(2);
         // The journal cannot be opened for appending.
         std::fs::create_dir(journal_file(&path)).unwrap();
         landed(&mut state, "T0", "c0");
@@ -370,11 +375,7 @@ mod tests {
 
     #[test]
     fn a_load_replays_the_journal_after_the_snapshot() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("feature.json");
-        let mut file = FeatureFile::new(path.clone());
-        let mut state = sample_state(&[TaskStatus::Approved; 3]);
-        file.save(&mut state).unwrap();
+        let (_dir, path, mut file, mut state) = saved_with_approved(3);
         assert!(
             !journal_file(&path).exists(),
             "the first save is a snapshot"
@@ -400,11 +401,7 @@ mod tests {
 
     #[test]
     fn a_torn_last_line_is_ignored_and_lines_the_snapshot_holds_are_skipped() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("feature.json");
-        let mut file = FeatureFile::new(path.clone());
-        let mut state = sample_state(&[TaskStatus::Approved; 2]);
-        file.save(&mut state).unwrap();
+        let (_dir, path, mut file, mut state) = saved_with_approved(2);
         landed(&mut state, "T0", "c0");
         file.save(&mut state).unwrap();
         let after_first = state.clone();
@@ -438,11 +435,7 @@ mod tests {
 
     #[test]
     fn the_journal_is_compacted_once_it_outgrows_the_snapshot() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("feature.json");
-        let mut file = FeatureFile::new(path.clone());
-        let mut state = sample_state(&[TaskStatus::Approved; 2]);
-        file.save(&mut state).unwrap();
+        let (_dir, path, mut file, mut state) = saved_with_approved(2);
         let mut compactions = 0;
         for n in 0..2000 {
             landed(
