@@ -14,8 +14,8 @@
 //! benches). 100,000 files run only with `AUTOBUILD_BENCH_LARGE=1`: outside CI, by hand. Each
 //! size's repository is generated once into `${XDG_CACHE_HOME:-$HOME/.cache}/autobuild-bench/`
 //! and cloned for each run into a temporary directory (`TMPDIR`); both are printed, since the
-//! file system behind them moves the figures (a turn's fsyncs cost far more on ext4 than on
-//! tmpfs). `AUTOBUILD_BENCH_TURNS` (default 10) sets the turns per run,
+//! file system behind them moves the figures (a turn's file creations and fsyncs cost far more
+//! on ext4 than on tmpfs). `AUTOBUILD_BENCH_TURNS` (default 10) sets the turns per run,
 //! `AUTOBUILD_BENCH_RUNS` (default 3) the runs per size, `AUTOBUILD_BENCH_BIN` another
 //! `autobuild` binary to measure (to compare with a saved build).
 
