@@ -26,6 +26,7 @@ use super::trash::Trash;
 use crate::failpoint;
 
 mod admin;
+mod parts;
 pub(in crate::git) use admin::HeadsOnce;
 
 /// A worktree created for a run.

@@ -158,8 +158,7 @@ impl Repo {
             &["ref: refs/heads/".as_ref(), branch.as_ref()],
         )?;
         let worktree = Repository::open(&workdir).context("open the new worktree", &workdir)?;
-        worktree
-            .checkout_head(None)
+        super::parts::check_out_head(&worktree, super::parts::PART_FILES)
             .context(format_args!("check out `{branch}`"), &workdir)
     }
 }
