@@ -34,11 +34,42 @@ const PARALLEL_FROM: usize = 2048;
 /// At most this many threads stat files.
 const MAX_THREADS: usize = 4;
 
-/// An index entry: its path (borrowed from the index) and the metadata it recorded.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// An index entry, borrowed from the index: its path, and the entry itself for the metadata it
+/// recorded (read when the file is compared, not copied: 24 bytes an entry instead of 56, 3 MB
+/// fewer at 100,000 files).
+#[derive(Clone, Copy)]
 struct Recorded<'i> {
     path: &'i [u8],
-    stat: Stat,
+    entry: Entry<'i>,
+}
+
+/// A borrowed libgit2 index entry.
+#[derive(Clone, Copy)]
+struct Entry<'i>(&'i libgit2_sys::git_index_entry);
+
+// SAFETY: the walk's threads only read the entry (its numbers; the path pointer in it is never
+// followed through this type), and the shared borrow of the index it comes from keeps libgit2
+// from changing or freeing it meanwhile.
+unsafe impl Sync for Entry<'_> {}
+
+impl Recorded<'_> {
+    fn mode(&self) -> u32 {
+        self.entry.0.mode
+    }
+
+    /// The metadata the entry recorded.
+    fn stat(&self) -> Stat {
+        let entry = self.entry.0;
+        Stat {
+            mode: entry.mode,
+            mtime: (entry.mtime.seconds, entry.mtime.nanoseconds),
+            ctime: (entry.ctime.seconds, entry.ctime.nanoseconds),
+            ino: entry.ino,
+            uid: entry.uid,
+            gid: entry.gid,
+            size: entry.file_size,
+        }
+    }
 }
 
 /// A file's metadata in the index's terms: what libgit2 compares between an index entry and
@@ -167,7 +198,7 @@ fn candidates_on(
         entries
             .iter()
             .zip(&seen)
-            .filter(|(entry, seen)| !**seen && entry.stat.mode != GITLINK)
+            .filter(|(entry, seen)| !**seen && entry.mode() != GITLINK)
             .map(|(entry, _)| entry.path.to_vec()),
     );
     if found.len() > MAX_CANDIDATES {
@@ -214,15 +245,7 @@ fn recorded(index: &Index) -> Option<Vec<Recorded<'_>>> {
         let path = unsafe { CStr::from_ptr(entry.path) }.to_bytes();
         entries.push(Recorded {
             path,
-            stat: Stat {
-                mode: entry.mode,
-                mtime: (entry.mtime.seconds, entry.mtime.nanoseconds),
-                ctime: (entry.ctime.seconds, entry.ctime.nanoseconds),
-                ino: entry.ino,
-                uid: entry.uid,
-                gid: entry.gid,
-                size: entry.file_size,
-            },
+            entry: Entry(entry),
         });
     }
     Some(entries)
@@ -432,7 +455,7 @@ impl Walk<'_> {
             };
             match (is_dir, child) {
                 // A submodule's directory: left alone, as libgit2's walk leaves it.
-                (true, Some(Child::Entry(at))) if self.entries[*at].stat.mode == GITLINK => {
+                (true, Some(Child::Entry(at))) if self.entries[*at].mode() == GITLINK => {
                     visit.seen.push(*at)
                 }
                 (true, Some(Child::Dir(range))) => subdirs.push(Queued {
@@ -445,7 +468,7 @@ impl Walk<'_> {
                         Some(meta) => meta,
                         None => opened.stat(name.c).ok()?,
                     };
-                    if may_differ(&self.entries[*at].stat, &Stat::of(&meta), self.written) {
+                    if may_differ(&self.entries[*at].stat(), &Stat::of(&meta), self.written) {
                         visit.candidates.push(path());
                     }
                 }
