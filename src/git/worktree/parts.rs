@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 
 use git2::build::CheckoutBuilder;
-use git2::{Error, ObjectType, Oid, Repository, Tree};
+use git2::{Error, ObjectType, Oid, Repository, Tree, TreeEntry};
 
 /// The most files a part holds, unless one path alone holds more: a directory with more files
 /// is split into its entries.
@@ -106,10 +106,7 @@ impl Planner<'_> {
         for entry in tree.iter() {
             // Names are bytes: a file name need not be UTF-8.
             let path = [prefix, entry.name_bytes()].concat();
-            let files = match entry.kind() {
-                Some(ObjectType::Tree) => self.files_under(entry.id())?,
-                _ => 1,
-            };
+            let files = self.files_at(&entry)?;
             if files > self.max {
                 let subtree = self.repo.find_tree(entry.id())?;
                 self.split(&subtree, &[path.as_slice(), b"/"].concat())?;
@@ -125,17 +122,19 @@ impl Planner<'_> {
         Ok(())
     }
 
-    fn files_under(&mut self, id: Oid) -> Result<usize, Error> {
+    /// The files `entry` stands for: one, or every file under a directory.
+    fn files_at(&mut self, entry: &TreeEntry<'_>) -> Result<usize, Error> {
+        if entry.kind() != Some(ObjectType::Tree) {
+            return Ok(1);
+        }
+        let id = entry.id();
         if let Some(&files) = self.counts.get(&id) {
             return Ok(files);
         }
         let tree = self.repo.find_tree(id)?;
         let mut files = 0;
         for entry in tree.iter() {
-            files += match entry.kind() {
-                Some(ObjectType::Tree) => self.files_under(entry.id())?,
-                _ => 1,
-            };
+            files += self.files_at(&entry)?;
         }
         self.counts.insert(id, files);
         Ok(files)
