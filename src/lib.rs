@@ -6,17 +6,13 @@
 //! contexts until the gates approve, a bound is hit, or a stall is detected. Everything about
 //! that loop is data in workflow files ([`workflow`]); the engine ([`engine`]) interprets it.
 
+pub use base::{atomic_file, cost, diagnostic, error, failpoint, json_text, unknown, user_file};
+
 pub mod agents;
-pub mod atomic_file;
 pub mod cli;
-pub mod cost;
-pub mod diagnostic;
 pub mod engine;
-pub mod error;
-pub mod failpoint;
 pub mod feature;
 pub mod git;
-pub mod json_text;
 pub mod process;
 pub mod profile;
 pub mod project;
@@ -26,8 +22,6 @@ pub mod schema;
 pub mod steps;
 pub mod task;
 pub mod ui;
-pub mod unknown;
-pub mod user_file;
 pub mod workflow;
 
 #[cfg(test)]

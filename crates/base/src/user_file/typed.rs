@@ -114,9 +114,20 @@ mod tests {
     struct Role {
         agent: String,
         #[serde(default)]
-        tools: Vec<crate::workflow::model::Tool>,
+        tools: Vec<Tool>,
         #[serde(default)]
         turns: Option<u32>,
+    }
+
+    /// A closed set of names, as a workflow's tools are.
+    #[derive(Debug, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    #[allow(dead_code)]
+    enum Tool {
+        Read,
+        Write,
+        Edit,
+        Bash,
     }
 
     #[derive(Debug, Deserialize)]

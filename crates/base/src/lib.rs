@@ -1,0 +1,10 @@
+//! autobuild-base.
+
+pub mod atomic_file;
+pub mod cost;
+pub mod diagnostic;
+pub mod error;
+pub mod failpoint;
+pub mod json_text;
+pub mod unknown;
+pub mod user_file;
