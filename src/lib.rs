@@ -7,17 +7,17 @@
 //! that loop is data in workflow files ([`workflow`]); the engine ([`engine`]) interprets it.
 
 pub use base::{atomic_file, cost, diagnostic, error, failpoint, json_text, unknown, user_file};
+pub use process;
+pub use sandbox;
 
 pub mod agents;
 pub mod cli;
 pub mod engine;
 pub mod feature;
 pub mod git;
-pub mod process;
 pub mod profile;
 pub mod project;
 pub mod report;
-pub mod sandbox;
 pub mod schema;
 pub mod steps;
 pub mod task;

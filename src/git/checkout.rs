@@ -121,7 +121,7 @@ mod tests {
     use super::*;
     use crate::git::init_with_commit;
 
-    use crate::git::test_git::git;
+    use testkit::git;
 
     /// A directory holding a repository `repo` whose `main` has one commit (beside it, room for
     /// worktrees).

@@ -40,8 +40,6 @@ mod stat_walk;
 mod step_repo;
 mod strategy;
 pub mod task_repo;
-#[cfg(test)]
-pub(crate) mod test_git;
 mod trash;
 mod tree_diff;
 mod tree_merge;

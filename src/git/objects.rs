@@ -106,7 +106,7 @@ mod tests {
 
     use super::*;
 
-    use crate::git::test_git::git_with as git;
+    use testkit::git_with as git;
 
     /// A repository and a private object directory git writes to with the shared store as
     /// its alternate, as the sandbox sets them up.

@@ -72,7 +72,7 @@ mod tests {
     use super::*;
     use crate::git::MergeStrategy;
 
-    use crate::git::test_git::git;
+    use testkit::git;
 
     #[test]
     fn only_files_that_gain_the_value_are_named() {

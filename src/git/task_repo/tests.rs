@@ -1,6 +1,6 @@
 use super::*;
 
-use crate::git::test_git::git;
+use testkit::git;
 
 fn write(dir: &Path, path: &str, text: &str) {
     let file = dir.join(path);

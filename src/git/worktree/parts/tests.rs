@@ -7,7 +7,7 @@ use std::path::Path;
 use git2::{Repository, TreeWalkMode, TreeWalkResult};
 
 use super::{check_out_head, parts};
-use crate::git::test_git::git;
+use testkit::git;
 
 /// A repository whose tree has files at the root and in nested directories, a directory of
 /// its own `.gitattributes` (text files there get CRLF endings when checked out), an

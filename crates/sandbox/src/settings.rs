@@ -10,7 +10,7 @@ use regex::Regex;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Deserializer};
 
-use crate::user_file::rule::{self, Rule};
+use base::user_file::rule::{self, Rule};
 
 /// `[sandbox] mode`.
 #[derive(

@@ -25,6 +25,7 @@ mod group;
 mod leftover;
 mod redact;
 mod resolve;
+pub mod secrets;
 mod stream;
 
 use std::ffi::OsString;
@@ -266,7 +267,7 @@ pub fn run(spec: &ProcessSpec, cancel: &CancelToken) -> Result<ProcessOutcome, P
         .env_remove
         .iter()
         .map(String::as_str)
-        .chain(crate::sandbox::secrets::CI_SECRETS.iter().copied())
+        .chain(secrets::CI_SECRETS.iter().copied())
     {
         command.env_remove(name);
     }

@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use super::{Confinement, Mounts};
-use crate::process::{self, CancelToken, ProcessEnd, ProcessSpec};
+use process::{self, CancelToken, ProcessEnd, ProcessSpec};
 
 /// The variable naming the bwrap binary (a path or a name looked up on the PATH).
 pub const BWRAP_ENV: &str = "AUTOBUILD_BWRAP";

@@ -1,11 +1,11 @@
-//! The git command line for unit tests: a fixed identity, and a failure panics with git's
-//! output. One runner for every module's tests.
+//! What every crate's unit tests share (a dev-dependency only): the git command line, with a
+//! fixed identity, and a failure panics with git's output.
 
 use std::path::Path;
 use std::process::Command;
 
 /// Runs git in `dir` with `env` added; its standard output, trimmed.
-pub(crate) fn git_with(dir: &Path, env: &[(&str, &Path)], args: &[&str]) -> String {
+pub fn git_with(dir: &Path, env: &[(&str, &Path)], args: &[&str]) -> String {
     let out = Command::new("git")
         .args(["-c", "user.name=t", "-c", "user.email=t@t"])
         .args(args)
@@ -18,6 +18,6 @@ pub(crate) fn git_with(dir: &Path, env: &[(&str, &Path)], args: &[&str]) -> Stri
 }
 
 /// Runs git in `dir`; its standard output, trimmed.
-pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
+pub fn git(dir: &Path, args: &[&str]) -> String {
     git_with(dir, &[], args)
 }

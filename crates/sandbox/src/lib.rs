@@ -18,7 +18,7 @@
 //! - [`Sandbox::confine`] resolves one step's paths ([`StepPaths`]) against the filesystem
 //!   into [`Mounts`] (module `mounts`): `~` expanded, missing directories created, missing
 //!   files skipped with a note.
-//! - A [`Confinement`] travels in the process spec; [`crate::process::run`] resolves the
+//! - A [`Confinement`] travels in the process spec; [`process::run`] resolves the
 //!   program as before and then runs it through [`Confinement::wrap`], which is the pure
 //!   command-line builder of module [`bwrap`].
 //!
@@ -29,7 +29,7 @@ pub mod bwrap;
 pub mod denials;
 pub mod mounts;
 pub mod probe;
-pub mod secrets;
+
 mod settings;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -37,7 +37,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::process::Wrapper;
+use process::Wrapper;
 
 pub use mounts::{Hide, StepPaths, Writable};
 pub use probe::Availability;

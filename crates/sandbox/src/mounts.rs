@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 
 use super::bwrap::TMP;
 use super::Mounts;
-use crate::process::child_var;
+use process::child_var;
 
 /// A path an agent CLI writes to for itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -184,7 +184,7 @@ pub(super) fn resolve(
     }
     // Its ancestors' `/proc/<pid>/environ` would show the CI credentials its own environment
     // lacks.
-    if super::secrets::in_environment() {
+    if process::secrets::in_environment() {
         mounts.private_pids = true;
     }
     (mounts, notes)
@@ -291,7 +291,7 @@ mod tests {
 
     use super::*;
 
-    use crate::git::test_git::git;
+    use testkit::git;
 
     #[test]
     fn home_entries_are_expanded_and_others_kept() {

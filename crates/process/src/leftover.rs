@@ -14,7 +14,7 @@ use super::{group, DEFAULT_KILL_GRACE};
 /// `cwd`: working directories are checked so a recycled process id never hits an unrelated
 /// process. Returns the group id that was stopped.
 pub fn stop_leftover_group(group_file: &Path, cwd: &Path) -> Option<i32> {
-    let pgid: i32 = crate::user_file::read_record_text(group_file)
+    let pgid: i32 = base::user_file::read_record_text(group_file)
         .ok()?
         .trim()
         .parse()

@@ -4,7 +4,7 @@
 //! inside `CI_REPOSITORY_URL`), its registry and deploy passwords, GitHub's runtime and OIDC
 //! request tokens, and the push token an emitted workflow is given
 //! (`AUTOBUILD_PUSH_TOKEN`, docs/scale-out.md). Every process autobuild starts gets an
-//! environment without them ([`crate::agents::process::run`]). A confined process cannot read
+//! environment without them ((`process::run`)). A confined process cannot read
 //! them from its ancestors' `/proc/<pid>/environ` either: it runs in a user namespace of its
 //! own, where the kernel refuses that read, and while any of them is in autobuild's own
 //! environment it also gets a process namespace of its own (`--unshare-pid`), so the runner
