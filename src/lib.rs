@@ -6,7 +6,10 @@
 //! contexts until the gates approve, a bound is hit, or a stall is detected. Everything about
 //! that loop is data in workflow files ([`workflow`]); the engine ([`engine`]) interprets it.
 
-pub use base::{atomic_file, cost, diagnostic, error, failpoint, json_text, unknown, user_file};
+pub use base::{
+    atomic_file, cost, diagnostic, error, failpoint, json_text, pattern, unknown, user_file,
+};
+pub use git;
 pub use process;
 pub use sandbox;
 
@@ -14,7 +17,6 @@ pub mod agents;
 pub mod cli;
 pub mod engine;
 pub mod feature;
-pub mod git;
 pub mod profile;
 pub mod project;
 pub mod report;

@@ -80,7 +80,6 @@ pub static DESCRIPTION: Description = Description {
     secrets: &["ANTHROPIC_API_KEY"],
     credentials: Some(login::credentials),
     login: Some(login::login),
-    role_keys: &[],
     adapter: || Box::new(ClaudeCodeAdapter::new()),
 };
 

@@ -72,7 +72,6 @@ pub static DESCRIPTION: Description = Description {
     secrets: &["OPENAI_API_KEY"],
     credentials: Some(login::credentials),
     login: Some(login::login),
-    role_keys: &[],
     adapter: || Box::new(CodexAdapter::default()),
 };
 

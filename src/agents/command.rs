@@ -28,7 +28,6 @@ pub static DESCRIPTION: Description = Description {
     secrets: &[],
     credentials: None,
     login: None,
-    role_keys: &[],
     adapter: || Box::new(CommandAdapter),
 };
 

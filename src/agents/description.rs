@@ -9,7 +9,7 @@ use std::path::Path;
 use super::credentials::Detect;
 use super::login::Login;
 use super::Adapter;
-use crate::workflow::model::{AgentKind, RoleKey};
+use crate::workflow::model::AgentKind;
 
 /// Asks a located agent CLI whether it is logged in, with the project environment on top of
 /// autobuild's.
@@ -33,9 +33,6 @@ pub struct Description {
     pub credentials: Option<Detect>,
     /// Asks the CLI whether it is logged in (preflight and `doctor`).
     pub login: Option<LoginProbe>,
-    /// The role keys only some adapters read ([`RoleKey`]) that this one reads; validation
-    /// refuses the others on a role this adapter drives.
-    pub role_keys: &'static [RoleKey],
     /// The adapter, ready to run roles.
     pub adapter: fn() -> Box<dyn Adapter>,
 }

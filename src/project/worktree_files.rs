@@ -331,8 +331,7 @@ mod tests {
         fs::write(root.join("data/answers.txt"), "not hidden").unwrap();
         fs::write(root.join("key.txt"), "SECRET").unwrap();
         let hidden =
-            crate::steps::scope::set(&["data/answers/**".to_string(), "key.txt".to_string()])
-                .unwrap();
+            crate::pattern::set(&["data/answers/**".to_string(), "key.txt".to_string()]).unwrap();
         (dir, root, hidden)
     }
 

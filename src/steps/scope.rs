@@ -10,7 +10,9 @@
 //! Patterns are globs (`globset`) matched against worktree-relative, `/`-separated paths;
 //! `*` stays within one path segment and `**` crosses them, as in `.gitignore`.
 
-use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::GlobSet;
+
+use crate::pattern::set;
 
 /// Protected for every agent whatever the configuration: autobuild's own directory (the
 /// config with the check commands, workflows, agents' scripts). The task file is added by the
@@ -40,23 +42,6 @@ pub fn is_test_file(path: &str) -> bool {
         set(&patterns).ok()
     });
     SET.as_ref().is_some_and(|set| set.is_match(path))
-}
-
-/// One compiled glob, or why the pattern is not one.
-pub fn glob(pattern: &str) -> Result<Glob, String> {
-    if pattern.trim().is_empty() {
-        return Err("an empty pattern matches nothing".to_string());
-    }
-    if pattern.starts_with('/') {
-        return Err(format!(
-            "`{pattern}` is absolute; patterns are relative to the repository root (drop the leading `/`)"
-        ));
-    }
-    GlobBuilder::new(pattern)
-        .literal_separator(true)
-        .backslash_escape(true)
-        .build()
-        .map_err(|e| format!("`{pattern}` is not a valid glob: {}", e.kind()))
 }
 
 /// The paths an agent step may not change.
@@ -150,15 +135,6 @@ impl OutOfScope {
     }
 }
 
-/// The compiled set of `patterns`, or why one of them is not a glob.
-pub fn set(patterns: &[String]) -> Result<GlobSet, String> {
-    let mut builder = GlobSetBuilder::new();
-    for pattern in patterns {
-        builder.add(glob(pattern)?);
-    }
-    builder.build().map_err(|e| e.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -243,12 +219,5 @@ mod tests {
         for path in ["src/lib.rs", "contest.md", "latest/x.rs"] {
             assert!(!is_test_file(path), "{path}");
         }
-    }
-
-    #[test]
-    fn bad_patterns_say_why() {
-        assert!(glob("src/[").unwrap_err().contains("not a valid glob"));
-        assert!(glob("/etc/**").unwrap_err().contains("absolute"));
-        assert!(glob(" ").unwrap_err().contains("empty"));
     }
 }

@@ -309,7 +309,7 @@ pub(crate) struct Glob(pub String);
 impl<'de> Deserialize<'de> for Glob {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let pattern = String::deserialize(d)?;
-        crate::steps::scope::glob(&pattern).map_err(D::Error::custom)?;
+        crate::pattern::glob(&pattern).map_err(D::Error::custom)?;
         Ok(Glob(pattern))
     }
 }

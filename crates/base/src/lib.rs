@@ -6,5 +6,6 @@ pub mod diagnostic;
 pub mod error;
 pub mod failpoint;
 pub mod json_text;
+pub mod pattern;
 pub mod unknown;
 pub mod user_file;

@@ -38,7 +38,7 @@ use super::description::Description;
 use super::{Adapter, AgentError, AgentOutcome, AgentRequest, Capabilities, CostGap, Finding};
 use crate::process::CancelToken;
 use crate::project::config::PriceTable;
-use crate::workflow::model::{AgentKind, Role, RoleKey};
+use crate::workflow::model::{AgentKind, Role};
 use conversation::{Exchange, Reply};
 use endpoint::Endpoint;
 
@@ -62,7 +62,6 @@ pub static OPENAI: Description = Description {
     secrets: &["OPENAI_API_KEY"],
     credentials: None,
     login: None,
-    role_keys: &NATIVE_ROLE_KEYS,
     adapter: || Box::new(NativeAdapter::new(Dialect::OpenAi)),
 };
 
@@ -75,18 +74,8 @@ pub static ANTHROPIC: Description = Description {
     secrets: &["ANTHROPIC_API_KEY"],
     credentials: None,
     login: None,
-    role_keys: &NATIVE_ROLE_KEYS,
     adapter: || Box::new(NativeAdapter::new(Dialect::Anthropic)),
 };
-
-/// The endpoint and generation keys both native adapters read.
-const NATIVE_ROLE_KEYS: [RoleKey; 5] = [
-    RoleKey::BaseUrl,
-    RoleKey::ApiKeyEnv,
-    RoleKey::Headers,
-    RoleKey::MaxTokens,
-    RoleKey::ToolChoice,
-];
 
 /// Which API a native adapter speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

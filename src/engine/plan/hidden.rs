@@ -35,7 +35,7 @@ impl Plan {
         if hidden.is_empty() {
             return Ok(None);
         }
-        crate::steps::scope::set(&hidden)
+        crate::pattern::set(&hidden)
             .map(Some)
             .map_err(|why| StartError::InvalidHidden(why).into())
     }

@@ -252,7 +252,7 @@ impl TryFrom<String> for PathEntry {
     }
 }
 
-/// A glob relative to the repository root ([`crate::steps::scope::glob`]).
+/// A glob relative to the repository root ([`crate::pattern::glob`]).
 pub struct ScopeGlob(String);
 
 text_rule!(
@@ -265,7 +265,7 @@ impl TryFrom<String> for ScopeGlob {
     type Error = String;
 
     fn try_from(pattern: String) -> Result<ScopeGlob, String> {
-        crate::steps::scope::glob(&pattern)?;
+        crate::pattern::glob(&pattern)?;
         Ok(ScopeGlob(pattern))
     }
 }

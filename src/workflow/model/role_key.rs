@@ -1,8 +1,8 @@
-//! Role keys that only some adapters read. Which adapter reads which is declared by the
-//! adapter's description (`agents::describe`, its `role_keys`); validation refuses a key the
-//! role's adapter does not read instead of ignoring it.
+//! Role keys that only some adapters read, and which adapter reads which
+//! ([`AgentKind::role_keys`]); validation refuses a key the role's adapter does not read
+//! instead of ignoring it.
 
-use super::Role;
+use super::{AgentKind, Role};
 
 /// A key of `[roles.<name>]` that only some adapters read.
 #[derive(
@@ -33,6 +33,25 @@ impl RoleKey {
         self.into()
     }
 }
+
+impl AgentKind {
+    /// The role keys only some adapters read that this one reads.
+    pub fn role_keys(self) -> &'static [RoleKey] {
+        match self {
+            AgentKind::Openai | AgentKind::Anthropic => &NATIVE_ROLE_KEYS,
+            AgentKind::ClaudeCode | AgentKind::Codex | AgentKind::Command => &[],
+        }
+    }
+}
+
+/// The endpoint and generation keys both native adapters read.
+const NATIVE_ROLE_KEYS: [RoleKey; 5] = [
+    RoleKey::BaseUrl,
+    RoleKey::ApiKeyEnv,
+    RoleKey::Headers,
+    RoleKey::MaxTokens,
+    RoleKey::ToolChoice,
+];
 
 #[cfg(test)]
 mod tests {

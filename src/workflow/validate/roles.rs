@@ -7,7 +7,6 @@ use std::collections::BTreeSet;
 
 use strum::IntoEnumIterator;
 
-use crate::agents;
 use crate::diagnostic::{did_you_mean, Diagnostic};
 use crate::profile::Requirement;
 use crate::user_file::tree::Node;
@@ -100,20 +99,20 @@ pub(super) fn check(
     }
 }
 
-/// The keys `role` sets that its adapter does not read (its description's `role_keys` say
-/// which it reads), each pointing at the adapters that do.
+/// The keys `role` sets that its adapter does not read ([`AgentKind::role_keys`]), each
+/// pointing at the adapters that do.
 fn unread_role_keys<'a>(
     name: &'a str,
     role: &'a Role,
     node: &'a Node,
 ) -> impl Iterator<Item = Diagnostic> + 'a {
-    let reads = agents::describe(role.agent).role_keys;
+    let reads = role.agent.role_keys();
     RoleKey::iter()
         .filter(move |key| key.is_set(role) && !reads.contains(key))
         .map(move |key| {
-            let readers: Vec<String> = agents::descriptions()
-                .filter(|d| d.role_keys.contains(&key))
-                .map(|d| format!("\"{}\"", d.kind))
+            let readers: Vec<String> = AgentKind::iter()
+                .filter(|kind| kind.role_keys().contains(&key))
+                .map(|kind| format!("\"{kind}\""))
                 .collect();
             pos_of(node, key.as_str())
                 .error(format!(
@@ -153,7 +152,7 @@ fn check_writes(
         .and_then(Node::as_array)
         .unwrap_or_default();
     for (pattern, entry) in patterns.iter().zip(entries) {
-        if let Err(why) = crate::steps::scope::glob(pattern) {
+        if let Err(why) = crate::pattern::glob(pattern) {
             problems.push(entry.pos.error(format!("role `{name}`: {why}")));
         }
     }

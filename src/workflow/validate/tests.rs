@@ -214,9 +214,8 @@ fn a_role_sets_only_the_keys_its_adapter_reads() {
     use strum::IntoEnumIterator;
 
     use crate::workflow::model::{AgentKind, RoleKey};
-    let reads =
-        |kind: AgentKind| -> Vec<RoleKey> { crate::agents::describe(kind).role_keys.to_vec() };
-    // The table the descriptions declare today.
+    let reads = |kind: AgentKind| -> Vec<RoleKey> { kind.role_keys().to_vec() };
+    // The table declared today.
     let all: Vec<RoleKey> = RoleKey::iter().collect();
     for (kind, expected) in [
         (AgentKind::ClaudeCode, vec![]),
