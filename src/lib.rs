@@ -10,6 +10,7 @@ pub use base::{
     atomic_file, cost, diagnostic, error, failpoint, json_text, pattern, unknown, user_file,
 };
 pub use git;
+pub use model::{profile, project, schema, steps, task, workflow};
 pub use process;
 pub use sandbox;
 
@@ -17,14 +18,8 @@ pub mod agents;
 pub mod cli;
 pub mod engine;
 pub mod feature;
-pub mod profile;
-pub mod project;
 pub mod report;
-pub mod schema;
-pub mod steps;
-pub mod task;
 pub mod ui;
-pub mod workflow;
 
 #[cfg(test)]
 mod names_tests;

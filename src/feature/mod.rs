@@ -14,7 +14,7 @@ pub mod display;
 pub mod emit;
 pub mod events;
 pub mod feature_error;
-pub mod file;
+pub use model::feature_file as file;
 pub mod finish;
 pub mod graph;
 pub mod integration;

@@ -1,0 +1,110 @@
+//! What decoding config.toml cannot say about single values: rules across values, and problems
+//! that are reported later but located where the value was written. Pure passes over the
+//! decoded [`Config`] and the positioned tree it comes from.
+
+use crate::project::context_files;
+use base::diagnostic::Diagnostic;
+use base::user_file::tree::{Node, Seg};
+
+use super::Config;
+
+/// Completes `config` decoded from `tree`, returning the problems found.
+pub(super) fn finish(config: &mut Config, tree: &Node) -> Vec<Diagnostic> {
+    let mut problems = Vec::new();
+    let worktree = &mut config.worktree;
+    dedup(&mut worktree.link);
+    dedup(&mut worktree.copy);
+    if let Some(copy) = tree.at(&path(&["worktree", "copy"])) {
+        for both in worktree.link.iter().filter(|p| worktree.copy.contains(p)) {
+            problems.push(copy.pos.error(format!(
+                "`{both}` is in both `link` and `copy`; a path is either linked or copied"
+            )));
+        }
+    }
+    for (index, file) in config.context.files.iter_mut().enumerate() {
+        let at = [path(&["context", "files"]), vec![Seg::Index(index)]].concat();
+        if let Some(entry) = tree.at(&at) {
+            file.missing = context_files::missing(entry.pos.error(""), &file.path);
+        }
+    }
+    problems
+}
+
+fn path(keys: &[&str]) -> Vec<Seg> {
+    keys.iter().map(|key| Seg::key(key)).collect()
+}
+
+/// `paths` without repeats, in the order first written.
+fn dedup(paths: &mut Vec<String>) {
+    let mut seen = Vec::new();
+    paths.retain(|path| {
+        let first = !seen.contains(path);
+        if first {
+            seen.push(path.clone());
+        }
+        first
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use crate::project::Config;
+
+    #[test]
+    fn repeated_worktree_paths_count_once_and_a_path_is_linked_or_copied() {
+        let config = Config::parse(
+            Path::new("c.toml"),
+            "[worktree]\nlink = [\".venv\", \"./.venv/\"]\ncopy = [\"a\", \"a\"]\n",
+        )
+        .unwrap();
+        assert_eq!(config.worktree.link, [".venv"]);
+        assert_eq!(config.worktree.copy, ["a"]);
+        let problems = Config::parse(
+            Path::new("c.toml"),
+            "[worktree]\nlink = [\"x\", \"y\"]\ncopy = [\"y\", \"x\"]\n",
+        )
+        .unwrap_err()
+        .0;
+        let found: Vec<(usize, &str)> = problems
+            .iter()
+            .map(|d| (d.location.unwrap().line, d.message.as_str()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (
+                    3,
+                    "`x` is in both `link` and `copy`; a path is either linked or copied"
+                ),
+                (
+                    3,
+                    "`y` is in both `link` and `copy`; a path is either linked or copied"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_missing_context_file_is_located_at_its_entry() {
+        let config = Config::parse(
+            Path::new("c.toml"),
+            "[context]\nfiles = [\"a.md\",\n  \"docs/b.md\"]\n",
+        )
+        .unwrap();
+        let missing: Vec<String> = config
+            .context
+            .files
+            .iter()
+            .map(|f| f.missing.headline())
+            .collect();
+        assert_eq!(
+            missing,
+            [
+                "c.toml:2:10: context file `a.md` does not exist",
+                "c.toml:3:3: context file `docs/b.md` does not exist",
+            ]
+        );
+    }
+}

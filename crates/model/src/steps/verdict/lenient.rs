@@ -1,0 +1,365 @@
+//! Leniency where it is harmless (issue 21): smaller and local models write verdicts that mean
+//! exactly what the schema means but do not follow it to the letter. Each tolerance here changes
+//! only the form, never what the verdict decides:
+//!
+//! - `//` and `/* */` comments and trailing commas in the JSON text;
+//! - a `{"verdict": {…}}` wrapper;
+//! - keys and enum values in any case, with `-` or a space for `_` (`"Approve"`, `"Must-Fix"`);
+//! - unknown keys (dropped), missing or `null` optional fields (empty);
+//! - criteria as an id→status map (`{"AC-001": "met"}` or `{"AC-001": {"status": …}}`);
+//! - criterion ids that name exactly one of the task's ids (`AC-1` or `ac-001` for `AC-001`).
+//!
+//! A decision spelled otherwise (`"approved"`, `"LGTM"`) is not guessed at: it stays a schema
+//! error. The schema handed to structured-output adapters stays strict.
+
+use serde_json::{Map, Value};
+
+use base::json_text::JsonStrings;
+
+/// Parses JSON text, tolerating comments and trailing commas outside strings. The error, if
+/// any, is the one for the text without them (positions are kept: they are blanked, not cut).
+pub fn parse_json(text: &str) -> Result<Value, serde_json::Error> {
+    serde_json::from_str(text).or_else(|_| serde_json::from_str(&blank_comments_and_commas(text)))
+}
+
+/// `text` with comments and trailing commas outside JSON strings replaced by spaces (newlines
+/// kept), so that error positions still point into the original.
+fn blank_comments_and_commas(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out: Vec<char> = Vec::with_capacity(chars.len());
+    let mut i = 0;
+    let mut strings = JsonStrings::default();
+    while i < chars.len() {
+        let c = chars[i];
+        if strings.feed(c) {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        match (c, chars.get(i + 1)) {
+            ('/', Some('/')) => {
+                while i < chars.len() && chars[i] != '\n' {
+                    out.push(' ');
+                    i += 1;
+                }
+            }
+            ('/', Some('*')) => {
+                out.extend([' ', ' ']);
+                i += 2;
+                while i < chars.len() && !(chars[i] == '*' && chars.get(i + 1) == Some(&'/')) {
+                    out.push(if chars[i] == '\n' { '\n' } else { ' ' });
+                    i += 1;
+                }
+                if i < chars.len() {
+                    out.extend([' ', ' ']);
+                    i += 2;
+                }
+            }
+            _ => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    // Trailing commas, now that comments are blank.
+    let mut strings = JsonStrings::default();
+    for index in 0..out.len() {
+        let c = out[index];
+        if strings.feed(c) || c != ',' {
+            continue;
+        }
+        let next = out[index + 1..].iter().find(|c| !c.is_whitespace());
+        if matches!(next, Some('}' | ']')) {
+            out[index] = ' ';
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// The verdict object inside `value`: `value` itself, or what a `{"verdict": {…}}` wrapper
+/// (without a decision of its own) holds.
+pub fn unwrap(value: Value) -> Value {
+    let Value::Object(map) = &value else {
+        return value;
+    };
+    if key(map, "decision").is_some() {
+        return value;
+    }
+    match key(map, "verdict") {
+        Some(inner @ Value::Object(_)) => inner.clone(),
+        _ => value,
+    }
+}
+
+/// Whether `value` (after [`unwrap`]) is an object with a `decision`: a verdict, as opposed to
+/// an example issue or some other JSON the coach quoted.
+pub fn has_decision(value: &Value) -> bool {
+    matches!(value, Value::Object(map) if key(map, "decision").is_some())
+}
+
+/// The decision of a verdict object, normalized, for comparing several blocks.
+pub fn decision_of(value: &Value) -> Option<String> {
+    match value {
+        Value::Object(map) => key(map, "decision").and_then(Value::as_str).map(enum_value),
+        _ => None,
+    }
+}
+
+/// `value` (an unwrapped verdict object) in the schema's exact form, as far as harmless
+/// tolerances reach; what remains wrong is left for the strict deserializer to name.
+pub fn normalize(value: Value, task_ids: &[String]) -> Value {
+    let Value::Object(map) = value else {
+        return value;
+    };
+    let map = lower_keys(map);
+    let mut out = Map::new();
+    if let Some(decision) = map.get("decision") {
+        out.insert("decision".into(), enum_field(decision));
+    }
+    if let Some(summary) = map.get("summary") {
+        out.insert("summary".into(), text_field(summary));
+    }
+    let issues = match map.get("issues") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => items.iter().cloned().map(issue).collect(),
+        Some(other) => {
+            out.insert("issues".into(), other.clone());
+            return Value::Object(out);
+        }
+    };
+    out.insert("issues".into(), Value::Array(issues));
+    let criteria = match map.get("criteria") {
+        None | Some(Value::Null) => Value::Array(Vec::new()),
+        Some(Value::Array(items)) => Value::Array(
+            items
+                .iter()
+                .cloned()
+                .map(|item| criterion(item, task_ids))
+                .collect(),
+        ),
+        Some(Value::Object(by_id)) => Value::Array(
+            by_id
+                .iter()
+                .map(|(id, entry)| {
+                    let entry = match entry {
+                        Value::Object(fields) => {
+                            let mut fields = lower_keys(fields.clone());
+                            fields.insert("id".into(), Value::String(id.clone()));
+                            Value::Object(fields)
+                        }
+                        status => {
+                            let mut fields = Map::new();
+                            fields.insert("id".into(), Value::String(id.clone()));
+                            fields.insert("status".into(), status.clone());
+                            Value::Object(fields)
+                        }
+                    };
+                    criterion(entry, task_ids)
+                })
+                .collect(),
+        ),
+        Some(other) => other.clone(),
+    };
+    out.insert("criteria".into(), criteria);
+    // Anything else the coach added is dropped; the summary stays required.
+    Value::Object(out)
+}
+
+fn issue(value: Value) -> Value {
+    let Value::Object(map) = value else {
+        return value;
+    };
+    let map = lower_keys(map);
+    let mut out = Map::new();
+    if let Some(severity) = map.get("severity") {
+        out.insert("severity".into(), enum_field(severity));
+    }
+    for field in ["category", "description", "location", "suggestion"] {
+        let value = map
+            .get(field)
+            .map_or(Value::String(String::new()), text_field);
+        out.insert(field.into(), value);
+    }
+    Value::Object(out)
+}
+
+fn criterion(value: Value, task_ids: &[String]) -> Value {
+    let Value::Object(map) = value else {
+        return value;
+    };
+    let map = lower_keys(map);
+    let mut out = Map::new();
+    if let Some(id) = map.get("id") {
+        let id = match id {
+            Value::String(id) => Value::String(canonical_id(id, task_ids)),
+            other => other.clone(),
+        };
+        out.insert("id".into(), id);
+    }
+    if let Some(status) = map.get("status") {
+        out.insert("status".into(), enum_field(status));
+    }
+    let evidence = map
+        .get("evidence")
+        .map_or(Value::String(String::new()), text_field);
+    out.insert("evidence".into(), evidence);
+    Value::Object(out)
+}
+
+/// The task's id that `id` names: itself when it is one, else the only task id with the same
+/// letters (any case) and number (`AC-1`, `ac-001` → `AC-001`); unchanged when none or several
+/// match, so the rules report it.
+pub fn canonical_id(id: &str, task_ids: &[String]) -> String {
+    let id = id.trim();
+    if task_ids.iter().any(|known| known == id) {
+        return id.to_string();
+    }
+    let Some(wanted) = id_key(id) else {
+        return id.to_string();
+    };
+    let mut matching = task_ids
+        .iter()
+        .filter(|known| id_key(known).as_ref() == Some(&wanted));
+    match (matching.next(), matching.next()) {
+        (Some(only), None) => only.clone(),
+        _ => id.to_string(),
+    }
+}
+
+/// `AC-001` → `("AC", 1)`: the letters before the number (upper case, separators dropped) and
+/// the number's value.
+fn id_key(id: &str) -> Option<(String, u64)> {
+    let digits_at = id.find(|c: char| c.is_ascii_digit())?;
+    let (prefix, number) = id.split_at(digits_at);
+    if !number.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let prefix: String = prefix
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .map(|c| c.to_ascii_uppercase())
+        .collect();
+    Some((prefix, number.parse().ok()?))
+}
+
+/// `null` is empty; anything else is left for the deserializer to judge.
+fn text_field(value: &Value) -> Value {
+    match value {
+        Value::Null => Value::String(String::new()),
+        other => other.clone(),
+    }
+}
+
+fn enum_field(value: &Value) -> Value {
+    match value {
+        Value::String(text) => Value::String(enum_value(text)),
+        other => other.clone(),
+    }
+}
+
+/// `"Must-Fix"` → `"must_fix"`, `"Not Met"` → `"not_met"`.
+fn enum_value(text: &str) -> String {
+    text.trim()
+        .chars()
+        .map(|c| match c {
+            '-' | ' ' => '_',
+            c => c.to_ascii_lowercase(),
+        })
+        .collect()
+}
+
+fn lower_keys(map: Map<String, Value>) -> Map<String, Value> {
+    map.into_iter()
+        .map(|(key, value)| (key.trim().to_ascii_lowercase(), value))
+        .collect()
+}
+
+fn key<'a>(map: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
+    map.iter()
+        .find(|(key, _)| key.trim().eq_ignore_ascii_case(name))
+        .map(|(_, value)| value)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn ids(list: &[&str]) -> Vec<String> {
+        list.iter().map(|id| id.to_string()).collect()
+    }
+
+    #[test]
+    fn comments_and_trailing_commas_are_tolerated_outside_strings() {
+        let text = "{\n  // the verdict\n  \"a\": \"x // y, }\", /* note */\n  \"b\": [1, 2,],\n}";
+        assert_eq!(
+            parse_json(text).unwrap(),
+            json!({"a": "x // y, }", "b": [1, 2]})
+        );
+        let error = parse_json("{\"a\": 1 // no closing brace\n").unwrap_err();
+        assert!(error.is_eof(), "{error}");
+    }
+
+    #[test]
+    fn a_wrapper_is_unwrapped_only_when_it_has_no_decision() {
+        let wrapped = json!({"Verdict": {"decision": "approve"}});
+        assert_eq!(unwrap(wrapped), json!({"decision": "approve"}));
+        let own = json!({"decision": "feedback", "verdict": {"decision": "approve"}});
+        assert_eq!(unwrap(own.clone()), own);
+    }
+
+    #[test]
+    fn normalizes_case_nulls_extra_keys_and_maps() {
+        let value = json!({
+            "Decision": "Approve", "Summary": "ok", "confidence": 0.9, "issues": null,
+            "criteria": {"AC-1": "MET", "ac-002": {"Status": "Not Verified", "evidence": null}}
+        });
+        assert_eq!(
+            normalize(value, &ids(&["AC-001", "AC-002"])),
+            json!({
+                "decision": "approve", "summary": "ok", "issues": [],
+                "criteria": [
+                    {"id": "AC-001", "status": "met", "evidence": ""},
+                    {"id": "AC-002", "status": "not_verified", "evidence": ""}
+                ]
+            })
+        );
+    }
+
+    #[test]
+    fn issue_fields_default_to_empty_and_severities_are_normalized() {
+        let value = json!({"decision": "feedback", "summary": "s",
+            "issues": [{"severity": "Must-Fix", "description": "d", "line": 3, "location": null}]});
+        assert_eq!(
+            normalize(value, &[])["issues"],
+            json!([{"severity": "must_fix", "category": "", "description": "d",
+                    "location": "", "suggestion": ""}])
+        );
+    }
+
+    #[test]
+    fn ids_are_mapped_only_when_exactly_one_task_id_matches() {
+        let task = ids(&["AC-001", "AC-002", "REQ-1"]);
+        for (given, expected) in [
+            ("AC-001", "AC-001"),
+            ("AC-1", "AC-001"),
+            ("ac-02", "AC-002"),
+            ("AC 2", "AC-002"),
+            ("req-001", "REQ-1"),
+            ("AC-3", "AC-3"),
+            ("criterion 1", "criterion 1"),
+            ("AC-1a", "AC-1a"),
+        ] {
+            assert_eq!(canonical_id(given, &task), expected, "{given}");
+        }
+        let clash = ids(&["AC-1", "AC-001"]);
+        assert_eq!(canonical_id("ac-01", &clash), "ac-01");
+    }
+
+    #[test]
+    fn a_misspelled_decision_is_not_guessed() {
+        let value = json!({"decision": "Approved", "summary": "s"});
+        assert_eq!(normalize(value, &[])["decision"], "approved");
+    }
+}
