@@ -6,6 +6,7 @@
 //! contexts until the gates approve, a bound is hit, or a stall is detected. Everything about
 //! that loop is data in workflow files ([`workflow`]); the engine ([`engine`]) interprets it.
 
+pub use agents;
 pub use base::{
     atomic_file, cost, diagnostic, error, failpoint, json_text, pattern, unknown, user_file,
 };
@@ -14,7 +15,6 @@ pub use model::{profile, project, schema, steps, task, workflow};
 pub use process;
 pub use sandbox;
 
-pub mod agents;
 pub mod cli;
 pub mod engine;
 pub mod feature;

@@ -1,0 +1,78 @@
+//! Where Claude Code keeps its own state, which it must be able to write when it runs in the
+//! sandbox: its configuration directory (`~/.claude`: settings, sessions, credentials, debug
+//! logs) and global state file (`~/.claude.json`) — both inside `$CLAUDE_CONFIG_DIR` when that
+//! is set — and its XDG directories for locks (`~/.local/state/claude`, which OAuth token
+//! refresh needs), staging (`~/.cache/claude`) and native installs (`~/.local/share/claude`).
+//!
+//! `~/.claude.json` is written in place: Claude Code first tries an atomic replace through
+//! `~/.claude.json.lock` and `~/.claude.json.tmp.*` beside it, which the read-only home refuses,
+//! and then falls back to writing the file directly.
+
+use std::path::PathBuf;
+
+use process::child_var;
+use sandbox::Writable;
+
+/// The paths Claude Code writes, for a child with `env` on top of autobuild's environment.
+pub fn state_paths(env: &[(String, String)]) -> Vec<Writable> {
+    let var = |name: &str| child_var(env, name).map(PathBuf::from);
+    let home = var("HOME");
+    let mut paths = Vec::new();
+    match var("CLAUDE_CONFIG_DIR") {
+        Some(dir) => paths.push(Writable::Dir(dir)),
+        None => {
+            if let Some(home) = &home {
+                paths.push(Writable::Dir(home.join(".claude")));
+                paths.push(Writable::File(home.join(".claude.json")));
+            }
+        }
+    }
+    let xdg = [
+        ("XDG_STATE_HOME", ".local/state"),
+        ("XDG_CACHE_HOME", ".cache"),
+        ("XDG_DATA_HOME", ".local/share"),
+    ];
+    for (variable, default) in xdg {
+        let base = var(variable).or_else(|| home.as_ref().map(|home| home.join(default)));
+        if let Some(base) = base {
+            paths.push(Writable::Dir(base.join("claude")));
+        }
+    }
+    paths
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn the_home_layout_and_its_overrides() {
+        let paths = state_paths(&env(&[
+            ("HOME", "/h"),
+            ("CLAUDE_CONFIG_DIR", ""),
+            ("XDG_STATE_HOME", ""),
+            ("XDG_CACHE_HOME", "/c"),
+            ("XDG_DATA_HOME", ""),
+        ]));
+        assert_eq!(
+            paths,
+            [
+                Writable::Dir("/h/.claude".into()),
+                Writable::File("/h/.claude.json".into()),
+                Writable::Dir("/h/.local/state/claude".into()),
+                Writable::Dir("/c/claude".into()),
+                Writable::Dir("/h/.local/share/claude".into()),
+            ]
+        );
+        let paths = state_paths(&env(&[("HOME", "/h"), ("CLAUDE_CONFIG_DIR", "/cfg")]));
+        assert_eq!(paths[0], Writable::Dir("/cfg".into()));
+        assert!(!paths.contains(&Writable::File("/h/.claude.json".into())));
+    }
+}
