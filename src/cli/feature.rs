@@ -110,7 +110,12 @@ pub fn run(args: FeatureArgs, quiet: bool) -> Result<u8, Error> {
     }
     if let Some(dir) = &args.outcome {
         let abandon = args.abandon.as_deref().unwrap_or("");
-        return crate::feature::outcome::outcome(&root, &args.feature, dir, abandon);
+        return Ok(ui::show(crate::feature::outcome::outcome(
+            &root,
+            &args.feature,
+            dir,
+            abandon,
+        )?));
     }
     if args.land {
         let options = LandOptions {
@@ -118,7 +123,7 @@ pub fn run(args: FeatureArgs, quiet: bool) -> Result<u8, Error> {
             artifacts: args.artifacts,
             into: args.into,
         };
-        return land::land(&root, &args.feature, &options);
+        return Ok(ui::show(land::land(&root, &args.feature, &options)?));
     }
     if let Some(task) = &args.ready {
         let (readiness, why) = crate::feature::ready::ready(&root, &args.feature, task)?;
@@ -144,16 +149,16 @@ pub fn run(args: FeatureArgs, quiet: bool) -> Result<u8, Error> {
         });
         return Ok(0);
     }
-    let display = crate::ui::progress::Display::choose(args.flags.json, quiet);
+    let io = ui::feature::io(crate::ui::progress::Display::choose(args.flags.json, quiet));
     if args.resume {
-        return feature::run::resume(&root, &args.feature, Some(settings), display);
+        return feature::run::resume(&root, &args.feature, Some(settings), io);
     }
     let intent = if args.fresh {
         Intent::Fresh
     } else {
         Intent::Start
     };
-    feature::run::start(&root, &args.feature, settings, intent, args.yes, display)
+    feature::run::start(&root, &args.feature, settings, intent, args.yes, io)
 }
 
 /// `--emit github-actions|gitlab-ci`: the CI file from the same plan a local run uses.

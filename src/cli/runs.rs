@@ -71,7 +71,7 @@ pub fn status(task_id: Option<String>, all: bool, json: bool) -> Result<u8, Erro
     }
     match task_id {
         Some(id) if crate::feature::run::is_feature_run(&root, &id) => {
-            return crate::feature::run::status(&root, &id)
+            return Ok(ui::show(crate::feature::run::status(&root, &id)?))
         }
         Some(id) => {
             let run_ids: Vec<String> = if all {
@@ -179,8 +179,8 @@ fn status_detail(
 pub fn resume(task_id: &str, json: bool, quiet: bool) -> Result<u8, Error> {
     let root = checked_run(task_id)?;
     if crate::feature::run::is_feature_run(&root, task_id) {
-        let display = Display::choose(json, quiet);
-        return crate::feature::run::resume(&root, task_id, None, display);
+        let io = ui::feature::io(Display::choose(json, quiet));
+        return crate::feature::run::resume(&root, task_id, None, io);
     }
     let never_ran = !Layout::new(&root)
         .run_dir(task_id)
@@ -204,7 +204,7 @@ pub fn resume(task_id: &str, json: bool, quiet: bool) -> Result<u8, Error> {
 pub fn complete(task_id: &str, allow_secret_in_diff: bool) -> Result<u8, Error> {
     let root = checked_run(task_id)?;
     if crate::feature::run::is_feature_run(&root, task_id) {
-        return crate::feature::run::complete(&root, task_id);
+        return Ok(ui::show(crate::feature::run::complete(&root, task_id)?));
     }
     let mut run = locate_owned_run(&root, task_id)?;
     if run.state.status == RunStatus::Merged {

@@ -103,6 +103,32 @@ pub enum FeatureEventKind {
     },
 }
 
+/// Receives the feature's events and every task's engine events (the command line's display:
+/// a panel, plain lines or NDJSON).
+pub trait FeatureSink {
+    fn feature(&mut self, event: &FeatureEvent);
+    fn task(&mut self, event: &crate::engine::events::Event);
+    /// Something the person should know that is no event of the run (a landing a kill
+    /// interrupted, finished before the run goes on).
+    fn warning(&mut self, text: &str);
+}
+
+/// What a feature command that ends at once has to show — warnings, then lines — and its exit
+/// code; the command line prints it.
+#[derive(Debug, Default)]
+pub struct Shown {
+    pub warnings: Vec<String>,
+    pub lines: Vec<String>,
+    pub exit_code: u8,
+}
+
+/// A feature run's connections to the world: where its progress goes and who answers its
+/// questions ("discard these branches?", "merge now?"), so the feature runner never prints.
+pub struct FeatureIo {
+    pub sink: Box<dyn FeatureSink>,
+    pub prompter: Box<dyn crate::engine::io::Prompter>,
+}
+
 /// Appends feature events as JSON lines to the feature's `events.jsonl`.
 pub struct FeatureLog {
     path: PathBuf,

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use crate::engine::paths::RunPaths;
 use crate::engine::state::{RunState, RunStatus};
 use crate::error::{exit, Error};
+use crate::feature::events::Shown;
 use crate::feature::events::{FeatureEvent, FeatureEventKind, FeatureLog};
 use crate::feature::finish::write_report;
 use crate::feature::integration::landing::{check_after_landing, Landed};
@@ -27,7 +28,6 @@ use crate::feature::run::state_for;
 use crate::feature::state::{state_file, FeatureSettings, FeatureState, FeatureStatus, TaskStatus};
 use crate::git::Repo;
 use crate::project::{Config, Layout};
-use crate::ui;
 
 /// Where the task runs' records and branches come from.
 #[derive(Debug, Clone, Default)]
@@ -100,7 +100,7 @@ pub fn holds_task(messages: &[String], task_id: &str) -> bool {
 /// `autobuild feature <FEAT> --land`: lands every approved task whose dependencies are on the
 /// feature branch, records the outcome in `runs/<FEAT-ID>/`, and returns the exit code: 0 while
 /// tasks remain to run, the feature's code once every task is decided, 1 on a conflict.
-pub fn land(root: &Path, feature_arg: &str, options: &LandOptions) -> Result<u8, Error> {
+pub fn land(root: &Path, feature_arg: &str, options: &LandOptions) -> Result<Shown, Error> {
     let plan = plan::load(root, feature_arg)?;
     let layout = Layout::new(root);
     let repo = Repo::discover(root)?;
@@ -161,6 +161,7 @@ pub fn land(root: &Path, feature_arg: &str, options: &LandOptions) -> Result<u8,
             log.append(&FeatureEvent::now(&plan.id, kind));
         }
     }
+    let mut lines = Vec::new();
     if state.conflict.is_none() {
         let landing = Landed {
             repo: &repo,
@@ -171,7 +172,7 @@ pub fn land(root: &Path, feature_arg: &str, options: &LandOptions) -> Result<u8,
             landed: &landed,
         };
         if let Some(message) = check_after_landing(&landing, &mut state)? {
-            ui::line(&message);
+            lines.push(message);
         }
     }
     state.status = feature_status(&state);
@@ -180,11 +181,16 @@ pub fn land(root: &Path, feature_arg: &str, options: &LandOptions) -> Result<u8,
         .save(&state_file(&paths))
         .map_err(|e| Error::io("cannot write", state_file(&paths), e))?;
     write_report(&state, &layout.runs(), &paths)?;
-    ui::line(&summary(&state));
-    Ok(match state.status {
+    lines.push(summary(&state));
+    let exit_code = match state.status {
         FeatureStatus::Conflict | FeatureStatus::IntegrationFailed => exit::RUNTIME,
         FeatureStatus::Running => exit::APPROVED,
         _ => state.exit_code(),
+    };
+    Ok(Shown {
+        lines,
+        exit_code,
+        ..Shown::default()
     })
 }
 

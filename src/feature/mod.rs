@@ -8,9 +8,8 @@
 //! approved tasks onto it ([`merge`]) checks the branch's tip after each wave
 //! ([`integration`]) and finally lands it on the base ([`finish`]). Its state lives in `runs/<FEAT-ID>/`
 //! ([`state`], [`events`], [`report`]), never in the feature file; progress is shown by
-//! [`display`].
+//! the command line's display (`ui::feature`).
 
-pub mod display;
 pub mod emit;
 pub mod events;
 pub mod feature_error;

@@ -11,10 +11,10 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::error::{exit, Error};
+use crate::feature::events::Shown;
 use crate::feature::feature_error::FeatureError;
 use crate::feature::plan;
 use crate::feature::state::{FeatureState, TaskStatus};
-use crate::ui;
 
 /// A task that did not land and was not given up on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,9 +99,9 @@ pub fn ids(list: &str) -> Vec<String> {
         .collect()
 }
 
-/// Reads DIR/feature.json, prints [`summary`] and returns 0 when every task landed (or was
+/// Reads DIR/feature.json: [`summary`], and 0 when every task landed (or was
 /// abandoned), else 1.
-pub fn outcome(root: &Path, feature_arg: &str, dir: &Path, abandon: &str) -> Result<u8, Error> {
+pub fn outcome(root: &Path, feature_arg: &str, dir: &Path, abandon: &str) -> Result<Shown, Error> {
     let plan = plan::load(root, feature_arg)?;
     let file = dir.join("feature.json");
     let state = FeatureState::load(&file).map_err(|source| FeatureError::LandingRecord {
@@ -123,12 +123,14 @@ pub fn outcome(root: &Path, feature_arg: &str, dir: &Path, abandon: &str) -> Res
             .unwrap_or_default()
     };
     let left = unfinished(&order, &dependencies, &state, &abandoned);
-    let line = summary(&plan.id, &left, &abandoned);
-    ui::line(&line);
-    Ok(if left.is_empty() {
-        exit::APPROVED
-    } else {
-        exit::RUNTIME
+    Ok(Shown {
+        lines: vec![summary(&plan.id, &left, &abandoned)],
+        exit_code: if left.is_empty() {
+            exit::APPROVED
+        } else {
+            exit::RUNTIME
+        },
+        ..Shown::default()
     })
 }
 

@@ -7,11 +7,12 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::engine::cx::now;
+use crate::engine::io::Prompter;
 use crate::engine::lock::RunLock;
 use crate::engine::paths::RunPaths;
 use crate::engine::refusal::{Refusal, Subject};
 use crate::error::Error;
-use crate::feature::display;
+use crate::feature::events::{FeatureIo, Shown};
 use crate::feature::finish::{land, write_report};
 use crate::feature::merge::{remove_task_branch, task_branch};
 use crate::feature::plan::{self, PlannedTask};
@@ -23,9 +24,8 @@ use crate::feature::state::{
     FEATURE_STATE_FILE, FEATURE_STATE_VERSION,
 };
 use crate::git::Repo;
+use crate::process::CancelToken;
 use crate::project::{Config, Layout};
-use crate::ui;
-use crate::ui::progress::Display;
 
 /// `autobuild feature <ID|PATH>` (`--fresh` discards an earlier run first).
 pub fn start(
@@ -34,11 +34,11 @@ pub fn start(
     settings: FeatureSettings,
     intent: Intent,
     yes: bool,
-    display: Display,
+    io: FeatureIo,
 ) -> Result<u8, Error> {
     let setup = preflight(root, feature_arg, settings, intent)?;
     if intent == Intent::Fresh {
-        discard_earlier(&setup, yes)?;
+        discard_earlier(&setup, yes, &*io.prompter)?;
     }
     let lock = take_lock(&setup.layout, &setup.plan.id)?;
     let paths = RunPaths::new(&setup.runs_dir(), &setup.plan.id);
@@ -64,7 +64,7 @@ pub fn start(
         state.tip = Some(tip);
         save(&state)?;
     }
-    Runner::new(setup, state, paths, display::sink(display), lock, false)?.run()
+    Runner::new(setup, state, paths, io, lock, false)?.run()
 }
 
 /// `autobuild feature <ID> --resume` (with the flags given now) and `autobuild resume <ID>`
@@ -73,7 +73,7 @@ pub fn resume(
     root: &Path,
     feature_arg: &str,
     settings: Option<FeatureSettings>,
-    display: Display,
+    mut io: FeatureIo,
 ) -> Result<u8, Error> {
     let (paths, state) = load_state(root, feature_arg)?;
     match state.status {
@@ -118,16 +118,18 @@ pub fn resume(
         )));
     }
     let lock = take_lock(&setup.layout, &setup.plan.id)?;
-    finish_interrupted_landings(root)?;
+    for note in finish_interrupted_landings(root)? {
+        io.sink.warning(&note);
+    }
     let state = reconcile(state, &setup);
     state
         .save(&state_file(&paths))
         .map_err(|e| Error::io("cannot write", state_file(&paths), e))?;
-    Runner::new(setup, state, paths, display::sink(display), lock, true)?.run()
+    Runner::new(setup, state, paths, io, lock, true)?.run()
 }
 
 /// `autobuild complete <FEAT-ID>`: merges an approved feature into its base.
-pub fn complete(root: &Path, feature_id: &str) -> Result<u8, Error> {
+pub fn complete(root: &Path, feature_id: &str) -> Result<Shown, Error> {
     let (paths, mut state) = load_state(root, feature_id)?;
     if state.status != FeatureStatus::Approved {
         return Err(Error::usage(format!(
@@ -146,7 +148,7 @@ pub fn complete(root: &Path, feature_id: &str) -> Result<u8, Error> {
         .iter()
         .map(|(id, record)| (id.clone(), record.title.clone()))
         .collect();
-    finish_interrupted_landings(root)?;
+    let warnings = finish_interrupted_landings(root)?;
     let repo = Repo::discover(root)?;
     let commit = land(&repo, &layout.runs(), &mut state, &titles, strategy)?;
     state.status = FeatureStatus::Merged;
@@ -157,31 +159,33 @@ pub fn complete(root: &Path, feature_id: &str) -> Result<u8, Error> {
         .save(&state_file(&paths))
         .map_err(|e| Error::io("cannot write", state_file(&paths), e))?;
     write_report(&state, &layout.runs(), &paths)?;
-    ui::line(&format!(
-        "merged {} into {} ({}); feature branch removed",
-        state.branch,
-        state.base_branch,
-        commit.get(..10).unwrap_or(&commit)
-    ));
-    Ok(0)
+    Ok(Shown {
+        warnings,
+        lines: vec![format!(
+            "merged {} into {} ({}); feature branch removed",
+            state.branch,
+            state.base_branch,
+            commit.get(..10).unwrap_or(&commit)
+        )],
+        exit_code: 0,
+    })
 }
 
 /// A feature killed while landing (a task on the feature branch, the feature on the base) may
 /// have moved a branch without bringing its checkout up to date; that is finished first.
-fn finish_interrupted_landings(root: &Path) -> Result<(), Error> {
-    for note in Repo::discover(root)?.finish_interrupted_landings()? {
-        ui::warn(&note);
-    }
-    Ok(())
+fn finish_interrupted_landings(root: &Path) -> Result<Vec<String>, Error> {
+    Ok(Repo::discover(root)?.finish_interrupted_landings()?)
 }
 
 /// `autobuild status <FEAT-ID>`.
-pub fn status(root: &Path, feature_id: &str) -> Result<u8, Error> {
+pub fn status(root: &Path, feature_id: &str) -> Result<Shown, Error> {
     let (paths, state) = load_state(root, feature_id)?;
     let infos = task_infos(&Layout::new(root).runs(), &state);
     let shown = paths.dir.strip_prefix(root).unwrap_or(&paths.dir);
-    ui::line(&render_status(&state, &infos, shown));
-    Ok(0)
+    Ok(Shown {
+        lines: vec![render_status(&state, &infos, shown)],
+        ..Shown::default()
+    })
 }
 
 /// `autobuild report <FEAT-ID>`: writes the feature's report.md and report.html again.
@@ -224,7 +228,7 @@ fn take_lock(layout: &Layout, feature_id: &str) -> Result<RunLock, Error> {
 
 /// `--fresh`: deletes the feature branch and the branches and worktrees of the feature's
 /// tasks, after a confirmation (or `--yes`). Records are kept.
-fn discard_earlier(setup: &FeatureSetup, yes: bool) -> Result<(), Error> {
+fn discard_earlier(setup: &FeatureSetup, yes: bool, prompter: &dyn Prompter) -> Result<(), Error> {
     let repo = Repo::discover(&setup.plan.root)?;
     let task_branches: Vec<(String, std::path::PathBuf)> = setup
         .plan
@@ -241,17 +245,18 @@ fn discard_earlier(setup: &FeatureSetup, yes: bool) -> Result<(), Error> {
         doomed.insert(0, setup.branch.clone());
     }
     if !yes {
-        if !ui::is_interactive() {
+        if !prompter.is_interactive() {
             return Err(Error::usage(format!(
                 "--fresh would delete {} and their unmerged work",
                 doomed.join(", ")
             ))
             .with_help("add --yes to confirm without a terminal"));
         }
-        if !ui::confirm(&format!(
+        let question = format!(
             "Discard {} and their worktrees (unmerged work is lost)?",
             doomed.join(", ")
-        )) {
+        );
+        if prompter.confirm(&question, &CancelToken::new()) != Some(true) {
             return Err(Error::usage(
                 "kept the existing branches; nothing was changed",
             ));

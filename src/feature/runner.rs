@@ -23,15 +23,14 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::engine::cx::now;
-use crate::engine::io::cancel_on_signals;
+use crate::engine::io::{cancel_on_signals, Prompter};
 use crate::engine::lock::RunLock;
 use crate::engine::paths::RunPaths;
 use crate::engine::plan::BranchPolicy;
 use crate::engine::state::RunState;
 use crate::engine::Outcome;
 use crate::error::Error;
-use crate::feature::display::FeatureSink;
-use crate::feature::events::{FeatureEvent, FeatureEventKind, FeatureLog};
+use crate::feature::events::{FeatureEvent, FeatureEventKind, FeatureIo, FeatureLog, FeatureSink};
 use crate::feature::finish::{feature_exit_code, land, write_report};
 use crate::feature::merge::{approved_commit, merge_task, record_merge, ApprovedTask};
 use crate::feature::preflight::FeatureSetup;
@@ -42,7 +41,6 @@ use crate::feature::task_thread::{past_worktree, spawn_task, Message, TaskRun};
 use crate::git::{Repo, Trash};
 use crate::process::CancelToken;
 use crate::project::Integration;
-use crate::ui;
 
 /// How often the runner looks at the cancel flag while tasks run.
 const POLL: Duration = Duration::from_millis(200);
@@ -57,6 +55,7 @@ pub struct Runner {
     repo: Repo,
     log: FeatureLog,
     sink: Box<dyn FeatureSink>,
+    prompter: Box<dyn Prompter>,
     /// Ctrl-C: shared by the runner and every task run, so one key stops them all.
     cancel: CancelToken,
     /// Some task ended without approval (for `--stop-on-failure`).
@@ -82,10 +81,11 @@ impl Runner {
         setup: FeatureSetup,
         state: FeatureState,
         paths: RunPaths,
-        sink: Box<dyn FeatureSink>,
+        io: FeatureIo,
         lock: RunLock,
         resumed: bool,
     ) -> Result<Runner, Error> {
+        let FeatureIo { sink, prompter } = io;
         let repo = Repo::discover(&setup.plan.root)?;
         let log = FeatureLog::open(&paths.events())
             .map_err(|e| Error::io("cannot open", paths.events(), e))?;
@@ -99,6 +99,7 @@ impl Runner {
             repo,
             log,
             sink,
+            prompter,
             cancel,
             failed: false,
             agent_unusable: false,
@@ -516,18 +517,19 @@ impl Runner {
             false
         } else if run.auto_merge {
             true
-        } else if ui::is_interactive() {
+        } else if self.prompter.is_interactive() {
             // Ctrl-C at the question means "not now": the feature stays approved.
-            ui::confirm_or_cancel(
-                &format!(
-                    "Merge {} into {} ({})?",
-                    self.state.branch,
-                    self.state.base_branch,
-                    self.setup.strategy.as_str()
-                ),
-                &self.cancel,
-            )
-            .unwrap_or(false)
+            self.prompter
+                .confirm(
+                    &format!(
+                        "Merge {} into {} ({})?",
+                        self.state.branch,
+                        self.state.base_branch,
+                        self.setup.strategy.as_str()
+                    ),
+                    &self.cancel,
+                )
+                .unwrap_or(false)
         } else {
             false
         }

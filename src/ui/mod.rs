@@ -2,6 +2,7 @@
 
 pub mod annotations;
 pub mod colour;
+pub mod feature;
 pub mod progress;
 
 use std::io::{self, BufRead, IsTerminal, Write};
@@ -127,6 +128,17 @@ pub fn for_panel(text: &str) -> String {
 
 pub fn stderr_is_terminal() -> bool {
     io::stderr().is_terminal()
+}
+
+/// Prints what a feature command had to show (its warnings, then its lines); its exit code.
+pub fn show(shown: crate::feature::events::Shown) -> u8 {
+    for warning in &shown.warnings {
+        warn(warning);
+    }
+    for text in &shown.lines {
+        line(text);
+    }
+    shown.exit_code
 }
 
 /// A person is there to answer questions.

@@ -9,20 +9,23 @@ use std::time::{Duration, Instant};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
 use crate::engine::events::{Event, EventKind};
-use crate::feature::events::{FeatureEvent, FeatureEventKind};
+use crate::feature::events::{FeatureEvent, FeatureEventKind, FeatureIo, FeatureSink};
 use crate::ui;
 use crate::ui::colour;
 use crate::ui::progress::{plain_line, Display};
 use crate::workflow::kinds::Uses;
 
-/// Receives the feature's events and every task's engine events.
-pub trait FeatureSink {
-    fn feature(&mut self, event: &FeatureEvent);
-    fn task(&mut self, event: &Event);
+/// A feature run's display for the way progress is shown (chosen as for a task run), and the
+/// terminal to answer its questions.
+pub fn io(display: Display) -> FeatureIo {
+    FeatureIo {
+        sink: sink(display),
+        prompter: Box::new(ui::TerminalPrompter),
+    }
 }
 
-/// The feature's display for the way progress is shown (chosen as for a task run).
-pub fn sink(display: Display) -> Box<dyn FeatureSink> {
+/// The feature's display for the way progress is shown.
+fn sink(display: Display) -> Box<dyn FeatureSink> {
     match display {
         Display::Panel => Box::new(Panel::default()),
         Display::Plain => Box::new(Plain::default()),
@@ -145,6 +148,10 @@ impl Plain {
 }
 
 impl FeatureSink for Plain {
+    fn warning(&mut self, text: &str) {
+        ui::warn(text);
+    }
+
     fn feature(&mut self, event: &FeatureEvent) {
         if let FeatureEventKind::Warning { message } = &event.kind {
             self.warnings.push(message.clone());
@@ -172,6 +179,10 @@ impl FeatureSink for Plain {
 struct Json;
 
 impl FeatureSink for Json {
+    fn warning(&mut self, text: &str) {
+        ui::warn(text);
+    }
+
     fn feature(&mut self, event: &FeatureEvent) {
         if let Ok(line) = serde_json::to_string(event) {
             ui::line(&line);
@@ -188,6 +199,10 @@ impl FeatureSink for Json {
 struct Quiet;
 
 impl FeatureSink for Quiet {
+    fn warning(&mut self, text: &str) {
+        ui::warn(text);
+    }
+
     fn feature(&mut self, event: &FeatureEvent) {
         if let FeatureEventKind::FeatureFinished { .. } = event.kind {
             ui::line(&feature_line(event));
@@ -315,6 +330,10 @@ struct Panel {
 }
 
 impl FeatureSink for Panel {
+    fn warning(&mut self, text: &str) {
+        ui::warn(text);
+    }
+
     fn feature(&mut self, event: &FeatureEvent) {
         match &event.kind {
             FeatureEventKind::FeatureStarted {
