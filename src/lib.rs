@@ -13,12 +13,10 @@ pub use base::{
 pub use git;
 pub use model::{profile, project, schema, steps, task, workflow};
 pub use process;
+pub use run::{engine, feature, report};
 pub use sandbox;
 
 pub mod cli;
-pub mod engine;
-pub mod feature;
-pub mod report;
 pub mod ui;
 
 #[cfg(test)]

@@ -419,34 +419,3 @@ fn the_workflow_reference_examples_are_valid() {
         "the YAML example means the same as the TOML one"
     );
 }
-
-/// Code comments cite documents the repository carries (README.md, docs/, ARCHITECTURE.md),
-/// never the design document it does not.
-#[test]
-fn the_source_cites_only_documents_the_repository_carries() {
-    fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-        for entry in fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                rust_files(&path, out);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                out.push(path);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    rust_files(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        &mut files,
-    );
-    assert!(files.len() > 100, "the walk found the sources");
-    let citing: Vec<String> = files
-        .iter()
-        .filter(|path| fs::read_to_string(path).unwrap().contains("DESIGN.md"))
-        .map(|path| path.display().to_string())
-        .collect();
-    assert!(citing.is_empty(), "{citing:#?}");
-    assert!(Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("ARCHITECTURE.md")
-        .is_file());
-}

@@ -18,6 +18,7 @@ mod native_fixture;
 #[path = "../support/mod.rs"]
 mod support;
 
+mod architecture;
 mod ci_secrets;
 mod claude_adapter;
 mod claude_loop;

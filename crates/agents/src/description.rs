@@ -59,7 +59,7 @@ pub fn versions_file() -> String {
         "# The agent CLI versions the real-agent suite installs and was verified with\n\
          # (scripts/e2e-real-agents.sh; README.md, \"Real agent CLIs\"). One CLI per line:\n\
          # binary  npm-package  exact-version\n\
-         # Generated from the adapters' descriptions (src/agents/); change them there.\n",
+         # Generated from the adapters' descriptions (crates/agents/src/); change them there.\n",
     );
     let rows: Vec<(&str, Package)> = super::descriptions()
         .filter_map(|d| Some((d.program?, d.package?)))

@@ -1,0 +1,123 @@
+//! Hidden checks (`[checks.<name>] hidden = true` in a run with `[scope] hidden` paths): the
+//! runner runs them in a copy of the worktree that the agents cannot reach, with the hidden
+//! files brought in from the user's base commit, and tells the agents only what `[scope]
+//! reveal` allows ([`model::steps::reveal`]).
+//!
+//! The copy is `<run dir>/hidden-check/`: the run directory is masked in every agent's
+//! sandbox (only its `prompts/` and scratch directories are shown), and the copy is removed
+//! when the checks are done, before the next agent step. The full output stays in the check's
+//! log file for the user; the record, the feedback and every prompt carry the revealed text,
+//! and [`HIDDEN_COMMAND`](model::steps::reveal::HIDDEN_COMMAND) in place of the command; the
+//! status, exit code and failure class only at `names` ([`conceal`]).
+
+use std::fs;
+use std::path::Path;
+
+use crate::engine::cx::RunCx;
+use base::error::Error;
+use model::steps::check::CheckResult;
+use model::steps::reveal::conceal;
+use model::steps::verify::{run_checks, CheckSpec};
+
+/// Runs `checks` in a fresh copy of the worktree plus the hidden files; logs go to `logs` with
+/// `prefix` like the ordinary checks'.
+pub fn run(
+    cx: &mut RunCx,
+    checks: &[CheckSpec],
+    logs: &Path,
+    prefix: &str,
+) -> Result<Vec<CheckResult>, Error> {
+    if checks.is_empty() {
+        return Ok(Vec::new());
+    }
+    let plan = cx.plan;
+    let copy = cx.paths.dir.join("hidden-check");
+    remove(&copy)?;
+    copy_dir(&cx.state.worktree, &copy)?;
+    let task_repo = plan
+        .task_repo()
+        .ok_or_else(|| Error::runtime("a hidden check ran without hidden paths"))?;
+    let base = git::task_repo::task_base(&task_repo)?;
+    let hidden = plan.hidden_set()?.unwrap_or_else(globset::GlobSet::empty);
+    for (path, content, executable) in git::task_repo::hidden_files(&plan.root, base.real, &hidden)?
+    {
+        let file = copy.join(&path);
+        if let Some(parent) = file.parent() {
+            fs::create_dir_all(parent).map_err(|e| Error::io("cannot create", parent, e))?;
+        }
+        // The player may have left a file (or a link) there: the base's version wins.
+        if file.symlink_metadata().is_ok() {
+            remove(&file)?;
+        }
+        fs::write(&file, content).map_err(|e| Error::io("cannot write", &file, e))?;
+        if executable {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&file, fs::Permissions::from_mode(0o755))
+                .map_err(|e| Error::io("cannot make executable", &file, e))?;
+        }
+    }
+    // What a `[worktree] copy` left out of the worktree because it is hidden.
+    model::project::worktree_files::copy_hidden(&plan.root, &copy, &plan.config.worktree, &hidden)?;
+    let env = cx.env_vars();
+    let group_file = agents::command_group_file(&cx.paths.dir);
+    let confinement = super::sandbox::confine_in(cx, &copy, Vec::new());
+    let shell = |cmd: &str| cx.project_env.shell_command(cmd);
+    let mut results = run_checks(
+        checks,
+        &shell,
+        &env,
+        &copy,
+        logs,
+        prefix,
+        &cx.cancel,
+        Some(&group_file),
+        confinement.as_ref(),
+    );
+    let removed = remove(&copy);
+    let level = plan.config.scope.reveal;
+    for result in &mut results {
+        let output = fs::read_to_string(&result.log_path).unwrap_or_default();
+        conceal(level, result, &output);
+    }
+    removed?;
+    Ok(results)
+}
+
+fn remove(path: &Path) -> Result<(), Error> {
+    match path.symlink_metadata() {
+        Err(_) => Ok(()),
+        Ok(meta) if meta.is_dir() => {
+            fs::remove_dir_all(path).map_err(|e| Error::io("cannot remove", path, e))
+        }
+        Ok(_) => fs::remove_file(path).map_err(|e| Error::io("cannot remove", path, e)),
+    }
+}
+
+/// Copies the tree at `from` to `to` (created), without `.git`; symbolic links are copied as
+/// links, anything but files, directories and links is left out.
+fn copy_dir(from: &Path, to: &Path) -> Result<(), Error> {
+    fs::create_dir_all(to).map_err(|e| Error::io("cannot create", to, e))?;
+    let entries = fs::read_dir(from).map_err(|e| Error::io("cannot read", from, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io("cannot read", from, e))?;
+        let name = entry.file_name();
+        if name == ".git" {
+            continue;
+        }
+        let source = entry.path();
+        let target = to.join(&name);
+        let kind = entry
+            .file_type()
+            .map_err(|e| Error::io("cannot inspect", &source, e))?;
+        if kind.is_symlink() {
+            let link = fs::read_link(&source).map_err(|e| Error::io("cannot read", &source, e))?;
+            std::os::unix::fs::symlink(&link, &target)
+                .map_err(|e| Error::io("cannot create", &target, e))?;
+        } else if kind.is_dir() {
+            copy_dir(&source, &target)?;
+        } else if kind.is_file() {
+            fs::copy(&source, &target).map_err(|e| Error::io("cannot copy", &source, e))?;
+        }
+    }
+    Ok(())
+}

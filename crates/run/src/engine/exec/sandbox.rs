@@ -1,0 +1,128 @@
+//! The confinement of one agent or check process of a run, when the run is confined: the
+//! run's worktree, task branch, repository and scratch directory, plus what the agent CLI
+//! needs for itself. Notes about paths that could not be made writable become warnings, once
+//! per run.
+//!
+//! A confined process writes new git objects to the run's private object directory (the shared
+//! store is read-only to it); [`import_objects`] brings them, verified, into the shared store
+//! after every confined process and before anything of the runner's reads them.
+
+use std::path::{Path, PathBuf};
+
+use crate::engine::cx::RunCx;
+use crate::engine::events::EventKind;
+use base::error::Error;
+use sandbox::{Confinement, Hide, StepPaths, Writable};
+
+/// The run's private object directory: where confined git commands write new objects.
+pub fn objects_dir(run_dir: &Path) -> PathBuf {
+    run_dir.join("objects")
+}
+
+/// The confinement for a process with the project environment, or `None` when the run is not
+/// confined.
+pub fn confine(cx: &mut RunCx, agent_state: Vec<Writable>) -> Option<Confinement> {
+    let worktree = cx.state.worktree.clone();
+    confine_in(cx, &worktree, agent_state)
+}
+
+/// [`confine`] for a process working in `worktree` (the runner's copy for a hidden check).
+pub fn confine_in(
+    cx: &mut RunCx,
+    worktree: &Path,
+    agent_state: Vec<Writable>,
+) -> Option<Confinement> {
+    let sandbox = cx.plan.sandbox.sandbox()?;
+    let env = cx.env_vars();
+    let scratch = agents::scratch_dir(&cx.paths.dir);
+    let objects = objects_dir(&cx.paths.dir);
+    let hide = cx.plan.hides().then(|| hide(cx));
+    let paths = StepPaths {
+        worktree,
+        branch: &cx.state.branch,
+        repo_root: &cx.plan.root,
+        scratch: &scratch,
+        objects: &objects,
+        agent_state,
+        env: &env,
+        hide: hide.as_ref(),
+    };
+    let (confinement, notes) = sandbox.confine(&paths);
+    for note in notes {
+        cx.emit(EventKind::Warning {
+            message: format!("sandbox: {note}"),
+        });
+    }
+    Some(confinement)
+}
+
+/// What a run with hidden paths masks: the user's checkout (and so the run directory), its git
+/// directory and its other worktrees; shown again: the `[worktree] link` targets its
+/// worktree's links point to, and the run's `prompts/` (what the agents are told anyway; a
+/// `command` agent reads its prompt there).
+fn hide(cx: &RunCx) -> Hide {
+    let plan = cx.plan;
+    Hide {
+        masked: cx.repo.hiding_places(),
+        shown: plan
+            .config
+            .worktree
+            .link
+            .iter()
+            .map(|link| plan.root.join(link))
+            .chain([cx.paths.prompts()])
+            .collect(),
+    }
+}
+
+/// The repository confined git commands of this run write objects for: the task repository
+/// (through the worktree) when the run hides files, else the user's.
+fn object_home(cx: &RunCx) -> PathBuf {
+    if cx.plan.hides() {
+        cx.state.worktree.clone()
+    } else {
+        cx.plan.root.clone()
+    }
+}
+
+/// Imports the objects confined processes of this run wrote (nothing when none did), warning
+/// about any whose content does not match its name: those are never imported.
+pub fn import_objects(cx: &mut RunCx) -> Result<(), Error> {
+    let private = objects_dir(&cx.paths.dir);
+    let imported = git::import_objects(&object_home(cx), &private)?;
+    if !imported.forged.is_empty() {
+        cx.emit(EventKind::Warning {
+            message: format!(
+                "sandbox: {} object(s) written in the sandbox do not match their names and were \
+                 not imported (first {})",
+                imported.forged.len(),
+                imported.forged[0]
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The main checkout as it stands before an agent step, when the step runs unconfined (in the
+/// sandbox it is read-only and needs no guard).
+pub fn guard_main_checkout(cx: &RunCx) -> Result<Option<git::CheckoutGuard>, Error> {
+    if cx.plan.sandbox.sandbox().is_some() {
+        return Ok(None);
+    }
+    Ok(Some(git::CheckoutGuard::capture(&cx.plan.root)?))
+}
+
+/// Undoes what an unconfined step (`label`, e.g. `turn_1_player`) changed in the main
+/// checkout, keeping its versions under `<run dir>/main-checkout/<label>/`; returns the scope
+/// violations.
+pub fn restore_main_checkout(
+    cx: &RunCx,
+    guard: Option<&git::CheckoutGuard>,
+    label: &str,
+) -> Result<Vec<String>, Error> {
+    let Some(guard) = guard else {
+        return Ok(Vec::new());
+    };
+    let backup = cx.paths.dir.join("main-checkout").join(label);
+    Ok(guard.restore(&backup)?)
+}

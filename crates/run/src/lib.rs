@@ -1,0 +1,5 @@
+//! autobuild-run.
+
+pub mod engine;
+pub mod feature;
+pub mod report;
