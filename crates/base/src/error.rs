@@ -4,7 +4,7 @@
 //! `Display`, its fix in [`Problem::help`] and its [`Class`]. They convert into [`Error`] here
 //! (any [`Problem`] through `?`), and `main` turns an `Error` into a message on stderr and its
 //! exit code. Tests match the variant ([`Error::problem`]) rather than the message text. Run outcomes that are not
-//! failures of autobuild itself (blocked, stalled, cancelled) are [`crate::engine::Outcome`]s,
+//! failures of autobuild itself (blocked, stalled, cancelled) are `engine::Outcome`s,
 //! not errors.
 
 use std::borrow::Cow;

@@ -31,7 +31,7 @@
 //! | `cleanup.branch` | deleting the task branch | records the merge |
 //!
 //! A kill inside git's own write of a ref or an index (between its lock file and the rename)
-//! leaves the lock file; resume removes the ones it can prove stale ([`crate::git::remove_task_locks`]).
+//! leaves the lock file; resume removes the ones it can prove stale (`git::remove_task_locks`).
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;

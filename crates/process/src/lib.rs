@@ -10,7 +10,7 @@
 //! against the PATH the child will actually get.
 //!
 //! A spec with a [`ProcessSpec::sandbox`] runs the resolved program under the OS sandbox
-//! (module [`crate::sandbox`]); the sandbox wrapper then leads the group and is spared the
+//! (module `sandbox`); the sandbox wrapper then leads the group and is spared the
 //! polite stop signals (module `group`).
 //!
 //! A caller that understands the child's stdout can give a [`LineWatch`]: then only the lines

@@ -10,11 +10,11 @@
 //!   blob). Git writes new objects to the private directory (`GIT_OBJECT_DIRECTORY`) and reads
 //!   the shared ones as an alternate (`GIT_ALTERNATE_OBJECT_DIRECTORIES`); the runner imports
 //!   the private objects after the step, each verified against its name
-//!   ([`crate::git::import_objects`]);
+//!   (`git::import_objects`);
 //! - the directory of the task branch's ref and of its reflog (`refs/heads/autobuild/`), so a
 //!   commit can move the task branch. Git moves a ref by renaming `<ref>.lock` over it, so the
 //!   whole directory must be writable: the other `autobuild/*` branches in it are held to the
-//!   runners' records by the ref guard ([`crate::git::RefGuard`]), not by the kernel. The rest
+//!   runners' records by the ref guard (`git::RefGuard`), not by the kernel. The rest
 //!   of the shared git directory — `config`, `hooks/`, `info/`, other branches, tags — stays
 //!   read-only: that is the point;
 //! - the run's scratch directory;

@@ -1,6 +1,6 @@
 //! `[sandbox]` of the project config: whether agents and checks run confined (`mode`), and
 //! what they may write beyond the worktree, its git files, the run's scratch directory and a
-//! private `/tmp` (`writable`). Decoded from config.toml by [`crate::project::config`]; the
+//! private `/tmp` (`writable`). Decoded from config.toml by `project::config`; the
 //! doc comments are the JSON Schema's descriptions.
 
 use std::borrow::Cow;

@@ -1,8 +1,8 @@
 //! One document tree for TOML and YAML, where every key and value knows where it was written.
 //!
 //! TOML and YAML parse into this same tree ([`crate::user_file::parse_toml`],
-//! [`crate::user_file::parse_yaml`]), layers merge on it ([`crate::workflow::merge`]), and the typed
-//! model is decoded from it ([`crate::workflow::decode`]). Keeping positions on the tree instead
+//! [`crate::user_file::parse_yaml`]), layers merge on it (`workflow::merge`), and the typed
+//! model is decoded from it (`workflow::decode`). Keeping positions on the tree instead
 //! of on the typed model means the model stays plain data while every error still points at
 //! `path:line:col`.
 

@@ -10,7 +10,7 @@
 //! wrong kind, an unknown key and an unknown name are reported and decoding goes on with the
 //! rest (a neutral stand-in takes the value's place); a problem only a type's own code finds (a
 //! missing key, a failed check) ends the value that contains it, so callers that want such
-//! parts reported independently decode them separately (see [`crate::workflow::decode`]).
+//! parts reported independently decode them separately (see `workflow::decode`).
 //!
 //! Why this design (ARCHITECTURE.md, "foundations"): `eserde` collects every error but
 //! needs its derive on every nested type, reads JSON text only and hands back serde's English

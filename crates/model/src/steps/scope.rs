@@ -70,7 +70,7 @@ impl PathScope {
     }
 
     /// `paths` (exact worktree-relative paths, not globs) may not be changed either: the tests
-    /// a red witness accepted ([`crate::engine::state::RunState::locked`]).
+    /// a red witness accepted (`engine::state::RunState::locked`).
     pub fn locking(mut self, paths: &[String]) -> Result<PathScope, String> {
         let exact: Vec<String> = paths.iter().map(|p| globset::escape(p)).collect();
         self.locked = set(&exact)?;
