@@ -21,6 +21,7 @@ pub fn io(display: Display) -> FeatureIo {
     FeatureIo {
         sink: sink(display),
         prompter: Box::new(ui::TerminalPrompter),
+        warn: ui::warn,
     }
 }
 
@@ -148,10 +149,6 @@ impl Plain {
 }
 
 impl FeatureSink for Plain {
-    fn warning(&mut self, text: &str) {
-        ui::warn(text);
-    }
-
     fn feature(&mut self, event: &FeatureEvent) {
         if let FeatureEventKind::Warning { message } = &event.kind {
             self.warnings.push(message.clone());
@@ -179,10 +176,6 @@ impl FeatureSink for Plain {
 struct Json;
 
 impl FeatureSink for Json {
-    fn warning(&mut self, text: &str) {
-        ui::warn(text);
-    }
-
     fn feature(&mut self, event: &FeatureEvent) {
         if let Ok(line) = serde_json::to_string(event) {
             ui::line(&line);
@@ -199,10 +192,6 @@ impl FeatureSink for Json {
 struct Quiet;
 
 impl FeatureSink for Quiet {
-    fn warning(&mut self, text: &str) {
-        ui::warn(text);
-    }
-
     fn feature(&mut self, event: &FeatureEvent) {
         if let FeatureEventKind::FeatureFinished { .. } = event.kind {
             ui::line(&feature_line(event));
@@ -330,10 +319,6 @@ struct Panel {
 }
 
 impl FeatureSink for Panel {
-    fn warning(&mut self, text: &str) {
-        ui::warn(text);
-    }
-
     fn feature(&mut self, event: &FeatureEvent) {
         match &event.kind {
             FeatureEventKind::FeatureStarted {

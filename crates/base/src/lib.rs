@@ -1,4 +1,5 @@
-//! autobuild-base.
+//! The foundations every layer shares: typed errors and diagnostics, the reader of user files,
+//! atomic files, failpoints and the glob dialect of path patterns (ARCHITECTURE.md, "Layers").
 
 pub mod atomic_file;
 pub mod cost;

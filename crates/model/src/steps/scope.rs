@@ -7,8 +7,7 @@
 //! - A role's `writes` names the only paths that role may change (absent: everything not
 //!   protected; a read-only role is the case `writes = []`, enforced by the audit).
 //!
-//! Patterns are globs (`globset`) matched against worktree-relative, `/`-separated paths;
-//! `*` stays within one path segment and `**` crosses them, as in `.gitignore`.
+//! Patterns are in the one glob dialect of every path pattern (`base::pattern`).
 
 use globset::GlobSet;
 

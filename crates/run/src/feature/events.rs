@@ -108,9 +108,6 @@ pub enum FeatureEventKind {
 pub trait FeatureSink {
     fn feature(&mut self, event: &FeatureEvent);
     fn task(&mut self, event: &crate::engine::events::Event);
-    /// Something the person should know that is no event of the run (a landing a kill
-    /// interrupted, finished before the run goes on).
-    fn warning(&mut self, text: &str);
 }
 
 /// What a feature command that ends at once has to show — warnings, then lines — and its exit
@@ -127,6 +124,9 @@ pub struct Shown {
 pub struct FeatureIo {
     pub sink: Box<dyn FeatureSink>,
     pub prompter: Box<dyn crate::engine::io::Prompter>,
+    /// Shows what the person should know that is no event of the run (a landing a kill
+    /// interrupted, finished before a resume goes on), whichever way progress is shown.
+    pub warn: fn(&str),
 }
 
 /// Appends feature events as JSON lines to the feature's `events.jsonl`.

@@ -73,7 +73,7 @@ pub fn resume(
     root: &Path,
     feature_arg: &str,
     settings: Option<FeatureSettings>,
-    mut io: FeatureIo,
+    io: FeatureIo,
 ) -> Result<u8, Error> {
     let (paths, state) = load_state(root, feature_arg)?;
     match state.status {
@@ -119,7 +119,7 @@ pub fn resume(
     }
     let lock = take_lock(&setup.layout, &setup.plan.id)?;
     for note in finish_interrupted_landings(root)? {
-        io.sink.warning(&note);
+        (io.warn)(&note);
     }
     let state = reconcile(state, &setup);
     state

@@ -85,7 +85,7 @@ impl Runner {
         lock: RunLock,
         resumed: bool,
     ) -> Result<Runner, Error> {
-        let FeatureIo { sink, prompter } = io;
+        let FeatureIo { sink, prompter, .. } = io;
         let repo = Repo::discover(&setup.plan.root)?;
         let log = FeatureLog::open(&paths.events())
             .map_err(|e| Error::io("cannot open", paths.events(), e))?;
