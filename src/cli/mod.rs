@@ -303,7 +303,18 @@ pub fn main() -> ExitCode {
             return ExitCode::from(exit::USAGE);
         }
     }
-    match run(cli) {
+    let result = run(cli);
+    // Every child ended with its step; an orphan handed to autobuild after that (a helper's
+    // daemon) must not outlive it either (README.md, "Threat model").
+    let swept = crate::process::sweep();
+    if !swept.left.is_empty() {
+        let left: Vec<String> = swept.left.iter().map(ToString::to_string).collect();
+        ui::warn(&format!(
+            "processes still running at exit: {}",
+            left.join(", ")
+        ));
+    }
+    match result {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
             ui::print_error(&error);

@@ -59,6 +59,8 @@ pub struct Project {
     pub root: PathBuf,
     player_timeout: String,
     coach_timeout: String,
+    /// `[checks.test] cmd`.
+    test_cmd: String,
     extra_config: String,
     /// `[sandbox] mode`, when the test sets one.
     sandbox_mode: Option<String>,
@@ -88,6 +90,7 @@ impl Project {
             root,
             player_timeout: "20s".into(),
             coach_timeout: "20s".into(),
+            test_cmd: "sh tests/run.sh".into(),
             extra_config: String::new(),
             sandbox_mode: None,
             writable: Vec::new(),
@@ -116,6 +119,12 @@ impl Project {
     /// Uses tests/fixtures/loop/`script` as the coach.
     pub fn coach(self, script: &str) -> Project {
         self.write(".autobuild/agents/coach.sh", &fixture(script));
+        self
+    }
+
+    /// `[checks.test] cmd` (default `sh tests/run.sh`).
+    pub fn test_cmd(mut self, cmd: &str) -> Project {
+        self.test_cmd = cmd.into();
         self
     }
 
@@ -213,7 +222,7 @@ impl Project {
     fn config_toml(&self) -> String {
         format!(
             r#"[checks.test]
-cmd = "sh tests/run.sh"
+cmd = {:?}
 timeout = "30s"
 
 [roles.player]
@@ -226,6 +235,7 @@ agent = "command"
 command = ["sh", ".autobuild/agents/coach.sh"]
 timeout = "{}"
 {}{}"#,
+            self.test_cmd,
             self.player_timeout,
             self.coach_timeout,
             self.extra_config,

@@ -151,6 +151,9 @@ timeout = "60s"
 "#,
             marker = marker.display()
         ))
+        // Unconfined: in the sandbox the check dies with the killed runner's process namespace
+        // (suite::sandbox_process), so there would be nothing left for the resume to stop.
+        .unconfined()
         .commit();
     let mut runner = project.spawn(&["task", TASK, "--auto-merge"]);
     let group_file = project.run_dir().join("command.pgid");

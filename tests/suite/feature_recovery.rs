@@ -30,6 +30,9 @@ fn a_feature_killed_during_wave_two_resumes_without_rerunning_wave_one() {
         .env("FEATURE_MARKER", marker.to_str().unwrap())
         .env("FEATURE_PGID", pgid_file.to_str().unwrap())
         .logged()
+        // Unconfined: the player reports its own group, which inside the sandbox's process
+        // namespace reads as the namespace's.
+        .sandbox_mode("off")
         .commit();
     let mut runner = project.spawn(&["feature", "FEAT-K", "--max-turns", "2"]);
     wait_until(
@@ -242,6 +245,10 @@ fn a_task_timeout_stops_its_agent_and_nothing_outlives_the_feature() {
     let pgid_file = project.outside("pgid");
     let project = project
         .player_timeout("1s")
+        // Unconfined: the agent reads its own pids and group, which inside the sandbox's
+        // process namespace are the namespace's (and there the namespace itself ends them all:
+        // suite::sandbox_process).
+        .sandbox_mode("off")
         .task(
             "TASK-HANG",
             "test -f lib/hang.txt",

@@ -689,3 +689,46 @@ fn a_player_that_links_the_autobuild_directory_outside_gets_nothing_written_ther
     assert_restored_without_writing_through("off", "player", ".autobuild");
     assert_restored_without_writing_through("auto", "player", ".autobuild");
 }
+
+/// Issue 42, items 1 and 2: a daemon the player leaves behind (a new session, so outside its
+/// process group) would swap correct code in while the runner's checks run and the wrong code
+/// back before review. It is gone when the player's step ends, in both sandbox modes: the checks
+/// see the wrong code, a lenient reviewer's approval does not land it, and nothing of the
+/// player's is still running when autobuild exits.
+fn a_daemon_the_player_leaves_does_not_outlive_its_step(project: Project) {
+    let marker = project.outside("swapper");
+    let project = project
+        .player("player_leaves_swapper.sh")
+        .coach("coach_lenient.sh")
+        .env("LOOP_MARKER", marker.to_str().unwrap())
+        // Time for the daemon to see the checkpoint and swap before the tests read the code.
+        .test_cmd("sleep 1; sh tests/run.sh")
+        .commit();
+
+    let output = project.run(&["task", TASK, "--auto-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 3);
+    let alive = marker.with_extension("alive");
+    assert!(
+        alive.exists(),
+        "the daemon never ran, so the test means nothing"
+    );
+    assert_eq!(project.record("gate", 1)["approved"], false);
+    assert!(!project.show("main", "lib/greet.sh").contains("greeting()"));
+    let player = project.show(&project.branch(), "lib/greet.sh");
+    assert!(player.contains("%s?"), "{player}");
+    // The daemon touched its marker every 5 ms while it lived.
+    std::fs::remove_file(&alive).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(!alive.exists(), "the player's daemon outlived autobuild");
+}
+
+#[test]
+fn a_daemon_the_player_leaves_does_not_outlive_its_step_in_the_sandbox() {
+    a_daemon_the_player_leaves_does_not_outlive_its_step(Project::new());
+}
+
+#[test]
+fn a_daemon_the_player_leaves_does_not_outlive_its_step_unconfined() {
+    a_daemon_the_player_leaves_does_not_outlive_its_step(Project::new().unconfined());
+}

@@ -16,6 +16,9 @@ fn a_run_killed_mid_turn_resumes_from_its_last_completed_step() {
     let project = project
         .player("player_crash.sh")
         .env("LOOP_MARKER", marker.to_str().unwrap())
+        // Unconfined: the player reports its own group, which inside the sandbox's process
+        // namespace reads as the namespace's.
+        .unconfined()
         .commit();
     let run_dir = project.run_dir();
     let mut runner = project.spawn(&["task", TASK, "--no-merge", "--max-turns", "3"]);
@@ -177,6 +180,9 @@ fn resume_stops_an_agent_the_killed_run_left_behind() {
     let project = project
         .player("player_orphan.sh")
         .env("LOOP_MARKER", marker.to_str().unwrap())
+        // Unconfined: in the sandbox the child dies with the killed runner's process namespace
+        // (suite::sandbox_process), so there would be nothing left for the resume to stop.
+        .unconfined()
         .commit();
     let mut runner = project.spawn(&["task", TASK, "--no-merge"]);
     let orphan_file = project.run_dir().join("scratch/orphan_pid");

@@ -208,3 +208,43 @@ fn a_confined_agent_cli_can_start_its_own_bubblewrap_sandbox() {
     );
     assert!(dir.path().join("wt/inner.txt").is_file());
 }
+
+/// The pids of the processes whose command line mentions `needle`.
+fn processes_running(needle: &str) -> Vec<String> {
+    fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|entry| entry.file_name().to_string_lossy().parse::<u32>().is_ok())
+        .filter(|entry| {
+            fs::read(entry.path().join("cmdline"))
+                .is_ok_and(|line| String::from_utf8_lossy(&line).contains(needle))
+        })
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+#[test]
+#[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
+fn nothing_a_confined_program_started_outlives_it() {
+    let bwrap = crate::support::require_bwrap();
+    let dir = outside_tmp();
+    let worktree = dir.path().join("wt");
+    fs::create_dir_all(&worktree).unwrap();
+    // A program of a name no other test runs, so what is left of it can be found in /proc.
+    let sleeper = worktree.join("left-behind-sleeper");
+    fs::copy("/bin/sleep", &sleeper).unwrap();
+    let sleeper = sleeper.display().to_string();
+    let script = format!(
+        "setsid {sleeper} 30 & sh -c '{sleeper} 30 &' ; \
+         while [ \"$(ls /proc | grep -c '^[0-9]')\" -lt 4 ]; do sleep 0.01; done"
+    );
+    let spec = confined(&bwrap, dir.path(), &script);
+    let outcome = run(&spec, &CancelToken::new()).unwrap();
+    assert_eq!(
+        outcome.end,
+        ProcessEnd::Exited(0),
+        "{}",
+        outcome.stderr_tail
+    );
+    assert_eq!(processes_running(&sleeper), Vec::<String>::new());
+}

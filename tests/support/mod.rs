@@ -121,6 +121,8 @@ pub fn process_alive(pid: i32) -> bool {
 
 /// Kills every process of group `pgid` (a simulated crash takes the agents down too).
 pub fn kill_group(pgid: i32) {
+    // 0 would be this test's own group (a pid read inside a process namespace reads 0).
+    assert!(pgid > 1, "not a process group of the runner's: {pgid}");
     // SAFETY: plain kill(2) on a process group this test's runner started.
     unsafe {
         libc::kill(-pgid, libc::SIGKILL);

@@ -14,10 +14,13 @@
 //! child in the same group. bwrap does not forward signals: a SIGINT would kill it at once,
 //! and its `--die-with-parent` would then SIGKILL the program before it could act on its own
 //! SIGINT. So the polite signals go to every member of the group but the wrapper, which exits
-//! by itself when the program does; SIGKILL still goes to the whole group. The wrapper is
-//! started in a session of its own rather than only a group of its own: the group is the same
-//! (session id = group id = its pid), and the confined program has no controlling terminal it
-//! could push keystrokes into (`TIOCSTI`) to run commands outside the sandbox.
+//! by itself when the program does; SIGKILL still goes to the whole group.
+//!
+//! Every child is started in a session of its own rather than only a group of its own: the
+//! group is the same (session id = group id = its pid), the program has no controlling
+//! terminal it could push keystrokes into (`TIOCSTI`) to run commands outside the sandbox, and
+//! nothing it starts can join autobuild's own session or group, which is how a process it left
+//! behind is told from the runner's own helpers (module `orphans`).
 
 use std::io;
 use std::process::{Child, Command, ExitStatus};
@@ -59,7 +62,7 @@ pub(super) enum Leader {
 }
 
 /// Starts the child as the leader of a new session (and so of a new process group) with no
-/// controlling terminal; used for the sandbox wrapper, see the module doc.
+/// controlling terminal; see the module doc.
 pub(super) fn new_session(command: &mut Command) {
     use std::os::unix::process::CommandExt;
     // SAFETY: the closure runs between fork and exec and only calls setsid(2), which is
@@ -122,7 +125,7 @@ pub(super) fn kill(child: &Child) {
     send(leader_pgid(child), libc::SIGKILL);
 }
 
-/// The group id equals the leader's pid (the child was spawned with `process_group(0)`).
+/// The group id equals the leader's pid (the child leads a session of its own).
 fn leader_pgid(child: &Child) -> i32 {
     i32::try_from(child.id()).unwrap_or(i32::MAX)
 }

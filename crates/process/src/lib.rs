@@ -23,6 +23,7 @@ mod env;
 mod exit_watch;
 mod group;
 mod leftover;
+mod orphans;
 mod redact;
 mod resolve;
 pub mod secrets;
@@ -30,7 +31,7 @@ mod stream;
 
 use std::ffi::OsString;
 use std::io::{self, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::Arc;
@@ -40,6 +41,7 @@ use std::time::{Duration, Instant};
 pub use cancel::CancelToken;
 pub use env::child_var;
 pub use leftover::stop_leftover_group;
+pub use orphans::{sweep, Orphan, Swept};
 pub use redact::{is_secret_name, redact, Redactor, REDACTED};
 pub use resolve::locate;
 
@@ -215,6 +217,15 @@ pub enum ProcessError {
     Spawn { program: String, source: io::Error },
     #[error("waiting for `{program}`: {source}")]
     Wait { program: String, source: io::Error },
+    /// Processes `program` left behind that could not be stopped (module `orphans`).
+    #[error(
+        "`{program}` left processes behind that could not be stopped: {}",
+        processes.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+    )]
+    LeftRunning {
+        program: String,
+        processes: Vec<Orphan>,
+    },
 }
 
 /// Runs `spec` to completion, a bound, or cancellation. A child that fails, times out or is
@@ -256,11 +267,7 @@ pub fn run(spec: &ProcessSpec, cancel: &CancelToken) -> Result<ProcessOutcome, P
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    if spec.sandbox.is_some() {
-        group::new_session(&mut command);
-    } else {
-        command.process_group(0);
-    }
+    group::new_session(&mut command);
     stop_with_parent(&mut command);
     // CI credentials never reach a child (module `crate::sandbox::secrets`).
     for name in spec
@@ -275,7 +282,7 @@ pub fn run(spec: &ProcessSpec, cancel: &CancelToken) -> Result<ProcessOutcome, P
 
     tracing::debug!(program = %program.display(), ?args, cwd = %spec.cwd.display(), "spawning");
     let start = Instant::now();
-    let mut child = spawn(&mut command).map_err(spawn_error)?;
+    let (mut child, tracked) = orphans::spawn(&mut command, spawn).map_err(spawn_error)?;
     let exit = exit_watch::ExitWatch::new(&child);
     if let Some(file) = &spec.group_file {
         // Best effort: the record only helps a later resume clean up after a crash.
@@ -300,7 +307,15 @@ pub fn run(spec: &ProcessSpec, cancel: &CancelToken) -> Result<ProcessOutcome, P
             });
         }
     };
+    drop(tracked);
+    let swept = orphans::sweep();
     let duration = start.elapsed();
+    if !swept.left.is_empty() {
+        return Err(ProcessError::LeftRunning {
+            program: spec.program.clone(),
+            processes: swept.left,
+        });
+    }
     if let Some(file) = &spec.group_file {
         let _ = write_group_file(file, None);
     }

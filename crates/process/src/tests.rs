@@ -100,3 +100,60 @@ fn without_a_watch_any_output_is_progress_even_without_a_newline() {
     let outcome = run(&spec, &CancelToken::new()).unwrap();
     assert_eq!(outcome.end, ProcessEnd::Exited(0));
 }
+
+/// Whether process `pid` exists (a zombie counts: it has not been reaped yet).
+fn alive(pid: i32) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Runs `script` with `sh -c` in a fresh directory; it writes the pids it wants checked to
+/// `pids`, one per line. Returns them with the outcome.
+fn run_leaving(script: &str) -> (Result<ProcessOutcome, ProcessError>, Vec<i32>) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = ProcessSpec::new("sh", dir.path(), dir.path().join("run.log"));
+    spec.args = vec!["-c".into(), script.into()];
+    spec.kill_grace = Duration::from_millis(200);
+    spec.timeout = Some(Duration::from_secs(20));
+    let outcome = run(&spec, &CancelToken::new());
+    let pids = std::fs::read_to_string(dir.path().join("pids")).unwrap_or_default();
+    let pids = pids
+        .lines()
+        .filter_map(|line| line.trim().parse().ok())
+        .collect();
+    (outcome, pids)
+}
+
+#[test]
+fn nothing_a_child_started_outside_its_group_outlives_it() {
+    // A new session (setsid) and a double fork whose middle process exits at once: both leave
+    // the child's process group, and both are reparented to the runner.
+    let (outcome, pids) = run_leaving(
+        "setsid sh -c 'echo $$ >> pids; exec sleep 30' & \
+         sh -c 'sh -c \"echo \\$\\$ >> pids; exec sleep 30\" &' ; \
+         while [ \"$(wc -l < pids)\" -lt 2 ]; do sleep 0.01; done",
+    );
+    assert_eq!(outcome.unwrap().end, ProcessEnd::Exited(0));
+    assert_eq!(pids.len(), 2, "{pids:?}");
+    for pid in pids {
+        assert!(
+            !alive(pid),
+            "process {pid} outlived the child that started it"
+        );
+    }
+}
+
+#[test]
+fn a_child_of_the_runner_outside_any_run_is_not_swept() {
+    // Started with a plain Command, as the runner starts `git`: it stays in the runner's
+    // session, so no sweep takes it for an orphan.
+    let mut helper = Command::new("sleep").arg("30").spawn().unwrap();
+    let (outcome, _) = run_leaving("setsid sleep 30 & echo $! > pids");
+    assert!(outcome.is_ok());
+    assert_eq!(
+        helper.try_wait().unwrap(),
+        None,
+        "the runner's own helper was killed"
+    );
+    helper.kill().unwrap();
+    helper.wait().unwrap();
+}

@@ -2,7 +2,7 @@
 //! [`Mounts`], the program, its arguments and its working directory.
 //!
 //! ```text
-//! bwrap --die-with-parent --unshare-user [--cap-drop ALL --cap-add CAP_SETFCAP]
+//! bwrap --die-with-parent --unshare-user --unshare-pid [--cap-drop ALL --cap-add CAP_SETFCAP]
 //!       --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp
 //!       [--ro-bind P P | --bind P P]…  --setenv TMPDIR /tmp [--setenv GIT_… V]…
 //!       --chdir <cwd> -- <program> <args>…
@@ -32,11 +32,13 @@
 //!   bubblewrap too) cannot start. An ordinary user's program gets no capabilities at all.
 //! - `--die-with-parent`: the kernel kills the confined program when bwrap dies, and bwrap
 //!   dies with autobuild (it is the child autobuild's own parent-death signal is set on).
-//! - `--unshare-pid` only for a run with hidden paths or one in a CI job with credentials in
-//!   autobuild's environment (module `secrets`): the program's `/proc` then shows only its own
-//!   processes, not the runner's environment or working directory. Otherwise the program stays
-//!   in autobuild's pid namespace, so stopping, resuming and `/proc`-based cleanup work as
-//!   without a sandbox.
+//! - `--unshare-pid`: the program runs in a process namespace of its own, whose init is
+//!   bwrap's; when the program exits (or bwrap is killed) the kernel kills every process left
+//!   in the namespace, so nothing a step started — a `setsid` daemon, a double fork — outlives
+//!   it. The program's `/proc` shows only its own processes, not the runner's environment or
+//!   working directory (CI credentials, module `secrets`). From outside, the namespace's
+//!   processes keep their host pids and the wrapper's process group, so stopping, resuming
+//!   and `/proc`-based cleanup work as without a sandbox.
 //! - Not used: `--unshare-net` (agents call their APIs; checks may need the network),
 //!   `--new-session` (the
 //!   runner starts bwrap in a session of its own, which keeps the process group whole and
@@ -59,10 +61,9 @@ pub fn arguments(
     args: &[String],
     cwd: &Path,
 ) -> Vec<OsString> {
-    let mut argv: Vec<OsString> = vec!["--die-with-parent".into(), "--unshare-user".into()];
-    if mounts.private_pids {
-        argv.push("--unshare-pid".into());
-    }
+    let mut argv: Vec<OsString> = ["--die-with-parent", "--unshare-user", "--unshare-pid"]
+        .map(OsString::from)
+        .to_vec();
     if as_root {
         argv.extend(["--cap-drop", "ALL", "--cap-add", "CAP_SETFCAP"].map(OsString::from));
     }
@@ -123,7 +124,7 @@ mod tests {
         );
         assert_eq!(
             text(&argv),
-            "--die-with-parent --unshare-user --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp \
+            "--die-with-parent --unshare-user --unshare-pid --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp \
              --setenv TMPDIR /tmp --chdir /repo/wt -- /usr/bin/sh -c echo hi"
         );
         let as_root = arguments(
@@ -134,8 +135,8 @@ mod tests {
             Path::new("/"),
         );
         assert_eq!(
-            text(&as_root[..6]),
-            "--die-with-parent --unshare-user --cap-drop ALL --cap-add CAP_SETFCAP"
+            text(&as_root[..7]),
+            "--die-with-parent --unshare-user --unshare-pid --cap-drop ALL --cap-add CAP_SETFCAP"
         );
     }
 
@@ -152,7 +153,7 @@ mod tests {
             ..Mounts::default()
         };
         let argv = arguments(&mounts, false, Path::new("/bin/true"), &[], Path::new("/"));
-        let binds = text(&argv[11..argv.len() - 7]);
+        let binds = text(&argv[12..argv.len() - 7]);
         assert_eq!(
             binds,
             "--bind /home/u/.cache /home/u/.cache \
@@ -163,7 +164,7 @@ mod tests {
     }
 
     #[test]
-    fn a_masked_checkout_shows_only_what_is_bound_under_it_and_hides_other_processes() {
+    fn a_masked_checkout_shows_only_what_is_bound_under_it() {
         let mounts = Mounts {
             writable: vec![PathBuf::from("/r/.autobuild/worktrees/T")],
             visible: vec![
@@ -171,7 +172,6 @@ mod tests {
                 PathBuf::from("/r/.autobuild/worktrees/.repos/T/.git"),
             ],
             masked: vec![PathBuf::from("/r")],
-            private_pids: true,
             ..Mounts::default()
         };
         let argv = arguments(&mounts, false, Path::new("/bin/true"), &[], Path::new("/"));
@@ -197,7 +197,7 @@ mod tests {
             ..Mounts::default()
         };
         let argv = arguments(&mounts, false, Path::new("/bin/true"), &[], Path::new("/"));
-        let binds = text(&argv[11..argv.len() - 7]);
+        let binds = text(&argv[12..argv.len() - 7]);
         assert_eq!(binds, "--bind /w /w --ro-bind /w/.git /w/.git");
     }
 }

@@ -82,8 +82,6 @@ pub struct Mounts {
     /// Hidden behind an empty directory (a run with hidden paths); paths under them that are
     /// bound above are shown again.
     pub masked: Vec<PathBuf>,
-    /// The process runs in a process namespace of its own (a run with hidden paths).
-    pub private_pids: bool,
 }
 
 impl Mounts {

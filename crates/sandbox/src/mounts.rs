@@ -180,12 +180,6 @@ pub(super) fn resolve(
         mounts
             .visible
             .extend(shown.filter_map(|path| path.canonicalize().ok()));
-        mounts.private_pids = true;
-    }
-    // Its ancestors' `/proc/<pid>/environ` would show the CI credentials its own environment
-    // lacks.
-    if process::secrets::in_environment() {
-        mounts.private_pids = true;
     }
     (mounts, notes)
 }
