@@ -434,7 +434,7 @@ fn every_role_of_the_repositorys_workflows_is_checked() {
          [roles.auditor]\nagent = \"codex\"\naccess = \"read-only\"\noutput = \"verdict\"\n\
          prompt = \"coach.md\"\ntools = [\"read\"]\n\n\
          [[steps]]\nid = \"cycle\"\n  [[steps.steps]]\n  id = \"audit\"\n  uses = \"agent\"\n  \
-         role = \"auditor\"\n",
+         role = \"auditor\"\n  [[steps.steps]]\n  id = \"gate\"\n",
     )
     .unwrap();
 

@@ -108,7 +108,7 @@ impl ProfileSet {
             match parse_toml::parse(source) {
                 Ok(tree) => match alias_owner(&trees, &name) {
                     Some(owner) => problems.push(named_like_an_alias(&tree, &name, &owner)),
-                    None => add_layer(&mut trees, name, tree),
+                    None => problems.extend(add_layer(&mut trees, name, tree)),
                 },
                 Err(mut found) => problems.append(&mut found),
             }
@@ -121,7 +121,11 @@ impl ProfileSet {
                             Some(owner) => {
                                 problems.push(named_like_an_alias(&entry.value, &entry.key, &owner))
                             }
-                            None => add_layer(&mut trees, entry.key.clone(), entry.value.clone()),
+                            None => problems.extend(add_layer(
+                                &mut trees,
+                                entry.key.clone(),
+                                entry.value.clone(),
+                            )),
                         }
                     }
                 }
@@ -324,10 +328,14 @@ fn named_like_an_alias(tree: &Node, name: &str, owner: &str) -> Diagnostic {
         ))
 }
 
-fn add_layer(trees: &mut Vec<(String, Node)>, name: String, tree: Node) {
+/// Patches the profile `name` with `tree`, or adds it; the problems of the patch.
+fn add_layer(trees: &mut Vec<(String, Node)>, name: String, tree: Node) -> Vec<Diagnostic> {
     match trees.iter_mut().find(|(n, _)| *n == name) {
         Some((_, existing)) => merge(existing, tree),
-        None => trees.push((name, tree)),
+        None => {
+            trees.push((name, tree));
+            Vec::new()
+        }
     }
 }
 

@@ -94,7 +94,7 @@ pub fn apply(tree: &mut Node, overrides: &Overrides) -> Result<(), Vec<Diagnosti
         }
     }
     for patch in patches {
-        merge(tree, patch);
+        problems.extend(merge(tree, patch));
     }
     if problems.is_empty() {
         Ok(())

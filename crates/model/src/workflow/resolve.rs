@@ -256,8 +256,12 @@ impl Catalog {
                     return Err(vec![self.unknown_base(extends, base_name, name)]);
                 };
                 let mut merged = self.chain(&self.documents[base], Some(base), seen)?;
-                merge(&mut merged, tree);
-                Ok(merged)
+                let problems = merge(&mut merged, tree);
+                if problems.is_empty() {
+                    Ok(merged)
+                } else {
+                    Err(problems)
+                }
             }
             (None, Some(replaces)) => {
                 if replaces.as_str() != Some(name) {
@@ -343,7 +347,7 @@ impl Catalog {
                 .and_then(|roles| roles.as_table_mut())
                 .and_then(|roles| roles.get_mut(&entry.key));
             match target {
-                Some(role) => merge(role, entry.value.clone()),
+                Some(role) => problems.extend(merge(role, entry.value.clone())),
                 None => {
                     let known = self.role_names();
                     if !known.contains(&entry.key) {

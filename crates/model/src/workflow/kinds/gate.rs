@@ -17,6 +17,13 @@ pub struct GateStep {
 }
 
 impl GateStep {
+    /// Whether the gate weighs the verdict of the reviewing step `step` (one of its loop).
+    pub fn weighs(&self, step: &str) -> bool {
+        self.reviews
+            .as_ref()
+            .is_none_or(|ids| ids.iter().any(|id| id == step))
+    }
+
     pub(super) fn describe(&self) -> String {
         match &self.reviews {
             Some(reviews) => format!("gate, weighing {}", reviews.join(", ")),

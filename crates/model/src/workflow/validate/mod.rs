@@ -6,8 +6,9 @@
 //! problem points at the file (or flag) that set the offending value. Checks: the schema
 //! version; step ids (unique across nesting, usable in expressions); agent steps name existing
 //! roles; expressions parse and read only what exists when they run ([`expressions`]); loops
-//! are bounded; steps that need a worktree come after a `worktree` step and gates are inside
-//! loops ([`placement`]); durations and budgets are positive; roles are coherent and their prompt
+//! are bounded; steps that need a worktree come after a `worktree` step, gates are inside
+//! loops, a reviewer runs before the gate that weighs it and a sign-off before the merge
+//! ([`placement`]); durations and budgets are positive; roles are coherent and their prompt
 //! templates exist and read only the prompt context ([`roles`]); a gated workflow either has a
 //! verdict-producing role or waives `coach` ([`crate::workflow::model::GateConfig`]).
 
@@ -22,7 +23,7 @@ use std::time::Duration;
 use regex::Regex;
 
 use crate::workflow::kinds::{AgentStep, LoopStep};
-use crate::workflow::model::{Action, Step, Workflow, SCHEMA_VERSION};
+use crate::workflow::model::{Action, OutputKind, Step, Workflow, SCHEMA_VERSION};
 use crate::workflow::prompts::Prompts;
 use base::diagnostic::{did_you_mean, Diagnostic};
 use base::user_file::source::Pos;
@@ -38,6 +39,8 @@ pub fn validate(workflow: &Workflow, tree: &Node, prompts: &Prompts) -> Vec<Diag
     let mut problems = validate_parts(workflow, tree, prompts);
     let steps = flatten(workflow, tree);
     problems.extend(placement::needs_worktree_first(&steps));
+    placement::reviewers_before_their_gate(workflow, &steps, &mut problems);
+    placement::approvals_before_the_merge(&steps, &mut problems);
     let before = problems.len();
     roles::check_gate(workflow, &steps, &mut problems);
     // A workflow whose gate can never hold is told that once, not once per reviewer too.
@@ -103,6 +106,17 @@ impl StepInfo<'_> {
     /// Whether this step is inside the body of the loop at `loop_index`.
     pub fn inside(&self, loop_index: usize) -> bool {
         self.loops.contains(&loop_index)
+    }
+
+    /// Whether this is a reviewing step: an agent step whose role returns a verdict.
+    pub fn reviews(&self, workflow: &Workflow) -> bool {
+        match &self.step.action {
+            Action::Agent(AgentStep { role, .. }) => workflow
+                .roles
+                .get(role)
+                .is_some_and(|r| r.output == Some(OutputKind::Verdict)),
+            _ => false,
+        }
     }
 }
 

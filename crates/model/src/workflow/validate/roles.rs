@@ -179,14 +179,7 @@ pub(super) fn check_gate_reviews(
             .unwrap_or_default();
         let reviewers: Vec<&str> = steps
             .iter()
-            .filter(|s| s.loops == gate.loops)
-            .filter(|s| match &s.step.action {
-                Action::Agent(AgentStep { role, .. }) => workflow
-                    .roles
-                    .get(role)
-                    .is_some_and(|r| r.output == Some(OutputKind::Verdict)),
-                _ => false,
-            })
+            .filter(|s| s.loops == gate.loops && s.reviews(workflow))
             .map(|s| s.step.id.as_str())
             .collect();
         if reviews.is_empty() {
@@ -244,13 +237,7 @@ pub(super) fn check_gate(
         // Already reported; which role was meant is unknown.
         return;
     }
-    let has_verdict = steps.iter().any(|s| match &s.step.action {
-        Action::Agent(AgentStep { role, .. }) => workflow
-            .roles
-            .get(role)
-            .is_some_and(|r| r.output == Some(OutputKind::Verdict)),
-        _ => false,
-    });
+    let has_verdict = steps.iter().any(|s| s.reviews(workflow));
     if !has_verdict && !workflow.gate.waive.contains(&Requirement::Coach) {
         problems.push(
             pos_of(gate.node, "uses")

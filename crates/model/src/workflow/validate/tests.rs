@@ -527,3 +527,164 @@ fn a_patch_naming_no_step_suggests_the_step_it_meant() {
     );
     assert_eq!(problems[0].help.as_deref(), Some("did you mean `cycle`?"));
 }
+
+/// The line of `text` that `needle` starts on (1-based).
+fn line_of(text: &str, needle: &str) -> usize {
+    let at = text
+        .find(needle)
+        .unwrap_or_else(|| panic!("`{needle}` is not in the workflow"));
+    text[..at].lines().count() + 1
+}
+
+/// Player-coach with a `security` reviewer role, its `security_review` step and the
+/// `[[steps]]` of `extra` (written at the end); `at` is where the reviewer's step goes.
+fn with_security_review(at: &str, reviewer: &str, extra: &str) -> String {
+    let role = "[roles.security]\nagent = \"command\"\ncommand = [\"true\"]\nprompt = \"coach.md\"\naccess = \"read-only\"\noutput = \"verdict\"\n\n[roles.coach]";
+    let step = format!("  [[steps.steps]]\n  id = \"security_review\"\n  uses = \"agent\"\n  role = \"{reviewer}\"\n");
+    let text = player_coach_with("[roles.coach]", role);
+    let text = match at {
+        "" => text,
+        at => text.replacen(at, &format!("{at}{step}"), 1),
+    };
+    format!("{text}\n{extra}")
+}
+
+#[test]
+fn a_reviewer_runs_before_the_gate_that_weighs_it() {
+    let after_gate = "  id = \"gate\"\n  uses = \"gate\"                 # profile requirements + coach verdict → approved, reasons, feedback\n";
+    let before_gate = "  role = \"coach\"\n";
+    let second_loop = "[[steps]]\nid = \"final\"\nuses = \"loop\"\nmax_iterations = 1\n  [[steps.steps]]\n  id = \"final_review\"\n  uses = \"agent\"\n  role = \"security\"\n  [[steps.steps]]\n  id = \"final_gate\"\n  uses = \"gate\"\n";
+    let final_review = "[[steps]]\nid = \"final_review\"\nuses = \"agent\"\nrole = \"security\"\n";
+    // (what, where the security reviewer goes, the steps after the workflow's, refused)
+    let cases = [
+        ("after the gate of its loop", after_gate, "", true),
+        ("before the gate", before_gate, "", false),
+        (
+            "in a later loop, before that loop's gate",
+            "",
+            second_loop,
+            false,
+        ),
+        ("after the loop, where no gate is", "", final_review, false),
+    ];
+    for (what, at, extra, refused) in cases {
+        let text = with_security_review(at, "security", extra);
+        let found = found(&text);
+        if !refused {
+            assert!(found.is_empty(), "{what}: {found:#?}");
+            continue;
+        }
+        assert_eq!(
+            found,
+            [(
+                line_of(&text, "  id = \"security_review\""),
+                "the reviewer `security_review` runs after the gate `gate` of loop `cycle`, so the gate never weighs its verdict".to_string()
+            )],
+            "{what}"
+        );
+        assert_eq!(
+            problems(&text)[0].help,
+            Some(format!("move it before `gate` (w.toml:{}): in a workflow that extends another, list `gate` after it", line_of(&text, "  id = \"gate\""))),
+            "{what}"
+        );
+    }
+    // A gate that names the reviewers it weighs does not wait for the others.
+    let named = with_security_review(after_gate, "security", "").replacen(
+        "  uses = \"gate\"",
+        "  reviews = [\"review\"]\n  uses = \"gate\"",
+        1,
+    );
+    assert!(problems(&named).is_empty(), "{:#?}", problems(&named));
+    // Nor is a step whose role gives no verdict a reviewer (`advisory` says what it is).
+    let advisory = with_security_review(after_gate, "security", "")
+        .replacen(
+            "output = \"verdict\"\n\n[roles.coach]",
+            "\n[roles.coach]",
+            1,
+        )
+        .replacen(
+            "  role = \"security\"\n",
+            "  role = \"security\"\n  advisory = true\n",
+            1,
+        );
+    assert!(problems(&advisory).is_empty(), "{:#?}", problems(&advisory));
+}
+
+#[test]
+fn a_sign_off_runs_before_the_merge() {
+    let signoff =
+        |question: &str| format!("[[steps]]\nid = \"signoff\"\nuses = \"approval\"\n{question}");
+    let deploy = "[[steps]]\nid = \"deploy\"\nuses = \"run\"\nrun = \"true\"\n";
+    let ask = "question = \"Deploy it?\"\n";
+    // (what, the workflow's last steps after `cycle`, refused)
+    let cases = [
+        (
+            "after merge and report",
+            vec!["merge", "report", "signoff"],
+            "",
+            true,
+        ),
+        (
+            "between merge and report",
+            vec!["merge", "signoff", "report"],
+            "",
+            true,
+        ),
+        (
+            "its own question, only the report after it",
+            vec!["merge", "signoff", "report"],
+            ask,
+            true,
+        ),
+        (
+            "before the merge",
+            vec!["signoff", "merge", "report"],
+            "",
+            false,
+        ),
+        (
+            "its own question, guarding a later step",
+            vec!["merge", "signoff", "deploy", "report"],
+            ask,
+            false,
+        ),
+    ];
+    let merge = "[[steps]]\nid = \"merge\"\nuses = \"merge\"\nif = \"steps.cycle.outputs.exit == 'done'\"\n";
+    let report = "[[steps]]\nid = \"report\"\nuses = \"report\"\nalways = true\n";
+    let head = player_coach_with("", "");
+    let head = &head[..head.find("[[steps]]\nid = \"merge\"").unwrap()];
+    for (what, order, question, refused) in cases {
+        let tail: Vec<String> = order
+            .iter()
+            .map(|id| match *id {
+                "merge" => merge.to_string(),
+                "report" => report.to_string(),
+                "deploy" => deploy.to_string(),
+                _ => signoff(question),
+            })
+            .collect();
+        let text = format!("{head}{}", tail.join("\n"));
+        let found = found(&text);
+        if !refused {
+            assert!(found.is_empty(), "{what}: {found:#?}");
+            continue;
+        }
+        assert_eq!(
+            found,
+            [(
+                line_of(&text, "id = \"signoff\""),
+                "the sign-off `signoff` runs after the `merge` step, so the work is merged before a person can refuse it".to_string()
+            )],
+            "{what}"
+        );
+        let help = format!(
+            "move it before `merge` (w.toml:{}): in a workflow that extends another, list `merge` after it{}",
+            line_of(&text, "id = \"merge\""),
+            match question {
+                "" => "",
+                _ => " (a question after the merge needs a step after it to guard, other than the report)",
+            }
+        );
+        assert_eq!(problems(&text)[0].help, Some(help), "{what}");
+    }
+}
