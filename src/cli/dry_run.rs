@@ -101,10 +101,11 @@ pub fn render(plan: &Plan) -> String {
     if plan.checks.is_empty() {
         let _ = writeln!(out, "  (none configured or detected)");
     }
+    let required = plan.gate_requirements();
     for check in &plan.checks {
         let _ = writeln!(
             out,
-            "  {:<8} {}  [timeout {}, {}]",
+            "  {:<8} {}  [timeout {}, {}{}]",
             check.name,
             check.cmd,
             humantime::format_duration(check.timeout),
@@ -115,6 +116,11 @@ pub fn render(plan: &Plan) -> String {
                 }
                 CheckOrigin::Configured => "configured".to_string(),
                 CheckOrigin::Detected(reason) => format!("detected: {reason}"),
+            },
+            if check.gates(&required) {
+                ""
+            } else {
+                ", advisory: its failure does not block approval"
             }
         );
     }

@@ -1,7 +1,8 @@
 //! Profiles choose their checks (`checks = [...]`): a documentation task runs none of the
-//! project's checks, a check the profile does not require is reported as advisory instead of
-//! failing the turn (in the records, the reviewer's prompt and report.md), and a profile naming
-//! a check that does not exist stops the run before it starts.
+//! project's checks; a configured check is required whether the profile names it or not, and
+//! one that says `required = false` is reported as advisory instead of failing the turn (in the
+//! records, the reviewer's prompt and report.md); a profile naming a check that does not exist
+//! stops the run before it starts.
 
 use crate::loop_fixture;
 
@@ -9,6 +10,10 @@ use loop_fixture::{assert_exit, Project, TASK};
 
 /// A `lint` check that always fails, besides the fixture's passing `test` check.
 const FAILING_LINT: &str = "\n[checks.lint]\ncmd = \"echo 'lint: 3 warnings'; exit 1\"\n";
+
+/// [`FAILING_LINT`], opted out of the gate.
+const ADVISORY_LINT: &str =
+    "\n[checks.lint]\ncmd = \"echo 'lint: 3 warnings'; exit 1\"\nrequired = false\n";
 
 fn task(task_type: &str) -> String {
     format!(
@@ -34,8 +39,21 @@ fn a_documentation_task_runs_no_project_check() {
 }
 
 #[test]
-fn a_failing_check_the_profile_does_not_require_is_advisory() {
+fn a_failing_configured_check_blocks_though_the_profile_does_not_name_it() {
     let project = Project::new().config(FAILING_LINT).commit();
+
+    let output = project.run(&["task", TASK, "--auto-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 3);
+    let verify = project.record("verify", 1);
+    assert_eq!(verify["passed"], false, "{verify}");
+    assert_eq!(project.record("gate", 1)["approved"], false);
+    assert!(!project.show("main", "lib/greet.sh").contains("greeting()"));
+}
+
+#[test]
+fn a_failing_check_that_says_required_false_is_advisory() {
+    let project = Project::new().config(ADVISORY_LINT).commit();
 
     let output = project.run(&["task", TASK, "--auto-merge"]);
 
@@ -53,7 +71,7 @@ fn a_failing_check_the_profile_does_not_require_is_advisory() {
     let prompt =
         std::fs::read_to_string(project.run_dir().join("prompts/turn_1_coach.md")).unwrap();
     assert!(
-        prompt.contains("exit code 1 (advisory: not required by the task's profile)"),
+        prompt.contains("exit code 1 (advisory: `required = false`"),
         "{prompt}"
     );
     assert!(project.report().contains("failed: lint (advisory)"));
@@ -77,4 +95,22 @@ fn a_profile_naming_a_missing_check_stops_the_run_before_it_starts() {
         "{text}"
     );
     assert!(!project.run_dir().exists());
+}
+
+#[test]
+fn the_dry_run_marks_the_checks_that_do_not_block() {
+    let project = Project::new().config(ADVISORY_LINT).commit();
+
+    let output = project.run(&["task", TASK, "--dry-run"]);
+
+    assert_exit(&output, 0);
+    let text = String::from_utf8_lossy(&output.stdout);
+    let line = |name: &str| {
+        text.lines()
+            .find(|line| line.trim_start().starts_with(name))
+            .unwrap_or_else(|| panic!("no line for check {name}: {text}"))
+            .to_string()
+    };
+    assert!(line("lint").contains("advisory"), "{text}");
+    assert!(!line("test ").contains("advisory"), "{text}");
 }

@@ -551,3 +551,38 @@ fn a_worktree_link_to_a_hidden_path_is_refused_before_anything_starts() {
     );
     assert!(!project.root.join(".autobuild/worktrees").exists());
 }
+
+/// Issue 42: a hidden check is the task's oracle; a profile that does not name it (the built-in
+/// `feature` requires only `checks.test` of the checks) does not make it advisory.
+#[test]
+#[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
+fn a_hidden_check_no_profile_names_still_gates() {
+    crate::support::require_bwrap();
+    let project = Project::new_in(&outside_tmp()).sandbox_mode("on");
+    project.write(
+        "tests/acceptance/test_oracle.sh",
+        "echo 'oracle: wrong'; exit 1\n",
+    );
+    let project = project
+        .config(
+            "\n[scope]\nhidden = [\"tests/acceptance/**\"]\n\n\
+             [checks.acceptance]\ncmd = \"sh tests/acceptance/test_oracle.sh\"\nhidden = true\n",
+        )
+        .commit();
+
+    let output = project.run(&["task", TASK, "--auto-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 3);
+    let verify = project.record("verify", 1);
+    let acceptance = verify["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "acceptance")
+        .unwrap_or_else(|| panic!("the hidden check did not run: {verify}"));
+    assert_eq!(acceptance["status"], "failed");
+    // Written only when true.
+    assert_ne!(acceptance["advisory"], true, "{acceptance}");
+    assert_eq!(project.record("gate", 1)["approved"], false);
+    assert!(!project.show("main", "lib/greet.sh").contains("greeting()"));
+}

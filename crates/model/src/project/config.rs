@@ -192,6 +192,11 @@ pub struct CheckConfig {
     /// learn of its result only what `[scope] reveal` allows.
     #[serde(default)]
     pub hidden: bool,
+    /// Whether a failure blocks approval (default `true`). `false` makes the check advisory —
+    /// reported, never blocking — unless the profile requires it by name
+    /// (`require = ["checks.<name>"]`); a hidden check always blocks.
+    #[serde(default)]
+    pub required: Option<bool>,
 }
 
 /// `[checks]`, by names that follow [`CheckName`]'s rule.

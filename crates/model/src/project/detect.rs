@@ -220,6 +220,18 @@ pub struct EffectiveCheck {
     pub origin: CheckOrigin,
     /// `[checks.<name>] hidden = true`: runs with the `[scope] hidden` files.
     pub hidden: bool,
+    /// Blocks approval whatever the profile requires: a configured check that does not say
+    /// `required = false`, and every hidden check. A detected check gates where the profile
+    /// requires it.
+    pub required: bool,
+}
+
+impl EffectiveCheck {
+    /// Whether its failure blocks approval under a gate that requires `required` (which lists
+    /// the checks that gate on their own too: `engine::plan::profile_checks::gate_requirements`).
+    pub fn gates(&self, required: &[crate::profile::Requirement]) -> bool {
+        required.contains(&crate::profile::Requirement::Check(self.name.clone()))
+    }
 }
 
 /// The configured checks plus a detected `test` check when none is configured; `test` first,
@@ -244,6 +256,7 @@ pub fn combine_checks(config: &Config, detected: Option<Detection>) -> Vec<Effec
             timeout: check.timeout.unwrap_or(DEFAULT_CHECK_TIMEOUT),
             origin: CheckOrigin::Configured,
             hidden: check.hidden,
+            required: check.hidden || check.required.unwrap_or(true),
         })
         .collect();
     if let (false, Some(detection)) = (config.checks.contains_key(TEST_CHECK), detected) {
@@ -253,6 +266,7 @@ pub fn combine_checks(config: &Config, detected: Option<Detection>) -> Vec<Effec
             timeout: DEFAULT_CHECK_TIMEOUT,
             origin: CheckOrigin::Detected(detection.reason),
             hidden: false,
+            required: false,
         });
     }
     checks.sort_by(|a, b| (a.name != TEST_CHECK, &a.name).cmp(&(b.name != TEST_CHECK, &b.name)));

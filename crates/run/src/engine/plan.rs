@@ -268,6 +268,11 @@ pub fn preflight(
 }
 
 impl Plan {
+    /// What this run's gate requires ([`profile_checks::gate_requirements`]).
+    pub fn gate_requirements(&self) -> Vec<model::profile::Requirement> {
+        profile_checks::gate_requirements(&self.resolved.workflow, &self.profile, &self.checks)
+    }
+
     /// What no agent of this run may change: autobuild's own directory, the task file,
     /// `[scope] protect` and the task's `protect:`, and the hidden paths (an agent that creates
     /// a file there is out of scope), as globs relative to the repository root.

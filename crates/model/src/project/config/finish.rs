@@ -21,6 +21,21 @@ pub(super) fn finish(config: &mut Config, tree: &Node) -> Vec<Diagnostic> {
             )));
         }
     }
+    for (name, check) in &config.checks {
+        let at = path(&["checks", name, "required"]);
+        if let (true, Some(false), Some(required)) = (check.hidden, check.required, tree.at(&at)) {
+            problems.push(
+                required
+                    .pos
+                    .error(format!("hidden check `{name}` cannot be advisory"))
+                    .with_help(
+                        "a hidden check is the task's acceptance oracle and always blocks \
+                         approval when it fails: remove `required = false`, or `hidden = true` \
+                         to run it where agents can see it",
+                    ),
+            );
+        }
+    }
     for (index, file) in config.context.files.iter_mut().enumerate() {
         let at = [path(&["context", "files"]), vec![Seg::Index(index)]].concat();
         if let Some(entry) = tree.at(&at) {
@@ -51,6 +66,20 @@ mod tests {
     use std::path::Path;
 
     use crate::project::Config;
+
+    #[test]
+    fn a_hidden_check_cannot_be_made_advisory() {
+        let text = "[checks.acceptance]\ncmd = \"sh a.sh\"\nhidden = true\nrequired = false\n";
+        let problems = Config::parse(Path::new("c.toml"), text).unwrap_err().0;
+        let found: Vec<(usize, &str)> = problems
+            .iter()
+            .map(|d| (d.location.unwrap().line, d.message.as_str()))
+            .collect();
+        assert_eq!(found, [(4, "hidden check `acceptance` cannot be advisory")]);
+        let advisory = "[checks.lint]\ncmd = \"true\"\nrequired = false\n";
+        let config = Config::parse(Path::new("c.toml"), advisory).unwrap();
+        assert_eq!(config.checks["lint"].required, Some(false));
+    }
 
     #[test]
     fn repeated_worktree_paths_count_once_and_a_path_is_linked_or_copied() {

@@ -175,6 +175,7 @@ fn configured_checks_come_first_with_test_leading() {
                 cmd: cmd.to_string(),
                 timeout: None,
                 hidden: false,
+                required: (name == "audit").then_some(false),
             },
         );
     }
@@ -187,6 +188,9 @@ fn configured_checks_come_first_with_test_leading() {
     assert_eq!(names, vec!["test", "audit", "lint"]);
     assert_eq!(checks[0].origin, CheckOrigin::Detected("Cargo.toml found"));
     assert_eq!(checks[0].timeout, DEFAULT_CHECK_TIMEOUT);
+    // A detected check gates where the profile says; a configured one unless it opts out.
+    let required: Vec<bool> = checks.iter().map(|c| c.required).collect();
+    assert_eq!(required, [false, false, true]);
 
     config.checks.insert(
         "test".to_string(),
@@ -194,6 +198,7 @@ fn configured_checks_come_first_with_test_leading() {
             cmd: "make check".to_string(),
             timeout: Some(Duration::from_secs(30)),
             hidden: false,
+            required: None,
         },
     );
     let checks = combine_checks(&config, detected);

@@ -67,10 +67,7 @@ pub fn execute(
         }))
         .collect();
     let scope_violation = (!violations.is_empty()).then_some(violations);
-    let mut requirements = plan
-        .resolved
-        .workflow
-        .gate_requirements(&plan.profile.requirements());
+    let mut requirements = plan.gate_requirements();
     // A red-witness turn (`verify` with `expect = "fail"`) writes tests before the code: its
     // criteria cannot hold yet, and its checks' statuses already say whether they are red.
     // Nor can their coverage: the verify step does not measure it there.

@@ -99,6 +99,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             origin: CheckOrigin::Configured,
             hidden,
+            required: true,
         }
     }
 

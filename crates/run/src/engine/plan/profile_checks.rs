@@ -1,5 +1,5 @@
 //! Which checks a run runs: a profile may choose them (`checks = ["test", "lint"]`; absent: all
-//! of them). A name no check answers to, or a check the profile requires but leaves out, would
+//! of them; a hidden check runs whatever the profile chooses). A name no check answers to, or a check the profile requires but leaves out, would
 //! make the run unapprovable or silently unchecked, so either stops it before it starts.
 
 use std::path::Path;
@@ -33,15 +33,45 @@ pub fn gate_checks(
         &settings.overrides(),
         &task.task_type,
     )?;
-    let required = inputs
+    let profile_required = inputs
         .resolved
         .workflow
         .gate_requirements(&inputs.profile.requirements());
-    let (checks, _) = select(effective_checks(config, root), &inputs.profile, &required);
+    let (checks, _) = select(
+        effective_checks(config, root),
+        &inputs.profile,
+        &profile_required,
+    );
+    let required = gate_requirements(&inputs.resolved.workflow, &inputs.profile, &checks);
     Ok(checks
         .into_iter()
-        .filter(|check| required.contains(&Requirement::Check(check.name.clone())))
+        .filter(|check| check.gates(&required))
         .collect())
+}
+
+/// What the gate of a run with `workflow` and `profile` that runs `checks` requires: the
+/// profile's requirements the workflow does not waive, then every check that gates on its own
+/// (a configured one that does not say `required = false`; a hidden one even where the
+/// workflow waives it).
+pub fn gate_requirements(
+    workflow: &model::workflow::model::Workflow,
+    profile: &Profile,
+    checks: &[EffectiveCheck],
+) -> Vec<Requirement> {
+    let own = |check: &EffectiveCheck| Requirement::Check(check.name.clone());
+    let mut required = profile.requirements();
+    required.extend(checks.iter().filter(|c| c.required && !c.hidden).map(own));
+    let mut required = workflow.gate_requirements(&required);
+    required.extend(checks.iter().filter(|c| c.hidden).map(own));
+    let mut seen = Vec::new();
+    required.retain(|r| {
+        let first = !seen.contains(r);
+        if first {
+            seen.push(r.clone());
+        }
+        first
+    });
+    required
 }
 
 /// The checks to run for `profile`, and why the run cannot start with them (if it cannot).
@@ -72,9 +102,10 @@ pub(super) fn select(
         }
         _ => None,
     }));
+    // A hidden check is the task's acceptance oracle: no profile leaves it out.
     let selected = checks
         .into_iter()
-        .filter(|check| chosen.contains(&check.name))
+        .filter(|check| check.hidden || chosen.contains(&check.name))
         .collect();
     (selected, blockers)
 }
@@ -93,6 +124,7 @@ mod tests {
             timeout: Duration::from_secs(60),
             origin: CheckOrigin::Configured,
             hidden: false,
+            required: true,
         }
     }
 
@@ -147,5 +179,19 @@ mod tests {
         };
         assert_eq!((unknown.as_str(), close.as_deref()), ("lnt", Some("lint")));
         assert_eq!(left_out, "test");
+    }
+
+    #[test]
+    fn a_hidden_check_runs_whatever_checks_the_profile_chooses() {
+        let mut oracle = check("oracle");
+        oracle.hidden = true;
+        let (selected, blockers) = select(
+            vec![check("test"), check("lint"), oracle],
+            &profile(Some(&["test"])),
+            &[],
+        );
+        let names: Vec<&str> = selected.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["test", "oracle"]);
+        assert!(blockers.is_empty());
     }
 }

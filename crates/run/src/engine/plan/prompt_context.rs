@@ -81,28 +81,21 @@ pub fn build_prompt_context(
 /// The profile's name, its gate requirements, and the checks the runner runs with their exact
 /// commands.
 fn profile_context(plan: &Plan) -> ProfileContext {
-    let requirements = plan
-        .resolved
-        .workflow
-        .gate_requirements(&plan.profile.requirements());
+    let requirements = plan.gate_requirements();
     ProfileContext {
         name: plan.profile.name.clone(),
         require: requirements.iter().map(|r| r.to_string()).collect(),
         checks: plan
             .checks
             .iter()
-            .map(|check| {
-                CheckCommandContext {
+            .map(|check| CheckCommandContext {
                 name: check.name.clone(),
                 command: if check.hidden && plan.hides() {
                     model::steps::reveal::HIDDEN_COMMAND.to_string()
                 } else {
                     check.cmd.clone()
                 },
-                required: requirements.iter().any(|r| {
-                    matches!(r, model::profile::Requirement::Check(name) if *name == check.name)
-                }),
-            }
+                required: check.gates(&requirements),
             })
             // The coverage command, which the gate requires where the profile sets a minimum.
             .chain(
