@@ -19,6 +19,7 @@
 # The projects' temporary paths are replaced by /tmp/project in the fixtures (and $CACHE by
 # /cache); durations, dates and host names are left as the runners printed them. Run it from anywhere:
 #   bash scripts/capture-test-results.sh
+# Not `set -e`: the example projects fail on purpose, and the runners exit non-zero.
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -367,7 +368,7 @@ save vitest_junit.xml "$V" <"$WORK/vitest.xml"
     command -v go >/dev/null && go version
     echo "jest $("$J/node_modules/.bin/jest" --version)"
     echo "jest-junit $(node -p "require('$J/node_modules/jest-junit/package.json').version")"
-    echo "vitest $("$J/node_modules/.bin/vitest" --version | awk '{print $1}')"
+    echo "vitest $("$J/node_modules/.bin/vitest" --version | awk '{print $1}' | sed 's#^vitest/##')"
     echo "node $(node --version)"
 } >"$OUT/VERSIONS.txt"
 echo "wrote VERSIONS.txt" >&2

@@ -1,13 +1,16 @@
 //! `cargo nextest run`.
 //!
 //! nextest opens with `Starting 4 tests across 2 binaries (1 test skipped)` and closes with
-//! `Summary [   0.010s] 4 tests run: 3 passed, 1 failed, 1 skipped`; its skipped are the
-//! ignored tests and those left out by filters together, read as skipped. With no test to run
-//! it says `error: no tests to run`, or starts 0 tests. Each finished test gets a status line
-//! `PASS [   0.004s] demo tests::adds` (`FAIL`, `SIGSEGV`, `TIMEOUT`, …; `(1/4)` before the
-//! binary in newer versions), named here `binary tests::adds`. By default only passes and
-//! failures get one, so the cases are not complete while tests are skipped. Without a
-//! `Summary` line (cut off), the counts are the status lines.
+//! `Summary [   0.010s] 4 tests run: 3 passed (1 slow), 1 failed, 1 exec failed, 1 timed out,
+//! 1 skipped`; its skipped are the ignored tests and those left out by filters together, read
+//! as skipped, and a test binary that could not be run (`exec failed`) is read as an error.
+//! With no test to run it says `error: no tests to run`, or starts 0 tests. Each finished test
+//! gets a status line `PASS [   0.004s] (1/4) demo tests::adds` (`FAIL`, `SIGSEGV`, `TIMEOUT`,
+//! `LEAK`, `FLAKY 2/3`, `SKIP [         ]`, and `XFAIL` for an exec failure; retries' `TRY 2
+//! FAIL` lines are not final and not read), named here `binary test` as printed (`demo
+//! tests::adds`, `demo::it integration`). By default only passes and failures get one, so the
+//! cases are not complete while tests are skipped; the failures repeated after the summary are
+//! not read again. Without a `Summary` line (cut off), the counts are the status lines.
 
 use std::sync::LazyLock;
 
@@ -16,7 +19,7 @@ use regex::Regex;
 use super::{number, Cases, Counts, Outcome, Reader, TestResults};
 
 static STARTING: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*Starting (\d+) tests? across \d+ binar(?:y|ies)(?: \((\d+) tests? skipped)?")
+    Regex::new(r"^\s*Starting (\d+) tests? across \d+ binar(?:y|ies)(?: \((\d+) tests?\b)?")
         .expect("starting pattern is valid")
 });
 
@@ -28,13 +31,16 @@ static SUMMARY: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 static ITEM: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(\d+) (passed|failed|skipped|timed out)").expect("item pattern is valid")
+    Regex::new(r"(\d+) (passed|failed|exec failed|timed out|skipped)")
+        .expect("item pattern is valid")
 });
 
+/// A status line: the status, then the test (`binary test`). An in-progress `SLOW [> 60.000s]`
+/// has no plain duration and is not one.
 static STATUS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
-        r"^\s*(PASS|FAIL|SIGSEGV|SIGABRT|SIGBUS|SIGILL|ABORT|TIMEOUT|LEAK-FAIL|LEAK|FLAKY \d+/\d+)",
-        r" \[\s*[\d.]+s\] (?:\(\s*\d+/\d+\) )?(\S+ .+?)\s*$",
+        r"^\s*([A-Z][A-Z0-9 +/-]*?) \[\s*(?:[\d.]+s)?\s*\] ",
+        r"(?:\(\s*\d+/\s*\d+\) )?(\S+ .+?)\s*$",
     ))
     .expect("status pattern is valid")
 });
@@ -60,12 +66,9 @@ pub fn read(text: &str) -> Option<TestResults> {
         } else if NO_TESTS.is_match(line) {
             seen = true;
         } else if let Some(c) = STATUS.captures(line) {
-            let outcome = match &c[1] {
-                "PASS" | "LEAK" => Outcome::Passed,
-                status if status.starts_with("FLAKY") => Outcome::Passed,
-                _ => Outcome::Failed,
-            };
-            cases.push(&c[2], outcome);
+            if let Some(outcome) = status(&c[1]) {
+                cases.push(&c[2], outcome);
+            }
         }
     }
     if !seen {
@@ -79,12 +82,27 @@ pub fn read(text: &str) -> Option<TestResults> {
     Some(cases.results(Reader::Nextest, counts, true))
 }
 
+/// The outcome a final status stands for; `None` for a retry's intermediate `TRY 2 FAIL`.
+fn status(word: &str) -> Option<Outcome> {
+    Some(match word {
+        w if w.starts_with("TRY ") => return None,
+        "PASS" | "SLOW" | "LEAK" | "TIMEOUT-PASS" | "TMPASS" | "SLOW + LEAK" | "SLOW+TMPASS" => {
+            Outcome::Passed
+        }
+        w if w.starts_with("FLAKY") => Outcome::Passed,
+        "SKIP" => Outcome::Skipped,
+        "XFAIL" => Outcome::Error,
+        _ => Outcome::Failed,
+    })
+}
+
 fn counts(summary: &str) -> Counts {
     let mut counts = Counts::default();
     for item in ITEM.captures_iter(summary) {
         let outcome = match &item[2] {
             "passed" => Outcome::Passed,
             "skipped" => Outcome::Skipped,
+            "exec failed" => Outcome::Error,
             _ => Outcome::Failed,
         };
         counts.add(outcome, number(&item[1]));

@@ -749,3 +749,47 @@ fn results_round_trip_through_json() {
     let back: TestResults = serde_json::from_str(&json).expect("deserializes");
     assert_eq!(back, results);
 }
+
+#[test]
+fn nextest_status_lines_and_summary_as_its_displayer_writes_them() {
+    // The formats of nextest-runner 0.129's displayer (reporter/displayer/imp.rs).
+    let text = "\
+    Starting 5 tests across 2 binaries (2 tests skipped)
+        PASS [   0.004s] ( 1/5) demo tests::adds
+  TRY 1 FAIL [   0.005s] ( 2/5) demo tests::flaky
+       FLAKY 2/2 [   0.003s] ( 2/5) demo tests::flaky
+        FAIL [   0.005s] ( 3/5) demo tests::fails
+       XFAIL [   0.000s] ( 4/5) demo::it broken
+        SKIP [         ] demo tests::ignored
+        SLOW [> 60.000s] demo tests::slow
+     SIGSEGV [   0.010s] ( 5/5) demo tests::crashes
+────────────
+     Summary [   0.020s] 5 tests run: 2 passed (1 flaky), 2 failed, 1 exec failed, 2 skipped
+        FAIL [   0.005s] ( 3/5) demo tests::fails
+error: test run failed
+";
+    let results = read_output(text).expect("nextest");
+    assert_eq!(results.reader, Reader::Nextest);
+    assert_eq!(results.counts, counts([2, 2, 1, 2, 0, 0, 0]));
+    let cases: Vec<(Outcome, &str)> = results
+        .cases
+        .iter()
+        .map(|c| (c.outcome, c.id.as_str()))
+        .collect();
+    assert_eq!(
+        cases,
+        [
+            (Passed, "demo tests::adds"),
+            (Passed, "demo tests::flaky"),
+            (Failed, "demo tests::fails"),
+            (Error, "demo::it broken"),
+            (Skipped, "demo tests::ignored"),
+            (Failed, "demo tests::crashes"),
+        ]
+    );
+    assert!(!results.complete);
+
+    let cut = "    Starting 2 tests across 1 binary (1 test and 1 binary skipped)\n        PASS [   0.004s] demo a\n";
+    let results = read_output(cut).expect("nextest cut off");
+    assert_eq!(results.counts, counts([1, 0, 0, 1, 0, 0, 0]));
+}
