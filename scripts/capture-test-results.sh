@@ -96,6 +96,10 @@ export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
 (cd "$P" && "${PYTEST[@]}" -v -rA -k "not slow" 2>&1) | save pytest_verbose.txt "$P"
 (cd "$P" && "${PYTEST[@]}" -k "not slow" --color=yes 2>&1) | save pytest_color.txt "$P"
 (cd "$P" && "${PYTEST[@]}" -q -k "no_such_test" 2>&1) | save pytest_none.txt "$P"
+mkdir -p "$WORK/py-broken/tests"
+cp "$P/tests/test_b.py" "$WORK/py-broken/tests/"
+printf 'import nonexistent_module\n\n\ndef test_x():\n    pass\n' >"$WORK/py-broken/tests/test_broken.py"
+(cd "$WORK/py-broken" && "${PYTEST[@]}" -q 2>&1) | save pytest_collect_error.txt "$WORK/py-broken"
 mkdir -p "$WORK/py-empty"
 (cd "$WORK/py-empty" && "${PYTEST[@]}" 2>&1) | save pytest_empty.txt "$WORK/py-empty"
 (cd "$P" && "${PYTEST[@]}" -q -k "not slow" --junitxml="$WORK/pytest.xml" >/dev/null 2>&1)
@@ -226,6 +230,8 @@ EOF
     (cd "$C" && "$NEXTEST" nextest run --no-fail-fast --color never -E 'not test(slow)' 2>&1) |
         save nextest.txt "$C"
     save nextest_junit.xml "$C" <"$CARGO_TARGET_DIR/nextest/default/junit.xml"
+    (cd "$C" && "$NEXTEST" nextest run --color never -E 'test(no_such_test)' 2>&1) |
+        save nextest_none.txt "$C"
 else
     echo "cargo-nextest not available: nextest fixtures not captured" >&2
 fi
@@ -339,6 +345,12 @@ ln -s "$J/node_modules" "$WORK/js-empty/node_modules"
 cp "$N/package.json" "$WORK/js-empty/"
 (cd "$WORK/js-empty" && "${JEST[@]}" 2>&1) | save jest_no_files.txt "$WORK/js-empty"
 (cd "$WORK/js-empty" && NO_COLOR=1 "${VITEST[@]}" 2>&1) | save vitest_no_files.txt "$WORK/js-empty"
+# A test file that does not load, beside one that passes.
+mkdir -p "$WORK/js-broken"
+ln -s "$J/node_modules" "$WORK/js-broken/node_modules"
+cp "$N/package.json" "$N/green.test.js" "$WORK/js-broken/"
+echo 'require("./nope"); test("never", () => {});' >"$WORK/js-broken/broken.test.js"
+(cd "$WORK/js-broken" && "${JEST[@]}" 2>&1) | save jest_suite_error.txt "$WORK/js-broken"
 
 # vitest wants ES modules with its own imports.
 V="$WORK/vitest"
@@ -355,6 +367,13 @@ echo '{"name": "demo", "version": "1.0.0", "type": "module"}' >"$V/package.json"
 } >"$V/green.test.js"
 (cd "$V" && NO_COLOR=1 "${VITEST[@]}" 2>&1) | save vitest.txt "$V"
 (cd "$V" && NO_COLOR=1 "${VITEST[@]}" --reporter=verbose 2>&1) | save vitest_verbose.txt "$V"
+mkdir -p "$WORK/vitest-broken"
+ln -s "$J/node_modules" "$WORK/vitest-broken/node_modules"
+cp "$V/package.json" "$V/green.test.js" "$WORK/vitest-broken/"
+printf 'import "./nope.js";\nimport { test } from "vitest";\ntest("never", () => {});\n' \
+    >"$WORK/vitest-broken/broken.test.js"
+(cd "$WORK/vitest-broken" && NO_COLOR=1 "${VITEST[@]}" 2>&1) |
+    save vitest_suite_error.txt "$WORK/vitest-broken"
 (cd "$V" && NO_COLOR=1 "${VITEST[@]}" --reporter=junit --outputFile="$WORK/vitest.xml" >/dev/null 2>&1)
 save vitest_junit.xml "$V" <"$WORK/vitest.xml"
 

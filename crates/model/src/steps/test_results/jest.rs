@@ -7,8 +7,9 @@
 //! describe blocks by name, tests as `✓ name (5 ms)`, `✕ name`, `○ skipped name`, `✎ todo name`
 //! (`√`/`×` on Windows); the cases are named `file > describe > name`. Without the tree, only
 //! the failures are named, by their `● describe › name` headers (up to a `Summary of all failing
-//! tests`, which repeats them). Not read: the `Test Suites:`
-//! line (a test file that fails to load is in no test count), and custom reporters.
+//! tests`, which repeats them). A test file that does not load (`● Test suite failed to run`)
+//! is in none of jest's test counts; it is read as one error named by the file. Not read: the
+//! `Test Suites:` line, and custom reporters.
 
 use std::sync::LazyLock;
 
@@ -45,13 +46,14 @@ static DESCRIBE: LazyLock<Regex> =
 
 /// The results of a jest run in `text` (ANSI escapes removed), if it has a summary.
 pub fn read(text: &str) -> Option<TestResults> {
-    let counts = match text.lines().rev().find_map(|line| SUMMARY.captures(line)) {
+    let mut counts = match text.lines().rev().find_map(|line| SUMMARY.captures(line)) {
         Some(c) => counts(&c[1]),
         None if text.lines().any(|line| NO_TESTS.is_match(line)) => Counts::default(),
         None => return None,
     };
     let mut tree = Cases::default();
     let mut failures = Cases::default();
+    let mut broken_files: Vec<String> = Vec::new();
     let mut file = String::new();
     // The describe blocks above the current line, by level.
     let mut blocks: Vec<String> = Vec::new();
@@ -69,7 +71,9 @@ pub fn read(text: &str) -> Option<TestResults> {
         } else if let Some(c) = FAILURE.captures(line) {
             in_tree = false;
             let name = &c[1];
-            if !file.is_empty() && name != "Test suite failed to run" {
+            if name == "Test suite failed to run" {
+                broken_files.push(file.clone());
+            } else if !file.is_empty() {
                 let path = name.split(" › ").collect::<Vec<_>>().join(" > ");
                 failures.push(&format!("{file} > {path}"), Outcome::Failed);
             }
@@ -100,7 +104,11 @@ pub fn read(text: &str) -> Option<TestResults> {
             }
         }
     }
-    let cases = if tree.is_empty() { failures } else { tree };
+    let mut cases = if tree.is_empty() { failures } else { tree };
+    for file in broken_files {
+        cases.push(&file, Outcome::Error);
+        counts.add(Outcome::Error, 1);
+    }
     Some(cases.results(Reader::Jest, counts, true))
 }
 

@@ -177,6 +177,17 @@ fn output_fixtures() -> Vec<(&'static str, &'static str, Expected)> {
             },
         ),
         (
+            "pytest_collect_error.txt",
+            include_str!("fixtures/pytest_collect_error.txt"),
+            Expected {
+                reader: Pytest,
+                counts: [0, 0, 1, 0, 0, 0, 0],
+                exact: true,
+                complete: true,
+                cases: &[(Error, "tests/test_broken.py")],
+            },
+        ),
+        (
             "go_test.txt",
             include_str!("fixtures/go_test.txt"),
             Expected {
@@ -280,6 +291,17 @@ fn output_fixtures() -> Vec<(&'static str, &'static str, Expected)> {
             },
         ),
         (
+            "jest_suite_error.txt",
+            include_str!("fixtures/jest_suite_error.txt"),
+            Expected {
+                reader: Jest,
+                counts: [1, 0, 1, 0, 0, 0, 0],
+                exact: true,
+                complete: false,
+                cases: &[(Error, "broken.test.js")],
+            },
+        ),
+        (
             "vitest.txt",
             include_str!("fixtures/vitest.txt"),
             Expected {
@@ -310,6 +332,17 @@ fn output_fixtures() -> Vec<(&'static str, &'static str, Expected)> {
                 exact: true,
                 complete: true,
                 cases: &[],
+            },
+        ),
+        (
+            "vitest_suite_error.txt",
+            include_str!("fixtures/vitest_suite_error.txt"),
+            Expected {
+                reader: Vitest,
+                counts: [1, 0, 1, 0, 0, 0, 0],
+                exact: true,
+                complete: false,
+                cases: &[(Error, "broken.test.js")],
             },
         ),
         (
@@ -605,6 +638,9 @@ fn vitest_and_go_summaries_written_by_hand_from_their_formats() {
         .expect("vitest");
     assert_eq!(vitest.reader, Reader::Vitest);
     assert_eq!(vitest.counts, counts([3, 1, 0, 0, 0, 0, 0]));
+    let nothing =
+        read_output(" Test Files  1 failed (1)\n      Tests  no tests\n").expect("vitest");
+    assert_eq!(nothing.counts, Counts::default());
 
     let go = read_output("ok  \texample.com/a\t0.004s\n?   \texample.com/cmd\t[no test files]\n")
         .expect("go");
