@@ -829,3 +829,106 @@ error: test run failed
     let results = read_output(cut).expect("nextest cut off");
     assert_eq!(results.counts, counts([1, 0, 0, 1, 0, 0, 0]));
 }
+
+#[test]
+fn random_mixtures_of_the_runners_words_never_panic() {
+    const WORDS: &[&str] = &[
+        "\n",
+        " ",
+        "  ",
+        "\t",
+        "running ",
+        "test ",
+        " ... ",
+        "ok",
+        "FAILED",
+        "ignored",
+        "; ",
+        "test result: ok. ",
+        " passed",
+        " failed",
+        " filtered out",
+        "=== ",
+        " in 0.1s",
+        ", ",
+        "1",
+        "0",
+        "99999999999999999999999",
+        "::",
+        "[",
+        "]",
+        "SKIPPED [",
+        "] a.py:3: ",
+        "short test summary info",
+        "--- PASS: ",
+        "--- FAIL: ",
+        "ok  \t",
+        "FAIL\t",
+        "?   \t",
+        " [no test files]",
+        " (0.00s)",
+        "{\"Action\":\"fail\",\"Package\":\"p\",\"Test\":\"T\"}",
+        "Tests:  ",
+        " total",
+        "PASS ",
+        "FAIL ./a.test.js",
+        "✓ ",
+        "✕ ",
+        "○ skipped ",
+        "● ",
+        " › ",
+        " > ",
+        "Tests  ",
+        " | ",
+        " (4)",
+        "Ran ",
+        " tests in 0.1s",
+        "OK",
+        "FAILED (",
+        "failures=",
+        ")",
+        "Summary [   0.1s] ",
+        "Starting ",
+        " tests across 1 binary",
+        "<testsuites>",
+        "<testsuite>",
+        "<testcase name=\"a\"",
+        " classname=\"c\"",
+        ">",
+        "/>",
+        "<failure/>",
+        "<skipped type=\"pytest.xfail\"/>",
+        "</testcase>",
+        "</testsuite>",
+        "&amp;",
+        "&bogus;",
+        "<![CDATA[x]]>",
+        "\u{1b}[31m",
+        "\u{1b}[0m",
+        "é",
+        "\r",
+        "\u{0}",
+    ];
+    // A fixed linear congruential generator: the same mixtures on every run.
+    let mut state: u64 = 42;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) as usize
+    };
+    let mut recognized = 0;
+    for _ in 0..3000 {
+        let len = next() % 60;
+        let text: String = (0..len).map(|_| WORDS[next() % WORDS.len()]).collect();
+        if let Some(results) = read_output(&text) {
+            recognized += 1;
+            assert!(results.cases.len() <= MAX_CASES);
+            assert!(results.cases.iter().all(|c| c.id.len() <= MAX_ID_BYTES));
+        }
+        let _ = read_junit(&text);
+        let _ = read_junit(&format!("<testsuites>{text}"));
+    }
+    // The mixtures do reach the readers.
+    assert!(recognized > 100, "{recognized}");
+}
