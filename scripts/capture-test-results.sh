@@ -229,7 +229,10 @@ path = "junit.xml"
 EOF
     (cd "$C" && "$NEXTEST" nextest run --no-fail-fast --color never -E 'not test(slow)' 2>&1) |
         save nextest.txt "$C"
-    save nextest_junit.xml "$C" <"$CARGO_TARGET_DIR/nextest/default/junit.xml"
+    # nextest writes it under the target directory, which it finds itself (it may not be
+    # $CARGO_TARGET_DIR when cargo-nextest is run directly).
+    junit="$(find "$CARGO_TARGET_DIR" "$C" -path '*/nextest/default/junit.xml' 2>/dev/null | head -n 1)"
+    save nextest_junit.xml "$C" <"$junit"
     (cd "$C" && "$NEXTEST" nextest run --color never -E 'test(no_such_test)' 2>&1) |
         save nextest_none.txt "$C"
 else

@@ -9,7 +9,8 @@
 //! xfails as skipped). Cases are named `classname::name`, or `name` alone when the class name
 //! is empty or the same (jest-junit repeats the name). Read from pytest's `--junitxml`,
 //! jest-junit, vitest's `junit` reporter, cargo-nextest's `[profile.*.junit]` and
-//! go-junit-report's reports; pytest's non-strict xpasses look like passes there.
+//! go-junit-report's reports. pytest's non-strict xpasses and jest-junit's todos look like
+//! passes there, and nextest leaves skipped tests out.
 
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::XmlVersion;

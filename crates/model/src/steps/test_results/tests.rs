@@ -122,6 +122,33 @@ fn output_fixtures() -> Vec<(&'static str, &'static str, Expected)> {
             },
         ),
         (
+            "nextest.txt",
+            include_str!("fixtures/nextest.txt"),
+            Expected {
+                reader: Nextest,
+                counts: [3, 1, 0, 2, 0, 0, 0],
+                exact: true,
+                complete: false,
+                cases: &[
+                    (Failed, "demo tests::fails"),
+                    (Passed, "demo tests::adds"),
+                    (Passed, "demo tests::nested::inner"),
+                    (Passed, "demo::it integration"),
+                ],
+            },
+        ),
+        (
+            "nextest_none.txt",
+            include_str!("fixtures/nextest_none.txt"),
+            Expected {
+                reader: Nextest,
+                counts: [0, 0, 0, 6, 0, 0, 0],
+                exact: true,
+                complete: false,
+                cases: &[],
+            },
+        ),
+        (
             "pytest_q.txt",
             include_str!("fixtures/pytest_q.txt"),
             Expected {
@@ -426,6 +453,23 @@ fn junit_fixtures() -> Vec<(&'static str, &'static str, Expected)> {
             },
         ),
         (
+            "nextest_junit.xml",
+            include_str!("fixtures/nextest_junit.xml"),
+            Expected {
+                reader: Reader::Junit,
+                // nextest leaves skipped tests out of its report.
+                counts: [3, 1, 0, 0, 0, 0, 0],
+                exact: true,
+                complete: true,
+                cases: &[
+                    (Passed, "demo::tests::adds"),
+                    (Failed, "demo::tests::fails"),
+                    (Passed, "demo::tests::nested::inner"),
+                    (Passed, "demo::it::integration"),
+                ],
+            },
+        ),
+        (
             "jest_junit.xml",
             include_str!("fixtures/jest_junit.xml"),
             Expected {
@@ -509,6 +553,7 @@ fn each_output_is_recognized_by_its_own_reader_only() {
 fn empty_runs_are_runs_that_executed_no_test() {
     let empty = [
         "cargo_test_none.txt",
+        "nextest_none.txt",
         "pytest_none.txt",
         "pytest_empty.txt",
         "go_test_none.txt",
@@ -788,7 +833,8 @@ fn results_round_trip_through_json() {
 
 #[test]
 fn nextest_status_lines_and_summary_as_its_displayer_writes_them() {
-    // The formats of nextest-runner 0.129's displayer (reporter/displayer/imp.rs).
+    // Lines the fixtures lack, in the formats of nextest-runner 0.129's displayer
+    // (reporter/displayer/imp.rs).
     let text = "\
     Starting 5 tests across 2 binaries (2 tests skipped)
         PASS [   0.004s] ( 1/5) demo tests::adds
