@@ -1,9 +1,9 @@
 //! pytest.
 //!
 //! pytest closes with one summary line, framed by `=` except with `-q`: `=== 1 failed, 4 passed,
-//! 1 skipped, 1 deselected, 1 xfailed, 1 xpassed, 1 error in 0.09s ===`, or `no tests ran in
-//! 0.01s`; the counts are its last such line (warnings and reruns are not tests and are not
-//! counted). The cases come from one of two places, never both, as they repeat each other:
+//! 1 skipped, 1 deselected, 1 xfailed, 1 xpassed, 1 error in 0.09s ===`, `no tests ran in
+//! 0.01s`, or `1 warning in 0.01s` when no test ran but something warned; the counts are its
+//! last such line (warnings and reruns are not tests and are not counted). The cases come from one of two places, never both, as they repeat each other:
 //! - with `-v`, the progress lines `tests/test_a.py::test_x PASSED [ 11%]` (also `FAILED`,
 //!   `SKIPPED (reason)`, `XFAIL (reason)`, `XPASS`, `ERROR`), which name every test;
 //! - otherwise the "short test summary info" section: `FAILED tests/x.py::t - message` and
@@ -73,7 +73,8 @@ pub fn read(text: &str) -> Option<TestResults> {
     Some(cases.results(Reader::Pytest, counts, true))
 }
 
-/// The counts of a summary line; `None` for other lines, and for `3 warnings in 0.1s` alone.
+/// The counts of a summary line; `None` for other lines, and for words pytest never prints
+/// there (`3 files in 0.1s`).
 fn summary(line: &str) -> Option<Counts> {
     let body = SUMMARY.captures(line)?.get(1)?.as_str();
     let mut counts = Counts::default();
@@ -87,6 +88,10 @@ fn summary(line: &str) -> Option<Counts> {
             "deselected" => Outcome::Deselected,
             "xfailed" => Outcome::XFailed,
             "xpassed" => Outcome::XPassed,
+            "warning" | "warnings" | "rerun" => {
+                known = true;
+                continue;
+            }
             _ => continue,
         };
         known = true;

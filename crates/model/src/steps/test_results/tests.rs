@@ -204,6 +204,17 @@ fn output_fixtures() -> Vec<(&'static str, &'static str, Expected)> {
             },
         ),
         (
+            "pytest_warning_only.txt",
+            include_str!("fixtures/pytest_warning_only.txt"),
+            Expected {
+                reader: Pytest,
+                counts: [0; 7],
+                exact: true,
+                complete: true,
+                cases: &[],
+            },
+        ),
+        (
             "pytest_collect_error.txt",
             include_str!("fixtures/pytest_collect_error.txt"),
             Expected {
@@ -526,7 +537,7 @@ fn the_real_runners_junit_reports_read_as_they_say() {
 #[test]
 fn each_output_is_recognized_by_its_own_reader_only() {
     type Read = fn(&str) -> Option<TestResults>;
-    let readers: [(Reader, Read); 8] = [
+    let readers: [(Reader, Read); 7] = [
         (Reader::Libtest, libtest::read),
         (Reader::Nextest, nextest::read),
         (Reader::GoTest, gotest::read),
@@ -534,7 +545,6 @@ fn each_output_is_recognized_by_its_own_reader_only() {
         (Reader::Vitest, vitest::read),
         (Reader::Unittest, unittest::read),
         (Reader::Pytest, pytest::read),
-        (Reader::Junit, |_| None),
     ];
     for (name, text, expected) in output_fixtures() {
         let text = strip_ansi(text);
@@ -556,6 +566,7 @@ fn empty_runs_are_runs_that_executed_no_test() {
         "nextest_none.txt",
         "pytest_none.txt",
         "pytest_empty.txt",
+        "pytest_warning_only.txt",
         "go_test_none.txt",
         "jest_none.txt",
         "jest_no_files.txt",
@@ -576,7 +587,7 @@ fn nothing_known_is_nothing_read() {
         "all good\n",
         "Compiling demo v0.1.0\nerror[E0425]: cannot find value `x`\n",
         "\u{0}\u{1}\u{fffd}<<<>>> ::: --- ===\n",
-        "3 warnings in 0.12s\n",
+        "3 files in 0.12s\n",
         "Tests: many\n",
         "{\"Action\": 3}\n{not json\n",
     ] {
