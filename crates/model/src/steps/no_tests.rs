@@ -11,8 +11,9 @@ use crate::steps::test_results::{read_output, Reader};
 
 /// The runner that reports having run no tests in `output`, if a known one does: `cargo test`,
 /// `cargo nextest`, `pytest`, `go test`, `jest` (for vitest too), or `unittest`. It is the
-/// run's [`read_output`] when that counts no executed test by the runner's whole tally (not
-/// `go test`'s plain `ok pkg`, which ran tests it does not count).
+/// run's [`read_output`] when that counts no executed test by the runner's whole tally: every
+/// test skipped, ignored, deselected or absent (not `go test`'s plain `ok pkg`, which ran tests
+/// it does not count).
 pub fn no_tests_ran(output: &str) -> Option<&'static str> {
     let results = read_output(output)?;
     results.ran_no_tests().then_some(match results.reader {

@@ -580,6 +580,16 @@ fn empty_runs_are_runs_that_executed_no_test() {
 }
 
 #[test]
+fn a_run_whose_every_test_was_skipped_executed_none() {
+    let ignored = "running 2 tests\ntest a ... ignored\ntest b ... ignored\n\ntest result: ok. 0 passed; 0 failed; 2 ignored; 0 measured; 0 filtered out\n";
+    assert!(read_output(ignored).expect("cargo test").ran_no_tests());
+    let skipped = "ss\n2 skipped in 0.01s\n";
+    assert!(read_output(skipped).expect("pytest").ran_no_tests());
+    let one_ran = "s.\n1 passed, 1 skipped in 0.01s\n";
+    assert!(!read_output(one_ran).expect("pytest").ran_no_tests());
+}
+
+#[test]
 fn nothing_known_is_nothing_read() {
     for text in [
         "",
