@@ -13,5 +13,6 @@ pub mod reveal;
 pub mod scope;
 pub mod stall;
 pub mod summary;
+pub mod test_results;
 pub mod verdict;
 pub mod verify;

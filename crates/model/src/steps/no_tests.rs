@@ -7,72 +7,20 @@
 //! tests ran" and warns. Only whole runs count: a cargo workspace where one test binary ran 0
 //! tests and another ran 5, or a Go module where one package has no test files, is not empty.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
-
-use crate::steps::summary::strip_ansi;
-
-static CARGO_RUNNING: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^running (\d+) tests?\s*$").expect("cargo pattern is valid"));
-
-static NEXTEST_EMPTY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?m)^\s*Starting 0 tests\b|^error: no tests to run").expect("nextest pattern")
-});
-
-static PYTEST_EMPTY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?m)\bno tests ran\b|^collected 0 items\b|^=+ \d+ deselected in [\d.]+m?s =+$")
-        .expect("pytest pattern is valid")
-});
-
-static GO_EMPTY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?m)\[no test files\]|\[no tests to run\]|^testing: warning: no tests to run")
-        .expect("go pattern is valid")
-});
-
-/// A Go package line that ran tests: `ok  <pkg>  0.01s` (or `(cached)`) without a no-tests note.
-static GO_RAN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?m)^(ok\s+\S+\s+(\S+s|\(cached\))(\s+coverage: .*)?\s*$|--- (PASS|FAIL): )")
-        .expect("go pattern is valid")
-});
-
-static JEST_EMPTY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?m)^No tests found\b|^No test files found\b").expect("jest pattern is valid")
-});
+use crate::steps::test_results::{read_output, Reader};
 
 /// The runner that reports having run no tests in `output`, if a known one does: `cargo test`,
-/// `cargo nextest`, `pytest`, `go test`, or `jest`/`vitest`.
+/// `cargo nextest`, `pytest`, `go test`, `jest` (for vitest too), or `unittest`. It is the
+/// run's [`read_output`] when that counts no executed test by the runner's whole tally: every
+/// test skipped, ignored, deselected or absent (not `go test`'s plain `ok pkg`, which ran tests
+/// it does not count).
 pub fn no_tests_ran(output: &str) -> Option<&'static str> {
-    let text = strip_ansi(output);
-    let counts: Vec<u64> = CARGO_RUNNING
-        .captures_iter(&text)
-        .filter_map(|c| c[1].parse().ok())
-        .collect();
-    if !counts.is_empty() {
-        return counts.iter().all(|&n| n == 0).then_some("cargo test");
-    }
-    if NEXTEST_EMPTY.is_match(&text) {
-        return Some("cargo nextest");
-    }
-    if PYTEST_EMPTY.is_match(&text) && !pytest_ran(&text) {
-        return Some("pytest");
-    }
-    if GO_EMPTY.is_match(&text) && !GO_RAN.is_match(&text) {
-        return Some("go test");
-    }
-    if JEST_EMPTY.is_match(&text) {
-        return Some("jest");
-    }
-    None
-}
-
-/// A pytest summary that counts tests that ran (`3 passed`, `1 failed`, `2 errors`).
-fn pytest_ran(text: &str) -> bool {
-    static RAN: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"\b[1-9]\d* (passed|failed|errors?|xfailed|xpassed)\b")
-            .expect("pytest summary pattern is valid")
-    });
-    RAN.is_match(text)
+    let results = read_output(output)?;
+    results.ran_no_tests().then_some(match results.reader {
+        // The warning has named jest for vitest's `No test files found` since it was written.
+        Reader::Vitest => Reader::Jest.name(),
+        reader => reader.name(),
+    })
 }
 
 /// The warning for a check named `name` whose output says `runner` ran no tests.
