@@ -534,3 +534,37 @@ fn median_turns_to_approval_over_the_good_player_scenarios() {
     );
     assert_eq!(turns, [1, 1, 2]);
 }
+
+/// Issue 42: the runner reads what the test runner said, not only its exit code. The reviewer's
+/// prompt carries the counts, and a criterion whose named test was skipped is not met, however
+/// lenient the reviewer.
+#[test]
+fn the_runner_reads_the_test_counts_and_a_skipped_criterion_is_not_met() {
+    let project = Project::new()
+        .coach("coach_lenient.sh")
+        .test_cmd("sh tests/run.sh && echo '2 passed, 1 skipped in 0.01s'");
+    project.write(
+        ".autobuild/tasks/TASK-1.md",
+        &loop_fixture::task_file().replace(
+            "`verify: sh -c '. ./lib/greet.sh && test \"$(greeting Ada)\" = \"Hello, Ada!\"'`",
+            "`verify: echo 'SKIPPED [1] tests/test_greet.py:3: later' && echo '1 skipped in 0.01s'`",
+        ),
+    );
+    let project = project.commit();
+
+    let output = project.run(&["task", TASK, "--auto-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 3);
+    let verify = project.record("verify", 1);
+    let criterion = &verify["criteria"][0];
+    assert_eq!(criterion["status"], "failed", "{verify}");
+    assert_eq!(criterion["tests"]["counts"]["skipped"], 1);
+    assert_eq!(verify["checks"][0]["tests"]["counts"]["passed"], 2);
+    let prompt =
+        std::fs::read_to_string(project.run_dir().join("prompts/turn_1_coach.md")).unwrap();
+    assert!(
+        prompt.contains("the runner read: 2 passed, 1 skipped (pytest)"),
+        "{prompt}"
+    );
+    assert!(!project.show("main", "lib/greet.sh").contains("greeting()"));
+}

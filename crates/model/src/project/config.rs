@@ -71,6 +71,7 @@ pub struct Config {
     /// Token prices by model name, for adapters that estimate cost themselves (codex).
     pub pricing: PriceTable,
     pub scope: ScopeConfig,
+    pub tests: TestsConfig,
     pub worktree: WorktreeConfig,
     pub sandbox: sandbox::Settings,
     pub feature: FeatureConfig,
@@ -107,6 +108,20 @@ pub struct ScopeConfig {
     pub hidden: Vec<String>,
     /// What agents learn of a failing hidden check (default `names`).
     pub reveal: crate::steps::reveal::Reveal,
+}
+
+/// `[tests]`: what counts as the project's tests.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+#[schemars(rename = "Tests")]
+pub struct TestsConfig {
+    /// Globs of test infrastructure beyond the built-in ones (`conftest.py`, `pytest.ini`,
+    /// `tox.ini`, `setup.cfg`, `pyproject.toml`, `package.json`, jest and vitest configs,
+    /// `Cargo.toml`, …): a change to them is a test change, shown to every reviewer under
+    /// "Tests changed".
+    #[serde(deserialize_with = "ScopeGlob::each")]
+    #[schemars(with = "Vec<ScopeGlob>")]
+    pub infra: Vec<String>,
 }
 
 /// Token prices by model name.

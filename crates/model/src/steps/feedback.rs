@@ -159,6 +159,7 @@ pub fn check_context(check: &CheckResult) -> CheckContext {
         failure_class: check.failure_class.map(|class| class.as_str().to_string()),
         advice: check.advice.clone(),
         advisory: check.advisory,
+        tests: check.tests.map(|tally| tally.to_string()),
     }
 }
 

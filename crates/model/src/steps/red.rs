@@ -83,6 +83,7 @@ mod tests {
             advice: None,
             warning: None,
             advisory: false,
+            tests: None,
         }
     }
 

@@ -271,6 +271,7 @@ test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out
             advice: Some("SECRET-MARKER: start the service".into()),
             warning: Some("SECRET-MARKER".into()),
             advisory: false,
+            tests: None,
         };
         let table = [
             (

@@ -34,13 +34,61 @@ const TEST_FILES: &[&str] = &[
     "**/*.spec.*",
 ];
 
-/// Whether `path` (worktree-relative) looks like a test file.
-pub fn is_test_file(path: &str) -> bool {
-    static SET: std::sync::LazyLock<Option<GlobSet>> = std::sync::LazyLock::new(|| {
-        let patterns: Vec<String> = TEST_FILES.iter().map(|p| p.to_string()).collect();
-        set(&patterns).ok()
-    });
-    SET.as_ref().is_some_and(|set| set.is_match(path))
+/// Test infrastructure per ecosystem: what decides which tests run and how their results are
+/// reported (a conftest hook can skip every test or turn a failure into a pass; a `-k` in
+/// `pytest.ini` deselects one). A change to it is a test change. `[tests] infra` adds to these.
+pub const TEST_INFRA: &[&str] = &[
+    // Python
+    "**/conftest.py",
+    "pytest.ini",
+    "tox.ini",
+    "setup.cfg",
+    "pyproject.toml",
+    "noxfile.py",
+    ".coveragerc",
+    // JavaScript / TypeScript
+    "**/package.json",
+    "**/jest.config.*",
+    "**/jest.setup.*",
+    "**/vitest.config.*",
+    "**/vitest.workspace.*",
+    "**/vite.config.*",
+    "**/.mocharc*",
+    "**/karma.conf.*",
+    // Rust
+    "**/Cargo.toml",
+    ".cargo/config.toml",
+    ".config/nextest.toml",
+    // Go, make, CI-style runners
+    "**/go.mod",
+    "Makefile",
+];
+
+/// Which paths are tests: the conventional test files, the built-in test infrastructure and
+/// `[tests] infra`.
+#[derive(Debug, Clone)]
+pub struct TestPaths {
+    set: GlobSet,
+}
+
+impl TestPaths {
+    /// `infra` must already be valid globs (config.toml's reader checks them).
+    pub fn new(infra: &[String]) -> Result<TestPaths, String> {
+        let patterns: Vec<String> = TEST_FILES
+            .iter()
+            .chain(TEST_INFRA)
+            .map(|p| p.to_string())
+            .chain(infra.iter().cloned())
+            .collect();
+        Ok(TestPaths {
+            set: set(&patterns)?,
+        })
+    }
+
+    /// Whether `path` (worktree-relative) is a test file or test infrastructure.
+    pub fn contains(&self, path: &str) -> bool {
+        self.set.is_match(path)
+    }
 }
 
 /// The paths an agent step may not change.
@@ -205,18 +253,30 @@ mod tests {
     }
 
     #[test]
-    fn test_files_are_recognized_by_convention() {
+    fn test_files_and_test_infrastructure_are_recognized() {
+        let tests = TestPaths::new(&strings(&["ci/test-env.sh"])).unwrap();
         for path in [
             "tests/sq.sh",
             "src/app/__tests__/a.js",
             "pkg/x_test.go",
             "a/test_b.py",
             "w.spec.ts",
+            // Infrastructure that decides what runs and how it is reported.
+            "conftest.py",
+            "src/pkg/conftest.py",
+            "pytest.ini",
+            "pyproject.toml",
+            "web/package.json",
+            "jest.config.js",
+            "vitest.config.ts",
+            "crates/a/Cargo.toml",
+            // `[tests] infra`.
+            "ci/test-env.sh",
         ] {
-            assert!(is_test_file(path), "{path}");
+            assert!(tests.contains(path), "{path}");
         }
-        for path in ["src/lib.rs", "contest.md", "latest/x.rs"] {
-            assert!(!is_test_file(path), "{path}");
+        for path in ["src/lib.rs", "contest.md", "latest/x.rs", "ci/deploy.sh"] {
+            assert!(!tests.contains(path), "{path}");
         }
     }
 }

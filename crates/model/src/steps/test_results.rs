@@ -180,7 +180,70 @@ impl TestResults {
     /// The run executed no test at all (every test skipped, deselected or absent), by the
     /// runner's own whole tally.
     pub fn ran_no_tests(&self) -> bool {
+        self.tally().ran_no_tests()
+    }
+
+    /// The counts without the cases: what a check's record keeps.
+    pub fn tally(&self) -> Tally {
+        Tally {
+            reader: self.reader,
+            counts: self.counts,
+            exact: self.exact,
+        }
+    }
+}
+
+/// What a check's record keeps of its test run, and how every reader of the record words it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Tally {
+    pub reader: Reader,
+    pub counts: Counts,
+    /// [`TestResults::exact`].
+    pub exact: bool,
+}
+
+impl Tally {
+    /// [`TestResults::ran_no_tests`].
+    pub fn ran_no_tests(&self) -> bool {
         self.exact && self.counts.executed() == 0
+    }
+}
+
+impl std::fmt::Display for Tally {
+    /// `3 passed, 1 skipped, 2 deselected (pytest)`; `no test ran (cargo test)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let c = &self.counts;
+        let parts: Vec<String> = [
+            (c.passed, "passed"),
+            (c.failed, "failed"),
+            (c.errors, "errors"),
+            (c.skipped, "skipped"),
+            (c.deselected, "deselected"),
+            (c.xfailed, "xfailed"),
+            (c.xpassed, "xpassed"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, word)| format!("{n} {word}"))
+        .collect();
+        let ran = if self.ran_no_tests() {
+            "no test ran".to_string()
+        } else if parts.is_empty() {
+            "no counts".to_string()
+        } else {
+            parts.join(", ")
+        };
+        let also = if self.ran_no_tests() && !parts.is_empty() {
+            format!(": {}", parts.join(", "))
+        } else {
+            String::new()
+        };
+        let inexact = if self.exact {
+            ""
+        } else {
+            ", counts incomplete"
+        };
+        write!(f, "{ran}{also} ({}{inexact})", self.reader.name())
     }
 }
 

@@ -18,6 +18,7 @@ use crate::steps::check::{CheckResult, CheckStatus, FailureClass};
 use crate::steps::classify::classify;
 use crate::steps::no_tests::{self, no_tests_ran};
 use crate::steps::summary::{summarize, SummaryLimits};
+use crate::steps::test_results;
 use process::{self, CancelToken, ProcessEnd, ProcessSpec};
 use sandbox::{denials, Confinement};
 
@@ -129,6 +130,7 @@ fn judge(check: &CheckSpec, log_path: PathBuf, outcome: &process::ProcessOutcome
         summary = format!("cancelled while running\n{summary}");
     }
     tracing::debug!(check = %check.name, status = status.as_str(), "check finished");
+    let tests = test_results::read_output(&output).map(|results| results.tally());
     let warning = no_tests_ran(&output).map(|runner| no_tests::warning(&check.name, runner));
     if let Some(warning) = &warning {
         summary.push_str(&format!("\n(warning: {warning})"));
@@ -145,6 +147,7 @@ fn judge(check: &CheckSpec, log_path: PathBuf, outcome: &process::ProcessOutcome
         advice,
         warning,
         advisory: false,
+        tests,
     }
 }
 
@@ -206,6 +209,7 @@ fn not_run(check: &CheckSpec, log_path: PathBuf, why: &str, advice: Option<Strin
         advice,
         warning: None,
         advisory: false,
+        tests: None,
     }
 }
 

@@ -175,6 +175,9 @@ pub struct CheckContext {
     /// The task's profile does not require this check; its failure does not block approval.
     #[serde(default)]
     pub advisory: bool,
+    /// What the test runner said it ran (`3 passed, 1 skipped (pytest)`), where it could be read.
+    #[serde(default)]
+    pub tests: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -226,6 +229,7 @@ impl PromptContext {
             failure_class: Some("code".into()),
             advice: Some("fix the failing test".into()),
             advisory: false,
+            tests: Some("1 passed, 1 failed (cargo test)".into()),
         };
         PromptContext {
             task: TaskContext {

@@ -268,6 +268,12 @@ pub fn preflight(
 }
 
 impl Plan {
+    /// Which paths are tests and test infrastructure ([`model::steps::scope::TestPaths`]).
+    pub fn test_paths(&self) -> Result<model::steps::scope::TestPaths, Error> {
+        model::steps::scope::TestPaths::new(&self.config.tests.infra)
+            .map_err(|why| Error::runtime(format!("[tests] infra: {why}")))
+    }
+
     /// What this run's gate requires ([`profile_checks::gate_requirements`]).
     pub fn gate_requirements(&self) -> Vec<model::profile::Requirement> {
         profile_checks::gate_requirements(&self.resolved.workflow, &self.profile, &self.checks)

@@ -21,6 +21,7 @@ pub fn passed(name: &str) -> CheckResult {
         advice: None,
         warning: None,
         advisory: false,
+        tests: None,
     }
 }
 

@@ -999,3 +999,37 @@ fn random_mixtures_of_the_runners_words_never_panic() {
     // The mixtures do reach the readers.
     assert!(recognized > 100, "{recognized}");
 }
+
+#[test]
+fn a_tally_says_what_ran_in_the_runners_words() {
+    let tally = |tallied: [u64; 7], exact: bool, reader: Reader| Tally {
+        reader,
+        counts: counts(tallied),
+        exact,
+    };
+    let table = [
+        (
+            tally([3, 0, 0, 1, 2, 0, 0], true, Reader::Pytest),
+            "3 passed, 1 skipped, 2 deselected (pytest)",
+        ),
+        (
+            tally([0, 0, 0, 0, 1, 0, 0], true, Reader::Libtest),
+            "no test ran: 1 deselected (cargo test)",
+        ),
+        (
+            tally([0, 0, 0, 0, 0, 0, 0], true, Reader::Jest),
+            "no test ran (jest)",
+        ),
+        (
+            tally([0, 1, 0, 0, 0, 0, 0], false, Reader::GoTest),
+            "1 failed (go test, counts incomplete)",
+        ),
+        (
+            tally([0, 0, 0, 0, 0, 0, 0], false, Reader::GoTest),
+            "no counts (go test, counts incomplete)",
+        ),
+    ];
+    for (tally, expected) in table {
+        assert_eq!(tally.to_string(), expected);
+    }
+}

@@ -171,12 +171,13 @@ fn run_writer(
         Some(after) => after,
         None => git::StepRepo::open(worktree)?,
     };
+    let tests = cx.plan.test_paths()?;
     let diffs = repo.turn_diffs(
         &cx.state.base_branch,
         Some(before.as_str()).filter(|b| !b.is_empty()),
         &checkpoint.commit,
         checkpoint.changed,
-        &model::steps::scope::is_test_file,
+        &|path: &str| tests.contains(path),
     )?;
     let stat = diffs.stat;
     let env = cx.env_vars();

@@ -69,7 +69,7 @@ pub fn execute(
         Some(&group_file),
         confinement.as_ref(),
     );
-    let criteria_results = run_checks(
+    let mut criteria_results = run_checks(
         &criteria,
         &shell,
         &env,
@@ -80,6 +80,9 @@ pub fn execute(
         Some(&group_file),
         confinement.as_ref(),
     );
+    for result in &mut criteria_results {
+        result.fail_if_no_test_ran();
+    }
     let required = plan.gate_requirements();
     // The coverage minimum is measured after the checks, like one; never on a red witness
     // (the tests are written before the code they cover).

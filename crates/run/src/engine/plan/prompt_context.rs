@@ -142,12 +142,16 @@ fn display_path(root: &std::path::Path, path: &std::path::Path) -> String {
 fn tests_diff(plan: &Plan, player: &crate::engine::turn::PlayerRecord) -> String {
     let base = git::Repo::discover(&plan.root)
         .and_then(|repo| repo.fork_point(&plan.base_branch, &player.checkpoint.commit));
+    let tests = match plan.test_paths() {
+        Ok(tests) => tests,
+        Err(e) => return format!("(the diff of the test files could not be computed: {e})"),
+    };
     match base.and_then(|base| {
         git::diff_text(
             &plan.worktree,
             &base,
             &player.checkpoint.commit,
-            &model::steps::scope::is_test_file,
+            &|path: &str| tests.contains(path),
             git::TESTS_DIFF_LIMIT,
         )
     }) {
