@@ -732,3 +732,41 @@ fn a_daemon_the_player_leaves_does_not_outlive_its_step_in_the_sandbox() {
 fn a_daemon_the_player_leaves_does_not_outlive_its_step_unconfined() {
     a_daemon_the_player_leaves_does_not_outlive_its_step(Project::new().unconfined());
 }
+
+/// Issue 42, item 3: the checks run on exactly the checkpoint. A file the player left that git
+/// ignores (here a "build" the check prefers, as Python prefers a matching `.pyc`) is removed
+/// before the checks, so the wrong tracked code fails them even with a lenient reviewer; what
+/// the project declared its worktree needs (the setup's output) stays.
+#[test]
+fn files_git_ignores_that_the_player_left_do_not_decide_the_checks() {
+    let prefer_build =
+        "if [ -f build/greet.sh ]; then . ./build/greet.sh; else . ./lib/greet.sh; fi";
+    let project = Project::new()
+        .player("player_plants_ignored.sh")
+        .coach("coach_lenient.sh")
+        .test_cmd(&format!(
+            "test -f .venv/ready && {prefer_build} && test \"$(greeting Ada)\" = \"Hello, Ada!\""
+        ))
+        .config("\n[worktree]\nsetup = \"mkdir -p .venv && touch .venv/ready\"\n");
+    project.write(".gitignore", "build/\n.venv\n");
+    project.write(
+        ".autobuild/tasks/TASK-1.md",
+        &loop_fixture::task_file().replace(
+            " `verify: sh -c '. ./lib/greet.sh && test \"$(greeting Ada)\" = \"Hello, Ada!\"'`",
+            "",
+        ),
+    );
+    let project = project.commit();
+
+    let output = project.run(&["task", TASK, "--auto-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 3);
+    let verify = project.record("verify", 1);
+    assert_eq!(verify["checks"][0]["status"], "failed", "{verify}");
+    assert_eq!(project.record("gate", 1)["approved"], false);
+    assert!(!project.worktree().join("build").exists());
+    assert!(project.worktree().join(".venv/ready").exists());
+    assert!(!project.show("main", "lib/greet.sh").contains("greeting()"));
+    let events = std::fs::read_to_string(project.run_dir().join("events.jsonl")).unwrap();
+    assert!(events.contains("git does not track"), "{events}");
+}

@@ -123,7 +123,7 @@ fn a_task_can_protect_paths_too() {
 }
 
 /// Modified, deleted and new protected files all come back exactly as committed; in-scope
-/// work and ignored files are left alone.
+/// work is left alone, and ignored files are no scope violation.
 #[test]
 fn protected_paths_are_restored_byte_for_byte_and_nothing_else_is_touched() {
     let project = Project::new().config("\n[scope]\nprotect = [\"guarded/**\"]\n");
@@ -154,11 +154,9 @@ fn protected_paths_are_restored_byte_for_byte_and_nothing_else_is_touched() {
     assert!(project
         .show(&project.branch(), "lib/greet.sh")
         .contains("Hello, %s!"));
-    assert_eq!(
-        std::fs::read_to_string(worktree.join("build/artifact")).unwrap(),
-        "out\n",
-        "ignored files are not the scope's business"
-    );
+    // Ignored files are not the scope's business (no violation below), but no check may see
+    // them: they are removed after the checkpoint (issue 42).
+    assert!(!worktree.join("build/artifact").exists());
     let mut violation: Vec<String> = project.record("player", 1)["scope_violation"]
         .as_array()
         .unwrap()

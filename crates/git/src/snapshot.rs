@@ -26,6 +26,11 @@ pub struct Checkpoint {
     pub tree: String,
     /// Whether a new commit was made.
     pub changed: bool,
+    /// What the worktree holds beyond the commit's tree, found on the checkpoint's own walk:
+    /// files and directories (one standing for everything under it) git ignores, relative.
+    /// Only [`checkpoint_within_scope`] fills it in; never persisted.
+    #[serde(skip)]
+    pub left_out: Vec<std::path::PathBuf>,
 }
 
 /// Stages everything in `worktree` and commits it on the worktree's branch with `message`;
@@ -59,7 +64,8 @@ pub fn checkpoint_within_scope(
 ) -> Result<Checkpoint, GitError> {
     let (repo, mut index) = super::index_cache::take(worktree)?;
     let head = head_of(&repo, worktree)?;
-    let mut tree_id = stage_all(&repo, &mut index, worktree)?;
+    let (unstaged, candidates) = unstaged_changes_among_candidates(&repo, &mut index, worktree)?;
+    let mut tree_id = stage(&mut index, unstaged, worktree)?;
     if let Some(since) = since {
         let since = find_commit(&repo, since, worktree)?;
         let changed = changed_paths(&repo, since.tree_id(), tree_id, worktree)?;
@@ -74,7 +80,11 @@ pub fn checkpoint_within_scope(
     }
     index.write().context("write the index", worktree)?;
     base::failpoint::hit("checkpoint.index");
-    let checkpoint = commit_staged(&repo, &head, tree_id, message, worktree)?;
+    let mut checkpoint = commit_staged(&repo, &head, tree_id, message, worktree)?;
+    checkpoint.left_out = match candidates {
+        Some(candidates) => not_in_index(&index, &candidates, worktree),
+        None => super::left_out::walk(&repo, worktree)?,
+    };
     drop(head);
     super::index_cache::keep(worktree, repo, index);
     if checkpoint.changed {
@@ -98,6 +108,7 @@ fn commit_staged(
             commit: head.id().to_string(),
             tree: tree_id.to_string(),
             changed: false,
+            left_out: Vec::new(),
         });
     }
     let tree = repo
@@ -111,6 +122,7 @@ fn commit_staged(
         commit: commit.to_string(),
         tree: tree_id.to_string(),
         changed: true,
+        left_out: Vec::new(),
     })
 }
 
@@ -231,6 +243,17 @@ pub(crate) fn unstaged_changes(
     index: &mut Index,
     worktree: &Path,
 ) -> Result<Vec<(Vec<u8>, bool)>, GitError> {
+    Ok(unstaged_changes_among_candidates(repo, index, worktree)?.0)
+}
+
+/// [`unstaged_changes`], with the candidate paths the metadata pass found (`None` where it
+/// could not tell and libgit2 walked everything).
+#[allow(clippy::type_complexity)]
+fn unstaged_changes_among_candidates(
+    repo: &Repository,
+    index: &mut Index,
+    worktree: &Path,
+) -> Result<(Vec<(Vec<u8>, bool)>, Option<Vec<Vec<u8>>>), GitError> {
     // The metadata pass judges entries against the index file's write time, which holds only
     // for the index as that file has it: a handle's copy that an older read left is brought
     // up to date first (libgit2 rereads only a changed file, and its own walk needs the same).
@@ -239,7 +262,40 @@ pub(crate) fn unstaged_changes(
         .path()
         .map(Path::to_path_buf)
         .and_then(|file| super::stat_walk::candidates(index, &file, worktree));
-    changes_among(repo, index, worktree, candidates)
+    let changes = changes_among(repo, index, worktree, candidates.clone())?;
+    Ok((changes, candidates))
+}
+
+/// Of `candidates` (paths the metadata pass found that may differ from the index; a directory
+/// stands for everything under it), those that exist in `worktree` but that `index`, staged,
+/// does not hold: what git ignores. Sorted.
+fn not_in_index(index: &Index, candidates: &[Vec<u8>], worktree: &Path) -> Vec<std::path::PathBuf> {
+    let mut left_out = Vec::new();
+    for candidate in candidates {
+        if index
+            .get_path(Path::new(OsStr::from_bytes(candidate)), 0)
+            .is_some()
+        {
+            continue;
+        }
+        let Ok(meta) = std::fs::symlink_metadata(worktree.join(OsStr::from_bytes(candidate)))
+        else {
+            continue; // a deletion, staged
+        };
+        if meta.is_dir() {
+            let mut prefix = candidate.clone();
+            prefix.push(b'/');
+            if index
+                .find_prefix(Path::new(OsStr::from_bytes(&prefix)))
+                .is_ok()
+            {
+                continue; // holds tracked files: its untracked ones are candidates of their own
+            }
+        }
+        left_out.push(std::path::PathBuf::from(OsStr::from_bytes(candidate)));
+    }
+    left_out.sort();
+    left_out
 }
 
 /// [`unstaged_changes`] among `candidates` only (paths, a directory standing for everything

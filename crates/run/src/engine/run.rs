@@ -255,6 +255,7 @@ fn new_state(plan: &Plan) -> RunState {
     let started = now();
     RunState {
         locked: Vec::new(),
+        provisioned: None,
         version: STATE_VERSION,
         task_id: plan.task.id.clone(),
         task_path: plan.task.path.clone(),

@@ -53,6 +53,11 @@ pub struct RunState {
     /// makes them pass instead of changing them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub locked: Vec<String>,
+    /// What git does not track in the worktree right after `[worktree] setup` made it (a
+    /// `.venv`, `node_modules`): kept, with the links and copies, when everything else git
+    /// does not track is removed before the checks (`exec::agent`). `None` without a setup.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provisioned: Option<Vec<PathBuf>>,
     pub cost_usd: f64,
     /// Some of the cost was estimated from token counts and a price table (codex).
     #[serde(default)]

@@ -86,6 +86,10 @@ pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
             stop,
         ));
     }
+    if cx.plan.config.worktree.setup.is_some() && cx.state.provisioned.is_none() {
+        // Before any agent ran here (or, for a run recorded before this was kept, now).
+        cx.state.provisioned = Some(git::untracked_paths(&path)?);
+    }
     cx.state.worktree = path.clone();
     cx.state.last_checkpoint = Some(head);
     let summary = if resumed {
