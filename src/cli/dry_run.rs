@@ -111,7 +111,8 @@ pub fn render(plan: &Plan) -> String {
             humantime::format_duration(check.timeout),
             match check.origin {
                 CheckOrigin::Configured if check.hidden && plan.hides() => {
-                    "configured, hidden: runs in the runner's copy with the hidden files"
+                    "configured, hidden: runs sealed in the runner's copy with the hidden files \
+                     (writes only that copy, no network), always required"
                         .to_string()
                 }
                 CheckOrigin::Configured => "configured".to_string(),

@@ -586,3 +586,41 @@ fn a_hidden_check_no_profile_names_still_gates() {
     assert_eq!(project.record("gate", 1)["approved"], false);
     assert!(!project.show("main", "lib/greet.sh").contains("greeting()"));
 }
+
+/// Issue 42: a hidden check runs the player's code beside the hidden files, sealed: that code
+/// can neither leave them in the scratch directory the next player reads nor send them over
+/// the network (here to a listener on 127.0.0.1), and the run still lands when it passes.
+#[test]
+#[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
+fn a_hidden_check_is_sealed_from_later_steps_and_the_network() {
+    crate::support::require_bwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    let project = Project::new_in(&outside_tmp())
+        .sandbox_mode("on")
+        .player("player_leaks_oracle.sh")
+        .env("LEAK_PORT", &port);
+    project.write(
+        "tests/acceptance/test_oracle.sh",
+        ". ./lib/greet.sh\ntest \"$(greeting Ada)\" = \"Hello, Ada!\"\n",
+    );
+    let project = project
+        .config(
+            "\n[scope]\nhidden = [\"tests/acceptance/**\"]\n\n\
+             [checks.acceptance]\ncmd = \"sh tests/acceptance/test_oracle.sh\"\nhidden = true\n",
+        )
+        .commit();
+
+    let output = project.run(&["task", TASK, "--auto-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 0);
+    let verify = project.record("verify", 1);
+    assert_eq!(verify["checks"][1]["name"], "acceptance", "{verify}");
+    assert_eq!(verify["checks"][1]["status"], "passed", "{verify}");
+    assert!(!project.run_dir().join("scratch/stolen").exists());
+    assert!(
+        matches!(listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the hidden check reached the network"
+    );
+}

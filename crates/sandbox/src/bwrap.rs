@@ -39,7 +39,10 @@
 //!   working directory (CI credentials, module `secrets`). From outside, the namespace's
 //!   processes keep their host pids and the wrapper's process group, so stopping, resuming
 //!   and `/proc`-based cleanup work as without a sandbox.
-//! - Not used: `--unshare-net` (agents call their APIs; checks may need the network),
+//! - `--unshare-net` only for a hidden check ([`Mounts::offline`]): the oracle's files must not
+//!   leave the machine through the code it tests. Not used elsewhere: agents call their APIs,
+//!   checks may need the network.
+//! - Not used:
 //!   `--new-session` (the
 //!   runner starts bwrap in a session of its own, which keeps the process group whole and
 //!   leaves the program no controlling terminal to inject keystrokes into).
@@ -64,6 +67,9 @@ pub fn arguments(
     let mut argv: Vec<OsString> = ["--die-with-parent", "--unshare-user", "--unshare-pid"]
         .map(OsString::from)
         .to_vec();
+    if mounts.offline {
+        argv.push("--unshare-net".into());
+    }
     if as_root {
         argv.extend(["--cap-drop", "ALL", "--cap-add", "CAP_SETFCAP"].map(OsString::from));
     }

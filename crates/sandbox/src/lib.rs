@@ -82,6 +82,8 @@ pub struct Mounts {
     /// Hidden behind an empty directory (a run with hidden paths); paths under them that are
     /// bound above are shown again.
     pub masked: Vec<PathBuf>,
+    /// No network: a network namespace of its own with only a loopback device (a hidden check).
+    pub offline: bool,
 }
 
 impl Mounts {

@@ -62,6 +62,11 @@ pub struct StepPaths<'a> {
     pub env: &'a [(String, String)],
     /// What a run with hidden paths keeps out of sight (`None` for every other run).
     pub hide: Option<&'a Hide>,
+    /// A hidden check's: nothing is writable but `worktree` (the runner's copy, removed after
+    /// it) and the private `/tmp` — no scratch, no git files or objects, no `[sandbox]
+    /// writable` — and there is no network, so nothing it runs can leave the hidden files
+    /// where a later step would read them, or send them anywhere.
+    pub sealed: bool,
 }
 
 /// How a run with hidden paths confines its processes beyond the ordinary: host paths hidden
@@ -106,50 +111,15 @@ pub(super) fn resolve(
     let mut notes = Vec::new();
     let home = paths.var("HOME").map(PathBuf::from);
     add_dir(paths.worktree, "the worktree", &mut mounts, &mut notes);
-    add_dir(
-        paths.scratch,
-        "the run's scratch directory",
-        &mut mounts,
-        &mut notes,
-    );
-    for path in &git.writable {
-        add_dir(path, "git files of the worktree", &mut mounts, &mut notes);
-    }
-    if let Some(shared) = &git.objects {
-        match ensure_dir(paths.objects) {
-            Ok(private) => {
-                mounts.env = object_env(&private, shared);
-                mounts.writable.push(private);
-            }
-            Err(problem) => notes.push(format!(
-                "{} (the run's object directory) cannot be used, so git cannot write objects \
-                 in the sandbox: {problem}",
-                paths.objects.display()
-            )),
-        }
-    }
-    for entry in declared {
-        match expand(entry, home.as_deref()) {
-            Some(path) => add_dir(&path, "[sandbox] writable", &mut mounts, &mut notes),
-            None => notes.push(format!(
-                "[sandbox] writable entry `{entry}` is ignored: HOME is not set"
-            )),
-        }
-    }
-    for state in &paths.agent_state {
-        match state {
-            Writable::Dir(path) => {
-                add_dir(path, "the agent CLI's own state", &mut mounts, &mut notes)
-            }
-            Writable::File(path) => match path.canonicalize() {
-                Ok(real) if real.is_file() => mounts.writable.push(real),
-                _ => notes.push(format!(
-                    "{} (the agent CLI's own state) does not exist, so the agent cannot \
-                     create it in the sandbox",
-                    path.display()
-                )),
-            },
-        }
+    mounts.offline = paths.sealed;
+    if !paths.sealed {
+        let beside = Beside {
+            paths,
+            declared,
+            git,
+            home: home.as_deref(),
+        };
+        beside.add(&mut mounts, &mut notes);
     }
     mounts.protected = git
         .protected
@@ -182,6 +152,58 @@ pub(super) fn resolve(
             .extend(shown.filter_map(|path| path.canonicalize().ok()));
     }
     (mounts, notes)
+}
+
+/// What a step that is not sealed may write beside its worktree (the module's list).
+struct Beside<'p> {
+    paths: &'p StepPaths<'p>,
+    declared: &'p [String],
+    git: &'p GitPaths,
+    home: Option<&'p Path>,
+}
+
+impl Beside<'_> {
+    fn add(&self, mounts: &mut Mounts, notes: &mut Vec<String>) {
+        let paths = self.paths;
+        add_dir(paths.scratch, "the run's scratch directory", mounts, notes);
+        for path in &self.git.writable {
+            add_dir(path, "git files of the worktree", mounts, notes);
+        }
+        if let Some(shared) = &self.git.objects {
+            match ensure_dir(paths.objects) {
+                Ok(private) => {
+                    mounts.env = object_env(&private, shared);
+                    mounts.writable.push(private);
+                }
+                Err(problem) => notes.push(format!(
+                    "{} (the run's object directory) cannot be used, so git cannot write objects \
+                     in the sandbox: {problem}",
+                    paths.objects.display()
+                )),
+            }
+        }
+        for entry in self.declared {
+            match expand(entry, self.home) {
+                Some(path) => add_dir(&path, "[sandbox] writable", mounts, notes),
+                None => notes.push(format!(
+                    "[sandbox] writable entry `{entry}` is ignored: HOME is not set"
+                )),
+            }
+        }
+        for state in &paths.agent_state {
+            match state {
+                Writable::Dir(path) => add_dir(path, "the agent CLI's own state", mounts, notes),
+                Writable::File(path) => match path.canonicalize() {
+                    Ok(real) if real.is_file() => mounts.writable.push(real),
+                    _ => notes.push(format!(
+                        "{} (the agent CLI's own state) does not exist, so the agent cannot \
+                         create it in the sandbox",
+                        path.display()
+                    )),
+                },
+            }
+        }
+    }
 }
 
 /// The variables that send a confined git's new objects to `private` and let it read the
@@ -331,9 +353,23 @@ mod tests {
             ],
             env: &env,
             hide: None,
+            sealed: false,
         };
         let git = git_paths(paths.worktree, paths.branch);
         let (mounts, notes) = resolve(&paths, &["~/.cache".to_string()], &git);
+        // Sealed (a hidden check): only its own tree, and no network.
+        let sealed = resolve(
+            &StepPaths {
+                sealed: true,
+                ..paths.clone()
+            },
+            &["~/.cache".to_string()],
+            &git,
+        )
+        .0;
+        assert_eq!(sealed.writable, [worktree.canonicalize().unwrap()]);
+        assert!(sealed.offline && !mounts.offline);
+        assert!(sealed.env.is_empty());
         let real = |p: &Path| p.canonicalize().unwrap();
         let git_dir = real(&repo.join(".git"));
         let expected = vec![

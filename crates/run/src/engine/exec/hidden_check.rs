@@ -5,7 +5,10 @@
 //!
 //! The copy is `<run dir>/hidden-check/`: the run directory is masked in every agent's
 //! sandbox (only its `prompts/` and scratch directories are shown), and the copy is removed
-//! when the checks are done, before the next agent step. The full output stays in the check's
+//! when the checks are done, before the next agent step. The checks run sealed
+//! (`sandbox::StepPaths::sealed`): the copy and a private `/tmp` are all they can write — not
+//! the scratch directory the next agent reads, not a cache — and they have no network, so the
+//! player's code they run cannot pass the hidden files on. The full output stays in the check's
 //! log file for the user; the record, the feedback and every prompt carry the revealed text,
 //! and [`HIDDEN_COMMAND`](model::steps::reveal::HIDDEN_COMMAND) in place of the command; the
 //! status, exit code and failure class only at `names` ([`conceal`]).
@@ -60,7 +63,7 @@ pub fn run(
     model::project::worktree_files::copy_hidden(&plan.root, &copy, &plan.config.worktree, &hidden)?;
     let env = cx.env_vars();
     let group_file = agents::command_group_file(&cx.paths.dir);
-    let confinement = super::sandbox::confine_in(cx, &copy, Vec::new());
+    let confinement = super::sandbox::confine_sealed(cx, &copy);
     let shell = |cmd: &str| cx.project_env.shell_command(cmd);
     let mut results = run_checks(
         checks,

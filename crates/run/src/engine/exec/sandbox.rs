@@ -23,14 +23,21 @@ pub fn objects_dir(run_dir: &Path) -> PathBuf {
 /// confined.
 pub fn confine(cx: &mut RunCx, agent_state: Vec<Writable>) -> Option<Confinement> {
     let worktree = cx.state.worktree.clone();
-    confine_in(cx, &worktree, agent_state)
+    confine_in(cx, &worktree, agent_state, false)
 }
 
-/// [`confine`] for a process working in `worktree` (the runner's copy for a hidden check).
-pub fn confine_in(
+/// A hidden check's confinement in the runner's copy `worktree`: sealed
+/// ([`StepPaths::sealed`]: only the copy writable, no network).
+pub fn confine_sealed(cx: &mut RunCx, worktree: &Path) -> Option<Confinement> {
+    confine_in(cx, worktree, Vec::new(), true)
+}
+
+/// [`confine`] for a process working in `worktree`.
+fn confine_in(
     cx: &mut RunCx,
     worktree: &Path,
     agent_state: Vec<Writable>,
+    sealed: bool,
 ) -> Option<Confinement> {
     let sandbox = cx.plan.sandbox.sandbox()?;
     let env = cx.env_vars();
@@ -46,6 +53,7 @@ pub fn confine_in(
         agent_state,
         env: &env,
         hide: hide.as_ref(),
+        sealed,
     };
     let (confinement, notes) = sandbox.confine(&paths);
     for note in notes {
