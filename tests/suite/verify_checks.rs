@@ -16,6 +16,15 @@ fn check(name: &str, command: &str) -> CheckSpec {
         name: name.to_string(),
         command: command.to_string(),
         timeout: Duration::from_secs(30),
+        results: None,
+    }
+}
+
+/// [`check`] that writes its JUnit XML results to `results`.
+fn with_results(name: &str, command: &str, results: &str) -> CheckSpec {
+    CheckSpec {
+        results: Some(results.to_string()),
+        ..check(name, command)
     }
 }
 
@@ -347,4 +356,42 @@ fn a_check_whose_test_runner_ran_nothing_passes_with_a_warning() {
         empty.summary
     );
     assert_eq!(results[1].warning, None);
+}
+
+/// Issue 42: `[checks.<name>] results` — the counts come from the JUnit XML the check writes;
+/// a passing check whose file is missing or is a link is an environment error, not a pass; a
+/// failing one stays failed.
+#[test]
+fn a_results_file_gives_the_counts_and_a_missing_one_is_no_pass() {
+    let dirs = dirs();
+    let xml = "<testsuite><testcase classname='t' name='a'/><testcase classname='t' name='b'>\
+               <skipped/></testcase></testsuite>";
+    fs::write(dirs.worktree.join("outside.xml"), xml).unwrap();
+    std::os::unix::fs::symlink(
+        dirs.worktree.join("outside.xml"),
+        dirs.worktree.join("link.xml"),
+    )
+    .unwrap();
+    let specs = [
+        with_results("read", &format!("printf \"{xml}\" > out.xml"), "out.xml"),
+        with_results("missing", "true", "none.xml"),
+        with_results("linked", "true", "link.xml"),
+        with_results("failing", "exit 1", "none.xml"),
+    ];
+    let results = run(&dirs, &specs, &[]);
+    let tally = results[0].tests.expect("counts from the results file");
+    assert_eq!((tally.counts.passed, tally.counts.skipped), (1, 1));
+    assert_eq!(results[0].status, CheckStatus::Passed);
+    for result in &results[1..3] {
+        assert_eq!(result.status, CheckStatus::Error, "{}", result.name);
+        assert_eq!(result.failure_class, Some(FailureClass::Infrastructure));
+        assert!(
+            result.summary.starts_with("the results file: "),
+            "{}",
+            result.summary
+        );
+    }
+    assert!(results[1].summary.contains("none.xml"));
+    assert!(results[2].summary.contains("symbolic link"));
+    assert_eq!(results[3].status, CheckStatus::Failed);
 }

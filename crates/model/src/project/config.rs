@@ -212,6 +212,11 @@ pub struct CheckConfig {
     /// (`require = ["checks.<name>"]`); a hidden check always blocks.
     #[serde(default)]
     pub required: Option<bool>,
+    /// The JUnit XML file the command writes (relative to the worktree): the runner reads the
+    /// test counts from it instead of from the output. A passing check that wrote none, or one
+    /// that cannot be read, is an environment failure naming the path.
+    #[serde(default)]
+    pub results: Option<String>,
 }
 
 /// `[checks]`, by names that follow [`CheckName`]'s rule.

@@ -224,6 +224,8 @@ pub struct EffectiveCheck {
     /// `required = false`, and every hidden check. A detected check gates where the profile
     /// requires it.
     pub required: bool,
+    /// `[checks.<name>] results`: the JUnit XML file it writes.
+    pub results: Option<String>,
 }
 
 impl EffectiveCheck {
@@ -257,6 +259,7 @@ pub fn combine_checks(config: &Config, detected: Option<Detection>) -> Vec<Effec
             origin: CheckOrigin::Configured,
             hidden: check.hidden,
             required: check.hidden || check.required.unwrap_or(true),
+            results: check.results.clone(),
         })
         .collect();
     if let (false, Some(detection)) = (config.checks.contains_key(TEST_CHECK), detected) {
@@ -267,6 +270,7 @@ pub fn combine_checks(config: &Config, detected: Option<Detection>) -> Vec<Effec
             origin: CheckOrigin::Detected(detection.reason),
             hidden: false,
             required: false,
+            results: None,
         });
     }
     checks.sort_by(|a, b| (a.name != TEST_CHECK, &a.name).cmp(&(b.name != TEST_CHECK, &b.name)));

@@ -16,3 +16,4 @@ pub mod summary;
 pub mod test_results;
 pub mod verdict;
 pub mod verify;
+pub mod worktree_file;

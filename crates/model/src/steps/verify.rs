@@ -19,6 +19,7 @@ use crate::steps::classify::classify;
 use crate::steps::no_tests::{self, no_tests_ran};
 use crate::steps::summary::{summarize, SummaryLimits};
 use crate::steps::test_results;
+use crate::steps::worktree_file;
 use process::{self, CancelToken, ProcessEnd, ProcessSpec};
 use sandbox::{denials, Confinement};
 
@@ -33,6 +34,9 @@ pub struct CheckSpec {
     /// The user's configured shell command.
     pub command: String,
     pub timeout: Duration,
+    /// The JUnit XML file the command writes, relative to the worktree (`[checks.<name>]
+    /// results`); `None` reads the counts from the output.
+    pub results: Option<String>,
 }
 
 /// Runs `specs` in order in `worktree`. `shell` turns a command into the program and arguments
@@ -75,9 +79,10 @@ pub fn run_checks(
             match process::run(&spec, cancel) {
                 Ok(outcome) if sandbox.is_some() => {
                     let refused = denials::in_file(&log_path);
-                    with_refusals(judge(check, log_path, &outcome), &refused)
+                    let judged = with_results(judge(check, log_path, &outcome), check, worktree);
+                    with_refusals(judged, &refused)
                 }
-                Ok(outcome) => judge(check, log_path, &outcome),
+                Ok(outcome) => with_results(judge(check, log_path, &outcome), check, worktree),
                 Err(error) => not_run(
                     check,
                     log_path,
@@ -91,6 +96,41 @@ pub fn run_checks(
             }
         })
         .collect()
+}
+
+/// The largest results file read.
+const RESULTS_LIMIT: u64 = 64 << 20;
+
+/// `result` with the test counts of the JUnit XML file `check` writes, when it names one. A
+/// check that passed but whose file is missing, unreadable or not JUnit XML is an error of the
+/// environment naming the file, never a pass; a failed one keeps its failure and says so.
+fn with_results(mut result: CheckResult, check: &CheckSpec, worktree: &Path) -> CheckResult {
+    let Some(relative) = &check.results else {
+        return result;
+    };
+    let read = worktree_file::read(worktree, relative, RESULTS_LIMIT)
+        .map_err(|e| e.to_string())
+        .and_then(|bytes| {
+            test_results::read_junit(&String::from_utf8_lossy(&bytes))
+                .map_err(|e| format!("`{relative}` is not a JUnit XML report: {e}"))
+        });
+    match read {
+        Ok(results) => result.tests = Some(results.tally()),
+        Err(why) => {
+            let why = format!("the results file: {why}");
+            result.summary = format!("{why}\n{}", result.summary);
+            if result.passed() {
+                result.status = CheckStatus::Error;
+                result.failure_class = Some(FailureClass::Infrastructure);
+                result.advice = Some(format!(
+                    "{why}; the check `{}` is configured to write its JUnit XML results there \
+                     ([checks.{}] results in .autobuild/config.toml)",
+                    check.command, check.name
+                ));
+            }
+        }
+    }
+    result
 }
 
 /// The result of a check that ran.

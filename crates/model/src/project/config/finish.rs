@@ -22,6 +22,22 @@ pub(super) fn finish(config: &mut Config, tree: &Node) -> Vec<Diagnostic> {
         }
     }
     for (name, check) in &config.checks {
+        let at = path(&["checks", name, "results"]);
+        if let (Some(results), Some(node)) = (&check.results, tree.at(&at)) {
+            let relative = std::path::Path::new(results);
+            if results.is_empty()
+                || relative.is_absolute()
+                || relative
+                    .components()
+                    .any(|c| matches!(c, std::path::Component::ParentDir))
+            {
+                problems.push(
+                    node.pos
+                        .error(format!("`results` of check `{name}` must be a path inside the worktree"))
+                        .with_help("write it relative to the worktree, without `..`: results = \"junit.xml\""),
+                );
+            }
+        }
         let at = path(&["checks", name, "required"]);
         if let (true, Some(false), Some(required)) = (check.hidden, check.required, tree.at(&at)) {
             problems.push(
@@ -76,6 +92,11 @@ mod tests {
             .map(|d| (d.location.unwrap().line, d.message.as_str()))
             .collect();
         assert_eq!(found, [(4, "hidden check `acceptance` cannot be advisory")]);
+        for results in ["/tmp/junit.xml", "../junit.xml", ""] {
+            let text = format!("[checks.test]\ncmd = \"pytest\"\nresults = {results:?}\n");
+            let problems = Config::parse(Path::new("c.toml"), &text).unwrap_err().0;
+            assert_eq!(problems[0].location.unwrap().line, 3, "{results}");
+        }
         let advisory = "[checks.lint]\ncmd = \"true\"\nrequired = false\n";
         let config = Config::parse(Path::new("c.toml"), advisory).unwrap();
         assert_eq!(config.checks["lint"].required, Some(false));

@@ -176,6 +176,7 @@ fn configured_checks_come_first_with_test_leading() {
                 timeout: None,
                 hidden: false,
                 required: (name == "audit").then_some(false),
+                results: None,
             },
         );
     }
@@ -199,6 +200,7 @@ fn configured_checks_come_first_with_test_leading() {
             timeout: Some(Duration::from_secs(30)),
             hidden: false,
             required: None,
+            results: None,
         },
     );
     let checks = combine_checks(&config, detected);

@@ -7,8 +7,7 @@
 //! wrote is read; a path through a symbolic link is never followed; the report is copied to
 //! the run's logs and removed from the worktree, so it never lands in a checkpoint.
 
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use model::project::CoverageConfig;
 use model::steps::check::CheckResult;
@@ -47,6 +46,7 @@ pub(super) fn measure(
         name: coverage::CHECK_NAME.to_string(),
         command: m.config.cmd.clone(),
         timeout,
+        results: None,
     };
     let check = run(&spec)?;
     if let Err(why) = stale {
@@ -92,29 +92,19 @@ pub(super) fn measure(
 
 /// The report's text, copied to the logs and removed from the worktree.
 fn read_report(m: &Measuring<'_>) -> Result<String, String> {
+    use model::steps::worktree_file::{self, WorktreeFileError};
     let report = &m.config.report;
-    let path = within(m.worktree, report)?;
-    let file = match base::user_file::open_regular(&path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+    let bytes = match worktree_file::read(m.worktree, report, REPORT_LIMIT) {
+        Ok(bytes) => bytes,
+        Err(WorktreeFileError::Missing { .. }) => {
             return Err(format!(
                 "the coverage command `{}` passed but wrote no report at `{report}`; check \
                  [coverage] report in .autobuild/config.toml",
                 m.config.cmd
             ))
         }
-        Err(e) => return Err(format!("the report `{report}` cannot be opened: {e}")),
+        Err(e) => return Err(format!("the coverage report: {e}")),
     };
-    let mut bytes = Vec::new();
-    file.take(REPORT_LIMIT + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("the report `{report}` cannot be read: {e}"))?;
-    if bytes.len() as u64 > REPORT_LIMIT {
-        return Err(format!(
-            "the report `{report}` is larger than {} MiB",
-            REPORT_LIMIT >> 20
-        ));
-    }
     let copy = m.logs.join(format!("{}coverage_report", m.prefix));
     if let Err(e) = base::atomic_file::write_atomic(&copy, &bytes) {
         tracing::warn!(path = %copy.display(), error = %e, "cannot keep a copy of the coverage report");
@@ -125,31 +115,11 @@ fn read_report(m: &Measuring<'_>) -> Result<String, String> {
 
 /// Removes the report from the worktree if it is there.
 fn remove_report(worktree: &Path, report: &str) -> Result<(), String> {
-    let path = within(worktree, report)?;
+    let path = model::steps::worktree_file::within(worktree, report)
+        .map_err(|e| format!("the coverage report: {e}"))?;
     match std::fs::remove_file(&path) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(format!("the old report `{report}` cannot be removed: {e}")),
     }
-}
-
-/// `report` under `worktree`, refusing a path any of whose directories (or the file itself)
-/// is a symbolic link: an agent could point it anywhere.
-fn within(worktree: &Path, report: &str) -> Result<PathBuf, String> {
-    let mut path = worktree.to_path_buf();
-    for part in report.split('/') {
-        path.push(part);
-        match std::fs::symlink_metadata(&path) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                return Err(format!(
-                    "`{}` in the worktree is a symbolic link; the runner does not follow links \
-                     to the coverage report `{report}`",
-                    path.strip_prefix(worktree).unwrap_or(&path).display()
-                ))
-            }
-            Ok(_) => {}
-            Err(_) => break,
-        }
-    }
-    Ok(worktree.join(report))
 }

@@ -34,6 +34,7 @@ pub fn execute(
         name: step.id.clone(),
         command: command.to_string(),
         timeout: cx.clamp(step.timeout.unwrap_or(DEFAULT_TIMEOUT)),
+        results: None,
     };
     // Never in the user's main checkout: a `run` step needs the task's worktree.
     let worktree = cx.state.worktree.clone();

@@ -38,6 +38,7 @@ pub fn execute(
         name: c.name.clone(),
         command: c.cmd.clone(),
         timeout: cap(c.timeout),
+        results: c.results.clone(),
     };
     let checks: Vec<CheckSpec> = checks.into_iter().map(spec).collect();
     let hidden_checks: Vec<CheckSpec> = hidden_checks.into_iter().map(spec).collect();
@@ -50,6 +51,7 @@ pub fn execute(
             name: c.id.clone(),
             command: c.verify.clone().unwrap_or_default(),
             timeout: cap(CRITERION_TIMEOUT),
+            results: None,
         })
         .collect();
     let coverage_timeout = plan.config.coverage.as_ref().map(|c| cap(c.timeout()));

@@ -100,6 +100,7 @@ mod tests {
             origin: CheckOrigin::Configured,
             hidden,
             required: true,
+            results: None,
         }
     }
 

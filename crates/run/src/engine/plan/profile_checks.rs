@@ -125,6 +125,7 @@ mod tests {
             origin: CheckOrigin::Configured,
             hidden: false,
             required: true,
+            results: None,
         }
     }
 

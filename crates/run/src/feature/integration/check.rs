@@ -86,12 +86,14 @@ fn run_in(
             name: "worktree-setup".into(),
             command: setup.clone(),
             timeout: SETUP_TIMEOUT,
+            results: None,
         });
     }
     specs.extend(checks.iter().map(|c| CheckSpec {
         name: c.name.clone(),
         command: c.cmd.clone(),
         timeout: c.timeout,
+        results: c.results.clone(),
     }));
     let vars = env.vars();
     let confinement = confine(target, worktree, &vars)?;
