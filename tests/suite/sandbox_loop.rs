@@ -624,3 +624,43 @@ fn a_hidden_check_is_sealed_from_later_steps_and_the_network() {
         "the hidden check reached the network"
     );
 }
+
+/// Issue 42: a hidden check runs with the base's test-runner configuration, never the
+/// player's: a `conftest.py` the player adds (here one the test command loads after the code,
+/// redefining what the oracle calls) cannot turn the oracle's failure into a pass.
+#[test]
+#[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
+fn a_hidden_check_runs_without_the_players_test_configuration() {
+    crate::support::require_bwrap();
+    let project = Project::new_in(&outside_tmp())
+        .sandbox_mode("on")
+        .player("player_rigs_conftest.sh")
+        .coach("coach_lenient.sh");
+    project.write(
+        "tests/acceptance/test_oracle.sh",
+        ". ./lib/greet.sh\nif [ -f conftest.py ]; then . ./conftest.py; fi\n\
+         test \"$(greeting Ada)\" = \"Hello, Ada!\"\n",
+    );
+    project.write(
+        ".autobuild/tasks/TASK-1.md",
+        &loop_fixture::task_file().replace(
+            " `verify: sh -c '. ./lib/greet.sh && test \"$(greeting Ada)\" = \"Hello, Ada!\"'`",
+            "",
+        ),
+    );
+    let project = project
+        .config(
+            "\n[scope]\nhidden = [\"tests/acceptance/**\"]\n\n\
+             [checks.acceptance]\ncmd = \"sh tests/acceptance/test_oracle.sh\"\nhidden = true\n",
+        )
+        .commit();
+
+    let output = project.run(&["task", TASK, "--auto-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 3);
+    let verify = project.record("verify", 1);
+    assert_eq!(verify["checks"][0]["status"], "passed", "{verify}");
+    assert_eq!(verify["checks"][1]["name"], "acceptance", "{verify}");
+    assert_eq!(verify["checks"][1]["status"], "failed", "{verify}");
+    assert!(!project.show("main", "lib/greet.sh").contains("greeting()"));
+}

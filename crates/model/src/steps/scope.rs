@@ -34,60 +34,75 @@ const TEST_FILES: &[&str] = &[
     "**/*.spec.*",
 ];
 
-/// Test infrastructure per ecosystem: what decides which tests run and how their results are
-/// reported (a conftest hook can skip every test or turn a failure into a pass; a `-k` in
-/// `pytest.ini` deselects one). A change to it is a test change. `[tests] infra` adds to these.
-pub const TEST_INFRA: &[&str] = &[
-    // Python
+/// Test-runner configuration per ecosystem: what decides which tests run and how their results
+/// are reported, and nothing else (a conftest hook can skip every test or turn a failure into
+/// a pass; a `-k` in `pytest.ini` deselects one). A change to it is a test change, and a
+/// hidden check runs with the base's versions, never the player's. `[tests] infra` adds to it.
+pub const RUNNER_CONFIG: &[&str] = &[
     "**/conftest.py",
     "pytest.ini",
     "tox.ini",
-    "setup.cfg",
-    "pyproject.toml",
     "noxfile.py",
     ".coveragerc",
-    // JavaScript / TypeScript
-    "**/package.json",
     "**/jest.config.*",
     "**/jest.setup.*",
     "**/vitest.config.*",
     "**/vitest.workspace.*",
-    "**/vite.config.*",
     "**/.mocharc*",
     "**/karma.conf.*",
-    // Rust
+    ".config/nextest.toml",
+];
+
+/// Build files that also configure tests (`pyproject.toml`'s `[tool.pytest]`, `package.json`'s
+/// test script, `Cargo.toml`'s test targets): a change to them is a test change, shown to every
+/// reviewer, but a hidden check keeps the player's (a new dependency is the player's to add).
+pub const BUILD_FILES: &[&str] = &[
+    "setup.cfg",
+    "pyproject.toml",
+    "**/package.json",
+    "**/vite.config.*",
     "**/Cargo.toml",
     ".cargo/config.toml",
-    ".config/nextest.toml",
-    // Go, make, CI-style runners
     "**/go.mod",
     "Makefile",
 ];
 
-/// Which paths are tests: the conventional test files, the built-in test infrastructure and
-/// `[tests] infra`.
+/// Which paths are tests: the conventional test files, the test infrastructure
+/// ([`RUNNER_CONFIG`], [`BUILD_FILES`]) and `[tests] infra`.
 #[derive(Debug, Clone)]
 pub struct TestPaths {
     set: GlobSet,
+    runner_config: GlobSet,
 }
 
 impl TestPaths {
     /// `infra` must already be valid globs (config.toml's reader checks them).
     pub fn new(infra: &[String]) -> Result<TestPaths, String> {
-        let patterns: Vec<String> = TEST_FILES
+        let config: Vec<String> = RUNNER_CONFIG
             .iter()
-            .chain(TEST_INFRA)
             .map(|p| p.to_string())
             .chain(infra.iter().cloned())
             .collect();
+        let all: Vec<String> = TEST_FILES
+            .iter()
+            .chain(BUILD_FILES)
+            .map(|p| p.to_string())
+            .chain(config.iter().cloned())
+            .collect();
         Ok(TestPaths {
-            set: set(&patterns)?,
+            set: set(&all)?,
+            runner_config: set(&config)?,
         })
     }
 
     /// Whether `path` (worktree-relative) is a test file or test infrastructure.
     pub fn contains(&self, path: &str) -> bool {
         self.set.is_match(path)
+    }
+
+    /// The test-runner configuration: [`RUNNER_CONFIG`] and `[tests] infra`.
+    pub fn runner_config(&self) -> &GlobSet {
+        &self.runner_config
     }
 }
 
@@ -278,5 +293,9 @@ mod tests {
         for path in ["src/lib.rs", "contest.md", "latest/x.rs", "ci/deploy.sh"] {
             assert!(!tests.contains(path), "{path}");
         }
+        // What a hidden check takes from the base: runner configuration, not build files.
+        let config = tests.runner_config();
+        assert!(config.is_match("src/pkg/conftest.py") && config.is_match("ci/test-env.sh"));
+        assert!(!config.is_match("pyproject.toml") && !config.is_match("tests/test_a.py"));
     }
 }

@@ -3,6 +3,10 @@
 //! files brought in from the user's base commit, and tells the agents only what `[scope]
 //! reveal` allows ([`model::steps::reveal`]).
 //!
+//! The copy holds the base's test-runner configuration (`conftest.py`, `pytest.ini`, jest and
+//! vitest configs, `[tests] infra`: `model::steps::scope::RUNNER_CONFIG`), never the player's:
+//! a conftest hook the player added cannot turn the oracle's failures into passes.
+//!
 //! The copy is `<run dir>/hidden-check/`: the run directory is masked in every agent's
 //! sandbox (only its `prompts/` and scratch directories are shown), and the copy is removed
 //! when the checks are done, before the next agent step. The checks run sealed
@@ -36,14 +40,23 @@ pub fn run(
     let plan = cx.plan;
     let copy = cx.paths.dir.join("hidden-check");
     remove(&copy)?;
-    copy_dir(&cx.state.worktree, &copy)?;
+    // The player's test-runner configuration stays out; the base's comes in below.
+    let tests = plan.test_paths()?;
+    let runner_config = tests.runner_config();
+    copy_dir(&cx.state.worktree, &copy, Path::new(""), runner_config)?;
     let task_repo = plan
         .task_repo()
         .ok_or_else(|| Error::runtime("a hidden check ran without hidden paths"))?;
     let base = git::task_repo::task_base(&task_repo)?;
     let hidden = plan.hidden_set()?.unwrap_or_else(globset::GlobSet::empty);
-    for (path, content, executable) in git::task_repo::hidden_files(&plan.root, base.real, &hidden)?
-    {
+    let from_base = git::task_repo::hidden_files(&plan.root, base.real, &hidden)?
+        .into_iter()
+        .chain(git::task_repo::hidden_files(
+            &plan.root,
+            base.real,
+            runner_config,
+        )?);
+    for (path, content, executable) in from_base {
         let file = copy.join(&path);
         if let Some(parent) = file.parent() {
             fs::create_dir_all(parent).map_err(|e| Error::io("cannot create", parent, e))?;
@@ -96,9 +109,15 @@ fn remove(path: &Path) -> Result<(), Error> {
     }
 }
 
-/// Copies the tree at `from` to `to` (created), without `.git`; symbolic links are copied as
-/// links, anything but files, directories and links is left out.
-fn copy_dir(from: &Path, to: &Path) -> Result<(), Error> {
+/// Copies the tree at `from` to `to` (created), without `.git` and without the paths (relative
+/// to the top, here `under` it) that `leave_out` matches; symbolic links are copied as links,
+/// anything but files, directories and links is left out.
+fn copy_dir(
+    from: &Path,
+    to: &Path,
+    under: &Path,
+    leave_out: &globset::GlobSet,
+) -> Result<(), Error> {
     fs::create_dir_all(to).map_err(|e| Error::io("cannot create", to, e))?;
     let entries = fs::read_dir(from).map_err(|e| Error::io("cannot read", from, e))?;
     for entry in entries {
@@ -109,6 +128,10 @@ fn copy_dir(from: &Path, to: &Path) -> Result<(), Error> {
         }
         let source = entry.path();
         let target = to.join(&name);
+        let relative = under.join(&name);
+        if leave_out.is_match(&relative) {
+            continue;
+        }
         let kind = entry
             .file_type()
             .map_err(|e| Error::io("cannot inspect", &source, e))?;
@@ -117,7 +140,7 @@ fn copy_dir(from: &Path, to: &Path) -> Result<(), Error> {
             std::os::unix::fs::symlink(&link, &target)
                 .map_err(|e| Error::io("cannot create", &target, e))?;
         } else if kind.is_dir() {
-            copy_dir(&source, &target)?;
+            copy_dir(&source, &target, &relative, leave_out)?;
         } else if kind.is_file() {
             fs::copy(&source, &target).map_err(|e| Error::io("cannot copy", &source, e))?;
         }
