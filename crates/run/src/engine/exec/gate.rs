@@ -9,15 +9,11 @@ use base::error::Error;
 use model::steps::feedback::{build_feedback, turn_signature};
 use model::steps::gate::{self, CriterionFacts, GateInput, PlayerFacts};
 use model::steps::verdict::Issue;
-use model::workflow::kinds::LoopStep;
+use model::workflow::kinds::{GateStep, LoopStep};
 use model::workflow::model::{Action, Step};
 
-/// Judges the turn; `weighed` names the reviewing steps whose verdicts count (all by default).
-pub fn execute(
-    cx: &mut RunCx,
-    step_id: &str,
-    weighed: Option<&[String]>,
-) -> Result<StepDone, Error> {
+/// Judges the turn, weighing the verdicts of the reviewing steps `gate` names (all by default).
+pub fn execute(cx: &mut RunCx, step_id: &str, gate: &GateStep) -> Result<StepDone, Error> {
     let plan = cx.plan;
     let turn_number = cx.turn_number();
     let Some(turn) = cx.turn.as_ref() else {
@@ -49,8 +45,7 @@ pub fn execute(
                 .and_then(|v| v.criteria.iter().find(|r| r.name == c.id).cloned()),
         })
         .collect();
-    let counts = |step: &str| weighed.is_none_or(|ids| ids.iter().any(|id| id == step));
-    let reviews: Vec<&CoachRecord> = turn.reviews().filter(|r| counts(&r.step)).collect();
+    let reviews: Vec<&CoachRecord> = turn.reviews().filter(|r| gate.weighs(&r.step)).collect();
     // Each change is attributed, so the player is never told it did what a reviewer did.
     let violations: Vec<String> = turn
         .player

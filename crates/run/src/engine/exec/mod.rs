@@ -116,7 +116,7 @@ fn perform(cx: &mut RunCx, step: &Step, context: &Value) -> Result<StepDone, Err
             step.timeout,
             verify.expect.unwrap_or_default(),
         ),
-        Action::Gate(gate) => gate::execute(cx, &step.id, gate.reviews.as_deref()),
+        Action::Gate(gate) => gate::execute(cx, &step.id, gate),
         Action::Approval(approval) => {
             approval::execute(cx, step, approval.question.as_deref(), context)
         }
