@@ -108,13 +108,13 @@ impl StepInfo<'_> {
         self.loops.contains(&loop_index)
     }
 
-    /// Whether this is a reviewing step: an agent step whose role returns a verdict.
+    /// Whether this is a reviewing step: an agent step whose read-only role returns a verdict.
     pub fn reviews(&self, workflow: &Workflow) -> bool {
         match &self.step.action {
-            Action::Agent(AgentStep { role, .. }) => workflow
-                .roles
-                .get(role)
-                .is_some_and(|r| r.output == Some(OutputKind::Verdict)),
+            Action::Agent(AgentStep { role, .. }) => workflow.roles.get(role).is_some_and(|r| {
+                r.output == Some(OutputKind::Verdict)
+                    && r.access == crate::workflow::model::Access::ReadOnly
+            }),
             _ => false,
         }
     }

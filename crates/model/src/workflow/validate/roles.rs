@@ -44,6 +44,21 @@ pub(super) fn check(
             }
         }
         check_writes(name, role, node, problems);
+        if role.access != Access::ReadOnly && role.output == Some(OutputKind::Verdict) {
+            // The runner checkpoints a writer's work and never reads its answer as a verdict:
+            // a gate would weigh nothing of it.
+            problems.push(
+                pos_of(node, "output")
+                    .error(format!(
+                        "role `{name}` writes (access = \"write\") but returns a verdict; a \
+                         reviewer is read-only"
+                    ))
+                    .with_help(
+                        "set access = \"read-only\" to make it a reviewer the gate weighs, or \
+                         remove output = \"verdict\" to make it a writer",
+                    ),
+            );
+        }
         if role.agent == AgentKind::Command {
             let empty = role
                 .command

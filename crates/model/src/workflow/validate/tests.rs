@@ -688,3 +688,21 @@ fn a_sign_off_runs_before_the_merge() {
         assert_eq!(problems(&text)[0].help, Some(help), "{what}");
     }
 }
+
+#[test]
+fn a_role_that_writes_cannot_be_a_reviewer() {
+    let text = player_coach_with("access = \"read-only\"", "access = \"write\"");
+    let found = found(&text);
+    let line = text
+        .lines()
+        .position(|l| l.trim_start().starts_with("output = \"verdict\""))
+        .map(|i| i + 1)
+        .unwrap();
+    assert!(
+        found
+            .iter()
+            .any(|(l, m)| *l == line
+                && m.contains("writes (access = \"write\") but returns a verdict")),
+        "{found:#?}"
+    );
+}
