@@ -695,7 +695,7 @@ fn a_player_that_links_the_autobuild_directory_outside_gets_nothing_written_ther
 /// back before review. It is gone when the player's step ends, in both sandbox modes: the checks
 /// see the wrong code, a lenient reviewer's approval does not land it, and nothing of the
 /// player's is still running when autobuild exits.
-fn a_daemon_the_player_leaves_does_not_outlive_its_step(project: Project) {
+fn a_daemon_the_player_leaves_does_not_outlive_its_step(project: Project, unconfined: bool) {
     let marker = project.outside("swapper");
     let project = project
         .player("player_leaves_swapper.sh")
@@ -717,6 +717,14 @@ fn a_daemon_the_player_leaves_does_not_outlive_its_step(project: Project) {
     assert!(!project.show("main", "lib/greet.sh").contains("greeting()"));
     let player = project.show(&project.branch(), "lib/greet.sh");
     assert!(player.contains("%s?"), "{player}");
+    if unconfined {
+        // Named in the player's record (in the sandbox its namespace ends it unseen).
+        let notes = project.record("player", 1)["agent"]["notes"].to_string();
+        assert!(
+            notes.contains("process(es) running outside its process group"),
+            "{notes}"
+        );
+    }
     // The daemon touched its marker every 5 ms while it lived.
     std::fs::remove_file(&alive).unwrap();
     std::thread::sleep(std::time::Duration::from_millis(300));
@@ -725,12 +733,12 @@ fn a_daemon_the_player_leaves_does_not_outlive_its_step(project: Project) {
 
 #[test]
 fn a_daemon_the_player_leaves_does_not_outlive_its_step_in_the_sandbox() {
-    a_daemon_the_player_leaves_does_not_outlive_its_step(Project::new());
+    a_daemon_the_player_leaves_does_not_outlive_its_step(Project::new(), false);
 }
 
 #[test]
 fn a_daemon_the_player_leaves_does_not_outlive_its_step_unconfined() {
-    a_daemon_the_player_leaves_does_not_outlive_its_step(Project::new().unconfined());
+    a_daemon_the_player_leaves_does_not_outlive_its_step(Project::new().unconfined(), true);
 }
 
 /// Issue 42, item 3: the checks run on exactly the checkpoint. A file the player left that git

@@ -41,7 +41,7 @@ use std::time::{Duration, Instant};
 pub use cancel::CancelToken;
 pub use env::child_var;
 pub use leftover::stop_leftover_group;
-pub use orphans::{sweep, Orphan, Swept};
+pub use orphans::{sweep, take_killed, Orphan, Swept};
 pub use redact::{is_secret_name, redact, Redactor, REDACTED};
 pub use resolve::locate;
 

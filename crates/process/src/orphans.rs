@@ -32,6 +32,17 @@ use std::time::{Duration, Instant};
 /// The children this process started and has not reaped yet.
 static SPAWNED: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
+thread_local! {
+    /// What this thread's sweeps killed since [`take_killed`] last asked.
+    static KILLED: std::cell::RefCell<Vec<Orphan>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// What the sweeps on this thread killed since the last call: the engine asks after an agent
+/// step, so the run's records say that the agent left processes running.
+pub fn take_killed() -> Vec<Orphan> {
+    KILLED.with(|killed| std::mem::take(&mut *killed.borrow_mut()))
+}
+
 /// How long a sweep keeps killing and reaping before it names what is left.
 const SWEEP_LIMIT: Duration = Duration::from_secs(2);
 
@@ -140,6 +151,7 @@ pub fn sweep() -> Swept {
     drop(list);
     if !swept.killed.is_empty() {
         tracing::debug!(killed = ?swept.killed, "killed processes a child left behind");
+        KILLED.with(|killed| killed.borrow_mut().extend(swept.killed.iter().cloned()));
     }
     swept
 }

@@ -128,7 +128,7 @@ fn nothing_a_child_started_outside_its_group_outlives_it() {
     // A new session (setsid) and a double fork whose middle process exits at once: both leave
     // the child's process group, and both are reparented to the runner.
     let (outcome, pids) = run_leaving(
-        "setsid sh -c 'echo $$ >> pids; exec sleep 30' & \
+        ": > pids; setsid sh -c 'echo $$ >> pids; exec sleep 30' & \
          sh -c 'sh -c \"echo \\$\\$ >> pids; exec sleep 30\" &' ; \
          while [ \"$(wc -l < pids)\" -lt 2 ]; do sleep 0.01; done",
     );

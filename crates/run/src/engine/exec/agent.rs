@@ -442,13 +442,28 @@ pub(super) fn invoke(
     if let Some(mark) = attempt.stamps_after {
         super::leftovers::wait_for_stamps_past(mark);
     }
+    process::take_killed();
     let invoked = adapter.invoke(&request, &cx.cancel).map_err(Error::from);
+    let killed = process::take_killed();
     if confinement.is_some() {
         base::failpoint::hit("objects.written");
         // Before anything of the runner's (ref guard, checkpoint) reads the agent's objects.
         super::sandbox::import_objects(cx)?;
     }
     let mut outcome = invoked?;
+    if !killed.is_empty() {
+        let names: Vec<String> = killed.iter().map(ToString::to_string).collect();
+        let note = format!(
+            "the agent left {} process(es) running outside its process group, which the runner \
+             stopped when it ended: {}",
+            killed.len(),
+            names.join(", ")
+        );
+        cx.emit(EventKind::Warning {
+            message: note.clone(),
+        });
+        outcome.notes.push(note);
+    }
     if confinement.is_some() {
         let refused = sandbox::denials::in_file(&transcript_path);
         outcome.notes.extend(sandbox::denials::note(&refused));
