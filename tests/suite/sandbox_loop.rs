@@ -664,3 +664,44 @@ fn a_hidden_check_runs_without_the_players_test_configuration() {
     assert_eq!(verify["checks"][1]["status"], "failed", "{verify}");
     assert!(!project.show("main", "lib/greet.sh").contains("greeting()"));
 }
+
+/// A machine where bwrap confines but cannot take the network away (some containers refuse a
+/// network namespace): a run with hidden checks, which run sealed, does not start, and says why.
+#[test]
+#[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
+fn a_sandbox_without_network_namespaces_refuses_hidden_checks_before_the_run() {
+    let bwrap = crate::support::require_bwrap();
+    let project = Project::new_in(&outside_tmp()).sandbox_mode("on");
+    let wrapper = project.outside("bwrap-without-netns");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = --unshare-net ] && {{ echo 'bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted' >&2; exit 1; }}; done\nexec {} \"$@\"\n",
+            bwrap.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    project.write("tests/acceptance/test_oracle.sh", "exit 0\n");
+    let project = project
+        .env("AUTOBUILD_BWRAP", wrapper.to_str().unwrap())
+        .config(
+            "\n[scope]\nhidden = [\"tests/acceptance/**\"]\n\n\
+             [checks.acceptance]\ncmd = \"sh tests/acceptance/test_oracle.sh\"\nhidden = true\n",
+        )
+        .commit();
+
+    let output = project.run(&["task", TASK, "--dry-run"]);
+
+    assert_exit(&output, 2);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.contains("cannot take a hidden check's network away"),
+        "{text}"
+    );
+    assert!(!project.run_dir().exists());
+}

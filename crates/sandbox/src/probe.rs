@@ -110,13 +110,32 @@ enum ProbeFailure {
     Silent(ProcessEnd),
 }
 
+/// Whether `bwrap` can also take the network away, as a hidden check's sealed confinement does
+/// (`Mounts::offline`; some containers refuse a network namespace), once per process: `Err`
+/// is why not, in bwrap's words.
+pub fn offline_works(bwrap: &Path) -> Result<(), String> {
+    static ANSWER: OnceLock<Result<(), String>> = OnceLock::new();
+    let offline = Mounts {
+        offline: true,
+        ..Mounts::default()
+    };
+    ANSWER
+        .get_or_init(|| try_with(bwrap, offline).map_err(|failure| failure.to_string()))
+        .clone()
+}
+
 /// Runs `true` confined the way a step would be.
 fn try_it(bwrap: &Path) -> Result<(), ProbeFailure> {
+    try_with(bwrap, Mounts::default())
+}
+
+/// Runs `true` confined with `mounts`.
+fn try_with(bwrap: &Path, mounts: Mounts) -> Result<(), ProbeFailure> {
     let scratch = tempfile::tempdir().map_err(ProbeFailure::NoScratch)?;
     let mut spec = ProcessSpec::new("true", "/", scratch.path().join("probe.log"));
     spec.timeout = Some(PROBE_TIMEOUT);
     spec.kill_grace = Duration::from_secs(1);
-    spec.sandbox = Some(Confinement::new(bwrap.to_path_buf(), Mounts::default()).wrapper());
+    spec.sandbox = Some(Confinement::new(bwrap.to_path_buf(), mounts).wrapper());
     let ran = process::run(&spec, &CancelToken::new()).map_err(ProbeFailure::NotStarted)?;
     match ran.end {
         ProcessEnd::Exited(0) => Ok(()),

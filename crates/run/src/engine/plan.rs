@@ -251,9 +251,19 @@ pub fn preflight(
     };
     let unrenderable = prompts::unrenderable(&plan);
     plan.blockers.extend(unrenderable);
-    let confined = match &plan.sandbox {
-        sandbox::Effective::On(_) => Ok(()),
-        sandbox::Effective::Off(why) => Err(why.as_str()),
+    // A hidden check runs sealed, without a network (`exec::hidden_check`): that too must work.
+    let sealable = match &plan.sandbox {
+        sandbox::Effective::On(on) if plan.hides() && plan.checks.iter().any(|c| c.hidden) => {
+            sandbox::probe::offline_works(&on.bwrap).map_err(|why| {
+                format!("bwrap cannot take a hidden check's network away here: {why}")
+            })
+        }
+        _ => Ok(()),
+    };
+    let confined = match (&plan.sandbox, &sealable) {
+        (sandbox::Effective::Off(why), _) => Err(why.as_str()),
+        (sandbox::Effective::On(_), Err(why)) => Err(why.as_str()),
+        (sandbox::Effective::On(_), Ok(())) => Ok(()),
     };
     let (blockers, warnings) = hidden::check(&plan.hidden_paths(), confined, &plan.checks);
     plan.blockers.extend(blockers);
