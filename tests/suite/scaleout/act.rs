@@ -340,6 +340,35 @@ fn git_source(project: &Project) -> (String, String) {
     (format!("file://{}", bare.display()), commit)
 }
 
+/// Removes what a kept target directory holds of autobuild's own crates. Cargo takes a crate
+/// from a git source as immutable and does not look at its files again, and every revision's
+/// workspace crates have the same names and versions: without this, the next commit's root
+/// package is compiled against the previous commit's `autobuild-model`. The third-party
+/// dependencies, the reason the directory is kept, stay.
+fn forget_autobuilds_own_artifacts(target: &Path) {
+    for dir in [
+        "debug/deps",
+        "debug/.fingerprint",
+        "debug/build",
+        "debug/incremental",
+    ] {
+        let Ok(entries) = std::fs::read_dir(target.join(dir)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with("autobuild") || name.starts_with("libautobuild") {
+                let path = entry.path();
+                let _ = if path.is_dir() {
+                    std::fs::remove_dir_all(&path)
+                } else {
+                    std::fs::remove_file(&path)
+                };
+            }
+        }
+    }
+}
+
 /// `PATH` without any directory that has an `autobuild`, so the plan job must install it.
 fn path_without_autobuild() -> String {
     let path = std::env::var_os("PATH").unwrap_or_default();
@@ -377,6 +406,7 @@ fn in_a_repository_that_is_not_autobuilds_the_jobs_install_it_once_from_the_name
     // cache), else in the project's temporary directory.
     let target = std::env::var("AUTOBUILD_CI_INSTALL_TARGET")
         .unwrap_or_else(|_| project.temp().join("cargo-target").display().to_string());
+    forget_autobuilds_own_artifacts(Path::new(&target));
     act.env.push(("CARGO_TARGET_DIR".into(), target));
     act.env.push(("CARGO_TERM_COLOR".into(), "never".into()));
 
