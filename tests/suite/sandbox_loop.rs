@@ -552,6 +552,10 @@ fn a_worktree_link_to_a_hidden_path_is_refused_before_anything_starts() {
     assert!(!project.root.join(".autobuild/worktrees").exists());
 }
 
+/// A hidden `acceptance` check running `tests/acceptance/test_oracle.sh`, the only hidden path.
+const ORACLE_CHECK: &str = "\n[scope]\nhidden = [\"tests/acceptance/**\"]\n\n\
+     [checks.acceptance]\ncmd = \"sh tests/acceptance/test_oracle.sh\"\nhidden = true\n";
+
 /// Issue 42: a hidden check is the task's oracle; a profile that does not name it (the built-in
 /// `feature` requires only `checks.test` of the checks) does not make it advisory.
 #[test]
@@ -563,12 +567,7 @@ fn a_hidden_check_no_profile_names_still_gates() {
         "tests/acceptance/test_oracle.sh",
         "echo 'oracle: wrong'; exit 1\n",
     );
-    let project = project
-        .config(
-            "\n[scope]\nhidden = [\"tests/acceptance/**\"]\n\n\
-             [checks.acceptance]\ncmd = \"sh tests/acceptance/test_oracle.sh\"\nhidden = true\n",
-        )
-        .commit();
+    let project = project.config(ORACLE_CHECK).commit();
 
     let output = project.run(&["task", TASK, "--auto-merge", "--max-turns", "1"]);
 
@@ -605,12 +604,7 @@ fn a_hidden_check_is_sealed_from_later_steps_and_the_network() {
         "tests/acceptance/test_oracle.sh",
         ". ./lib/greet.sh\ntest \"$(greeting Ada)\" = \"Hello, Ada!\"\n",
     );
-    let project = project
-        .config(
-            "\n[scope]\nhidden = [\"tests/acceptance/**\"]\n\n\
-             [checks.acceptance]\ncmd = \"sh tests/acceptance/test_oracle.sh\"\nhidden = true\n",
-        )
-        .commit();
+    let project = project.config(ORACLE_CHECK).commit();
 
     let output = project.run(&["task", TASK, "--auto-merge", "--max-turns", "1"]);
 
@@ -648,12 +642,7 @@ fn a_hidden_check_runs_without_the_players_test_configuration() {
             "",
         ),
     );
-    let project = project
-        .config(
-            "\n[scope]\nhidden = [\"tests/acceptance/**\"]\n\n\
-             [checks.acceptance]\ncmd = \"sh tests/acceptance/test_oracle.sh\"\nhidden = true\n",
-        )
-        .commit();
+    let project = project.config(ORACLE_CHECK).commit();
 
     let output = project.run(&["task", TASK, "--auto-merge", "--max-turns", "1"]);
 
@@ -689,10 +678,7 @@ fn a_sandbox_without_network_namespaces_refuses_hidden_checks_before_the_run() {
     project.write("tests/acceptance/test_oracle.sh", "exit 0\n");
     let project = project
         .env("AUTOBUILD_BWRAP", wrapper.to_str().unwrap())
-        .config(
-            "\n[scope]\nhidden = [\"tests/acceptance/**\"]\n\n\
-             [checks.acceptance]\ncmd = \"sh tests/acceptance/test_oracle.sh\"\nhidden = true\n",
-        )
+        .config(ORACLE_CHECK)
         .commit();
 
     let output = project.run(&["task", TASK, "--dry-run"]);

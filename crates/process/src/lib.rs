@@ -310,14 +310,15 @@ pub fn run(spec: &ProcessSpec, cancel: &CancelToken) -> Result<ProcessOutcome, P
     drop(tracked);
     let swept = orphans::sweep();
     let duration = start.elapsed();
+    // The group is gone either way; a pgid left in the file could name a stranger's later.
+    if let Some(file) = &spec.group_file {
+        let _ = write_group_file(file, None);
+    }
     if !swept.left.is_empty() {
         return Err(ProcessError::LeftRunning {
             program: spec.program.clone(),
             processes: swept.left,
         });
-    }
-    if let Some(file) = &spec.group_file {
-        let _ = write_group_file(file, None);
     }
     let end = end.unwrap_or_else(|| exit_end(status));
     tracing::debug!(program = %spec.program, ?end, ?duration, "process ended");

@@ -8,7 +8,7 @@
 //! failed step is recorded and `autobuild resume` performs it again from the last checkpoint.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::engine::cx::RunCx;
 use crate::engine::events::EventKind;
@@ -152,7 +152,7 @@ fn run_writer(
     let message = format!("autobuild: {} turn {turn} ({role_name})", cx.state.task_id);
     let (mut checkpoint, out_of_scope) = checkpoint_within_scope(cx, role, worktree, &message)?;
     violation.extend(out_of_scope);
-    remove_left_out(cx, worktree, &checkpoint.left_out)?;
+    super::leftovers::remove_left_out(cx, worktree, &checkpoint.left_out)?;
     // A turn whose work cannot land whole (a submodule entry, an object the repository lacks)
     // is put back and never approved.
     let unlandable = after.unlandable_since_fork(&cx.state.base_branch, &checkpoint.commit)?;
@@ -268,38 +268,6 @@ pub(super) fn halt(role_name: &str, role: &Role, invocation: &Invocation) -> Opt
     };
     let summary = format!("agent {}: {}", class.as_str(), stop.message);
     Some(StepDone::halted(summary, Outcome::AgentUnusable(stop)))
-}
-
-/// Removes what the writer left that git does not track (`left_out`, from the checkpoint's
-/// walk), but for what the project declared — `[worktree]` links and copies, and what its setup
-/// made — so the checks, the reviewers and the next writer see exactly the checkpoint. The
-/// writer's processes are gone by now (module `process::orphans`), so nothing swaps a
-/// directory for a link meanwhile.
-fn remove_left_out(cx: &mut RunCx, worktree: &Path, left_out: &[PathBuf]) -> Result<(), Error> {
-    if left_out.is_empty() {
-        return Ok(());
-    }
-    let declared = &cx.plan.config.worktree;
-    let keep: Vec<PathBuf> = declared
-        .link
-        .iter()
-        .chain(&declared.copy)
-        .map(PathBuf::from)
-        .chain(cx.state.provisioned.iter().flatten().cloned())
-        .collect();
-    let removed = git::remove_left_out(worktree, left_out, &keep)?;
-    if removed.is_empty() {
-        return Ok(());
-    }
-    let shown: Vec<String> = removed.iter().map(|p| p.display().to_string()).collect();
-    cx.emit(EventKind::Warning {
-        message: format!(
-            "removed what the writer left that git does not track, so the checks see only the \
-             checkpoint: {} (a build the checks need comes from [worktree] setup, link or copy)",
-            shown.join(", ")
-        ),
-    });
-    Ok(())
 }
 
 /// Checkpoints the writer's work after reverting its changes to paths outside its scope

@@ -12,7 +12,11 @@
 //! so does the end of the run; a killed run's resume reverts the worktree before anything else.
 //! The default loop so walks the worktree twice a turn: after the writer, and after the checks
 //! and the reviewer together.
+//!
+//! What a *writer* left that git ignores is never part of its checkpoint either: it is removed
+//! right after the checkpoint ([`remove_left_out`]), on that walk's own findings.
 
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use crate::engine::cx::RunCx;
@@ -154,6 +158,42 @@ fn warn(cx: &mut RunCx, step_id: &str, left: &[String]) {
             left.join(", ")
         ),
     });
+}
+
+/// Removes what the writer left that git does not track (`left_out`, from the checkpoint's
+/// walk), but for what the project declared — `[worktree]` links and copies, and what its setup
+/// made — so the checks, the reviewers and the next writer see exactly the checkpoint. The
+/// writer's processes are gone by now (module `process::orphans`), so nothing swaps a
+/// directory for a link meanwhile.
+pub(crate) fn remove_left_out(
+    cx: &mut RunCx,
+    worktree: &Path,
+    left_out: &[PathBuf],
+) -> Result<(), Error> {
+    if left_out.is_empty() {
+        return Ok(());
+    }
+    let declared = &cx.plan.config.worktree;
+    let keep: Vec<PathBuf> = declared
+        .link
+        .iter()
+        .chain(&declared.copy)
+        .map(PathBuf::from)
+        .chain(cx.state.provisioned.iter().flatten().cloned())
+        .collect();
+    let removed = git::remove_left_out(worktree, left_out, &keep)?;
+    if removed.is_empty() {
+        return Ok(());
+    }
+    let shown: Vec<String> = removed.iter().map(|p| p.display().to_string()).collect();
+    cx.emit(EventKind::Warning {
+        message: format!(
+            "removed what the writer left that git does not track, so the checks see only the \
+             checkpoint: {} (a build the checks need comes from [worktree] setup, link or copy)",
+            shown.join(", ")
+        ),
+    });
+    Ok(())
 }
 
 #[cfg(test)]
