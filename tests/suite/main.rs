@@ -55,6 +55,7 @@ mod loop_integrity;
 mod loop_judgement;
 mod loop_merge;
 mod loop_moved;
+mod loop_oracle;
 mod loop_profile_checks;
 mod loop_resume;
 mod loop_scenarios;

@@ -295,7 +295,7 @@ fn the_group_file_names_the_running_group_and_is_blanked_after() {
     );
     assert_eq!(fs::read_to_string(&group_file).unwrap().trim(), "");
     assert_eq!(
-        autobuild::process::stop_leftover_group(&group_file, dir.path()),
+        autobuild::process::stop_leftover_group(&group_file, &[dir.path()]),
         None
     );
     let inode = fs::metadata(&group_file).unwrap().ino();
@@ -323,7 +323,7 @@ fn the_group_file_names_the_running_group_and_is_blanked_after() {
     assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
     // Neither the write (no reader) nor the resume's read (no writer) waits on it.
     assert_eq!(
-        autobuild::process::stop_leftover_group(&group_file, dir.path()),
+        autobuild::process::stop_leftover_group(&group_file, &[dir.path()]),
         None
     );
     let outcome = run(&spec, &CancelToken::new()).unwrap();

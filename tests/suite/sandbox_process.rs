@@ -142,7 +142,7 @@ fn a_confined_group_left_behind_is_found_by_its_worktree() {
     let stopped = loop {
         let copy = dir.path().join("copy.pgid");
         fs::copy(&group_file, &copy).unwrap();
-        if let Some(pgid) = stop_leftover_group(&copy, &worktree) {
+        if let Some(pgid) = stop_leftover_group(&copy, &[&worktree]) {
             break pgid;
         }
         assert!(

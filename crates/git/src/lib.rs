@@ -7,6 +7,7 @@
 //! <autobuild@localhost>` when there is none. All paths reported to callers are relative to the
 //! repository root, `/`-separated, sorted and unique.
 
+mod base_files;
 mod branch;
 mod branch_create;
 mod checkout;
@@ -48,6 +49,7 @@ mod turn_diffs;
 mod walks;
 mod worktree;
 
+pub use base_files::{base_versions, tree_id, BaseContent, BaseFile};
 pub use checkout_guard::CheckoutGuard;
 pub use clock::now_ms;
 pub use complete_tree::{unlandable_since_fork, Unlandable};

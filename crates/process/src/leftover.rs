@@ -11,17 +11,22 @@ use super::{group, DEFAULT_KILL_GRACE};
 /// Stops the process group recorded in `group_file` (a blank file records none; anything but a
 /// regular file is not read, so a FIFO put there cannot block) by a run that
 /// died without stopping it (SIGKILL, a crash), when a member of that group still works in
-/// `cwd`: working directories are checked so a recycled process id never hits an unrelated
+/// one of `dirs` (the worktree; the run directory, where the runner's own copies of it run
+/// checks): working directories are checked so a recycled process id never hits an unrelated
 /// process. Returns the group id that was stopped.
-pub fn stop_leftover_group(group_file: &Path, cwd: &Path) -> Option<i32> {
+pub fn stop_leftover_group(group_file: &Path, dirs: &[&Path]) -> Option<i32> {
     let pgid: i32 = base::user_file::read_record_text(group_file)
         .ok()?
         .trim()
         .parse()
         .ok()?;
     let _ = std::fs::remove_file(group_file);
-    let cwd = std::fs::canonicalize(cwd).ok()?;
-    if pgid <= 1 || !group::members(pgid).iter().any(|pid| works_in(*pid, &cwd)) {
+    let dirs: Vec<_> = dirs
+        .iter()
+        .filter_map(|dir| std::fs::canonicalize(dir).ok())
+        .collect();
+    let at_work = |pid: &i32| dirs.iter().any(|dir| works_in(*pid, dir));
+    if pgid <= 1 || !group::members(pgid).iter().any(at_work) {
         return None;
     }
     group::terminate_group(pgid, DEFAULT_KILL_GRACE);

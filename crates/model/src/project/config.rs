@@ -122,6 +122,21 @@ pub struct TestsConfig {
     #[serde(deserialize_with = "ScopeGlob::each")]
     #[schemars(with = "Vec<ScopeGlob>")]
     pub infra: Vec<String>,
+    /// The regression oracle (default `base`): the tests that passed at the base must still
+    /// pass, and a test that failed there may not be made to pass by changing it, judged with
+    /// the base's versions of the test files and infrastructure (`model::steps::oracle`).
+    pub oracle: Oracle,
+}
+
+/// `[tests] oracle`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Oracle {
+    /// The base's tests judge every turn.
+    #[default]
+    Base,
+    /// Only the checks' exit codes (and the reviewers).
+    Off,
 }
 
 /// Token prices by model name.

@@ -33,6 +33,9 @@ pub struct CheckResult {
     /// known runner's words are there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tests: Option<crate::steps::test_results::Tally>,
+    /// What the base oracle said of this turn (`[tests] oracle = "base"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oracle: Option<crate::steps::oracle::OracleCheck>,
 }
 
 impl CheckResult {
@@ -118,6 +121,7 @@ mod tests {
             warning: None,
             advisory: false,
             tests: read_output(output).map(|results| results.tally()),
+            oracle: None,
         }
     }
 

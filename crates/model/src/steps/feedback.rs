@@ -159,7 +159,13 @@ pub fn check_context(check: &CheckResult) -> CheckContext {
         failure_class: check.failure_class.map(|class| class.as_str().to_string()),
         advice: check.advice.clone(),
         advisory: check.advisory,
-        tests: check.tests.map(|tally| tally.to_string()),
+        tests: match (&check.tests, &check.oracle) {
+            (Some(tally), Some(oracle)) => {
+                Some(format!("{tally}; {}", oracle.against_base(Some(tally))))
+            }
+            (None, Some(oracle)) => Some(oracle.against_base(None)),
+            (tally, None) => tally.map(|tally| tally.to_string()),
+        },
     }
 }
 

@@ -8,6 +8,7 @@ pub mod feedback;
 pub mod gate;
 pub mod no_tests;
 pub mod normalize;
+pub mod oracle;
 pub mod red;
 pub mod reveal;
 pub mod scope;

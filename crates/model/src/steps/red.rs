@@ -84,6 +84,7 @@ mod tests {
             warning: None,
             advisory: false,
             tests: None,
+            oracle: None,
         }
     }
 

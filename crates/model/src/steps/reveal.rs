@@ -272,6 +272,7 @@ test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out
             warning: Some("SECRET-MARKER".into()),
             advisory: false,
             tests: None,
+            oracle: None,
         };
         let table = [
             (

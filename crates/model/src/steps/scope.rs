@@ -73,6 +73,7 @@ pub const BUILD_FILES: &[&str] = &[
 pub struct TestPaths {
     set: GlobSet,
     runner_config: GlobSet,
+    test_files: GlobSet,
 }
 
 impl TestPaths {
@@ -89,9 +90,11 @@ impl TestPaths {
             .map(|p| p.to_string())
             .chain(config.iter().cloned())
             .collect();
+        let test_files: Vec<String> = TEST_FILES.iter().map(|p| p.to_string()).collect();
         Ok(TestPaths {
             set: set(&all)?,
             runner_config: set(&config)?,
+            test_files: set(&test_files)?,
         })
     }
 
@@ -103,6 +106,12 @@ impl TestPaths {
     /// The test-runner configuration: [`RUNNER_CONFIG`] and `[tests] infra`.
     pub fn runner_config(&self) -> &GlobSet {
         &self.runner_config
+    }
+
+    /// What the base oracle runs as the base has it: the test files and the test-runner
+    /// configuration, not the build files (a new dependency is the player's to add).
+    pub fn oracle_takes_from_base(&self, path: &str) -> bool {
+        self.runner_config.is_match(path) || self.test_files.is_match(path)
     }
 }
 
@@ -297,5 +306,15 @@ mod tests {
         let config = tests.runner_config();
         assert!(config.is_match("src/pkg/conftest.py") && config.is_match("ci/test-env.sh"));
         assert!(!config.is_match("pyproject.toml") && !config.is_match("tests/test_a.py"));
+        // What the base oracle takes from the base: test files and runner configuration.
+        for (path, from_base) in [
+            ("tests/test_a.py", true),
+            ("conftest.py", true),
+            ("ci/test-env.sh", true),
+            ("pyproject.toml", false),
+            ("src/lib.rs", false),
+        ] {
+            assert_eq!(tests.oracle_takes_from_base(path), from_base, "{path}");
+        }
     }
 }

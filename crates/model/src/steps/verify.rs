@@ -133,6 +133,23 @@ fn with_results(mut result: CheckResult, check: &CheckSpec, worktree: &Path) -> 
     result
 }
 
+/// The per-test results of `check`'s run `result` in `dir`: its `results` file there, else
+/// what its log says; `None` where neither is readable.
+pub fn test_results_of(
+    check: &CheckSpec,
+    result: &CheckResult,
+    dir: &Path,
+) -> Option<test_results::TestResults> {
+    match &check.results {
+        Some(relative) => worktree_file::read(dir, relative, RESULTS_LIMIT)
+            .ok()
+            .and_then(|bytes| test_results::read_junit(&String::from_utf8_lossy(&bytes)).ok()),
+        None => read_log(&result.log_path)
+            .ok()
+            .and_then(|text| test_results::read_output(&text)),
+    }
+}
+
 /// The result of a check that ran.
 fn judge(check: &CheckSpec, log_path: PathBuf, outcome: &process::ProcessOutcome) -> CheckResult {
     let output = match read_log(&log_path) {
@@ -188,6 +205,7 @@ fn judge(check: &CheckSpec, log_path: PathBuf, outcome: &process::ProcessOutcome
         warning,
         advisory: false,
         tests,
+        oracle: None,
     }
 }
 
@@ -250,6 +268,7 @@ fn not_run(check: &CheckSpec, log_path: PathBuf, why: &str, advice: Option<Strin
         warning: None,
         advisory: false,
         tests: None,
+        oracle: None,
     }
 }
 

@@ -35,7 +35,7 @@ use base::user_file::typed;
 
 /// The keys autobuild reads, each with the help shown with a problem in its value; every other
 /// key lands in [`FrontMatter::extra`].
-const KEYS: [(&str, Option<&str>); 10] = [
+const KEYS: [(&str, Option<&str>); 11] = [
     ("id", None),
     ("title", None),
     ("task_type", None),
@@ -62,6 +62,10 @@ const KEYS: [(&str, Option<&str>); 10] = [
     (
         "context_files",
         Some("write it as `context_files: [\"docs/architecture.md\"]`"),
+    ),
+    (
+        "tests_may_change",
+        Some("write it as `tests_may_change: [\"tests/test_slug.py::test_old_rule\"]`"),
     ),
 ];
 
@@ -156,6 +160,7 @@ pub(crate) struct FrontMatter {
     /// `context_files:`, each with the problem to report if it does not exist.
     pub context_files: Vec<crate::project::context_files::ContextFile>,
     pub hidden: Vec<String>,
+    pub tests_may_change: Vec<String>,
     /// The `acceptance_criteria:` list, when it has items, and the byte offset of its key.
     pub criteria: Option<(Vec<String>, usize)>,
     pub extra: BTreeMap<String, yaml_serde::Value>,
@@ -272,6 +277,14 @@ pub(crate) fn read(
                     "protect" => fields.protect = patterns,
                     _ => fields.hidden = patterns,
                 }
+            }
+            "tests_may_change" => {
+                let names = decoded.items::<Title>().unwrap_or_else(|| {
+                    decoded
+                        .value::<OneOrMany<Title>>()
+                        .map_or_else(Vec::new, |t| t.0)
+                });
+                fields.tests_may_change = names.into_iter().map(|t| t.0).collect();
             }
             "context_files" => {
                 let paths = decoded.items::<ContextPath>().unwrap_or_else(|| {

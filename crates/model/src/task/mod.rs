@@ -60,6 +60,10 @@ pub struct Task {
     pub context_files: Vec<crate::project::context_files::ContextFile>,
     /// Globs no agent may see while this task runs (front matter `hidden:`).
     pub hidden: Vec<String>,
+    /// Tests the requirements allow to change (front matter `tests_may_change:`): ids, id
+    /// prefixes or globs ([`crate::steps::oracle::may_change`]). The base oracle shows them
+    /// changed to every reviewer instead of failing the gate.
+    pub tests_may_change: Vec<String>,
     /// The body without the title line and the criteria section.
     pub requirements: String,
     pub criteria: Vec<Criterion>,
@@ -170,6 +174,7 @@ impl Task {
                 protect: fields.protect,
                 context_files: fields.context_files,
                 hidden: fields.hidden,
+                tests_may_change: fields.tests_may_change,
                 requirements,
                 criteria,
                 criteria_epilogue,

@@ -38,7 +38,7 @@ pub fn recover(repo: &Repo, paths: &RunPaths, state: &RunState) -> Result<Vec<St
         (agents::agent_group_file(&paths.dir), "agent"),
         (agents::command_group_file(&paths.dir), "command"),
     ] {
-        if let Some(pgid) = process::stop_leftover_group(&file, &state.worktree) {
+        if let Some(pgid) = process::stop_leftover_group(&file, &[&state.worktree, &paths.dir]) {
             notes.push(format!(
                 "stopped {what} process group {pgid}, left running by the interrupted run"
             ));

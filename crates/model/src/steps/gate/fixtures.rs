@@ -22,6 +22,7 @@ pub fn passed(name: &str) -> CheckResult {
         warning: None,
         advisory: false,
         tests: None,
+        oracle: None,
     }
 }
 

@@ -99,7 +99,7 @@ pub fn run(
     Ok(results)
 }
 
-fn remove(path: &Path) -> Result<(), Error> {
+pub(super) fn remove(path: &Path) -> Result<(), Error> {
     match path.symlink_metadata() {
         Err(_) => Ok(()),
         Ok(meta) if meta.is_dir() => {
@@ -112,7 +112,7 @@ fn remove(path: &Path) -> Result<(), Error> {
 /// Copies the tree at `from` to `to` (created), without `.git` and without the paths (relative
 /// to the top, here `under` it) that `leave_out` matches; symbolic links are copied as links,
 /// anything but files, directories and links is left out.
-fn copy_dir(
+pub(super) fn copy_dir(
     from: &Path,
     to: &Path,
     under: &Path,

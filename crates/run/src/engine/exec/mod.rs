@@ -11,6 +11,7 @@ mod gate;
 mod hidden_check;
 pub(crate) mod leftovers;
 mod merge;
+mod oracle;
 mod output_text;
 mod report;
 mod review;
@@ -133,14 +134,18 @@ fn perform(cx: &mut RunCx, step: &Step, context: &Value) -> Result<StepDone, Err
 /// The worktree-relative paths the task branch changed against the commit it forked from, as of
 /// the last checkpoint, or why that cannot be computed.
 pub(super) fn branch_changes(cx: &RunCx) -> Result<Vec<String>, git::GitError> {
-    let worktree = &cx.state.worktree;
+    let (base, commit) = fork_and_checkpoint(cx)?;
+    git::diff_stat(&cx.state.worktree, &base, &commit).map(|stat| stat.paths())
+}
+
+/// Where the task branch forked from the base, and the last checkpoint (`HEAD` before any).
+pub(super) fn fork_and_checkpoint(cx: &RunCx) -> Result<(String, String), git::GitError> {
     let commit = cx
         .state
         .last_checkpoint
         .clone()
         .unwrap_or_else(|| "HEAD".to_string());
-    let changed = git::Repo::discover(worktree)
-        .and_then(|repo| repo.fork_point(&cx.state.base_branch, &commit))
-        .and_then(|base| git::diff_stat(worktree, &base, &commit));
-    changed.map(|stat| stat.paths())
+    let base =
+        git::Repo::discover(&cx.state.worktree)?.fork_point(&cx.state.base_branch, &commit)?;
+    Ok((base, commit))
 }

@@ -32,6 +32,13 @@ pub fn confine_sealed(cx: &mut RunCx, worktree: &Path) -> Option<Confinement> {
     confine_in(cx, worktree, Vec::new(), true)
 }
 
+/// The confinement of a check the runner runs in a copy of its own (the base oracle's): the
+/// copy writable, sealed like a hidden check when the run has hidden paths.
+pub fn confine_copy(cx: &mut RunCx, copy: &Path) -> Option<Confinement> {
+    let sealed = cx.plan.hides();
+    confine_in(cx, copy, Vec::new(), sealed)
+}
+
 /// [`confine`] for a process working in `worktree`.
 fn confine_in(
     cx: &mut RunCx,

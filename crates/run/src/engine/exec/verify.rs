@@ -135,6 +135,9 @@ pub fn execute(
         &logs,
         &prefix,
     )?);
+    if !red {
+        super::oracle::judge_turn(cx, &checks, &mut check_results)?;
+    }
     if cx.cancel.is_cancelled() {
         return Ok(StepDone::cancelled());
     }

@@ -92,6 +92,12 @@ pub fn execute(cx: &mut RunCx) -> Result<StepDone, Error> {
     }
     cx.state.worktree = path.clone();
     cx.state.last_checkpoint = Some(head);
+    if let Some(stop) = super::oracle::prepare(cx)? {
+        return Ok(StepDone::halted(
+            "the base's tests do not run, so the base oracle cannot judge".to_string(),
+            stop,
+        ));
+    }
     let summary = if resumed {
         format!("continuing on {branch} in {}", path.display())
     } else {

@@ -1,0 +1,76 @@
+//! The base's versions of the files a change touched: what the base oracle puts back in its
+//! copy of the checkpoint (the base's test files and test infrastructure), and the base tree
+//! that keys its baseline.
+
+use std::path::Path;
+
+use git2::ObjectType;
+
+use super::error::{Context, GitError};
+use super::repo::find_commit;
+use super::tree_diff::{changed_leaves_in, open_for_diffs};
+
+/// One path that differs between the base and the checkpoint, as the base has it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaseFile {
+    /// Relative to the top of the tree, `/`-separated.
+    pub path: String,
+    /// The file at the base (its bytes, and whether it is executable); `None` where the base
+    /// has no file there. A symbolic link is its target's path, as git stores it.
+    pub content: Option<BaseContent>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaseContent {
+    pub bytes: Vec<u8>,
+    pub executable: bool,
+    pub symlink: bool,
+}
+
+/// The tree id of `commit` in the repository or worktree at `checkout`.
+pub fn tree_id(checkout: &Path, commit: &str) -> Result<String, GitError> {
+    let repo = open_for_diffs(checkout)?;
+    let commit = find_commit(&repo, commit, checkout)?;
+    Ok(commit.tree_id().to_string())
+}
+
+/// Every path whose entry differs between `base` and `commit` (both sides of a rename, every
+/// leaf of a directory one side lacks) that `wanted` accepts, with its content at `base`.
+/// Gitlinks (submodules) are left out.
+pub fn base_versions(
+    checkout: &Path,
+    base: &str,
+    commit: &str,
+    wanted: &dyn Fn(&str) -> bool,
+) -> Result<Vec<BaseFile>, GitError> {
+    let repo = open_for_diffs(checkout)?;
+    let from = find_commit(&repo, base, checkout)?;
+    let to = find_commit(&repo, commit, checkout)?;
+    let base_tree = from.tree().context("read a commit's tree", checkout)?;
+    let changed = changed_leaves_in(&repo, from.tree_id(), to.tree_id())
+        .context("compare trees", checkout)?;
+    let mut files = Vec::new();
+    for raw in changed {
+        let path = String::from_utf8_lossy(&raw).into_owned();
+        if !wanted(&path) {
+            continue;
+        }
+        let content = match base_tree.get_path(Path::new(&path)) {
+            Err(_) => None,
+            Ok(entry) if entry.kind() != Some(ObjectType::Blob) => continue,
+            Ok(entry) => {
+                let blob = repo
+                    .find_blob(entry.id())
+                    .context(format_args!("read {path} at the base"), checkout)?;
+                let mode = entry.filemode();
+                Some(BaseContent {
+                    bytes: blob.content().to_vec(),
+                    executable: mode == i32::from(git2::FileMode::BlobExecutable),
+                    symlink: mode == i32::from(git2::FileMode::Link),
+                })
+            }
+        };
+        files.push(BaseFile { path, content });
+    }
+    Ok(files)
+}
