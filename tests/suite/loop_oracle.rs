@@ -231,3 +231,99 @@ fn a_base_whose_tests_do_not_run_stops_before_the_first_turn() {
     // A broken baseline is not cached: fixing the environment is enough.
     assert!(!project.root.join(".autobuild/runs/.baselines").exists());
 }
+
+/// The pytest player's tricks: hooks, configuration and marks. Needs pytest, which
+/// scripts/pytest-oracle.sh installs from PyPI into a cache and names in
+/// `AUTOBUILD_TEST_PYTHON` (a Python that has it).
+mod pytest {
+    use super::*;
+
+    const PY_TESTS: &str =
+        "from calc import add, sub\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n\
+                            def test_sub():\n    assert sub(5, 3) == 2\n";
+    const PY_ADD: &str = "tests/test_calc.py::test_add";
+    const FLIP: &str = "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n\
+                        def pytest_runtest_makereport(item, call):\n    outcome = yield\n    \
+                        outcome.get_result().outcome = \"passed\"\n";
+
+    fn python() -> String {
+        std::env::var("AUTOBUILD_TEST_PYTHON").expect(
+            "AUTOBUILD_TEST_PYTHON names a python with pytest: run scripts/pytest-oracle.sh",
+        )
+    }
+
+    fn project(player: &str) -> Project {
+        let project = Project::new()
+            .coach("coach_lenient.sh")
+            .test_cmd(&format!("{} -m pytest -v -p no:cacheprovider", python()));
+        project.write("calc.py", CALC);
+        project.write("tests/test_calc.py", PY_TESTS);
+        project.write(
+            "pyproject.toml",
+            "[project]\nname = \"calc\"\nversion = \"0.1\"\n",
+        );
+        project.write(".gitignore", "__pycache__/\n");
+        project.write(".autobuild/tasks/TASK-1.md", &task(""));
+        project.write(".autobuild/agents/player.sh", player);
+        project.commit()
+    }
+
+    fn writes(path: &str, text: &str) -> String {
+        format!("set -eu\ncat > {path} <<'EOF'\n{text}EOF\n")
+    }
+
+    #[test]
+    #[ignore = "needs pytest: scripts/pytest-oracle.sh installs it and runs these"]
+    fn every_pytest_trick_is_refused_by_the_runner() {
+        let tricks: &[(&str, String)] = &[
+            ("a conftest hook that flips failures", writes("conftest.py", FLIP)),
+            (
+                "a -k in pytest.ini",
+                writes("pytest.ini", "[pytest]\naddopts = -k \"not test_add\"\n"),
+            ),
+            (
+                "a conftest that drops the test",
+                writes(
+                    "tests/conftest.py",
+                    "def pytest_collection_modifyitems(config, items):\n    \
+                     items[:] = [i for i in items if i.name != \"test_add\"]\n",
+                ),
+            ),
+            (
+                "pytest.skip() in the test",
+                edit_tests("s/    assert add(2, 3) == 5/    import pytest; pytest.skip(\"later\")/"),
+            ),
+            (
+                "an xfail mark",
+                edit_tests("s/^def test_add/import pytest\\n@pytest.mark.xfail\\ndef test_add/"),
+            ),
+            (
+                "a plugin loaded from pyproject.toml",
+                format!(
+                    "{}{}",
+                    writes("plug.py", FLIP),
+                    "cat >> pyproject.toml <<'EOF'\n\n[tool.pytest.ini_options]\naddopts = \"-p plug\"\npythonpath = [\".\"]\nEOF\n"
+                ),
+            ),
+        ];
+        for (what, player) in tricks {
+            let project = project(player);
+
+            let output = project.run(&["task", TASK, "--auto-merge", "--max-turns", "1"]);
+
+            assert_exit(&output, 3);
+            let check = test_check(&project);
+            assert_eq!(check["status"], "failed", "{what}: {check}");
+            let findings = &check["oracle"]["judgement"]["findings"];
+            assert_eq!(findings[0]["test"], PY_ADD, "{what}: {check}");
+            assert_eq!(findings[0]["rule"], "weakened", "{what}: {check}");
+            assert!(project.show("main", "calc.py").contains("a - b"), "{what}");
+        }
+        // And the honest fix lands.
+        let project = project(&format!("set -eu\n{FIX_ADD}"));
+        assert_exit(
+            &project.run(&["task", TASK, "--auto-merge", "--max-turns", "1"]),
+            0,
+        );
+    }
+}

@@ -9,6 +9,7 @@ pub mod gate;
 pub mod no_tests;
 pub mod normalize;
 pub mod oracle;
+pub mod pytest_ini;
 pub mod red;
 pub mod reveal;
 pub mod scope;

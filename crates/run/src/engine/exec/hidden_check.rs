@@ -5,7 +5,9 @@
 //!
 //! The copy holds the base's test-runner configuration (`conftest.py`, `pytest.ini`, jest and
 //! vitest configs, `[tests] infra`: `model::steps::scope::RUNNER_CONFIG`), never the player's:
-//! a conftest hook the player added cannot turn the oracle's failures into passes.
+//! a conftest hook the player added cannot turn the oracle's failures into passes; nor can a
+//! pytest section the player wrote into `pyproject.toml` or `setup.cfg`
+//! ([`super::oracle::pin_pytest_config`]).
 //!
 //! The copy is `<run dir>/hidden-check/`: the run directory is masked in every agent's
 //! sandbox (only its `prompts/` and scratch directories are shown), and the copy is removed
@@ -72,6 +74,9 @@ pub fn run(
                 .map_err(|e| Error::io("cannot make executable", &file, e))?;
         }
     }
+    // A pytest section the player put in a build file does not configure the oracle either.
+    let (fork, head) = super::fork_and_checkpoint(cx)?;
+    super::oracle::pin_pytest_config(&cx.state.worktree, &fork, &head, &copy)?;
     // What a `[worktree] copy` left out of the worktree because it is hidden.
     model::project::worktree_files::copy_hidden(&plan.root, &copy, &plan.config.worktree, &hidden)?;
     let env = cx.env_vars();

@@ -9,7 +9,8 @@
 //!   the same base, and every resume, pay for it once. A check whose output no reader knows (a
 //!   linter) is not judged; one whose tests do not run at the base stops the run before any
 //!   agent spends a turn, saying how to go on. A baseline that cannot be used is never cached.
-//! - **The oracle run**, each turn: where the change touched test files or test infrastructure,
+//! - **The oracle run**, each turn: where the change touched test files or test infrastructure
+//!   (build files included),
 //!   the same checks run again in a copy of the checkpoint with the base's versions of the test
 //!   files and of the runner configuration put back (what the player added to the runner
 //!   configuration is left out; the player's new test files and build files stay). Where it
@@ -187,8 +188,8 @@ pub fn judge_turn(
     }
     let tests = cx.plan.test_paths()?;
     let (base, head) = super::fork_and_checkpoint(cx)?;
-    let from_base = |path: &str| tests.oracle_takes_from_base(path);
-    let touched = !git::base_versions(&worktree, &base, &head, &from_base)?.is_empty();
+    // A build file counts: it may configure the tests (a pytest section, a test target).
+    let touched = !git::base_versions(&worktree, &base, &head, &|p| tests.contains(p))?.is_empty();
     let oracle_runs: Vec<Option<model::steps::test_results::TestResults>> = if touched {
         let copy = prepared_copy(cx, &worktree, &base, &head, Overlay::Tests(&tests))?;
         let to_run: Vec<CheckSpec> = pairs.iter().map(|(spec, _, _)| (*spec).clone()).collect();
@@ -288,7 +289,70 @@ fn prepared_copy(
             }
         }
     }
+    if let Overlay::Tests(_) = overlay {
+        pin_pytest_config(worktree, base, head, &copy)?;
+    }
     Ok(copy)
+}
+
+fn pytest_files<'a>(
+    build_files: &'a [Option<String>],
+    tox_ini: Option<&'a str>,
+) -> model::steps::pytest_ini::PytestFiles<'a> {
+    model::steps::pytest_ini::PytestFiles {
+        pyproject: build_files[0].as_deref(),
+        setup_cfg: build_files[1].as_deref(),
+        tox_ini,
+    }
+}
+
+/// The build files pytest also reads its configuration from ([`model::steps::pytest_ini`]).
+const PYTEST_BUILD_FILES: [&str; 2] = ["pyproject.toml", "setup.cfg"];
+
+/// Gives the runner's `copy` of `worktree` at `head` a `pytest.ini` with the base's pytest
+/// configuration when the player changed a build file pytest reads (and the base has no
+/// `pytest.ini`, which the copy already holds as the base has it): the player's build files
+/// stay in the copy, their pytest section does not decide its run.
+pub(super) fn pin_pytest_config(
+    worktree: &Path,
+    base: &str,
+    head: &str,
+    copy: &Path,
+) -> Result<(), Error> {
+    let ini = copy.join("pytest.ini");
+    if ini.symlink_metadata().is_ok() {
+        return Ok(());
+    }
+    let changed = git::base_versions(worktree, base, head, &|p| PYTEST_BUILD_FILES.contains(&p))?;
+    if changed.is_empty() {
+        return Ok(());
+    }
+    let read = |name: &str| -> Option<String> {
+        let path = copy.join(name);
+        base::user_file::read(&path, &path).ok()
+    };
+    let theirs: Vec<Option<String>> = PYTEST_BUILD_FILES.iter().map(|f| read(f)).collect();
+    let at_base: Vec<Option<String>> = PYTEST_BUILD_FILES
+        .iter()
+        .zip(&theirs)
+        .map(
+            |(name, now)| match changed.iter().find(|f| f.path == *name) {
+                Some(file) => file
+                    .content
+                    .as_ref()
+                    .map(|c| String::from_utf8_lossy(&c.bytes).into_owned()),
+                None => now.clone(),
+            },
+        )
+        .collect();
+    let tox = read("tox.ini");
+    let base_files = pytest_files(&at_base, tox.as_deref());
+    let player_files = pytest_files(&theirs, tox.as_deref());
+    if base_files.configure_pytest() || player_files.configure_pytest() {
+        let text = model::steps::pytest_ini::pytest_ini(&base_files);
+        fs::write(&ini, text).map_err(|e| Error::io("cannot write", &ini, e))?;
+    }
+    Ok(())
 }
 
 fn write_base_file(target: &Path, content: &git::BaseContent) -> Result<(), Error> {
