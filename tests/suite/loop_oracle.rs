@@ -327,3 +327,31 @@ mod pytest {
         );
     }
 }
+
+#[test]
+fn the_baseline_runs_once_per_base_tree() {
+    let project = project("set -eu\necho '# a note' >> calc.py\n", "", "");
+    assert_exit(&project.run(&["task", TASK, "--max-turns", "1"]), 3);
+    let first_log = project.run_dir().join("logs/baseline_check_test.log");
+    assert!(first_log.is_file());
+    // A second task added to the same base: its tests are the same, so is the baseline.
+    project.write(
+        ".autobuild/tasks/TASK-2.md",
+        &task("").replace("TASK-1", "TASK-2"),
+    );
+    project.git(&["add", "-A"]);
+    project.git(&["commit", "-qm", "a second task"]);
+
+    assert_exit(&project.run(&["task", "TASK-2", "--max-turns", "1"]), 3);
+
+    let second = project.root.join(".autobuild/runs/TASK-2");
+    assert!(second.join("baseline.json").is_file());
+    assert!(
+        !second.join("logs/baseline_check_test.log").exists(),
+        "the cached baseline was used"
+    );
+    let cached = std::fs::read_dir(project.root.join(".autobuild/runs/.baselines"))
+        .unwrap()
+        .count();
+    assert_eq!(cached, 1);
+}

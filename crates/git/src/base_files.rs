@@ -27,11 +27,71 @@ pub struct BaseContent {
     pub symlink: bool,
 }
 
-/// The tree id of `commit` in the repository or worktree at `checkout`.
-pub fn tree_id(checkout: &Path, commit: &str) -> Result<String, GitError> {
+/// The id git would give `commit`'s tree without its top-level entry `leave_out` (the
+/// project's `.autobuild/`: a task file added does not change what the tests see). Computed,
+/// never written to the object store.
+pub fn tree_id_without(checkout: &Path, commit: &str, leave_out: &str) -> Result<String, GitError> {
     let repo = open_for_diffs(checkout)?;
     let commit = find_commit(&repo, commit, checkout)?;
-    Ok(commit.tree_id().to_string())
+    let tree = commit.tree().context("read a commit's tree", checkout)?;
+    let mut bytes = Vec::new();
+    for entry in tree
+        .iter()
+        .filter(|e| e.name_bytes() != leave_out.as_bytes())
+    {
+        bytes.extend_from_slice(format!("{:o} ", entry.filemode()).as_bytes());
+        bytes.extend_from_slice(entry.name_bytes());
+        bytes.push(0);
+        bytes.extend_from_slice(entry.id().as_bytes());
+    }
+    let id = git2::Oid::hash_object(ObjectType::Tree, &bytes).context("hash a tree", checkout)?;
+    Ok(id.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    #[test]
+    fn a_tree_without_an_entry_has_the_id_git_gives_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        git(root, &["init", "-q", "-b", "main"]);
+        std::fs::create_dir_all(root.join(".autobuild/tasks")).unwrap();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join(".autobuild/tasks/T.md"), "task").unwrap();
+        std::fs::write(root.join("src/a.py"), "a").unwrap();
+        std::fs::write(root.join("run.sh"), "x").unwrap();
+        git(root, &["add", "-A"]);
+        git(
+            root,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-qm",
+                "one",
+            ],
+        );
+        let with = tree_id_without(root, "HEAD", ".autobuild").unwrap();
+        git(root, &["rm", "-rq", "--cached", ".autobuild"]);
+        let expected = git(root, &["write-tree"]);
+        assert_eq!(with, expected);
+        assert_ne!(with, git(root, &["rev-parse", "HEAD^{tree}"]));
+    }
 }
 
 /// Every path whose entry differs between `base` and `commit` (both sides of a rename, every

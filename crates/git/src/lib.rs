@@ -49,7 +49,7 @@ mod turn_diffs;
 mod walks;
 mod worktree;
 
-pub use base_files::{base_versions, tree_id, BaseContent, BaseFile};
+pub use base_files::{base_versions, tree_id_without, BaseContent, BaseFile};
 pub use checkout_guard::CheckoutGuard;
 pub use clock::now_ms;
 pub use complete_tree::{unlandable_since_fork, Unlandable};

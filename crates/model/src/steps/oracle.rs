@@ -243,7 +243,7 @@ pub struct BaseRun {
 /// The baseline of a run: the checks the oracle judges, run at the base commit.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Baseline {
-    /// The base commit's tree.
+    /// The base commit's tree without `.autobuild/` (`git::tree_id_without`): the cache key.
     pub tree: String,
     pub runs: Vec<BaseRun>,
 }

@@ -4,8 +4,8 @@
 //! - **The baseline**, before the first turn (the `worktree` step): every check the gate
 //!   requires that is not hidden runs on the base commit's tree, in a copy of the fresh worktree
 //!   (`<run dir>/oracle-check/`, with the `[worktree]` links, copies and setup output). What its
-//!   test runner said is `baseline.json` in the run directory, and is cached by base tree and
-//!   check command in `.autobuild/runs/.baselines/`, so the tasks of a feature that start from
+//!   test runner said is `baseline.json` in the run directory, and is cached by base tree
+//!   (without `.autobuild/`) and check command in `.autobuild/runs/.baselines/`, so the tasks of a feature that start from
 //!   the same base, and every resume, pay for it once. A check whose output no reader knows (a
 //!   linter) is not judged; one whose tests do not run at the base stops the run before any
 //!   agent spends a turn, saying how to go on. A baseline that cannot be used is never cached.
@@ -81,7 +81,8 @@ pub fn prepare(cx: &mut RunCx) -> Result<Option<Outcome>, Error> {
         return Ok(None);
     }
     let (base, head) = super::fork_and_checkpoint(cx)?;
-    let tree = git::tree_id(&cx.state.worktree, &base)?;
+    // The project's own directory aside: a task file added to the base changes no test.
+    let tree = git::tree_id_without(&cx.state.worktree, &base, ".autobuild")?;
     let cache = cache_file(cx, &tree);
     let cached: Baseline = read_json(&cache).unwrap_or_default();
     let mut runs = Vec::new();
