@@ -40,7 +40,12 @@ fn task(front: &str) -> String {
 
 /// The project, with a lenient coach and `player` (a shell script run in the worktree).
 fn project(player: &str, task_front: &str, config: &str) -> Project {
-    let project = Project::new()
+    project_in(Project::new(), player, task_front, config)
+}
+
+/// [`project`] on `project` (a sandbox mode set).
+fn project_in(project: Project, player: &str, task_front: &str, config: &str) -> Project {
+    let project = project
         .coach("coach_lenient.sh")
         .test_cmd(CHECK)
         .config(config);
@@ -113,9 +118,17 @@ fn every_way_of_gaming_the_failing_test_is_refused_by_the_runner() {
                 .to_string(),
         ),
     ];
-    for (what, player) in tricks {
-        let project = project(player, "", "");
-
+    // In the default mode (confined where bwrap works) and unconfined.
+    let runs = tricks.iter().flat_map(|(what, player)| {
+        [
+            (*what, project(player, "", "")),
+            (
+                *what,
+                project_in(Project::new().unconfined(), player, "", ""),
+            ),
+        ]
+    });
+    for (what, project) in runs {
         let output = project.run(&["task", TASK, "--auto-merge", "--max-turns", "1"]);
 
         assert_exit(&output, 3);

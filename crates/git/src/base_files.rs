@@ -48,6 +48,47 @@ pub fn tree_id_without(checkout: &Path, commit: &str, leave_out: &str) -> Result
     Ok(id.to_string())
 }
 
+/// Every path whose entry differs between `base` and `commit` (both sides of a rename, every
+/// leaf of a directory one side lacks) that `wanted` accepts, with its content at `base`.
+/// Gitlinks (submodules) are left out.
+pub fn base_versions(
+    checkout: &Path,
+    base: &str,
+    commit: &str,
+    wanted: &dyn Fn(&str) -> bool,
+) -> Result<Vec<BaseFile>, GitError> {
+    let repo = open_for_diffs(checkout)?;
+    let from = find_commit(&repo, base, checkout)?;
+    let to = find_commit(&repo, commit, checkout)?;
+    let base_tree = from.tree().context("read a commit's tree", checkout)?;
+    let changed = changed_leaves_in(&repo, from.tree_id(), to.tree_id())
+        .context("compare trees", checkout)?;
+    let mut files = Vec::new();
+    for raw in changed {
+        let path = String::from_utf8_lossy(&raw).into_owned();
+        if !wanted(&path) {
+            continue;
+        }
+        let content = match base_tree.get_path(Path::new(&path)) {
+            Err(_) => None,
+            Ok(entry) if entry.kind() != Some(ObjectType::Blob) => continue,
+            Ok(entry) => {
+                let blob = repo
+                    .find_blob(entry.id())
+                    .context(format_args!("read {path} at the base"), checkout)?;
+                let mode = entry.filemode();
+                Some(BaseContent {
+                    bytes: blob.content().to_vec(),
+                    executable: mode == i32::from(git2::FileMode::BlobExecutable),
+                    symlink: mode == i32::from(git2::FileMode::Link),
+                })
+            }
+        };
+        files.push(BaseFile { path, content });
+    }
+    Ok(files)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,45 +133,4 @@ mod tests {
         assert_eq!(with, expected);
         assert_ne!(with, git(root, &["rev-parse", "HEAD^{tree}"]));
     }
-}
-
-/// Every path whose entry differs between `base` and `commit` (both sides of a rename, every
-/// leaf of a directory one side lacks) that `wanted` accepts, with its content at `base`.
-/// Gitlinks (submodules) are left out.
-pub fn base_versions(
-    checkout: &Path,
-    base: &str,
-    commit: &str,
-    wanted: &dyn Fn(&str) -> bool,
-) -> Result<Vec<BaseFile>, GitError> {
-    let repo = open_for_diffs(checkout)?;
-    let from = find_commit(&repo, base, checkout)?;
-    let to = find_commit(&repo, commit, checkout)?;
-    let base_tree = from.tree().context("read a commit's tree", checkout)?;
-    let changed = changed_leaves_in(&repo, from.tree_id(), to.tree_id())
-        .context("compare trees", checkout)?;
-    let mut files = Vec::new();
-    for raw in changed {
-        let path = String::from_utf8_lossy(&raw).into_owned();
-        if !wanted(&path) {
-            continue;
-        }
-        let content = match base_tree.get_path(Path::new(&path)) {
-            Err(_) => None,
-            Ok(entry) if entry.kind() != Some(ObjectType::Blob) => continue,
-            Ok(entry) => {
-                let blob = repo
-                    .find_blob(entry.id())
-                    .context(format_args!("read {path} at the base"), checkout)?;
-                let mode = entry.filemode();
-                Some(BaseContent {
-                    bytes: blob.content().to_vec(),
-                    executable: mode == i32::from(git2::FileMode::BlobExecutable),
-                    symlink: mode == i32::from(git2::FileMode::Link),
-                })
-            }
-        };
-        files.push(BaseFile { path, content });
-    }
-    Ok(files)
 }
