@@ -143,6 +143,12 @@ fn every_reviewer_counts_a_rejecting_security_review_is_never_outvoted_by_the_le
             .contains("[security_review] SECURITY-FINDING"),
         "{gate}"
     );
+    // The reviewer speaks as itself, not as "the coach".
+    assert!(
+        gate.to_string()
+            .contains("the security reviewer did not approve (1 must-fix issue)"),
+        "{gate}"
+    );
     let prompt =
         std::fs::read_to_string(project.run_dir().join("prompts/turn_2_player.md")).unwrap();
     assert!(prompt.contains("SECURITY-FINDING"), "{prompt}");
@@ -153,6 +159,63 @@ fn every_reviewer_counts_a_rejecting_security_review_is_never_outvoted_by_the_le
         "both reviewers' decisions in the turn table:\n{report}"
     );
     assert!(!project.git(&["log", "--format=%s", "main"]).contains(TASK));
+}
+
+/// Issue 43, item 6: a reviewer of one concern (`criteria = "none"`) approves about its concern
+/// without judging the task's criteria; the lead coach judges them.
+#[test]
+fn a_concern_only_reviewer_approves_without_judging_the_criteria() {
+    let run = |criteria_key: &str| {
+        let project = Project::new();
+        project.write(
+            ".autobuild/agents/security.sh",
+            r#"cat > /dev/null
+printf '```json\n{"decision": "approve", "summary": "no injection", "issues": [], "criteria": []}\n```\n'
+"#,
+        );
+        project.write(
+            ".autobuild/agents/coach.sh",
+            r#"cat > /dev/null
+printf '```json\n{"decision": "approve", "summary": "done", "issues": [], "criteria": [{"id": "AC-001", "status": "met", "evidence": "ran it"}, {"id": "AC-002", "status": "met", "evidence": "read it"}]}\n```\n'
+"#,
+        );
+        project.write(
+            ".autobuild/tasks/TASK-1.md",
+            &format!(
+                "{}- [ ] AC-002: the greeting is documented in lib/greet.sh\n",
+                loop_fixture::task_file()
+            ),
+        );
+        project.write(
+            ".autobuild/workflows/secure.toml",
+            &workflow_fixture("secure.toml").replace(
+                "  role = \"security\"\n",
+                &format!("  role = \"security\"\n{criteria_key}"),
+            ),
+        );
+        let project = project.commit();
+        let output = project.run(&[
+            "task",
+            TASK,
+            "--workflow",
+            "secure",
+            "--auto-merge",
+            "--max-turns",
+            "1",
+        ]);
+        (project, output)
+    };
+
+    let (project, output) = run("  criteria = \"none\"\n");
+    assert_exit(&output, 0);
+    assert_eq!(project.record("coach", 1)["verdict"]["decision"], "approve");
+
+    // Without the key the same answer leaves AC-002 unjudged: not an approval.
+    let (project, output) = run("");
+    assert_exit(&output, 3);
+    assert!(project.record("coach", 1)["verdict_error"]
+        .to_string()
+        .contains("AC-002"));
 }
 
 #[test]
@@ -424,6 +487,42 @@ fn tdd_a_red_then_green_run_is_approved() {
     assert!(project
         .show("main", "tests/test_greet.sh")
         .contains("greeting Ada"));
+}
+
+/// Issue 43, item 7: the red phase judges the checks it runs; a second required check (here a
+/// linter) is the implementation phase's, and the run reaches green.
+#[test]
+fn tdd_with_a_second_required_check_reaches_green() {
+    let project = tdd_project(RED_TEST).config(
+        r#"
+[checks.lint]
+cmd = "sh -n lib/greet.sh"
+
+[profiles.feature]
+require = ["checks.test", "checks.lint", "criteria", "coach", "changes"]
+"#,
+    );
+    project.write(".autobuild/agents/player.sh", IMPLEMENTER);
+    let project = project.commit();
+
+    let output = project.run(&["task", TASK, "--workflow", "tdd", "--auto-merge"]);
+
+    assert_exit(&output, 0);
+    let red = project.record("verify", 1);
+    assert_eq!(red["checks"].as_array().unwrap().len(), 1, "{red}");
+    assert_eq!(project.record("gate", 1)["approved"], true);
+    let green = project.record("cycle_verify", 1);
+    let names: Vec<&str> = green["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"lint") && names.contains(&"test"),
+        "{green}"
+    );
+    assert_eq!(project.record("cycle_gate", 1)["approved"], true);
 }
 
 #[test]

@@ -32,6 +32,10 @@ pub struct GateInput {
     /// What agents changed outside their scope this turn (and the runner reverted): a
     /// read-only role's worktree edits, the shared git directory, other branches and tags.
     pub scope_violation: Option<Vec<String>>,
+    /// The reviewer roles whose verdict did not approve, in step order: the gate's reasons
+    /// name them ("the security reviewer did not approve").
+    #[serde(default)]
+    pub objecting: Vec<String>,
     /// The coverage command's run and its report this turn, when the verify step measured it.
     #[serde(default)]
     pub coverage: Option<CoverageResult>,
@@ -120,6 +124,10 @@ pub enum UnmetRequirement {
     CoachNoVerdict,
     CoachRequestedChanges {
         must_fix: usize,
+        /// The reviewer roles that did not approve (empty in records written before it was
+        /// kept: "the coach").
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        by: Vec<String>,
     },
     NoChanges,
     /// The profile sets a coverage minimum and the report could not say whether it holds.
@@ -213,14 +221,22 @@ impl fmt::Display for UnmetRequirement {
             UnmetRequirement::CoachNoVerdict => {
                 f.write_str("the coach ran but returned no verdict")
             }
-            UnmetRequirement::CoachRequestedChanges { must_fix: 0 } => {
-                f.write_str("the coach did not approve")
+            UnmetRequirement::CoachRequestedChanges { must_fix, by } => {
+                let who = match by.as_slice() {
+                    [] => "the coach".to_string(),
+                    [one] if one == "coach" => "the coach".to_string(),
+                    [one] => format!("the {one} reviewer"),
+                    many => format!("the {} reviewers", many.join(" and ")),
+                };
+                match must_fix {
+                    0 => write!(f, "{who} did not approve"),
+                    n => write!(
+                        f,
+                        "{who} did not approve ({n} must-fix issue{})",
+                        if *n == 1 { "" } else { "s" }
+                    ),
+                }
             }
-            UnmetRequirement::CoachRequestedChanges { must_fix } => write!(
-                f,
-                "the coach did not approve ({must_fix} must-fix issue{})",
-                if *must_fix == 1 { "" } else { "s" }
-            ),
             UnmetRequirement::NoChanges => {
                 f.write_str("the task branch holds no changes against its base")
             }
@@ -344,6 +360,7 @@ fn requirement_shortfalls(input: &GateInput, requirement: &Requirement) -> Vec<U
             Some(verdict) if verdict.invalid_output().is_some() => Vec::new(),
             Some(verdict) if !verdict.approved() => vec![UnmetRequirement::CoachRequestedChanges {
                 must_fix: verdict.must_fix_count(),
+                by: input.objecting.clone(),
             }],
             Some(_) => Vec::new(),
         },

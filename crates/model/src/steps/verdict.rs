@@ -15,9 +15,11 @@ use serde_json::Value;
 
 mod combine;
 mod error;
+mod example;
 pub mod extract;
 mod lenient;
 mod read;
+mod reasoning;
 mod retry;
 pub mod rules;
 
@@ -199,7 +201,9 @@ impl Reading {
             Ok(verdict) if verdict.critical().is_some() => Reading::BlockedCritical,
             Ok(verdict) if verdict.approved() => Reading::Approved,
             Ok(_) => Reading::Feedback,
-            Err(VerdictError::Ambiguous { .. }) => Reading::RetryAmbiguous,
+            Err(VerdictError::Ambiguous { .. } | VerdictError::DuplicateKey { .. }) => {
+                Reading::RetryAmbiguous
+            }
             Err(_) => Reading::RetryInvalid,
         }
     }

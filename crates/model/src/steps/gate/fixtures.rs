@@ -111,6 +111,7 @@ pub fn approvable() -> GateInput {
             ],
         )),
         coach_ran: true,
+        objecting: Vec::new(),
         scope_violation: None,
         coverage: None,
     }

@@ -181,12 +181,34 @@ fn coach_requirement_needs_an_approving_verdict() {
     let decision = evaluate(&input);
     assert_eq!(
         decision.unmet,
-        vec![UnmetRequirement::CoachRequestedChanges { must_fix: 1 }]
+        vec![UnmetRequirement::CoachRequestedChanges {
+            must_fix: 1,
+            by: Vec::new()
+        }]
     );
     assert_eq!(
         decision.reasons,
         vec!["the coach did not approve (1 must-fix issue)"]
     );
+    // Reviewers speak as themselves.
+    for (by, said) in [
+        (
+            vec!["coach"],
+            "the coach did not approve (1 must-fix issue)",
+        ),
+        (
+            vec!["security"],
+            "the security reviewer did not approve (1 must-fix issue)",
+        ),
+        (
+            vec!["security", "coach"],
+            "the security and coach reviewers did not approve (1 must-fix issue)",
+        ),
+    ] {
+        input.objecting = by.iter().map(|s| s.to_string()).collect();
+        assert_eq!(evaluate(&input).reasons, vec![said]);
+    }
+    input.objecting = Vec::new();
 
     input.requirements = requirements(&["checks.test", "criteria", "changes"]);
     assert!(

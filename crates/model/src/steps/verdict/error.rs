@@ -11,6 +11,25 @@ pub enum VerdictError {
          object (a decision stated in prose, such as \"IMPLEMENTATION_APPROVED\", is not a verdict)"
     )]
     Missing,
+    /// The only verdict is inside the answer's reasoning (`<think>…</think>`): a draft.
+    #[error(
+        "the final message has a verdict only inside its reasoning (a `<think>`, `<thinking>` or \
+         `<reasoning>` block, or before a closing `</think>`), which is a draft, not an answer; \
+         write the verdict after the reasoning"
+    )]
+    OnlyInReasoning,
+    /// An object of the verdict gives a key twice: what it says depends on the reader.
+    #[error(
+        "the {origin} gives the key `{key}` more than once, so it says two things; write each \
+         key once"
+    )]
+    DuplicateKey { origin: Origin, key: String },
+    /// The answer holds the prompt's example verdict, not a review.
+    #[error(
+        "the {origin} is the prompt's example verdict (its placeholder texts are still there), \
+         not a review of this work; write your own summary, issues and evidence"
+    )]
+    EchoedExample { origin: Origin },
     #[error("the {origin} is not valid JSON: {message}")]
     Syntax { origin: Origin, message: String },
     #[error("the {origin} must be a JSON object, but it is {found}")]

@@ -7,7 +7,11 @@
 //! - keys and enum values in any case, with `-` or a space for `_` (`"Approve"`, `"Must-Fix"`);
 //! - unknown keys (dropped), missing or `null` optional fields (empty);
 //! - criteria as an id→status map (`{"AC-001": "met"}` or `{"AC-001": {"status": …}}`);
-//! - criterion ids that name exactly one of the task's ids (`AC-1` or `ac-001` for `AC-001`).
+//! - criterion ids that name exactly one of the task's ids (`AC-1` or `ac-001` for `AC-001`),
+//!   also when followed by the criterion's title (`AC-001: Slug keeps ß`);
+//! - `"none"`, `"n/a"` or a blank string where the issues or criteria list belongs;
+//! - severity words models use for the four levels ([`severity_of`]); an unknown one is kept
+//!   as `must_fix` with a note in the description, never dropped.
 //!
 //! A decision spelled otherwise (`"approved"`, `"LGTM"`) is not guessed at: it stays a schema
 //! error. The schema handed to structured-output adapters stays strict.
@@ -20,6 +24,79 @@ use base::json_text::JsonStrings;
 /// any, is the one for the text without them (positions are kept: they are blanked, not cut).
 pub fn parse_json(text: &str) -> Result<Value, serde_json::Error> {
     serde_json::from_str(text).or_else(|_| serde_json::from_str(&blank_comments_and_commas(text)))
+}
+
+/// The first key that an object of the JSON `text` gives twice (JSON with duplicate keys means
+/// whatever its reader decides, so it is ambiguous); `None` when there is none or the text does
+/// not parse.
+pub fn duplicate_key(text: &str) -> Option<String> {
+    let check = |text: &str| serde_json::from_str::<NoDuplicates>(text);
+    let error = match check(text) {
+        Ok(_) => return None,
+        Err(e) if e.is_data() => e,
+        Err(_) => match check(&blank_comments_and_commas(text)) {
+            Ok(_) => return None,
+            Err(e) => e,
+        },
+    };
+    let message = error.to_string();
+    let key = message.strip_prefix(DUPLICATE)?;
+    Some(key.split('`').next().unwrap_or_default().to_string())
+}
+
+const DUPLICATE: &str = "duplicate key `";
+
+/// Any JSON value, refused when one of its objects repeats a key.
+struct NoDuplicates;
+
+impl<'de> serde::Deserialize<'de> for NoDuplicates {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(NoDuplicatesVisitor)
+    }
+}
+
+struct NoDuplicatesVisitor;
+
+impl<'de> serde::de::Visitor<'de> for NoDuplicatesVisitor {
+    type Value = NoDuplicates;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates)
+    }
+    fn visit_unit<E>(self) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<NoDuplicates, A::Error> {
+        while seq.next_element::<NoDuplicates>()?.is_some() {}
+        Ok(NoDuplicates)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<NoDuplicates, A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            // Keys are compared as the reader compares them: case and spaces aside.
+            if !seen.insert(key.trim().to_ascii_lowercase()) {
+                return Err(serde::de::Error::custom(format!("{DUPLICATE}{key}`")));
+            }
+            map.next_value::<NoDuplicates>()?;
+        }
+        Ok(NoDuplicates)
+    }
 }
 
 /// `text` with comments and trailing commas outside JSON strings replaced by spaces (newlines
@@ -121,6 +198,7 @@ pub fn normalize(value: Value, task_ids: &[String]) -> Value {
     }
     let issues = match map.get("issues") {
         None | Some(Value::Null) => Vec::new(),
+        Some(Value::String(word)) if means_none(word) => Vec::new(),
         Some(Value::Array(items)) => items.iter().cloned().map(issue).collect(),
         Some(other) => {
             out.insert("issues".into(), other.clone());
@@ -130,6 +208,7 @@ pub fn normalize(value: Value, task_ids: &[String]) -> Value {
     out.insert("issues".into(), Value::Array(issues));
     let criteria = match map.get("criteria") {
         None | Some(Value::Null) => Value::Array(Vec::new()),
+        Some(Value::String(word)) if means_none(word) => Value::Array(Vec::new()),
         Some(Value::Array(items)) => Value::Array(
             items
                 .iter()
@@ -171,8 +250,19 @@ fn issue(value: Value) -> Value {
     };
     let map = lower_keys(map);
     let mut out = Map::new();
+    let mut unknown_severity = None;
     if let Some(severity) = map.get("severity") {
-        out.insert("severity".into(), enum_field(severity));
+        let value = match severity {
+            Value::String(word) => match severity_of(word) {
+                Some(known) => Value::String(known.to_string()),
+                None => {
+                    unknown_severity = Some(word.clone());
+                    Value::String("must_fix".to_string())
+                }
+            },
+            other => other.clone(),
+        };
+        out.insert("severity".into(), value);
     }
     for field in ["category", "description", "location", "suggestion"] {
         let value = map
@@ -180,7 +270,42 @@ fn issue(value: Value) -> Value {
             .map_or(Value::String(String::new()), text_field);
         out.insert(field.into(), value);
     }
+    // An issue is never dropped for its severity's name: kept as blocking, and said so.
+    if let (Some(word), Some(Value::String(description))) =
+        (unknown_severity, out.get_mut("description"))
+    {
+        description.push_str(&format!(
+            " (severity `{word}` is not one autobuild knows; read as must_fix)"
+        ));
+    }
     Value::Object(out)
+}
+
+/// The severity a word names: the four levels in any case and spelling, and the words review
+/// tools and models commonly use for them (docs/verdicts.md has the table). `None` for any
+/// other word.
+pub fn severity_of(word: &str) -> Option<&'static str> {
+    Some(match enum_value(word).as_str() {
+        "critical" | "blocker" | "blocking" | "fatal" => "critical",
+        "must_fix" | "mustfix" | "must" | "high" | "major" | "error" | "required" | "severe" => {
+            "must_fix"
+        }
+        "should_fix" | "shouldfix" | "should" | "medium" | "moderate" | "warning" | "normal" => {
+            "should_fix"
+        }
+        "nice_to_have" | "nicetohave" | "nice" | "low" | "minor" | "trivial" | "info" | "nit"
+        | "nitpick" | "optional" | "suggestion" => "nice_to_have",
+        _ => return None,
+    })
+}
+
+/// `"none"`, `"n/a"`, `"-"` or blank, written where a list belongs: the empty list.
+fn means_none(word: &str) -> bool {
+    let word = word.trim().trim_end_matches('.').to_ascii_lowercase();
+    matches!(
+        word.as_str(),
+        "" | "none" | "n/a" | "na" | "-" | "nothing" | "no issues"
+    )
 }
 
 fn criterion(value: Value, task_ids: &[String]) -> Value {
@@ -213,6 +338,17 @@ pub fn canonical_id(id: &str, task_ids: &[String]) -> String {
     let id = id.trim();
     if task_ids.iter().any(|known| known == id) {
         return id.to_string();
+    }
+    // An id followed by its title (`AC-001: Slug keeps ß`, `AC-001 - …`, `AC-001 (…)`).
+    if let Some(head) = id
+        .split([':', ' ', '(', '\u{2014}'])
+        .next()
+        .filter(|head| head.len() < id.len())
+    {
+        let head = canonical_id(head, task_ids);
+        if task_ids.contains(&head) {
+            return head;
+        }
     }
     let Some(wanted) = id_key(id) else {
         return id.to_string();
@@ -355,6 +491,69 @@ mod tests {
         }
         let clash = ids(&["AC-1", "AC-001"]);
         assert_eq!(canonical_id("ac-01", &clash), "ac-01");
+    }
+
+    #[test]
+    fn duplicate_keys_are_found_at_any_depth_and_in_any_case() {
+        let table = [
+            (
+                r#"{"decision": "feedback", "decision": "approve"}"#,
+                Some("decision"),
+            ),
+            (
+                r#"{"decision": "approve", "Decision": "feedback"}"#,
+                Some("Decision"),
+            ),
+            (r#"{"a": [{"id": 1, "id": 2}]}"#, Some("id")),
+            (r#"{"a": 1, /* c */ "a": 2,}"#, Some("a")),
+            (r#"{"a": {"b": 1}, "b": 2}"#, None),
+            (r#"{"a": 1"#, None),
+        ];
+        for (text, expected) in table {
+            assert_eq!(duplicate_key(text).as_deref(), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn harmless_forms_of_lists_ids_and_severities_are_read() {
+        let value = json!({"decision": "feedback", "summary": "s", "issues": [
+            {"severity": "High", "description": "a"},
+            {"severity": "blocker", "description": "b"},
+            {"severity": "minor", "description": "c"},
+            {"severity": "P1", "description": "d"}],
+            "criteria": [{"id": "AC-001: Slug keeps ß", "status": "met", "evidence": "e"}]});
+        let out = normalize(value, &ids(&["AC-001"]));
+        let severities: Vec<&str> = out["issues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["severity"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            severities,
+            ["must_fix", "critical", "nice_to_have", "must_fix"]
+        );
+        assert!(out["issues"][3]["description"]
+            .as_str()
+            .unwrap()
+            .contains("severity `P1`"));
+        assert_eq!(out["criteria"][0]["id"], "AC-001");
+        for word in ["none", "N/A", "", "None."] {
+            let value = json!({"decision": "approve", "summary": "s", "issues": word});
+            assert_eq!(normalize(value, &[])["issues"], json!([]), "{word}");
+        }
+        // A real sentence is not an empty list: the schema says what is wrong.
+        let value = json!({"decision": "approve", "summary": "s", "issues": "fix the docs"});
+        assert_eq!(normalize(value, &[])["issues"], "fix the docs");
+        // Ids with titles map only to a task id.
+        let task = ids(&["AC-001", "AC-002"]);
+        for (given, expected) in [
+            ("AC-002 - handles empty names", "AC-002"),
+            ("AC-1 (greeting)", "AC-001"),
+            ("AC-003: not a task id", "AC-003: not a task id"),
+        ] {
+            assert_eq!(canonical_id(given, &task), expected, "{given}");
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use super::{TaskCriterion, VerdictError};
+use super::{example, TaskCriterion, VerdictError};
 
 /// How much of the previous answer is shown (its end, where the verdict is).
 const PREVIOUS_ANSWER_CHARS: usize = 2000;
@@ -76,20 +76,17 @@ fn tail(text: &str, chars: usize) -> &str {
 fn example(criteria: &[TaskCriterion]) -> String {
     let criteria: Vec<_> = criteria
         .iter()
-        .map(|c| {
-            json!({"id": c.id, "status": "met",
-                   "evidence": "what you observed: a command and its result, or the code"})
-        })
+        .map(|c| json!({"id": c.id, "status": "met", "evidence": example::RETRY_EVIDENCE}))
         .collect();
     let example = json!({
         "decision": "feedback",
-        "summary": "One paragraph: the state of the work and what matters most next.",
+        "summary": example::RETRY_SUMMARY,
         "issues": [{
             "severity": "must_fix",
             "category": "correctness",
-            "description": "What is wrong and why it matters.",
+            "description": example::RETRY_DESCRIPTION,
             "location": "path/to/file:12",
-            "suggestion": "How to fix it."
+            "suggestion": example::RETRY_SUGGESTION
         }],
         "criteria": criteria,
     });

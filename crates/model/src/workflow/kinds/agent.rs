@@ -16,6 +16,39 @@ pub struct AgentStep {
     /// information only and the gate does not weigh it (otherwise a validation error)
     #[serde(default, skip_serializing_if = "is_false")]
     pub advisory: bool,
+    /// for a reviewer: the task criteria it judges, as a list of ids, or `"none"` for a
+    /// reviewer of one concern (security, docs) whose verdict judges no criterion; default:
+    /// every criterion
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-form" = "list of criterion ids, or \"none\""))]
+    pub criteria: Option<ReviewedCriteria>,
+}
+
+/// `criteria` of a reviewer step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ReviewedCriteria {
+    /// These criterion ids only.
+    Ids(Vec<String>),
+    /// `"none"`: no criterion.
+    Word(NoCriteria),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NoCriteria {
+    None,
+}
+
+impl AgentStep {
+    /// Whether this reviewer judges the criterion `id`.
+    pub fn judges(&self, id: &str) -> bool {
+        match &self.criteria {
+            None => true,
+            Some(ReviewedCriteria::Ids(ids)) => ids.iter().any(|i| i == id),
+            Some(ReviewedCriteria::Word(NoCriteria::None)) => false,
+        }
+    }
 }
 
 impl AgentStep {

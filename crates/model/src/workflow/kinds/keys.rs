@@ -288,7 +288,7 @@ mod tests {
     #[test]
     fn keys_keep_the_order_their_struct_declares() {
         let names = |uses: Uses| -> Vec<&str> { of(uses).iter().map(|k| k.name).collect() };
-        assert_eq!(names(Uses::Agent), ["role", "advisory"]);
+        assert_eq!(names(Uses::Agent), ["role", "advisory", "criteria"]);
         assert_eq!(names(Uses::Run), ["run", "env"]);
         assert_eq!(
             names(Uses::Loop),

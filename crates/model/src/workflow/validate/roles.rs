@@ -274,6 +274,7 @@ pub(super) fn check_silent_reviewers(
         let Action::Agent(AgentStep {
             role: role_name,
             advisory: false,
+            ..
         }) = &info.step.action
         else {
             continue;

@@ -63,16 +63,17 @@ pub fn execute(cx: &mut RunCx, step_id: &str, gate: &GateStep) -> Result<StepDon
         .collect();
     let scope_violation = (!violations.is_empty()).then_some(violations);
     let mut requirements = plan.gate_requirements();
-    // A red-witness turn (`verify` with `expect = "fail"`) writes tests before the code: its
-    // criteria cannot hold yet, and its checks' statuses already say whether they are red.
-    // Nor can their coverage: the verify step does not measure it there.
-    if turn.verify.as_ref().is_some_and(|v| v.expect_fail) {
-        requirements.retain(|r| {
-            !matches!(
-                r,
-                model::profile::Requirement::Criteria
-                    | model::profile::Requirement::Coverage { .. }
-            )
+    // A red-witness turn (`verify` with `expect = "fail"`) writes tests before the code: it
+    // judges only what it can, the checks it ran (their statuses already say whether they are
+    // red). Its criteria cannot hold yet, its coverage is not measured there, and every other
+    // required check (a linter, a hidden check) is the implementation phase's to pass.
+    if let Some(red) = turn.verify.as_ref().filter(|v| v.expect_fail) {
+        let ran = |name: &str| red.checks.iter().any(|c| c.name == name);
+        requirements.retain(|r| match r {
+            model::profile::Requirement::Criteria
+            | model::profile::Requirement::Coverage { .. } => false,
+            model::profile::Requirement::Check(name) => ran(name),
+            _ => true,
         });
     }
     let input = GateInput {
@@ -87,6 +88,11 @@ pub fn execute(cx: &mut RunCx, step_id: &str, gate: &GateStep) -> Result<StepDon
         verdict: combined_verdict(reviews.iter().copied()),
         coach_ran: !reviews.is_empty(),
         scope_violation,
+        objecting: reviews
+            .iter()
+            .filter(|r| r.verdict.as_ref().is_some_and(|v| !v.approved()))
+            .map(|r| r.role.clone())
+            .collect(),
         coverage: turn.verify.as_ref().and_then(|v| v.coverage.clone()),
     };
     let critical = input

@@ -226,6 +226,7 @@ mod tests {
         let agent = Action::Agent(AgentStep {
             role: "coach".into(),
             advisory: false,
+            criteria: None,
         });
         let table = [
             (Action::Gate(GateStep { reviews: None }), None, Wait::Yes),

@@ -61,11 +61,17 @@ pub(super) fn run_reader(
         reverted: Vec::new(),
         leftovers: None,
     };
+    // A reviewer of one concern judges only the criteria its step names (`criteria`).
+    let judges = |id: &str| match &step.action {
+        model::workflow::model::Action::Agent(agent) => agent.judges(id),
+        _ => true,
+    };
     let criteria: Vec<verdict::TaskCriterion> = cx
         .plan
         .task
         .criteria
         .iter()
+        .filter(|c| judges(&c.id))
         .map(|c| verdict::TaskCriterion {
             id: c.id.clone(),
             runner_verified: c.verify.is_some(),
