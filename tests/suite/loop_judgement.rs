@@ -191,3 +191,46 @@ fn one_failure_persisting_while_another_alternates_stalls_the_loop() {
     assert_ne!(lint_failed(2), lint_failed(3), "lint flips between turns");
     assert!(!project.run_dir().join("gate_turn_5.json").exists());
 }
+
+/// Issue 43, item 5: an approval whose evidence cites a test the repository does not have is
+/// asked again, told the name; a reviewer that keeps citing it does not approve the turn. One
+/// that cites a test that exists is approved.
+#[test]
+fn evidence_citing_a_test_nobody_wrote_is_not_evidence() {
+    let coach = |cited: &str| {
+        format!(
+            "cat > /dev/null\nprintf '```json\\n{{\"decision\": \"approve\", \"summary\": \"done\", \"issues\": [], \"criteria\": [{{\"id\": \"AC-001\", \"status\": \"met\", \"evidence\": \"{cited} passes\"}}]}}\\n```\\n'\n"
+        )
+    };
+    let invented = Project::new();
+    invented.write(
+        ".autobuild/agents/coach.sh",
+        &coach("tests/test_greet.sh::test_greeting_keeps_unicode"),
+    );
+    let invented = invented.commit();
+
+    let output = invented.run(&["task", TASK, "--auto-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 3);
+    let review = invented.record("coach", 1);
+    assert_eq!(review["retried"], true, "{review}");
+    let retry =
+        std::fs::read_to_string(invented.run_dir().join("prompts/turn_1_coach_retry1.md")).unwrap();
+    assert!(
+        retry.contains("`test_greeting_keeps_unicode`, which no test file of the repository has"),
+        "{retry}"
+    );
+    assert_eq!(invented.record("gate", 1)["approved"], false);
+
+    let real = Project::new();
+    real.write(
+        ".autobuild/agents/coach.sh",
+        &coach("tests/test_farewell.sh::test_farewell"),
+    );
+    let real = real.commit();
+    assert_exit(
+        &real.run(&["task", TASK, "--auto-merge", "--max-turns", "1"]),
+        0,
+    );
+    assert_eq!(real.record("coach", 1)["retried"], false);
+}

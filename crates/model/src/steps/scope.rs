@@ -103,6 +103,11 @@ impl TestPaths {
         self.set.is_match(path)
     }
 
+    /// Every test path pattern as one set.
+    pub fn set(&self) -> &GlobSet {
+        &self.set
+    }
+
     /// The test-runner configuration: [`RUNNER_CONFIG`] and `[tests] infra`.
     pub fn runner_config(&self) -> &GlobSet {
         &self.runner_config

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 mod combine;
 mod error;
+pub mod evidence;
 mod example;
 pub mod extract;
 mod lenient;

@@ -50,6 +50,9 @@ pub enum VerdictError {
             .collect::<Vec<_>>().join(", ")
     )]
     Ambiguous { decisions: Vec<(Origin, String)> },
+    /// Evidence the runner checked against the repository and found wanting.
+    #[error("the verdict's evidence does not hold: {}", join_problems(.problems))]
+    Evidence { problems: Vec<Problem> },
     #[error("the verdict in the {origin} is inconsistent: {}", join_problems(.problems))]
     Rejected {
         origin: Origin,
@@ -80,6 +83,11 @@ pub enum Problem {
     /// `feedback` whose issues are all `should_fix` or `nice_to_have` (a quality rubric's
     /// findings) with every criterion met: such findings never block approval on their own.
     OnlyNonBlocking,
+    /// A `met` criterion whose evidence cites only tests the repository does not have.
+    CitedMissingTests {
+        id: String,
+        names: Vec<String>,
+    },
 }
 
 impl fmt::Display for Problem {
@@ -117,6 +125,13 @@ impl fmt::Display for Problem {
                 "`decision` is `feedback` but the verdict gives the player nothing to act on: no \
                  issue, and no criterion `not_met` or `not_verified`; if the work is done answer \
                  `approve`, otherwise list what must change as issues",
+            ),
+            Problem::CitedMissingTests { id, names } => write!(
+                f,
+                "criterion `{id}` is `met` by evidence citing {}, which no test file of the \
+                 repository has; cite the tests that check it, or judge it another way (`not_met` \
+                 or `not_verified` if no test checks it)",
+                quoted_list(names)
             ),
             Problem::OnlyNonBlocking => f.write_str(
                 "`decision` is `feedback` but every issue is `should_fix` or `nice_to_have`, \

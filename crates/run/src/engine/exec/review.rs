@@ -78,6 +78,8 @@ pub(super) fn run_reader(
         })
         .collect();
     let mut retried = false;
+    // Read before the reviewer runs; `None` (unreadable) checks no citation.
+    let tests = test_files(cx);
     review.leftovers = super::leftovers::mark_for_audit(cx);
     let (invocation, verdict, verdict_error) = match review.run(cx, &prompt)? {
         Reviewed::Stop(done) => return Ok(done),
@@ -86,44 +88,48 @@ pub(super) fn run_reader(
             (invocation, verdict, Some(reason))
         }
         Reviewed::Answered(invocation) if !wants_verdict => (invocation, None, None),
-        Reviewed::Answered(invocation) => match judge(&invocation.outcome, &criteria) {
-            Ok(verdict) => (invocation, Some(verdict), None),
-            Err(Unusable::AgentFailed { reason, note }) => (
-                invocation,
-                Some(verdict::failed_agent_verdict(&note)),
-                Some(reason),
-            ),
-            Err(Unusable::Invalid(error)) => {
-                retried = true;
-                let retry = verdict::retry_prompt(
-                    &prompt,
-                    &error,
-                    &previous_answer(&invocation.outcome),
-                    &criteria,
-                );
-                match review.run(cx, &retry)? {
-                    Reviewed::Stop(done) => return Ok(done),
-                    Reviewed::Failed(invocation, reason) => (
-                        invocation,
-                        Some(verdict::failed_agent_verdict(&reason)),
-                        Some(reason),
-                    ),
-                    Reviewed::Answered(invocation) => match judge(&invocation.outcome, &criteria) {
-                        Ok(verdict) => (invocation, Some(verdict), None),
-                        Err(Unusable::AgentFailed { reason, note }) => (
+        Reviewed::Answered(invocation) => {
+            match judge(&invocation.outcome, &criteria, tests.as_deref()) {
+                Ok(verdict) => (invocation, Some(verdict), None),
+                Err(Unusable::AgentFailed { reason, note }) => (
+                    invocation,
+                    Some(verdict::failed_agent_verdict(&note)),
+                    Some(reason),
+                ),
+                Err(Unusable::Invalid(error)) => {
+                    retried = true;
+                    let retry = verdict::retry_prompt(
+                        &prompt,
+                        &error,
+                        &previous_answer(&invocation.outcome),
+                        &criteria,
+                    );
+                    match review.run(cx, &retry)? {
+                        Reviewed::Stop(done) => return Ok(done),
+                        Reviewed::Failed(invocation, reason) => (
                             invocation,
-                            Some(verdict::failed_agent_verdict(&note)),
+                            Some(verdict::failed_agent_verdict(&reason)),
                             Some(reason),
                         ),
-                        Err(Unusable::Invalid(error)) => (
-                            invocation,
-                            Some(verdict::fallback_verdict(&error)),
-                            Some(error.to_string()),
-                        ),
-                    },
+                        Reviewed::Answered(invocation) => {
+                            match judge(&invocation.outcome, &criteria, tests.as_deref()) {
+                                Ok(verdict) => (invocation, Some(verdict), None),
+                                Err(Unusable::AgentFailed { reason, note }) => (
+                                    invocation,
+                                    Some(verdict::failed_agent_verdict(&note)),
+                                    Some(reason),
+                                ),
+                                Err(Unusable::Invalid(error)) => (
+                                    invocation,
+                                    Some(verdict::fallback_verdict(&error)),
+                                    Some(error.to_string()),
+                                ),
+                            }
+                        }
+                    }
                 }
             }
-        },
+        }
     };
     let Review {
         mut violation,
@@ -418,7 +424,11 @@ fn previous_answer(outcome: &AgentOutcome) -> String {
     }
 }
 
-fn judge(outcome: &AgentOutcome, criteria: &[verdict::TaskCriterion]) -> Result<Verdict, Unusable> {
+fn judge(
+    outcome: &AgentOutcome,
+    criteria: &[verdict::TaskCriterion],
+    tests: Option<&[(String, String)]>,
+) -> Result<Verdict, Unusable> {
     if !outcome.status.is_success() {
         // The agent's error (a server's answer body, with its file paths) is infrastructure,
         // not a finding about the work: the player is told only that the review did not happen.
@@ -435,13 +445,52 @@ fn judge(outcome: &AgentOutcome, criteria: &[verdict::TaskCriterion]) -> Result<
             ),
         });
     }
-    verdict::parse_verdict(
+    let verdict = verdict::parse_verdict(
         outcome.structured_output.as_ref(),
         &outcome.final_message,
         criteria,
     )
-    .map_err(Unusable::Invalid)
+    .map_err(Unusable::Invalid)?;
+    // Evidence that cites tests nobody wrote is no evidence: the reviewer is asked again.
+    let Some(tests) = tests else {
+        return Ok(verdict);
+    };
+    let problems = verdict::evidence::missing_citations(&verdict, &|name| {
+        tests
+            .iter()
+            .any(|(path, text)| path.contains(name) || text.contains(name))
+    });
+    if problems.is_empty() {
+        Ok(verdict)
+    } else {
+        Err(Unusable::Invalid(verdict::VerdictError::Evidence {
+            problems,
+        }))
+    }
 }
+
+/// The test files of the checkpoint (`TestPaths`), each path with its text, for checking the
+/// tests a verdict cites (at most [`CITED_TESTS_LIMIT`] bytes in all; `None` where they cannot
+/// be read, so no citation is refused for the runner's own failure).
+fn test_files(cx: &RunCx) -> Option<Vec<(String, String)>> {
+    let tests = cx.plan.test_paths().ok()?;
+    let head = git2::Oid::from_str(cx.state.last_checkpoint.as_deref()?).ok()?;
+    let files = git::task_repo::hidden_files(&cx.state.worktree, head, tests.set()).ok()?;
+    let mut total = 0usize;
+    Some(
+        files
+            .into_iter()
+            .take_while(|(_, bytes, _)| {
+                total = total.saturating_add(bytes.len());
+                total <= CITED_TESTS_LIMIT
+            })
+            .map(|(path, bytes, _)| (path, String::from_utf8_lossy(&bytes).into_owned()))
+            .collect(),
+    )
+}
+
+/// How much of the test files [`test_files`] reads.
+const CITED_TESTS_LIMIT: usize = 64 << 20;
 
 #[cfg(test)]
 mod tests {
