@@ -60,7 +60,18 @@ pub fn turn_line(turn: u32, max: u32, s: &TurnSummary) -> String {
     } else {
         "player failed".to_string()
     };
-    let checks = if s.checks_failed == 0 {
+    let checks = if s.red && s.checks_failed == 0 {
+        format!(
+            "red witness holds ({} check(s) fail as new tests should)",
+            s.checks_passed
+        )
+    } else if s.red {
+        format!(
+            "red witness: {} as it should, {}",
+            s.checks_passed,
+            colour::paint(colour::BAD, &format!("{} not red", s.checks_failed))
+        )
+    } else if s.checks_failed == 0 {
         format!("checks {} passed", s.checks_passed)
     } else {
         format!(

@@ -461,6 +461,12 @@ fn tdd_a_red_then_green_run_is_approved() {
     let output = project.run(&["task", TASK, "--workflow", "tdd", "--auto-merge"]);
 
     assert_exit(&output, 0);
+    // The red turn says what it witnessed, not "checks 1 passed" for a failing check.
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        said.contains("red witness holds (1 check(s) fail as new tests should)"),
+        "{said}"
+    );
     let red = project.record("verify", 1);
     assert_eq!(red["expect_fail"], true, "{red}");
     assert_eq!(
@@ -541,6 +547,17 @@ fn tdd_tests_that_pass_on_the_base_are_rejected_as_not_red() {
         gate.to_string()
             .contains("not red: `test` passes on the code as it is"),
         "{gate}"
+    );
+    // Worded as what happened, never "failed (exit 0)".
+    assert!(
+        gate.to_string()
+            .contains("exited 0 but the runner's verification refused it"),
+        "{gate}"
+    );
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        said.contains("red witness: 0 as it should, 1 not red"),
+        "{said}"
     );
     assert!(
         !project.run_dir().join("cycle_player_turn_1.json").exists(),

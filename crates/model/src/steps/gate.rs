@@ -283,14 +283,17 @@ fn outcome_with_class(
     exit_code: Option<i32>,
     class: Option<FailureClass>,
 ) -> String {
-    let verb = match status {
-        CheckStatus::Passed => "passed",
-        CheckStatus::Failed => "failed",
-        CheckStatus::TimedOut => "timed out",
-        CheckStatus::Error => "could not be run",
+    let verb = match (status, exit_code) {
+        (CheckStatus::Passed, _) => "passed",
+        // The runner's own judgement (a red witness whose tests already pass, the base
+        // oracle, a criterion that ran no test): "failed (exit 0)" would read as a paradox.
+        (CheckStatus::Failed, Some(0)) => "exited 0 but the runner's verification refused it",
+        (CheckStatus::Failed, _) => "failed",
+        (CheckStatus::TimedOut, _) => "timed out",
+        (CheckStatus::Error, _) => "could not be run",
     };
     let exit = exit_code
-        .filter(|_| status == CheckStatus::Failed)
+        .filter(|code| status == CheckStatus::Failed && *code != 0)
         .map(|code| format!("exit {code}"));
     let class = class.map(|class| format!("{} failure", class.as_str()));
     let details: Vec<String> = exit.into_iter().chain(class).collect();

@@ -92,6 +92,10 @@ pub struct TurnSummary {
     pub files_changed: usize,
     pub checks_passed: usize,
     pub checks_failed: usize,
+    /// The turn's verify was a red witness (`expect = "fail"`): a passed check is one that
+    /// failed as new tests should.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub red: bool,
     pub criteria_met: usize,
     pub criteria_total: usize,
     /// `approve`, `feedback`, or empty when no coach ran.

@@ -264,6 +264,7 @@ pub fn summarize(
         files_changed: player.map_or(0, |p| p.files_changed.len()),
         checks_passed,
         checks_failed,
+        red: verify.is_some_and(|v| v.expect_fail),
         criteria_met: gate.map_or(0, |g| g.criteria_met),
         criteria_total: gate.map_or(0, |g| g.criteria_total),
         decision: verdict
