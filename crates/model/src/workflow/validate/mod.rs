@@ -46,6 +46,7 @@ pub fn validate(workflow: &Workflow, tree: &Node, prompts: &Prompts) -> Vec<Diag
     // A workflow whose gate can never hold is told that once, not once per reviewer too.
     if problems.len() == before {
         roles::check_silent_reviewers(workflow, &steps, &mut problems);
+        roles::check_reviewed_criteria(workflow, &steps, &mut problems);
     }
     roles::check_gate_reviews(workflow, &steps, &mut problems);
     problems

@@ -306,3 +306,41 @@ pub(super) fn check_silent_reviewers(
         );
     }
 }
+
+/// `criteria` says which task criteria a reviewer judges: on a step whose role returns no
+/// verdict it would mean nothing, so it is refused rather than ignored.
+pub(super) fn check_reviewed_criteria(
+    workflow: &Workflow,
+    steps: &[StepInfo<'_>],
+    problems: &mut Vec<Diagnostic>,
+) {
+    for info in steps {
+        let Action::Agent(AgentStep {
+            role: role_name,
+            criteria: Some(_),
+            ..
+        }) = &info.step.action
+        else {
+            continue;
+        };
+        let reviewer = workflow
+            .roles
+            .get(role_name)
+            .is_none_or(|role| role.output == Some(OutputKind::Verdict));
+        if reviewer {
+            continue;
+        }
+        problems.push(
+            pos_of(info.node, "criteria")
+                .error(format!(
+                    "the step `{}` sets `criteria`, but its role `{role_name}` returns no \
+                     verdict, so it judges no criterion",
+                    info.step.id
+                ))
+                .with_help(format!(
+                    "remove `criteria` from the step, or add `output = \"verdict\"` (and \
+                     `access = \"read-only\"`) to [roles.{role_name}] to make it a reviewer"
+                )),
+        );
+    }
+}

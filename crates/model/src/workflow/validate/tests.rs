@@ -406,6 +406,29 @@ fn what_decoded_is_validated_with_the_decoding_mistakes() {
 }
 
 #[test]
+fn criteria_belong_to_reviewer_steps_only() {
+    let workflow = player_coach_with("[roles.coach]", "[roles.coach]");
+    let on_player = workflow.replacen(
+        "  role = \"player\"\n",
+        "  role = \"player\"\n  criteria = \"none\"\n",
+        1,
+    );
+    assert_ne!(on_player, workflow, "the fixture has a player step");
+    let found = problems(&on_player);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(found[0]
+        .message
+        .contains("sets `criteria`, but its role `player` returns no verdict"));
+    let on_coach = workflow.replacen(
+        "  role = \"coach\"\n",
+        "  role = \"coach\"\n  criteria = [\"AC-001\"]\n",
+        1,
+    );
+    assert_ne!(on_coach, workflow, "the fixture has a coach step");
+    assert!(problems(&on_coach).is_empty());
+}
+
+#[test]
 fn a_read_only_step_without_a_verdict_in_a_gated_loop_must_say_it_is_advisory() {
     let notes = "[roles.notes]\nagent = \"command\"\ncommand = [\"true\"]\nprompt = \"coach.md\"\naccess = \"read-only\"\n\n[roles.coach]";
     let step = "  [[steps.steps]]\n  id = \"gate\"";
