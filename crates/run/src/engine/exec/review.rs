@@ -66,6 +66,31 @@ pub(super) fn run_reader(
         model::workflow::model::Action::Agent(agent) => agent.judges(id),
         _ => true,
     };
+    if let model::workflow::model::Action::Agent(model::workflow::kinds::AgentStep {
+        criteria: Some(model::workflow::kinds::ReviewedCriteria::Ids(ids)),
+        ..
+    }) = &step.action
+    {
+        let unknown: Vec<&String> = ids
+            .iter()
+            .filter(|id| !cx.plan.task.criteria.iter().any(|c| &c.id == *id))
+            .collect();
+        if !unknown.is_empty() {
+            cx.emit(EventKind::Warning {
+                message: format!(
+                    "the step `{}` judges criteria {} that task {} does not have; its \
+                     reviewer judges only the others",
+                    step.id,
+                    unknown
+                        .iter()
+                        .map(|id| format!("`{id}`"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    cx.plan.task.id
+                ),
+            });
+        }
+    }
     let criteria: Vec<verdict::TaskCriterion> = cx
         .plan
         .task
