@@ -55,6 +55,39 @@ fn feedback_from_turn_one_reaches_the_turn_two_prompt() {
     assert!(project.worktree().exists(), "--no-merge keeps the worktree");
     assert!(project.branch_exists(&project.branch()));
     assert!(!project.show("main", "lib/greet.sh").contains("greeting()"));
+    // Issue 46: stable first, variable last. Most of a role's prompt repeats byte for byte from
+    // the previous turn, so a provider's prompt cache serves it.
+    let shares: Vec<(&str, f64)> = ["player", "coach"]
+        .into_iter()
+        .map(|role| {
+            let read = |turn: u32| {
+                std::fs::read(
+                    project
+                        .run_dir()
+                        .join(format!("prompts/turn_{turn}_{role}.md")),
+                )
+                .unwrap()
+            };
+            let (first, second) = (read(1), read(2));
+            let shared = first
+                .iter()
+                .zip(&second)
+                .take_while(|(a, b)| a == b)
+                .count();
+            let share = shared as f64 / second.len() as f64;
+            println!(
+                "{role}: {shared} of {} bytes shared with turn 1 ({share:.2})",
+                second.len()
+            );
+            (role, share)
+        })
+        .collect();
+    for (role, share) in shares {
+        assert!(
+            share >= 0.5,
+            "{role}: only {share:.2} of its prompt shared with turn 1"
+        );
+    }
 }
 
 #[test]
