@@ -752,3 +752,85 @@ fn doctor_reports_whether_the_endpoint_answers_and_serves_the_model() {
         "{unreachable:?}"
     );
 }
+
+/// The blocks of a Messages request in the order Anthropic's cache reads them (tools, system,
+/// messages), each as text without its `cache_control` marker, and whether the request ends
+/// with a breakpoint on its last block.
+fn cache_blocks(body: &Value) -> (Vec<String>, bool) {
+    let strip = |block: &Value| {
+        let mut block = block.clone();
+        if let Some(map) = block.as_object_mut() {
+            map.remove("cache_control");
+        }
+        block.to_string()
+    };
+    let mut blocks: Vec<String> = Vec::new();
+    for tool in body["tools"].as_array().into_iter().flatten() {
+        blocks.push(strip(tool));
+    }
+    for block in body["system"].as_array().into_iter().flatten() {
+        blocks.push(strip(block));
+    }
+    let mut ends_with_breakpoint = false;
+    for message in body["messages"].as_array().into_iter().flatten() {
+        match message["content"].as_array() {
+            Some(content) => {
+                for block in content {
+                    blocks.push(format!("{}:{}", message["role"], strip(block)));
+                    ends_with_breakpoint = block.get("cache_control").is_some();
+                }
+            }
+            None => {
+                blocks.push(format!("{}:{}", message["role"], message["content"]));
+                ends_with_breakpoint = false;
+            }
+        }
+    }
+    (blocks, ends_with_breakpoint)
+}
+
+/// Issue 46: a tool-using session resends its conversation every round trip; with the
+/// adapter's cache breakpoints each request only adds to the one before, so all but its
+/// newest part is read from the cache. By Anthropic's prices (a cache read 0.1x the input
+/// price, a cache write 1.25x), the session's input costs at most 0.35x of the same requests
+/// uncached (bytes stand in for tokens).
+#[test]
+fn a_tool_using_anthropic_session_reads_its_conversation_from_the_prompt_cache() {
+    let dirs = Dirs::new();
+    fs::write(dirs.worktree.join("lib.py"), "x = 1\n".repeat(40)).unwrap();
+    let mut replies: Vec<_> = (0..10)
+        .map(|_| anthropic_calls(&[("read", json!({"path": "lib.py"}))]))
+        .collect();
+    replies.push(anthropic_text("Read it ten times."));
+    let server = Server::start(replies, &[]);
+    let mut call = Call::new(&dirs);
+    call.env.push(("ANTHROPIC_API_KEY".into(), KEY.into()));
+    let player = role(
+        "anthropic",
+        &server.base_url(),
+        json!({"model": "claude-sonnet-4-5"}),
+    );
+    let outcome = call.invoke(&anthropic(), &player);
+    assert_eq!(outcome.status, AgentStatus::Succeeded, "{outcome:?}");
+
+    let posts = server.posts();
+    assert_eq!(posts.len(), 11);
+    let (mut uncached, mut billed) = (0f64, 0f64);
+    let mut previous: Vec<String> = Vec::new();
+    for post in &posts {
+        let (blocks, breakpoint) = cache_blocks(&post.body);
+        assert!(breakpoint, "every request marks its latest block");
+        assert!(
+            blocks.starts_with(&previous),
+            "a request only adds to the one before"
+        );
+        let size = |blocks: &[String]| blocks.iter().map(String::len).sum::<usize>() as f64;
+        let (read, total) = (size(&previous), size(&blocks));
+        uncached += total;
+        billed += 0.1 * read + 1.25 * (total - read);
+        previous = blocks;
+    }
+    let ratio = billed / uncached;
+    println!("anthropic session: input billed at {ratio:.2}x of uncached ({uncached} bytes sent)");
+    assert!(ratio <= 0.35, "{ratio:.2}x");
+}

@@ -5,6 +5,13 @@
 //! API has no response format, so a verdict role is offered one more tool, [`VERDICT_TOOL`],
 //! whose input schema is the verdict schema: the model ends by calling it, and its input is
 //! the verdict.
+//!
+//! Every request carries prompt-cache breakpoints (`cache_control`, [`CACHE`]): on the last
+//! tool (the tools are the prompt's first part), on the system prompt, and on the last block of
+//! the conversation's latest message. A tool-using session resends its whole conversation on
+//! every round trip; with the breakpoints each request reads all but its newest part from the
+//! cache (billed at a tenth of the input price) instead of paying for it again. Up to four
+//! breakpoints are allowed; these are three.
 
 use serde_json::{json, Value};
 
@@ -20,12 +27,21 @@ pub const API_VERSION: &str = "2023-06-01";
 /// The tool a verdict role returns its verdict with.
 pub const VERDICT_TOOL: &str = "verdict";
 
+/// The prompt-cache breakpoint every request sets (Anthropic's default five-minute cache).
+pub fn cache() -> Value {
+    json!({"type": "ephemeral"})
+}
+
 pub fn request_body(exchange: &Exchange<'_>) -> Value {
-    let messages: Vec<Value> = exchange
+    let mut messages: Vec<Value> = exchange
         .messages
         .iter()
         .map(|message| match message {
-            Message::User(text) => json!({"role": "user", "content": text}),
+            // As a block, the same whether or not it carries the latest breakpoint, so the
+            // next request's prefix is byte for byte this one's.
+            Message::User(text) => {
+                json!({"role": "user", "content": [{"type": "text", "text": text}]})
+            }
             Message::Assistant { text, calls } => {
                 let mut blocks = Vec::new();
                 if !text.is_empty() {
@@ -52,6 +68,12 @@ pub fn request_body(exchange: &Exchange<'_>) -> Value {
             }),
         })
         .collect();
+    // The latest message's last block closes the part the next request reads from the cache.
+    if let Some(last) = messages.last_mut() {
+        if let Some(block) = last["content"].as_array_mut().and_then(|b| b.last_mut()) {
+            block["cache_control"] = cache();
+        }
+    }
     let mut tools: Vec<Value> = exchange
         .tools
         .iter()
@@ -76,13 +98,17 @@ pub fn request_body(exchange: &Exchange<'_>) -> Value {
         "messages": messages,
     });
     if !exchange.system.is_empty() {
-        body["system"] = json!(exchange.system);
+        body["system"] =
+            json!([{"type": "text", "text": exchange.system, "cache_control": cache()}]);
     }
     if let (Some(choice), false) = (exchange.tool_choice, exchange.tools.is_empty()) {
         body["tool_choice"] = json!({"type": match choice {
             ToolChoice::Auto => "auto",
             ToolChoice::Required => "any",
         }});
+    }
+    if let Some(last) = tools.last_mut() {
+        last["cache_control"] = cache();
     }
     if !tools.is_empty() {
         body["tools"] = json!(tools);
@@ -184,8 +210,16 @@ mod tests {
         });
         // Without tools of its own, the role is not forced to call one.
         assert!(body.get("tool_choice").is_none(), "{body}");
-        assert_eq!(body["system"], "sys");
+        assert_eq!(body["system"][0]["text"], "sys");
         assert_eq!(body["messages"][1]["content"][1]["type"], "tool_use");
+        // Three cache breakpoints: the last tool, the system prompt, the latest message.
+        assert_eq!(body["tools"][0]["cache_control"], cache());
+        assert_eq!(body["system"][0]["cache_control"], cache());
+        assert_eq!(body["messages"][2]["content"][0]["cache_control"], cache());
+        assert!(body["messages"][0]["content"][0]
+            .get("cache_control")
+            .is_none());
+        assert_eq!(body.to_string().matches("cache_control").count(), 3);
         assert_eq!(body["messages"][2]["content"][0]["is_error"], true);
         assert_eq!(body["tools"][0]["name"], VERDICT_TOOL);
         assert_eq!(body["tools"][0]["input_schema"], schema);
