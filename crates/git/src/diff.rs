@@ -85,7 +85,8 @@ pub(crate) fn diff_text_in(
     else {
         return Ok(String::new());
     };
-    let mut text = Vec::new();
+    // Each file's patch on its own, so the budget can be shared out per file.
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
     let mut binary_diff: Option<git2::Diff<'_>> = None;
     for (index, delta) in diff.deltas().enumerate() {
         let path = delta
@@ -130,6 +131,7 @@ pub(crate) fn diff_text_in(
         let Some(mut patch) = patch else {
             continue;
         };
+        let mut text = Vec::new();
         patch
             .print(&mut |_delta, _hunk, line| {
                 if matches!(line.origin(), '+' | '-' | ' ') {
@@ -139,21 +141,62 @@ pub(crate) fn diff_text_in(
                 true
             })
             .context("render a diff", checkout)?;
+        files.push((path, text));
     }
-    let mut text = String::from_utf8_lossy(&text).into_owned();
-    if text.len() > limit {
-        let total = text.len();
-        let mut cut = limit;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
+    Ok(within_budget(&files, limit))
+}
+
+/// Below this share a file's diff is not shown at all, only named.
+const MIN_FILE_SHARE: usize = 256;
+
+/// Shares `limit` bytes out among `sizes` fairly: no file gets more than it needs, and what a
+/// small file leaves is shared by the larger ones, so one large file never hides the others.
+pub(crate) fn shares(sizes: &[usize], limit: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..sizes.len()).collect();
+    order.sort_by_key(|&i| sizes[i]);
+    let mut shares = vec![0; sizes.len()];
+    let mut left = limit;
+    for (done, &i) in order.iter().enumerate() {
+        let share = left / (sizes.len() - done);
+        shares[i] = sizes[i].min(share);
+        left -= shares[i];
+    }
+    shares
+}
+
+/// The files' patches, in their order, each cut to its share of `limit` ([`shares`]) with a
+/// note naming the file and what was left out; a file whose share is too small to show is
+/// named at the end.
+pub(crate) fn within_budget(files: &[(String, Vec<u8>)], limit: usize) -> String {
+    let sizes: Vec<usize> = files.iter().map(|(_, text)| text.len()).collect();
+    let shares = shares(&sizes, limit);
+    let mut out = String::new();
+    let mut left_out = Vec::new();
+    for ((path, bytes), share) in files.iter().zip(shares) {
+        let text = String::from_utf8_lossy(bytes);
+        if share == text.len() {
+            out.push_str(&text);
+        } else if share < MIN_FILE_SHARE {
+            left_out.push(path.as_str());
+        } else {
+            let mut cut = share;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            out.push_str(&text[..cut]);
+            out.push_str(&format!(
+                "\n… ({path}: {} more bytes of its diff left out)\n",
+                text.len() - cut
+            ));
         }
-        text.truncate(cut);
-        text.push_str(&format!(
-            "\n… ({} more bytes of diff left out)\n",
-            total - cut
+    }
+    if !left_out.is_empty() {
+        out.push_str(&format!(
+            "\n… (left out, the diff being too large: {})\n",
+            left_out.join(", ")
         ));
     }
-    Ok(text)
+    out
 }
 
 /// The changes from `from_commit` to `to_commit` (hex ids or revisions), in the repository or
@@ -421,6 +464,33 @@ mod tests {
             deletions,
             binary: false,
         }
+    }
+
+    #[test]
+    fn the_budget_is_shared_so_one_large_file_never_hides_the_others() {
+        assert_eq!(shares(&[100, 100], 1000), [100, 100]);
+        assert_eq!(shares(&[10_000, 300, 20_000], 3000), [1350, 300, 1350]);
+        assert_eq!(shares(&[], 10), Vec::<usize>::new());
+        let big = "+".repeat(20_000);
+        let files = vec![
+            ("tests/a_big.py".to_string(), big.clone().into_bytes()),
+            (
+                "tests/z_weakened.py".to_string(),
+                b"-    assert slug(x) == y\n".to_vec(),
+            ),
+        ];
+        let text = within_budget(&files, 1000);
+        assert!(text.contains("assert slug(x) == y"), "{text}");
+        assert!(text.contains("(tests/a_big.py: "), "{text}");
+        // Too many files for the budget: the ones that cannot be shown are named.
+        let many: Vec<(String, Vec<u8>)> = (0..10)
+            .map(|i| (format!("t{i}.py"), big.clone().into_bytes()))
+            .collect();
+        let text = within_budget(&many, 1000);
+        assert!(
+            text.contains("left out, the diff being too large: t0.py, t1.py"),
+            "{text}"
+        );
     }
 
     #[test]

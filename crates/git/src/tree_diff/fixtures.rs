@@ -107,7 +107,8 @@ pub(crate) fn reference_stat(repo: &Repository, from: &Commit<'_>, to: &Commit<'
     DiffStat::from_files(files)
 }
 
-/// `diff_text_in` as it was, on libgit2's full diff (limit applied the same way).
+/// `diff_text_in` as it was, on libgit2's full diff (each file's patch, shared out the same
+/// way).
 pub(crate) fn reference_text(
     repo: &Repository,
     from: &Commit<'_>,
@@ -119,15 +120,17 @@ pub(crate) fn reference_text(
     let diff = repo
         .diff_tree_to_tree(Some(&from), Some(&to), None)
         .unwrap();
-    let mut text = Vec::new();
+    let mut files = Vec::new();
     for (index, delta) in diff.deltas().enumerate() {
         let path = delta.new_file().path().or_else(|| delta.old_file().path());
-        if !wanted(&path.unwrap().to_string_lossy()) {
+        let path = path.unwrap().to_string_lossy().into_owned();
+        if !wanted(&path) {
             continue;
         }
         let Some(mut patch) = Patch::from_diff(&diff, index).unwrap() else {
             continue;
         };
+        let mut text = Vec::new();
         patch
             .print(&mut |_, _, line| {
                 if matches!(line.origin(), '+' | '-' | ' ') {
@@ -137,20 +140,9 @@ pub(crate) fn reference_text(
                 true
             })
             .unwrap();
+        files.push((path, text));
     }
-    let text = String::from_utf8_lossy(&text).into_owned();
-    if text.len() <= limit {
-        return text;
-    }
-    let mut cut = limit;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    format!(
-        "{}\n… ({} more bytes of diff left out)\n",
-        &text[..cut],
-        text.len() - cut
-    )
+    crate::diff::within_budget(&files, limit)
 }
 
 pub(crate) fn commit<'r>(repo: &'r Repository, tree: Oid) -> Commit<'r> {
