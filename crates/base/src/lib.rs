@@ -8,5 +8,6 @@ pub mod error;
 pub mod failpoint;
 pub mod json_text;
 pub mod pattern;
+pub mod quoted;
 pub mod unknown;
 pub mod user_file;

@@ -406,9 +406,10 @@ impl DiffStat {
 }
 
 fn label(file: &FileChange) -> String {
+    let path = base::quoted::path(&file.path);
     let full = match &file.old_path {
-        Some(old) => format!("{old} => {}", file.path),
-        None => file.path.clone(),
+        Some(old) => format!("{} => {path}", base::quoted::path(old)),
+        None => path.into_owned(),
     };
     shorten_left(&full, MAX_PATH_WIDTH)
 }

@@ -200,6 +200,7 @@ pub enum OutOfScope {
 
 impl OutOfScope {
     pub fn describe(self, path: &str) -> String {
+        let path = base::quoted::path(path);
         match self {
             OutOfScope::Protected => format!("{path} (protected)"),
             OutOfScope::OutsideWrites => format!("{path} (outside the role's `writes`)"),

@@ -422,7 +422,11 @@ fn rerun_note(names: &str) -> String {
 
 /// `a, b, c` or `a, b, c, d, e and 3 more`.
 fn list(paths: &[String]) -> String {
-    let shown: Vec<&str> = paths.iter().take(NAMES_SHOWN).map(String::as_str).collect();
+    let shown: Vec<std::borrow::Cow<'_, str>> = paths
+        .iter()
+        .take(NAMES_SHOWN)
+        .map(|p| base::quoted::path(p))
+        .collect();
     let rest = paths.len().saturating_sub(NAMES_SHOWN);
     if rest == 0 {
         shown.join(", ")

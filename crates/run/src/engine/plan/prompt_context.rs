@@ -53,7 +53,12 @@ pub fn build_prompt_context(
         }),
         player: turn.and_then(|t| t.player.as_ref()).map(|p| PlayerContext {
             succeeded: p.succeeded(),
-            files_changed: p.files_changed.clone(),
+            // Names are the agent's: one with a newline could forge the runner's lines.
+            files_changed: p
+                .files_changed
+                .iter()
+                .map(|f| base::quoted::path(f).into_owned())
+                .collect(),
             diff_stat: p.diff_stat.clone(),
             final_message: p.agent.final_message.clone(),
             disputed: model::steps::dispute::disputed_section(&p.agent.final_message),
