@@ -300,3 +300,35 @@ esac
     assert_eq!(project.record("cycle_gate", 1)["approved"], false);
     assert_eq!(project.record("cycle_gate", 2)["approved"], true);
 }
+
+/// Issue 49, item 3: a coverage command that also runs the tests (`pytest --cov`) exits
+/// non-zero when a test fails, yet the report it wrote measures the run: coverage is measured,
+/// and the player is told about the failing test, not to make the command write its report.
+#[test]
+fn a_failing_test_does_not_make_the_coverage_it_measured_unmeasured() {
+    let failing = format!("{LCOV_CMD}echo 'FAILED tests/test_edge.sh::edge - assert'\nexit 1\n");
+    let project = project(&failing, "build/lcov.info");
+    project.write("tests/test_edge.sh", "true\n");
+    let project = project.commit();
+
+    let output = project.run(&["task", TASK, "--max-turns", "1"]);
+
+    assert_exit(&output, 3);
+    let verify = project.record("verify", 1);
+    assert_eq!(verify["coverage"]["measurement"]["covered"], 4, "{verify}");
+    let gate = project.record("gate", 1);
+    assert_eq!(
+        gate["approved"], false,
+        "the failing test still blocks: {gate}"
+    );
+    let gate = gate.to_string();
+    assert!(!gate.contains("could not be measured"), "{gate}");
+    assert!(!gate.contains("below the required"), "{gate}");
+    assert!(
+        gate.contains("required check `coverage` failed (exit 1"),
+        "{gate}"
+    );
+    // The feedback for the next turn is about the failing test, not the report.
+    assert!(!gate.contains("write its report"), "{gate}");
+    assert!(gate.contains("FAILED tests/test_edge.sh::edge"), "{gate}");
+}

@@ -39,9 +39,10 @@ pub struct CoverageResult {
 }
 
 impl CoverageResult {
-    /// Whether the minimum holds.
+    /// Whether the minimum holds, measured by a command that passed.
     pub fn holds(&self) -> bool {
-        matches!(&self.measurement, Measurement::Measured(m) if m.meets(self.minimum))
+        self.check.passed()
+            && matches!(&self.measurement, Measurement::Measured(m) if m.meets(self.minimum))
     }
 
     /// One line for the reports: `50% (2 of 4 lines), below the minimum of 80%; uncovered

@@ -386,6 +386,14 @@ fn coverage_shortfall(input: &GateInput, minimum: u8) -> Option<UnmetRequirement
         Measurement::NotMeasured { reason } => Some(UnmetRequirement::CoverageNotMeasured {
             reason: reason.clone(),
         }),
+        // Measured although the command failed (a failing test of a `pytest --cov`): the
+        // failure stands, and its output is the player's to read.
+        Measurement::Measured(_) if !result.check.passed() => Some(UnmetRequirement::CheckFailed {
+            name: result.check.name.clone(),
+            status: result.check.status,
+            exit_code: result.check.exit_code,
+            failure_class: result.check.failure_class,
+        }),
         Measurement::Measured(measured) if measured.meets(minimum) => None,
         Measurement::Measured(measured) => Some(UnmetRequirement::CoverageBelow {
             minimum,

@@ -52,7 +52,13 @@ pub(super) fn measure(
     if let Err(why) = stale {
         return Some(not_measured(check, why));
     }
-    if !check.passed() {
+    // A test that fails makes `pytest --cov` exit non-zero, yet the report it wrote (fresh:
+    // the old one was removed above) measures the run: coverage stands, and the failing test
+    // is the test check's to report. A timeout, a crash or an environment failure is no
+    // measurement.
+    let tests_failed = check.status == model::steps::check::CheckStatus::Failed
+        && check.failure_class == Some(model::steps::check::FailureClass::Code);
+    if !check.passed() && !tests_failed {
         let reason = format!(
             "the coverage command `{}` {}, so its report is not trusted",
             m.config.cmd,
