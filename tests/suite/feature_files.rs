@@ -227,3 +227,27 @@ fn problems_in_a_feature_task_file_are_shown_relative_to_the_repository() {
         "{text}"
     );
 }
+
+/// Issue 49, item 2: GuardKit's own layout keeps a task directly in `.guardkit/tasks/`; a
+/// feature finds it as `autobuild task` does.
+#[test]
+fn a_feature_finds_a_task_that_sits_directly_in_the_guardkit_tasks_folder() {
+    let project = Project::new().behaviour("TASK-TOP", "echo top > top.txt");
+    project.write(
+        ".guardkit/tasks/TASK-TOP-at-the-top.md",
+        "---\nid: TASK-TOP\ntitle: Task at the top\n---\n# Task at the top\n\n## Acceptance Criteria\n1. [ ] top.txt exists `verify: test -f top.txt`\n",
+    );
+    project.write(
+        ".guardkit/features/FEAT-TOP.yaml",
+        "feature:\n  id: FEAT-TOP\n  name: One task at the top\ntasks:\n  - id: TASK-TOP\n",
+    );
+    let project = project.commit();
+
+    let plan = project.run(&["feature", "FEAT-TOP", "--dry-run"]);
+
+    assert_exit(&plan, 0);
+    assert!(String::from_utf8_lossy(&plan.stdout).contains("TASK-TOP"));
+    let output = project.run(&["feature", "FEAT-TOP", "--auto-merge", "--max-turns", "1"]);
+    assert_exit(&output, 0);
+    assert!(project.show("main", "top.txt").is_some());
+}

@@ -72,9 +72,16 @@ pub struct InvalidTask {
     pub meant_as_task: bool,
 }
 
-/// Parses every `*.md` file under the [`search_dirs`], in path order.
+/// Parses every `*.md` file under the [`search_dirs`] and directly in `.guardkit/tasks/`
+/// (GuardKit's own layout keeps active tasks there), in path order: the tasks a feature can
+/// name are the ones `autobuild task` finds.
 pub fn list_tasks(root: &Path) -> Result<TaskScan, Error> {
-    scan(root, &search_dirs(root))
+    let mut files = Vec::new();
+    for dir in search_dirs(root) {
+        collect_markdown(&dir, &mut files)?;
+    }
+    collect_markdown_in(&root.join(".guardkit").join("tasks"), &mut files)?;
+    Ok(scan_files(root, files))
 }
 
 /// Where task `id` sits on a GuardKit board: the state folder of the copy that counts, and that
@@ -92,15 +99,6 @@ pub fn board_state(root: &Path, id: &str) -> Option<(String, PathBuf)> {
         (0, _) => None,
         (_, state) => Some((state, shown(root, &path))),
     }
-}
-
-/// Parses every `*.md` file under `dirs`, in path order.
-fn scan(root: &Path, dirs: &[PathBuf]) -> Result<TaskScan, Error> {
-    let mut files = Vec::new();
-    for dir in dirs {
-        collect_markdown(dir, &mut files)?;
-    }
-    Ok(scan_files(root, files))
 }
 
 /// Every `*.md` file a lookup by id considers, in path order: the [`search_dirs`], GuardKit's
