@@ -267,6 +267,13 @@ fn extract_verify(text: &str) -> Result<(String, Option<String>), String> {
         .filter(|span| verify_command(span.content).is_some())
         .collect();
     match verify_spans.as_slice() {
+        // An opening backtick before `verify:` that no span closes: without this the command
+        // would silently become text the reviewer judges.
+        [] if opens_unclosed_verify(text) => Err(
+            "the `verify:` span has no closing backtick, so it is not a command; end the command \
+             with a backtick (`verify: <command>`)"
+                .to_string(),
+        ),
         [] => Ok((text.to_string(), None)),
         [span] => {
             let command = verify_command(span.content).unwrap_or_default();
@@ -287,6 +294,15 @@ fn extract_verify(text: &str) -> Result<(String, Option<String>), String> {
                 .to_string(),
         ),
     }
+}
+
+/// Whether `text` has a backtick directly before `verify:` (any case) outside every code span.
+fn opens_unclosed_verify(text: &str) -> bool {
+    let spans = code_spans(text);
+    let lower = text.to_ascii_lowercase();
+    lower
+        .match_indices("`verify:")
+        .any(|(at, _)| !spans.iter().any(|span| span.start <= at && at < span.end))
 }
 
 /// The command of a `verify:` span's content, trimmed.

@@ -304,7 +304,7 @@ fn missing_or_empty_criteria_are_errors() {
 #[test]
 fn every_problem_of_a_file_is_reported_in_order() {
     let err = first_error(
-        "---\nid: bad/id\ncomplexity: 11\ndependencies: TASK-2\ntask_type: 5\n---\n## Acceptance Criteria\n- AC-001: a\n- AC-001: b\n- [ ]\n- `verify: a` and `verify: b`\n- `verify:`\n",
+        "---\nid: bad/id\ncomplexity: 11\ndependencies: TASK-2\ntask_type: 5\n---\n## Acceptance Criteria\n- AC-001: a\n- AC-001: b\n- [ ]\n- `verify: a` and `verify: b`\n- `verify:`\n- prints it `verify: sh -c 'test -f x'\n",
     );
     let headers: Vec<&str> = err.lines().filter(|l| l.starts_with("TASK.md:")).collect();
     let expected = [
@@ -316,6 +316,7 @@ fn every_problem_of_a_file_is_reported_in_order() {
         "TASK.md:10:1: empty acceptance criterion",
         "TASK.md:11:1: a criterion may have only one `verify:` command",
         "TASK.md:12:1: the `verify:` span has no command",
+        "TASK.md:13:1: the `verify:` span has no closing backtick",
     ];
     assert_eq!(headers.len(), expected.len(), "{err}");
     for (header, want) in headers.iter().zip(expected) {
