@@ -333,7 +333,14 @@ fn not_found(root: &Path, id: &str, scan: &TaskScan) -> Error {
         .iter()
         .filter(|t| t.meant_as_task && t.id.is_none())
         .collect();
-    let help = if !broken.is_empty() {
+    // Nothing is set up here yet: the way on is `init`, not a search path.
+    let uninitialized =
+        known.is_empty() && scan.invalid.is_empty() && !Layout::new(root).dir().exists();
+    let help = if uninitialized {
+        "this repository has no .autobuild/ yet: run `autobuild init` to set it up (it writes \
+         the config with the detected check and an example task)"
+            .to_string()
+    } else if !broken.is_empty() {
         format!(
             "fix the task file{} above, then run the command again (searched {})",
             if broken.len() == 1 { "" } else { "s" },
