@@ -834,3 +834,45 @@ fn a_tool_using_anthropic_session_reads_its_conversation_from_the_prompt_cache()
     println!("anthropic session: input billed at {ratio:.2}x of uncached ({uncached} bytes sent)");
     assert!(ratio <= 0.35, "{ratio:.2}x");
 }
+
+/// Issue 46: OpenAI-compatible requests carry a `prompt_cache_key` (one per task and role), so
+/// a caching server routes a role's requests to the same cache; a server that refuses the
+/// field is asked again without it, and not asked with it again in the run.
+#[test]
+fn a_server_that_refuses_the_prompt_cache_key_is_asked_without_it() {
+    let dirs = Dirs::new();
+    let verdict = json!({"decision": "approve", "summary": "fine", "issues": [], "criteria": []});
+    let refusal = Response::json(
+        400,
+        json!({"error": {
+            "message": "Unrecognized request argument supplied: prompt_cache_key",
+            "type": "invalid_request_error", "param": null, "code": null,
+        }}),
+    );
+    let server = Server::start(
+        vec![
+            refusal,
+            openai_text(&verdict.to_string()),
+            openai_text(&verdict.to_string()),
+        ],
+        &[],
+    );
+    let call = Call::new(&dirs);
+    let outcome = call.invoke(&openai(), &coach("openai", &server.base_url()));
+    assert_eq!(outcome.status, AgentStatus::Succeeded, "{outcome:?}");
+    let outcome = call.invoke(&openai(), &coach("openai", &server.base_url()));
+    assert_eq!(outcome.status, AgentStatus::Succeeded, "{outcome:?}");
+    let posts = server.posts();
+    assert_eq!(
+        posts.len(),
+        3,
+        "the refusal is not retried as a server fault"
+    );
+    let key = posts[0].body["prompt_cache_key"].as_str().unwrap();
+    assert!(key.starts_with("autobuild:TASK-1:"), "task and role: {key}");
+    assert!(posts[1].body.get("prompt_cache_key").is_none());
+    assert!(
+        posts[2].body.get("prompt_cache_key").is_none(),
+        "remembered for the rest of the run"
+    );
+}

@@ -1,6 +1,7 @@
 //! What a server was found to take, remembered for the rest of the run (this process) so later
-//! invocations do not ask again: how a verdict may be asked for (module `format`) and whether
-//! answers may be streamed (module `stream`). Keyed by `base_url` and model.
+//! invocations do not ask again: how a verdict may be asked for (module `format`), whether
+//! answers may be streamed (module `stream`) and whether it takes `prompt_cache_key`. Keyed by
+//! `base_url` and model.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
@@ -12,6 +13,8 @@ use super::format::Format;
 pub struct Accepts {
     pub format: Format,
     pub stream: bool,
+    /// `prompt_cache_key` (OpenAI's prompt-cache routing).
+    pub cache_key: bool,
 }
 
 impl Default for Accepts {
@@ -19,6 +22,7 @@ impl Default for Accepts {
         Accepts {
             format: Format::JsonSchema,
             stream: true,
+            cache_key: true,
         }
     }
 }
@@ -55,6 +59,7 @@ mod tests {
         let less = Accepts {
             format: Format::JsonObject,
             stream: false,
+            cache_key: false,
         };
         remember(url, "m", less);
         assert_eq!(of(url, "m"), less);

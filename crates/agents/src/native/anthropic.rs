@@ -207,6 +207,7 @@ mod tests {
             max_tokens: Some(8192),
             tool_choice: Some(ToolChoice::Required),
             stream: false,
+            cache_key: None,
         });
         // Without tools of its own, the role is not forced to call one.
         assert!(body.get("tool_choice").is_none(), "{body}");

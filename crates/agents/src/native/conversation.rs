@@ -72,6 +72,9 @@ pub struct Exchange<'a> {
     /// Ask for the answer as a stream of events (the OpenAI dialect's `stream`, module
     /// `stream`), so the idle watchdog sees each token.
     pub stream: bool,
+    /// The OpenAI dialect's `prompt_cache_key`: requests of one role share it, so a server
+    /// that caches prompts routes them to the same cache; `None`: nothing is sent.
+    pub cache_key: Option<&'a str>,
 }
 
 /// A number from a JSON path, 0 when absent.

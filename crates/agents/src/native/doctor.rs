@@ -67,6 +67,7 @@ fn format_finding(subject: &str, endpoint: &Endpoint) -> Finding {
             max_tokens: Some(1),
             tool_choice: None,
             stream: false,
+            cache_key: None,
         });
         let request = http::Request {
             method: "POST",

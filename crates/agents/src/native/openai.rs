@@ -55,6 +55,9 @@ pub fn request_body(exchange: &Exchange<'_>) -> Value {
     if let Some(limit) = exchange.max_tokens {
         body["max_tokens"] = json!(limit);
     }
+    if let Some(key) = exchange.cache_key {
+        body["prompt_cache_key"] = json!(key);
+    }
     if !exchange.tools.is_empty() {
         body["tools"] = exchange
             .tools
@@ -225,7 +228,9 @@ mod tests {
             max_tokens: Some(512),
             tool_choice: Some(ToolChoice::Required),
             stream: true,
+            cache_key: Some("autobuild:T:coach"),
         });
+        assert_eq!(body["prompt_cache_key"], "autobuild:T:coach");
         // One tool: forced by name.
         assert_eq!(
             body["tool_choice"],
@@ -299,6 +304,7 @@ mod tests {
             max_tokens: Some(1),
             tool_choice: None,
             stream: false,
+            cache_key: None,
         }
     }
 }

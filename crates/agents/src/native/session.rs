@@ -150,6 +150,8 @@ impl Session<'_> {
         let mut last_text = String::new();
         let (base_url, model) = (&self.endpoint.base_url, &self.endpoint.model);
         let mut accepts = accepts::of(base_url, model);
+        // One key per task and role: their prompts share the longest prefixes.
+        let cache_key = format!("autobuild:{}:{}", self.req.task_id, self.req.role_name);
         // The next answer is asked for whole, because its stream broke.
         let mut unstreamed = false;
         if self.verdict_schema.is_some() && accepts.format != Format::JsonSchema {
@@ -171,6 +173,8 @@ impl Session<'_> {
                     _ => ToolChoice::Auto,
                 }),
                 stream: accepts.stream && self.dialect == Dialect::OpenAi && !unstreamed,
+                cache_key: (accepts.cache_key && self.dialect == Dialect::OpenAi)
+                    .then_some(cache_key.as_str()),
             });
             let reply = match self.ask(&body, cancel) {
                 Ok(reply) => reply,
@@ -203,6 +207,16 @@ impl Session<'_> {
                 Err(Asked::StreamBroken(why)) => {
                     let status = self.failed(AgentErrorClass::ApiError, why);
                     return self.outcome(status, last_text, None);
+                }
+                Err(Asked::CacheKeyRefused) => {
+                    accepts.cache_key = false;
+                    accepts::remember(&self.endpoint.base_url, &self.endpoint.model, accepts);
+                    self.transcript.record(&json!({
+                        "event": "cache_key_fallback",
+                        "turn": self.spent.turns + 1,
+                        "note": "the server does not take `prompt_cache_key`: asked without",
+                    }));
+                    continue;
                 }
                 Err(Asked::StreamRefused) => {
                     accepts.stream = false;

@@ -23,6 +23,8 @@ pub(super) enum Asked {
     FormatRefused,
     /// The server does not take `stream`: ask again without.
     StreamRefused,
+    /// The server does not take `prompt_cache_key`: ask again without.
+    CacheKeyRefused,
     /// The stream ended before the answer did, which says nothing of why (llama-cpp-python
     /// ends it so when the prompt does not fit in the context): ask this answer again without
     /// streaming, whose error answer says why.
@@ -197,6 +199,12 @@ impl Read {
         }
         if body.get("stream").is_some() && stream::refused(status, text) {
             return Read::Refused(Asked::StreamRefused);
+        }
+        if body.get("prompt_cache_key").is_some()
+            && status >= 400
+            && text.to_lowercase().contains("prompt_cache_key")
+        {
+            return Read::Refused(Asked::CacheKeyRefused);
         }
         let verdict = failure::classify(status, text);
         Read::Problem(Problem {
