@@ -38,6 +38,14 @@ pub fn cited_tests(evidence: &str) -> Vec<String> {
     names
 }
 
+/// Whether any `met` criterion of `verdict` cites a test: only then is anything to check.
+pub fn cites_tests(verdict: &Verdict) -> bool {
+    verdict
+        .criteria
+        .iter()
+        .any(|c| c.status == CriterionStatus::Met && !cited_tests(&c.evidence).is_empty())
+}
+
 /// The problems of `verdict`'s `met` criteria whose evidence cites tests none of which
 /// `exists`: one [`Problem::CitedMissingTests`] per such criterion.
 pub fn missing_citations(verdict: &Verdict, exists: &dyn Fn(&str) -> bool) -> Vec<Problem> {

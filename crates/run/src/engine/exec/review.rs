@@ -103,8 +103,19 @@ pub(super) fn run_reader(
         })
         .collect();
     let mut retried = false;
-    // Read before the reviewer runs; `None` (unreadable) checks no citation.
-    let tests = test_files(cx);
+    // Read only for a verdict that cites tests, and before the reviewer could change them
+    // (it cannot: read-only, audited); `None` (unreadable) checks no citation.
+    let test_files_now = std::cell::OnceCell::new();
+    let (plan, checkout, checkpoint) = (
+        cx.plan,
+        cx.state.worktree.clone(),
+        cx.state.last_checkpoint.clone(),
+    );
+    let tests = || {
+        test_files_now
+            .get_or_init(|| test_files(plan, &checkout, checkpoint.as_deref()))
+            .clone()
+    };
     review.leftovers = super::leftovers::mark_for_audit(cx);
     let (invocation, verdict, verdict_error) = match review.run(cx, &prompt)? {
         Reviewed::Stop(done) => return Ok(done),
@@ -113,48 +124,46 @@ pub(super) fn run_reader(
             (invocation, verdict, Some(reason))
         }
         Reviewed::Answered(invocation) if !wants_verdict => (invocation, None, None),
-        Reviewed::Answered(invocation) => {
-            match judge(&invocation.outcome, &criteria, tests.as_deref()) {
-                Ok(verdict) => (invocation, Some(verdict), None),
-                Err(Unusable::AgentFailed { reason, note }) => (
-                    invocation,
-                    Some(verdict::failed_agent_verdict(&note)),
-                    Some(reason),
-                ),
-                Err(Unusable::Invalid(error)) => {
-                    retried = true;
-                    let retry = verdict::retry_prompt(
-                        &prompt,
-                        &error,
-                        &previous_answer(&invocation.outcome),
-                        &criteria,
-                    );
-                    match review.run(cx, &retry)? {
-                        Reviewed::Stop(done) => return Ok(done),
-                        Reviewed::Failed(invocation, reason) => (
-                            invocation,
-                            Some(verdict::failed_agent_verdict(&reason)),
-                            Some(reason),
-                        ),
-                        Reviewed::Answered(invocation) => {
-                            match judge(&invocation.outcome, &criteria, tests.as_deref()) {
-                                Ok(verdict) => (invocation, Some(verdict), None),
-                                Err(Unusable::AgentFailed { reason, note }) => (
-                                    invocation,
-                                    Some(verdict::failed_agent_verdict(&note)),
-                                    Some(reason),
-                                ),
-                                Err(Unusable::Invalid(error)) => (
-                                    invocation,
-                                    Some(verdict::fallback_verdict(&error)),
-                                    Some(error.to_string()),
-                                ),
-                            }
+        Reviewed::Answered(invocation) => match judge(&invocation.outcome, &criteria, &tests) {
+            Ok(verdict) => (invocation, Some(verdict), None),
+            Err(Unusable::AgentFailed { reason, note }) => (
+                invocation,
+                Some(verdict::failed_agent_verdict(&note)),
+                Some(reason),
+            ),
+            Err(Unusable::Invalid(error)) => {
+                retried = true;
+                let retry = verdict::retry_prompt(
+                    &prompt,
+                    &error,
+                    &previous_answer(&invocation.outcome),
+                    &criteria,
+                );
+                match review.run(cx, &retry)? {
+                    Reviewed::Stop(done) => return Ok(done),
+                    Reviewed::Failed(invocation, reason) => (
+                        invocation,
+                        Some(verdict::failed_agent_verdict(&reason)),
+                        Some(reason),
+                    ),
+                    Reviewed::Answered(invocation) => {
+                        match judge(&invocation.outcome, &criteria, &tests) {
+                            Ok(verdict) => (invocation, Some(verdict), None),
+                            Err(Unusable::AgentFailed { reason, note }) => (
+                                invocation,
+                                Some(verdict::failed_agent_verdict(&note)),
+                                Some(reason),
+                            ),
+                            Err(Unusable::Invalid(error)) => (
+                                invocation,
+                                Some(verdict::fallback_verdict(&error)),
+                                Some(error.to_string()),
+                            ),
                         }
                     }
                 }
             }
-        }
+        },
     };
     let Review {
         mut violation,
@@ -456,7 +465,7 @@ fn previous_answer(outcome: &AgentOutcome) -> String {
 fn judge(
     outcome: &AgentOutcome,
     criteria: &[verdict::TaskCriterion],
-    tests: Option<&[(String, String)]>,
+    tests: &dyn Fn() -> Option<Vec<(String, String)>>,
 ) -> Result<Verdict, Unusable> {
     if !outcome.status.is_success() {
         // The agent's error (a server's answer body, with its file paths) is infrastructure,
@@ -481,7 +490,10 @@ fn judge(
     )
     .map_err(Unusable::Invalid)?;
     // Evidence that cites tests nobody wrote is no evidence: the reviewer is asked again.
-    let Some(tests) = tests else {
+    if !verdict::evidence::cites_tests(&verdict) {
+        return Ok(verdict);
+    }
+    let Some(tests) = tests() else {
         return Ok(verdict);
     };
     let problems = verdict::evidence::missing_citations(&verdict, &|name| {
@@ -501,10 +513,14 @@ fn judge(
 /// The test files of the checkpoint (`TestPaths`), each path with its text, for checking the
 /// tests a verdict cites (at most [`CITED_TESTS_LIMIT`] bytes in all; `None` where they cannot
 /// be read, so no citation is refused for the runner's own failure).
-fn test_files(cx: &RunCx) -> Option<Vec<(String, String)>> {
-    let tests = cx.plan.test_paths().ok()?;
-    let head = git2::Oid::from_str(cx.state.last_checkpoint.as_deref()?).ok()?;
-    let files = git::task_repo::hidden_files(&cx.state.worktree, head, tests.set()).ok()?;
+fn test_files(
+    plan: &crate::engine::plan::Plan,
+    worktree: &Path,
+    checkpoint: Option<&str>,
+) -> Option<Vec<(String, String)>> {
+    let tests = plan.test_paths().ok()?;
+    let head = git2::Oid::from_str(checkpoint?).ok()?;
+    let files = git::task_repo::hidden_files(worktree, head, tests.set()).ok()?;
     let mut total = 0usize;
     Some(
         files
