@@ -92,12 +92,30 @@ pub fn run(json: bool, quiet: bool) -> Result<u8, Error> {
     if !json && !quiet {
         ui::line(&format!(
             "\nRun records (prompts, transcripts, verdicts, check logs, report.md, report.html):\n  {}\n\
-             Look around: `cd {} && autobuild status {TASK}`",
+             Look around: `cd {} && {} status {TASK}`\n\
+             The directory is kept for that; remove it when done: `rm -rf {}`",
             dir.join(".autobuild/runs").join(TASK).display(),
+            dir.display(),
+            program(),
             dir.display()
         ));
     }
     Ok(outcome.exit_code())
+}
+
+/// How to call this program again: `autobuild` when that is what PATH finds, else its path
+/// (`cargo run` puts nothing on PATH).
+fn program() -> String {
+    let this = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.canonicalize().ok());
+    let on_path = which::which("autobuild")
+        .ok()
+        .and_then(|p| p.canonicalize().ok());
+    match this {
+        Some(this) if on_path.as_ref() != Some(&this) => this.display().to_string(),
+        _ => "autobuild".to_string(),
+    }
 }
 
 fn write_project(dir: &Path) -> Result<(), Error> {
