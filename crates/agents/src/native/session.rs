@@ -182,12 +182,7 @@ impl Session<'_> {
                 Err(Asked::FormatRefused) => {
                     // A refused `Plain` has no `response_format`, so is never `FormatRefused`.
                     accepts.format = accepts.format.next().unwrap_or(Format::Plain);
-                    accepts::remember(&self.endpoint.base_url, &self.endpoint.model, accepts);
-                    self.transcript.record(&json!({
-                        "event": "format_fallback",
-                        "turn": self.spent.turns + 1,
-                        "note": accepts.format.note(),
-                    }));
+                    self.fall_back(accepts, "format_fallback", accepts.format.note());
                     self.spent
                         .notes
                         .retain(|note| !note.contains("response_format"));
@@ -210,22 +205,20 @@ impl Session<'_> {
                 }
                 Err(Asked::CacheKeyRefused) => {
                     accepts.cache_key = false;
-                    accepts::remember(&self.endpoint.base_url, &self.endpoint.model, accepts);
-                    self.transcript.record(&json!({
-                        "event": "cache_key_fallback",
-                        "turn": self.spent.turns + 1,
-                        "note": "the server does not take `prompt_cache_key`: asked without",
-                    }));
+                    self.fall_back(
+                        accepts,
+                        "cache_key_fallback",
+                        "the server does not take `prompt_cache_key`: asked without",
+                    );
                     continue;
                 }
                 Err(Asked::StreamRefused) => {
                     accepts.stream = false;
-                    accepts::remember(&self.endpoint.base_url, &self.endpoint.model, accepts);
-                    self.transcript.record(&json!({
-                        "event": "stream_fallback",
-                        "turn": self.spent.turns + 1,
-                        "note": "the server does not take `stream`: answers are asked for whole",
-                    }));
+                    self.fall_back(
+                        accepts,
+                        "stream_fallback",
+                        "the server does not take `stream`: answers are asked for whole",
+                    );
                     continue;
                 }
             };
@@ -332,6 +325,17 @@ impl Session<'_> {
             });
             messages.push(Message::Results(results));
         }
+    }
+
+    /// Remembers what the server was found to take, now `accepts`, for the rest of the run,
+    /// and records the step down as `event` in the transcript.
+    fn fall_back(&mut self, accepts: accepts::Accepts, event: &str, note: &str) {
+        accepts::remember(&self.endpoint.base_url, &self.endpoint.model, accepts);
+        self.transcript.record(&json!({
+            "event": event,
+            "turn": self.spent.turns + 1,
+            "note": note,
+        }));
     }
 
     /// Adds an answer's tokens and cost, and records the answer.

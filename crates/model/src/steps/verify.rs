@@ -108,13 +108,7 @@ fn with_results(mut result: CheckResult, check: &CheckSpec, worktree: &Path) -> 
     let Some(relative) = &check.results else {
         return result;
     };
-    let read = worktree_file::read(worktree, relative, RESULTS_LIMIT)
-        .map_err(|e| e.to_string())
-        .and_then(|bytes| {
-            test_results::read_junit(&String::from_utf8_lossy(&bytes))
-                .map_err(|e| format!("`{relative}` is not a JUnit XML report: {e}"))
-        });
-    match read {
+    match junit_in(worktree, relative) {
         Ok(results) => result.tests = Some(results.tally()),
         Err(why) => {
             let why = format!("the results file: {why}");
@@ -141,13 +135,18 @@ pub fn test_results_of(
     dir: &Path,
 ) -> Option<test_results::TestResults> {
     match &check.results {
-        Some(relative) => worktree_file::read(dir, relative, RESULTS_LIMIT)
-            .ok()
-            .and_then(|bytes| test_results::read_junit(&String::from_utf8_lossy(&bytes)).ok()),
+        Some(relative) => junit_in(dir, relative).ok(),
         None => read_log(&result.log_path)
             .ok()
             .and_then(|text| test_results::read_output(&text)),
     }
+}
+
+/// The JUnit XML results file `relative` in `dir`, or why it cannot be read.
+fn junit_in(dir: &Path, relative: &str) -> Result<test_results::TestResults, String> {
+    let bytes = worktree_file::read(dir, relative, RESULTS_LIMIT).map_err(|e| e.to_string())?;
+    test_results::read_junit(&String::from_utf8_lossy(&bytes))
+        .map_err(|e| format!("`{relative}` is not a JUnit XML report: {e}"))
 }
 
 /// The result of a check that ran.

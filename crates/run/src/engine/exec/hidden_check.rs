@@ -67,12 +67,12 @@ pub fn run(
         if file.symlink_metadata().is_ok() {
             remove(&file)?;
         }
-        fs::write(&file, content).map_err(|e| Error::io("cannot write", &file, e))?;
-        if executable {
-            use std::os::unix::fs::PermissionsExt;
-            fs::set_permissions(&file, fs::Permissions::from_mode(0o755))
-                .map_err(|e| Error::io("cannot make executable", &file, e))?;
-        }
+        let content = git::BaseContent {
+            bytes: content,
+            executable,
+            symlink: false,
+        };
+        super::oracle::write_base_file(&file, &content)?;
     }
     // A pytest section the player put in a build file does not configure the oracle either.
     let (fork, head) = super::fork_and_checkpoint(cx)?;

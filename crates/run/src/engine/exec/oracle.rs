@@ -102,7 +102,8 @@ pub fn prepare(cx: &mut RunCx) -> Result<Option<Outcome>, Error> {
             "running the base's tests for the base oracle"
         );
         let worktree = cx.state.worktree.clone();
-        let copy = prepared_copy(cx, &worktree, &base, &head, Overlay::Everything)?;
+        let changed = git::base_versions(&worktree, &base, &head, &|_| true)?;
+        let copy = prepared_copy(cx, &worktree, &changed, Overlay::Everything)?;
         let results = run_in(cx, &copy, &missing, "baseline_")?;
         for (spec, result) in missing.iter().zip(&results) {
             runs.push(BaseRun {
@@ -190,9 +191,14 @@ pub fn judge_turn(
     let tests = cx.plan.test_paths()?;
     let (base, head) = super::fork_and_checkpoint(cx)?;
     // A build file counts: it may configure the tests (a pytest section, a test target).
-    let touched = !git::base_versions(&worktree, &base, &head, &|p| tests.contains(p))?.is_empty();
-    let oracle_runs: Vec<Option<model::steps::test_results::TestResults>> = if touched {
-        let copy = prepared_copy(cx, &worktree, &base, &head, Overlay::Tests(&tests))?;
+    let changed = git::base_versions(&worktree, &base, &head, &|p| tests.contains(p))?;
+    let touched = !changed.is_empty();
+    let players: Vec<Option<model::steps::test_results::TestResults>> = pairs
+        .iter()
+        .map(|(spec, _, at)| test_results_of(spec, &results[*at], &worktree))
+        .collect();
+    let oracle_runs = if touched {
+        let copy = prepared_copy(cx, &worktree, &changed, Overlay::Tests(&tests))?;
         let to_run: Vec<CheckSpec> = pairs.iter().map(|(spec, _, _)| (*spec).clone()).collect();
         let prefix = format!("{}turn_{}_oracle_", cx.file_label(""), cx.turn_number());
         let ran = run_in(cx, &copy, &to_run, &prefix)?;
@@ -204,20 +210,17 @@ pub fn judge_turn(
         super::hidden_check::remove(&copy)?;
         read
     } else {
-        pairs
-            .iter()
-            .map(|(spec, _, at)| test_results_of(spec, &results[*at], &worktree))
-            .collect()
+        // The same tree: the player's run is the oracle run.
+        players.clone()
     };
     if cx.cancel.is_cancelled() {
         return Ok(());
     }
     let allowed = cx.plan.task.tests_may_change.clone();
-    for ((spec, base, at), now) in pairs.iter().zip(oracle_runs) {
+    for (((_, base, at), now), player) in pairs.iter().zip(oracle_runs).zip(players) {
         let Usable::Judges(base_results) = base.usable() else {
             continue;
         };
-        let player = test_results_of(spec, &results[*at], &worktree);
         let judgement = oracle::judge(base_results, now.as_ref(), player.as_ref(), &|id| {
             oracle::may_change(&allowed, id)
         });
@@ -259,21 +262,20 @@ impl Overlay<'_> {
     }
 }
 
-/// A fresh copy of `worktree` (at `head`) in the run directory where every path that differs
-/// from `base` and that `overlay` takes is as the base has it.
+/// A fresh copy of `worktree` in the run directory where every path of `changed` (the paths
+/// that differ from the base, as the base has them) that `overlay` takes is as the base has it.
 fn prepared_copy(
     cx: &RunCx,
     worktree: &Path,
-    base: &str,
-    head: &str,
+    changed: &[git::BaseFile],
     overlay: Overlay<'_>,
 ) -> Result<PathBuf, Error> {
     let copy = cx.paths.dir.join(COPY_DIR);
     super::hidden_check::remove(&copy)?;
     super::hidden_check::copy_dir(worktree, &copy, Path::new(""), &globset::GlobSet::empty())?;
-    for file in git::base_versions(worktree, base, head, &|path| overlay.takes(path))? {
+    for file in changed.iter().filter(|f| overlay.takes(&f.path)) {
         let target = copy.join(&file.path);
-        match file.content {
+        match &file.content {
             None if overlay.removes_new(&file.path) => super::hidden_check::remove(&target)?,
             None => {}
             Some(content) => {
@@ -286,12 +288,12 @@ fn prepared_copy(
                     fs::create_dir_all(parent)
                         .map_err(|e| Error::io("cannot create", parent, e))?;
                 }
-                write_base_file(&target, &content)?;
+                write_base_file(&target, content)?;
             }
         }
     }
     if let Overlay::Tests(_) = overlay {
-        pin_pytest_config(worktree, base, head, &copy)?;
+        pin_pytest_in(changed, &copy)?;
     }
     Ok(copy)
 }
@@ -320,12 +322,19 @@ pub(super) fn pin_pytest_config(
     head: &str,
     copy: &Path,
 ) -> Result<(), Error> {
-    let ini = copy.join("pytest.ini");
-    if ini.symlink_metadata().is_ok() {
-        return Ok(());
-    }
     let changed = git::base_versions(worktree, base, head, &|p| PYTEST_BUILD_FILES.contains(&p))?;
-    if changed.is_empty() {
+    pin_pytest_in(&changed, copy)
+}
+
+/// [`pin_pytest_config`] with the paths that differ from the base already read (`changed` may
+/// hold other paths too).
+fn pin_pytest_in(changed: &[git::BaseFile], copy: &Path) -> Result<(), Error> {
+    let ini = copy.join("pytest.ini");
+    if ini.symlink_metadata().is_ok()
+        || !changed
+            .iter()
+            .any(|f| PYTEST_BUILD_FILES.contains(&f.path.as_str()))
+    {
         return Ok(());
     }
     let read = |name: &str| -> Option<String> {
@@ -356,7 +365,8 @@ pub(super) fn pin_pytest_config(
     Ok(())
 }
 
-fn write_base_file(target: &Path, content: &git::BaseContent) -> Result<(), Error> {
+/// Writes `content` (a file as the base has it) at `target`, which does not exist.
+pub(super) fn write_base_file(target: &Path, content: &git::BaseContent) -> Result<(), Error> {
     if content.symlink {
         let link = String::from_utf8_lossy(&content.bytes).into_owned();
         return std::os::unix::fs::symlink(&link, target)
