@@ -16,7 +16,8 @@
 //! and cloned for each run into a temporary directory (`TMPDIR`); both are printed, since the
 //! file system behind them moves the figures (a turn's file creations and fsyncs cost far more
 //! on ext4 than on tmpfs). `AUTOBUILD_BENCH_TURNS` (default 10) sets the turns per run,
-//! `AUTOBUILD_BENCH_RUNS` (default 3) the runs per size, `AUTOBUILD_BENCH_BIN` another
+//! `AUTOBUILD_BENCH_RUNS` (default 3) the runs per size, `AUTOBUILD_BENCH_SANDBOX` (`off`,
+//! `bwrap`, `landlock`; default `auto`) the confinement, `AUTOBUILD_BENCH_BIN` another
 //! `autobuild` binary to measure (to compare with a saved build).
 
 use std::fs;
@@ -214,6 +215,14 @@ fn run_measured(command: &mut Command) -> (i32, i64) {
 /// A repository of `files` small files, instant agents, a trivial check. The coach asks for
 /// another turn until the last one, so every turn runs every step.
 fn make_project(root: &Path, files: usize, turns: u32) {
+    // `AUTOBUILD_BENCH_SANDBOX`: `off`, `bwrap` or `landlock` (default: `auto`).
+    let sandbox = match std::env::var("AUTOBUILD_BENCH_SANDBOX").as_deref() {
+        Ok("off") => "\n[sandbox]\nmode = \"off\"\n".to_string(),
+        Ok(backend @ ("bwrap" | "landlock")) => {
+            format!("\n[sandbox]\nmode = \"on\"\nbackend = \"{backend}\"\n")
+        }
+        _ => String::new(),
+    };
     for i in 0..files {
         let path = root.join(format!("src/d{}/f{i}.txt", i / 100));
         fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -222,7 +231,7 @@ fn make_project(root: &Path, files: usize, turns: u32) {
     write(
         root,
         ".autobuild/config.toml",
-        r#"[checks.test]
+        (r#"[checks.test]
 cmd = "true"
 
 [roles.player]
@@ -232,7 +241,10 @@ command = ["sh", "-c", "echo \"$AUTOBUILD_TURN\" > progress.txt; echo done"]
 [roles.coach]
 agent = "command"
 command = ["sh", ".autobuild/coach.sh"]
-"#,
+"#
+        .to_string()
+            + &sandbox)
+            .as_str(),
     );
     write(
         root,

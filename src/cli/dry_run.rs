@@ -294,18 +294,24 @@ fn render_sandbox(out: &mut String, plan: &Plan) {
     let line = match &plan.sandbox {
         Effective::Off(why) => format!("off ({why})"),
         Effective::On(sandbox) => {
+            let tmp = match sandbox.backend {
+                sandbox::Backend::Bwrap { .. } => "a private /tmp",
+                sandbox::Backend::Landlock { .. } => "a private TMPDIR",
+            };
             let mut writable = vec![
                 "the worktree".to_string(),
                 "its git index, objects and task branch".to_string(),
                 "the run's scratch/".to_string(),
-                "a private /tmp".to_string(),
+                tmp.to_string(),
             ];
             writable.extend(sandbox.declared.iter().cloned());
             format!(
-                "on ({}, {}): agents and checks may write only {}; the rest is read-only",
-                sandbox.version,
-                sandbox.bwrap.display(),
-                writable.join(", ")
+                "on ({}: {}): agents and checks may write only {}; the rest is read-only; \
+                 network \"{}\"",
+                sandbox.backend.name(),
+                sandbox.backend,
+                writable.join(", "),
+                sandbox.network.as_str()
             )
         }
     };

@@ -318,10 +318,11 @@ const CONFIG_TAIL: &str = r#"# More checks; a profile requires them as "checks.<
 # require = ["checks.test", "criteria", "coach"]
 # coverage = 80                   # minimum line coverage in percent; needs [coverage] above
 
-# OS confinement of the agents and checks (Linux, bubblewrap; README "Sandbox"): they may write
-# only the worktree, its git files, the run's scratch/, a private /tmp and these paths.
+# OS confinement of the agents and checks (Linux: bubblewrap or Landlock; README "Sandbox"): they
+# may write only the worktree, its git files, the run's scratch/, a private /tmp and these paths.
 # [sandbox]
-# mode = "auto"                   # auto: on where bwrap works, else a warning | on | off
+# mode = "auto"                   # auto: on where a backend works, else a warning | on | off
+# network = "ip"                  # ip: no Unix sockets (docker.sock, ssh-agent) | host | none
 # writable = ["~/.cache"]         # e.g. build caches: ~/.cargo/registry, ~/.npm
 "#;
 

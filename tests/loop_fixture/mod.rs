@@ -64,6 +64,7 @@ pub struct Project {
     extra_config: String,
     /// `[sandbox] mode`, when the test sets one.
     sandbox_mode: Option<String>,
+    sandbox_backend: Option<String>,
     /// `[sandbox] writable` beyond the [`Project::outside`] directory.
     writable: Vec<String>,
     /// Whether the test asked for [`Project::outside`]: only then is that directory (whose path
@@ -93,6 +94,7 @@ impl Project {
             test_cmd: "sh tests/run.sh".into(),
             extra_config: String::new(),
             sandbox_mode: None,
+            sandbox_backend: None,
             writable: Vec::new(),
             outside_used: std::cell::Cell::new(false),
             env: Vec::new(),
@@ -181,6 +183,13 @@ impl Project {
         self
     }
 
+    /// `[sandbox] backend` (`bwrap` with `AUTOBUILD_BWRAP` naming none: a machine where
+    /// nothing confines).
+    pub fn sandbox_backend(mut self, backend: &str) -> Project {
+        self.sandbox_backend = Some(backend.into());
+        self
+    }
+
     /// One more `[sandbox] writable` entry.
     pub fn writable(mut self, path: &str) -> Project {
         self.writable.push(path.into());
@@ -203,7 +212,13 @@ impl Project {
             .sandbox_mode
             .as_ref()
             .map(|mode| format!("mode = {mode:?}\n"))
-            .unwrap_or_default();
+            .into_iter()
+            .chain(
+                self.sandbox_backend
+                    .as_ref()
+                    .map(|backend| format!("backend = {backend:?}\n")),
+            )
+            .collect::<String>();
         if mode.is_empty() && writable.is_empty() {
             return String::new();
         }

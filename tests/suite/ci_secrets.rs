@@ -37,7 +37,7 @@ fn seen(file: &std::path::Path) -> (String, String) {
 #[test]
 #[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
 fn a_sandboxed_agent_finds_no_ci_token_in_its_environment_or_in_proc() {
-    crate::support::require_bwrap();
+    crate::support::require_sandbox();
     let (project, file) = project("on");
 
     let output = project.run(&["task", TASK, "--no-merge"]);

@@ -206,7 +206,7 @@ fn killed_while_deleting_the_branch() {
 #[test]
 #[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
 fn killed_before_a_sandboxed_steps_objects_are_imported() {
-    crate::support::require_bwrap();
+    crate::support::require_sandbox();
     let project = Project::new_in(&outside_system_tmp())
         .sandbox_mode("on")
         .player("player_commits.sh")

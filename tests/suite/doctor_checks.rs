@@ -370,7 +370,7 @@ fn claude_auth_status_decides_not_the_claude_json_file() {
 
 #[test]
 fn doctor_says_why_the_sandbox_is_unavailable_and_how_to_fix_it() {
-    let config = format!("{COMMAND_ROLES}\n[sandbox]\nmode = \"on\"\n");
+    let config = format!("{COMMAND_ROLES}\n[sandbox]\nmode = \"on\"\nbackend = \"bwrap\"\n");
     // A bwrap like Debian's where unprivileged user namespaces are switched off.
     let repo = Repo::new(&config).program(
         "bwrap",
@@ -406,9 +406,18 @@ fn doctor_reports_the_sandbox_it_would_use_and_an_off_mode() {
 
     assert!(
         text.contains(&format!(
-            "ok       sandbox: bubblewrap 0.0.0-fake ({}): agents and checks run confined (mode \"auto\")",
+            "ok       sandbox: bwrap (bubblewrap 0.0.0-fake, {}): agents and checks run confined (mode \"auto\", network \"ip\")",
             fake.display()
         )),
+        "{text}"
+    );
+
+    let misnamed = Repo::new(COMMAND_ROLES)
+        .var("AUTOBUILD_BWRAP", fake.to_str().unwrap())
+        .var("AUTOBUILD_SANDBOX_BACKEND", "bubblewrap");
+    let text = stdout(&misnamed.doctor(&[]));
+    assert!(
+        text.contains("AUTOBUILD_SANDBOX_BACKEND=`bubblewrap` is not one of auto, bwrap, landlock"),
         "{text}"
     );
 

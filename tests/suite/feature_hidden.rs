@@ -85,7 +85,7 @@ fn hidden_feature(reveal: &str) -> (Project, String, String, std::path::PathBuf)
 #[test]
 #[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
 fn a_feature_with_a_hidden_acceptance_check_lands_and_its_searching_player_finds_nothing() {
-    require_bwrap();
+    require_sandbox();
     let (project, marker, name, probe) = hidden_feature("names");
     let hidden_path = format!("tests/acceptance/{name}");
     let original = project.show("main", &hidden_path).unwrap();
@@ -245,7 +245,7 @@ fn the_dry_run_names_each_tasks_hidden_paths() {
 #[test]
 #[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
 fn an_integration_task_repairs_a_hidden_failure_it_learns_only_by_its_reveal_level() {
-    require_bwrap();
+    require_sandbox();
     let project = Project::new_in(&outside_system_tmp()).player_timeout("120s");
     let (marker, name) = hide_acceptance(
         &project,
@@ -316,7 +316,7 @@ fn an_integration_task_repairs_a_hidden_failure_it_learns_only_by_its_reveal_lev
 #[test]
 #[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
 fn tasks_with_hidden_paths_run_on_their_own_land_with_feature_land() {
-    require_bwrap();
+    require_sandbox();
     let (project, _, name, _) = hidden_feature("names");
     let hidden_path = format!("tests/acceptance/{name}");
     let original = project.show("main", &hidden_path).unwrap();

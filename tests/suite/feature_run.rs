@@ -401,7 +401,7 @@ fn a_player_forging_the_feature_branch_unconfined_lands_nothing_of_it() {
 #[test]
 #[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
 fn a_player_forging_the_feature_branch_in_the_sandbox_lands_nothing_of_it() {
-    crate::support::require_bwrap();
+    crate::support::require_sandbox();
     a_player_forging_the_feature_branch_lands_nothing_of_it(forging_feature("on"));
 }
 

@@ -23,13 +23,20 @@ fn notes(record: &Value) -> String {
     record["agent"]["notes"].to_string()
 }
 
-/// A `bwrap` that is not there, for `on` and `auto` on a machine without one.
+/// A `bwrap` that is not there, for `on` and `auto` on a machine without one; with `[sandbox]
+/// backend = "bwrap"` ([`nothing_confines`]), a machine where nothing confines (no Landlock
+/// either: macOS, an old kernel).
 const NO_BWRAP: (&str, &str) = ("AUTOBUILD_BWRAP", "/nonexistent/bwrap");
+
+/// `project` on a machine where nothing confines (with [`NO_BWRAP`]).
+fn nothing_confines(project: Project) -> Project {
+    project.sandbox_backend("bwrap")
+}
 
 #[test]
 #[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
 fn a_confined_player_writing_beside_the_repository_leaves_no_file_there() {
-    crate::support::require_bwrap();
+    crate::support::require_sandbox();
     let project = Project::new_in(&outside_tmp())
         .sandbox_mode("on")
         .player("player_writes_beside.sh")
@@ -47,7 +54,7 @@ fn a_confined_player_writing_beside_the_repository_leaves_no_file_there() {
 #[test]
 #[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
 fn a_confined_player_under_tmp_writes_beside_the_repository_into_its_private_tmp() {
-    crate::support::require_bwrap();
+    crate::support::require_sandbox();
     let project = Project::new()
         .sandbox_mode("on")
         .player("player_writes_beside.sh")
@@ -81,7 +88,7 @@ fn mode_off_behaves_as_without_a_sandbox() {
 #[test]
 #[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
 fn a_confined_player_cannot_plant_a_hook_or_an_alias_and_is_not_approved() {
-    crate::support::require_bwrap();
+    crate::support::require_sandbox();
     let project = Project::new_in(&outside_tmp())
         .sandbox_mode("on")
         .player("player_plants_hook.sh")
@@ -108,7 +115,7 @@ fn a_confined_player_cannot_plant_a_hook_or_an_alias_and_is_not_approved() {
 #[test]
 #[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
 fn a_confined_player_can_still_commit_in_its_worktree() {
-    crate::support::require_bwrap();
+    crate::support::require_sandbox();
     let project = Project::new_in(&outside_tmp())
         .sandbox_mode("on")
         .player("player_commits.sh")
@@ -121,6 +128,41 @@ fn a_confined_player_can_still_commit_in_its_worktree() {
     assert_eq!(player["changed"], true, "{player}");
     let log = project.git(&["log", "--format=%s", &project.branch()]);
     assert!(log.lines().any(|s| s == "player: greeting"), "{log}");
+}
+
+/// A player that points its worktree at a git directory of its own (the `.git` file, the
+/// administration directory's `commondir`) does not take the runner's checkpoints with it:
+/// bwrap refuses the writes, and under Landlock, which cannot, the runner puts both files back
+/// after the turn and says so. The correct work lands either way.
+#[test]
+#[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
+fn a_confined_player_cannot_tie_its_worktree_to_another_repository() {
+    crate::support::require_sandbox();
+    let project = Project::new_in(&outside_tmp())
+        .sandbox_mode("on")
+        .player("player_repoints_git.sh")
+        .commit();
+
+    let output = project.run(&["task", TASK, "--no-merge"]);
+
+    assert_exit(&output, 0);
+    let worktree = project.root.join(".autobuild/worktrees").join(TASK);
+    let git_file = std::fs::read_to_string(worktree.join(".git")).unwrap();
+    assert!(git_file.contains(".git/worktrees/"), "{git_file}");
+    let admin = git_file.trim().trim_start_matches("gitdir: ").to_string();
+    let common = std::fs::read_to_string(std::path::Path::new(&admin).join("commondir")).unwrap();
+    assert!(!common.contains("fake.git"), "{common}");
+    let log = project.git(&["log", "--format=%s", &project.branch()]);
+    assert!(!log.is_empty());
+    assert!(project
+        .show(&project.branch(), "lib/greet.sh")
+        .contains("Hello, %s!"));
+    let notes = notes(&project.record("player", 1));
+    if crate::support::under_landlock() {
+        assert!(notes.contains("put back"), "{notes}");
+    } else {
+        assert!(notes.contains(".git"), "{notes}");
+    }
 }
 
 /// The project's test runner also fills a build cache in `~/.cache`, as many builds do.
@@ -137,7 +179,7 @@ fn packs(project: &Project) -> Vec<String> {
 #[test]
 #[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
 fn a_confined_player_cannot_delete_the_shared_object_store_and_its_commit_is_imported() {
-    crate::support::require_bwrap();
+    crate::support::require_sandbox();
     let project = Project::new_in(&outside_tmp())
         .sandbox_mode("on")
         .player("player_deletes_objects.sh")
@@ -166,7 +208,7 @@ fn a_confined_player_cannot_delete_the_shared_object_store_and_its_commit_is_imp
 #[test]
 #[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
 fn an_object_a_confined_player_plants_under_a_future_name_never_reaches_the_store() {
-    crate::support::require_bwrap();
+    crate::support::require_sandbox();
     let project = Project::new_in(&outside_tmp())
         .sandbox_mode("on")
         .player("player_plants_object.sh")
@@ -205,7 +247,7 @@ fn cache_building_project(writable: bool) -> Project {
 #[test]
 #[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
 fn a_check_that_needs_a_cache_outside_the_worktree_fails_with_the_fix() {
-    crate::support::require_bwrap();
+    crate::support::require_sandbox();
     let project = cache_building_project(false);
 
     let output = project.run(&["task", TASK, "--no-merge", "--max-turns", "1"]);
@@ -224,7 +266,7 @@ fn a_check_that_needs_a_cache_outside_the_worktree_fails_with_the_fix() {
 #[test]
 #[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
 fn a_build_that_needs_a_writable_cache_works_with_writable() {
-    crate::support::require_bwrap();
+    crate::support::require_sandbox();
     let project = cache_building_project(true);
 
     let output = project.run(&["task", TASK, "--no-merge"]);
@@ -235,7 +277,7 @@ fn a_build_that_needs_a_writable_cache_works_with_writable() {
 
 #[test]
 fn mode_on_without_bwrap_is_a_preflight_error_and_creates_nothing() {
-    let project = Project::new().sandbox_mode("on").commit();
+    let project = nothing_confines(Project::new().sandbox_mode("on")).commit();
 
     let output = project.run_with_env(&["task", TASK], &[NO_BWRAP]);
 
@@ -249,7 +291,7 @@ fn mode_on_without_bwrap_is_a_preflight_error_and_creates_nothing() {
 
 #[test]
 fn auto_without_bwrap_runs_unconfined_after_one_warning() {
-    let project = Project::new_in(&outside_tmp())
+    let project = nothing_confines(Project::new_in(&outside_tmp()))
         .player("player_writes_beside.sh")
         .commit();
 
@@ -276,7 +318,7 @@ fn the_dry_run_shows_the_effective_sandbox_and_what_stops_a_run() {
         "{stdout}"
     );
 
-    let on = Project::new().sandbox_mode("on").commit();
+    let on = nothing_confines(Project::new().sandbox_mode("on")).commit();
     let output = on.run_with_env(&["task", TASK, "--dry-run"], &[NO_BWRAP]);
     assert_exit(&output, 2);
     let stdout = loop_fixture::stdout(&output);
@@ -289,6 +331,38 @@ fn the_dry_run_shows_the_effective_sandbox_and_what_stops_a_run() {
         "{stdout}"
     );
     assert!(!on.root.join(".autobuild/runs").exists());
+}
+
+/// Where bwrap is missing (or refused), `auto` confines with Landlock, and the dry run and
+/// `doctor` say so.
+#[test]
+#[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
+fn without_bwrap_auto_confines_with_landlock_and_says_so() {
+    crate::support::require_sandbox();
+    let project = Project::new_in(&outside_tmp())
+        .player("player_writes_beside.sh")
+        .commit();
+
+    let dry = project.run_with_env(&["task", TASK, "--dry-run"], &[NO_BWRAP]);
+    assert_exit(&dry, 0);
+    let stdout = loop_fixture::stdout(&dry);
+    assert!(
+        stdout.contains("\n  sandbox:    on (landlock: Landlock ABI "),
+        "{stdout}"
+    );
+    assert!(stdout.contains("a private TMPDIR"), "{stdout}");
+    let doctor = project.run_with_env(&["doctor"], &[NO_BWRAP]);
+    let text = loop_fixture::stdout(&doctor);
+    assert!(
+        text.contains("ok       sandbox: landlock (Landlock ABI "),
+        "{text}"
+    );
+
+    let output = project.run_with_env(&["task", TASK, "--no-merge"], &[NO_BWRAP]);
+    assert_exit(&output, 0);
+    assert!(!beside(&project).exists(), "the run was not confined");
+    let notes = notes(&project.record("player", 1));
+    assert!(notes.contains("beside.txt"), "{notes}");
 }
 
 /// Hidden acceptance checks (`[scope] hidden`, README "Hidden acceptance checks"): a project
@@ -367,7 +441,7 @@ fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 #[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
 fn a_player_searching_everywhere_finds_no_hidden_file_and_lands_only_after_the_hidden_check_passes()
 {
-    crate::support::require_bwrap();
+    crate::support::require_sandbox();
     let Hidden {
         project,
         marker,
@@ -384,8 +458,11 @@ fn a_player_searching_everywhere_finds_no_hidden_file_and_lands_only_after_the_h
     assert!(probe.contains("turn 1 searched"), "{probe}");
     assert!(probe.contains("turn 2 searched"), "{probe}");
     assert!(!probe.contains("LEAK"), "{probe}");
-    // The user's checkout is masked: only the mount points of what the run shows are there.
-    assert!(probe.contains("checkout shows: .autobuild"), "{probe}");
+    // The user's checkout is masked: under bwrap only the mount points of what the run shows
+    // are there; under Landlock it cannot be listed at all.
+    if !crate::support::under_landlock() {
+        assert!(probe.contains("checkout shows: .autobuild"), "{probe}");
+    }
     assert!(!probe.contains("checkout shows: lib"), "{probe}");
     // Turn 1 was wrong: the hidden check failed and blocked approval; the player learned the
     // check's name, never the test.
@@ -441,7 +518,7 @@ fn a_player_searching_everywhere_finds_no_hidden_file_and_lands_only_after_the_h
 #[test]
 #[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
 fn reveal_none_tells_the_agents_only_that_a_hidden_check_failed() {
-    crate::support::require_bwrap();
+    crate::support::require_sandbox();
     let Hidden {
         project, marker, ..
     } = hidden_project("none", "on");
@@ -561,7 +638,7 @@ const ORACLE_CHECK: &str = "\n[scope]\nhidden = [\"tests/acceptance/**\"]\n\n\
 #[test]
 #[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
 fn a_hidden_check_no_profile_names_still_gates() {
-    crate::support::require_bwrap();
+    crate::support::require_sandbox();
     let project = Project::new_in(&outside_tmp()).sandbox_mode("on");
     project.write(
         "tests/acceptance/test_oracle.sh",
@@ -592,7 +669,7 @@ fn a_hidden_check_no_profile_names_still_gates() {
 #[test]
 #[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
 fn a_hidden_check_is_sealed_from_later_steps_and_the_network() {
-    crate::support::require_bwrap();
+    crate::support::require_sandbox();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port().to_string();
@@ -625,7 +702,7 @@ fn a_hidden_check_is_sealed_from_later_steps_and_the_network() {
 #[test]
 #[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
 fn a_hidden_check_runs_without_the_players_test_configuration() {
-    crate::support::require_bwrap();
+    crate::support::require_sandbox();
     let project = Project::new_in(&outside_tmp())
         .sandbox_mode("on")
         .player("player_rigs_conftest.sh")

@@ -156,18 +156,37 @@ pub fn outside_system_tmp() -> std::path::PathBuf {
     dir
 }
 
-/// The bwrap a sandbox test confines with. Every test that needs one is
-/// `#[ignore = "needs bubblewrap: …"]`, so a plain `cargo test` reports it ignored rather than
-/// passed, and `.ci/run` runs them (`--ignored sandbox`) where bwrap works; reaching this
-/// without a working bwrap is a failure with the reason and the fix, never a silent pass.
-pub fn require_bwrap() -> std::path::PathBuf {
+/// The backend a sandbox test confines with (`[sandbox] backend = "auto"`: bwrap, else
+/// Landlock). Every test that needs one is `#[ignore = "needs bubblewrap: …"]`, so a plain
+/// `cargo test` reports it ignored rather than passed, and `.ci/run` runs them (`--ignored
+/// sandbox`) where bwrap works, then again with bwrap hidden (Landlock); reaching this without
+/// a working backend is a failure with the reason and the fix, never a silent pass.
+pub fn require_sandbox() -> autobuild::sandbox::Backend {
     use autobuild::sandbox::probe::{availability, Availability};
-    match availability() {
-        Availability::Available { bwrap, .. } => bwrap.clone(),
+    use autobuild::sandbox::BackendChoice;
+    match availability(BackendChoice::Auto) {
+        Availability::Available(backend) => backend,
         Availability::Unavailable { reason, fix } => {
             panic!("this test needs a working sandbox: {reason} (fix: {fix})")
         }
     }
+}
+
+/// The bwrap of a test about bubblewrap itself (`.ci/run` skips those in its Landlock pass).
+pub fn require_bwrap() -> std::path::PathBuf {
+    match require_sandbox() {
+        autobuild::sandbox::Backend::Bwrap { path, .. } => path,
+        other => panic!("a bubblewrap-only test ran under {other}"),
+    }
+}
+
+/// Whether the sandbox tests run under Landlock (bwrap hidden by `AUTOBUILD_BWRAP`, as the
+/// second pass of `.ci/run` does).
+pub fn under_landlock() -> bool {
+    matches!(
+        require_sandbox(),
+        autobuild::sandbox::Backend::Landlock { .. }
+    )
 }
 
 /// Every file below `dir`, recursively.

@@ -28,6 +28,7 @@ mod redact;
 mod resolve;
 pub mod secrets;
 mod stream;
+mod wrapper;
 
 use std::ffi::OsString;
 use std::io::{self, Write};
@@ -44,6 +45,7 @@ pub use leftover::stop_leftover_group;
 pub use orphans::{sweep, take_killed, Orphan, Swept};
 pub use redact::{is_secret_name, redact, Redactor, REDACTED};
 pub use resolve::locate;
+pub use wrapper::{BeforeExec, Wrapped, Wrapper};
 
 use resolve::resolve_program;
 use stream::{Activity, Drain, Keep, Touch, Transcript};
@@ -128,13 +130,6 @@ pub struct ProcessSpec {
     pub group_file: Option<PathBuf>,
     /// Run confined: the child is the sandbox wrapper, which runs the program.
     pub sandbox: Option<Arc<dyn Wrapper>>,
-}
-
-/// A program that runs another one confined (the OS sandbox, module `crate::sandbox`). It
-/// leads the child's process group and is spared the polite stop signals, which it passes on.
-pub trait Wrapper: Send + Sync + std::fmt::Debug {
-    /// The wrapper's program and arguments that run `program` with `args` in `cwd`.
-    fn wrap(&self, program: &Path, args: &[String], cwd: &Path) -> (PathBuf, Vec<OsString>);
 }
 
 impl ProcessSpec {
@@ -252,10 +247,17 @@ pub fn run(spec: &ProcessSpec, cancel: &CancelToken) -> Result<ProcessOutcome, P
         source,
     };
 
-    let (program, args) = match &spec.sandbox {
-        Some(sandbox) => sandbox.wrap(&program, &spec.args, &spec.cwd),
-        None => (program, spec.args.iter().map(OsString::from).collect()),
+    let wrapped = match &spec.sandbox {
+        Some(sandbox) => sandbox
+            .wrap(&program, &spec.args, &spec.cwd)
+            .map_err(spawn_error)?,
+        None => Wrapped::plain(&program, &spec.args),
     };
+    let lead = match wrapped.leads {
+        true => group::Leader::Wrapper,
+        false => group::Leader::Program,
+    };
+    let (program, args) = (wrapped.program, wrapped.args);
     let mut command = Command::new(&program);
     command
         .args(&args)
@@ -279,6 +281,12 @@ pub fn run(spec: &ProcessSpec, cancel: &CancelToken) -> Result<ProcessOutcome, P
         command.env_remove(name);
     }
     command.envs(spec.env.iter().map(|(name, value)| (name, value)));
+    command.envs(wrapped.env.iter().map(|(name, value)| (name, value)));
+    if let Some(restrict) = wrapped.before_exec {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: the confinement's closure only makes system calls (module `wrapper`).
+        unsafe { command.pre_exec(restrict) };
+    }
 
     tracing::debug!(program = %program.display(), ?args, cwd = %spec.cwd.display(), "spawning");
     let start = Instant::now();
@@ -292,12 +300,12 @@ pub fn run(spec: &ProcessSpec, cancel: &CancelToken) -> Result<ProcessOutcome, P
     let running = match running {
         Ok(running) => running,
         Err(source) => {
-            let _ = group::stop(&mut child, Duration::ZERO, spares(spec));
+            let _ = group::stop(&mut child, Duration::ZERO, lead);
             return Err(spawn_error(source));
         }
     };
     let watch = (running.activity.as_ref(), &exit);
-    let (end, status) = match supervise(&mut child, spec, cancel, watch, start) {
+    let (end, status) = match supervise(&mut child, spec, cancel, watch, (start, lead)) {
         Ok(ended) => ended,
         Err(source) => {
             group::kill(&child);
@@ -502,15 +510,12 @@ fn supervise(
     spec: &ProcessSpec,
     cancel: &CancelToken,
     (activity, exit): (&Activity, &exit_watch::ExitWatch),
-    start: Instant,
+    (start, lead): (Instant, group::Leader),
 ) -> io::Result<(Option<ProcessEnd>, ExitStatus)> {
     let mut pause = Duration::from_millis(2);
     loop {
         if child.try_wait()?.is_some() {
-            return Ok((
-                None,
-                group::stop_leftovers(child, spec.kill_grace, spares(spec))?,
-            ));
+            return Ok((None, group::stop_leftovers(child, spec.kill_grace, lead)?));
         }
         let stop_reason = if cancel.is_cancelled() {
             Some(ProcessEnd::Cancelled)
@@ -528,21 +533,10 @@ fn supervise(
         };
         if let Some(reason) = stop_reason {
             tracing::debug!(program = %spec.program, ?reason, "stopping process group");
-            return Ok((
-                Some(reason),
-                group::stop(child, spec.kill_grace, spares(spec))?,
-            ));
+            return Ok((Some(reason), group::stop(child, spec.kill_grace, lead)?));
         }
         exit.wait(pause);
         pause = (pause * 2).min(MAX_POLL);
-    }
-}
-
-/// Whether the group leader is a sandbox wrapper to spare from the polite stop signals.
-fn spares(spec: &ProcessSpec) -> group::Leader {
-    match spec.sandbox {
-        Some(_) => group::Leader::Wrapper,
-        None => group::Leader::Program,
     }
 }
 

@@ -27,21 +27,22 @@
 
 pub mod bwrap;
 pub mod denials;
+pub mod landlock;
 pub mod mounts;
 pub mod probe;
+pub mod seccomp;
 
 mod settings;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use process::Wrapper;
+use process::{Wrapped, Wrapper};
 
 pub use mounts::{Hide, StepPaths, Writable};
 pub use probe::Availability;
-pub use settings::{Mode, Settings};
+pub use settings::{BackendChoice, Mode, Network, Settings, BACKEND_ENV};
 
 /// How one kind of path is bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -123,48 +124,190 @@ impl Mounts {
     }
 }
 
-/// A bwrap that works here, and what one process may write.
+/// What confines processes on this machine.
 #[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Backend {
+    /// bubblewrap: mount and process namespaces.
+    Bwrap {
+        path: PathBuf,
+        /// `bubblewrap 0.8.0`, or what `--version` said.
+        version: String,
+    },
+    /// Landlock (module [`landlock`]) with the seccomp filter.
+    Landlock { abi: i32 },
+}
+
+impl Backend {
+    /// `bwrap` or `landlock`, as `[sandbox] backend` names it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Backend::Bwrap { .. } => "bwrap",
+            Backend::Landlock { .. } => "landlock",
+        }
+    }
+}
+
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Backend::Bwrap { path, version } => write!(f, "{version}, {}", path.display()),
+            Backend::Landlock { abi } => write!(f, "Landlock ABI {abi} and seccomp"),
+        }
+    }
+}
+
+/// How one process is confined: the backend and what it may write.
+#[derive(Debug, Clone)]
 pub struct Confinement {
-    pub bwrap: PathBuf,
+    pub backend: Backend,
     pub mounts: Mounts,
     /// autobuild runs as root, whose capabilities bwrap would otherwise pass on.
     pub as_root: bool,
+    /// `[sandbox] network` beyond [`Mounts::offline`].
+    pub network: Network,
+    /// Landlock's private temporary directory (`TMPDIR`), removed with the last clone.
+    tmp: Option<Arc<tempfile::TempDir>>,
+    /// The read-only files inside writable trees as they were when the step was confined
+    /// (put back by [`Confinement::restore_protected`]).
+    kept: Arc<Vec<(PathBuf, Vec<u8>)>>,
 }
 
 impl Confinement {
     /// The confinement of a process with `mounts`, for the user autobuild runs as.
-    pub fn new(bwrap: PathBuf, mounts: Mounts) -> Confinement {
+    pub fn new(backend: Backend, mounts: Mounts) -> Confinement {
         // SAFETY: geteuid(2) has no preconditions and cannot fail.
         let as_root = unsafe { libc::geteuid() } == 0;
+        let kept = mounts
+            .protected
+            .iter()
+            .filter_map(|path| Some((path.clone(), std::fs::read(path).ok()?)))
+            .collect();
+        // Landlock cannot give a private /tmp: a directory of its own stands in (module
+        // `landlock`); without one the process does not start (`wrap`).
+        let tmp = match backend {
+            Backend::Landlock { .. } => tempfile::Builder::new()
+                .prefix("autobuild-tmp-")
+                .tempdir()
+                .map_err(|error| tracing::warn!("no private temporary directory: {error}"))
+                .ok()
+                .map(Arc::new),
+            Backend::Bwrap { .. } => None,
+        };
         Confinement {
-            bwrap,
+            backend,
             mounts,
             as_root,
+            network: Network::default(),
+            tmp,
+            kept: Arc::new(kept),
         }
     }
 
-    /// The program and arguments that run the already resolved `program` with `args` in `cwd`
-    /// confined. A program under `/tmp` that no bind shows is bound read-only, so the private
-    /// `/tmp` does not hide it.
     /// This confinement as the wrapper a process spec runs its program through.
     pub fn wrapper(&self) -> Arc<dyn Wrapper> {
         Arc::new(self.clone())
     }
+
+    /// What the process may write: the writable paths and, under Landlock, its private
+    /// temporary directory.
+    pub fn writable_paths(&self) -> Vec<PathBuf> {
+        let tmp = self.tmp.iter().map(|tmp| tmp.path().to_path_buf());
+        self.mounts.writable.iter().cloned().chain(tmp).collect()
+    }
+
+    /// What the seccomp filter lets the process open.
+    fn sockets(&self) -> seccomp::Sockets {
+        let landlock = matches!(self.backend, Backend::Landlock { .. });
+        match self.network {
+            _ if (self.mounts.offline || self.network == Network::None) && landlock => {
+                seccomp::Sockets::None
+            }
+            Network::Host => seccomp::Sockets::All,
+            Network::Ip | Network::None => seccomp::Sockets::NoUnix,
+        }
+    }
+
+    /// Puts back every read-only file inside a writable tree that a process changed, replaced
+    /// or removed (Landlock cannot refuse those writes; under bwrap nothing changes them), never
+    /// writing through what is there now: it is removed and the file made anew. Returns the
+    /// paths put back, or the one that could not be (the step must not go on).
+    pub fn restore_protected(&self) -> Result<Vec<PathBuf>, (PathBuf, std::io::Error)> {
+        let mut restored = Vec::new();
+        for (path, content) in self.kept.iter() {
+            if !intact(path, content) {
+                put_back(path, content).map_err(|error| (path.clone(), error))?;
+                restored.push(path.clone());
+            }
+        }
+        Ok(restored)
+    }
+}
+
+/// Whether `path` is still the runner's own regular file with `content`.
+fn intact(path: &Path, content: &[u8]) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path)
+        .is_ok_and(|meta| meta.file_type().is_file() && meta.nlink() == 1)
+        && std::fs::read(path).is_ok_and(|now| now == content)
+}
+
+/// Removes whatever is at `path` and writes `content` to a new file there.
+fn put_back(path: &Path, content: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(path)?,
+        Ok(_) => std::fs::remove_file(path)?,
+        Err(_) => {}
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?
+        .write_all(content)
 }
 
 impl Wrapper for Confinement {
-    fn wrap(&self, program: &Path, args: &[String], cwd: &Path) -> (PathBuf, Vec<OsString>) {
-        let mut mounts = self.mounts.clone();
+    fn wrap(&self, program: &Path, args: &[String], cwd: &Path) -> std::io::Result<Wrapped> {
         let real = program
             .canonicalize()
             .unwrap_or_else(|_| program.to_path_buf());
-        let hidden = mounts.masked.iter().any(|masked| real.starts_with(masked));
-        if real.starts_with(bwrap::TMP) || hidden {
-            mounts.visible.push(real.clone());
+        let filter = seccomp::program(self.sockets())?;
+        match &self.backend {
+            Backend::Bwrap { path, .. } => {
+                let mut mounts = self.mounts.clone();
+                mounts.offline |= self.network == Network::None;
+                let hidden = mounts.masked.iter().any(|masked| real.starts_with(masked));
+                if real.starts_with(bwrap::TMP) || hidden {
+                    mounts.visible.push(real.clone());
+                }
+                let args = bwrap::arguments(&mounts, self.as_root, &real, args, cwd);
+                Ok(Wrapped {
+                    program: path.clone(),
+                    args,
+                    env: Vec::new(),
+                    leads: true,
+                    before_exec: Some(Box::new(move || seccomp::install(&filter))),
+                })
+            }
+            Backend::Landlock { .. } => {
+                let Some(tmp) = self.tmp.as_ref().map(|tmp| tmp.path().to_path_buf()) else {
+                    return Err(std::io::Error::other(
+                        "Landlock: no private temporary directory could be made",
+                    ));
+                };
+                let mut rules = landlock::rules(&self.mounts, &real, &tmp, &landlock::list_dir);
+                rules.offline |= self.network == Network::None;
+                let before_exec = landlock::prepare(&rules, filter, self.as_root)?;
+                let mut env = self.mounts.env.clone();
+                env.push(("TMPDIR".to_string(), tmp.display().to_string()));
+                let mut wrapped = Wrapped::plain(&real, args);
+                wrapped.env = env;
+                wrapped.before_exec = Some(before_exec);
+                Ok(wrapped)
+            }
         }
-        let argv = bwrap::arguments(&mounts, self.as_root, &real, args, cwd);
-        (self.bwrap.clone(), argv)
     }
 }
 
@@ -188,10 +331,10 @@ impl Effective {
 /// Confinement is on for this run.
 #[derive(Debug)]
 pub struct Sandbox {
-    pub bwrap: PathBuf,
-    pub version: String,
+    pub backend: Backend,
     /// `[sandbox] writable` as written.
     pub declared: Vec<String>,
+    pub network: Network,
     /// Notes already shown in this run: each is said once.
     said: Mutex<BTreeSet<String>>,
     /// The git paths of each linked worktree and branch confined so far. They are read from
@@ -202,11 +345,11 @@ pub struct Sandbox {
 }
 
 impl Sandbox {
-    pub fn new(bwrap: PathBuf, version: String, declared: Vec<String>) -> Sandbox {
+    pub fn new(backend: Backend, settings: &Settings) -> Sandbox {
         Sandbox {
-            bwrap,
-            version,
-            declared,
+            backend,
+            declared: settings.writable.clone(),
+            network: settings.network,
             said: Mutex::new(BTreeSet::new()),
             git_paths: Mutex::new(BTreeMap::new()),
         }
@@ -235,12 +378,14 @@ impl Sandbox {
     pub fn confine(&self, paths: &StepPaths<'_>) -> (Confinement, Vec<String>) {
         let git = self.git_paths(paths.worktree, paths.branch);
         let (mounts, notes) = mounts::resolve(paths, &self.declared, &git);
+        let mut confinement = Confinement::new(self.backend.clone(), mounts);
+        confinement.network = self.network;
         let mut said = self.said.lock().unwrap_or_else(PoisonError::into_inner);
         let fresh = notes
             .into_iter()
             .filter(|note| said.insert(note.clone()))
             .collect();
-        (Confinement::new(self.bwrap.clone(), mounts), fresh)
+        (confinement, fresh)
     }
 }
 
@@ -269,10 +414,13 @@ pub fn start_probe(settings: &Settings) {
     if settings.mode == Mode::Off {
         return;
     }
+    let Ok(choice) = settings.backend_choice() else {
+        return;
+    };
     let started = std::thread::Builder::new()
         .name("sandbox-probe".into())
-        .spawn(|| {
-            probe::availability();
+        .spawn(move || {
+            probe::availability(choice);
         });
     // Without a thread, `decide` probes on the caller's.
     if let Err(error) = started {
@@ -290,13 +438,9 @@ pub fn decide(settings: &Settings) -> Decision {
             blocker: None,
         };
     }
-    match probe::availability() {
-        Availability::Available { bwrap, version } => Decision {
-            effective: Effective::On(Sandbox::new(
-                bwrap.clone(),
-                version.clone(),
-                settings.writable.clone(),
-            )),
+    match probe::for_settings(settings) {
+        Availability::Available(backend) => Decision {
+            effective: Effective::On(Sandbox::new(backend, settings)),
             warning: None,
             blocker: None,
         },
@@ -332,6 +476,7 @@ mod tests {
         let decision = decide(&Settings {
             mode: Mode::Off,
             writable: vec!["~/.cache".into()],
+            ..Settings::default()
         });
         assert!(decision.effective.sandbox().is_none());
         assert!(decision.warning.is_none() && decision.blocker.is_none());
@@ -346,8 +491,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let script = dir.path().join("agent.sh");
         std::fs::write(&script, "true\n").unwrap();
-        let confinement = Confinement::new(PathBuf::from("/usr/bin/bwrap"), Mounts::default());
-        let (program, argv) = confinement.wrap(&script, &[], Path::new("/"));
+        let bwrap = Backend::Bwrap {
+            path: PathBuf::from("/usr/bin/bwrap"),
+            version: String::new(),
+        };
+        let confinement = Confinement::new(bwrap, Mounts::default());
+        let wrapped = confinement.wrap(&script, &[], Path::new("/")).unwrap();
+        let (program, argv) = (wrapped.program, wrapped.args);
         assert_eq!(program, PathBuf::from("/usr/bin/bwrap"));
         let real = script.canonicalize().unwrap();
         if real.starts_with("/tmp") {

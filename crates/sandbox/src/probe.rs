@@ -1,6 +1,6 @@
 //! Whether confinement works on this machine, and if not, why and what to do about it.
 //!
-//! The only reliable answer is to try: the probe runs `true` under bwrap with exactly the
+//! The only reliable answer is to try: the probe runs `sh -c "exit 0"` under bwrap (or Landlock) with exactly the
 //! flags a real step uses. bwrap exists only on Linux; it may be missing; and even installed it
 //! can be refused the namespaces it needs — unprivileged user namespaces switched off by a
 //! sysctl or restricted by AppArmor (Ubuntu 23.10 and later), or a container that forbids
@@ -10,11 +10,11 @@
 //! `AUTOBUILD_BWRAP` names the bwrap binary to use instead of `bwrap` on the PATH (a copy in
 //! an unusual place, or — in tests — one that is missing or broken on purpose).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use super::{Confinement, Mounts};
+use super::{Backend, BackendChoice, Confinement, Mounts};
 use process::{self, CancelToken, ProcessEnd, ProcessSpec};
 
 /// The variable naming the bwrap binary (a path or a name looked up on the PATH).
@@ -30,21 +30,73 @@ pub const INSTALL: &str = "install bubblewrap: `sudo apt-get install bubblewrap`
 /// Whether agents and checks can be confined here.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Availability {
-    Available {
-        bwrap: PathBuf,
-        /// `bubblewrap 0.8.0`, or what `--version` said.
-        version: String,
-    },
-    Unavailable {
-        reason: String,
-        fix: String,
-    },
+    Available(Backend),
+    Unavailable { reason: String, fix: String },
 }
 
-/// [`check`], once per process.
-pub fn availability() -> &'static Availability {
-    static ANSWER: OnceLock<Availability> = OnceLock::new();
-    ANSWER.get_or_init(check)
+/// Whether `choice` can confine here: `auto` is bwrap where it works, else Landlock. Each
+/// backend is tried once per process.
+pub fn availability(choice: BackendChoice) -> Availability {
+    static BWRAP: OnceLock<Availability> = OnceLock::new();
+    static LANDLOCK: OnceLock<Availability> = OnceLock::new();
+    let bwrap = || BWRAP.get_or_init(check).clone();
+    let landlock = || LANDLOCK.get_or_init(check_landlock).clone();
+    match choice {
+        BackendChoice::Bwrap => bwrap(),
+        BackendChoice::Landlock => landlock(),
+        BackendChoice::Auto => match (bwrap(), landlock()) {
+            (Availability::Available(backend), _) | (_, Availability::Available(backend)) => {
+                Availability::Available(backend)
+            }
+            (
+                Availability::Unavailable { reason, fix },
+                Availability::Unavailable {
+                    reason: no_landlock,
+                    ..
+                },
+            ) => Availability::Unavailable {
+                reason: format!("{reason}, and {no_landlock}"),
+                fix,
+            },
+        },
+    }
+}
+
+/// [`availability`] of the backend `settings` choose (`[sandbox] backend`, or
+/// `AUTOBUILD_SANDBOX_BACKEND`); a variable naming no backend is the reason there is none.
+pub fn for_settings(settings: &super::Settings) -> Availability {
+    match settings.backend_choice() {
+        Ok(choice) => availability(choice),
+        Err(reason) => Availability::Unavailable {
+            reason,
+            fix: "set it to auto, bwrap or landlock, or unset it".to_string(),
+        },
+    }
+}
+
+/// Whether Landlock is there and confines a shell.
+pub fn check_landlock() -> Availability {
+    let unavailable = |reason: String| Availability::Unavailable {
+        reason,
+        fix: "use Linux 5.13 or later with Landlock enabled, or install bubblewrap".to_string(),
+    };
+    if !cfg!(target_os = "linux") {
+        return unavailable(format!(
+            "Landlock is Linux's, and this is {}",
+            std::env::consts::OS
+        ));
+    }
+    let abi = match super::landlock::abi() {
+        Ok(abi) => abi,
+        Err(reason) => return unavailable(reason),
+    };
+    let backend = Backend::Landlock { abi };
+    match try_with(&backend, Mounts::default()) {
+        Ok(()) => Availability::Available(backend),
+        Err(failure) => unavailable(format!(
+            "Landlock (ABI {abi}) does not confine here: {failure}"
+        )),
+    }
 }
 
 /// Finds bwrap and tries it.
@@ -81,7 +133,10 @@ pub fn check() -> Availability {
     match tried {
         Ok(()) => {
             let version = version.unwrap_or_else(|| "bubblewrap".to_string());
-            Availability::Available { bwrap, version }
+            Availability::Available(Backend::Bwrap {
+                path: bwrap,
+                version,
+            })
         }
         Err(failure) => {
             let (reason, fix) = explain(&failure.to_string());
@@ -110,32 +165,38 @@ enum ProbeFailure {
     Silent(ProcessEnd),
 }
 
-/// Whether `bwrap` can also take the network away, as a hidden check's sealed confinement does
-/// (`Mounts::offline`; some containers refuse a network namespace), once per process: `Err`
-/// is why not, in bwrap's words.
-pub fn offline_works(bwrap: &Path) -> Result<(), String> {
+/// Whether `backend` can also take the network away, as a hidden check's sealed confinement
+/// does (`Mounts::offline`; some containers refuse bwrap a network namespace), once per
+/// process: `Err` is why not, in the backend's words.
+pub fn offline_works(backend: &Backend) -> Result<(), String> {
     static ANSWER: OnceLock<Result<(), String>> = OnceLock::new();
     let offline = Mounts {
         offline: true,
         ..Mounts::default()
     };
     ANSWER
-        .get_or_init(|| try_with(bwrap, offline).map_err(|failure| failure.to_string()))
+        .get_or_init(|| try_with(backend, offline).map_err(|failure| failure.to_string()))
         .clone()
 }
 
-/// Runs `true` confined the way a step would be.
+/// Runs a shell under bwrap the way a step would be.
 fn try_it(bwrap: &Path) -> Result<(), ProbeFailure> {
-    try_with(bwrap, Mounts::default())
+    let backend = Backend::Bwrap {
+        path: bwrap.to_path_buf(),
+        version: String::new(),
+    };
+    try_with(&backend, Mounts::default())
 }
 
-/// Runs `true` confined with `mounts`.
-fn try_with(bwrap: &Path, mounts: Mounts) -> Result<(), ProbeFailure> {
+/// Runs `sh -c 'exit 0'` confined with `mounts`.
+fn try_with(backend: &Backend, mounts: Mounts) -> Result<(), ProbeFailure> {
     let scratch = tempfile::tempdir().map_err(ProbeFailure::NoScratch)?;
-    let mut spec = ProcessSpec::new("true", "/", scratch.path().join("probe.log"));
+    // The shell every Linux has, whatever the PATH.
+    let mut spec = ProcessSpec::new("/bin/sh", "/", scratch.path().join("probe.log"));
+    spec.args = vec!["-c".to_string(), "exit 0".to_string()];
     spec.timeout = Some(PROBE_TIMEOUT);
     spec.kill_grace = Duration::from_secs(1);
-    spec.sandbox = Some(Confinement::new(bwrap.to_path_buf(), mounts).wrapper());
+    spec.sandbox = Some(Confinement::new(backend.clone(), mounts).wrapper());
     let ran = process::run(&spec, &CancelToken::new()).map_err(ProbeFailure::NotStarted)?;
     match ran.end {
         ProcessEnd::Exited(0) => Ok(()),

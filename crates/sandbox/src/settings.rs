@@ -28,7 +28,7 @@ use base::user_file::rule::{self, Rule};
 #[strum(serialize_all = "lowercase")]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
-    /// Confine when bwrap works here; otherwise run unconfined with one warning per run.
+    /// Confine with the first backend that works here; otherwise run unconfined with one warning per run.
     #[default]
     Auto,
     /// Confine, or refuse to start.
@@ -43,12 +43,99 @@ impl Mode {
     }
 }
 
+/// `[sandbox] backend`: what confines agents and checks.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Deserialize,
+    schemars::JsonSchema,
+    strum::IntoStaticStr,
+    strum::EnumIter,
+)]
+#[strum(serialize_all = "lowercase")]
+#[serde(rename_all = "lowercase")]
+pub enum BackendChoice {
+    /// bubblewrap where it works, else Landlock.
+    #[default]
+    Auto,
+    /// bubblewrap (user namespaces) only.
+    Bwrap,
+    /// Landlock (Linux 5.13 or later, no privileges) only.
+    Landlock,
+}
+
+/// `[sandbox] network`: which sockets a confined process may open.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Deserialize,
+    schemars::JsonSchema,
+    strum::IntoStaticStr,
+    strum::EnumIter,
+)]
+#[strum(serialize_all = "lowercase")]
+#[serde(rename_all = "lowercase")]
+pub enum Network {
+    /// The internet and loopback over IP (agents call their APIs, checks may download); no Unix-domain socket but socket pairs, so no host service (a docker.sock, an ssh or gpg agent, D-Bus) is reachable.
+    #[default]
+    Ip,
+    /// As the host: Unix-domain sockets too.
+    Host,
+    /// None: a loopback of its own under bubblewrap, no socket at all but socket pairs under Landlock (for native adapters, whose model calls the runner makes, and `command` agents).
+    None,
+}
+
+impl Network {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+impl BackendChoice {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+/// The variable that overrides `[sandbox] backend` (a CI job that wants Landlock, a test that
+/// wants bwrap alone).
+pub const BACKEND_ENV: &str = "AUTOBUILD_SANDBOX_BACKEND";
+
+impl Settings {
+    /// `backend`, or what [`BACKEND_ENV`] says instead; `Err` names a value it cannot be.
+    pub fn backend_choice(&self) -> Result<BackendChoice, String> {
+        let Some(named) = std::env::var(BACKEND_ENV)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+        else {
+            return Ok(self.backend);
+        };
+        use strum::IntoEnumIterator;
+        BackendChoice::iter()
+            .find(|choice| choice.as_str() == named.trim())
+            .ok_or_else(|| {
+                let known: Vec<&str> = BackendChoice::iter().map(BackendChoice::as_str).collect();
+                format!("{BACKEND_ENV}=`{named}` is not one of {}", known.join(", "))
+            })
+    }
+}
+
 /// `[sandbox]`: OS confinement of agents and checks.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 #[schemars(rename = "Sandbox")]
 pub struct Settings {
     pub mode: Mode,
+    pub backend: BackendChoice,
+    pub network: Network,
     /// Absolute paths (or `~/…`) agents and checks may write besides the worktree.
     #[serde(deserialize_with = "ExtraWritable::each")]
     #[schemars(with = "Vec<ExtraWritable>")]

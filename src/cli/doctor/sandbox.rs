@@ -1,6 +1,6 @@
 //! The doctor's sandbox line: whether agents and checks would run confined here, and if not,
-//! why (not Linux, no bwrap, no user namespaces, a container that forbids mounting) and the
-//! fix. Only `mode = "on"` makes a missing sandbox stop the workflow.
+//! with which backend (bwrap, else Landlock) and, if not, why (not Linux, no bwrap, no user
+//! namespaces, a container that forbids mounting, no Landlock) and the fix. Only `mode = "on"` makes a missing sandbox stop the workflow.
 
 use super::{Check, Level};
 use crate::sandbox::probe::{self, Availability};
@@ -15,14 +15,15 @@ pub(super) fn sandbox_check(settings: &Settings) -> Check {
             "off ([sandbox] mode = \"off\"): agents and checks run unconfined",
         );
     }
-    match probe::availability() {
-        Availability::Available { bwrap, version } => Check::new(
+    match probe::for_settings(settings) {
+        Availability::Available(backend) => Check::new(
             Level::Ok,
             subject,
             format!(
-                "{version} ({}): agents and checks run confined (mode \"{}\")",
-                bwrap.display(),
-                settings.mode.as_str()
+                "{} ({backend}): agents and checks run confined (mode \"{}\", network \"{}\")",
+                backend.name(),
+                settings.mode.as_str(),
+                settings.network.as_str()
             ),
         ),
         Availability::Unavailable { reason, fix } if settings.mode == Mode::On => {

@@ -449,7 +449,7 @@ fn in_a_repository_that_is_not_autobuilds_the_jobs_install_it_once_from_the_name
 #[test]
 #[ignore = "needs act and bubblewrap: run scripts/ci-engines.sh"]
 fn a_feature_with_a_hidden_acceptance_check_lands_with_the_hidden_test_unchanged() {
-    crate::feature_fixture::require_bwrap();
+    crate::feature_fixture::require_sandbox();
     let project = engine::hidden_project();
     let original = git(
         &project.root,

@@ -88,7 +88,7 @@ fn the_gitlab_pipeline_matches_gitlabs_schema() {
 #[test]
 #[ignore = "needs gitlab-ci-local and bubblewrap: run scripts/ci-engines.sh"]
 fn a_feature_with_a_hidden_acceptance_check_lands_with_the_hidden_test_unchanged() {
-    super::feature_fixture::require_bwrap();
+    super::feature_fixture::require_sandbox();
     let project = engine::hidden_project();
     let pipeline = Pipeline::new(&project);
 

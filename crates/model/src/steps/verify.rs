@@ -77,8 +77,8 @@ pub fn run_checks(
             spec.sandbox = sandbox.map(Confinement::wrapper);
             tracing::debug!(check = %check.name, command = %check.command, "running check");
             match process::run(&spec, cancel) {
-                Ok(outcome) if sandbox.is_some() => {
-                    let refused = denials::in_file(&log_path);
+                Ok(outcome) if let Some(sandbox) = sandbox => {
+                    let refused = denials::in_file(&log_path, sandbox);
                     let judged = with_results(judge(check, log_path, &outcome), check, worktree);
                     with_refusals(judged, &refused)
                 }

@@ -254,8 +254,11 @@ pub fn preflight(
     // A hidden check runs sealed, without a network (`exec::hidden_check`): that too must work.
     let sealable = match &plan.sandbox {
         sandbox::Effective::On(on) if plan.hides() && plan.checks.iter().any(|c| c.hidden) => {
-            sandbox::probe::offline_works(&on.bwrap).map_err(|why| {
-                format!("bwrap cannot take a hidden check's network away here: {why}")
+            sandbox::probe::offline_works(&on.backend).map_err(|why| {
+                format!(
+                    "{} cannot take a hidden check's network away here: {why}",
+                    on.backend.name()
+                )
             })
         }
         _ => Ok(()),

@@ -413,12 +413,17 @@ pub(super) fn invoke(
     process::take_killed();
     let invoked = adapter.invoke(&request, &cx.cancel).map_err(Error::from);
     let killed = process::take_killed();
-    if confinement.is_some() {
-        base::failpoint::hit("objects.written");
-        // Before anything of the runner's (ref guard, checkpoint) reads the agent's objects.
-        super::sandbox::import_objects(cx)?;
-    }
+    let restored = match &confinement {
+        Some(confinement) => {
+            base::failpoint::hit("objects.written");
+            // Before anything of the runner's (ref guard, checkpoint) reads the worktree or the
+            // agent's objects.
+            super::sandbox::after_confined(cx, confinement)?
+        }
+        None => None,
+    };
     let mut outcome = invoked?;
+    outcome.notes.extend(restored);
     if !killed.is_empty() {
         let names: Vec<String> = killed.iter().map(ToString::to_string).collect();
         let note = format!(
@@ -432,8 +437,8 @@ pub(super) fn invoke(
         });
         outcome.notes.push(note);
     }
-    if confinement.is_some() {
-        let refused = sandbox::denials::in_file(&transcript_path);
+    if let Some(confinement) = &confinement {
+        let refused = sandbox::denials::in_file(&transcript_path, confinement);
         outcome.notes.extend(sandbox::denials::note(&refused));
     }
     // Adapters word their fixes for any run; this one has a name.

@@ -58,8 +58,8 @@ pub fn execute(
         Some(&agents::command_group_file(&cx.paths.dir)),
         confinement.as_ref(),
     );
-    if confinement.is_some() {
-        super::sandbox::import_objects(cx)?;
+    if let Some(confinement) = &confinement {
+        super::sandbox::after_confined(cx, confinement)?;
     }
     if cx.cancel.is_cancelled() {
         return Ok(StepDone::cancelled());

@@ -100,9 +100,37 @@ fn object_home(cx: &RunCx) -> PathBuf {
     }
 }
 
+/// After confined processes of a step ran under `confinement`: puts back the read-only files
+/// inside the worktree they changed (what Landlock cannot refuse, module
+/// `sandbox::landlock`), then imports their objects ([`import_objects`]). Returns the note
+/// naming what was put back, also given as a warning.
+pub fn after_confined(cx: &mut RunCx, confinement: &Confinement) -> Result<Option<String>, Error> {
+    let restored = confinement
+        .restore_protected()
+        .map_err(|(path, error)| Error::io("cannot put back", &path, error))?;
+    let note = (!restored.is_empty()).then(|| {
+        let names: Vec<String> = restored
+            .iter()
+            .map(|path| base::quoted::path(&path.to_string_lossy()).into_owned())
+            .collect();
+        format!(
+            "the sandbox put back git files the step changed, which tie the worktree to its \
+             repository: {}",
+            names.join(", ")
+        )
+    });
+    if let Some(note) = &note {
+        cx.emit(EventKind::Warning {
+            message: format!("sandbox: {note}"),
+        });
+    }
+    import_objects(cx)?;
+    Ok(note)
+}
+
 /// Imports the objects confined processes of this run wrote (nothing when none did), warning
 /// about any whose content does not match its name: those are never imported.
-pub fn import_objects(cx: &mut RunCx) -> Result<(), Error> {
+fn import_objects(cx: &mut RunCx) -> Result<(), Error> {
     let private = objects_dir(&cx.paths.dir);
     let imported = git::import_objects(&object_home(cx), &private)?;
     if !imported.forged.is_empty() {

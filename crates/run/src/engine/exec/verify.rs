@@ -126,8 +126,8 @@ pub fn execute(
         }
         _ => None,
     };
-    if confinement.is_some() {
-        super::sandbox::import_objects(cx)?;
+    if let Some(confinement) = &confinement {
+        super::sandbox::after_confined(cx, confinement)?;
     }
     check_results.extend(super::hidden_check::run(
         cx,
