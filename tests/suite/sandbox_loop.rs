@@ -83,6 +83,11 @@ fn mode_off_behaves_as_without_a_sandbox() {
     assert_eq!(project.record("player", 1)["agent"]["notes"], Value::Null);
     let events = std::fs::read_to_string(project.run_dir().join("events.jsonl")).unwrap();
     assert!(!events.contains("confinement"), "{events}");
+    let report = std::fs::read_to_string(project.run_dir().join("report.md")).unwrap();
+    assert!(
+        report.contains("- Sandbox: none: agents and checks ran unconfined"),
+        "{report}"
+    );
 }
 
 #[test]
@@ -363,6 +368,14 @@ fn without_bwrap_auto_confines_with_landlock_and_says_so() {
     assert!(!beside(&project).exists(), "the run was not confined");
     let notes = notes(&project.record("player", 1));
     assert!(notes.contains("beside.txt"), "{notes}");
+    let state: Value = serde_json::from_str(
+        &std::fs::read_to_string(project.run_dir().join("state.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(state["sandbox"]["backend"], "landlock", "{state}");
+    assert_eq!(state["sandbox"]["network"], "ip", "{state}");
+    let report = std::fs::read_to_string(project.run_dir().join("report.md")).unwrap();
+    assert!(report.contains("- Sandbox: landlock (ABI "), "{report}");
 }
 
 /// Hidden acceptance checks (`[scope] hidden`, README "Hidden acceptance checks"): a project

@@ -156,6 +156,64 @@ impl std::fmt::Display for Backend {
     }
 }
 
+/// How a run's agents and checks were confined, as its `state.json` keeps it (the report says
+/// it): the backend (`None`: unconfined), Landlock's ABI, and the network setting.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Record {
+    pub backend: Option<BackendChoice>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abi: Option<i32>,
+    pub network: Network,
+}
+
+impl Effective {
+    /// What a run's record keeps of this setting.
+    pub fn record(&self) -> Record {
+        match self {
+            Effective::Off(_) => Record {
+                backend: None,
+                abi: None,
+                network: Network::Host,
+            },
+            Effective::On(sandbox) => Record {
+                backend: Some(match sandbox.backend {
+                    Backend::Bwrap { .. } => BackendChoice::Bwrap,
+                    Backend::Landlock { .. } => BackendChoice::Landlock,
+                }),
+                abi: match sandbox.backend {
+                    Backend::Landlock { abi } => Some(abi),
+                    Backend::Bwrap { .. } => None,
+                },
+                network: sandbox.network,
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for Record {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.backend, self.abi) {
+            (None, _) => write!(f, "none: agents and checks ran unconfined"),
+            (Some(backend), Some(abi)) => {
+                write!(
+                    f,
+                    "{} (ABI {abi}), network \"{}\"",
+                    backend.as_str(),
+                    self.network.as_str()
+                )
+            }
+            (Some(backend), None) => {
+                write!(
+                    f,
+                    "{}, network \"{}\"",
+                    backend.as_str(),
+                    self.network.as_str()
+                )
+            }
+        }
+    }
+}
+
 /// How one process is confined: the backend and what it may write.
 #[derive(Debug, Clone)]
 pub struct Confinement {

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use base::user_file::rule::{self, Rule};
 
@@ -52,6 +52,7 @@ impl Mode {
     PartialEq,
     Eq,
     Deserialize,
+    Serialize,
     schemars::JsonSchema,
     strum::IntoStaticStr,
     strum::EnumIter,
@@ -77,6 +78,7 @@ pub enum BackendChoice {
     PartialEq,
     Eq,
     Deserialize,
+    Serialize,
     schemars::JsonSchema,
     strum::IntoStaticStr,
     strum::EnumIter,

@@ -137,6 +137,15 @@ fn continue_run(
         ));
         state.workflow_hash = plan.resolved.hash.clone();
     }
+    // A continued run may be confined differently (another machine, bwrap installed since).
+    let confined = Some(plan.sandbox.record());
+    if state.sandbox.is_some() && state.sandbox != confined {
+        notes.push(format!(
+            "the sandbox changed since the run started; continuing with {}",
+            plan.sandbox.record()
+        ));
+    }
+    state.sandbox = confined;
     notes.extend(crate::engine::recover::recover(&repo, &paths, &state)?);
     run_interpreter(plan, paths, state, repo, io, lock, notes)
 }
@@ -283,6 +292,7 @@ fn new_state(plan: &Plan) -> RunState {
         elapsed_ms: 0,
         pending: None,
         landed: None,
+        sandbox: Some(plan.sandbox.record()),
         answer: None,
         signoffs: Vec::new(),
         transplanted: None,

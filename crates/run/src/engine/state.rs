@@ -86,6 +86,10 @@ pub struct RunState {
     /// ([`crate::engine::ref_owners`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub landed: Option<git::Landing>,
+    /// How the run's agents and checks were confined (absent in records from before it was
+    /// kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<sandbox::Record>,
     /// A person's answer to a waiting `approval` step, given with `autobuild approve` or
     /// `autobuild reject`; the step takes it when the run continues.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -57,6 +57,9 @@ pub fn render(state: &RunState, outcome: &Outcome, turns: &[TurnRecords]) -> Str
         state.branch, state.base_branch
     );
     let _ = writeln!(out, "- Turns: {}", turns.len());
+    if let Some(sandbox) = &state.sandbox {
+        let _ = writeln!(out, "- Sandbox: {sandbox}");
+    }
     for signoff in &state.signoffs {
         let _ = writeln!(out, "- Sign-off `{}`: {}", signoff.step, signoff.describe());
     }
