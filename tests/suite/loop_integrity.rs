@@ -508,6 +508,28 @@ fn a_secret_written_into_a_file_stays_out_of_the_reports_and_is_merged_only_when
     assert!(project.show("main", "client.toml").contains(SECRET));
 }
 
+/// A secret's value written encoded (base64 inside a longer text, hex, reversed) is refused at
+/// the landing as the plain value is, each file named.
+#[test]
+fn an_encoded_secret_is_refused_at_the_landing_like_the_plain_value() {
+    const SECRET: &str = "tok-0123456789abcdef";
+    let project = Project::new()
+        .player("player_encodes_secret.sh")
+        .env("MY_API_TOKEN", SECRET)
+        .commit();
+    let initial = project.git(&["rev-parse", "main"]);
+
+    let output = project.run(&["task", TASK, "--auto-merge"]);
+
+    assert_exit(&output, 0);
+    assert_eq!(project.state()["status"], "approved");
+    assert_eq!(project.git(&["rev-parse", "main"]), initial);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for file in ["client.toml", "client.hex", "client.rev"] {
+        assert!(stdout.contains(file), "{file} not named: {stdout}");
+    }
+}
+
 /// Every file under `dir`, recursively.
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut files = Vec::new();

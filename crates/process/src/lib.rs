@@ -19,6 +19,7 @@
 //! child at once ([`ProcessEnd::Aborted`]) instead of letting it retry what cannot succeed.
 
 mod cancel;
+mod encodings;
 mod env;
 mod exit_watch;
 mod group;
@@ -40,6 +41,7 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 pub use cancel::CancelToken;
+pub use encodings::encoded_forms;
 pub use env::child_var;
 pub use leftover::stop_leftover_group;
 pub use orphans::{sweep, take_killed, Orphan, Swept};

@@ -306,12 +306,20 @@ pub fn task_file_completed(
 }
 
 /// The secret values a landing refuses to merge: those of the secret-named variables in `env`
-/// and autobuild's own environment, none when the user allowed them.
+/// and autobuild's own environment, each also in its common encodings
+/// ([`process::encoded_forms`]), none when the user allowed them.
 pub fn refused_secrets(env: &[(String, String)], allowed: bool) -> Vec<String> {
     if allowed {
         return Vec::new();
     }
-    process::Redactor::new(env).secrets().to_vec()
+    let values = process::Redactor::new(env).secrets().to_vec();
+    let encoded = values
+        .iter()
+        .flat_map(|value| process::encoded_forms(value));
+    let mut needles: Vec<String> = values.iter().cloned().chain(encoded).collect();
+    needles.sort();
+    needles.dedup();
+    needles
 }
 
 fn merge_error(request: &MergeRequest, error: Error) -> Error {
