@@ -153,7 +153,8 @@ pub fn show(path: &Path) -> String {
     let text = crate::user_file::read_record(path)
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
         .unwrap_or_else(|e| format!("(cannot read: {e})"));
-    format!("==> {} <==\n{}", path.display(), text.trim_end())
+    let name = base::quoted::path(&path.to_string_lossy()).into_owned();
+    format!("==> {name} <==\n{}", base::quoted::visible(text.trim_end()))
 }
 
 /// Prints the run's records as they are written until `running` says the run has ended, then
@@ -201,7 +202,7 @@ impl Follower {
                 chunk.push_str(&format!("==> {} <==\n", path.display()));
                 self.last = Some(path.clone());
             }
-            chunk.push_str(&String::from_utf8_lossy(&new));
+            chunk.push_str(&base::quoted::visible(&String::from_utf8_lossy(&new)));
             if !chunk.ends_with('\n') {
                 // The next piece may come from another file; a partial line stays readable.
                 chunk.push('\n');

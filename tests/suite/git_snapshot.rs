@@ -148,6 +148,28 @@ fn restore_reverts_edits_deletions_and_new_files_and_reports_exactly_those() {
     assert!(restore(&worktree, &checkpoint_commit).unwrap().is_empty());
 }
 
+/// A read-only step that puts a hard link to a file outside the worktree in place of a tracked
+/// file: the restore writes the committed content to a new file there, never through the link,
+/// so the outside file keeps its content.
+#[test]
+fn restore_never_writes_through_a_hard_link_the_step_made() {
+    let (fixture, worktree) = task_worktree(&[("lib/greet.sh", "original\n")]);
+    let checkpoint_commit = head_commit(&worktree).unwrap();
+    let outside = fixture.root.parent().unwrap().join("outside-profile");
+    fs::write(&outside, "the user's own file\n").unwrap();
+    fs::remove_file(worktree.join("lib/greet.sh")).unwrap();
+    fs::hard_link(&outside, worktree.join("lib/greet.sh")).unwrap();
+
+    let reverted = restore(&worktree, &checkpoint_commit).unwrap();
+
+    assert_eq!(reverted, ["lib/greet.sh"]);
+    assert_eq!(read(&worktree, "lib/greet.sh"), "original\n");
+    assert_eq!(
+        fs::read_to_string(&outside).unwrap(),
+        "the user's own file\n"
+    );
+}
+
 #[test]
 fn restore_undoes_commits_and_staged_changes_made_by_a_read_only_step() {
     let (fixture, worktree) = task_worktree(&[("a.txt", "a\n")]);

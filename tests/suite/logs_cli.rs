@@ -130,3 +130,21 @@ fn follow_prints_what_a_live_run_writes_and_stops_when_it_ends() {
         "only transcripts and check logs are followed: {headers:#?}"
     );
 }
+
+/// An agent's carriage return and escape sequences reach the terminal written out, never raw:
+/// nothing it printed can overwrite a line of `logs` or drive the terminal.
+#[test]
+fn an_agents_control_characters_are_shown_not_sent_to_the_terminal() {
+    let project = Project::new().player("player_prints_controls.sh").commit();
+    assert_exit(&project.run(&["task", TASK, "--no-merge"]), 0);
+
+    let output = project.run(&["logs", TASK, "--role", "player", "--turn", "1"]);
+
+    assert_exit(&output, 0);
+    let text = stdout(&output);
+    assert!(!text.contains('\r') && !text.contains('\u{1b}') && !text.contains('\u{7}'));
+    assert!(
+        text.contains("all tests FAILED\\rall tests passed \\u{1b}]52;c;cGF5bG9hZA==\\u{7}"),
+        "{text}"
+    );
+}

@@ -338,6 +338,54 @@ fn the_dry_run_shows_the_effective_sandbox_and_what_stops_a_run() {
     assert!(!on.root.join(".autobuild/runs").exists());
 }
 
+/// A file in the user's configuration directory that changes a built-in profile or workflow
+/// (what an unconfined agent could write to weaken every later run) is named on every run
+/// that uses it.
+#[test]
+fn a_user_file_that_changes_a_builtin_is_named_on_every_run() {
+    let project = Project::new().unconfined().commit();
+    let user = project.outside("user-config");
+    std::fs::create_dir_all(user.join("profiles")).unwrap();
+    std::fs::create_dir_all(user.join("workflows")).unwrap();
+    std::fs::write(
+        user.join("profiles/feature.toml"),
+        "require = [\"coach\"]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        user.join("workflows/player-coach.toml"),
+        "name = \"player-coach\"\nextends = \"player-coach\"\n",
+    )
+    .unwrap();
+    let project = project.env("AUTOBUILD_CONFIG_DIR", user.to_str().unwrap());
+
+    for _ in 0..2 {
+        let output = project.run(&["task", TASK, "--dry-run"]);
+        assert_exit(&output, 0);
+        let text = format!(
+            "{}{}",
+            loop_fixture::stdout(&output),
+            loop_fixture::stderr(&output)
+        );
+        let profile = user.join("profiles/feature.toml");
+        let workflow = user.join("workflows/player-coach.toml");
+        assert!(
+            text.contains(&format!(
+                "profile `feature` is changed by {}",
+                profile.display()
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "workflow `player-coach` comes from {}",
+                workflow.display()
+            )),
+            "{text}"
+        );
+    }
+}
+
 /// Where bwrap is missing (or refused), `auto` confines with Landlock, and the dry run and
 /// `doctor` say so.
 #[test]

@@ -29,9 +29,44 @@ pub fn path(name: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// An agent's or a check's output as a terminal should show it: every control character but
+/// the newline and the tab written out (`\r`, `\u{1b}`), so no carriage return overwrites a
+/// line and no escape sequence reaches the terminal (a title, the clipboard, hidden text).
+pub fn visible(text: &str) -> Cow<'_, str> {
+    let hidden = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(hidden) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\r' => out.push_str("\\r"),
+            c if hidden(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn output_keeps_its_lines_and_shows_every_other_control_character() {
+        let table = [
+            ("plain\n\tindented\n", "plain\n\tindented\n"),
+            ("passed\rFAILED", "passed\\rFAILED"),
+            (
+                "\u{1b}]52;c;cGF5bG9hZA==\u{7}",
+                "\\u{1b}]52;c;cGF5bG9hZA==\\u{7}",
+            ),
+            ("\u{9b}2J", "\\u{9b}2J"),
+        ];
+        for (text, shown) in table {
+            assert_eq!(visible(text), shown, "{text:?}");
+        }
+    }
 
     #[test]
     fn names_with_control_characters_are_quoted_and_others_left_alone() {

@@ -75,6 +75,10 @@ pub fn restore_since(
     // libgit2's checkout follows a link that an agent put where a directory was, and would
     // write the commit's files wherever it points: the links go first.
     remove_links_in_the_way(&repo, &target, worktree)?;
+    // It also writes a changed file in place, so a hard link the step made to a file outside
+    // the worktree would be overwritten: a file with another name goes too, and the checkout
+    // makes a new one.
+    remove_shared_files(worktree, &paths)?;
     super::walks::count(worktree);
     repo.reset(target.as_object(), ResetType::Hard, None)
         .context(format_args!("reset the worktree to {commit}"), worktree)?;
@@ -163,6 +167,23 @@ pub(crate) fn restore_paths_in(
         }
     }
     tracing::debug!(?paths, worktree = %worktree.display(), "restored paths");
+    Ok(())
+}
+
+/// Removes each of `paths` (worktree-relative) that is a regular file with more than one name
+/// (a hard link): what is written there next is a new file, not the other name's content.
+fn remove_shared_files(worktree: &Path, paths: &[String]) -> Result<(), GitError> {
+    for path in paths {
+        if links::linked_component(worktree, path).is_some() {
+            continue;
+        }
+        let full = worktree.join(path);
+        let shared = std::fs::symlink_metadata(&full)
+            .is_ok_and(|meta| meta.file_type().is_file() && meta.nlink() > 1);
+        if shared {
+            std::fs::remove_file(&full).context("remove a hard link", &full)?;
+        }
+    }
     Ok(())
 }
 

@@ -62,12 +62,48 @@ pub fn load(
     let mut warnings: Vec<String> = warning.into_iter().collect();
     warnings.extend(resolved.warnings.iter().map(Diagnostic::headline));
     warnings.extend(catalog.unusable().into_iter().map(unusable_warning));
+    warnings.extend(user_changes(&catalog, &resolved, &profile));
     Ok(RunInputs {
         config,
         resolved,
         profile,
         warnings,
     })
+}
+
+/// Warnings naming the files of the user's configuration directory that change a built-in
+/// workflow or profile this run uses: they apply to every repository on the machine, and an
+/// agent running unconfined could have written them, so no run takes them silently.
+fn user_changes(catalog: &Catalog, resolved: &ResolvedWorkflow, profile: &Profile) -> Vec<String> {
+    use base::user_file::source::Layer;
+    let builtin = Catalog::builtin();
+    let mut warnings = Vec::new();
+    let name = &resolved.workflow.name;
+    if resolved.layer == Layer::User && builtin.names().contains(&name.as_str()) {
+        warnings.push(format!(
+            "workflow `{name}` comes from {} in your user configuration, which changes the \
+             built-in one for every repository on this machine",
+            resolved.source.display()
+        ));
+    }
+    let builtin_profile = builtin
+        .profiles
+        .iter()
+        .any(|source| source.path.file_stem() == Some(profile.name.as_ref()));
+    let patches = catalog.profiles.iter().filter(|source| {
+        source.layer == Layer::User && source.path.file_stem() == Some(profile.name.as_ref())
+    });
+    if builtin_profile {
+        warnings.extend(patches.map(|source| {
+            format!(
+                "profile `{}` is changed by {} in your user configuration, for every \
+                 repository on this machine",
+                profile.name,
+                source.path.display()
+            )
+        }));
+    }
+    warnings
 }
 
 /// `first`'s error when there is one (combined with `later`'s problems), else `later`'s first.
