@@ -544,36 +544,55 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     files
 }
 
+/// Unconfined, the runner cannot tell an agent's change to the main checkout from the user's
+/// own edit made while the step ran: it puts back only its own inputs (here config.toml), as a
+/// scope violation, and keeps every other change, named in a warning with its version from
+/// before saved — the user's edit is never undone.
 #[test]
-fn an_unconfined_player_writing_into_the_main_checkout_is_undone_and_the_users_edit_kept() {
+fn an_unconfined_change_to_the_main_checkout_is_kept_and_named_but_the_runners_inputs_put_back() {
     let project = Project::new()
         .unconfined()
         .player("player_writes_main.sh")
         .commit();
+    let config = project.read(".autobuild/config.toml");
     let mine = format!("{}# the user's own edit\n", project.read("lib/greet.sh"));
     project.write("lib/greet.sh", &mine);
 
     let output = project.run(&["task", TASK, "--no-merge", "--max-turns", "1"]);
 
     assert_exit(&output, 3);
-    assert_eq!(project.read("lib/greet.sh"), mine);
-    assert!(!project.root.join("planted.txt").exists());
+    assert_eq!(project.read(".autobuild/config.toml"), config);
+    assert_eq!(
+        project.read("lib/greet.sh"),
+        format!("{mine}# agent was here\n")
+    );
+    assert_eq!(project.read("planted.txt"), "planted\n");
     let player = project.record("player", 1);
     let violation = player["scope_violation"].to_string();
     assert!(
-        violation.contains("main checkout: lib/greet.sh"),
+        violation.contains("main checkout: .autobuild/config.toml"),
         "{player}"
     );
-    assert!(violation.contains("main checkout: planted.txt"), "{player}");
+    assert!(!violation.contains("lib/greet.sh"), "{player}");
     assert_eq!(project.record("gate", 1)["approved"], false);
+    let events = std::fs::read_to_string(project.run_dir().join("events.jsonl")).unwrap();
+    let warned = |path: &str| {
+        events.lines().any(|line| {
+            line.contains("\"warning\"")
+                && line.contains(&format!("main checkout: {path} (changed while"))
+        })
+    };
+    assert!(warned("lib/greet.sh") && warned("planted.txt"), "{events}");
     let backup = project.run_dir().join("main-checkout/turn_1_player");
     assert_eq!(
-        std::fs::read_to_string(backup.join("planted.txt")).unwrap(),
-        "planted\n"
+        std::fs::read_to_string(backup.join("lib/greet.sh")).unwrap(),
+        mine
     );
-    assert!(std::fs::read_to_string(backup.join("lib/greet.sh"))
-        .unwrap()
-        .ends_with("# agent was here\n"));
+    assert!(
+        std::fs::read_to_string(backup.join(".autobuild/config.toml"))
+            .unwrap()
+            .ends_with("# agent was here\n")
+    );
 }
 
 #[test]

@@ -1,20 +1,22 @@
 //! The user's main checkout around an unconfined agent step. With the sandbox off nothing
-//! stops an agent from writing there; [`CheckoutGuard`] notices what it changed and puts it
-//! back, so only the worktree's work is ever reviewed and landed.
+//! stops an agent from writing there; [`CheckoutGuard`] notices what changed while the step
+//! ran. Who changed it cannot be told (the user may be editing too), so only the paths the
+//! caller says must not change ([`CheckoutGuard::restore`]'s `revert`: the runner's own
+//! inputs) are put back; every other change is kept and reported, with the version from before
+//! the step saved, so the user's own edit is never undone and an agent's is never hidden.
 //!
 //! Captured cheaply: the paths `git status` reports (tracked changes and untracked files that
 //! are not ignored), each with its content, and the index's entries. Everything else equals the
 //! index, so after the step the paths status reports then — plus the ones captured — are all
-//! that can differ. Each one that differs is restored to what it was (the user's own
-//! uncommitted edit, exactly; or the index's version for a clean file; or removed when it did
-//! not exist), and the step's version is kept in a backup directory first. A staged change the
-//! step made (the index's entries differ) is undone by writing the index back.
+//! that can differ. Each one that differs and must not change is restored to what it was (the
+//! user's own uncommitted edit, exactly; or the index's version for a clean file; or removed
+//! when it did not exist), and the step's version is kept in a backup directory first; any
+//! other is left and its version from before kept there. A change of the index (staged
+//! changes) is reported and left.
 //!
 //! Not covered: ignored files (build output, `.env` when ignored) and anything under
-//! `.autobuild/runs/` and `.autobuild/worktrees/` (the runner's own). A change the user makes
-//! in the main checkout while the step runs cannot be told from the step's: it is undone too,
-//! and kept in the backup. Nothing is written beyond a symbolic link: a path whose parent
-//! is a link is reported, not restored.
+//! `.autobuild/runs/` and `.autobuild/worktrees/` (the runner's own). Nothing is written
+//! beyond a symbolic link: a path whose parent is a link is reported, not restored.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
@@ -56,7 +58,6 @@ pub struct CheckoutGuard {
     root: PathBuf,
     before: BTreeMap<String, Content>,
     index_entries: Vec<(Vec<u8>, git2::Oid, u32)>,
-    index_file: Option<Vec<u8>>,
 }
 
 impl CheckoutGuard {
@@ -70,27 +71,27 @@ impl CheckoutGuard {
                 (path, content)
             })
             .collect();
-        let index_file = fs::read(repo.path().join("index")).ok();
         Ok(CheckoutGuard {
             root: root.to_path_buf(),
             before,
             index_entries: index_entries(&repo, root)?,
-            index_file,
         })
     }
 
-    /// Puts back every path the step changed, keeping the step's version under `backup`;
-    /// returns a description of each, for the scope violation.
-    pub fn restore(&self, backup: &Path) -> Result<Vec<String>, GitError> {
+    /// Puts back every path changed since the capture for which `revert` is true, keeping the
+    /// changed version under `backup`; every other changed path (and a change of the index)
+    /// is kept, with its version from before under `backup`. Returns a description of each.
+    pub fn restore(
+        &self,
+        backup: &Path,
+        revert: &dyn Fn(&str) -> bool,
+    ) -> Result<Guarded, GitError> {
         let repo = Repository::open(&self.root).context("open the main checkout", &self.root)?;
-        let mut changed = Vec::new();
+        let mut guarded = Guarded::default();
         if index_entries(&repo, &self.root)? != self.index_entries {
-            let index = repo.path().join("index");
-            match &self.index_file {
-                Some(bytes) => fs::write(&index, bytes).context("restore", &index)?,
-                None => fs::remove_file(&index).context("remove", &index)?,
-            }
-            changed.push("the main checkout's staged changes (index)".to_string());
+            guarded
+                .kept
+                .push("main checkout: the staged changes (index)".to_string());
         }
         let mut index = repo.index().context("read the index", &self.root)?;
         index.read(true).context("read the index", &self.root)?;
@@ -106,7 +107,17 @@ impl CheckoutGuard {
             if same(&current, &expected) {
                 continue;
             }
-            let what = format!("main checkout: {path}");
+            let what = format!("main checkout: {}", base::quoted::path(path));
+            if !revert(path) {
+                keep(&expected, &backup.join(path))?;
+                guarded.kept.push(format!(
+                    "{what} (changed while the step ran; kept, as it may be your own edit; the \
+                     version from before is in {})",
+                    backup.display()
+                ));
+                continue;
+            }
+            let changed = &mut guarded.reverted;
             if beyond_link(&self.root, path) {
                 changed.push(format!("{what} (not restored: beyond a symbolic link)"));
                 continue;
@@ -120,8 +131,17 @@ impl CheckoutGuard {
                 false => changed.push(format!("{what} (changed; too large to restore)")),
             }
         }
-        Ok(changed)
+        Ok(guarded)
     }
+}
+
+/// What [`CheckoutGuard::restore`] found.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Guarded {
+    /// Put back: the step's changes to what must not change.
+    pub reverted: Vec<String>,
+    /// Changed while the step ran and left as they are.
+    pub kept: Vec<String>,
 }
 
 /// The paths status reports, relative, without the runner's own directories.
@@ -285,7 +305,7 @@ mod tests {
         fs::write(root.join("notes.txt"), "user notes\n").unwrap();
         let guard = CheckoutGuard::capture(&root).unwrap();
         let backup = dir.path().join("backup");
-        assert!(guard.restore(&backup).unwrap().is_empty());
+        assert!(guard.restore(&backup, &|_| true).unwrap() == Guarded::default());
 
         fs::write(root.join("src/a.txt"), "agent\n").unwrap();
         fs::write(root.join("b.txt"), "agent\n").unwrap();
@@ -294,7 +314,7 @@ mod tests {
         fs::remove_file(root.join("notes.txt")).unwrap();
         fs::create_dir_all(root.join(".autobuild/runs/T")).unwrap();
         fs::write(root.join(".autobuild/runs/T/x"), "runner\n").unwrap();
-        let changed = guard.restore(&backup).unwrap();
+        let changed = guard.restore(&backup, &|_| true).unwrap().reverted;
 
         let names: Vec<&str> = changed
             .iter()
@@ -316,11 +336,11 @@ mod tests {
             "agent\n"
         );
         assert_eq!(fs::read_to_string(backup.join("b.txt")).unwrap(), "agent\n");
-        assert!(guard.restore(&backup).unwrap().is_empty());
+        assert!(guard.restore(&backup, &|_| true).unwrap() == Guarded::default());
     }
 
     #[test]
-    fn a_staged_change_is_unstaged() {
+    fn a_staged_change_is_reported_and_left() {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("a.txt"), "a\n").unwrap();
         init_with_commit(dir.path(), "main", "first").unwrap();
@@ -329,10 +349,45 @@ mod tests {
         let mut index = repo.index().unwrap();
         index.remove_path(Path::new("a.txt")).unwrap();
         index.write().unwrap();
-        let changed = guard.restore(&dir.path().join("backup")).unwrap();
-        assert_eq!(changed, ["the main checkout's staged changes (index)"]);
+        let guarded = guard
+            .restore(&dir.path().join("backup"), &|_| true)
+            .unwrap();
+        assert_eq!(guarded.kept, ["main checkout: the staged changes (index)"]);
         let mut index = repo.index().unwrap();
         index.read(true).unwrap();
-        assert!(index.get_path(Path::new("a.txt"), 0).is_some());
+        assert!(index.get_path(Path::new("a.txt"), 0).is_none());
+    }
+
+    /// What the caller does not ask to revert stays as it is now, reported, its version from
+    /// before the step in the backup: the runner cannot tell the user's edit from the step's.
+    #[test]
+    fn a_change_not_to_revert_is_kept_with_its_version_from_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        fs::create_dir_all(root.join(".autobuild")).unwrap();
+        fs::write(root.join("a.txt"), "a\n").unwrap();
+        fs::write(root.join(".autobuild/config.toml"), "[checks.test]\n").unwrap();
+        init_with_commit(&root, "main", "first").unwrap();
+        let guard = CheckoutGuard::capture(&root).unwrap();
+        fs::write(root.join("a.txt"), "edited during the step\n").unwrap();
+        fs::write(root.join(".autobuild/config.toml"), "# weakened\n").unwrap();
+        let backup = dir.path().join("backup");
+
+        let guarded = guard
+            .restore(&backup, &|path| path.starts_with(".autobuild/"))
+            .unwrap();
+
+        assert_eq!(guarded.kept.len(), 1, "{guarded:?}");
+        assert!(guarded.kept[0].starts_with("main checkout: a.txt (changed while"));
+        assert_eq!(guarded.reverted.len(), 1, "{guarded:?}");
+        assert!(guarded.reverted[0].starts_with("main checkout: .autobuild/config.toml (restored"));
+        let read = |p: &Path| fs::read_to_string(p).unwrap();
+        assert_eq!(read(&root.join("a.txt")), "edited during the step\n");
+        assert_eq!(read(&backup.join("a.txt")), "a\n");
+        assert_eq!(
+            read(&root.join(".autobuild/config.toml")),
+            "[checks.test]\n"
+        );
+        assert_eq!(read(&backup.join(".autobuild/config.toml")), "# weakened\n");
     }
 }

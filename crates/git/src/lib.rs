@@ -50,7 +50,7 @@ mod walks;
 mod worktree;
 
 pub use base_files::{base_versions, tree_id_without, BaseContent, BaseFile};
-pub use checkout_guard::CheckoutGuard;
+pub use checkout_guard::{CheckoutGuard, Guarded};
 pub use clock::now_ms;
 pub use complete_tree::{unlandable_since_fork, Unlandable};
 pub use created::split_created;

@@ -61,6 +61,19 @@ impl Layout {
         self.dir().join("prompts")
     }
 
+    /// What a run takes its rules from: the config, the workflows, prompts and profiles, and
+    /// the `command` agents' scripts (`.autobuild/agents/`). An unconfined agent's change there
+    /// would change what the runner enforces, so the main-checkout guard puts it back.
+    pub fn runner_inputs(&self) -> [PathBuf; 5] {
+        [
+            self.config(),
+            self.workflows(),
+            self.prompts(),
+            self.dir().join("profiles"),
+            self.dir().join("agents"),
+        ]
+    }
+
     pub fn runs(&self) -> PathBuf {
         self.dir().join("runs")
     }

@@ -155,11 +155,13 @@ pub fn guard_main_checkout(cx: &RunCx) -> Result<Option<git::CheckoutGuard>, Err
     Ok(Some(git::CheckoutGuard::capture(&cx.plan.root)?))
 }
 
-/// Undoes what an unconfined step (`label`, e.g. `turn_1_player`) changed in the main
-/// checkout, keeping its versions under `<run dir>/main-checkout/<label>/`; returns the scope
-/// violations.
+/// After an unconfined step (`label`, e.g. `turn_1_player`): puts back what it changed of the
+/// runner's own inputs in the main checkout ([`model::project::Layout::runner_inputs`]), the
+/// step's versions kept under `<run dir>/main-checkout/<label>/`, and returns those as scope
+/// violations. Any other change made while the step ran may be the user's own: it is kept,
+/// its version from before saved there, and named in a warning.
 pub fn restore_main_checkout(
-    cx: &RunCx,
+    cx: &mut RunCx,
     guard: Option<&git::CheckoutGuard>,
     label: &str,
 ) -> Result<Vec<String>, Error> {
@@ -167,5 +169,15 @@ pub fn restore_main_checkout(
         return Ok(Vec::new());
     };
     let backup = cx.paths.dir.join("main-checkout").join(label);
-    Ok(guard.restore(&backup)?)
+    let root = cx.plan.root.clone();
+    let inputs = cx.plan.layout.runner_inputs();
+    let revert = |path: &str| {
+        let full = root.join(path);
+        inputs.iter().any(|input| full.starts_with(input))
+    };
+    let guarded = guard.restore(&backup, &revert)?;
+    for kept in guarded.kept {
+        cx.emit(EventKind::Warning { message: kept });
+    }
+    Ok(guarded.reverted)
 }
