@@ -198,7 +198,14 @@ pub fn render(plan: &Plan) -> String {
             let _ = writeln!(out, "      {note}");
         }
         if let (Some(_), Some(adapter)) = (plan.sandbox.sandbox(), adapter_for(role.agent)) {
-            let env = plan.project_env(&plan.worktree).vars();
+            let mut env = plan.project_env(&plan.worktree).vars();
+            let run_dir = plan.layout.run_dir(&plan.task.id);
+            env.extend(
+                adapter
+                    .private_state(&env, &run_dir)
+                    .map(|p| p.env)
+                    .unwrap_or_default(),
+            );
             let own: Vec<String> = adapter
                 .sandbox_state(&env)
                 .iter()

@@ -120,6 +120,14 @@ impl Adapter for ClaudeCodeAdapter {
         home::state_paths(env)
     }
 
+    fn private_state(
+        &self,
+        env: &[(String, String)],
+        run_dir: &std::path::Path,
+    ) -> Option<crate::private_state::PrivateState> {
+        home::private_state(env, run_dir)
+    }
+
     fn command_line(&self, req: &AgentRequest<'_>) -> Vec<String> {
         let mut argv = vec![args::PROGRAM.to_string()];
         argv.extend(arguments(req));

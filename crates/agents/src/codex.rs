@@ -186,6 +186,37 @@ impl Adapter for CodexAdapter {
             .collect()
     }
 
+    /// A `CODEX_HOME` of the run's own (module `crate::private_state`), starting from the
+    /// user's `config.toml` and `AGENTS.md`, with the user's `auth.json` linked.
+    fn private_state(
+        &self,
+        env: &[(String, String)],
+        run_dir: &Path,
+    ) -> Option<crate::private_state::PrivateState> {
+        let var = |name: &str| {
+            process::child_var(env, name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        let user = var("CODEX_HOME").or_else(|| var("HOME").map(|home| home.join(".codex")))?;
+        let dir = crate::private_state::dir_in(run_dir, "codex");
+        // codex refuses a home under the temporary directory (it will not make its sandbox
+        // helper there): a run there keeps the user's (docs/codex.md).
+        let temp = [std::env::temp_dir(), PathBuf::from("/tmp")];
+        if temp.iter().any(|temp| dir.starts_with(temp)) {
+            return None;
+        }
+        Some(crate::private_state::PrivateState {
+            env: vec![("CODEX_HOME".to_string(), dir.display().to_string())],
+            copies: vec![
+                (user.join("config.toml"), "config.toml"),
+                (user.join("AGENTS.md"), "AGENTS.md"),
+            ],
+            links: vec![(user.join("auth.json"), "auth.json")],
+            dir,
+        })
+    }
+
     fn command_line(&self, req: &AgentRequest<'_>) -> Vec<String> {
         let schema = req.wants_verdict.then(|| schema_path(req.run_dir));
         let mut argv = vec![PROGRAM.to_string()];

@@ -23,6 +23,7 @@ pub mod empty;
 pub mod login;
 pub mod native;
 pub mod pricing;
+pub mod private_state;
 pub mod retry;
 pub mod schema;
 
@@ -369,6 +370,15 @@ pub trait Adapter: Send + Sync {
     /// locks), given the environment it runs with: writable in the sandbox.
     fn sandbox_state(&self, _env: &[(String, String)]) -> Vec<sandbox::Writable> {
         Vec::new()
+    }
+    /// The CLI's own state made private to the run in `run_dir` (module [`private_state`]),
+    /// for a child with `env`; `None` for an adapter whose CLI keeps none.
+    fn private_state(
+        &self,
+        _env: &[(String, String)],
+        _run_dir: &Path,
+    ) -> Option<private_state::PrivateState> {
+        None
     }
     /// Runs the agent once. `Err` only when it could not be started at all.
     fn invoke(

@@ -8,10 +8,45 @@
 //! `~/.claude.json.lock` and `~/.claude.json.tmp.*` beside it, which the read-only home refuses,
 //! and then falls back to writing the file directly.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use crate::private_state::PrivateState;
 use process::child_var;
 use sandbox::Writable;
+
+/// Claude Code's state private to the run (module `crate::private_state`): a
+/// `CLAUDE_CONFIG_DIR` of its own, starting from the user's `settings.json`, `CLAUDE.md` and
+/// global state file, with the user's `.credentials.json` linked; the auto-updater is off (it
+/// would write the user's native install).
+pub fn private_state(env: &[(String, String)], run_dir: &Path) -> Option<PrivateState> {
+    let var = |name: &str| {
+        child_var(env, name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let home = var("HOME");
+    let (user, global) = match var("CLAUDE_CONFIG_DIR") {
+        Some(dir) => (dir.clone(), dir.join(".claude.json")),
+        None => {
+            let home = home?;
+            (home.join(".claude"), home.join(".claude.json"))
+        }
+    };
+    let dir = crate::private_state::dir_in(run_dir, "claude");
+    Some(PrivateState {
+        env: vec![
+            ("CLAUDE_CONFIG_DIR".to_string(), dir.display().to_string()),
+            ("DISABLE_AUTOUPDATER".to_string(), "1".to_string()),
+        ],
+        copies: vec![
+            (user.join("settings.json"), "settings.json"),
+            (user.join("CLAUDE.md"), "CLAUDE.md"),
+            (global, ".claude.json"),
+        ],
+        links: vec![(user.join(".credentials.json"), ".credentials.json")],
+        dir,
+    })
+}
 
 /// The paths Claude Code writes, for a child with `env` on top of autobuild's environment.
 pub fn state_paths(env: &[(String, String)]) -> Vec<Writable> {

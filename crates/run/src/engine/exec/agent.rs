@@ -388,6 +388,13 @@ pub(super) fn invoke(
     if role.access == Access::ReadOnly {
         env.extend(reader_env(cx, role_name)?);
     }
+    // The CLI's own state is the run's, not the user's (`agents::private_state`).
+    if let Some(private) = adapter.private_state(&env, &cx.paths.dir) {
+        private
+            .prepare()
+            .map_err(|e| Error::io("cannot prepare the agent CLI's state in", &private.dir, e))?;
+        env.extend(private.env);
+    }
     let confinement = super::sandbox::confine(cx, adapter.sandbox_state(&env));
     let request = AgentRequest {
         role_name,
