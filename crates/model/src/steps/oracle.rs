@@ -119,16 +119,19 @@ pub struct Finding {
 impl Finding {
     /// One line for the player and the reviewers.
     pub fn describe(&self) -> String {
+        // A test's name is the player's to choose: one with a newline could start a line of its
+        // own in the reviewers' prompt.
+        let test = base::quoted::path(&self.test);
         let what = match self.rule {
             Rule::Regressed => format!(
                 "`{}` passed at the base and {} on this change (with the base's tests)",
-                self.test,
+                test,
                 self.oracle.word()
             ),
             Rule::Weakened => format!(
                 "`{}` is weakened: its base version {} on this code, yet with this change's \
                  tests it {}",
-                self.test,
+                test,
                 self.oracle.word(),
                 self.player.word()
             ),
