@@ -2,7 +2,8 @@
 //! sandbox: its configuration directory (`~/.claude`: settings, sessions, credentials, debug
 //! logs) and global state file (`~/.claude.json`) — both inside `$CLAUDE_CONFIG_DIR` when that
 //! is set — and its XDG directories for locks (`~/.local/state/claude`, which OAuth token
-//! refresh needs), staging (`~/.cache/claude`) and native installs (`~/.local/share/claude`).
+//! refresh needs) and staging (`~/.cache/claude`); its native install (`~/.local/share/claude`)
+//! stays read-only.
 //!
 //! `~/.claude.json` is written in place: Claude Code first tries an atomic replace through
 //! `~/.claude.json.lock` and `~/.claude.json.tmp.*` beside it, which the read-only home refuses,
@@ -62,10 +63,12 @@ pub fn state_paths(env: &[(String, String)]) -> Vec<Writable> {
             }
         }
     }
+    // Not `$XDG_DATA_HOME/claude`, the native install: only its auto-updater writes there
+    // (off in a run, module `private_state`), and a writable install is one an agent could
+    // replace for the user's next session.
     let xdg = [
         ("XDG_STATE_HOME", ".local/state"),
         ("XDG_CACHE_HOME", ".cache"),
-        ("XDG_DATA_HOME", ".local/share"),
     ];
     for (variable, default) in xdg {
         let base = var(variable).or_else(|| home.as_ref().map(|home| home.join(default)));
@@ -103,7 +106,6 @@ mod tests {
                 Writable::File("/h/.claude.json".into()),
                 Writable::Dir("/h/.local/state/claude".into()),
                 Writable::Dir("/c/claude".into()),
-                Writable::Dir("/h/.local/share/claude".into()),
             ]
         );
         let paths = state_paths(&env(&[("HOME", "/h"), ("CLAUDE_CONFIG_DIR", "/cfg")]));
