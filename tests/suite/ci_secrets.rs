@@ -8,6 +8,14 @@ use crate::loop_fixture::{assert_exit, outside_system_tmp, Project, TASK};
 
 const JOB_TOKEN: &str = "glcbt-job-token-4b1d";
 const PUSH_TOKEN: &str = "glpat-push-token-9e7c";
+/// Forge tokens a user keeps for their CLIs, each with a value of its own.
+const FORGE_TOKENS: [(&str, &str); 5] = [
+    ("GITLAB_TOKEN", "glpat-user-token-1a2b"),
+    ("GH_TOKEN", "ghp-user-token-3c4d"),
+    ("GITEA_TOKEN", "gitea-user-token-5e6f"),
+    ("FORGEJO_TOKEN", "forgejo-user-token-7a8b"),
+    ("BITBUCKET_TOKEN", "bb-user-token-9c0d"),
+];
 
 /// A project whose player writes what it can see to a file; autobuild runs with both tokens.
 fn project(mode: &str) -> (Project, std::path::PathBuf) {
@@ -22,7 +30,10 @@ fn project(mode: &str) -> (Project, std::path::PathBuf) {
         .env(
             "CI_REPOSITORY_URL",
             &format!("https://gitlab-ci-token:{JOB_TOKEN}@gitlab.example/g/p.git"),
-        )
+        );
+    let project = FORGE_TOKENS
+        .iter()
+        .fold(project, |project, (name, value)| project.env(name, value))
         .commit();
     (project, seen)
 }
@@ -47,7 +58,8 @@ fn a_sandboxed_agent_finds_no_ci_token_in_its_environment_or_in_proc() {
     // It did look: its own environment, and at least its own processes' environ files.
     assert!(env.contains("SEEN_FILE="), "{env}");
     assert!(!proc.is_empty(), "the player read no /proc/<pid>/environ");
-    for token in [JOB_TOKEN, PUSH_TOKEN] {
+    let forge = FORGE_TOKENS.iter().map(|(_, value)| *value);
+    for token in [JOB_TOKEN, PUSH_TOKEN].into_iter().chain(forge) {
         assert!(!env.contains(token), "{token} in the agent's environment");
         assert!(!proc.contains(token), "{token} in a /proc environ:\n{proc}");
     }
@@ -63,7 +75,8 @@ fn an_unconfined_agent_finds_no_ci_token_in_its_environment() {
     assert_exit(&output, 0);
     let (env, _) = seen(&file);
     assert!(env.contains("SEEN_FILE="), "{env}");
-    for token in [JOB_TOKEN, PUSH_TOKEN] {
+    let forge = FORGE_TOKENS.iter().map(|(_, value)| *value);
+    for token in [JOB_TOKEN, PUSH_TOKEN].into_iter().chain(forge) {
         assert!(
             !env.contains(token),
             "{token} in the agent's environment:\n{env}"

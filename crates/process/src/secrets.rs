@@ -1,12 +1,14 @@
-//! CI credentials that no agent, check, `run` step or set-up command may see.
+//! CI and forge credentials that no agent, check, `run` step or set-up command may see.
 //!
 //! A CI engine puts its own tokens in the environment of every job: GitLab's job token (also
 //! inside `CI_REPOSITORY_URL`), its registry and deploy passwords, GitHub's runtime and OIDC
 //! request tokens, and the push token an emitted workflow is given
 //! (`AUTOBUILD_PUSH_TOKEN`, docs/scale-out.md). Every process autobuild starts gets an
-//! environment without them ((`process::run`)). A confined process cannot read
-//! them from its ancestors' `/proc/<pid>/environ` either: it runs in a user namespace of its
-//! own, where the kernel refuses that read, and while any of them is in autobuild's own
+//! environment without them ((`process::run`)), and so do the forge tokens users keep for
+//! their CLIs (`GH_TOKEN`, `GITLAB_TOKEN`, Gitea's, Forgejo's, Bitbucket's). A confined process
+//! cannot read them from its ancestors' `/proc/<pid>/environ` either: under bwrap it runs in a
+//! user namespace of its own, under Landlock outside its ancestors' domain, where the kernel
+//! refuses that read, and while any of them is in autobuild's own
 //! environment it also gets a process namespace of its own (`--unshare-pid`), so the runner
 //! and the job's shell are not even listed (nor their command lines). Unconfined (`[sandbox]
 //! mode = "off"`), a process of the same user can still read them there.
@@ -30,6 +32,19 @@ pub const CI_SECRETS: &[&str] = &[
     // The emitted workflows' push token.
     "AUTOBUILD_PUSH_TOKEN",
     "PUSH_TOKEN",
+    // Forge tokens a user keeps in the environment for their CLIs (gh, glab, tea, …): a
+    // credential for the repository's host, which the model should never see.
+    "GH_TOKEN",
+    "GH_ENTERPRISE_TOKEN",
+    "GITHUB_ENTERPRISE_TOKEN",
+    "GITLAB_TOKEN",
+    "GL_TOKEN",
+    "GITLAB_PRIVATE_TOKEN",
+    "GITEA_TOKEN",
+    "FORGEJO_TOKEN",
+    "BITBUCKET_TOKEN",
+    "BITBUCKET_ACCESS_TOKEN",
+    "BITBUCKET_APP_PASSWORD",
 ];
 
 /// Whether `is_set` finds any of [`CI_SECRETS`] (autobuild runs in a CI job with credentials).
