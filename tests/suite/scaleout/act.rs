@@ -486,13 +486,39 @@ fn a_feature_with_a_hidden_acceptance_check_lands_with_the_hidden_test_unchanged
     assert!(git(&act.remote, &["branch", "--list", BRANCH]).is_empty());
 }
 
+/// Where the task job has no working bubblewrap (here: hidden from autobuild), Landlock
+/// confines the task instead: the task that hides paths runs confined and lands.
+#[test]
+#[ignore = "needs act: run scripts/ci-engines.sh"]
+fn a_task_that_hides_paths_runs_under_landlock_where_bubblewrap_cannot() {
+    let project = engine::hidden_project().env("AUTOBUILD_BWRAP", "/nonexistent/bwrap");
+    let mut act = Act::new(&project);
+
+    let run = act.dispatch(
+        &project,
+        serde_json::json!({ "max_turns": "2", "auto_merge": "true" }),
+    );
+
+    assert!(run.ok, "{:?}", run.results);
+    assert_eq!(project.starts("TASK-A"), 1);
+    assert_eq!(
+        run.results["wave 1: TASK-A"], "succeeded",
+        "{:?}",
+        run.results
+    );
+    assert_eq!(git(&act.remote, &["show", "main:lib/a.txt"]), "a\n");
+}
+
 /// Where the sandbox still cannot run after the task job provided it, the run fails naming
 /// why, and no agent of the task ever started: a task that hides paths never runs unconfined.
 #[test]
 #[ignore = "needs act: run scripts/ci-engines.sh"]
 fn a_task_that_hides_paths_fails_clearly_where_bubblewrap_cannot_run() {
-    // A bubblewrap that does not exist stands for one that cannot confine.
-    let project = engine::hidden_project().env("AUTOBUILD_BWRAP", "/nonexistent/bwrap");
+    // A bubblewrap that does not exist stands for one that cannot confine, and only bwrap may
+    // be used: a machine without Landlock either.
+    let project = engine::hidden_project()
+        .env("AUTOBUILD_BWRAP", "/nonexistent/bwrap")
+        .env("AUTOBUILD_SANDBOX_BACKEND", "bwrap");
     let mut act = Act::new(&project);
 
     let run = act.dispatch(&project, serde_json::json!({ "max_turns": "2" }));
