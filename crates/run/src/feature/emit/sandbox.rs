@@ -17,13 +17,13 @@ if command -v bwrap >/dev/null 2>&1; then
   echo "bubblewrap is installed: $(command -v bwrap)"
 elif command -v apt-get >/dev/null 2>&1; then
   as_root apt-get update -q || echo "apt-get update failed"
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap || echo "bubblewrap could not be installed: autobuild task will refuse the run"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap || echo "bubblewrap could not be installed: autobuild task confines with Landlock where the kernel has it, else refuses the run"
 else
-  echo "bubblewrap is missing and this runner has no apt-get: install it in the job's image, or autobuild task will refuse the run"
+  echo "bubblewrap is missing and this runner has no apt-get: install it in the job's image, or autobuild task confines with Landlock where the kernel has it, else refuses the run"
 fi
 userns=/proc/sys/kernel/apparmor_restrict_unprivileged_userns
 if [ -e "$userns" ] && [ "$(cat "$userns")" != 0 ]; then
-  as_root sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 || echo "AppArmor still restricts user namespaces: autobuild task will refuse the run"
+  as_root sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 || echo "AppArmor still restricts user namespaces: autobuild task confines with Landlock where the kernel has it, else refuses the run"
 fi
 "#;
 
