@@ -322,6 +322,8 @@ fn reach(network: Network, script: &str) -> String {
         backend.clone(),
         Mounts {
             writable: vec![spec.cwd.canonicalize().unwrap()],
+            // As `Sandbox::confine` sets it.
+            offline: network == Network::None,
             ..Mounts::default()
         },
     );

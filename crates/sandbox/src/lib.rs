@@ -192,25 +192,15 @@ impl Effective {
 
 impl std::fmt::Display for Record {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match (self.backend, self.abi) {
-            (None, _) => write!(f, "none: agents and checks ran unconfined"),
-            (Some(backend), Some(abi)) => {
-                write!(
-                    f,
-                    "{} (ABI {abi}), network \"{}\"",
-                    backend.as_str(),
-                    self.network.as_str()
-                )
-            }
-            (Some(backend), None) => {
-                write!(
-                    f,
-                    "{}, network \"{}\"",
-                    backend.as_str(),
-                    self.network.as_str()
-                )
-            }
-        }
+        let Some(backend) = self.backend else {
+            return write!(f, "none: agents and checks ran unconfined");
+        };
+        let abi = self
+            .abi
+            .map(|abi| format!(" (ABI {abi})"))
+            .unwrap_or_default();
+        let network = self.network.as_str();
+        write!(f, "{}{abi}, network \"{network}\"", backend.as_str())
     }
 }
 
@@ -221,7 +211,7 @@ pub struct Confinement {
     pub mounts: Mounts,
     /// autobuild runs as root, whose capabilities bwrap would otherwise pass on.
     pub as_root: bool,
-    /// `[sandbox] network` beyond [`Mounts::offline`].
+    /// `[sandbox] network` (`none` is also [`Mounts::offline`], set by [`Sandbox::confine`]).
     pub network: Network,
     /// Landlock's private temporary directory (`TMPDIR`), removed with the last clone.
     tmp: Option<Arc<tempfile::TempDir>>,
@@ -273,15 +263,16 @@ impl Confinement {
         self.mounts.writable.iter().cloned().chain(tmp).collect()
     }
 
-    /// What the seccomp filter lets the process open.
+    /// What the seccomp filter lets the process open: no socket at all without a network
+    /// under Landlock (bwrap gives a loopback of its own), no Unix-domain one without a network
+    /// under bwrap (a network namespace does not reach socket files) or unless the network is
+    /// the host's.
     fn sockets(&self) -> seccomp::Sockets {
         let landlock = matches!(self.backend, Backend::Landlock { .. });
-        match self.network {
-            _ if (self.mounts.offline || self.network == Network::None) && landlock => {
-                seccomp::Sockets::None
-            }
-            Network::Host => seccomp::Sockets::All,
-            Network::Ip | Network::None => seccomp::Sockets::NoUnix,
+        match (self.mounts.offline, self.network) {
+            (true, _) if landlock => seccomp::Sockets::None,
+            (false, Network::Host) => seccomp::Sockets::All,
+            _ => seccomp::Sockets::NoUnix,
         }
     }
 
@@ -335,7 +326,6 @@ impl Wrapper for Confinement {
         match &self.backend {
             Backend::Bwrap { path, .. } => {
                 let mut mounts = self.mounts.clone();
-                mounts.offline |= self.network == Network::None;
                 let hidden = mounts.masked.iter().any(|masked| real.starts_with(masked));
                 if real.starts_with(bwrap::TMP) || hidden {
                     mounts.visible.push(real.clone());
@@ -355,8 +345,7 @@ impl Wrapper for Confinement {
                         "Landlock: no private temporary directory could be made",
                     ));
                 };
-                let mut rules = landlock::rules(&self.mounts, &real, &tmp, &landlock::list_dir);
-                rules.offline |= self.network == Network::None;
+                let rules = landlock::rules(&self.mounts, &real, &tmp, &landlock::list_dir);
                 let before_exec = landlock::prepare(&rules, filter, self.as_root)?;
                 let mut env = self.mounts.env.clone();
                 env.push(("TMPDIR".to_string(), tmp.display().to_string()));
@@ -435,7 +424,8 @@ impl Sandbox {
     /// be made writable (each note is returned once per run).
     pub fn confine(&self, paths: &StepPaths<'_>) -> (Confinement, Vec<String>) {
         let git = self.git_paths(paths.worktree, paths.branch);
-        let (mounts, notes) = mounts::resolve(paths, &self.declared, &git);
+        let (mut mounts, notes) = mounts::resolve(paths, &self.declared, &git);
+        mounts.offline |= self.network == Network::None;
         let mut confinement = Confinement::new(self.backend.clone(), mounts);
         confinement.network = self.network;
         let mut said = self.said.lock().unwrap_or_else(PoisonError::into_inner);
@@ -541,6 +531,37 @@ mod tests {
         match decision.effective {
             Effective::Off(why) => assert_eq!(why, "[sandbox] mode = \"off\""),
             Effective::On(_) => panic!("mode off confined"),
+        }
+    }
+
+    #[test]
+    fn sockets_follow_the_network_and_a_sealed_check_gets_no_unix_socket_even_on_host() {
+        use seccomp::Sockets;
+        let bwrap = Backend::Bwrap {
+            path: PathBuf::from("/usr/bin/bwrap"),
+            version: String::new(),
+        };
+        let landlock = Backend::Landlock { abi: 7 };
+        let table = [
+            (&bwrap, false, Network::Ip, Sockets::NoUnix),
+            (&bwrap, false, Network::Host, Sockets::All),
+            (&bwrap, true, Network::Host, Sockets::NoUnix),
+            (&landlock, false, Network::Host, Sockets::All),
+            (&landlock, true, Network::Host, Sockets::None),
+            (&landlock, true, Network::None, Sockets::None),
+        ];
+        for (backend, offline, network, expected) in table {
+            let mounts = Mounts {
+                offline,
+                ..Mounts::default()
+            };
+            let mut confinement = Confinement::new(backend.clone(), mounts);
+            confinement.network = network;
+            assert_eq!(
+                confinement.sockets(),
+                expected,
+                "{backend} {offline} {network:?}"
+            );
         }
     }
 
