@@ -75,25 +75,27 @@ pub fn load(
 /// workflow or profile this run uses: they apply to every repository on the machine, and an
 /// agent running unconfined could have written them, so no run takes them silently.
 fn user_changes(catalog: &Catalog, resolved: &ResolvedWorkflow, profile: &Profile) -> Vec<String> {
-    use base::user_file::source::Layer;
-    let builtin = Catalog::builtin();
+    use base::user_file::source::{Layer, Source};
+    // The discovered catalog holds the built-in layer too: nothing is parsed again.
+    let builtin_workflow = catalog
+        .documents
+        .iter()
+        .any(|doc| doc.source.layer == Layer::BuiltIn && doc.name == resolved.workflow.name);
+    let named = |source: &Source, layer: Layer| {
+        source.layer == layer && source.path.file_stem() == Some(profile.name.as_ref())
+    };
+    let builtin_profile = catalog.profiles.iter().any(|s| named(s, Layer::BuiltIn));
     let mut warnings = Vec::new();
-    let name = &resolved.workflow.name;
-    if resolved.layer == Layer::User && builtin.names().contains(&name.as_str()) {
+    if resolved.layer == Layer::User && builtin_workflow {
         warnings.push(format!(
-            "workflow `{name}` comes from {} in your user configuration, which changes the \
+            "workflow `{}` comes from {} in your user configuration, which changes the \
              built-in one for every repository on this machine",
+            resolved.workflow.name,
             resolved.source.display()
         ));
     }
-    let builtin_profile = builtin
-        .profiles
-        .iter()
-        .any(|source| source.path.file_stem() == Some(profile.name.as_ref()));
-    let patches = catalog.profiles.iter().filter(|source| {
-        source.layer == Layer::User && source.path.file_stem() == Some(profile.name.as_ref())
-    });
     if builtin_profile {
+        let patches = catalog.profiles.iter().filter(|s| named(s, Layer::User));
         warnings.extend(patches.map(|source| {
             format!(
                 "profile `{}` is changed by {} in your user configuration, for every \
