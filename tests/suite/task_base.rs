@@ -61,3 +61,42 @@ fn a_missing_base_is_refused_before_anything_is_created() {
     assert!(!project.run_dir("TASK-A").exists());
     assert!(!project.branch_exists("autobuild/TASK-A"));
 }
+
+/// A Conductor workspace is a linked worktree on a branch of its own: a run started there
+/// branches from, and lands on, that checkout's branch (the README's default base, "the branch
+/// checked out when the run starts"); its records live in that checkout, and the main checkout
+/// and its branch are left alone.
+#[test]
+fn a_run_started_in_a_linked_worktree_lands_on_that_worktrees_branch() {
+    let project = Project::new()
+        .task("TASK-A", "test -f lib/a.txt", "echo a > lib/a.txt")
+        .commit();
+    let workspace = project.outside("workspace");
+    project.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "conductor/ws",
+        workspace.to_str().unwrap(),
+    ]);
+    let main_before = project.git(&["rev-parse", "main"]);
+
+    let output = project.run_in(
+        &workspace,
+        &["task", "TASK-A", "--max-turns", "1", "--auto-merge"],
+    );
+
+    assert_exit(&output, 0);
+    let state = json(&workspace.join(".autobuild/runs/TASK-A/state.json"));
+    assert_eq!(state["base_branch"], "conductor/ws");
+    assert_eq!(state["status"], "merged");
+    assert!(project.show("conductor/ws", "lib/a.txt").is_some());
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("lib/a.txt")).unwrap(),
+        "a\n"
+    );
+    assert_eq!(project.git(&["rev-parse", "main"]), main_before);
+    assert!(!project.root.join("lib/a.txt").exists());
+    assert!(!project.root.join(".autobuild/runs/TASK-A").exists());
+}

@@ -189,7 +189,7 @@ impl Repo {
                 actual: current.to_string(),
             });
         }
-        locks::remove_stale_ref_lock(self.repo.path(), &refname, &landing.to)?;
+        locks::remove_stale_ref_lock(self.git_dir(), &refname, &landing.to)?;
         let reflog = format!("autobuild: {} merge", landing.strategy.as_str());
         match self
             .repo

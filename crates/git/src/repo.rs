@@ -1,6 +1,7 @@
-//! The user's repository as autobuild sees it: always the main checkout (never a linked
-//! worktree, even when autobuild is started from inside one), its branches, and the identity
-//! autobuild commits with.
+//! The user's repository as autobuild sees it: the checkout autobuild is started in (the main
+//! checkout or one of the user's linked worktrees, e.g. a Conductor workspace; never one of the
+//! runner's own task worktrees, which stand for the checkout they belong to), its branches,
+//! and the identity autobuild commits with.
 
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
@@ -14,7 +15,7 @@ use super::error::{Context, GitError};
 const FALLBACK_NAME: &str = "autobuild";
 const FALLBACK_EMAIL: &str = "autobuild@localhost";
 
-/// The main checkout of a non-bare repository.
+/// The user's checkout of a non-bare repository (see [`Repo::discover`]).
 pub struct Repo {
     pub(crate) repo: Repository,
     root: PathBuf,
@@ -39,15 +40,25 @@ impl fmt::Debug for Repo {
 }
 
 impl Repo {
-    /// Finds the repository containing `start`. When `start` is inside a linked worktree, the
-    /// main checkout of the same repository is returned.
+    /// Finds the checkout containing `start`: the main checkout, or the user's linked worktree
+    /// when `start` is inside one (its `HEAD` is the branch a run starts from and lands on).
+    /// Inside one of the runner's own worktrees (`<checkout>/.autobuild/worktrees/<ID>`) it is
+    /// the checkout that worktree belongs to; a worktree of another repository there (a run's
+    /// task repository) stands for that repository's main checkout.
     pub fn discover(start: &Path) -> Result<Repo, GitError> {
         let found = Repository::discover(start).map_err(|_| GitError::NotARepository {
             path: start.to_path_buf(),
         })?;
-        let repo = if found.is_worktree() {
-            let common = found.commondir().to_path_buf();
-            Repository::open(&common).context("open the main repository", &common)?
+        let repo = if !found.is_worktree() {
+            found
+        } else if let Some(owner) = found.workdir().and_then(runner_worktree_owner) {
+            match Repository::discover(owner) {
+                Ok(owner) if same_path(owner.commondir(), found.commondir()) => owner,
+                _ => {
+                    let common = found.commondir().to_path_buf();
+                    Repository::open(&common).context("open the main repository", &common)?
+                }
+            }
         } else {
             found
         };
@@ -84,7 +95,7 @@ impl Repo {
         }
     }
 
-    /// The main checkout's top-level directory.
+    /// The checkout's top-level directory (the main checkout's or the user's linked worktree's).
     pub fn root(&self) -> &Path {
         &self.root
     }
@@ -257,6 +268,17 @@ pub(crate) fn normalize(path: &Path) -> PathBuf {
         .collect()
 }
 
+/// The checkout a runner's worktree `<checkout>/.autobuild/worktrees/<ID>` belongs to, by the
+/// shape of its path (`None` for any other directory).
+fn runner_worktree_owner(workdir: &Path) -> Option<&Path> {
+    let workdir = workdir.components().as_path();
+    let worktrees = workdir.parent()?;
+    let dot_autobuild = worktrees.parent()?;
+    let shaped =
+        worktrees.file_name()? == "worktrees" && dot_autobuild.file_name()? == ".autobuild";
+    shaped.then(|| dot_autobuild.parent()).flatten()
+}
+
 /// Whether two paths name the same directory, resolving symlinks when both exist.
 pub(crate) fn same_path(a: &Path, b: &Path) -> bool {
     match (a.canonicalize(), b.canonicalize()) {
@@ -276,4 +298,82 @@ pub(crate) fn status_options() -> git2::StatusOptions {
         .exclude_submodules(true)
         .renames_index_to_workdir(false);
     options
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_runner_worktree_stands_for_the_checkout_it_belongs_to() {
+        for (workdir, owner) in [
+            ("/p/.autobuild/worktrees/TASK-1/", Some("/p")),
+            ("/p/.autobuild/worktrees/TASK-1", Some("/p")),
+            ("/ws/.autobuild/worktrees/T", Some("/ws")),
+            ("/p/worktrees/TASK-1", None),
+            ("/p/.autobuild/runs/TASK-1", None),
+            ("/ws", None),
+            ("/.autobuild/worktrees", None),
+        ] {
+            assert_eq!(
+                runner_worktree_owner(Path::new(workdir)),
+                owner.map(Path::new),
+                "{workdir}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_linked_worktree_is_the_checkout_and_its_head_the_current_branch() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        let git = |cwd: &Path, args: &[&str]| {
+            let status = std::process::Command::new("git")
+                .args(args)
+                .current_dir(cwd)
+                .env("GIT_AUTHOR_NAME", "t")
+                .env("GIT_AUTHOR_EMAIL", "t@t")
+                .env("GIT_COMMITTER_NAME", "t")
+                .env("GIT_COMMITTER_EMAIL", "t@t")
+                .status()
+                .unwrap();
+            assert!(status.success(), "git {args:?}");
+        };
+        std::fs::create_dir_all(&root).unwrap();
+        git(&root, &["init", "-q", "-b", "main"]);
+        git(&root, &["commit", "-q", "--allow-empty", "-m", "base"]);
+        let ws = dir.path().join("ws");
+        git(
+            &root,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                "conductor/ws",
+                ws.to_str().unwrap(),
+            ],
+        );
+        let runner = ws.join(".autobuild/worktrees/TASK-1");
+        git(
+            &root,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                "autobuild/TASK-1",
+                runner.to_str().unwrap(),
+            ],
+        );
+
+        for start in [&ws, &runner.join(".")] {
+            let repo = Repo::discover(start).unwrap();
+            assert!(same_path(repo.root(), &ws), "{start:?}: {:?}", repo.root());
+            assert_eq!(repo.current_branch().as_deref(), Some("conductor/ws"));
+            assert!(same_path(repo.git_dir(), &root.join(".git")));
+        }
+        let main = Repo::discover(&root).unwrap();
+        assert_eq!(main.current_branch().as_deref(), Some("main"));
+    }
 }

@@ -114,7 +114,7 @@ impl Repo {
         };
         let worktree = open_checkout(path).map_err(|_| not_a_worktree())?;
         let is_ours = worktree.is_worktree()
-            && same_path(worktree.commondir(), self.repo.path())
+            && same_path(worktree.commondir(), self.git_dir())
             && worktree.workdir().is_some_and(|dir| same_path(dir, path));
         if !is_ours {
             return Err(not_a_worktree());
@@ -215,7 +215,7 @@ impl Repo {
 
     /// The repository's lock for changes to its shared administration files.
     fn admin_lock(&self) -> Result<AdminLock, GitError> {
-        AdminLock::acquire(self.repo.path())
+        AdminLock::acquire(self.git_dir())
     }
 
     /// Deletes the worktree directory at `path` and git's record of it. The entry is found by
@@ -301,7 +301,7 @@ impl Repo {
             }
             self.forget_worktree_head(&name);
         }
-        super::locks::remove_task_locks(self.repo.path(), branch, None)?;
+        super::locks::remove_task_locks(self.git_dir(), branch, None)?;
         Ok(())
     }
 
