@@ -205,6 +205,30 @@ fn project_env_is_shared_by_agents_and_checks() {
     assert_eq!(project.record("verify", 1)["passed"], true);
 }
 
+/// `[env] setup` reaches an agent whose shell is not bash: what it exports is in the agent's
+/// own environment (issue 49, item 4), and its listing is not kept as a log.
+#[test]
+fn what_the_setup_exports_reaches_an_agent_that_uses_sh() {
+    let project = env_dependent(Project::new().player("player_sh_setup.sh"))
+        .config(
+            "[env]\nsetup = \"export FROM_SETUP=yes GREETING_STYLE=loud PATH=\\\"$PWD/tools:$PATH\\\"\"\n",
+        )
+        .commit();
+
+    let output = project.run(&["task", TASK, "--no-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 0);
+    assert_eq!(
+        project.record("player", 1)["agent"]["status"]["status"],
+        "succeeded"
+    );
+    assert_eq!(project.record("verify", 1)["passed"], true);
+    assert!(!project
+        .run_dir()
+        .join("logs/env_setup_exports.log")
+        .exists());
+}
+
 #[test]
 fn without_the_project_env_the_same_check_fails() {
     let project = env_dependent(Project::new()).commit();

@@ -66,6 +66,39 @@ fn a_confined_player_under_tmp_writes_beside_the_repository_into_its_private_tmp
     assert!(!beside(&project).exists());
 }
 
+/// The setup run that reads `[env] setup`'s exports for an agent is confined like the agent
+/// (it may source files an agent wrote): its write beside the repository is refused, and the
+/// agent still gets the variables.
+#[test]
+#[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
+fn the_setup_run_for_an_agents_exports_is_confined() {
+    crate::support::require_sandbox();
+    let project = Project::new_in(&outside_tmp())
+        .sandbox_mode("on")
+        .player("player_sh_setup.sh");
+    let setup = format!(
+        "echo setup >> '{}' 2>/dev/null; export FROM_SETUP=yes PATH=\\\"$PWD/tools:$PATH\\\"",
+        beside(&project).display()
+    );
+    project.write(
+        "tools/shout",
+        "#!/bin/sh\nprintf '%s\\n' \"$1\" | tr '[:lower:]' '[:upper:]'\n",
+    );
+    std::fs::set_permissions(
+        project.root.join("tools/shout"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let project = project
+        .config(&format!("[env]\nsetup = \"{setup}\"\n"))
+        .commit();
+
+    let output = project.run(&["task", TASK, "--no-merge", "--max-turns", "1"]);
+
+    assert_exit(&output, 0);
+    assert!(!beside(&project).exists());
+}
+
 #[test]
 fn mode_off_behaves_as_without_a_sandbox() {
     let project = Project::new_in(&outside_tmp())

@@ -10,7 +10,10 @@
 //! - `setup` is a shell prelude. Runner commands get it inline ([`ProjectEnv::shell_command`]);
 //!   agents' bash tools get it through `BASH_ENV` ([`ProjectEnv::write_bash_env`]), which every
 //!   non-interactive bash sources. A guard variable makes the prelude run once per process tree
-//!   even when both paths apply.
+//!   even when both paths apply. Shells other than bash (`sh`, `zsh`) source no such file, so
+//!   what the setup *exports* is also given to the agent process itself
+//!   ([`ProjectEnv::exports_command`], [`ProjectEnv::read_exports`]): every program it starts,
+//!   in any shell, sees the setup's variables; only its functions and aliases need bash.
 //! - The command's own exit code is the result (no `set -e`); a failing setup — judged by the
 //!   exit status of its last command — stops the command with exit code
 //!   [`SETUP_FAILED_EXIT`] and the marker [`SETUP_FAILED_MARKER`] on stderr, so it is
@@ -126,6 +129,36 @@ impl ProjectEnv {
     /// adds [`ProjectEnv::vars`] to the environment and sets the working directory.
     pub fn shell_command(&self, cmd: &str) -> (String, Vec<String>) {
         (self.shell.clone(), vec!["-c".to_string(), self.script(cmd)])
+    }
+
+    /// Program and arguments that print, NUL-separated, the environment the setup leaves
+    /// (`env -0` after the prelude); `None` without a setup.
+    pub fn exports_command(&self) -> Option<(String, Vec<String>)> {
+        self.setup.as_ref()?;
+        Some(self.shell_command("exec env -0"))
+    }
+
+    /// What the setup exported, read from [`ProjectEnv::exports_command`]'s output `dump`: the
+    /// variables it added or changed against `before` (the value a child has without the
+    /// setup), leaving out the shell's own bookkeeping and the guard variable (so a bash the
+    /// agent starts still runs the setup, for its functions and aliases). `None` when `dump`
+    /// is not such a listing.
+    pub fn read_exports(
+        before: &dyn Fn(&str) -> Option<String>,
+        dump: &str,
+    ) -> Option<Vec<(String, String)>> {
+        const SHELL_OWN: [&str; 5] = ["PWD", "OLDPWD", "SHLVL", "_", READY_VAR];
+        let mut exports = Vec::new();
+        for entry in dump.split('\0').filter(|entry| !entry.is_empty()) {
+            let (name, value) = entry.split_once('=')?;
+            if name.is_empty() || SHELL_OWN.contains(&name) {
+                continue;
+            }
+            if before(name).as_deref() != Some(value) {
+                exports.push((name.to_string(), value.to_string()));
+            }
+        }
+        Some(exports)
     }
 
     /// The guarded setup prelude, ending with a newline.

@@ -149,3 +149,65 @@ fn without_setup_the_script_is_the_command() {
     assert!(program.ends_with("bash") || program == "sh");
     assert_eq!(args, vec!["-c".to_string(), "make test".to_string()]);
 }
+
+#[test]
+fn the_setups_exports_are_what_it_added_or_changed() {
+    let before = |name: &str| match name {
+        "PATH" => Some("/usr/bin".to_string()),
+        "HOME" => Some("/home/u".to_string()),
+        _ => None,
+    };
+    for (dump, expected) in [
+        ("", Some(vec![])),
+        ("PATH=/usr/bin\0HOME=/home/u\0", Some(vec![])),
+        (
+            "PATH=/w/.venv/bin:/usr/bin\0HOME=/home/u\0VIRTUAL_ENV=/w/.venv\0",
+            Some(vec![
+                ("PATH", "/w/.venv/bin:/usr/bin"),
+                ("VIRTUAL_ENV", "/w/.venv"),
+            ]),
+        ),
+        // The shell's own and the guard are not the setup's.
+        (
+            "PWD=/w\0SHLVL=2\0_=/usr/bin/env\0AUTOBUILD_ENV_READY=1\0",
+            Some(vec![]),
+        ),
+        // A value holding `=` and a newline.
+        ("A=x=y\nz\0", Some(vec![("A", "x=y\nz")])),
+        // Not a listing.
+        ("no equals sign here", None),
+    ] {
+        let got = ProjectEnv::read_exports(&before, dump);
+        let expected: Option<Vec<(String, String)>> = expected.map(|v| {
+            v.into_iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect()
+        });
+        assert_eq!(got, expected, "{dump:?}");
+    }
+}
+
+#[test]
+fn the_exports_command_prints_the_environment_the_setup_leaves() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = ProjectEnv::new(
+        &config(Some("export FROM_SETUP='a b'"), &[], &[]),
+        dir.path(),
+    );
+    let (program, args) = env.exports_command().unwrap();
+    let output = Command::new(program)
+        .args(args)
+        .envs(env.vars())
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let dump = String::from_utf8(output.stdout).unwrap();
+    let exports = ProjectEnv::read_exports(&|name| std::env::var(name).ok(), &dump).unwrap();
+    assert!(
+        exports.contains(&("FROM_SETUP".to_string(), "a b".to_string())),
+        "{exports:?}"
+    );
+    assert!(ProjectEnv::new(&config(None, &[], &[]), dir.path())
+        .exports_command()
+        .is_none());
+}

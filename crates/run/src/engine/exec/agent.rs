@@ -396,6 +396,8 @@ pub(super) fn invoke(
         env.extend(private.env);
     }
     let confinement = super::sandbox::confine(cx, adapter.sandbox_state(&env));
+    let exports = super::setup_exports::for_agent(cx, worktree, &env, confinement.as_ref());
+    env.extend(exports);
     let request = AgentRequest {
         role_name,
         role,

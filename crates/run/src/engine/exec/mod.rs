@@ -17,6 +17,7 @@ mod report;
 mod review;
 mod run;
 mod sandbox;
+mod setup_exports;
 mod verify;
 mod worktree;
 mod worktree_setup;
