@@ -130,6 +130,11 @@ pub fn diagnose(cwd: &Path, workflow: &str) -> (Vec<Check>, Vec<String>) {
             ));
             let (check, config) = config_check(root);
             checks.push(check);
+            let ignored = crate::project::ignores::shared_but_ignored(&Layout::new(root));
+            if !ignored.is_empty() {
+                let warning = crate::project::ignores::ignored_warning(&ignored);
+                checks.push(Check::new(Level::Warn, "shared files", warning));
+            }
             config
         }
         None => {

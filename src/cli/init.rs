@@ -3,12 +3,14 @@
 //! run state out of commits; with `--agents command`, example agent scripts ([`agents`]).
 //!
 //! Init never overwrites: an existing file is kept and reported, so running it again (or in a
-//! repository that already uses autobuild) is always safe. The only edit it makes to an existing
-//! file is appending missing `runs/`/`worktrees/` lines to `.autobuild/.gitignore`.
+//! repository that already uses autobuild) is always safe. The only edits it makes to existing
+//! files are appending missing `runs/`/`worktrees/` lines to `.autobuild/.gitignore`, and, for
+//! `--agents command`, appending the example agents' `[roles.*]` to a `config.toml` that
+//! configures neither a player nor a coach (one that does gets them proposed).
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::cli::command_error::CommandError;
 use crate::error::{exit, Error};
@@ -22,8 +24,9 @@ pub use agents::InitAgents;
 /// The id of the example task init writes.
 pub const EXAMPLE_TASK_ID: &str = "TASK-EXAMPLE";
 
-/// What init did to one file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What init did to one file (`init --json` lists them, tagged by `action`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
 pub enum Scaffolded {
     Created {
         path: PathBuf,
@@ -41,27 +44,50 @@ pub enum Scaffolded {
         path: PathBuf,
         lines: Vec<String>,
     },
+    /// Files of `.autobuild/` the project's git rules ignore (never committed).
+    Ignored {
+        paths: Vec<String>,
+    },
 }
 
-pub fn run(agents: InitAgents) -> Result<u8, Error> {
+pub fn run(agents: InitAgents, json: bool) -> Result<u8, Error> {
     let cwd = std::env::current_dir()
         .map_err(|e| Error::io("cannot determine the current directory", ".", e))?;
     let root =
         find_repo_root(&cwd).ok_or_else(|| CommandError::NotInRepository { dir: cwd.clone() })?;
     let layout = Layout::new(&root);
-    if root != cwd {
+    if root != cwd && !json {
         ui::line(&format!("initializing autobuild in {}", root.display()));
     }
-    for item in scaffold(&layout, agents)? {
-        ui::line(&describe(&layout, &item));
+    let done = scaffold(&layout, agents)?;
+    let next = next_step(&layout, agents, &done);
+    if json {
+        super::json::print(&super::json::landing::Initialized {
+            version: super::json::VERSION,
+            root: root.clone(),
+            files: done,
+            next,
+        });
+        return Ok(exit::APPROVED);
     }
-    ui::line(&next_step(&layout, agents));
+    for item in &done {
+        ui::line(&describe(&layout, item));
+    }
+    ui::line(&next);
     Ok(exit::APPROVED)
 }
 
-/// What to do after init, for the chosen agents.
-fn next_step(layout: &Layout, agents: InitAgents) -> String {
+/// What to do after init, for the chosen agents and what init could do.
+fn next_step(layout: &Layout, agents: InitAgents, done: &[Scaffolded]) -> String {
+    let roles_proposed = done
+        .iter()
+        .any(|item| matches!(item, Scaffolded::Proposed { path, .. } if path == &layout.config()));
     match agents {
+        InitAgents::Command if roles_proposed => format!(
+            "next: add the [roles.*] sections above to {} (it configures roles of its own, so \
+             init left it as it is), then run `autobuild task {EXAMPLE_TASK_ID}`",
+            layout.display(&layout.config())
+        ),
         InitAgents::ClaudeCode => format!(
             "next: edit {}, then run `autobuild task {EXAMPLE_TASK_ID} --dry-run`; the default \
              agents need Claude Code logged in (`claude`), or run `autobuild init --agents \
@@ -107,11 +133,8 @@ pub fn scaffold(layout: &Layout, agents: InitAgents) -> Result<Vec<Scaffolded>, 
         }
         if let Some(Scaffolded::Kept { path }) = done.first() {
             let path = path.clone();
-            if !fs::read_to_string(&path).is_ok_and(|text| text.contains("[roles.player]")) {
-                done.push(Scaffolded::Proposed {
-                    path,
-                    lines: vec![agents::ROLES.to_string()],
-                });
+            if let Some(switched) = switch_to_command_agents(&path)? {
+                done[0] = switched;
             }
         }
     }
@@ -136,7 +159,45 @@ pub fn scaffold(layout: &Layout, agents: InitAgents) -> Result<Vec<Scaffolded>, 
             lines: missing.iter().map(|line| line.to_string()).collect(),
         });
     }
+    let ignored = crate::project::ignores::shared_but_ignored(layout);
+    if !ignored.is_empty() {
+        done.push(Scaffolded::Ignored { paths: ignored });
+    }
     Ok(done)
+}
+
+/// `init --agents command` over a config that exists (an earlier `init`, say): a config that
+/// names no player and no coach gets the example agents' roles appended, so the next suggested
+/// command runs them; one that already configures a role is the user's choice and gets them
+/// proposed instead. `None` when the config already uses the example agents.
+fn switch_to_command_agents(path: &Path) -> Result<Option<Scaffolded>, Error> {
+    let text = crate::user_file::read(path, path).map_err(|e| e.into_error("cannot read", path))?;
+    let config = crate::project::Config::parse(path, &text).ok();
+    let roles = config.as_ref().map(|c| &c.roles);
+    if roles.is_some_and(|r| r.get("player").is_some_and(|p| p.get("command").is_some())) {
+        return Ok(None);
+    }
+    let unset = roles.is_some_and(|r| !r.contains_key("player") && !r.contains_key("coach"));
+    let separator = if text.is_empty() || text.ends_with("\n\n") {
+        ""
+    } else if text.ends_with('\n') {
+        "\n"
+    } else {
+        "\n\n"
+    };
+    let appended = format!("{text}{separator}{}", agents::ROLES);
+    if !unset || crate::project::Config::parse(path, &appended).is_err() {
+        return Ok(Some(Scaffolded::Proposed {
+            path: path.to_path_buf(),
+            lines: vec![agents::ROLES.to_string()],
+        }));
+    }
+    crate::atomic_file::write_atomic(path, appended.as_bytes())
+        .map_err(|e| Error::io("cannot write", path, e))?;
+    Ok(Some(Scaffolded::Updated {
+        path: path.to_path_buf(),
+        note: "added [roles.player] and [roles.coach] for the example agents".to_string(),
+    }))
 }
 
 fn example_task_path(layout: &Layout) -> PathBuf {
@@ -158,6 +219,10 @@ fn describe(layout: &Layout, item: &Scaffolded) -> String {
             "suggest: add to {} to use the example agents:\n{}",
             layout.display(path),
             lines.join("\n")
+        ),
+        Scaffolded::Ignored { paths } => format!(
+            "warning: {}",
+            crate::project::ignores::ignored_warning(paths)
         ),
         Scaffolded::Proposed { path, lines } => format!(
             "suggest: add {} to {} (caches and build output the project's tools write, which \
@@ -457,17 +522,30 @@ mod tests {
             assert!(fs::read_to_string(path).unwrap().starts_with("#!/bin/sh"));
         }
 
-        // A kept config without the roles gets them proposed, not written.
+        // A kept config that configures no player and no coach gets the roles appended, its
+        // own text kept; run again, nothing changes.
         let other = tempfile::tempdir().unwrap();
+        let config = other.path().join(".autobuild/config.toml");
         fs::create_dir_all(other.path().join(".autobuild")).unwrap();
-        fs::write(other.path().join(".autobuild/config.toml"), "# mine\n").unwrap();
+        fs::write(&config, "# mine\n[roles.reviewer]\nmodel = \"opus\"\n").unwrap();
         let done = scaffold(&Layout::new(other.path()), InitAgents::Command).unwrap();
-        assert!(done.iter().any(|s| matches!(s,
-            Scaffolded::Proposed { lines, .. } if lines[0].contains("[roles.coach]"))));
-        assert_eq!(
-            fs::read_to_string(other.path().join(".autobuild/config.toml")).unwrap(),
-            "# mine\n"
-        );
+        assert!(matches!(&done[0], Scaffolded::Updated { path, .. } if path == &config));
+        let text = fs::read_to_string(&config).unwrap();
+        assert!(text.starts_with("# mine\n[roles.reviewer]\nmodel = \"opus\"\n\n# The agents"));
+        let parsed = Config::parse(&config, &text).unwrap();
+        assert_eq!(parsed.roles["player"]["agent"].as_str(), Some("command"));
+        let again = scaffold(&Layout::new(other.path()), InitAgents::Command).unwrap();
+        assert!(matches!(&again[0], Scaffolded::Kept { .. }));
+        assert_eq!(fs::read_to_string(&config).unwrap(), text);
+
+        // One that configures a role of its own gets them proposed, not written.
+        for mine in ["[roles.coach]\nmodel = \"opus\"\n", "not = [valid toml\n"] {
+            fs::write(&config, mine).unwrap();
+            let done = scaffold(&Layout::new(other.path()), InitAgents::Command).unwrap();
+            assert!(done.iter().any(|s| matches!(s,
+                Scaffolded::Proposed { lines, .. } if lines[0].contains("[roles.coach]"))));
+            assert_eq!(fs::read_to_string(&config).unwrap(), mine);
+        }
     }
 
     #[test]

@@ -67,6 +67,9 @@ pub enum Command {
         /// scripts for a first run without any LLM.
         #[arg(long, value_enum, value_name = "KIND", default_value_t = init::InitAgents::ClaudeCode)]
         agents: init::InitAgents,
+        /// What init did as one JSON document (shape in README.md).
+        #[arg(long)]
+        json: bool,
     },
     /// Run a workflow on one task (or print its plan with --dry-run).
     Task(task::TaskArgs),
@@ -123,6 +126,9 @@ pub enum Command {
         /// otherwise).
         #[arg(long)]
         allow_secret_in_diff: bool,
+        /// The landing as one JSON document (shape in README.md).
+        #[arg(long)]
+        json: bool,
     },
     /// Remove a run's worktree and branch (its records are kept).
     Discard {
@@ -131,6 +137,9 @@ pub enum Command {
         /// Do not ask for confirmation.
         #[arg(long, short = 'y')]
         yes: bool,
+        /// What was discarded as one JSON document (shape in README.md).
+        #[arg(long)]
+        json: bool,
     },
     /// Show a run's prompts, transcripts, check logs and verdicts, in run order.
     Logs {
@@ -326,7 +335,7 @@ pub fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<u8, Error> {
     let quiet = cli.quiet;
     match cli.command {
-        Command::Init { agents } => init::run(agents),
+        Command::Init { agents, json } => init::run(agents, json),
         Command::Task(args) => task::run(args, quiet),
         Command::Feature(args) => feature::run(args, quiet),
         Command::Status { id, all, json } => runs::status(id, all, json),
@@ -355,8 +364,9 @@ fn run(cli: Cli) -> Result<u8, Error> {
         Command::Complete {
             id,
             allow_secret_in_diff,
-        } => runs::complete(&id, allow_secret_in_diff),
-        Command::Discard { id, yes } => runs::discard(&id, yes),
+            json,
+        } => runs::complete(&id, allow_secret_in_diff, json),
+        Command::Discard { id, yes, json } => runs::discard(&id, yes, json),
         Command::Report { id, open } => report::run(&id, open),
         Command::Logs {
             id,

@@ -9,6 +9,10 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::cli::command_error::CommandError;
+use crate::cli::json::{
+    self,
+    landing::{Completed, Discarded},
+};
 use crate::cli::logs;
 use crate::cli::run_dir::{checked_run, locate_owned_run, locate_run, Located};
 use crate::cli::task::current_dir;
@@ -201,10 +205,25 @@ pub fn resume(task_id: &str, json: bool, quiet: bool) -> Result<u8, Error> {
 }
 
 /// `autobuild complete <ID>`: merge an approved run that was left for later.
-pub fn complete(task_id: &str, allow_secret_in_diff: bool) -> Result<u8, Error> {
+pub fn complete(task_id: &str, allow_secret_in_diff: bool, json: bool) -> Result<u8, Error> {
     let root = checked_run(task_id)?;
     if crate::feature::run::is_feature_run(&root, task_id) {
-        return Ok(ui::show(crate::feature::run::complete(&root, task_id)?));
+        let done = crate::feature::run::complete(&root, task_id)?;
+        for warning in &done.warnings {
+            ui::warn(warning);
+        }
+        let completed = Completed {
+            version: json::VERSION,
+            id: task_id.to_string(),
+            kind: "feature",
+            branch: done.branch,
+            base_branch: done.base_branch,
+            commit: done.commit,
+            warnings: done.warnings,
+            notes: Vec::new(),
+        };
+        print_completed(&completed, json, "; feature branch removed");
+        return Ok(0);
     }
     let mut run = locate_owned_run(&root, task_id)?;
     if run.state.status == RunStatus::Merged {
@@ -273,16 +292,35 @@ pub fn complete(task_id: &str, allow_secret_in_diff: bool) -> Result<u8, Error> 
         .save(&run.paths.state())
         .map_err(|e| Error::io("cannot write", run.paths.state(), e))?;
     refresh_reports(&run);
+    let completed = Completed {
+        version: json::VERSION,
+        id: task_id.to_string(),
+        kind: "task",
+        branch: request.branch,
+        base_branch: request.base,
+        commit,
+        warnings: landed.warnings,
+        notes: landed.notes,
+    };
+    print_completed(&completed, json, "");
+    Ok(0)
+}
+
+/// `complete`'s result: the JSON document, or the line (with `suffix`) and the notes.
+fn print_completed(completed: &Completed, json: bool, suffix: &str) {
+    if json {
+        return json::print(completed);
+    }
+    let commit = &completed.commit;
     ui::line(&format!(
-        "merged {} into {} ({})",
-        request.branch,
-        request.base,
-        commit.get(..10).unwrap_or(&commit)
+        "merged {} into {} ({}){suffix}",
+        completed.branch,
+        completed.base_branch,
+        commit.get(..10).unwrap_or(commit)
     ));
-    for note in &landed.notes {
+    for note in &completed.notes {
         ui::line(note);
     }
-    Ok(0)
 }
 
 /// Brings report.md and report.html up to date with a run that `complete` or `discard` just
@@ -296,7 +334,7 @@ fn refresh_reports(run: &Located) {
 }
 
 /// `autobuild discard <ID>`: remove a run's worktree and branch (its records are kept).
-pub fn discard(task_id: &str, yes: bool) -> Result<u8, Error> {
+pub fn discard(task_id: &str, yes: bool, json: bool) -> Result<u8, Error> {
     let root = checked_run(task_id)?;
     let mut run = locate_owned_run(&root, task_id)?;
     // The task's lock, as in `complete`.
@@ -306,10 +344,21 @@ pub fn discard(task_id: &str, yes: bool) -> Result<u8, Error> {
     let branch = run.state.branch.clone();
     let task_repo = crate::git::task_repo::of_worktree(&run.state.worktree);
     let has_branch = repo.branch_exists(&branch);
+    let result = |discarded: bool| Discarded {
+        version: json::VERSION,
+        id: task_id.to_string(),
+        branch: branch.clone(),
+        discarded,
+        records: run.paths.dir.clone(),
+    };
     if !has_branch && !run.state.worktree.exists() && task_repo.is_none() {
-        ui::line(&format!(
-            "nothing to discard: {branch} and its worktree are already gone"
-        ));
+        if json {
+            json::print(&result(false));
+        } else {
+            ui::line(&format!(
+                "nothing to discard: {branch} and its worktree are already gone"
+            ));
+        }
         return Ok(0);
     }
     if !yes {
@@ -344,10 +393,14 @@ pub fn discard(task_id: &str, yes: bool) -> Result<u8, Error> {
         .save(&run.paths.state())
         .map_err(|e| Error::io("cannot write", run.paths.state(), e))?;
     refresh_reports(&run);
-    ui::line(&format!(
-        "discarded {branch} and its worktree; records kept in {}",
-        run.paths.dir.display()
-    ));
+    if json {
+        json::print(&result(true));
+    } else {
+        ui::line(&format!(
+            "discarded {branch} and its worktree; records kept in {}",
+            run.paths.dir.display()
+        ));
+    }
     Ok(0)
 }
 

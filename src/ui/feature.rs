@@ -492,6 +492,8 @@ mod tests {
             message: "approved; not merged yet".into(),
             report: Some("r.md".into()),
             worktree: None,
+            branch: "autobuild/TASK-1".into(),
+            landed: None,
         });
         assert_eq!(
             task_lines(&finished).unwrap(),

@@ -51,6 +51,14 @@ fn cli_cases_in_a_new_repository() {
     in_repository(dir.path(), &["tests/cmd-repo/init/*.trycmd"]);
 }
 
+/// `init` in a project whose own `.gitignore` ignores `.autobuild/` (`.*`): it says so.
+#[test]
+fn cli_cases_in_a_project_that_ignores_dotfiles() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(Path::new("tests/cmd-repo/dotfiles-project"), dir.path());
+    in_repository(dir.path(), &["tests/cmd-repo/init-ignored/*.trycmd"]);
+}
+
 /// README's "Without an LLM": `init --agents command`, then the example task runs to approval
 /// with the example scripts, then lands.
 #[test]

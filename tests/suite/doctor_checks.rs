@@ -467,3 +467,39 @@ fn every_role_of_the_repositorys_workflows_is_checked() {
         "{text}"
     );
 }
+
+/// A `.gitignore` that ignores `.autobuild/` (`.*`) is named, with the fix, as a warning: the
+/// exit code is still the workflow's. With the fix in place the warning is gone.
+#[test]
+fn a_project_rule_that_ignores_autobuild_is_a_warning_with_the_fix() {
+    let repo = Repo::new(COMMAND_ROLES);
+    let root = repo.root();
+    fs::write(root.join(".gitignore"), ".*\n!.gitignore\n").unwrap();
+
+    let output = repo.doctor(&[]);
+
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    let line = stdout(&output)
+        .lines()
+        .find(|line| line.contains("shared files"))
+        .map(str::to_string)
+        .unwrap_or_default();
+    assert!(line.starts_with("warn"), "{line}");
+    assert!(line.contains(".autobuild/config.toml"), "{line}");
+    assert!(
+        line.contains("!/.autobuild/ !/.autobuild/.gitignore"),
+        "{line}"
+    );
+
+    fs::write(
+        root.join(".gitignore"),
+        ".*\n!.gitignore\n!/.autobuild/\n!/.autobuild/.gitignore\n",
+    )
+    .unwrap();
+    let output = repo.doctor(&[]);
+    assert!(
+        !stdout(&output).contains("shared files"),
+        "{}",
+        stdout(&output)
+    );
+}

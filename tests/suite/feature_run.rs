@@ -92,9 +92,15 @@ fn without_auto_merge_the_feature_branch_holds_all_three_tasks_for_complete() {
     assert!(text.contains("status:    approved (exit 0)"), "{text}");
     assert!(text.contains("wave 2:"), "{text}");
 
-    let complete = project.run(&["complete", "FEAT-1"]);
+    let complete = project.run(&["complete", "FEAT-1", "--json"]);
 
     assert_exit(&complete, 0);
+    let done: serde_json::Value = serde_json::from_slice(&complete.stdout).unwrap();
+    assert_eq!(done["version"], 1);
+    assert_eq!(done["kind"], "feature");
+    assert_eq!(done["branch"], "autobuild/FEAT-1");
+    assert_eq!(done["base_branch"], "main");
+    assert_eq!(done["commit"], project.git(&["rev-parse", "main"]).trim());
     assert!(project.show("main", "lib/c.txt").is_some());
     assert_eq!(project.feature_state("FEAT-1")["status"], "merged");
     assert!(!project.branch_exists("autobuild/FEAT-1"));

@@ -169,3 +169,55 @@ fn the_usual_ignore_entries_of_a_python_project_are_proposed_not_written() {
         "the user's .gitignore is not changed"
     );
 }
+
+/// `init --json`: what init did to each file, tagged by action, and the next command.
+#[test]
+fn init_json_lists_what_it_did_to_each_file() {
+    let dir = repo();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_autobuild"))
+            .args(args)
+            .current_dir(dir.path())
+            .env_remove("AUTOBUILD_LOG")
+            .output()
+            .unwrap()
+    };
+    let output = run(&["init", "--json"]);
+    assert_eq!(output.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(doc["version"], 1);
+    let actions: Vec<(&str, String)> = doc["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let path = f["path"].as_str().unwrap_or_default();
+            let name = Path::new(path)
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            (f["action"].as_str().unwrap(), name)
+        })
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            ("created", "config.toml".to_string()),
+            ("created", "TASK-EXAMPLE.md".to_string()),
+            ("created", ".gitignore".to_string())
+        ]
+    );
+    assert!(doc["next"]
+        .as_str()
+        .unwrap()
+        .contains("autobuild task TASK-EXAMPLE"));
+
+    let output = run(&["init", "--agents", "command", "--json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(doc["files"][0]["action"], "updated");
+    assert!(doc["files"][0]["note"]
+        .as_str()
+        .unwrap()
+        .contains("[roles.player]"));
+}

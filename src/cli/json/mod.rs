@@ -1,9 +1,10 @@
 //! The `--json` documents of the inspection commands (`task --dry-run`, `feature --dry-run`,
-//! `workflows validate`, `doctor`): serde types that are the single source of each shape, every
+//! `workflows validate`, `doctor`) and of `complete`, `discard` and `init`: serde types that are the single source of each shape, every
 //! document with `"version": 1` (README.md, "Machine-readable output"). A field may be added
 //! within a version; a field removed or changed in meaning raises it.
 
 pub mod doctor;
+pub mod landing;
 pub mod plan;
 pub mod validate;
 

@@ -82,6 +82,13 @@ pub enum EventKind {
         message: String,
         report: Option<PathBuf>,
         worktree: Option<PathBuf>,
+        /// The run's task branch (`autobuild/<ID>`).
+        #[serde(default)]
+        branch: String,
+        /// The landing when the run merged: the base branch, the commits it moved from and
+        /// to, the strategy; `null` otherwise.
+        #[serde(default)]
+        landed: Option<git::Landing>,
     },
 }
 

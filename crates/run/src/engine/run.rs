@@ -191,7 +191,8 @@ fn finish(cx: &mut RunCx, outcome: &Outcome) -> Result<(), Error> {
     cx.state.outcome = Some(outcome.clone());
     cx.save_state()?;
     let report = write_report(&cx.paths, &cx.state, outcome)?;
-    let worktree = (!matches!(outcome, Outcome::Approved { merged: true }))
+    let merged = matches!(outcome, Outcome::Approved { merged: true });
+    let worktree = (!merged)
         .then(|| cx.state.worktree.clone())
         .filter(|w| w.exists());
     cx.emit(EventKind::RunFinished {
@@ -200,6 +201,8 @@ fn finish(cx: &mut RunCx, outcome: &Outcome) -> Result<(), Error> {
         message: outcome.to_string(),
         report: Some(report),
         worktree,
+        branch: cx.state.branch.clone(),
+        landed: cx.state.landed.clone().filter(|_| merged),
     });
     Ok(())
 }

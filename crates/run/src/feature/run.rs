@@ -129,7 +129,7 @@ pub fn resume(
 }
 
 /// `autobuild complete <FEAT-ID>`: merges an approved feature into its base.
-pub fn complete(root: &Path, feature_id: &str) -> Result<Shown, Error> {
+pub fn complete(root: &Path, feature_id: &str) -> Result<Completed, Error> {
     let (paths, mut state) = load_state(root, feature_id)?;
     if state.status != FeatureStatus::Approved {
         return Err(Error::usage(format!(
@@ -159,16 +159,22 @@ pub fn complete(root: &Path, feature_id: &str) -> Result<Shown, Error> {
         .save(&state_file(&paths))
         .map_err(|e| Error::io("cannot write", state_file(&paths), e))?;
     write_report(&state, &layout.runs(), &paths)?;
-    Ok(Shown {
+    Ok(Completed {
+        branch: state.branch,
+        base_branch: state.base_branch,
+        commit,
         warnings,
-        lines: vec![format!(
-            "merged {} into {} ({}); feature branch removed",
-            state.branch,
-            state.base_branch,
-            commit.get(..10).unwrap_or(&commit)
-        )],
-        exit_code: 0,
     })
+}
+
+/// What `complete` did to an approved feature: its branch landed on `base_branch` as `commit`
+/// (and was removed); `warnings` about landings a kill had interrupted, finished first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Completed {
+    pub branch: String,
+    pub base_branch: String,
+    pub commit: String,
+    pub warnings: Vec<String>,
 }
 
 /// A feature killed while landing (a task on the feature branch, the feature on the base) may

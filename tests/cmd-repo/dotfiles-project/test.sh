@@ -1,0 +1,1 @@
+test "$(sh hello.sh)" = "hello"
