@@ -36,16 +36,20 @@ impl Default for ContextFile {
     }
 }
 
+/// Whether `path` leads out of the repository: absolute, or through `..`.
+pub fn outside_repository(path: &str) -> bool {
+    let p = Path::new(path);
+    p.is_absolute()
+        || p.components()
+            .any(|c| matches!(c, std::path::Component::ParentDir))
+}
+
 /// What is wrong with `path` as a context file path, before looking at the disk.
 pub fn path_problem(path: &str) -> Option<String> {
-    let p = Path::new(path);
     if path.trim().is_empty() {
         return Some("a context file path is empty".into());
     }
-    if p.is_absolute()
-        || p.components()
-            .any(|c| matches!(c, std::path::Component::ParentDir))
-    {
+    if outside_repository(path) {
         return Some(format!(
             "context file `{path}` must be relative to the repository root, inside it"
         ));

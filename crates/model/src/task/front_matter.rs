@@ -11,9 +11,10 @@
 //! of a key autobuild reads (`task_typ`) is worth a warning (README.md, "Task";
 //! docs/guardkit.md).
 //!
-//! A top-level key written twice (GuardKit rewrites `status:` that way) is found line by line
-//! first ([`super::duplicates`]) and accepted with a located warning; the last value is kept,
-//! as GuardKit's loader (Python's YAML) keeps it, and the warning says when the values differ.
+//! What GuardKit's loader (Python's YAML) accepts and the spec does not is read as it reads it,
+//! each with a located warning ([`super::python_yaml`]): a key written twice (GuardKit rewrites
+//! `status:` that way) keeps its last value, and the warning says when the values of a key
+//! autobuild reads differ; a flow list closed by a `]` at column 0 is closed there.
 //! Values GuardKit writes in other shapes (`complexity`, `acceptance_criteria`) are accepted by
 //! their types in [`super::fields`].
 
@@ -22,13 +23,12 @@ use std::path::Path;
 
 use serde::de::DeserializeOwned;
 
-use super::duplicates;
 use super::fields::{
     Complexity, ContextPath, CriterionItem, Dependency, Glob, Name, OneOrMany, TaskId, Title,
 };
 use super::markdown::{lines_from, Line};
+use super::python_yaml;
 use base::diagnostic::{Diagnostic, Location};
-use base::user_file::parse_yaml;
 use base::user_file::source::{Layer, Pos, Source};
 use base::user_file::tree::{Entry, Node, Value};
 use base::user_file::typed;
@@ -78,6 +78,9 @@ fn misspelling_of(name: &str) -> Option<&'static str> {
         distance <= 2 && distance * 3 <= known.len()
     })
 }
+
+/// The fix for a front matter that is not YAML even as GuardKit's loader reads it.
+const YAML_HELP: &str = "quote a value that holds `: ` or starts with `[`, `{`, `*`, `&` or `!` (`title: \"Fix: the crash\"`), and indent a value's lines under its key";
 
 /// Where the front matter and the body are in the file.
 #[derive(Debug, Clone, Copy)]
@@ -187,18 +190,16 @@ pub(crate) fn read(
         problems,
         warnings,
     } = reading;
-    let (yaml, repeats) = duplicates::dedupe(split.yaml);
+    let (yaml, repeats) = python_yaml::dedupe(split.yaml);
     warn_repeats(path, source, split, &repeats, warnings);
 
-    // The YAML on the lines it has in the file, so positions need no translating.
-    let lines_before = source[..split.yaml_offset].matches('\n').count();
-    let text = format!("{}{yaml}", "\n".repeat(lines_before));
     let file = Source::new(path, source, Layer::Repo);
-    let tree = match parse_yaml::parse_part(&file, &text) {
+    let tree = match python_yaml::parse(&file, split.yaml_offset, &yaml, warnings) {
         Ok(tree) => tree,
         Err(errors) => {
             problems.extend(errors.into_iter().map(|e| Diagnostic {
                 message: format!("malformed YAML front matter: {}", e.message),
+                help: e.help.clone().or_else(|| Some(YAML_HELP.to_string())),
                 ..e
             }));
             return FrontMatter::default();
@@ -287,11 +288,36 @@ pub(crate) fn read(
                 fields.tests_may_change = names.into_iter().map(|t| t.0).collect();
             }
             "context_files" => {
-                let paths = decoded.items::<ContextPath>().unwrap_or_else(|| {
-                    decoded
+                // GuardKit's tasks name files of the repositories beside theirs
+                // (`../../forge/x.sh`); its loader does not read them, and no agent could be
+                // shown them: such paths are passed over, each with a warning.
+                let outside = |node: &Node| {
+                    let path = node.as_str()?;
+                    crate::project::context_files::outside_repository(path).then(|| {
+                        node.pos.error(format!(
+                            "context file `{path}` is outside the repository; it is ignored, \
+                             as GuardKit's loader ignores it, and no agent is shown it"
+                        ))
+                        .with_help("copy the file into the repository and give its path from the repository root, or remove the entry")
+                    })
+                };
+                let paths = match entry.value.as_array() {
+                    None if entry.value.as_str().is_none() => decoded
                         .value::<OneOrMany<ContextPath>>()
-                        .map_or_else(Vec::new, |p| p.0)
-                });
+                        .map_or_else(Vec::new, |p| p.0),
+                    items => {
+                        let nodes =
+                            items.map_or_else(|| vec![&entry.value], |i| i.iter().collect());
+                        let paths = nodes.into_iter().filter_map(|node| match outside(node) {
+                            Some(warning) => {
+                                warnings.push(warning);
+                                None
+                            }
+                            None => decoded.decode::<ContextPath>(node),
+                        });
+                        paths.collect()
+                    }
+                };
                 let at = value_pos(entry).error("");
                 fields.context_files = paths
                     .into_iter()
@@ -330,7 +356,7 @@ fn warn_repeats(
     path: &Path,
     source: &str,
     split: &Split<'_>,
-    repeats: &[duplicates::Repeat],
+    repeats: &[python_yaml::Repeat],
     warnings: &mut Vec<Diagnostic>,
 ) {
     for repeat in repeats {

@@ -289,3 +289,74 @@ fn a_misspelled_front_matter_key_is_a_warning_and_guardkit_keys_are_not() {
         "{warnings:#?}"
     );
 }
+
+/// Front matters GuardKit's loader (Python's YAML) reads and a spec-following parser does not
+/// (issue 49, item 13): each loads as GuardKit reads it, with a warning at the line.
+#[test]
+fn front_matter_python_reads_loads_with_a_located_warning() {
+    let body = "---\n## Acceptance Criteria\n- a\n";
+    let cases = [
+        (
+            "id: T1\norganized_files: [\n  \"T1.md\",\n  \"notes.md\"\n]\n",
+            "TASK.md:6:1: this `]` at column 1 closes the flow collection opened above, as GuardKit's loader (Python's YAML) reads it",
+            ("organized_files", "[T1.md, notes.md]"),
+        ),
+        (
+            "id: T1\ngates:\n  tests:\n    passed: 3\n    passed: true\n",
+            "TASK.md:6:5: `gates.tests.passed` is given more than once (first on line 5); the last value is kept",
+            ("gates", "{tests: {passed: true}}"),
+        ),
+        (
+            "id: T1\ncontext_files:\n  - ../../forge/run.sh\n",
+            "TASK.md:4:5: context file `../../forge/run.sh` is outside the repository; it is ignored",
+            ("", ""),
+        ),
+    ];
+    for (front, warning, (key, value)) in cases {
+        let task = parse(&format!("---\n{front}{body}")).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(texts(&task), ["a"]);
+        let warnings: Vec<String> = task.warnings.iter().map(ToString::to_string).collect();
+        assert!(
+            warnings.len() == 1 && warnings[0].starts_with(warning),
+            "{warnings:#?}"
+        );
+        if !key.is_empty() {
+            let kept = yaml_serde::to_string(&task.extra[key]).unwrap_or_default();
+            let kept: yaml_serde::Value = yaml_serde::from_str(&kept).unwrap_or_default();
+            assert_eq!(
+                kept,
+                yaml_serde::from_str::<yaml_serde::Value>(value).unwrap_or_default(),
+                "{key}"
+            );
+        }
+    }
+    let task = parse(&format!(
+        "---\nid: T1\ncontext_files: [/etc/x, docs/a.md]\n{body}"
+    ))
+    .unwrap();
+    let kept: Vec<&str> = task.context_files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(kept, ["docs/a.md"]);
+}
+
+/// Front matters GuardKit's loader rejects too stay refused, at the line, with the fix.
+#[test]
+fn front_matter_guardkit_cannot_read_is_refused_with_the_fix() {
+    let cases = [
+        (
+            "title: Fix \"Critical error: None\" display\n",
+            "TASK.md:3:27: malformed YAML front matter: invalid YAML: mapping values are not allowed",
+            "quote a value that holds `: `",
+        ),
+        (
+            "depends_on:\nstatus: \"backlog\"\n  - TASK-001\n",
+            "TASK.md:5:3: malformed YAML front matter",
+            "indent a value's lines under its key",
+        ),
+    ];
+    for (front, error, help) in cases {
+        let source = format!("---\nid: T1\n{front}---\n## Acceptance Criteria\n- a\n");
+        let err = parse(&source).unwrap_err();
+        assert!(err.starts_with(error), "{err}");
+        assert!(err.contains("help: ") && err.contains(help), "{err}");
+    }
+}

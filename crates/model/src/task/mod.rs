@@ -21,7 +21,6 @@ use base::error::Error;
 mod body;
 pub mod completed;
 mod criteria;
-mod duplicates;
 mod fields;
 mod front_matter;
 mod id;
@@ -30,6 +29,7 @@ mod lookup;
 mod markdown;
 mod precedence;
 pub use precedence::finished_state;
+mod python_yaml;
 mod section;
 
 pub use id::{id_from_file_name, validate_id, MAX_ID_LEN};
@@ -308,6 +308,8 @@ fn missing_criteria(
     }
 }
 
+#[cfg(test)]
+mod guardkit_corpus;
 #[cfg(test)]
 mod guardkit_tests;
 #[cfg(test)]
