@@ -171,6 +171,7 @@ pub fn plain_line(event: &Event) -> Option<String> {
         // The question itself is asked on the terminal.
         EventKind::AwaitingAnswer { .. } => None,
         EventKind::RunFinished {
+            outcome,
             message,
             report,
             worktree,
@@ -188,6 +189,13 @@ pub fn plain_line(event: &Event) -> Option<String> {
             }
             if let Some(worktree) = worktree {
                 line.push_str(&format!("\nworktree: {}", worktree.display()));
+            }
+            // Stopped by the person (Ctrl-C): nothing is lost, and this is how to go on.
+            if outcome == "cancelled" {
+                line.push_str(&format!(
+                    "\nnext: `autobuild resume {}` continues from the last completed step",
+                    event.run
+                ));
             }
             Some(line)
         }
@@ -283,6 +291,14 @@ impl Panel {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
+    }
+}
+
+/// A run that ends without its last event (an error, a question cancelled with Ctrl-C) must
+/// not leave the spinner's last frame frozen on the terminal.
+impl Drop for Panel {
+    fn drop(&mut self) {
+        self.clear();
     }
 }
 

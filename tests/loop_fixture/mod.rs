@@ -292,6 +292,15 @@ timeout = "{}"
             .unwrap()
     }
 
+    /// [`Project::spawn`] with its output captured, for `wait_with_output`.
+    pub fn spawn_captured(&self, args: &[&str]) -> Child {
+        self.command(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
     fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_autobuild"));
         command

@@ -59,6 +59,15 @@ fn cli_cases_in_a_project_that_ignores_dotfiles() {
     in_repository(dir.path(), &["tests/cmd-repo/init-ignored/*.trycmd"]);
 }
 
+/// Mistakes a newcomer makes (a `command` role whose program this machine lacks, a task whose
+/// front matter is not YAML): refused, naming the line and the fix.
+#[test]
+fn cli_cases_in_a_project_with_mistakes() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(Path::new("tests/cmd-repo/mistakes-project"), dir.path());
+    in_repository(dir.path(), &["tests/cmd-repo/mistakes/*.trycmd"]);
+}
+
 /// README's "Without an LLM": `init --agents command`, then the example task runs to approval
 /// with the example scripts, then lands.
 #[test]

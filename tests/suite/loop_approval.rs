@@ -234,11 +234,12 @@ fn a_critical_issue_waits_for_a_person_where_the_workflow_has_an_approval_step()
     assert!(prompt.contains("CRITICAL-EVAL"), "{prompt}");
 }
 
-/// A person at the terminal, as the engine sees one: answers the questions in order and
-/// remembers what it was asked.
+/// A person at the terminal, as the engine sees one: answers the questions in order (each
+/// after `thinking`) and remembers what it was asked.
 struct ScriptedPerson {
     answers: std::sync::Mutex<Vec<bool>>,
     asked: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    thinking: std::time::Duration,
 }
 
 impl autobuild::engine::io::Prompter for ScriptedPerson {
@@ -248,6 +249,7 @@ impl autobuild::engine::io::Prompter for ScriptedPerson {
 
     fn confirm(&self, question: &str, _cancel: &autobuild::process::CancelToken) -> Option<bool> {
         self.asked.lock().unwrap().push(question.to_string());
+        std::thread::sleep(self.thinking);
         let mut answers = self.answers.lock().unwrap();
         // A question beyond the script is answered "no", so an extra question shows as a run
         // that did not merge, besides the list of questions the test compares.
@@ -268,14 +270,32 @@ fn run_at_a_terminal(
     no_merge: bool,
     answers: &[bool],
 ) -> (autobuild::engine::Outcome, Vec<String>) {
+    run_with_person(
+        project,
+        Some("guardkit"),
+        no_merge,
+        answers,
+        Default::default(),
+    )
+}
+
+/// [`run_at_a_terminal`] with any workflow and a person who takes `thinking` to answer.
+fn run_with_person(
+    project: &Project,
+    workflow: Option<&str>,
+    no_merge: bool,
+    answers: &[bool],
+    thinking: std::time::Duration,
+) -> (autobuild::engine::Outcome, Vec<String>) {
     use autobuild::engine::{io::RunIo, plan::BranchPolicy, run, state::RunSettings};
     let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let person = ScriptedPerson {
         answers: std::sync::Mutex::new(answers.to_vec()),
         asked: asked.clone(),
+        thinking,
     };
     let settings = RunSettings {
-        workflow_arg: Some("guardkit".into()),
+        workflow_arg: workflow.map(str::to_string),
         no_merge,
         ..RunSettings::default()
     };
@@ -292,6 +312,33 @@ fn run_at_a_terminal(
     let outcome = run::start(&project.root, TASK, settings, options).unwrap();
     let asked = asked.lock().unwrap().clone();
     (outcome, asked)
+}
+
+/// The merge step's time is the runner's, not the person's: the seconds spent answering the
+/// merge question are left out of its duration (issue 49, item 10).
+#[test]
+fn the_time_a_person_takes_to_answer_is_not_the_merge_steps() {
+    let project = project(None);
+    let thinking = std::time::Duration::from_secs(3);
+
+    let (outcome, asked) = run_with_person(&project, None, false, &[true], thinking);
+
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(
+        outcome,
+        autobuild::engine::Outcome::Approved { merged: true }
+    );
+    let events = std::fs::read_to_string(project.run_dir().join("events.jsonl")).unwrap();
+    let merge: serde_json::Value = events
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .find(|e| e["event"] == "step_finished" && e["step"] == "merge")
+        .unwrap();
+    let ms = merge["duration_ms"].as_u64().unwrap();
+    assert!(
+        ms < thinking.as_millis() as u64,
+        "the merge step took {ms} ms"
+    );
 }
 
 #[test]

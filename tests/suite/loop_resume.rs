@@ -147,7 +147,7 @@ fn ctrl_c_cancels_with_exit_5_and_resume_finishes_the_run() {
     let project = project
         .env("LOOP_PLAYER_STARTED", started.to_str().unwrap())
         .commit();
-    let runner = project.spawn(&["task", TASK, "--no-merge"]);
+    let runner = project.spawn_captured(&["task", TASK, "--no-merge"]);
     wait_until(
         Duration::from_secs(60),
         "the turn 1 player to start",
@@ -165,6 +165,12 @@ fn ctrl_c_cancels_with_exit_5_and_resume_finishes_the_run() {
     );
     assert_eq!(project.state()["status"], "cancelled");
     assert!(project.report().contains("autobuild resume"));
+    // The console says how to go on, too.
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains(&format!("`autobuild resume {TASK}`")),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
 
     let output = project.run_with_env(&["resume", TASK], &[("LOOP_PLAYER_DELAY", "0")]);
 

@@ -346,7 +346,7 @@ fn not_found_lists_the_broken_task_files_that_may_declare_the_id() {
         "  tasks/backlog/unclosed.md:1:1: the front matter opened here is never closed by a `---` line"
     );
     assert!(
-        lines[2].starts_with("  tasks/backlog/yaml.md:3:1: malformed YAML front matter"),
+        lines[2].starts_with("  tasks/backlog/yaml.md:2:6: malformed YAML front matter"),
         "{}",
         lines[2]
     );

@@ -258,7 +258,73 @@ fn exceeded(source: &Arc<Source>, exceeded: Exceeded) -> Diagnostic {
 }
 
 fn scan_error(source: &Arc<Source>, error: &ScanError) -> Diagnostic {
-    position(source, *error.marker()).error(format!("invalid YAML: {}", error.info()))
+    let at = position(source, *error.marker()).location;
+    let message = format!("invalid YAML: {}", error.info());
+    match origin(&source.text, at, error.info()) {
+        Some((mistake, why)) => source
+            .pos(mistake)
+            .error(format!("{message} (line {}); {why}", at.line)),
+        None => source.pos(at).error(message),
+    }
+}
+
+/// Where the mistake behind a scan error the parser noticed at `at` is, when it is elsewhere:
+/// a flow collection (`[`, `{`) opened on an earlier line and never closed (the parser only
+/// notices at a later line), or the tab a plain scalar's scan found after the scalar's start.
+/// With what to say about it.
+fn origin(text: &str, at: Location, info: &str) -> Option<(Location, String)> {
+    if info.contains("tab") {
+        let start = text
+            .lines()
+            .take(at.line.saturating_sub(1))
+            .map(|line| line.len() + 1)
+            .sum::<usize>()
+            + at.column.saturating_sub(1);
+        let tab = start + text.get(start..)?.find('\t')?;
+        let line = text[..tab].matches('\n').count() + 1;
+        let column = tab - text[..tab].rfind('\n').map_or(0, |n| n + 1) + 1;
+        return (line != at.line || column != at.column).then(|| {
+            (
+                Location { line, column },
+                "YAML does not allow a tab here: indent with spaces".to_string(),
+            )
+        });
+    }
+    let mut open: Vec<(Location, char)> = Vec::new();
+    for (index, line) in text.lines().take(at.line.saturating_sub(1)).enumerate() {
+        let mut quote: Option<char> = None;
+        let mut before = String::new();
+        for (column, c) in line.chars().enumerate() {
+            let starts_value = {
+                let t = before.trim_end();
+                t.is_empty() || t.ends_with([':', '-', ',', '[', '{'])
+            };
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), _) => {}
+                (None, '"' | '\'') if starts_value => quote = Some(c),
+                (None, '#') if before.is_empty() || before.ends_with(' ') => break,
+                (None, '[' | '{') if starts_value || !open.is_empty() => open.push((
+                    Location {
+                        line: index + 1,
+                        column: column + 1,
+                    },
+                    c,
+                )),
+                (None, ']' | '}') if !open.is_empty() => {
+                    open.pop();
+                }
+                _ => {}
+            }
+            before.push(c);
+        }
+    }
+    let (opened, bracket) = *open.first()?;
+    let close = if bracket == '[' { ']' } else { '}' };
+    Some((
+        opened,
+        format!("the `{bracket}` here is never closed: add the `{close}`, or quote the value"),
+    ))
 }
 
 #[cfg(test)]
@@ -320,6 +386,27 @@ mod tests {
         let errors = parse_text("a: [1, 2\nb: 3\n").unwrap_err();
         assert!(errors[0].message.starts_with("invalid YAML"));
         assert!(errors[0].location.is_some());
+    }
+
+    #[test]
+    fn a_scan_error_points_at_the_mistake_not_where_the_parser_noticed_it() {
+        for (text, line, column) in [
+            // An unclosed flow sequence: noticed a line later.
+            ("a: 1\nb: [x\nc: 3\n", 2, 4),
+            ("a: 1\nb: {x: 1\nc: 3\n", 2, 4),
+            // A tab after a plain scalar's start: noticed at the scalar.
+            ("a: ok\n\tb: 2\n", 2, 1),
+        ] {
+            let errors = parse_text(text).unwrap_err();
+            assert_eq!(
+                errors[0].location,
+                Some(Location { line, column }),
+                "{text:?}: {errors:?}"
+            );
+        }
+        // Closed on its own line, or a bracket inside a plain value: where the parser says.
+        let errors = parse_text("a: [1,\n  2]\nb: a[0\nc: d: e\n").unwrap_err();
+        assert_eq!(errors[0].location.map(|l| l.line), Some(4), "{errors:?}");
     }
 
     #[test]

@@ -309,7 +309,7 @@ fn missing_criteria(
 }
 
 #[cfg(test)]
-mod guardkit_corpus;
+mod guardkit_corpus_tests;
 #[cfg(test)]
 mod guardkit_tests;
 #[cfg(test)]

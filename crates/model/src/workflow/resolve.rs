@@ -83,6 +83,13 @@ impl ResolvedWorkflow {
             .collect()
     }
 
+    /// Where role `role`'s `key` was set (`.autobuild/config.toml:12`, a workflow file's line),
+    /// for messages about its value; `None` when the key is not set.
+    pub fn role_key_declared(&self, role: &str, key: &str) -> Option<String> {
+        let node = self.tree.get("roles")?.get(role)?.as_table()?.get(key)?;
+        Some(node.pos.describe())
+    }
+
     /// Where the workflow came from, for listings and plans: `built-in` or the file's path.
     pub fn source_label(&self) -> String {
         base::user_file::source::label(&self.source, self.layer)

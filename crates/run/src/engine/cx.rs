@@ -43,6 +43,9 @@ pub struct RunCx<'p> {
     pub leftovers: Option<String>,
     /// When the commands that left them ended: every change they made is stamped before it.
     pub leftovers_at: Option<std::time::SystemTime>,
+    /// How long the current step waited for a person's answer (the merge question): not the
+    /// step's own time, so its duration leaves it out.
+    pub answering: Duration,
     /// Records written since the last state save, not yet durable: that save syncs them.
     unsynced: Vec<std::fs::File>,
     /// Temporary files for the state saves and records, made ahead of each write.
@@ -81,6 +84,7 @@ impl<'p> RunCx<'p> {
             prompter: io.prompter,
             leftovers: None,
             leftovers_at: None,
+            answering: Duration::ZERO,
             unsynced: Vec::new(),
             spares,
         }
@@ -94,6 +98,18 @@ impl<'p> RunCx<'p> {
             tracing::warn!("cannot append to {}: {e}", self.events.path().display());
         }
         self.display.emit(&event);
+    }
+
+    /// Asks the person at the terminal `question` (announced as an event first); `None` when
+    /// Ctrl-C cancelled it. The time the answer took is [`RunCx::answering`], not the step's.
+    pub fn ask(&mut self, question: &str) -> Option<bool> {
+        self.emit(EventKind::AwaitingAnswer {
+            question: question.to_string(),
+        });
+        let asked = Instant::now();
+        let answer = self.prompter.confirm(question, &self.cancel);
+        self.answering += asked.elapsed();
+        answer
     }
 
     /// Wall time of the whole run so far, earlier sessions included.

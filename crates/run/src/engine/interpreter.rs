@@ -173,9 +173,13 @@ impl<'a, 'p> Interpreter<'a, 'p> {
             turn,
         });
         let clock = Instant::now();
+        self.cx.answering = std::time::Duration::ZERO;
         let context = self.expression_context();
         let result = exec::execute(self.cx, step, &context);
-        let duration_ms = clock.elapsed().as_millis() as u64;
+        let duration_ms = clock
+            .elapsed()
+            .saturating_sub(self.cx.answering)
+            .as_millis() as u64;
         let done = match result {
             Ok(done) => done,
             Err(error) => {

@@ -411,6 +411,9 @@ fn check_agents(
                 agent: role.agent,
                 error: e.to_string(),
                 install_hint: adapter.install_hint().to_string(),
+                declared: (role.agent == AgentKind::Command)
+                    .then(|| resolved.role_key_declared(role_name, "command"))
+                    .flatten(),
             }),
             None => {}
         }

@@ -5,7 +5,6 @@
 //! approval step.
 
 use crate::engine::cx::RunCx;
-use crate::engine::events::EventKind;
 use crate::engine::exec::StepDone;
 use crate::engine::state::{Answer, SignOff};
 use crate::engine::Outcome;
@@ -77,10 +76,7 @@ pub(super) fn ask(cx: &mut RunCx, step_id: &str, question: &str) -> Asked {
         return decided(cx, signed);
     }
     if cx.prompter.is_interactive() {
-        cx.emit(EventKind::AwaitingAnswer {
-            question: question.to_string(),
-        });
-        return match cx.prompter.confirm(question, &cx.cancel) {
+        return match cx.ask(question) {
             None => Asked::Not(StepDone::cancelled()),
             Some(approved) => {
                 let signed = SignOff {

@@ -388,10 +388,7 @@ pub fn execute(cx: &mut RunCx, strategy: Option<MergeStrategy>) -> Result<StepDo
             cx.state.base_branch,
             strategy.as_str()
         );
-        cx.emit(EventKind::AwaitingAnswer {
-            question: question.clone(),
-        });
-        match cx.prompter.confirm(&question, &cx.cancel) {
+        match cx.ask(&question) {
             Some(answer) => answer,
             None => return Ok(StepDone::cancelled()),
         }

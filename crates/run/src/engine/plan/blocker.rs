@@ -18,6 +18,9 @@ pub enum Blocker {
         error: String,
         /// How to install the program (empty when the adapter has no hint).
         install_hint: String,
+        /// Where the role's `command` is set (`.autobuild/config.toml:12`), for a `command`
+        /// role.
+        declared: Option<String>,
     },
     /// What an adapter's own preflight refuses (a native role's missing key, an unusable
     /// model), in the adapter's words.
@@ -92,10 +95,19 @@ impl fmt::Display for Blocker {
                 agent,
                 error,
                 install_hint,
+                declared,
             } => {
                 write!(f, "role `{role}`: {error}")?;
                 if !install_hint.is_empty() {
                     write!(f, "; {install_hint}")?;
+                }
+                if let Some(declared) = declared {
+                    write!(
+                        f,
+                        "; fix: install it, or correct `command` in [roles.{role}] ({declared}): \
+                         a name is looked up on PATH (with [env] path_prepend), a path is \
+                         relative to the repository root"
+                    )?;
                 }
                 if *agent != AgentKind::Command {
                     f.write_str(
@@ -218,8 +230,21 @@ mod tests {
                     agent: AgentKind::Command,
                     error: "`./play.sh` not found".into(),
                     install_hint: String::new(),
+                    declared: None,
                 },
                 "role `player`: `./play.sh` not found",
+            ),
+            (
+                Blocker::ProgramNotFound {
+                    role: "player".into(),
+                    agent: AgentKind::Command,
+                    error: "`aider` not found on PATH".into(),
+                    install_hint: String::new(),
+                    declared: Some(".autobuild/config.toml:7".into()),
+                },
+                "role `player`: `aider` not found on PATH; fix: install it, or correct `command` \
+                 in [roles.player] (.autobuild/config.toml:7): a name is looked up on PATH (with \
+                 [env] path_prepend), a path is relative to the repository root",
             ),
             (
                 Blocker::NotLoggedIn {
@@ -276,6 +301,7 @@ mod tests {
             agent: AgentKind::Codex,
             error: "`codex` not found on PATH".into(),
             install_hint: "install it with `npm i -g @openai/codex`".into(),
+            declared: None,
         }
         .to_string();
         assert!(
