@@ -54,5 +54,5 @@ pub fn answer(
         task_id,
         terminal_io(Display::choose(json, quiet))?,
     )?;
-    Ok(outcome.exit_code())
+    Ok(outcome.exit_code_when_merge_asked(merge))
 }

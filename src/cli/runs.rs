@@ -133,7 +133,12 @@ fn status_detail(
         crate::ui::colour::status(shown_status(state, runs_dir))
     );
     if let Some((board_state, file)) = board {
-        let _ = writeln!(out, "  guardkit:  {board_state} ({})", file.display());
+        let _ = writeln!(
+            out,
+            "  guardkit:  {board_state} ({}); this run: {}",
+            file.display(),
+            state.status.guardkit_state()
+        );
     }
     if let Some(outcome) = &state.outcome {
         let _ = writeln!(out, "  outcome:   {outcome} (exit {})", outcome.exit_code());

@@ -82,8 +82,9 @@ pub fn run(args: TaskArgs, quiet: bool) -> Result<u8, Error> {
         moved_checkout: args.moved_checkout,
         io: super::terminal_io(Display::choose(args.flags.json, quiet))?,
     };
+    let merge_asked = settings.auto_merge;
     let outcome = start(&root, &args.task, settings, options)?;
-    Ok(outcome.exit_code())
+    Ok(outcome.exit_code_when_merge_asked(merge_asked))
 }
 
 /// `--base` names a branch of this repository; a typo is refused before anything is prepared.

@@ -30,7 +30,7 @@ fn status_shows_where_the_task_sits_on_the_board() {
     assert_exit(&output, 0);
     let shown = stdout(&output);
     assert!(
-        shown.contains("  status:    approved\n  guardkit:  in_progress (tasks/in_progress/TASK-1-greeting.md)\n"),
+        shown.contains("  status:    approved\n  guardkit:  in_progress (tasks/in_progress/TASK-1-greeting.md); this run: in_review\n"),
         "{shown}"
     );
 
@@ -43,7 +43,9 @@ fn status_shows_where_the_task_sits_on_the_board() {
     .unwrap();
     let shown = stdout(&project.run(&["status", TASK]));
     assert!(
-        shown.contains("  guardkit:  completed (tasks/completed/TASK-1-greeting.md)\n"),
+        shown.contains(
+            "  guardkit:  completed (tasks/completed/TASK-1-greeting.md); this run: in_review\n"
+        ),
         "{shown}"
     );
 }

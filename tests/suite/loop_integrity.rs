@@ -477,7 +477,8 @@ fn a_secret_written_into_a_file_stays_out_of_the_reports_and_is_merged_only_when
 
     let output = project.run(&["task", TASK, "--auto-merge"]);
 
-    assert_exit(&output, 0);
+    // Approved, but the merge asked for is refused: exit 7, the work kept on its branch.
+    assert_exit(&output, 7);
     assert_eq!(project.state()["status"], "approved");
     assert_eq!(project.git(&["rev-parse", "main"]), initial);
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -521,7 +522,8 @@ fn an_encoded_secret_is_refused_at_the_landing_like_the_plain_value() {
 
     let output = project.run(&["task", TASK, "--auto-merge"]);
 
-    assert_exit(&output, 0);
+    // Approved, but the merge asked for is refused: exit 7, the work kept on its branch.
+    assert_exit(&output, 7);
     assert_eq!(project.state()["status"], "approved");
     assert_eq!(project.git(&["rev-parse", "main"]), initial);
     let stdout = String::from_utf8_lossy(&output.stdout);

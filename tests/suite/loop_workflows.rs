@@ -421,6 +421,52 @@ fn a_complex_task_waits_for_a_person_to_sign_off_the_plan_before_any_code_is_wri
     assert!(!project.run_dir().join("player_turn_1.json").exists());
 }
 
+/// A task without a `complexity:` is evaluated by its plan (GuardKit's Phase 2.7): a plan that
+/// states 8/10 is signed off before any code; one that states 3/10 is not (issue 49, item 5).
+#[test]
+fn without_a_complexity_the_plans_own_decides_the_sign_off() {
+    for (stated, exit) in [("8/10", 6), ("3/10", 0)] {
+        let project = planned_project();
+        project.write(
+            ".autobuild/agents/planner.sh",
+            &format!("cat > /dev/null\nprintf '1. Approach: add greeting\\n\\n**Complexity:** {stated}\\n'\n"),
+        );
+        let project = project.commit();
+
+        let output = project.run(&["task", TASK, "--workflow", "planned", "--no-merge"]);
+
+        assert_exit(&output, exit);
+        let state = project.state();
+        let complexity = stated.split('/').next().unwrap().parse::<u64>().unwrap();
+        assert_eq!(
+            state["completed"]["plan"]["outputs"]["complexity"],
+            complexity
+        );
+    }
+}
+
+/// An empty plan is not a plan to follow: the run stops before the player is told to follow it.
+#[test]
+fn an_empty_plan_stops_the_run_before_the_player() {
+    let project = planned_project();
+    project.write(
+        ".autobuild/agents/planner.sh",
+        "cat > /dev/null\nprintf '   \\n'\n",
+    );
+    let project = project.commit();
+
+    let output = project.run(&["task", TASK, "--workflow", "planned", "--no-merge"]);
+
+    assert_exit(&output, 1);
+    assert_eq!(project.state()["status"], "failed");
+    assert!(
+        project.report().contains("plan is empty"),
+        "{}",
+        project.report()
+    );
+    assert!(!project.run_dir().join("prompts/turn_1_player.md").exists());
+}
+
 /// The project with scripted test-first roles for the shipped `tdd` workflow; `test` is the
 /// test file the tester writes.
 fn tdd_project(test: &str) -> Project {

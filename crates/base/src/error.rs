@@ -23,6 +23,9 @@ pub mod exit {
     pub const CANCELLED: u8 = 5;
     /// The run waits for a person: `autobuild approve <ID>` or `autobuild reject <ID>`.
     pub const WAITING: u8 = 6;
+    /// Approved, but the merge that was asked for (`--auto-merge`, `approve --merge`) could not
+    /// land (local edits in the way, a conflict): `autobuild complete <ID>` lands it.
+    pub const NOT_MERGED: u8 = 7;
 }
 
 /// Whose problem a typed error is: the user's request (exit 2) or something that failed while

@@ -221,7 +221,7 @@ fn no_front_matter_is_located_at_the_first_line() {
 #[test]
 fn malformed_yaml_is_located_in_the_file() {
     let err = first_error("---\nid: T1\ntitle: [unclosed\n---\n## Acceptance Criteria\n- a\n");
-    assert!(err.starts_with("TASK.md:4:"), "{err}");
+    assert!(err.starts_with("TASK.md:3:8:"), "{err}");
     assert!(err.contains("malformed YAML front matter"), "{err}");
     assert!(!err.lines().next().unwrap().contains(" at line "), "{err}");
 }

@@ -274,7 +274,10 @@ impl Access {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum OutputKind {
+    /// A coach's JSON verdict (docs/verdicts.md).
     Verdict,
+    /// A plan for later steps: an empty answer stops the run, and a `Complexity: N/10` line is published as the step's `complexity`.
+    Plan,
 }
 
 /// One step: the keys every step has (documented once, in `kinds::COMMON_KEYS`) plus the

@@ -65,6 +65,15 @@ pub struct AgentStop {
 }
 
 impl Outcome {
+    /// [`Outcome::exit_code`] for a run whose merge was asked for: an approved run left unmerged
+    /// did not do what was asked, and says so ([`exit::NOT_MERGED`]), never a silent 0.
+    pub fn exit_code_when_merge_asked(&self, merge_asked: bool) -> u8 {
+        match self {
+            Outcome::Approved { merged: false } if merge_asked => exit::NOT_MERGED,
+            _ => self.exit_code(),
+        }
+    }
+
     pub fn exit_code(&self) -> u8 {
         match self {
             Outcome::Approved { .. } => exit::APPROVED,
@@ -208,6 +217,24 @@ mod tests {
                 transcript: PathBuf::from("/runs/T/logs/turn_2_coach.log"),
             }),
         ]
+    }
+
+    #[test]
+    fn an_approved_run_left_unmerged_when_the_merge_was_asked_for_is_not_a_silent_0() {
+        let unmerged = Outcome::Approved { merged: false };
+        let merged = Outcome::Approved { merged: true };
+        for (outcome, asked, code) in [
+            (&unmerged, true, exit::NOT_MERGED),
+            (&unmerged, false, exit::APPROVED),
+            (&merged, true, exit::APPROVED),
+            (&Outcome::TurnLimit, true, exit::TURN_LIMIT),
+        ] {
+            assert_eq!(
+                outcome.exit_code_when_merge_asked(asked),
+                code,
+                "{outcome:?} {asked}"
+            );
+        }
     }
 
     #[test]

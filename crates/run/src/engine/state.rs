@@ -172,6 +172,21 @@ impl RunStatus {
         self.into()
     }
 
+    /// The GuardKit board state a run in this status stands for (docs/guardkit.md, "Keeping a
+    /// GuardKit board true"): `status` shows it beside the folder the task file sits in, which
+    /// autobuild changes only when the run lands (to `completed/`).
+    pub fn guardkit_state(self) -> &'static str {
+        match self {
+            RunStatus::Running | RunStatus::Cancelled => "in_progress",
+            RunStatus::Approved | RunStatus::Waiting => "in_review",
+            RunStatus::Merged => "completed",
+            RunStatus::Blocked | RunStatus::Stalled | RunStatus::Failed | RunStatus::Halted => {
+                "blocked"
+            }
+            RunStatus::Discarded => "backlog",
+        }
+    }
+
     /// Interrupted (crash, kill, Ctrl-C, a run limit, an agent that could not be used):
     /// `autobuild resume <ID>` continues it.
     pub fn is_resumable(self) -> bool {

@@ -81,4 +81,52 @@ pub struct AgentOutputs {
     /// wrote one, else its final message (bounded; free text, so read it in prompts, never
     /// compare it)
     pub text: String,
+    /// the complexity (1-10) an `output = "plan"` role's answer states on a `Complexity: N/10`
+    /// line (GuardKit's scale); null for other roles or when it states none
+    #[serde(default)]
+    pub complexity: Option<u8>,
+}
+
+/// The complexity a plan states: the last line of the form `Complexity: N` or
+/// `Complexity: N/10` (any case, markdown emphasis allowed), with N from 1 to 10.
+pub fn stated_complexity(plan: &str) -> Option<u8> {
+    plan.lines().rev().find_map(|line| {
+        let line = line
+            .trim()
+            .trim_matches(|c| c == '*' || c == '_' || c == '#' || c == ' ');
+        let (key, value) = line.split_once(':')?;
+        if !key
+            .trim()
+            .trim_matches(|c| c == '*' || c == '_')
+            .eq_ignore_ascii_case("complexity")
+        {
+            return None;
+        }
+        let value = value.trim().trim_matches(|c| c == '*' || c == '_');
+        let number = value.split('/').next()?.trim();
+        let n: u8 = number.parse().ok()?;
+        (1..=10).contains(&n).then_some(n)
+    })
+}
+
+#[cfg(test)]
+mod plan_tests {
+    use super::stated_complexity;
+
+    #[test]
+    fn a_plan_states_its_complexity_on_its_own_line() {
+        for (plan, expected) in [
+            ("## Approach\n...\nComplexity: 7/10\n", Some(7)),
+            ("**Complexity:** 3/10", Some(3)),
+            ("complexity: 10", Some(10)),
+            ("Complexity: 2/10\nmore\nComplexity: 8/10", Some(8)),
+            ("Complexity: 0/10", None),
+            ("Complexity: 11", None),
+            ("Complexity: high", None),
+            ("The complexity: is low", None),
+            ("", None),
+        ] {
+            assert_eq!(stated_complexity(plan), expected, "{plan:?}");
+        }
+    }
 }

@@ -32,7 +32,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use strum::IntoEnumIterator;
 
-pub use agent::{AgentOutputs, AgentStep, NoCriteria, ReviewedCriteria};
+pub use agent::{stated_complexity, AgentOutputs, AgentStep, NoCriteria, ReviewedCriteria};
 pub use approval::{Answer, ApprovalOutputs, ApprovalStep, SignOff};
 pub use gate::{GateOutputs, GateStep};
 pub use keys::{one_line, Key, COMMON_KEYS, FORM_EXTENSION};

@@ -248,6 +248,7 @@ fn run_writer(
         files_changed: files,
         decision: String::new(),
         text,
+        complexity: None,
     };
     Ok(if succeeded {
         StepDone::ok(summary, outputs)

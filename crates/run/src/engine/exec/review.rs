@@ -220,16 +220,38 @@ pub(super) fn run_reader(
             record.reverted_edits.len()
         ));
     }
+    let text = super::output_text::answer(
+        &invocation_output(cx, role_name),
+        &record.agent.final_message,
+    );
+    let plan = role.output == Some(OutputKind::Plan);
     let outputs = AgentOutputs {
         succeeded: record.agent.status.is_success(),
         exit: record.agent.status.name().to_string(),
         files_changed: record.scope_violation.len() + record.reverted_edits.len(),
         decision: decision.to_string(),
-        text: super::output_text::answer(
-            &invocation_output(cx, role_name),
-            &record.agent.final_message,
-        ),
+        complexity: plan
+            .then(|| model::workflow::kinds::stated_complexity(&text))
+            .flatten(),
+        text,
     };
+    // A plan nobody wrote cannot be followed: the run stops rather than tell the player to
+    // follow nothing (a failed agent is the agent's own failure, reported as such).
+    if plan && record.agent.status.is_success() && outputs.text.trim().is_empty() {
+        let mut done = StepDone::failed(
+            format!("`{role_name}` answered with an empty plan"),
+            outputs,
+        );
+        done.stop = Some(crate::engine::Outcome::Failed {
+            message: format!(
+                "the `{role_name}` role's plan is empty: nothing for the player to follow; \
+                 look at its transcript, then start again with `autobuild task {} --resume`",
+                cx.state.task_id
+            ),
+            infrastructure: false,
+        });
+        return Ok(done);
+    }
     let ok =
         record.agent.status.is_success() && record.scope_violation.is_empty() && !failed_review;
     if let Some(turn) = cx.turn.as_mut() {
