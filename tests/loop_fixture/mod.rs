@@ -118,6 +118,21 @@ impl Project {
         self
     }
 
+    /// A committed `tools/shout` (upper-cases its argument): a tool only a project
+    /// environment that puts `tools/` on PATH finds.
+    pub fn shout_tool(self) -> Project {
+        self.write(
+            "tools/shout",
+            "#!/bin/sh\nprintf '%s\\n' \"$1\" | tr '[:lower:]' '[:upper:]'\n",
+        );
+        std::fs::set_permissions(
+            self.root.join("tools/shout"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        self
+    }
+
     /// Uses tests/fixtures/loop/`script` as the coach.
     pub fn coach(self, script: &str) -> Project {
         self.write(".autobuild/agents/coach.sh", &fixture(script));

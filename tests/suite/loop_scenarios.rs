@@ -172,15 +172,7 @@ path_prepend = ["tools"]
 
 /// A committed tool and a test that only pass in the declared project environment.
 fn env_dependent(project: Project) -> Project {
-    project.write(
-        "tools/shout",
-        "#!/bin/sh\nprintf '%s\\n' \"$1\" | tr '[:lower:]' '[:upper:]'\n",
-    );
-    std::fs::set_permissions(
-        project.root.join("tools/shout"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
+    let project = project.shout_tool();
     project.write(
         "tests/test_env.sh",
         "[ \"$GREETING_STYLE\" = loud ] || { echo \"error: GREETING_STYLE unset\"; exit 1; }\n\

@@ -75,20 +75,12 @@ fn the_setup_run_for_an_agents_exports_is_confined() {
     crate::support::require_sandbox();
     let project = Project::new_in(&outside_tmp())
         .sandbox_mode("on")
-        .player("player_sh_setup.sh");
+        .player("player_sh_setup.sh")
+        .shout_tool();
     let setup = format!(
         "echo setup >> '{}' 2>/dev/null; export FROM_SETUP=yes PATH=\\\"$PWD/tools:$PATH\\\"",
         beside(&project).display()
     );
-    project.write(
-        "tools/shout",
-        "#!/bin/sh\nprintf '%s\\n' \"$1\" | tr '[:lower:]' '[:upper:]'\n",
-    );
-    std::fs::set_permissions(
-        project.root.join("tools/shout"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
     let project = project
         .config(&format!("[env]\nsetup = \"{setup}\"\n"))
         .commit();

@@ -303,6 +303,7 @@ pub(crate) fn status_options() -> git2::StatusOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use testkit::git;
 
     #[test]
     fn a_runner_worktree_stands_for_the_checkout_it_belongs_to() {
@@ -327,21 +328,8 @@ mod tests {
     fn a_linked_worktree_is_the_checkout_and_its_head_the_current_branch() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("p");
-        let git = |cwd: &Path, args: &[&str]| {
-            let status = std::process::Command::new("git")
-                .args(args)
-                .current_dir(cwd)
-                .env("GIT_AUTHOR_NAME", "t")
-                .env("GIT_AUTHOR_EMAIL", "t@t")
-                .env("GIT_COMMITTER_NAME", "t")
-                .env("GIT_COMMITTER_EMAIL", "t@t")
-                .status()
-                .unwrap();
-            assert!(status.success(), "git {args:?}");
-        };
         std::fs::create_dir_all(&root).unwrap();
-        git(&root, &["init", "-q", "-b", "main"]);
-        git(&root, &["commit", "-q", "--allow-empty", "-m", "base"]);
+        crate::init_with_commit(&root, "main", "base").unwrap();
         let ws = dir.path().join("ws");
         git(
             &root,
@@ -355,6 +343,7 @@ mod tests {
             ],
         );
         let runner = ws.join(".autobuild/worktrees/TASK-1");
+        let runner_path = runner.to_str().unwrap();
         git(
             &root,
             &[
@@ -363,7 +352,7 @@ mod tests {
                 "-q",
                 "-b",
                 "autobuild/TASK-1",
-                runner.to_str().unwrap(),
+                runner_path,
             ],
         );
 
