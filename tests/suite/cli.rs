@@ -68,6 +68,14 @@ fn cli_cases_in_a_project_with_mistakes() {
     in_repository(dir.path(), &["tests/cmd-repo/mistakes/*.trycmd"]);
 }
 
+/// A feature whose tasks declare the same file: the plan runs them a wave apart.
+#[test]
+fn cli_cases_in_a_project_whose_tasks_write_the_same_file() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(Path::new("tests/cmd-repo/overlap-project"), dir.path());
+    in_repository(dir.path(), &["tests/cmd-repo/overlap/*.trycmd"]);
+}
+
 /// README's "Without an LLM": `init --agents command`, then the example task runs to approval
 /// with the example scripts, then lands.
 #[test]

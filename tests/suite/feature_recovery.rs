@@ -70,9 +70,13 @@ fn a_feature_killed_during_wave_two_resumes_without_rerunning_wave_one() {
     assert!(events.contains("\"resumed\":true"), "{events}");
 }
 
-/// X and Y both rewrite the greeting line of lib/greet.sh; Y copes with X's change if it runs
-/// after it.
 fn conflicting_tasks() -> Project {
+    greetings().commit()
+}
+
+/// X and Y both rewrite the greeting line of lib/greet.sh; Y copes with X's change if it runs
+/// after it. Not committed yet.
+fn greetings() -> Project {
     Project::new()
         .task(
             "TASK-X",
@@ -88,7 +92,6 @@ fn conflicting_tasks() -> Project {
             "FEAT-C",
             "id: FEAT-C\nname: Two greetings\ntasks:\n  - id: TASK-X\n  - id: TASK-Y\n",
         )
-        .commit()
 }
 
 #[test]
@@ -144,6 +147,67 @@ fn a_discarded_conflicting_task_runs_again_on_top_of_the_feature_branch() {
     assert_eq!(project.task_status("FEAT-C", "TASK-Y"), "merged");
     let greet = project.show("autobuild/FEAT-C", "lib/greet.sh").unwrap();
     assert!(greet.contains("Howdy,"), "{greet}");
+
+    // The resolved conflict and the discarded run stay on record, and so do that run's files.
+    let state = project.feature_state("FEAT-C");
+    assert_eq!(state["conflict"], serde_json::Value::Null);
+    let history = state["history"].as_array().unwrap();
+    assert_eq!(history.len(), 2, "{history:?}");
+    assert_eq!(history[0]["event"], "conflict");
+    assert_eq!(history[0]["task"], "TASK-Y");
+    assert_eq!(history[0]["with_tasks"], serde_json::json!(["TASK-X"]));
+    assert_eq!(history[0]["paths"], serde_json::json!(["lib/greet.sh"]));
+    assert_eq!(history[1]["event"], "run_discarded");
+    assert_eq!(history[1]["task"], "TASK-Y");
+    assert_eq!(history[1]["status"], "conflict");
+    assert_eq!(history[1]["kept_as"], "TASK-Y@1");
+    let kept = project.run_dir("TASK-Y@1").join("state.json");
+    let kept: serde_json::Value = serde_json::from_str(&fs::read_to_string(kept).unwrap()).unwrap();
+    assert_eq!(kept["status"], "discarded");
+    let report = project.report("FEAT-C");
+    let history = report
+        .split("## History")
+        .nth(1)
+        .expect("a history section");
+    assert!(
+        history.contains("TASK-Y conflicted with TASK-X"),
+        "{report}"
+    );
+    assert!(history.contains("runs/TASK-Y@1"), "{report}");
+}
+
+#[test]
+fn tasks_that_declare_the_same_file_run_a_wave_apart_and_land_without_a_conflict() {
+    let project = greetings();
+    for id in ["TASK-X", "TASK-Y"] {
+        let path = format!(".autobuild/tasks/{id}.md");
+        let text = fs::read_to_string(project.root.join(&path)).unwrap();
+        let text = text.replacen("---\n", "---\nfiles_to_modify: [lib/greet.sh]\n", 1);
+        project.write(&path, &text);
+    }
+    let project = project.commit();
+
+    let plan = project.run(&["feature", "FEAT-C", "--dry-run"]);
+    assert_exit(&plan, 0);
+    assert!(
+        stdout(&plan).contains("TASK-Y runs a wave after TASK-X: both write lib/greet.sh"),
+        "{}",
+        stdout(&plan)
+    );
+
+    let output = project.run(&["feature", "FEAT-C", "--max-turns", "1"]);
+
+    assert_exit(&output, 0);
+    let state = project.feature_state("FEAT-C");
+    assert_eq!(state["waves"], serde_json::json!([["TASK-X"], ["TASK-Y"]]));
+    assert_eq!(state["tasks"]["TASK-Y"]["status"], "merged");
+    assert_eq!(state["history"], serde_json::Value::Null);
+    // Y was written against X's change: both landed.
+    let greet = project.show("autobuild/FEAT-C", "lib/greet.sh").unwrap();
+    assert!(greet.contains("Howdy,"), "{greet}");
+    assert!(project
+        .report("FEAT-C")
+        .contains("planned: TASK-Y runs a wave after TASK-X: both write lib/greet.sh"));
 }
 
 #[test]

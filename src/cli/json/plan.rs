@@ -185,6 +185,8 @@ pub struct FeaturePlan {
     pub branch_exists: bool,
     /// Task ids per wave, in order.
     pub waves: Vec<Vec<String>>,
+    /// Tasks moved a wave later because they write the same files as a task of their wave.
+    pub separated: Vec<crate::feature::overlap::Separated>,
     pub tasks: Vec<FeatureTask>,
     pub warnings: Vec<String>,
 }
@@ -235,6 +237,7 @@ impl FeaturePlan {
             base_branch: setup.base_branch.clone(),
             branch_exists: setup.branch_exists,
             waves: plan.waves.clone(),
+            separated: plan.separated.clone(),
             tasks,
             warnings: setup.warnings.clone(),
         }

@@ -35,7 +35,7 @@ use base::user_file::typed;
 
 /// The keys autobuild reads, each with the help shown with a problem in its value; every other
 /// key lands in [`FrontMatter::extra`].
-const KEYS: [(&str, Option<&str>); 11] = [
+const KEYS: [(&str, Option<&str>); 13] = [
     ("id", None),
     ("title", None),
     ("task_type", None),
@@ -62,6 +62,14 @@ const KEYS: [(&str, Option<&str>); 11] = [
     (
         "context_files",
         Some("write it as `context_files: [\"docs/architecture.md\"]`"),
+    ),
+    (
+        "files_to_modify",
+        Some("write it as `files_to_modify: [\"src/app.py\"]` (paths or globs from the repository root)"),
+    ),
+    (
+        "files_to_create",
+        Some("write it as `files_to_create: [\"src/new_module.py\"]` (paths or globs from the repository root)"),
     ),
     (
         "tests_may_change",
@@ -164,6 +172,8 @@ pub(crate) struct FrontMatter {
     pub context_files: Vec<crate::project::context_files::ContextFile>,
     pub hidden: Vec<String>,
     pub tests_may_change: Vec<String>,
+    /// `files_to_modify:` and `files_to_create:` (GuardKit's keys), in that order.
+    pub writes: Vec<String>,
     /// The `acceptance_criteria:` list, when it has items, and the byte offset of its key.
     pub criteria: Option<(Vec<String>, usize)>,
     pub extra: BTreeMap<String, yaml_serde::Value>,
@@ -267,16 +277,17 @@ pub(crate) fn read(
                 };
                 fields.dependencies = ids.into_iter().map(|d| d.0).collect();
             }
-            "protect" | "hidden" => {
+            "protect" | "hidden" | "files_to_modify" | "files_to_create" => {
                 let globs = decoded.items::<Glob>().unwrap_or_else(|| {
                     decoded
                         .value::<OneOrMany<Glob>>()
                         .map_or_else(Vec::new, |g| g.0)
                 });
-                let patterns = globs.into_iter().map(|g| g.0).collect();
+                let patterns = globs.into_iter().map(|g| g.0);
                 match key {
-                    "protect" => fields.protect = patterns,
-                    _ => fields.hidden = patterns,
+                    "protect" => fields.protect = patterns.collect(),
+                    "hidden" => fields.hidden = patterns.collect(),
+                    _ => fields.writes.extend(patterns),
                 }
             }
             "tests_may_change" => {

@@ -64,6 +64,10 @@ pub struct Task {
     /// prefixes or globs ([`crate::steps::oracle::may_change`]). The base oracle shows them
     /// changed to every reviewer instead of failing the gate.
     pub tests_may_change: Vec<String>,
+    /// The files the task means to change or create (front matter `files_to_modify:` and
+    /// `files_to_create:`, GuardKit's keys): paths or globs. A feature runs two tasks whose
+    /// write sets meet in different waves (docs/features.md).
+    pub writes: Vec<String>,
     /// The body without the title line and the criteria section.
     pub requirements: String,
     pub criteria: Vec<Criterion>,
@@ -175,6 +179,7 @@ impl Task {
                 context_files: fields.context_files,
                 hidden: fields.hidden,
                 tests_may_change: fields.tests_may_change,
+                writes: fields.writes,
                 requirements,
                 criteria,
                 criteria_epilogue,

@@ -10,7 +10,7 @@ use crate::engine::paths::RunPaths;
 use crate::engine::ref_owners::feature_tips;
 use crate::engine::state::{RunState, RunStatus};
 use crate::feature::events::FeatureEventKind;
-use crate::feature::state::{ConflictRecord, FeatureState, TaskStatus};
+use crate::feature::state::{ConflictRecord, FeatureState, HistoryEntry, TaskStatus};
 use base::error::Error;
 use git::task_repo;
 use git::{GitError, Prepared, Repo, Trash};
@@ -301,11 +301,16 @@ pub fn record_merge(state: &mut FeatureState, task: &str, merged: TaskMerge) -> 
                 record.status = TaskStatus::Conflict;
                 record.message = Some(message);
             }
-            state.conflict = Some(ConflictRecord {
+            let conflict = ConflictRecord {
                 task: task.to_string(),
                 paths: paths.clone(),
                 with_tasks: with_tasks.clone(),
+            };
+            state.history.push(HistoryEntry::Conflict {
+                at: crate::engine::cx::now(),
+                conflict: conflict.clone(),
             });
+            state.conflict = Some(conflict);
             FeatureEventKind::Conflict {
                 task: task.to_string(),
                 with_tasks,
@@ -408,8 +413,13 @@ mod tests {
             paths: vec!["lib/greet.sh".into()],
             with_tasks: vec!["T0".into()],
         };
-        assert_eq!(state.conflict, Some(expected));
+        assert_eq!(state.conflict.as_ref(), Some(&expected));
         assert!(matches!(event, FeatureEventKind::Conflict { .. }));
+        // The history keeps it after the conflict is resolved.
+        assert!(matches!(
+            state.history.as_slice(),
+            [HistoryEntry::Conflict { conflict, .. }] if *conflict == expected
+        ));
     }
 
     /// A repository whose `autobuild/F` is at `main`, and a commit beside it (hex) holding

@@ -21,6 +21,7 @@ pub mod land;
 pub mod locate;
 pub mod merge;
 pub mod outcome;
+pub mod overlap;
 pub mod plan;
 pub mod preflight;
 pub mod ready;

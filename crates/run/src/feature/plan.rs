@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::feature::file::{FeatureFile, Located, TaskEntry};
 use crate::feature::graph::{plan_waves, GraphTask};
 use crate::feature::locate::locate_feature;
+use crate::feature::overlap::{separate, Separated};
 use base::diagnostic::{did_you_mean, Diagnostic};
 use base::error::Error;
 use base::user_file::source::{Layer, Pos, Source};
@@ -35,6 +36,9 @@ pub struct FeaturePlan {
     /// Whether those declared waves are the tasks' `wave:` keys.
     pub waves_from_task_keys: bool,
     pub recommended_parallel: Option<u32>,
+    /// Tasks moved a wave later than planned because they write the same files as a task of
+    /// their wave ([`crate::feature::overlap`]).
+    pub separated: Vec<Separated>,
 }
 
 #[derive(Debug, Clone)]
@@ -159,11 +163,28 @@ pub fn check(root: &Path, file: FeatureFile) -> Result<FeaturePlan, Error> {
             done,
         })
         .collect();
+    // A task done before the feature writes nothing now.
+    let writes: Vec<Vec<String>> = tasks
+        .iter()
+        .map(|t| match t.done {
+            Some(_) => Vec::new(),
+            None => t.task.writes.clone(),
+        })
+        .collect();
+    let (waves, separations) = separate(&waves, &writes);
     for (w, wave) in waves.iter().enumerate() {
         for &i in wave {
             tasks[i].wave = w;
         }
     }
+    let separated = separations
+        .into_iter()
+        .map(|s| Separated {
+            task: tasks[s.task].task.id.clone(),
+            after: tasks[s.after].task.id.clone(),
+            paths: s.paths,
+        })
+        .collect();
     let wave_ids = waves
         .iter()
         .map(|w| w.iter().map(|&i| tasks[i].task.id.clone()).collect())
@@ -179,6 +200,7 @@ pub fn check(root: &Path, file: FeatureFile) -> Result<FeaturePlan, Error> {
         declared_waves: file.parallel_groups.is_some(),
         waves_from_task_keys: file.groups_from_waves,
         recommended_parallel: file.recommended_parallel,
+        separated,
     })
 }
 

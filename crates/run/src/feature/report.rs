@@ -11,7 +11,7 @@ use crate::engine::paths::RunPaths;
 use crate::engine::records::{load_turns, turn_summary};
 use crate::engine::state::RunState;
 use crate::feature::integration;
-use crate::feature::state::{FeatureState, FeatureStatus, TaskRecord, TaskStatus};
+use crate::feature::state::{FeatureState, FeatureStatus, HistoryEntry, TaskRecord, TaskStatus};
 use crate::report::feature::{ConflictView, FeaturePage, TaskCard};
 
 /// What a task's own run directory says, for reports and status.
@@ -212,6 +212,13 @@ pub fn render_report(state: &FeatureState, infos: &BTreeMap<String, TaskRunInfo>
     if let Some(conflict) = &state.conflict {
         render_conflict(&mut out, state, conflict);
     }
+    let history = history_lines(state);
+    if !history.is_empty() {
+        let _ = writeln!(out, "\n## History\n");
+        for line in history {
+            let _ = writeln!(out, "- {line}");
+        }
+    }
     integration::view::render_markdown(&mut out, state);
     let steps = next_steps(state);
     if !steps.is_empty() {
@@ -283,8 +290,50 @@ pub fn html_page(
             with_tasks: c.with_tasks.clone(),
         }),
         integration: integration::view::views(state),
+        history: history_lines(state),
         next_steps: next_steps(state),
     }
+}
+
+/// The plan's separations and what happened on the way ([`FeatureState::history`]), one
+/// sentence each, oldest first: conflicts and discarded runs stay in the report after they
+/// were resolved.
+pub fn history_lines(state: &FeatureState) -> Vec<String> {
+    let planned = state
+        .separated
+        .iter()
+        .map(|s| format!("planned: {}", s.sentence()));
+    let happened = state.history.iter().map(|entry| match entry {
+        HistoryEntry::Conflict { at, conflict } => {
+            let with = if conflict.with_tasks.is_empty() {
+                String::new()
+            } else {
+                format!(" with {}", conflict.with_tasks.join(", "))
+            };
+            format!(
+                "{at}: {} conflicted{with} when merged into {}, in {}",
+                conflict.task,
+                state.branch,
+                conflict.paths.join(", ")
+            )
+        }
+        HistoryEntry::RunDiscarded {
+            at,
+            task,
+            status,
+            kept_as,
+        } => {
+            let kept = kept_as
+                .as_ref()
+                .map(|dir| format!("; its records are kept in runs/{dir}"))
+                .unwrap_or_default();
+            format!(
+                "{at}: {task}'s run ({}) was discarded and the task ran again{kept}",
+                status.as_str()
+            )
+        }
+    });
+    planned.chain(happened).collect()
 }
 
 fn render_conflict(
@@ -338,6 +387,7 @@ fn next_steps(state: &FeatureState) -> Vec<String> {
                 format!(
                     "or discard it with `autobuild discard {task} --yes`, then `autobuild resume {id}`: it runs again on top of the feature branch"
                 ),
+                "next time, list the files both tasks write under `files_to_modify:` in their task files: tasks of a wave that write the same files run one wave apart (docs/features.md)".to_string(),
             ]
         }
         FeatureStatus::Blocked => {

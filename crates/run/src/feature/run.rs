@@ -327,6 +327,8 @@ pub(crate) fn state_for(
         violations: Vec::new(),
         integration: Vec::new(),
         journal_seq: 0,
+        separated: plan.separated.clone(),
+        history: Vec::new(),
     }
 }
 
@@ -371,6 +373,7 @@ fn reconcile(mut state: FeatureState, setup: &FeatureSetup) -> FeatureState {
         })
         .collect();
     state.waves = setup.plan.waves.clone();
+    state.separated = setup.plan.separated.clone();
     state.name = setup.plan.name.clone();
     state.file = setup.plan.file.clone();
     state.settings = setup.settings.clone();

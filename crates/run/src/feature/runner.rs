@@ -27,7 +27,7 @@ use crate::engine::io::{cancel_on_signals, Prompter};
 use crate::engine::lock::RunLock;
 use crate::engine::paths::RunPaths;
 use crate::engine::plan::BranchPolicy;
-use crate::engine::state::RunState;
+use crate::engine::state::{RunState, RunStatus};
 use crate::engine::Outcome;
 use crate::feature::events::{FeatureEvent, FeatureEventKind, FeatureIo, FeatureLog, FeatureSink};
 use crate::feature::finish::{feature_exit_code, land, write_report};
@@ -35,7 +35,9 @@ use crate::feature::merge::{approved_commit, merge_task, record_merge, ApprovedT
 use crate::feature::preflight::FeatureSetup;
 use crate::feature::report::outcome_message;
 use crate::feature::schedule::{decide, parallelism, Action, PriorRun};
-use crate::feature::state::{state_file, FeatureFile, FeatureState, FeatureStatus, TaskStatus};
+use crate::feature::state::{
+    state_file, FeatureFile, FeatureState, FeatureStatus, HistoryEntry, TaskStatus,
+};
 use crate::feature::task_thread::{past_worktree, spawn_task, Message, TaskRun};
 use base::error::Error;
 use git::{Repo, Trash};
@@ -168,7 +170,15 @@ impl Runner {
         let tasks = self.state.waves[wave].clone();
         let mut jobs = Vec::new();
         for id in &tasks {
-            match self.action_for(id) {
+            let (action, prior) = self.action_for(id);
+            if action == (Action::Run { resume: false })
+                && prior.is_some_and(|p| {
+                    p.status == RunStatus::Discarded && p.base_branch == self.state.branch
+                })
+            {
+                self.record_discarded(id);
+            }
+            match action {
                 Action::Done => {
                     if !self.state.status_of(id).is_landed() {
                         self.set_status(
@@ -245,7 +255,28 @@ impl Runner {
         Ok(())
     }
 
-    fn action_for(&self, id: &str) -> Action {
+    /// `id`'s run in this feature was discarded since it ended: it runs anew, and the history
+    /// keeps where the discarded run's records go (the engine keeps an earlier run's records
+    /// as the next free `<TASK-ID>@<N>` when a new run starts).
+    fn record_discarded(&mut self, id: &str) {
+        let status = self.state.status_of(id);
+        if status == TaskStatus::Pending {
+            return;
+        }
+        let runs = self.setup.runs_dir();
+        let kept_as = RunPaths::archive_target(&runs, id)
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned());
+        self.state.history.push(HistoryEntry::RunDiscarded {
+            at: now(),
+            task: id.to_string(),
+            status,
+            kept_as,
+        });
+    }
+
+    /// What happens to `id` in its wave, and its latest task run when one exists.
+    fn action_for(&self, id: &str) -> (Action, Option<PriorRun>) {
         let dependencies: Vec<(String, TaskStatus)> = self
             .setup
             .plan
@@ -264,12 +295,13 @@ impl Runner {
                 status: s.status,
                 base_branch: s.base_branch,
             });
-        decide(
+        let action = decide(
             self.state.status_of(id),
             &dependencies,
             prior.as_ref(),
             &self.state.branch,
-        )
+        );
+        (action, prior)
     }
 
     /// Runs the jobs, at most `limit` at once, until all ended or the feature stops.

@@ -28,7 +28,7 @@ pub fn render_plan(setup: &FeatureSetup) -> String {
     );
     let _ = writeln!(
         out,
-        "  waves:         {}, {}",
+        "  waves:         {}, {}{}",
         plan.waves.len(),
         if plan.waves_from_task_keys {
             "as declared by the tasks' `wave:` keys"
@@ -36,8 +36,16 @@ pub fn render_plan(setup: &FeatureSetup) -> String {
             "as declared in orchestration.parallel_groups"
         } else {
             "computed from dependencies"
+        },
+        if plan.separated.is_empty() {
+            ""
+        } else {
+            "; split where tasks write the same files"
         }
     );
+    for separated in &plan.separated {
+        let _ = writeln!(out, "  separated:     {}", separated.sentence());
+    }
     let strategy = setup.strategy.as_str();
     let base = &setup.base_branch;
     let landing = if setup.settings.run.no_merge {

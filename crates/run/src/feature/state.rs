@@ -15,6 +15,7 @@ use crate::engine::paths::RunPaths;
 use crate::engine::state::RunSettings;
 use crate::engine::Outcome;
 use crate::feature::integration::IntegrationRecord;
+use crate::feature::overlap::Separated;
 use base::error::exit;
 
 mod journal;
@@ -73,6 +74,37 @@ pub struct FeatureState {
     /// every line up to it, a load replays the lines after it.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub journal_seq: u64,
+    /// Tasks the plan moved a wave later because they write the same files as a task of their
+    /// wave, as planned when the run started (or last resumed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub separated: Vec<Separated>,
+    /// What happened on the way that the tasks' records no longer show — each conflict, each
+    /// task run discarded and run again — oldest first; kept across resumes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<HistoryEntry>,
+}
+
+/// One thing that happened to a feature run ([`FeatureState::history`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum HistoryEntry {
+    /// Merging `task` into the feature branch conflicted.
+    Conflict {
+        /// RFC 3339, UTC.
+        at: String,
+        #[serde(flatten)]
+        conflict: ConflictRecord,
+    },
+    /// `task`'s earlier run in this feature was discarded (`autobuild discard`); it ran anew.
+    RunDiscarded {
+        at: String,
+        task: String,
+        /// The task's status in the feature when its run was discarded.
+        status: TaskStatus,
+        /// Where that run's records are kept (`runs/<TASK-ID>@<N>`, relative to the runs
+        /// folder).
+        kept_as: Option<String>,
+    },
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -334,6 +366,8 @@ pub(crate) fn sample_state(statuses: &[TaskStatus]) -> FeatureState {
         violations: Vec::new(),
         integration: Vec::new(),
         journal_seq: 0,
+        separated: Vec::new(),
+        history: Vec::new(),
     }
 }
 
@@ -355,7 +389,28 @@ mod tests {
     fn state_round_trips_through_its_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(FEATURE_STATE_FILE);
-        let state = sample_state(&[TaskStatus::Merged, TaskStatus::Running]);
+        let mut state = sample_state(&[TaskStatus::Merged, TaskStatus::Running]);
+        state.history = vec![
+            HistoryEntry::Conflict {
+                at: "2026-12-02T10:00:00Z".into(),
+                conflict: ConflictRecord {
+                    task: "T1".into(),
+                    paths: vec!["a".into()],
+                    with_tasks: vec!["T0".into()],
+                },
+            },
+            HistoryEntry::RunDiscarded {
+                at: "2026-12-02T10:05:00Z".into(),
+                task: "T1".into(),
+                status: TaskStatus::Conflict,
+                kept_as: Some("T1@1".into()),
+            },
+        ];
+        state.separated = vec![Separated {
+            task: "T1".into(),
+            after: "T0".into(),
+            paths: vec!["a".into()],
+        }];
         state.save(&path).unwrap();
         assert_eq!(FeatureState::load(&path).unwrap(), state);
     }

@@ -27,6 +27,9 @@ pub struct FeaturePage {
     pub conflict: Option<ConflictView>,
     /// Every integration check of the feature branch's tip, in order.
     pub integration: Vec<IntegrationView>,
+    /// Separations, conflicts and discarded runs, one sentence each
+    /// ([`crate::feature::report::history_lines`]).
+    pub history: Vec<String>,
     pub next_steps: Vec<String>,
 }
 

@@ -316,3 +316,49 @@ fn a_file_declaring_another_id_is_reported() {
         "{text}"
     );
 }
+
+#[test]
+fn tasks_of_a_wave_that_write_the_same_files_are_planned_a_wave_apart() {
+    let repo = Repo::new();
+    let writing = |id: &str, keys: &str| {
+        format!(
+            "---\nid: {id}\ntitle: Task {id}\n{keys}---\n# Task {id}\n\nDo it.\n\n## Acceptance Criteria\n- [ ] done\n"
+        )
+    };
+    repo.write(
+        ".autobuild/tasks/A.md",
+        &writing(
+            "A",
+            "files_to_modify: [CHANGELOG.md]\nfiles_to_create: [src/a.py]\n",
+        ),
+    )
+    .write(
+        ".autobuild/tasks/B.md",
+        &writing("B", "files_to_create: [src/b.py]\n"),
+    )
+    .write(
+        ".autobuild/tasks/C.md",
+        &writing("C", "files_to_modify:\n  - ./CHANGELOG.md\n"),
+    )
+    .task("D", &["A", "B", "C"]);
+    let plan = repo
+        .feature("id: FEAT-1\ntasks:\n  - id: A\n  - id: B\n  - id: C\n  - id: D\n")
+        .unwrap();
+    assert_eq!(plan.waves, vec![vec!["A", "B"], vec!["C"], vec!["D"]]);
+    assert_eq!(plan.task("C").unwrap().wave, 1);
+    assert_eq!(plan.task("D").unwrap().wave, 2);
+    assert_eq!(
+        plan.separated,
+        vec![crate::feature::overlap::Separated {
+            task: "C".into(),
+            after: "A".into(),
+            paths: vec!["./CHANGELOG.md".into()],
+        }]
+    );
+
+    // Declared groups are split the same way.
+    let plan = repo
+        .feature("id: FEAT-1\ntasks:\n  - id: A\n  - id: B\n  - id: C\n  - id: D\norchestration:\n  parallel_groups:\n    - [A, B, C]\n    - [D]\n")
+        .unwrap();
+    assert_eq!(plan.waves, vec![vec!["A", "B"], vec!["C"], vec!["D"]]);
+}

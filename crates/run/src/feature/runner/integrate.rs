@@ -6,6 +6,7 @@
 use std::sync::mpsc;
 
 use super::Runner;
+use crate::engine::cx::now;
 use crate::engine::plan::BranchPolicy;
 use crate::engine::Outcome;
 use crate::feature::events::FeatureEventKind;
@@ -13,7 +14,7 @@ use crate::feature::integration::check::{self, Target};
 use crate::feature::integration::repair::{self, RepairTask};
 use crate::feature::integration::{needs_check, IntegrationRecord, RepairRecord};
 use crate::feature::merge::{approved_commit, merge_task, ApprovedTask, TaskMerge};
-use crate::feature::state::{FeatureState, TaskStatus};
+use crate::feature::state::{ConflictRecord, FeatureState, HistoryEntry, TaskStatus};
 use crate::feature::task_thread::{spawn_task, Message, TaskRun, ThreadError};
 use base::error::Error;
 use model::project::Integration;
@@ -256,11 +257,23 @@ impl Runner {
                 });
                 None
             }
-            TaskMerge::Conflict { paths } => Some(format!(
-                "approved, but merging it into {} conflicts in {}",
-                self.state.branch,
-                paths.join(", ")
-            )),
+            TaskMerge::Conflict { paths } => {
+                let message = format!(
+                    "approved, but merging it into {} conflicts in {}",
+                    self.state.branch,
+                    paths.join(", ")
+                );
+                self.state.history.push(HistoryEntry::Conflict {
+                    at: now(),
+                    conflict: ConflictRecord {
+                        task: id.to_string(),
+                        paths,
+                        with_tasks: Vec::new(),
+                    },
+                });
+                self.save()?;
+                Some(message)
+            }
         }))
     }
 }

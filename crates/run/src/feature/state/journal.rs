@@ -97,6 +97,8 @@ pub(super) fn change_between(
         violations,
         integration,
         journal_seq,
+        separated,
+        history,
     } = now;
     let snapshot_only = *version == saved.version
         && *feature_id == saved.feature_id
@@ -112,7 +114,9 @@ pub(super) fn change_between(
         && *message == saved.message
         && *merged_commit == saved.merged_commit
         && *integration == saved.integration
-        && *journal_seq == saved.journal_seq;
+        && *journal_seq == saved.journal_seq
+        && *separated == saved.separated
+        && *history == saved.history;
     let touched = tasks.touched_since(saver);
     let same_ids = match touched {
         Some(touched) => !touched.added,
