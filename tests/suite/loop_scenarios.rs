@@ -31,6 +31,36 @@ fn approved_on_turn_one_is_merged_and_cleaned_up() {
 }
 
 #[test]
+fn an_approved_runs_report_lists_what_the_reviewer_left_open_most_severe_first() {
+    let project = Project::new()
+        .coach("coach_approves_with_notes.sh")
+        .commit();
+
+    let output = project.run(&["task", TASK, "--no-merge"]);
+
+    assert_exit(&output, 0);
+    let report = project.report();
+    let notes = report
+        .split("## Reviewer notes")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no reviewer notes in:\n{report}"));
+    let should = notes
+        .find("`should_fix` NOTE-EMPTY")
+        .expect("the should_fix note");
+    let nice = notes
+        .find("`nice_to_have` NOTE-DOC")
+        .expect("the nice_to_have note");
+    assert!(should < nice, "most severe first:\n{notes}");
+    assert!(
+        notes.contains("(`lib/greet.sh:5`) — refuse an empty name"),
+        "{notes}"
+    );
+    // The HTML report shows the same notes.
+    let html = std::fs::read_to_string(project.run_dir().join("report.html")).unwrap();
+    assert!(html.contains("id=\"open-notes\"") && html.contains("NOTE-EMPTY"));
+}
+
+#[test]
 fn feedback_from_turn_one_reaches_the_turn_two_prompt() {
     let project = Project::new().player("player_learns.sh").commit();
 

@@ -27,6 +27,9 @@ pub struct Closing {
     pub failure_class: Option<String>,
     pub actions: Vec<String>,
     pub next_step: Option<String>,
+    /// For an approved run: what the approving turn's reviewers still noted (`should_fix`,
+    /// `nice_to_have`), one sentence each — the follow-ups the approval did not wait for.
+    pub open_notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -59,11 +62,46 @@ pub fn closing(state: &RunState, outcome: &Outcome, turns: &[TurnRecords]) -> Cl
                 "Merge with `autobuild complete {}`, or throw the work away with `autobuild discard {}`.",
                 state.task_id, state.task_id
             )),
+            open_notes: open_notes(turns.last()),
             ..Closing::default()
         },
-        Outcome::Approved { .. } => Closing::default(),
+        Outcome::Approved { .. } => Closing {
+            open_notes: open_notes(turns.last()),
+            ..Closing::default()
+        },
         _ => blocked(state, outcome, turns),
     }
+}
+
+/// The approving turn's reviewer findings, most severe first, each as
+/// `` `should_fix` description (`location`) — suggestion ``, by reviewer when there are several.
+fn open_notes(turn: Option<&TurnRecords>) -> Vec<String> {
+    let Some(turn) = turn else {
+        return Vec::new();
+    };
+    let several = turn.reviews.len() > 1;
+    let mut notes: Vec<(model::steps::verdict::Severity, String)> = turn
+        .reviews
+        .iter()
+        .filter_map(|review| Some((review, review.verdict.as_ref()?)))
+        .flat_map(|(review, verdict)| {
+            verdict.issues.iter().map(move |issue| {
+                let mut note = format!("`{}` {}", issue.severity.as_str(), issue.description);
+                if !issue.location.is_empty() {
+                    note.push_str(&format!(" (`{}`)", issue.location));
+                }
+                if !issue.suggestion.is_empty() {
+                    note.push_str(&format!(" — {}", issue.suggestion));
+                }
+                if several {
+                    note.push_str(&format!(" [{}]", review.step));
+                }
+                (issue.severity, note)
+            })
+        })
+        .collect();
+    notes.sort_by_key(|(severity, _)| *severity);
+    notes.into_iter().map(|(_, note)| note).collect()
 }
 
 fn blocked(state: &RunState, outcome: &Outcome, turns: &[TurnRecords]) -> Closing {
@@ -112,6 +150,7 @@ fn blocked(state: &RunState, outcome: &Outcome, turns: &[TurnRecords]) -> Closin
         failure_class: Some(class),
         actions,
         next_step: None,
+        open_notes: Vec::new(),
     }
 }
 

@@ -284,6 +284,7 @@ fn the_closing_sections_and_the_net_diff_are_shown_escaped_and_uncollapsed() {
         failure_class: Some("code — the implementation does not yet meet the requirements".into()),
         actions: vec!["Throw the attempt away: `autobuild discard TASK-1`.".into()],
         next_step: None,
+        open_notes: Vec::new(),
     });
     let html = render_run(&records).unwrap();
     let page = Html::parse_document(&html);

@@ -207,6 +207,16 @@ fn render_coverage(out: &mut String, turns: &[TurnRecords]) {
 
 /// The end of the run's story, as [`Closing`] holds it (the HTML report renders the same).
 fn render_closing(out: &mut String, closing: &Closing) {
+    if !closing.open_notes.is_empty() {
+        let _ = writeln!(
+            out,
+            "## Reviewer notes\n\nApproved with these findings left for later (they do not block):\n"
+        );
+        for note in &closing.open_notes {
+            let _ = writeln!(out, "- {note}");
+        }
+        out.push('\n');
+    }
     if let Some(why) = &closing.why {
         let _ = writeln!(out, "## Why it stopped\n\n{why}\n");
     }
