@@ -13,7 +13,7 @@ pub use base::{
 pub use git;
 pub use model::{profile, project, schema, steps, task, workflow};
 pub use process;
-pub use run::{engine, feature, report};
+pub use run::{engine, feature, forge, report};
 pub use sandbox;
 
 pub mod cli;

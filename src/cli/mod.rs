@@ -126,6 +126,10 @@ pub enum Command {
         /// otherwise).
         #[arg(long)]
         allow_secret_in_diff: bool,
+        /// Push the approved branch to `[forge] remote` and open (or update) its pull request
+        /// instead of merging locally.
+        #[arg(long, conflicts_with = "allow_secret_in_diff")]
+        pr: bool,
         /// The landing as one JSON document (shape in README.md).
         #[arg(long)]
         json: bool,
@@ -277,6 +281,7 @@ impl RunFlags {
             agent: self.agent.clone(),
             base_branch: None,
             allow_secret_in_diff: false,
+            pr: false,
         }
     }
 }
@@ -364,8 +369,12 @@ fn run(cli: Cli) -> Result<u8, Error> {
         Command::Complete {
             id,
             allow_secret_in_diff,
+            pr,
             json,
-        } => runs::complete(&id, allow_secret_in_diff, json),
+        } => match pr {
+            true => runs::complete_as_pr(&id, json),
+            false => runs::complete(&id, allow_secret_in_diff, json),
+        },
         Command::Discard { id, yes, json } => runs::discard(&id, yes, json),
         Command::Report { id, open } => report::run(&id, open),
         Command::Logs {

@@ -149,6 +149,16 @@ fn status_detail(
         "  branch:    {} (base {})",
         state.branch, state.base_branch
     );
+    if let Some(pr) = &state.pr {
+        let _ = writeln!(
+            out,
+            "  pr:        #{} {} ({} on {})",
+            pr.number,
+            pr.url,
+            pr.branch,
+            pr.head.get(..10).unwrap_or(&pr.head)
+        );
+    }
     let _ = writeln!(
         out,
         "  worktree:  {}{}",
@@ -308,6 +318,50 @@ pub fn complete(task_id: &str, allow_secret_in_diff: bool, json: bool) -> Result
         notes: landed.notes,
     };
     print_completed(&completed, json, "");
+    Ok(0)
+}
+
+/// `complete <ID> --pr`: the approved run's branch is pushed and its pull request opened (or
+/// updated); nothing is merged locally.
+pub fn complete_as_pr(task_id: &str, json: bool) -> Result<u8, Error> {
+    let root = checked_run(task_id)?;
+    if crate::feature::run::is_feature_run(&root, task_id) {
+        return Err(CommandError::FeaturePr(task_id.to_string()).into());
+    }
+    let mut run = locate_owned_run(&root, task_id)?;
+    if run.state.status != RunStatus::Approved {
+        return Err(Refusal::NotApproved {
+            id: task_id.to_string(),
+            status: run.state.status,
+        }
+        .into());
+    }
+    let _lock = RunLock::acquire(&Layout::new(&run.root).runs(), run_owner(task_id))
+        .map_err(|e| Refusal::lock(Subject::Task(run_owner(task_id).to_string()), e))?;
+    let repo = Repo::discover(&run.root)?;
+    let layout = Layout::new(&run.root);
+    let config = Config::load(&layout)?;
+    let pr = crate::engine::exec::pull_request::land_as_pr(
+        &repo,
+        &layout.runs(),
+        &run.paths,
+        &mut run.state,
+        &config,
+    )?;
+    run.state.updated_at = crate::engine::cx::now();
+    run.state
+        .save(&run.paths.state())
+        .map_err(|e| Error::io("cannot write", run.paths.state(), e))?;
+    refresh_reports(&run);
+    if json {
+        json::print(&json::landing::PrOpened {
+            version: json::VERSION,
+            id: task_id.to_string(),
+            pr,
+        });
+    } else {
+        ui::line(&crate::engine::exec::pull_request::describe(&pr));
+    }
     Ok(0)
 }
 

@@ -38,6 +38,9 @@ pub struct Attempt {
     pub cost_reported: bool,
     pub started_at: String,
     pub updated_at: String,
+    /// The pull (merge) request the run landed as (`--pr`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pr: Option<crate::forge::PullRequest>,
 }
 
 /// Sums over runs.
@@ -190,6 +193,7 @@ fn attempt(run_id: &str, state: &RunState, status: String) -> Attempt {
         cost_reported: state.cost().is_some(),
         started_at: state.started_at.clone(),
         updated_at: state.updated_at.clone(),
+        pr: state.pr.clone(),
     }
 }
 
@@ -387,6 +391,7 @@ mod tests {
             cost_reported: cost.is_some(),
             started_at: format!("start of {id}"),
             updated_at: String::new(),
+            pr: None,
         }
     }
 

@@ -36,6 +36,10 @@ pub struct TaskArgs {
     /// Merge even when the diff holds the value of a secret-named variable (refused otherwise).
     #[arg(long)]
     pub allow_secret_in_diff: bool,
+    /// Once approved, push the branch to `[forge] remote` and open (or update) a pull request
+    /// against the base instead of merging locally.
+    #[arg(long, conflicts_with_all = ["auto_merge", "no_merge"])]
+    pub pr: bool,
     #[command(flatten)]
     pub flags: RunFlags,
 }
@@ -52,6 +56,7 @@ pub fn run(args: TaskArgs, quiet: bool) -> Result<u8, Error> {
     };
     let mut settings = args.flags.settings();
     settings.allow_secret_in_diff = args.allow_secret_in_diff;
+    settings.pr = args.pr;
     if let Some(base) = args.base {
         check_base(&root, &base)?;
         settings.base_branch = Some(base);
@@ -83,8 +88,23 @@ pub fn run(args: TaskArgs, quiet: bool) -> Result<u8, Error> {
         io: super::terminal_io(Display::choose(args.flags.json, quiet))?,
     };
     let merge_asked = settings.auto_merge;
+    let pr_asked = settings.pr;
     let outcome = start(&root, &args.task, settings, options)?;
+    if pr_asked {
+        return Ok(outcome.exit_code_when_merge_asked(!opened_a_pr(&root, &args.task)));
+    }
     Ok(outcome.exit_code_when_merge_asked(merge_asked))
+}
+
+/// Whether the run of `task` (an id or a task file's path) recorded a pull request: an approved
+/// `--pr` run that could not open one exits 7, like a merge that could not land.
+fn opened_a_pr(root: &Path, task: &str) -> bool {
+    let id = crate::task::locate(root, task)
+        .map(|t| t.id)
+        .unwrap_or_else(|_| task.to_string());
+    let layout = crate::project::Layout::new(root);
+    let paths = crate::engine::paths::RunPaths::new(&layout.runs(), &id);
+    crate::engine::state::RunState::load(&paths.state()).is_ok_and(|s| s.pr.is_some())
 }
 
 /// `--base` names a branch of this repository; a typo is refused before anything is prepared.

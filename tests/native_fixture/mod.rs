@@ -57,6 +57,18 @@ pub struct Server {
 impl Server {
     /// Serves `script` to `POST` requests in order; `GET …/models` lists `models`.
     pub fn start(script: Vec<Response>, models: &[&str]) -> Server {
+        Server::serving(script, Some(models))
+    }
+
+    /// Serves `script` to every request in order, whatever its method and path (a scripted
+    /// forge API); [`Server::url`] is its root.
+    pub fn scripted(script: Vec<Response>) -> Server {
+        Server::serving(script, None)
+    }
+
+    fn serving(script: Vec<Response>, models: Option<&[&str]>) -> Server {
+        let models_listed = models.is_some();
+        let models = models.unwrap_or_default();
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let prefix = unique_prefix();
@@ -92,7 +104,10 @@ impl Server {
                             headers: request.headers.clone(),
                             body: serde_json::from_slice(&request.body).unwrap_or(Value::Null),
                         });
-                        if request.method == "GET" && request.path.ends_with("/models") {
+                        if models_listed
+                            && request.method == "GET"
+                            && request.path.ends_with("/models")
+                        {
                             return Response::json(200, listing.clone());
                         }
                         script.lock().unwrap().pop_front().unwrap_or_else(|| {
@@ -112,6 +127,16 @@ impl Server {
 
     pub fn base_url(&self) -> String {
         format!("http://127.0.0.1:{}{}/v1", self.port, self.prefix)
+    }
+
+    /// The server's root, its unique prefix included.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}{}", self.port, self.prefix)
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.requests.lock().unwrap().clone()
     }
 
     /// The `POST` requests received so far.

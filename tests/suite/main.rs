@@ -66,6 +66,7 @@ mod native_adapter;
 mod native_loop;
 mod process_command_adapter;
 mod process_run;
+mod pull_requests;
 mod review_classify;
 mod run_ids;
 mod sandbox_loop;

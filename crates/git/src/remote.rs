@@ -56,6 +56,58 @@ impl Repo {
         )?;
         Ok(true)
     }
+
+    /// The URL `remote` fetches from; `None` when the repository has no such remote.
+    pub fn remote_url(&self, remote: &str) -> Result<Option<String>, GitError> {
+        let listed = git(self.root(), &["remote"])?;
+        if !listed.lines().any(|name| name.trim() == remote) {
+            return Ok(None);
+        }
+        let url = git(self.root(), &["remote", "get-url", remote])?;
+        Ok(Some(url.trim().to_string()))
+    }
+
+    /// The commit `branch` points at on `remote`; `None` when the remote has no such branch.
+    pub fn remote_branch_tip(
+        &self,
+        remote: &str,
+        branch: &str,
+    ) -> Result<Option<String>, GitError> {
+        let refname = format!("refs/heads/{branch}");
+        let listed = git(self.root(), &["ls-remote", "--heads", remote, &refname])?;
+        Ok(listed
+            .lines()
+            .find_map(|line| line.split_once('\t').filter(|(_, name)| *name == refname))
+            .map(|(oid, _)| oid.to_string()))
+    }
+
+    /// Pushes `commit` to `remote` as `branch`, only while the remote's branch is at
+    /// `expected` (`None`: only while it does not exist), so commits someone else pushed there
+    /// are never overwritten. The repository's hooks are not run: they are files an agent
+    /// could have written (the runner's own landing runs none either).
+    pub fn push_commit(
+        &self,
+        remote: &str,
+        commit: &str,
+        branch: &str,
+        expected: Option<&str>,
+    ) -> Result<(), GitError> {
+        let refname = format!("refs/heads/{branch}");
+        let lease = format!("--force-with-lease={refname}:{}", expected.unwrap_or(""));
+        git(
+            self.root(),
+            &[
+                "push",
+                "--quiet",
+                "--no-verify",
+                "--porcelain",
+                &lease,
+                remote,
+                &format!("{commit}:{refname}"),
+            ],
+        )
+        .map(|_| ())
+    }
 }
 
 /// Runs `git ARGS` in `dir`; its stdout, or the failure with git's own message.

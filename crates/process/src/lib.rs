@@ -274,12 +274,7 @@ pub fn run(spec: &ProcessSpec, cancel: &CancelToken) -> Result<ProcessOutcome, P
     group::new_session(&mut command);
     stop_with_parent(&mut command);
     // CI credentials never reach a child (module `crate::sandbox::secrets`).
-    for name in spec
-        .env_remove
-        .iter()
-        .map(String::as_str)
-        .chain(secrets::CI_SECRETS.iter().copied())
-    {
+    for name in spec.env_remove.iter().chain(&secrets::withheld()) {
         command.env_remove(name);
     }
     command.envs(spec.env.iter().map(|(name, value)| (name, value)));

@@ -47,6 +47,33 @@ pub const CI_SECRETS: &[&str] = &[
     "BITBUCKET_APP_PASSWORD",
 ];
 
+/// Variables named by the project (`[forge] token_env`) withheld like [`CI_SECRETS`].
+static WITHHELD: std::sync::RwLock<Vec<String>> = std::sync::RwLock::new(Vec::new());
+
+/// Withholds `name` from every child started from now on, like [`CI_SECRETS`]: the reader of
+/// a config that names a credential's variable calls it, so no path that loads the config can
+/// start a child without it first.
+pub fn withhold(name: &str) {
+    if CI_SECRETS.contains(&name) {
+        return;
+    }
+    if let Ok(mut names) = WITHHELD.write() {
+        if !names.iter().any(|n| n == name) {
+            names.push(name.to_string());
+        }
+    }
+}
+
+/// Every variable a child never gets: [`CI_SECRETS`] and those [`withhold`] added.
+pub fn withheld() -> Vec<String> {
+    let extra = WITHHELD.read().map(|n| n.clone()).unwrap_or_default();
+    CI_SECRETS
+        .iter()
+        .map(|name| name.to_string())
+        .chain(extra)
+        .collect()
+}
+
 /// Whether `is_set` finds any of [`CI_SECRETS`] (autobuild runs in a CI job with credentials).
 pub fn any_present(is_set: impl Fn(&str) -> bool) -> bool {
     CI_SECRETS.iter().any(|name| is_set(name))

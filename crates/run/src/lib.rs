@@ -3,4 +3,5 @@
 
 pub mod engine;
 pub mod feature;
+pub mod forge;
 pub mod report;

@@ -21,6 +21,14 @@ pub struct Completed {
     pub notes: Vec<String>,
 }
 
+/// `complete --pr --json`: the pull (merge) request the approved run landed as.
+#[derive(Debug, Serialize)]
+pub struct PrOpened {
+    pub version: u32,
+    pub id: String,
+    pub pr: crate::forge::PullRequest,
+}
+
 /// `discard --json`.
 #[derive(Debug, Serialize)]
 pub struct Discarded {

@@ -84,7 +84,8 @@ pub enum Failure {
     Transport(HttpError),
 }
 
-/// A request to send.
+/// A request to send: a `GET` without a body; with one, `POST`, `PATCH` or `PUT` (by
+/// `method`) of JSON.
 #[derive(Debug, Clone)]
 pub struct Request {
     pub method: &'static str,
@@ -174,9 +175,12 @@ fn send_with(
 ) -> Result<Answer, HttpError> {
     let result = match &request.body {
         Some(body) => {
-            let mut builder = agent
-                .post(&request.url)
-                .header("content-type", "application/json");
+            let builder = match request.method {
+                "PATCH" => agent.patch(&request.url),
+                "PUT" => agent.put(&request.url),
+                _ => agent.post(&request.url),
+            };
+            let mut builder = builder.header("content-type", "application/json");
             for (name, value) in &request.headers {
                 builder = builder.header(name.as_str(), value.as_str());
             }

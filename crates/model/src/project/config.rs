@@ -36,11 +36,13 @@ use base::user_file::{self, parse_toml, typed, ReadError};
 mod coverage;
 mod feature;
 mod finish;
+pub mod forge;
 pub mod values;
 mod worktree;
 
 pub use coverage::CoverageConfig;
 pub use feature::{FeatureConfig, Integration};
+pub use forge::{ForgeConfig, ForgeKind};
 pub use worktree::WorktreeConfig;
 
 use values::{
@@ -77,6 +79,8 @@ pub struct Config {
     pub feature: FeatureConfig,
     pub context: ContextConfig,
     pub coverage: Option<CoverageConfig>,
+    /// Where `--pr` pushes the approved branch and opens its pull (merge) request.
+    pub forge: Option<ForgeConfig>,
 }
 
 /// `[context]`: files every role is shown.
@@ -282,6 +286,10 @@ impl Config {
         let mut config: Config = typed::decode_tables(&tree).map_err(in_order)?;
         let problems = finish::finish(&mut config, &tree);
         if problems.is_empty() {
+            // The forge's token never reaches an agent, a check or a command.
+            if let Some(forge) = &config.forge {
+                process::secrets::withhold(forge.token_env());
+            }
             Ok(config)
         } else {
             Err(in_order(problems))

@@ -12,8 +12,8 @@ pub mod layout;
 pub mod worktree_files;
 
 pub use config::{
-    CheckConfig, Config, CoverageConfig, EnvConfig, FeatureConfig, Integration, ProjectConfig,
-    WorktreeConfig,
+    CheckConfig, Config, CoverageConfig, EnvConfig, FeatureConfig, ForgeConfig, ForgeKind,
+    Integration, ProjectConfig, WorktreeConfig,
 };
 pub use detect::{effective_checks, CheckOrigin, EffectiveCheck, DEFAULT_CHECK_TIMEOUT};
 pub use env::ProjectEnv;

@@ -299,5 +299,6 @@ fn new_state(plan: &Plan) -> RunState {
         answer: None,
         signoffs: Vec::new(),
         transplanted: None,
+        pr: None,
     }
 }

@@ -104,6 +104,9 @@ pub struct RunState {
     /// another checkout (`feature --land` in a CI landing job) to land it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transplanted: Option<String>,
+    /// The pull (merge) request the approved run landed as (`--pr`), once opened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pr: Option<crate::forge::PullRequest>,
 }
 
 pub use model::workflow::kinds::{Answer, SignOff};
@@ -227,6 +230,9 @@ pub struct RunSettings {
     /// `--allow-secret-in-diff`: land a diff that holds the value of a secret-named variable.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_secret_in_diff: bool,
+    /// `--pr`: land an approved run as a pull request (`[forge]`), not a local merge.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pr: bool,
 }
 
 impl RunSettings {

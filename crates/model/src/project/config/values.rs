@@ -159,6 +159,27 @@ impl TryFrom<String> for ShellCommand {
     }
 }
 
+/// An `http://` or `https://` URL, trimmed.
+pub struct Url(String);
+
+text_rule!(
+    Url => String,
+    "an http:// or https:// URL",
+    Some(r"^\s*https?://\S+\s*$")
+);
+
+impl TryFrom<String> for Url {
+    type Error = &'static str;
+
+    fn try_from(text: String) -> Result<Url, Self::Error> {
+        let url = text.trim();
+        match url.starts_with("https://") || url.starts_with("http://") {
+            true if !url.contains(char::is_whitespace) => Ok(Url(url.to_string())),
+            _ => Err("not an http:// or https:// URL, e.g. `https://ghe.example.com/api/v3`"),
+        }
+    }
+}
+
 /// A branch name, trimmed, not blank.
 pub struct BranchName(String);
 

@@ -13,6 +13,7 @@ pub(crate) mod leftovers;
 mod merge;
 mod oracle;
 mod output_text;
+pub mod pull_request;
 mod report;
 mod review;
 mod run;

@@ -60,6 +60,9 @@ pub fn render(state: &RunState, outcome: &Outcome, turns: &[TurnRecords]) -> Str
     if let Some(sandbox) = &state.sandbox {
         let _ = writeln!(out, "- Sandbox: {sandbox}");
     }
+    if let Some(pr) = &state.pr {
+        let _ = writeln!(out, "- Pull request: [#{}]({})", pr.number, pr.url);
+    }
     for signoff in &state.signoffs {
         let _ = writeln!(out, "- Sign-off `{}`: {}", signoff.step, signoff.describe());
     }

@@ -1,0 +1,76 @@
+//! `--pr`: an approved run lands as a pull request instead of a local merge — from the workflow's
+//! `merge` step (`autobuild task … --pr`) or from `autobuild complete <ID> --pr`. The forge
+//! work is [`crate::forge`]'s; this is the glue: which commit (the approved one, or its
+//! transplant into this repository when the run hid paths), the text (the run's report), and
+//! the record (`state.json`'s `pr`).
+
+use std::path::Path;
+
+use crate::engine::outcome::Outcome;
+use crate::engine::paths::RunPaths;
+use crate::engine::records::load_turns;
+use crate::engine::state::RunState;
+use crate::forge::{self, PrRequest, PullRequest};
+use base::error::Error;
+use git::Repo;
+use model::project::Config;
+
+/// Pushes the run's approved commit and opens (or updates) its pull request; records it in
+/// `state` (the caller saves it).
+pub fn land_as_pr(
+    repo: &Repo,
+    runs_dir: &Path,
+    paths: &RunPaths,
+    state: &mut RunState,
+    config: &Config,
+) -> Result<PullRequest, Error> {
+    let commit = state
+        .transplanted
+        .clone()
+        .or_else(|| state.last_checkpoint.clone())
+        .ok_or_else(|| Error::runtime("the run records no approved commit to push"))?;
+    let settings = forge::settings(config);
+    let body = pr_body(paths, state);
+    let title = format!("{}: {}", state.task_id, state.title);
+    let mut pushed_before = forge::pushed_before(runs_dir, &state.task_id);
+    pushed_before.extend(state.pr.as_ref().map(|pr| pr.head.clone()));
+    let pr = forge::open_or_update(&PrRequest {
+        repo,
+        forge: &settings,
+        branch: &state.branch,
+        base: &state.base_branch,
+        commit: &commit,
+        title: &title,
+        body: &body,
+        pushed_before: &pushed_before,
+    })?;
+    state.pr = Some(pr.clone());
+    Ok(pr)
+}
+
+/// The run's report as the pull request's text: what was approved, turn by turn, with the
+/// reviewers' notes — without what only makes sense on this machine (the worktree's path, the
+/// local next step).
+fn pr_body(paths: &RunPaths, state: &RunState) -> String {
+    let turns = load_turns(paths, state);
+    let report = super::report::render(state, &Outcome::Approved { merged: false }, &turns);
+    let report = report
+        .split("\n## Next step")
+        .next()
+        .unwrap_or_default()
+        .lines()
+        .filter(|line| !line.starts_with("- Worktree"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    process::Redactor::new(&[]).apply(report.trim_end())
+}
+
+/// One sentence for the step's summary and `complete`'s line.
+pub fn describe(pr: &PullRequest) -> String {
+    let what = match pr.forge.as_str() {
+        "gitlab" => "merge request",
+        _ => "pull request",
+    };
+    let done = if pr.opened { "opened" } else { "updated" };
+    format!("{what} #{} {done}: {}", pr.number, pr.url)
+}
