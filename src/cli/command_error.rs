@@ -36,9 +36,6 @@ pub enum CommandError {
     /// `logs --step` of a step the run's workflow does not have.
     #[error("the run's workflow has no step `{step}`")]
     NoStep { step: String, steps: Vec<String> },
-    /// `complete --pr` of a feature run (only task runs land as pull requests so far).
-    #[error("`complete --pr` lands a task run; {0} is a feature")]
-    FeaturePr(String),
     /// The run's resolved workflow (a record autobuild wrote) cannot be parsed.
     #[error("the run's workflow {} is unreadable: {source}", file.display())]
     UnreadableWorkflow {
@@ -55,7 +52,6 @@ impl Problem for CommandError {
             | CommandError::NoBaseBranch(_)
             | CommandError::NoCompletion(_)
             | CommandError::NoRecords { .. }
-            | CommandError::FeaturePr(_)
             | CommandError::NoStep { .. } => Class::Usage,
             CommandError::DemoRepository(_)
             | CommandError::CompletionScript(_)
@@ -81,10 +77,6 @@ impl Problem for CommandError {
                 "`autobuild logs ID` without filters shows every record of the run".into()
             }
             CommandError::NoStep { steps, .. } => format!("its steps are: {}", steps.join(", ")),
-            CommandError::FeaturePr(id) => format!(
-                "land it with `autobuild complete {id}`, or open a pull request of its branch \
-                 `autobuild/{id}` yourself"
-            ),
             CommandError::DemoRepository(_)
             | CommandError::NoCompletion(_)
             | CommandError::CompletionScript(_)

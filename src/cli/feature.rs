@@ -52,6 +52,10 @@ pub struct FeatureArgs {
     /// (default: `[project] base_branch`, else the current branch).
     #[arg(long, value_name = "BRANCH", requires = "land")]
     pub into: Option<String>,
+    /// Once every task is on the feature branch, push it to `[forge] remote` and open (or
+    /// update) its pull request against the base instead of merging locally.
+    #[arg(long, conflicts_with_all = ["auto_merge", "no_merge", "land", "ready", "emit"])]
+    pub pr: bool,
     /// Write a CI workflow that runs the feature's tasks as jobs (one per task, waves as job
     /// dependencies, landing with --land) instead of running it here.
     #[arg(long, value_enum, value_name = "FORMAT", conflicts_with_all = ["land", "ready", "resume", "fresh", "dry_run"])]
@@ -131,8 +135,10 @@ pub fn run(args: FeatureArgs, quiet: bool) -> Result<u8, Error> {
         ui::note(&why);
         return Ok(0);
     }
+    let mut run = args.flags.settings();
+    run.pr = args.pr;
     let settings = FeatureSettings {
-        run: args.flags.settings(),
+        run,
         max_parallel: args.max_parallel,
         stop_on_failure: args.stop_on_failure,
     };

@@ -240,25 +240,7 @@ pub fn complete(task_id: &str, allow_secret_in_diff: bool, json: bool) -> Result
         print_completed(&completed, json, "; feature branch removed");
         return Ok(0);
     }
-    let mut run = locate_owned_run(&root, task_id)?;
-    if run.state.status == RunStatus::Merged {
-        return Err(Refusal::AlreadyMerged {
-            id: task_id.to_string(),
-            base: run.state.base_branch,
-        }
-        .into());
-    }
-    if run.state.status != RunStatus::Approved {
-        return Err(Refusal::NotApproved {
-            id: task_id.to_string(),
-            status: run.state.status,
-        }
-        .into());
-    }
-    // The lock is the task's: an earlier run (`TASK@1`) names the same branch as the
-    // current one, which a live run of the task may be working on.
-    let _lock = RunLock::acquire(&Layout::new(&run.root).runs(), run_owner(task_id))
-        .map_err(|e| Refusal::lock(Subject::Task(run_owner(task_id).to_string()), e))?;
+    let (mut run, _lock) = approved_run(&root, task_id)?;
     let repo = Repo::discover(&run.root)?;
     let config = Config::load(&Layout::new(&run.root))?;
     let request = MergeRequest {
@@ -321,14 +303,18 @@ pub fn complete(task_id: &str, allow_secret_in_diff: bool, json: bool) -> Result
     Ok(0)
 }
 
-/// `complete <ID> --pr`: the approved run's branch is pushed and its pull request opened (or
-/// updated); nothing is merged locally.
-pub fn complete_as_pr(task_id: &str, json: bool) -> Result<u8, Error> {
-    let root = checked_run(task_id)?;
-    if crate::feature::run::is_feature_run(&root, task_id) {
-        return Err(CommandError::FeaturePr(task_id.to_string()).into());
+/// The approved run of `task_id` and its task's lock, for `complete`: a merged or unapproved
+/// run is refused. The lock is the task's: an earlier run (`TASK@1`) names the same branch as
+/// the current one, which a live run of the task may be working on.
+fn approved_run(root: &Path, task_id: &str) -> Result<(Located, RunLock), Error> {
+    let run = locate_owned_run(root, task_id)?;
+    if run.state.status == RunStatus::Merged {
+        return Err(Refusal::AlreadyMerged {
+            id: task_id.to_string(),
+            base: run.state.base_branch,
+        }
+        .into());
     }
-    let mut run = locate_owned_run(&root, task_id)?;
     if run.state.status != RunStatus::Approved {
         return Err(Refusal::NotApproved {
             id: task_id.to_string(),
@@ -336,8 +322,21 @@ pub fn complete_as_pr(task_id: &str, json: bool) -> Result<u8, Error> {
         }
         .into());
     }
-    let _lock = RunLock::acquire(&Layout::new(&run.root).runs(), run_owner(task_id))
+    let lock = RunLock::acquire(&Layout::new(&run.root).runs(), run_owner(task_id))
         .map_err(|e| Refusal::lock(Subject::Task(run_owner(task_id).to_string()), e))?;
+    Ok((run, lock))
+}
+
+/// `complete <ID> --pr`: the approved run's branch is pushed and its pull request opened (or
+/// updated); nothing is merged locally.
+pub fn complete_as_pr(task_id: &str, json: bool) -> Result<u8, Error> {
+    let root = checked_run(task_id)?;
+    if crate::feature::run::is_feature_run(&root, task_id) {
+        let pr = crate::feature::run::complete_as_pr(&root, task_id)?;
+        print_pr(task_id, pr, json);
+        return Ok(0);
+    }
+    let (mut run, _lock) = approved_run(&root, task_id)?;
     let repo = Repo::discover(&run.root)?;
     let layout = Layout::new(&run.root);
     let config = Config::load(&layout)?;
@@ -353,16 +352,21 @@ pub fn complete_as_pr(task_id: &str, json: bool) -> Result<u8, Error> {
         .save(&run.paths.state())
         .map_err(|e| Error::io("cannot write", run.paths.state(), e))?;
     refresh_reports(&run);
+    print_pr(task_id, pr, json);
+    Ok(0)
+}
+
+/// `complete --pr`'s result: the JSON document, or the line.
+fn print_pr(id: &str, pr: crate::forge::PullRequest, json: bool) {
     if json {
         json::print(&json::landing::PrOpened {
             version: json::VERSION,
-            id: task_id.to_string(),
+            id: id.to_string(),
             pr,
         });
     } else {
         ui::line(&crate::engine::exec::pull_request::describe(&pr));
     }
-    Ok(0)
 }
 
 /// `complete`'s result: the JSON document, or the line (with `suffix`) and the notes.

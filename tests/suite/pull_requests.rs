@@ -247,3 +247,63 @@ fn a_branch_someone_else_pushed_to_is_never_overwritten() {
     );
     assert!(server.requests().is_empty());
 }
+
+#[test]
+fn a_finished_feature_lands_as_one_pull_request_of_its_branch() {
+    let server = Server::scripted(vec![
+        Response::json(200, json!([])),
+        Response::json(201, github_pr(7)),
+    ]);
+    let project = crate::feature_fixture::Project::new()
+        .task("TASK-A", "test -f lib/a.txt", "echo a > lib/a.txt")
+        .task("TASK-B", "test -f lib/b.txt", "echo b > lib/b.txt")
+        .feature(
+            "FEAT-P",
+            "id: FEAT-P\nname: Two files\ntasks:\n  - id: TASK-A\n  - id: TASK-B\n",
+        )
+        .env("ACME_FORGE_TOKEN", TOKEN);
+    let config = project.root.join(".autobuild/config.toml");
+    let text = fs::read_to_string(&config).unwrap();
+    fs::write(
+        &config,
+        format!(
+            "{text}\n[forge]\nrepository = \"acme/widgets\"\napi_url = {:?}\ntoken_env = \"ACME_FORGE_TOKEN\"\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    let project = project.commit();
+    let remote = project.root.parent().unwrap().join("origin.git");
+    git(
+        project.root.parent().unwrap(),
+        &["init", "-q", "--bare", remote.to_str().unwrap()],
+    );
+    project.git(&["remote", "add", "origin", remote.to_str().unwrap()]);
+    let main_before = project.git(&["rev-parse", "main"]);
+
+    let output = project.run(&["feature", "FEAT-P", "--pr", "--max-turns", "1"]);
+
+    assert_exit(&output, 0);
+    let state = project.feature_state("FEAT-P");
+    assert_eq!(state["status"], "approved");
+    assert_eq!(state["pr"]["number"], 7);
+    assert_eq!(state["pr"]["branch"], "autobuild/FEAT-P");
+    let tip = project
+        .git(&["rev-parse", "autobuild/FEAT-P"])
+        .trim()
+        .to_string();
+    assert_eq!(
+        remote_tip(&remote, "autobuild/FEAT-P").as_deref(),
+        Some(tip.as_str())
+    );
+    // The tasks landed on the feature branch only; no task opened a pull request of its own.
+    assert!(remote_tip(&remote, "autobuild/TASK-A").is_none());
+    assert_eq!(project.git(&["rev-parse", "main"]), main_before);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "{requests:#?}");
+    assert_eq!(requests[1].body["head"], "autobuild/FEAT-P");
+    assert_eq!(requests[1].body["title"], "FEAT-P: Two files");
+    let text = requests[1].body["body"].as_str().unwrap();
+    assert!(text.contains("TASK-A") && text.contains("TASK-B"), "{text}");
+    assert!(project.report("FEAT-P").contains("its pull request is #7"));
+}

@@ -42,6 +42,35 @@ pub fn land(
     )
 }
 
+/// `--pr`: pushes the finished feature branch's tip — held first at the tip the runner
+/// recorded, so only what its tasks' gates approved is pushed — and opens (or updates) its pull
+/// request against the base, the feature's report as its text; records it in `state`.
+pub fn open_pr(
+    repo: &Repo,
+    runs_dir: &Path,
+    state: &mut FeatureState,
+    config: &model::project::Config,
+) -> Result<crate::forge::PullRequest, Error> {
+    hold_feature_branch(repo, runs_dir, state)?;
+    let commit = repo.resolve_branch(&state.branch)?;
+    let infos = task_infos(runs_dir, state);
+    let body = process::Redactor::new(&[]).apply(&render_report(state, &infos));
+    let title = format!("{}: {}", state.feature_id, state.name);
+    let pushed_before: Vec<String> = state.pr.iter().map(|pr| pr.head.clone()).collect();
+    let pr = crate::forge::open_or_update(&crate::forge::PrRequest {
+        repo,
+        forge: &crate::forge::settings(config),
+        branch: &state.branch,
+        base: &state.base_branch,
+        commit: &commit,
+        title: &title,
+        body: &body,
+        pushed_before: &pushed_before,
+    })?;
+    state.pr = Some(pr.clone());
+    Ok(pr)
+}
+
 /// Writes `report.md` and `report.html` next to `feature.json`; returns the first's path.
 pub fn write_report(
     state: &FeatureState,

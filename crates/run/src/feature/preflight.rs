@@ -113,6 +113,8 @@ pub fn task_settings(feature: &RunSettings, feature_branch: &str) -> RunSettings
         base_branch: Some(feature_branch.to_string()),
         auto_merge: false,
         no_merge: true,
+        // The feature's `--pr` is the feature branch's: its tasks land on that branch.
+        pr: false,
         ..feature.clone()
     }
 }

@@ -94,6 +94,16 @@ pub fn outcome_message(state: &FeatureState) -> String {
             "all {total} task(s) approved; the feature is merged into {}",
             state.base_branch
         ),
+        FeatureStatus::Approved if state.pr.is_some() => {
+            let pr = state
+                .pr
+                .as_ref()
+                .map_or(String::new(), |pr| format!("#{} {}", pr.number, pr.url));
+            format!(
+                "all {total} task(s) approved and on {}; its pull request is {pr}",
+                state.branch
+            )
+        }
         FeatureStatus::Approved if done > 0 => format!(
             "{ran} task(s) approved and on {}, {before}; merge it with `autobuild complete {}`",
             state.branch, state.feature_id

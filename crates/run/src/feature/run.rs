@@ -167,6 +167,30 @@ pub fn complete(root: &Path, feature_id: &str) -> Result<Completed, Error> {
     })
 }
 
+/// `autobuild complete <FEAT-ID> --pr`: pushes an approved feature's branch and opens (or
+/// updates) its pull request; nothing is merged locally.
+pub fn complete_as_pr(root: &Path, feature_id: &str) -> Result<crate::forge::PullRequest, Error> {
+    let (paths, mut state) = load_state(root, feature_id)?;
+    if state.status != FeatureStatus::Approved {
+        return Err(Error::usage(format!(
+            "the run of {feature_id} is {}, not approved; only a feature whose tasks are all approved can be completed",
+            state.status.as_str()
+        )));
+    }
+    let layout = Layout::new(root);
+    let _lock = take_lock(&layout, feature_id)?;
+    let config = Config::load(&layout)?;
+    let repo = Repo::discover(root)?;
+    let pr = crate::feature::finish::open_pr(&repo, &layout.runs(), &mut state, &config)?;
+    state.message = Some(crate::feature::report::outcome_message(&state));
+    state.updated_at = now();
+    state
+        .save(&state_file(&paths))
+        .map_err(|e| Error::io("cannot write", state_file(&paths), e))?;
+    write_report(&state, &layout.runs(), &paths)?;
+    Ok(pr)
+}
+
 /// What `complete` did to an approved feature: its branch landed on `base_branch` as `commit`
 /// (and was removed); `warnings` about landings a kill had interrupted, finished first.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -329,6 +353,7 @@ pub(crate) fn state_for(
         journal_seq: 0,
         separated: plan.separated.clone(),
         history: Vec::new(),
+        pr: None,
     }
 }
 

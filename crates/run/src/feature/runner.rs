@@ -30,7 +30,7 @@ use crate::engine::plan::BranchPolicy;
 use crate::engine::state::{RunState, RunStatus};
 use crate::engine::Outcome;
 use crate::feature::events::{FeatureEvent, FeatureEventKind, FeatureIo, FeatureLog, FeatureSink};
-use crate::feature::finish::{feature_exit_code, land, write_report};
+use crate::feature::finish::{feature_exit_code, land, open_pr, write_report};
 use crate::feature::merge::{approved_commit, merge_task, record_merge, ApprovedTask};
 use crate::feature::preflight::FeatureSetup;
 use crate::feature::report::outcome_message;
@@ -514,7 +514,19 @@ impl Runner {
             FeatureStatus::Blocked
         };
         let mut landing_error = None;
-        if self.state.status == FeatureStatus::Approved && self.merge_now() {
+        let mut pr_missing = false;
+        if self.state.status == FeatureStatus::Approved && self.state.settings.run.pr {
+            let runs = self.setup.runs_dir();
+            let opened = open_pr(&self.repo, &runs, &mut self.state, &self.setup.config);
+            if let Err(error) = opened {
+                let mut message = format!("approved, but no pull request was opened: {error}");
+                if let Some(help) = error.help() {
+                    message.push_str(&format!(" ({help})"));
+                }
+                self.emit(FeatureEventKind::Warning { message });
+                pr_missing = true;
+            }
+        } else if self.state.status == FeatureStatus::Approved && self.merge_now() {
             let seen = self.state.violations.len();
             let landed = self.land();
             self.warn_violations(seen);
@@ -529,7 +541,10 @@ impl Runner {
         self.state.message = Some(outcome_message(&self.state));
         self.save()?;
         let report = write_report(&self.state, &self.setup.runs_dir(), &self.paths)?;
-        let exit_code = feature_exit_code(&self.state);
+        let exit_code = match pr_missing {
+            true => base::error::exit::NOT_MERGED,
+            false => feature_exit_code(&self.state),
+        };
         self.emit(FeatureEventKind::FeatureFinished {
             status: self.state.status.as_str().to_string(),
             exit_code,

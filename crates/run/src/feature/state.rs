@@ -82,6 +82,9 @@ pub struct FeatureState {
     /// task run discarded and run again — oldest first; kept across resumes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub history: Vec<HistoryEntry>,
+    /// The pull (merge) request the approved feature branch landed as (`--pr`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pr: Option<crate::forge::PullRequest>,
 }
 
 /// One thing that happened to a feature run ([`FeatureState::history`]).
@@ -368,6 +371,7 @@ pub(crate) fn sample_state(statuses: &[TaskStatus]) -> FeatureState {
         journal_seq: 0,
         separated: Vec::new(),
         history: Vec::new(),
+        pr: None,
     }
 }
 

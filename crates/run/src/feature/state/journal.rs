@@ -99,6 +99,7 @@ pub(super) fn change_between(
         journal_seq,
         separated,
         history,
+        pr,
     } = now;
     let snapshot_only = *version == saved.version
         && *feature_id == saved.feature_id
@@ -116,7 +117,8 @@ pub(super) fn change_between(
         && *integration == saved.integration
         && *journal_seq == saved.journal_seq
         && *separated == saved.separated
-        && *history == saved.history;
+        && *history == saved.history
+        && *pr == saved.pr;
     let touched = tasks.touched_since(saver);
     let same_ids = match touched {
         Some(touched) => !touched.added,
