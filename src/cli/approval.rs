@@ -54,5 +54,12 @@ pub fn answer(
         task_id,
         terminal_io(Display::choose(json, quiet))?,
     )?;
-    Ok(outcome.exit_code_when_merge_asked(merge))
+    let code = outcome.exit_code_when_merge_asked(merge);
+    super::notify::after_run(
+        &run.root,
+        task_id,
+        code,
+        outcome == crate::engine::Outcome::Cancelled,
+    );
+    Ok(code)
 }

@@ -156,15 +156,18 @@ pub fn run(args: FeatureArgs, quiet: bool) -> Result<u8, Error> {
         return Ok(0);
     }
     let io = ui::feature::io(crate::ui::progress::Display::choose(args.flags.json, quiet));
-    if args.resume {
-        return feature::run::resume(&root, &args.feature, Some(settings), io);
-    }
-    let intent = if args.fresh {
-        Intent::Fresh
+    let code = if args.resume {
+        feature::run::resume(&root, &args.feature, Some(settings), io)?
     } else {
-        Intent::Start
+        let intent = if args.fresh {
+            Intent::Fresh
+        } else {
+            Intent::Start
+        };
+        feature::run::start(&root, &args.feature, settings, intent, args.yes, io)?
     };
-    feature::run::start(&root, &args.feature, settings, intent, args.yes, io)
+    super::notify::after_feature(&root, &args.feature, code);
+    Ok(code)
 }
 
 /// `--emit github-actions|gitlab-ci`: the CI file from the same plan a local run uses.

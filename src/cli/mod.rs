@@ -13,6 +13,7 @@ pub mod generate;
 pub mod init;
 pub mod json;
 pub mod logs;
+pub mod notify;
 pub mod profiles;
 pub mod prompts;
 pub mod report;

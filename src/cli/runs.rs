@@ -57,17 +57,7 @@ pub fn status(task_id: Option<String>, all: bool, json: bool) -> Result<u8, Erro
     if json {
         let mut listing = listing();
         if let Some(id) = &task_id {
-            listing.features.retain(|f| &f.feature_id == id);
-            listing.tasks.retain(|t| t.task_id == run_owner(id));
-            listing
-                .unreadable
-                .retain(|r| run_owner(&r.run_id) == run_owner(id));
-            if listing.features.is_empty()
-                && listing.tasks.is_empty()
-                && listing.unreadable.is_empty()
-            {
-                return Err(Refusal::NoRun { id: id.clone() }.into());
-            }
+            listing = of_run(listing, id)?;
         }
         let text = serde_json::to_string_pretty(&listing).map_err(CommandError::StatusJson)?;
         ui::line(&text);
@@ -105,6 +95,29 @@ pub fn status(task_id: Option<String>, all: bool, json: bool) -> Result<u8, Erro
         }
     }
     Ok(0)
+}
+
+/// What `status <ID> --json` prints: `listing` narrowed to the feature or task `id`.
+fn of_run(mut listing: super::status::Listing, id: &str) -> Result<super::status::Listing, Error> {
+    listing.features.retain(|f| f.feature_id == id);
+    listing.tasks.retain(|t| t.task_id == run_owner(id));
+    listing
+        .unreadable
+        .retain(|r| run_owner(&r.run_id) == run_owner(id));
+    if listing.features.is_empty() && listing.tasks.is_empty() && listing.unreadable.is_empty() {
+        return Err(Refusal::NoRun { id: id.to_string() }.into());
+    }
+    Ok(listing)
+}
+
+/// The `status <ID> --json` document of the run `id` in the repository at `root`.
+pub fn status_document(root: &Path, id: &str) -> Result<String, Error> {
+    let runs_dir = Layout::new(root).runs();
+    let listing = super::status::read(&runs_dir, &|state| {
+        shown_status(state, &runs_dir).to_string()
+    });
+    let listing = of_run(listing, id)?;
+    Ok(serde_json::to_string_pretty(&listing).map_err(CommandError::StatusJson)?)
 }
 
 /// Exit 0, or the first unreadable run record of `listing` as the error (exit 2) once the
@@ -199,7 +212,9 @@ pub fn resume(task_id: &str, json: bool, quiet: bool) -> Result<u8, Error> {
     let root = checked_run(task_id)?;
     if crate::feature::run::is_feature_run(&root, task_id) {
         let io = ui::feature::io(Display::choose(json, quiet));
-        return crate::feature::run::resume(&root, task_id, None, io);
+        let code = crate::feature::run::resume(&root, task_id, None, io)?;
+        super::notify::after_feature(&root, task_id, code);
+        return Ok(code);
     }
     let never_ran = !Layout::new(&root)
         .run_dir(task_id)
@@ -216,7 +231,9 @@ pub fn resume(task_id: &str, json: bool, quiet: bool) -> Result<u8, Error> {
         task_id,
         super::terminal_io(Display::choose(json, quiet))?,
     )?;
-    Ok(outcome.exit_code())
+    let code = outcome.exit_code();
+    super::notify::after_run(&root, task_id, code, outcome == Outcome::Cancelled);
+    Ok(code)
 }
 
 /// `autobuild complete <ID>`: merge an approved run that was left for later.

@@ -90,20 +90,32 @@ pub fn run(args: TaskArgs, quiet: bool) -> Result<u8, Error> {
     let merge_asked = settings.auto_merge;
     let pr_asked = settings.pr;
     let outcome = start(&root, &args.task, settings, options)?;
-    if pr_asked {
-        return Ok(outcome.exit_code_when_merge_asked(!opened_a_pr(&root, &args.task)));
-    }
-    Ok(outcome.exit_code_when_merge_asked(merge_asked))
+    let id = run_id_of(&root, &args.task);
+    let code = match pr_asked {
+        true => outcome.exit_code_when_merge_asked(!opened_a_pr(&root, &id)),
+        false => outcome.exit_code_when_merge_asked(merge_asked),
+    };
+    super::notify::after_run(
+        &root,
+        &id,
+        code,
+        outcome == crate::engine::Outcome::Cancelled,
+    );
+    Ok(code)
 }
 
-/// Whether the run of `task` (an id or a task file's path) recorded a pull request: an approved
-/// `--pr` run that could not open one exits 7, like a merge that could not land.
-fn opened_a_pr(root: &Path, task: &str) -> bool {
-    let id = crate::task::locate(root, task)
+/// The run id of `task`, an id or a task file's path.
+fn run_id_of(root: &Path, task: &str) -> String {
+    crate::task::locate(root, task)
         .map(|t| t.id)
-        .unwrap_or_else(|_| task.to_string());
+        .unwrap_or_else(|_| task.to_string())
+}
+
+/// Whether the run `id` recorded a pull request: an approved
+/// `--pr` run that could not open one exits 7, like a merge that could not land.
+fn opened_a_pr(root: &Path, id: &str) -> bool {
     let layout = crate::project::Layout::new(root);
-    let paths = crate::engine::paths::RunPaths::new(&layout.runs(), &id);
+    let paths = crate::engine::paths::RunPaths::new(&layout.runs(), id);
     crate::engine::state::RunState::load(&paths.state()).is_ok_and(|s| s.pr.is_some())
 }
 

@@ -64,6 +64,7 @@ mod loop_walks;
 mod loop_workflows;
 mod native_adapter;
 mod native_loop;
+mod notify;
 mod process_command_adapter;
 mod process_run;
 mod pull_requests;

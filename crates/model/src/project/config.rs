@@ -37,12 +37,14 @@ mod coverage;
 mod feature;
 mod finish;
 pub mod forge;
+pub mod notify;
 pub mod values;
 mod worktree;
 
 pub use coverage::CoverageConfig;
 pub use feature::{FeatureConfig, Integration};
 pub use forge::{ForgeConfig, ForgeKind};
+pub use notify::NotifyConfig;
 pub use worktree::WorktreeConfig;
 
 use values::{
@@ -81,6 +83,8 @@ pub struct Config {
     pub coverage: Option<CoverageConfig>,
     /// Where `--pr` pushes the approved branch and opens its pull (merge) request.
     pub forge: Option<ForgeConfig>,
+    /// A command run when a run ends approved, blocked, or waiting for a person.
+    pub notify: Option<NotifyConfig>,
 }
 
 /// `[context]`: files every role is shown.

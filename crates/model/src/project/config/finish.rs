@@ -52,6 +52,16 @@ pub(super) fn finish(config: &mut Config, tree: &Node) -> Vec<Diagnostic> {
             );
         }
     }
+    if let (Some(notify), Some(command)) = (&config.notify, tree.at(&path(&["notify", "command"]))) {
+        if notify.command.first().is_none_or(|program| program.trim().is_empty()) {
+            problems.push(
+                command
+                    .pos
+                    .error("`[notify] command` names no program")
+                    .with_help("give the program and its arguments, e.g. `command = [\"notify-send\", \"autobuild\"]`"),
+            );
+        }
+    }
     for (index, file) in config.context.files.iter_mut().enumerate() {
         let at = [path(&["context", "files"]), vec![Seg::Index(index)]].concat();
         if let Some(entry) = tree.at(&at) {
