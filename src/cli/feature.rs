@@ -82,14 +82,9 @@ pub struct FeatureArgs {
     /// landing job's record), names every task that did not land and exits 1 if any.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["land", "ready", "resume", "fresh", "emit"])]
     pub outcome: Option<PathBuf>,
-    /// With --outcome: tasks given up on (ids separated by spaces or commas); they and their
-    /// dependants do not count as unfinished.
-    #[arg(
-        long,
-        value_name = "IDS",
-        requires = "outcome",
-        allow_hyphen_values = true
-    )]
+    /// With --outcome or --land: tasks given up on (ids separated by spaces or commas): never
+    /// landed, whatever their records say; they and their dependants do not count as unfinished.
+    #[arg(long, value_name = "IDS", allow_hyphen_values = true)]
     pub abandon: Option<String>,
     /// Print `ready=true` when TASK should run now (not on the feature branch yet, its
     /// dependencies are), else `ready=false`, then `waits_for=IDS`: the dependencies not on
@@ -112,6 +107,10 @@ pub fn run(args: FeatureArgs, quiet: bool) -> Result<u8, Error> {
     if args.emit.is_some() {
         return emit(&root, &args);
     }
+    if args.abandon.is_some() && args.outcome.is_none() && !args.land {
+        return Err(Error::usage("--abandon goes with --land or --outcome")
+            .with_help("give up tasks where a landing or the final outcome reads the records: `autobuild feature FEAT --land --abandon TASK-3`"));
+    }
     if let Some(dir) = &args.outcome {
         let abandon = args.abandon.as_deref().unwrap_or("");
         return Ok(ui::show(crate::feature::outcome::outcome(
@@ -126,6 +125,7 @@ pub fn run(args: FeatureArgs, quiet: bool) -> Result<u8, Error> {
             remote: args.from_remote,
             artifacts: args.artifacts,
             into: args.into,
+            abandon: crate::feature::outcome::ids(args.abandon.as_deref().unwrap_or("")),
         };
         return Ok(ui::show(land::land(&root, &args.feature, &options)?));
     }

@@ -148,6 +148,54 @@ fn approved_tasks_land_blocked_ones_skip_their_dependants_and_landing_again_chan
 }
 
 #[test]
+fn an_abandoned_task_is_not_landed_from_the_approved_record_a_runner_kept() {
+    let project = project();
+    let remote = project.bare_remote();
+    let artifacts = project.temp().join("artifacts");
+    fs::create_dir_all(&artifacts).unwrap();
+    push_feature_branch(&project, &remote);
+    task_job(&project, &remote, &artifacts, "TASK-A", true);
+    let clone = project.clone_remote(&remote, "land-abandon", FEAT);
+
+    let output = project.run_in(
+        &clone,
+        &[
+            "feature",
+            "FEAT-L",
+            "--land",
+            "--from-remote",
+            "origin",
+            "--artifacts",
+            artifacts.to_str().unwrap(),
+            "--abandon",
+            "TASK-A",
+        ],
+    );
+
+    assert_exit(&output, 0);
+    let state = json(&clone.join(".autobuild/runs/FEAT-L/feature.json"));
+    assert_eq!(state["tasks"]["TASK-A"]["status"], "skipped");
+    assert_eq!(
+        state["tasks"]["TASK-A"]["message"],
+        "abandoned (--abandon): not landed"
+    );
+    // Its dependant is skipped with it; the branch holds nothing of A.
+    assert_eq!(state["tasks"]["TASK-C"]["status"], "skipped");
+    assert_eq!(subjects(&clone, FEAT), ["initial"]);
+
+    let alone = project.run_in(&clone, &["feature", "FEAT-L", "--abandon", "TASK-A"]);
+    assert_exit(&alone, 2);
+
+    // What is left is named as unfinished, not as "running".
+    let complete = project.run_in(&clone, &["complete", "FEAT-L"]);
+    assert_exit(&complete, 2);
+    let stderr = String::from_utf8_lossy(&complete.stderr);
+    assert!(stderr.contains("is unfinished"), "{stderr}");
+    assert!(stderr.contains("TASK-B (pending)"), "{stderr}");
+    assert!(!stderr.contains("FEAT-L is running"), "{stderr}");
+}
+
+#[test]
 fn an_approved_task_whose_branch_was_not_pushed_is_reported_not_landed() {
     let project = project();
     let remote = project.bare_remote();

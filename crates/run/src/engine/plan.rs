@@ -268,7 +268,8 @@ pub fn preflight(
         (sandbox::Effective::On(_), Err(why)) => Err(why.as_str()),
         (sandbox::Effective::On(_), Ok(())) => Ok(()),
     };
-    let (blockers, warnings) = hidden::check(&plan.hidden_paths(), confined, &plan.checks);
+    let (blockers, warnings) =
+        hidden::check(&plan.task.id, &plan.hidden_paths(), confined, &plan.checks);
     plan.blockers.extend(blockers);
     if let Ok(Some(hidden)) = plan.hidden_set() {
         let links =

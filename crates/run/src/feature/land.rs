@@ -39,6 +39,9 @@ pub struct LandOptions {
     /// The branch the feature lands on once complete (else `[project] base_branch`, else the
     /// current branch when it is not the feature branch).
     pub into: Option<String>,
+    /// Tasks given up (`--abandon`): never landed, whatever their records say (a persistent
+    /// run directory may keep an old approved one); their dependants are skipped.
+    pub abandon: Vec<String>,
 }
 
 /// What landing does with one task, decided before any branch moves.
@@ -54,17 +57,23 @@ pub enum Decision {
     Wait,
     /// Its run ended without approval.
     Ended(TaskStatus),
+    /// Given up by the person (`--abandon`): not landed, whatever its record says.
+    Abandoned,
 }
 
 /// The decision for one task from what is known: whether it is on the feature branch, its
 /// dependencies' statuses (as decided before it, in dependency order) and its run record.
 pub fn decide(
     on_branch: bool,
+    abandoned: bool,
     dependencies: &[(String, TaskStatus)],
     record: Option<RunStatus>,
 ) -> Decision {
     if on_branch {
         return Decision::OnBranch;
+    }
+    if abandoned {
+        return Decision::Abandoned;
     }
     let failed: Vec<String> = dependencies
         .iter()
@@ -143,6 +152,7 @@ pub fn land(root: &Path, feature_arg: &str, options: &LandOptions) -> Result<Sho
         let record = record(&records, id, &branch);
         let decision = decide(
             holds_task(&messages, id),
+            options.abandon.iter().any(|a| a == id),
             &dependency_statuses(&plan, &state, id),
             record.as_ref().map(|r| r.status),
         );
@@ -262,6 +272,14 @@ fn apply(
         Decision::OnBranch => (TaskStatus::Merged, None),
         Decision::Wait => (TaskStatus::Pending, None),
         Decision::Ended(status) => (status, Some(format!("its run ended {}", status.as_str()))),
+        Decision::Abandoned => {
+            let reason = "abandoned (--abandon): not landed".to_string();
+            set(state, id, TaskStatus::Skipped, Some(reason.clone()));
+            return Ok(Some(FeatureEventKind::TaskSkipped {
+                task: id.to_string(),
+                reason,
+            }));
+        }
         Decision::Skip { blocked_by } => {
             let causes: Vec<String> = blocked_by
                 .iter()
@@ -400,9 +418,23 @@ mod tests {
     }
 
     #[test]
+    fn an_abandoned_task_is_not_landed_whatever_its_record_says() {
+        let merged = deps(&[("A", TaskStatus::Merged)]);
+        assert_eq!(
+            decide(false, true, &merged, Some(RunStatus::Approved)),
+            Decision::Abandoned
+        );
+        // What is on the branch already stays.
+        assert_eq!(
+            decide(true, true, &merged, Some(RunStatus::Approved)),
+            Decision::OnBranch
+        );
+    }
+
+    #[test]
     fn a_task_on_the_branch_is_never_landed_again() {
         assert_eq!(
-            decide(true, &[], Some(RunStatus::Approved)),
+            decide(true, false, &[], Some(RunStatus::Approved)),
             Decision::OnBranch
         );
     }
@@ -411,22 +443,22 @@ mod tests {
     fn an_approved_task_lands_once_its_dependencies_are_on_the_branch() {
         let merged = deps(&[("A", TaskStatus::Merged)]);
         assert_eq!(
-            decide(false, &merged, Some(RunStatus::Approved)),
+            decide(false, false, &merged, Some(RunStatus::Approved)),
             Decision::Land
         );
         let waiting = deps(&[("A", TaskStatus::Approved)]);
         assert_eq!(
-            decide(false, &waiting, Some(RunStatus::Approved)),
+            decide(false, false, &waiting, Some(RunStatus::Approved)),
             Decision::Wait
         );
-        assert_eq!(decide(false, &merged, None), Decision::Wait);
+        assert_eq!(decide(false, false, &merged, None), Decision::Wait);
     }
 
     #[test]
     fn a_task_done_before_the_feature_counts_as_landed_for_its_dependants() {
         let done = deps(&[("A", TaskStatus::Done)]);
         assert_eq!(
-            decide(false, &done, Some(RunStatus::Approved)),
+            decide(false, false, &done, Some(RunStatus::Approved)),
             Decision::Land
         );
     }
@@ -435,7 +467,7 @@ mod tests {
     fn a_failed_dependency_skips_the_task_whatever_its_record() {
         let failed = deps(&[("A", TaskStatus::Merged), ("B", TaskStatus::Blocked)]);
         assert_eq!(
-            decide(false, &failed, Some(RunStatus::Approved)),
+            decide(false, false, &failed, Some(RunStatus::Approved)),
             Decision::Skip {
                 blocked_by: vec!["B".into()]
             }
@@ -453,7 +485,7 @@ mod tests {
         ];
         for (run, task) in cases {
             assert_eq!(
-                decide(false, &[], Some(run)),
+                decide(false, false, &[], Some(run)),
                 Decision::Ended(task),
                 "{run:?}"
             );

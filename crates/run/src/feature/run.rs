@@ -131,12 +131,7 @@ pub fn resume(
 /// `autobuild complete <FEAT-ID>`: merges an approved feature into its base.
 pub fn complete(root: &Path, feature_id: &str) -> Result<Completed, Error> {
     let (paths, mut state) = load_state(root, feature_id)?;
-    if state.status != FeatureStatus::Approved {
-        return Err(Error::usage(format!(
-            "the run of {feature_id} is {}, not approved; only a feature whose tasks are all approved can be completed",
-            state.status.as_str()
-        )));
-    }
+    refuse_unless_approved(&state, &Layout::new(root))?;
     let layout = Layout::new(root);
     let _lock = take_lock(&layout, feature_id)?;
     let strategy = Config::load(&layout)?
@@ -171,12 +166,7 @@ pub fn complete(root: &Path, feature_id: &str) -> Result<Completed, Error> {
 /// updates) its pull request; nothing is merged locally.
 pub fn complete_as_pr(root: &Path, feature_id: &str) -> Result<crate::forge::PullRequest, Error> {
     let (paths, mut state) = load_state(root, feature_id)?;
-    if state.status != FeatureStatus::Approved {
-        return Err(Error::usage(format!(
-            "the run of {feature_id} is {}, not approved; only a feature whose tasks are all approved can be completed",
-            state.status.as_str()
-        )));
-    }
+    refuse_unless_approved(&state, &Layout::new(root))?;
     let layout = Layout::new(root);
     let _lock = take_lock(&layout, feature_id)?;
     let config = Config::load(&layout)?;
@@ -189,6 +179,36 @@ pub fn complete_as_pr(root: &Path, feature_id: &str) -> Result<crate::forge::Pul
         .map_err(|e| Error::io("cannot write", state_file(&paths), e))?;
     write_report(&state, &layout.runs(), &paths)?;
     Ok(pr)
+}
+
+/// `complete` lands only an approved feature. A record that says `running` while nothing runs
+/// it (a killed run, or one landed task by task from CI) is called what it is: unfinished,
+/// naming the tasks not on the feature branch yet.
+fn refuse_unless_approved(state: &FeatureState, layout: &Layout) -> Result<(), Error> {
+    let id = &state.feature_id;
+    let status = match state.status {
+        FeatureStatus::Approved => return Ok(()),
+        FeatureStatus::Running if crate::engine::lock::holder(&layout.runs(), id).is_none() => {
+            let missing: Vec<String> = state
+                .tasks
+                .iter()
+                .filter(|(_, t)| !t.status.is_landed())
+                .map(|(task, t)| format!("{task} ({})", t.status.as_str()))
+                .collect();
+            format!(
+                "unfinished (nothing is running it; not on {} yet: {})",
+                state.branch,
+                missing.join(", ")
+            )
+        }
+        other => other.as_str().to_string(),
+    };
+    Err(Error::usage(format!(
+        "the run of {id} is {status}, not approved; only a feature whose tasks are all approved can be completed"
+    ))
+    .with_help(format!(
+        "`autobuild status {id}` shows each task; `autobuild resume {id}` goes on with a local run"
+    )))
 }
 
 /// What `complete` did to an approved feature: its branch landed on `base_branch` as `commit`

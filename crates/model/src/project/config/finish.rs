@@ -52,8 +52,13 @@ pub(super) fn finish(config: &mut Config, tree: &Node) -> Vec<Diagnostic> {
             );
         }
     }
-    if let (Some(notify), Some(command)) = (&config.notify, tree.at(&path(&["notify", "command"]))) {
-        if notify.command.first().is_none_or(|program| program.trim().is_empty()) {
+    if let (Some(notify), Some(command)) = (&config.notify, tree.at(&path(&["notify", "command"])))
+    {
+        if notify
+            .command
+            .first()
+            .is_none_or(|program| program.trim().is_empty())
+        {
             problems.push(
                 command
                     .pos

@@ -46,8 +46,11 @@ impl Plan {
     }
 }
 
-/// What stops a run with `hidden` paths from starting, and what the user should know.
+/// What stops a run of `task` with `hidden` paths from starting, and what the user should
+/// know. Warnings name the task: a feature shows every task's together, and one task's hidden
+/// paths say nothing of another's.
 pub(super) fn check(
+    task: &str,
     hidden: &[String],
     confined: Result<(), &str>,
     checks: &[EffectiveCheck],
@@ -62,8 +65,8 @@ pub(super) fn check(
     if hidden.is_empty() {
         if !marked.is_empty() {
             warnings.push(format!(
-                "check(s) {} are marked `hidden = true` but neither [scope] hidden nor the \
-                 task's `hidden:` names any path; they run like ordinary checks",
+                "{task} hides no path (neither [scope] hidden nor its `hidden:` names one), so \
+                 check(s) {} marked `hidden = true` run like ordinary checks in its run",
                 marked.join(", ")
             ));
         }
@@ -77,7 +80,7 @@ pub(super) fn check(
     }
     if marked.is_empty() {
         warnings.push(format!(
-            "hidden paths ({}) are set but no check of this run is marked `hidden = true`, so \
+            "{task} hides paths ({}) but no check of its run is marked `hidden = true`, so \
              no check uses them",
             hidden.join(", ")
         ));
@@ -108,7 +111,7 @@ mod tests {
     fn hidden_paths_without_a_sandbox_are_refused() {
         let hidden = ["tests/acceptance/**".to_string()];
         let checks = [check_named("acceptance", true)];
-        let (blockers, warnings) = check(&hidden, Err("[sandbox] mode = \"off\""), &checks);
+        let (blockers, warnings) = check("T", &hidden, Err("[sandbox] mode = \"off\""), &checks);
         assert_eq!(
             blockers,
             [Blocker::HiddenWithoutSandbox {
@@ -117,17 +120,24 @@ mod tests {
             }]
         );
         assert!(warnings.is_empty());
-        let (blockers, warnings) = check(&hidden, Ok(()), &checks);
+        let (blockers, warnings) = check("T", &hidden, Ok(()), &checks);
         assert!(blockers.is_empty() && warnings.is_empty());
     }
 
     #[test]
     fn unused_hidden_paths_and_checks_are_warned_about() {
-        let (blockers, warnings) = check(&[], Err("off"), &[check_named("acceptance", true)]);
+        let (blockers, warnings) =
+            check("T-2", &[], Err("off"), &[check_named("acceptance", true)]);
         assert!(blockers.is_empty());
         assert!(warnings[0].contains("acceptance"), "{warnings:?}");
-        let (_, warnings) = check(&["t/**".to_string()], Ok(()), &[check_named("test", false)]);
+        assert!(warnings[0].starts_with("T-2 hides no path"), "{warnings:?}");
+        let (_, warnings) = check(
+            "T",
+            &["t/**".to_string()],
+            Ok(()),
+            &[check_named("test", false)],
+        );
         assert!(warnings[0].contains("no check"), "{warnings:?}");
-        assert_eq!(check(&[], Err("off"), &[]), (Vec::new(), Vec::new()));
+        assert_eq!(check("T", &[], Err("off"), &[]), (Vec::new(), Vec::new()));
     }
 }

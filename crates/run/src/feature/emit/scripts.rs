@@ -154,10 +154,11 @@ pub const FETCH_FEATURE: &str = "git fetch --no-tags --update-head-ok \"$REMOTE\
 pub const FETCH_BRANCHES: &str =
     "git fetch --no-tags --update-head-ok \"$REMOTE\" \"+refs/heads/autobuild/*:refs/heads/autobuild/*\"\n";
 
-/// Lands what the wave approved; `artifacts` holds the task jobs' run directories.
+/// Lands what the wave approved; `artifacts` holds the task jobs' run directories. Tasks the
+/// run's inputs abandon are never landed, whatever record a persistent runner kept of them.
 pub fn land(artifacts: &str) -> String {
     format!(
-        "autobuild feature \"$FEATURE\" --land --artifacts {artifacts} --into \"$BASE_BRANCH\"\n"
+        "autobuild feature \"$FEATURE\" --land --artifacts {artifacts} --into \"$BASE_BRANCH\" --abandon \"$ABANDON_TASKS\"\n"
     )
 }
 
