@@ -16,6 +16,7 @@ pub mod logs;
 pub mod notify;
 pub mod profiles;
 pub mod prompts;
+pub mod replay;
 pub mod report;
 pub mod run_dir;
 pub mod runs;
@@ -163,6 +164,9 @@ pub enum Command {
         #[arg(long, short = 'f')]
         follow: bool,
     },
+    /// Judge a recorded run again under other rules, without the player: checks, criteria,
+    /// reviewers and gate per turn, beside the recorded decisions.
+    Replay(replay::ReplayArgs),
     /// Write a run's report.md and report.html again from its records.
     Report {
         /// Task or feature id of the run (or an earlier run, TASK@N).
@@ -283,6 +287,7 @@ impl RunFlags {
             base_branch: None,
             allow_secret_in_diff: false,
             pr: false,
+            profile: None,
         }
     }
 }
@@ -378,6 +383,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
         },
         Command::Discard { id, yes, json } => runs::discard(&id, yes, json),
         Command::Report { id, open } => report::run(&id, open),
+        Command::Replay(args) => replay::run(args, quiet),
         Command::Logs {
             id,
             turn,

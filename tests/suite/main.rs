@@ -68,6 +68,7 @@ mod notify;
 mod process_command_adapter;
 mod process_run;
 mod pull_requests;
+mod replay;
 mod review_classify;
 mod run_ids;
 mod sandbox_loop;

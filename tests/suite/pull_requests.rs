@@ -1,4 +1,4 @@
-//! `--pr` (DESIGN.md §12, docs/pull-requests.md): an approved run is pushed to a real bare
+//! `--pr` (docs/pull-requests.md): an approved run is pushed to a real bare
 //! remote and its pull request opened or updated through a scripted GitHub / GitLab API on
 //! 127.0.0.1 that records every request; nothing is merged locally, the token reaches no agent.
 

@@ -68,7 +68,7 @@ pub use merge::MergeOutcome;
 pub use objects::{import_objects, Imported};
 pub use ref_guard::{RefGuard, RefOwner, RefRestored};
 pub use repo::{person, Repo};
-pub use restore::{restore, restore_paths, restore_since, Reverted};
+pub use restore::{restore, restore_paths, restore_since, write_commit_files, Reverted};
 pub use snapshot::{
     changed_files_since, checkpoint, checkpoint_within_scope, drop_from_checkpoint, head_commit,
     worktree_state_tree, Checkpoint,

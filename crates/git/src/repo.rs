@@ -140,6 +140,12 @@ impl Repo {
         Ok(self.branch_tip(name)?.id().to_string())
     }
 
+    /// The first parent (hex) of `commit`; `None` for a root commit.
+    pub fn parent_of(&self, commit: &str) -> Result<Option<String>, GitError> {
+        let found = find_commit(&self.repo, commit, &self.root)?;
+        Ok(found.parent_id(0).ok().map(|id| id.to_string()))
+    }
+
     /// Like [`Repo::resolve_branch`], for the branch a run starts from and merges into, so a
     /// missing one is reported as the base branch.
     pub fn resolve_base(&self, name: &str) -> Result<String, GitError> {

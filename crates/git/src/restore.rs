@@ -145,6 +145,23 @@ pub fn restore_paths(worktree: &Path, commit: &str, paths: &[&str]) -> Result<()
     restore_paths_in(&repo, worktree, &commit, paths)
 }
 
+/// Makes the worktree's files those of `commit`, as if a writer had written them: every path
+/// where the tree of the worktree's HEAD and `commit`'s tree differ is written (or removed);
+/// HEAD, the branch and the index are not touched, so the next checkpoint records the change
+/// (`autobuild replay` puts a recorded turn's work back this way). Returns the paths written.
+pub fn write_commit_files(worktree: &Path, commit: &str) -> Result<Vec<String>, GitError> {
+    let repo = open_checkout(worktree)?;
+    let target = find_commit(&repo, commit, worktree)?;
+    let head = repo
+        .head()
+        .and_then(|head| head.peel_to_commit())
+        .context("read HEAD", worktree)?;
+    let paths = super::diff::changed_paths(&repo, head.tree_id(), target.tree_id(), worktree)?;
+    let shown: Vec<&str> = paths.iter().map(String::as_str).collect();
+    restore_paths_in(&repo, worktree, &target, &shown)?;
+    Ok(paths)
+}
+
 /// [`restore_paths`] on an open repository.
 pub(crate) fn restore_paths_in(
     repo: &Repository,

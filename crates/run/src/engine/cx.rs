@@ -50,6 +50,9 @@ pub struct RunCx<'p> {
     unsynced: Vec<std::fs::File>,
     /// Temporary files for the state saves and records, made ahead of each write.
     spares: base::atomic_file::Spares,
+    /// `autobuild replay`: the recorded run whose agents stand in for the roles' adapters
+    /// ([`crate::engine::replay`]).
+    pub replay: Option<std::sync::Arc<crate::engine::replay::Recorded>>,
 }
 
 impl<'p> RunCx<'p> {
@@ -87,6 +90,7 @@ impl<'p> RunCx<'p> {
             answering: Duration::ZERO,
             unsynced: Vec::new(),
             spares,
+            replay: None,
         }
     }
 

@@ -20,6 +20,7 @@ pub mod recover;
 pub mod ref_owners;
 pub mod refusal;
 pub mod reopen;
+pub mod replay;
 pub mod run;
 pub mod state;
 pub mod turn;

@@ -142,7 +142,7 @@ pub fn preflight(
         config,
         &workflow_name,
         &settings.overrides(),
-        &task.task_type,
+        settings.profile.as_deref().unwrap_or(&task.task_type),
     )?;
     // What the task file's reader accepted but the user should know (a repeated key, a stale
     // copy in another state folder) comes first: it is about the file the user wrote.

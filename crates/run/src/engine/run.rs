@@ -71,7 +71,44 @@ pub fn start(
     state
         .save(&paths.state())
         .map_err(|e| Error::io("cannot write", paths.state(), e))?;
-    run_interpreter(&plan, paths, state, repo, options.io, lock, Vec::new())
+    run_interpreter(
+        &plan,
+        paths,
+        state,
+        repo,
+        options.io,
+        lock,
+        Session::default(),
+    )
+}
+
+/// `autobuild replay`: a new run of `plan` in `paths` whose agents the recorded run's stand in
+/// for (module [`crate::engine::replay`]).
+pub(crate) fn replay_run(
+    plan: &Plan,
+    paths: RunPaths,
+    repo: Repo,
+    io: RunIo,
+    lock: RunLock,
+    recorded: std::sync::Arc<crate::engine::replay::Recorded>,
+) -> Result<Outcome, Error> {
+    create_run_dir(plan, &paths)?;
+    let state = new_state(plan);
+    state
+        .save(&paths.state())
+        .map_err(|e| Error::io("cannot write", paths.state(), e))?;
+    run_interpreter(
+        plan,
+        paths,
+        state,
+        repo,
+        io,
+        lock,
+        Session {
+            notes: Vec::new(),
+            replay: Some(recorded),
+        },
+    )
 }
 
 /// Re-roots a run kept in another checkout here; its `worktree` steps run again, so the
@@ -147,7 +184,20 @@ fn continue_run(
     }
     state.sandbox = confined;
     notes.extend(crate::engine::recover::recover(&repo, &paths, &state)?);
-    run_interpreter(plan, paths, state, repo, io, lock, notes)
+    let session = Session {
+        notes,
+        replay: None,
+    };
+    run_interpreter(plan, paths, state, repo, io, lock, session)
+}
+
+/// What a session of a run starts with besides its plan, records and connections.
+#[derive(Default)]
+struct Session {
+    /// Shown as warnings once the run has started (a take-over, a changed workflow).
+    notes: Vec<String>,
+    /// `autobuild replay`: the recorded agents that stand in for the adapters.
+    replay: Option<std::sync::Arc<crate::engine::replay::Recorded>>,
 }
 
 fn run_interpreter(
@@ -157,8 +207,9 @@ fn run_interpreter(
     repo: Repo,
     io: RunIo,
     _lock: RunLock,
-    notes: Vec<String>,
+    session: Session,
 ) -> Result<Outcome, Error> {
+    let Session { notes, replay } = session;
     let resumed = !state.completed.is_empty();
     let events =
         EventLog::open(&paths.events()).map_err(|e| Error::io("cannot open", paths.events(), e))?;
@@ -169,6 +220,7 @@ fn run_interpreter(
         .write_bash_env(&bash_env)
         .map_err(|e| Error::io("cannot write", &bash_env, e))?;
     let mut cx = RunCx::new(plan, paths, state, repo, project_env, events, io);
+    cx.replay = replay;
     cx.emit(EventKind::RunStarted {
         task: plan.task.id.clone(),
         title: plan.task.title.clone(),

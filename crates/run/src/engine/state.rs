@@ -233,6 +233,10 @@ pub struct RunSettings {
     /// `--pr`: land an approved run as a pull request (`[forge]`), not a local merge.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pr: bool,
+    /// The quality-gate profile instead of the one the task's type selects (`replay
+    /// --profile`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
 }
 
 impl RunSettings {

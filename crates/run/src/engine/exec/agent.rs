@@ -54,6 +54,11 @@ pub fn execute(
     let adapter = adapter_for(role.agent).ok_or_else(|| {
         Error::runtime(format!("the `{}` adapter is not available yet", role.agent))
     })?;
+    // A replay's recorded agents stand in for the adapters (never the player's).
+    let adapter = match &cx.replay {
+        Some(recorded) => recorded.stand_in(role_name, role, adapter),
+        None => adapter,
+    };
     let worktree = cx.state.worktree.clone();
     if !worktree.is_dir() {
         return Err(Error::runtime(format!(
