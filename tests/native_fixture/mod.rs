@@ -36,6 +36,8 @@ pub struct Recorded {
     pub path: String,
     pub headers: Vec<(String, String)>,
     pub body: Value,
+    /// The body as it came (a protobuf, for the OTLP tests).
+    pub raw: Vec<u8>,
 }
 
 impl Recorded {
@@ -103,6 +105,7 @@ impl Server {
                                 .to_string(),
                             headers: request.headers.clone(),
                             body: serde_json::from_slice(&request.body).unwrap_or(Value::Null),
+                            raw: request.body.clone(),
                         });
                         if models_listed
                             && request.method == "GET"

@@ -65,6 +65,7 @@ mod loop_workflows;
 mod native_adapter;
 mod native_loop;
 mod notify;
+mod otel;
 mod process_command_adapter;
 mod process_run;
 mod pull_requests;

@@ -4,4 +4,5 @@
 pub mod engine;
 pub mod feature;
 pub mod forge;
+pub mod otel;
 pub mod report;

@@ -73,7 +73,7 @@ fn format_finding(subject: &str, endpoint: &Endpoint) -> Finding {
             method: "POST",
             url: endpoint.url(openai::CHAT_PATH),
             headers: endpoint.request_headers(),
-            body: Some(body.to_string()),
+            body: Some(http::Body::json(body.to_string())),
         };
         let answer = match http::send(&request, DOCTOR_TIMEOUT) {
             Ok(answer) => answer,

@@ -85,13 +85,29 @@ pub enum Failure {
 }
 
 /// A request to send: a `GET` without a body; with one, `POST`, `PATCH` or `PUT` (by
-/// `method`) of JSON.
+/// `method`).
 #[derive(Debug, Clone)]
 pub struct Request {
     pub method: &'static str,
     pub url: String,
     pub headers: Vec<(String, String)>,
-    pub body: Option<String>,
+    pub body: Option<Body>,
+}
+
+/// A request's body and its media type.
+#[derive(Debug, Clone)]
+pub struct Body {
+    pub bytes: Vec<u8>,
+    pub content_type: &'static str,
+}
+
+impl Body {
+    pub fn json(text: String) -> Body {
+        Body {
+            bytes: text.into_bytes(),
+            content_type: "application/json",
+        }
+    }
 }
 
 /// What the request thread tells the waiting caller.
@@ -180,11 +196,11 @@ fn send_with(
                 "PUT" => agent.put(&request.url),
                 _ => agent.post(&request.url),
             };
-            let mut builder = builder.header("content-type", "application/json");
+            let mut builder = builder.header("content-type", body.content_type);
             for (name, value) in &request.headers {
                 builder = builder.header(name.as_str(), value.as_str());
             }
-            builder.send(body.as_bytes())
+            builder.send(&body.bytes[..])
         }
         None => {
             let mut builder = agent.get(&request.url);

@@ -107,6 +107,9 @@ pub struct RunState {
     /// The pull (merge) request the approved run landed as (`--pr`), once opened.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pr: Option<crate::forge::PullRequest>,
+    /// The OpenTelemetry trace the run's sessions are exported as (hex), once one was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
 }
 
 pub use model::workflow::kinds::{Answer, SignOff};

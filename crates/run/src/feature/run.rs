@@ -374,6 +374,7 @@ pub(crate) fn state_for(
         separated: plan.separated.clone(),
         history: Vec::new(),
         pr: None,
+        trace_id: None,
     }
 }
 

@@ -539,6 +539,11 @@ impl Runner {
             }
         }
         self.state.message = Some(outcome_message(&self.state));
+        if let Err(why) = crate::otel::export_feature(&mut self.state, &self.setup.runs_dir()) {
+            self.emit(FeatureEventKind::Warning {
+                message: format!("the feature's trace was not exported: {why}"),
+            });
+        }
         self.save()?;
         let report = write_report(&self.state, &self.setup.runs_dir(), &self.paths)?;
         let exit_code = match pr_missing {

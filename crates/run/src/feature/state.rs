@@ -85,6 +85,9 @@ pub struct FeatureState {
     /// The pull (merge) request the approved feature branch landed as (`--pr`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pr: Option<crate::forge::PullRequest>,
+    /// The OpenTelemetry trace the feature is exported as (hex), once it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
 }
 
 /// One thing that happened to a feature run ([`FeatureState::history`]).
@@ -372,6 +375,7 @@ pub(crate) fn sample_state(statuses: &[TaskStatus]) -> FeatureState {
         separated: Vec::new(),
         history: Vec::new(),
         pr: None,
+        trace_id: None,
     }
 }
 

@@ -305,7 +305,10 @@ impl Client<'_> {
                 method: call.method,
                 url: call.url.clone(),
                 headers: self.target.headers(self.token),
-                body: call.body.as_ref().map(Value::to_string),
+                body: call
+                    .body
+                    .as_ref()
+                    .map(|body| http::Body::json(body.to_string())),
             };
             let bounds = Bounds {
                 deadline: Instant::now() + CALL_TIMEOUT,

@@ -60,7 +60,7 @@ impl Session<'_> {
             method: "POST",
             url: self.endpoint.url(self.dialect.path()),
             headers: self.endpoint.request_headers(),
-            body: Some(body.to_string()),
+            body: Some(http::Body::json(body.to_string())),
         };
         let mut attempt = 0;
         loop {

@@ -100,6 +100,7 @@ pub(super) fn change_between(
         separated,
         history,
         pr,
+        trace_id,
     } = now;
     let snapshot_only = *version == saved.version
         && *feature_id == saved.feature_id
@@ -118,7 +119,8 @@ pub(super) fn change_between(
         && *journal_seq == saved.journal_seq
         && *separated == saved.separated
         && *history == saved.history
-        && *pr == saved.pr;
+        && *pr == saved.pr
+        && *trace_id == saved.trace_id;
     let touched = tasks.touched_since(saver);
     let same_ids = match touched {
         Some(touched) => !touched.added,
