@@ -3,6 +3,7 @@
 //! [`main`] is the only place that turns a result into an exit code and prints errors.
 
 pub mod approval;
+pub mod bench;
 pub mod command_error;
 pub mod complete;
 pub mod demo;
@@ -164,6 +165,9 @@ pub enum Command {
         #[arg(long, short = 'f')]
         follow: bool,
     },
+    /// Run a suite's tasks under each workflow with the same agents and budget, and judge what
+    /// each approved with the suite's own oracle.
+    Bench(bench::BenchArgs),
     /// Judge a recorded run again under other rules, without the player: checks, criteria,
     /// reviewers and gate per turn, beside the recorded decisions.
     Replay(replay::ReplayArgs),
@@ -384,6 +388,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
         Command::Discard { id, yes, json } => runs::discard(&id, yes, json),
         Command::Report { id, open } => report::run(&id, open),
         Command::Replay(args) => replay::run(args, quiet),
+        Command::Bench(args) => bench::run(args),
         Command::Logs {
             id,
             turn,

@@ -19,6 +19,7 @@ mod native_fixture;
 mod support;
 
 mod architecture;
+mod bench;
 mod ci_secrets;
 mod claude_adapter;
 mod claude_loop;

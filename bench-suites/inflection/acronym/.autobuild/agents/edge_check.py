@@ -1,0 +1,2 @@
+from inflection import extras
+assert extras.acronym('  as   soon as possible ') == 'ASAP'

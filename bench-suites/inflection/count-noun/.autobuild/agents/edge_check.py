@@ -1,0 +1,2 @@
+from inflection import extras
+assert extras.count_noun(0, 'person') == '0 people', extras.count_noun(0, 'person'); assert extras.count_noun(1, 'person') == '1 person'

@@ -1,0 +1,7 @@
+"""Helpers built on inflection (a bench task)."""
+import inflection
+
+
+def human_list(words):
+    words = list(words)
+    return ', '.join(words[:-1]) + ' and ' + words[-1]

@@ -1,0 +1,2 @@
+from inflection import extras
+assert extras.kebab('HTTPServer') == 'http-server', extras.kebab('HTTPServer')

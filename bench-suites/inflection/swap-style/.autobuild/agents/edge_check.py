@@ -1,0 +1,2 @@
+from inflection import extras
+assert extras.swap_style('DeviceType') == 'device_type'
