@@ -545,3 +545,82 @@ fn a_task_that_hides_paths_fails_clearly_where_bubblewrap_cannot_run() {
     let landed = git(&act.remote, &["ls-tree", "-r", "--name-only", "main"]);
     assert!(!landed.contains("lib/a.txt"), "{landed}");
 }
+
+#[test]
+#[ignore = "needs act: run scripts/ci-engines.sh"]
+fn a_later_dispatch_runs_its_tasks_on_what_the_base_gained_since() {
+    let project = project();
+    let mut act = Act::new(&project);
+    let first = act.dispatch(
+        &project,
+        serde_json::json!({ "max_turns": "1", "only": "TASK-A" }),
+    );
+    assert_eq!(
+        first.results["wave 1: TASK-A"], "succeeded",
+        "{:?}",
+        first.results
+    );
+
+    // The base gains a file, and TASK-C's criterion now needs it.
+    let task = act.workdir.join(".autobuild/tasks/TASK-C.md");
+    let text = fs::read_to_string(&task).unwrap();
+    fs::write(
+        &task,
+        text.replace(
+            "grep -q a lib/c.txt",
+            "grep -q a lib/c.txt && test -f lib/base.txt",
+        ),
+    )
+    .unwrap();
+    fs::write(act.workdir.join("lib/base.txt"), "from main\n").unwrap();
+    git(&act.workdir, &["add", "-A"]);
+    git(
+        &act.workdir,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "-m",
+            "main gains",
+        ],
+    );
+    git(&act.workdir, &["push", "-q", "origin", "HEAD:main"]);
+
+    let run = act.dispatch(
+        &project,
+        serde_json::json!({ "max_turns": "1", "only": "TASK-C" }),
+    );
+
+    assert!(
+        run.log.contains("takes what main gained since it was made"),
+        "{}",
+        run.log
+    );
+    assert_eq!(
+        run.results["wave 2: TASK-C"], "succeeded",
+        "{:?}",
+        run.results
+    );
+    let files = git(&act.remote, &["ls-tree", "-r", "--name-only", BRANCH]);
+    assert!(
+        files.contains("lib/base.txt")
+            && files.contains("lib/c.txt")
+            && files.contains("lib/a.txt"),
+        "{files}"
+    );
+    let criterion = git(
+        &act.remote,
+        &["show", &format!("{BRANCH}:.autobuild/tasks/TASK-C.md")],
+    );
+    assert!(criterion.contains("test -f lib/base.txt"), "{criterion}");
+    // The landed tasks are still the feature branch's first-parent history.
+    let subjects = git(
+        &act.remote,
+        &["log", "--first-parent", "--format=%s", BRANCH],
+    );
+    assert!(subjects.contains("TASK-A: Task TASK-A"), "{subjects}");
+    assert!(subjects.contains("TASK-C: Task TASK-C"), "{subjects}");
+}

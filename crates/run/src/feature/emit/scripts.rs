@@ -39,9 +39,30 @@ pub fn setup() -> String {
     )
 }
 
-/// Creates the feature branch on the remote from the run's commit, unless it exists.
+/// Creates the feature branch on the remote from the run's commit, unless it exists; an
+/// existing one takes what the run's branch gained since (a fixed criterion, a new file) by a
+/// merge of the run's commit, so the tasks of a later dispatch see it. The merge keeps the
+/// feature branch's first-parent history (the landed tasks) and lands nothing unchecked: the
+/// next landing's integration check runs on the merged tip. A merge that conflicts pushes
+/// nothing and fails the job, saying how to go on.
 pub const CREATE_FEATURE_BRANCH: &str = r#"if git ls-remote --exit-code --heads "$REMOTE" "$FEATURE_BRANCH" >/dev/null; then
-  echo "$FEATURE_BRANCH exists: tasks already on it are not run again"
+  run_commit=$(git rev-parse HEAD)
+  git fetch --no-tags "$REMOTE" "+refs/heads/$FEATURE_BRANCH:refs/remotes/autobuild/feature"
+  if git merge-base --is-ancestor "$run_commit" refs/remotes/autobuild/feature; then
+    echo "$FEATURE_BRANCH exists and holds $BASE_BRANCH: tasks already on it are not run again"
+  else
+    git checkout -q --detach refs/remotes/autobuild/feature
+    if GIT_AUTHOR_NAME=autobuild GIT_AUTHOR_EMAIL=autobuild@localhost GIT_COMMITTER_NAME=autobuild GIT_COMMITTER_EMAIL=autobuild@localhost \
+      git merge -q --no-ff --no-edit -m "autobuild: $BASE_BRANCH into $FEATURE_BRANCH" "$run_commit"; then
+      git push "$REMOTE" "HEAD:refs/heads/$FEATURE_BRANCH"
+      echo "$FEATURE_BRANCH takes what $BASE_BRANCH gained since it was made: this dispatch's tasks run on it"
+    else
+      git merge --abort || true
+      echo "$FEATURE_BRANCH cannot take what $BASE_BRANCH gained since it was made: the merge conflicts; merge $BASE_BRANCH into $FEATURE_BRANCH yourself, push it, and dispatch again" >&2
+      exit 1
+    fi
+    git checkout -q --detach "$run_commit"
+  fi
 else
   git push "$REMOTE" "HEAD:refs/heads/$FEATURE_BRANCH"
 fi
