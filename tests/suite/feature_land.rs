@@ -111,6 +111,15 @@ fn approved_tasks_land_blocked_ones_skip_their_dependants_and_landing_again_chan
     assert_eq!(state["tasks"]["TASK-C"]["status"], "pending");
     assert_eq!(state["tasks"]["TASK-D"]["status"], "skipped");
     assert_eq!(state["status"], "running");
+    // The landing's report (the CI job summary) has each task's turns from its job's record
+    // and names where its own report is.
+    let report = fs::read_to_string(clone.join(".autobuild/runs/FEAT-L/report.md")).unwrap();
+    assert!(
+        report.contains("| TASK-A | Task TASK-A | merged | 1/1 |"),
+        "{report}"
+    );
+    assert!(report.contains("`TASK-A/report.md`"), "{report}");
+    assert!(!report.contains("](../TASK-A/report.md)"), "{report}");
     let bare = remote.as_path();
     assert_eq!(subjects(bare, FEAT), ["TASK-A: Task TASK-A", "initial"]);
     assert!(

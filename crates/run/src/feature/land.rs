@@ -150,6 +150,14 @@ pub fn land(root: &Path, feature_arg: &str, options: &LandOptions) -> Result<Sho
             break;
         }
         let record = record(&records, id, &branch);
+        // The task ran in another job: its record says when (the report's turns and costs
+        // are read from it too).
+        if let (Some(run), Some(task)) = (&record, state.tasks.get_mut(id)) {
+            task.started_at
+                .get_or_insert_with(|| run.started_at.clone());
+            task.finished_at
+                .get_or_insert_with(|| run.updated_at.clone());
+        }
         let decision = decide(
             holds_task(&messages, id),
             options.abandon.iter().any(|a| a == id),
@@ -187,10 +195,19 @@ pub fn land(root: &Path, feature_arg: &str, options: &LandOptions) -> Result<Sho
     }
     state.status = feature_status(&state);
     state.message = Some(outcome_message(&state));
+    // The feature ran from its first task's start (the landing itself starts late).
+    if let Some(first) = state
+        .tasks
+        .values()
+        .filter_map(|t| t.started_at.clone())
+        .min()
+    {
+        state.started_at = state.started_at.clone().min(first);
+    }
     state
         .save(&state_file(&paths))
         .map_err(|e| Error::io("cannot write", state_file(&paths), e))?;
-    write_report(&state, &layout.runs(), &paths)?;
+    write_report(&state, &records, &paths)?;
     lines.push(summary(&state));
     let exit_code = match state.status {
         FeatureStatus::Conflict | FeatureStatus::IntegrationFailed => exit::RUNTIME,

@@ -160,7 +160,14 @@ pub fn outcome_message(state: &FeatureState) -> String {
 }
 
 /// `report.md`.
-pub fn render_report(state: &FeatureState, infos: &BTreeMap<String, TaskRunInfo>) -> String {
+/// `links`: the tasks' reports are beside the feature's run directory (a local run), so each
+/// row links to its report; elsewhere (a CI landing reading the jobs' artifacts, a pull
+/// request's text) each names the task run's `report.md` instead.
+pub fn render_report(
+    state: &FeatureState,
+    infos: &BTreeMap<String, TaskRunInfo>,
+    links: bool,
+) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# {}: {}\n", state.feature_id, state.name);
     let _ = writeln!(
@@ -196,7 +203,8 @@ pub fn render_report(state: &FeatureState, infos: &BTreeMap<String, TaskRunInfo>
                 "–".to_string()
             };
             let report = match &info.report {
-                Some(_) => format!("[report](../{id}/report.md)"),
+                Some(_) if links => format!("[report](../{id}/report.md)"),
+                Some(_) => format!("`{id}/report.md`"),
                 None => "–".to_string(),
             };
             let _ = writeln!(
@@ -530,7 +538,7 @@ mod tests {
             },
         )]);
 
-        let report = render_report(&state, &infos);
+        let report = render_report(&state, &infos, true);
 
         assert!(
             report.contains(

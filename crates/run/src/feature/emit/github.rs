@@ -211,14 +211,20 @@ fn wave_job(plan: &EmitPlan, wave: usize, tasks: &[String], before: &str) -> Val
     insert(&mut run, "env", Value::Mapping(env));
     steps.push(run);
     let after = format!("${{{{ !cancelled() && {READY} }}}}");
+    // A cancelled or timed-out job keeps what its turns paid for: the branch and the run
+    // (its engine run ended cancelled and resumes from its last completed step).
     let mut push = with_token(run_step("Push the task branch", scripts::PUSH_TASK));
-    insert(&mut push, "if", s(&after));
+    insert(
+        &mut push,
+        "if",
+        s(&format!("${{{{ always() && {READY} }}}}")),
+    );
     steps.push(push);
     let mut keep = with_token(run_step("Keep the run to resume it", &scripts::keep_run()));
     insert(
         &mut keep,
         "if",
-        s(&format!("${{{{ failure() && {READY} }}}}")),
+        s(&format!("${{{{ (failure() || cancelled()) && {READY} }}}}")),
     );
     steps.push(keep);
     let mut summary = run_step(
