@@ -36,6 +36,8 @@ struct Act {
     path: String,
     /// More of the runner's environment.
     env: Vec<(String, String)>,
+    /// The run's secrets (`-s NAME=VALUE`; `GITHUB_TOKEN` is `github.token`).
+    secrets: Vec<(String, String)>,
 }
 
 impl Act {
@@ -65,6 +67,7 @@ impl Act {
             runs: 0,
             path: path_with_autobuild(),
             env: Vec::new(),
+            secrets: Vec::new(),
         }
     }
 
@@ -103,6 +106,9 @@ impl Act {
         for (key, value) in &env {
             command.arg("--env").arg(format!("{key}={value}"));
             command.env(key, value);
+        }
+        for (key, value) in &self.secrets {
+            command.arg("-s").arg(format!("{key}={value}"));
         }
         command.envs(self.env.iter().map(|(k, v)| (k, v)));
         // act keeps every job's workspace and temp directory under $XDG_CACHE_HOME/act: in the
@@ -623,4 +629,68 @@ fn a_later_dispatch_runs_its_tasks_on_what_the_base_gained_since() {
     );
     assert!(subjects.contains("TASK-A: Task TASK-A"), "{subjects}");
     assert!(subjects.contains("TASK-C: Task TASK-C"), "{subjects}");
+}
+
+#[test]
+#[ignore = "needs act: run scripts/ci-engines.sh"]
+fn with_pull_request_the_last_landing_opens_the_features_pull_request() {
+    use crate::native_fixture::{Response, Server};
+    let server = Server::scripted(vec![
+        Response::json(200, serde_json::json!([])),
+        Response::json(
+            201,
+            serde_json::json!({"number": 9, "html_url": "https://github.example/acme/widgets/pull/9"}),
+        ),
+    ]);
+    let project = project();
+    let mut act = Act::new(&project);
+    // The project names its forge (the test's remote is a path, not a GitHub URL).
+    let config = act.workdir.join(".autobuild/config.toml");
+    let text = fs::read_to_string(&config).unwrap();
+    fs::write(
+        &config,
+        format!(
+            "{text}\n[forge]\nrepository = \"acme/widgets\"\napi_url = {:?}\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    git(
+        &act.workdir,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qam",
+            "forge",
+        ],
+    );
+    git(&act.workdir, &["push", "-q", "origin", "HEAD:main"]);
+    act.secrets
+        .push(("GITHUB_TOKEN".into(), "job-token".into()));
+
+    let run = act.dispatch(
+        &project,
+        serde_json::json!({ "max_turns": "2", "pull_request": "true" }),
+    );
+
+    assert!(run.ok, "{:?}", run.results);
+    assert!(run.log.contains("pull request #9 opened"), "{}", run.log);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "{requests:#?}");
+    assert_eq!(requests[1].method, "POST");
+    assert_eq!(requests[1].body["head"], BRANCH);
+    assert_eq!(requests[1].body["base"], "main");
+    assert_eq!(
+        requests[1].header("authorization"),
+        Some("Bearer job-token")
+    );
+    // Nothing merged into main: the pull request is the landing.
+    let main = git(
+        &act.remote,
+        &["ls-tree", "-r", "--name-only", "main", "lib"],
+    );
+    assert!(!main.contains("lib/a.txt"), "{main}");
 }

@@ -75,6 +75,9 @@ pub const INPUTS: &[(&str, &str)] = &[
 pub const AUTO_MERGE: &str =
     "Merge the feature branch into the branch the run was started on once every task landed";
 
+pub const PULL_REQUEST: &str =
+    "Once every task landed, open (or update) a pull request of the feature branch against the branch the run was started on (not with auto_merge)";
+
 /// Minutes a task job may take when its workflow sets no `limits.max_wall_time`.
 const DEFAULT_TASK_MINUTES: u64 = 360;
 

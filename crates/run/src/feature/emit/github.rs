@@ -82,6 +82,9 @@ fn explain_permissions(text: &str) -> String {
         match line.trim() {
             "contents: write" => out.push_str(" # pushes the feature branch or a task branch"),
             "contents: read" => out.push_str(" # checks out the repository"),
+            "pull-requests: write" => {
+                out.push_str(" # opens the feature's pull request (the pull_request input)")
+            }
             _ => {}
         }
         out.push('\n');
@@ -119,15 +122,20 @@ fn dispatch() -> Value {
     for (name, description) in super::INPUTS {
         inputs.insert((*name).into(), text(description));
     }
-    inputs.insert(
-        "auto_merge".into(),
-        map([
-            ("description", s(super::AUTO_MERGE)),
-            ("required", Value::Bool(false)),
-            ("type", s("boolean")),
-            ("default", Value::Bool(false)),
-        ]),
-    );
+    for (name, description) in [
+        ("auto_merge", super::AUTO_MERGE),
+        ("pull_request", super::PULL_REQUEST),
+    ] {
+        inputs.insert(
+            name.into(),
+            map([
+                ("description", s(description)),
+                ("required", Value::Bool(false)),
+                ("type", s("boolean")),
+                ("default", Value::Bool(false)),
+            ]),
+        );
+    }
     map([(
         "workflow_dispatch",
         map([("inputs", Value::Mapping(inputs))]),
@@ -313,6 +321,19 @@ fn land_job(plan: &EmitPlan, wave: usize, before: &str) -> Value {
         let mut push = with_token(run_step("Push the base branch", scripts::PUSH_BASE));
         insert(&mut push, "if", s(merging));
         steps.push(push);
+        // `--pr`: the feature branch's pull request, with the job's own token.
+        let mut pr = run_step("Open the pull request", scripts::PULL_REQUEST);
+        insert(
+            &mut pr,
+            "if",
+            s("${{ success() && inputs.pull_request && !inputs.auto_merge }}"),
+        );
+        insert(
+            &mut pr,
+            "env",
+            map([("GITHUB_TOKEN", s("${{ github.token }}"))]),
+        );
+        steps.push(pr);
     }
     let mut upload = uses(
         "Upload the feature's record",
@@ -329,13 +350,21 @@ fn land_job(plan: &EmitPlan, wave: usize, before: &str) -> Value {
     steps.push(upload);
     // Lands what the wave approved even when some of its tasks failed (their dependants are
     // skipped); a cancelled run lands nothing.
-    let job = job(
+    let mut job = job(
         Some(seq([s(&format!("wave-{wave}")), s(before)])),
         Some(&gate(before)),
         SHORT_JOB_MINUTES,
         true,
         steps,
     );
+    if wave == plan.waves.len() {
+        if let Value::Mapping(job) = &mut job {
+            job.insert(
+                "permissions".into(),
+                map([("contents", s("write")), ("pull-requests", s("write"))]),
+            );
+        }
+    }
     named(&format!("land wave {wave}"), job)
 }
 

@@ -190,6 +190,9 @@ pub const PUSH_FEATURE: &str =
 /// can delete it).
 pub const MERGE: &str = "autobuild complete \"$FEATURE\"\n";
 
+/// The landed feature as a pull request against the base (`[forge]`, docs/pull-requests.md).
+pub const PULL_REQUEST: &str = "autobuild complete \"$FEATURE\" --pr\n";
+
 pub const PUSH_BASE: &str = "git push \"$REMOTE\" \"refs/heads/$BASE_BRANCH:refs/heads/$BASE_BRANCH\"\ngit push \"$REMOTE\" --delete \"$FEATURE_BRANCH\" || true\n";
 
 /// A report file appended to `summary` (the engine's job summary), or printed to the job's
