@@ -159,3 +159,51 @@ fn a_blocked_task_stops_only_its_dependants_and_a_rerun_resumes_and_merges_it() 
     }
     assert!(log.contains(&format!("{FEAT}: every task landed")), "{log}");
 }
+
+/// The emitted pipeline beside a project's own: written to a file of its own and run as a
+/// child pipeline from a job the project adds, it leaves the project's stages, jobs and
+/// workflow rules alone.
+#[test]
+#[ignore = "needs gitlab-ci-local: run scripts/ci-engines.sh"]
+fn beside_the_projects_own_pipeline_it_runs_as_a_child_pipeline() {
+    let project = project();
+    let pipeline = Pipeline::new(&project);
+    fs::remove_file(pipeline.workdir.join(".gitlab-ci.yml")).unwrap();
+    fs::create_dir_all(pipeline.workdir.join(".gitlab")).unwrap();
+    emit(
+        &project,
+        "gitlab-ci",
+        &pipeline.workdir.join(".gitlab/autobuild.yml"),
+    );
+    fs::write(
+        pipeline.workdir.join(".gitlab-ci.yml"),
+        "stages: [test, autobuild]\n\
+         unit-tests:\n  stage: test\n  script: [echo \"the project's own unit tests ran\"]\n\
+         autobuild:\n  stage: autobuild\n  trigger:\n    include: .gitlab/autobuild.yml\n    strategy: depend\n    forward:\n      pipeline_variables: true\n",
+    )
+    .unwrap();
+    // The project's own pipeline is committed, as it would be (a local include is read from
+    // the commit).
+    fs::write(
+        pipeline.workdir.join(".git/info/exclude"),
+        ".gitlab-ci-local/\n.autobuild-bin/\nrecords/\n",
+    )
+    .unwrap();
+    git(&pipeline.workdir, &["add", ".gitlab-ci.yml", ".gitlab"]);
+    git(
+        &pipeline.workdir,
+        &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "CI"],
+    );
+
+    let (ok, log) = pipeline.run(&project, &[("MAX_TURNS", "2")]);
+
+    assert!(ok, "{log}");
+    assert!(log.contains("the project's own unit tests ran"), "{log}");
+    for file in ["a", "b", "c", "d", "e"] {
+        assert!(
+            git(&pipeline.remote, &["ls-tree", "-r", "--name-only", BRANCH])
+                .contains(&format!("lib/{file}.txt")),
+            "lib/{file}.txt"
+        );
+    }
+}

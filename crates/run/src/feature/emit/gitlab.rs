@@ -45,7 +45,7 @@ pub fn render(plan: &EmitPlan) -> String {
             "rules",
             seq([map([(
                 "if",
-                s("$CI_PIPELINE_SOURCE == \"web\" || $CI_PIPELINE_SOURCE == \"api\" || $CI_PIPELINE_SOURCE == \"trigger\""),
+                s("$CI_PIPELINE_SOURCE == \"web\" || $CI_PIPELINE_SOURCE == \"api\" || $CI_PIPELINE_SOURCE == \"trigger\" || $CI_PIPELINE_SOURCE == \"parent_pipeline\""),
             )])]),
         )]),
     );
@@ -68,7 +68,13 @@ pub fn render(plan: &EmitPlan) -> String {
         "{header}\n\
          # Regenerate with `{again}`; do not edit:\n\
          # project set-up goes in {hook}. Run it with Build → Pipelines → Run pipeline;\n\
-         # set-up (variables, the push token, runners): docs/scale-out.md.\n{body}",
+         # set-up (variables, the push token, runners): docs/scale-out.md.\n\
+         # Beside a pipeline of your own, never `include:` this file (its stages and workflow\n\
+         # rules would replace yours): write it to a file of its own (`--output\n\
+         # .gitlab/autobuild.yml`) and run it as a child pipeline from a job of yours:\n\
+         #   autobuild:\n\
+         #     trigger: {{include: .gitlab/autobuild.yml, strategy: depend, forward: {{pipeline_variables: true}}}}\n\
+         #     rules: [{{if: '$CI_PIPELINE_SOURCE == \"web\"'}}]\n{body}",
         header = super::header(plan, "one job per task, waves as stages with needs"),
         again = super::regenerate(plan, "gitlab-ci"),
         hook = scripts::SETUP_HOOK,
