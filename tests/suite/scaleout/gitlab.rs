@@ -192,7 +192,16 @@ fn beside_the_projects_own_pipeline_it_runs_as_a_child_pipeline() {
     git(&pipeline.workdir, &["add", ".gitlab-ci.yml", ".gitlab"]);
     git(
         &pipeline.workdir,
-        &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "CI"],
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "-m",
+            "CI",
+        ],
     );
 
     let (ok, log) = pipeline.run(&project, &[("MAX_TURNS", "2")]);

@@ -149,12 +149,37 @@ fn variables(plan: &EmitPlan) -> Vec<(&'static str, String)> {
 /// The script installing the pinned agent CLIs the tasks' workflows need (none for `command`
 /// and the HTTP adapters), in the order of the adapters' registry.
 fn install_agents(agents: &[AgentKind]) -> Option<String> {
-    let packages: Vec<String> = agents::descriptions()
-        .filter(|d| agents.contains(&d.kind))
-        .filter_map(|d| d.package.map(agents::Package::pinned))
-        .collect();
-    (!packages.is_empty()).then(|| format!("npm install --global {}\n", packages.join(" ")))
+    let mut script = String::new();
+    for description in agents::descriptions().filter(|d| agents.contains(&d.kind)) {
+        let (Some(package), Some(binary)) = (description.package, description.program) else {
+            continue;
+        };
+        let Some((_, lock)) = AGENT_LOCKS.iter().find(|(b, _)| *b == binary) else {
+            continue;
+        };
+        // `npm ci` from the lockfile autobuild ships for the pin: integrity-checked, nothing
+        // resolved when the job runs.
+        script.push_str(&format!(
+            "dir=\"${{RUNNER_TEMP:-${{TMPDIR:-/tmp}}}}/autobuild-agents/{binary}\"\n\
+             mkdir -p \"$dir\"\n\
+             printf '%s\\n' '{{\"name\": \"autobuild-agents\", \"private\": true, \"dependencies\": {{\"{name}\": \"{version}\"}}}}' > \"$dir/package.json\"\n\
+             cat > \"$dir/package-lock.json\" <<'AUTOBUILD_LOCK'\n{lock}AUTOBUILD_LOCK\n\
+             npm ci --prefix \"$dir\" --no-audit --no-fund\n\
+             export PATH=\"$dir/node_modules/.bin:$PATH\"\n\
+             if [ -n \"${{GITHUB_PATH:-}}\" ]; then echo \"$dir/node_modules/.bin\" >> \"$GITHUB_PATH\"; fi\n",
+            name = package.name,
+            version = package.version,
+            lock = if lock.ends_with('\n') { lock.to_string() } else { format!("{lock}\n") },
+        ));
+    }
+    (!script.is_empty()).then_some(script)
 }
+
+/// The npm lockfile of each pinned agent CLI, by its program (`scripts/agent-locks.sh`).
+const AGENT_LOCKS: &[(&str, &str)] = &[
+    ("claude", include_str!("emit/agent_locks/claude.json")),
+    ("codex", include_str!("emit/agent_locks/codex.json")),
+];
 
 /// The secrets the adapters read from the environment, each once.
 fn secrets(agents: &[AgentKind]) -> Vec<&'static str> {

@@ -228,11 +228,16 @@ fn permissions_are_read_by_default_and_write_only_for_the_jobs_that_push() {
         let pushes = steps(job)
             .iter()
             .any(|s| s["run"].as_str().is_some_and(|r| r.contains("git push")));
+        // The last landing also opens the feature's pull request (the `pull_request` input).
+        let last_landing = name.as_str() == Some("land-2");
         assert_eq!(
             job["permissions"].as_mapping().unwrap().len(),
-            1,
+            if last_landing { 2 } else { 1 },
             "{name:?}"
         );
+        if last_landing {
+            assert_eq!(job["permissions"]["pull-requests"], "write");
+        }
         let access = if pushes { "write" } else { "read" };
         assert_eq!(job["permissions"]["contents"], access, "{name:?}");
     }
@@ -339,10 +344,16 @@ fn agents_get_their_pinned_cli_and_secrets_only_in_the_env_of_the_step_that_runs
     let install = steps(wave)
         .iter()
         .filter_map(|s| s["run"].as_str())
-        .find(|r| r.starts_with("npm install"))
+        .find(|r| r.contains("npm ci"))
         .unwrap();
-    assert!(install.contains("@anthropic-ai/claude-code@"), "{install}");
-    assert!(install.contains("@openai/codex@"), "{install}");
+    // Each CLI from its shipped lockfile, never resolved at install time.
+    assert!(!install.contains("npm install"), "{install}");
+    assert!(
+        install.contains("\"@anthropic-ai/claude-code\": \"2."),
+        "{install}"
+    );
+    assert!(install.contains("\"@openai/codex\": \"0."), "{install}");
+    assert_eq!(install.matches("npm ci --prefix").count(), 2, "{install}");
     let mut with_secrets = 0;
     for step in all_steps(&workflow) {
         if let Some(run) = step["run"].as_str() {
@@ -405,4 +416,29 @@ fn on_gitlab_a_skipped_task_is_an_allowed_failure_and_a_kept_run_resumes_in_any_
     );
     assert!(!script.contains("::error"), "{script}");
     assert!(script.contains("--resume --moved-checkout"), "{script}");
+}
+
+#[test]
+fn every_pinned_agent_cli_has_a_lockfile_of_exactly_its_pin() {
+    for description in agents::descriptions() {
+        let (Some(package), Some(binary)) = (description.package, description.program) else {
+            continue;
+        };
+        let (_, lock) = super::AGENT_LOCKS
+            .iter()
+            .find(|(b, _)| *b == binary)
+            .unwrap_or_else(|| panic!("no lockfile for {binary}: run scripts/agent-locks.sh"));
+        let lock: serde_json::Value = serde_json::from_str(lock).unwrap();
+        assert_eq!(
+            lock["packages"][""]["dependencies"][package.name], package.version,
+            "{binary}'s lockfile is not of its pin: run scripts/agent-locks.sh"
+        );
+        let entry = &lock["packages"][format!("node_modules/{}", package.name)];
+        assert!(
+            entry["integrity"]
+                .as_str()
+                .is_some_and(|i| i.starts_with("sha512-")),
+            "{entry}"
+        );
+    }
 }

@@ -272,8 +272,16 @@ fn wave_job(plan: &EmitPlan, wave: usize, tasks: &[String], before: &str) -> Val
     );
     insert(&mut job, "strategy", strategy);
     insert(&mut job, "env", map([("TASK", s("${{ matrix.task }}"))]));
+    // The agents' API keys are the environment's (its protection rules apply to them);
+    // repository secrets of the same names are seen there too.
+    if !secrets(&plan.agents).is_empty() {
+        insert(&mut job, "environment", s(AGENTS_ENVIRONMENT));
+    }
     named(&format!("wave {wave}: ${{{{ matrix.task }}}}"), job)
 }
+
+/// The GitHub environment the task jobs that need agent API keys run in.
+pub const AGENTS_ENVIRONMENT: &str = "autobuild-agents";
 
 fn named(name: &str, job: Value) -> Value {
     prepend(job, "name", s(name))

@@ -206,7 +206,7 @@ pub fn report(path: &str, summary: Option<&str>) -> String {
 /// jobs' records, one directory each (`<FEAT>-land-<N>`): the last wave's is read.
 pub fn outcome(records: &str) -> String {
     format!(
-        r#"record=$(ls -d {records}/"$FEATURE"-land-* 2>/dev/null | sort -V | tail -n 1)
+        r#"record=$(find {records} -mindepth 1 -maxdepth 1 -name "$FEATURE-land-*" 2>/dev/null | sort -V | tail -n 1)
 if [ -z "$record" ]; then
   echo "$FEATURE: no landing job recorded anything: see the failed jobs of this run"
   exit 1
