@@ -289,12 +289,14 @@ impl<'a> Simulation<'a> {
         {
             match term {
                 "always()" | "!cancelled()" => status_checked = true,
-                "failure()" => {
+                // The simulated runs are never cancelled.
+                "failure()" | "(failure() || cancelled())" => {
                     status_checked = true;
                     holds &= failed;
                 }
                 "success()" => holds &= !failed,
-                "inputs.auto_merge" => holds = false,
+                "inputs.auto_merge" | "inputs.pull_request" => holds = false,
+                "!inputs.auto_merge" => {}
                 _ => {
                     let (left, right) = term.split_once("==").expect("a comparison");
                     let value = outputs.get(left.trim()).cloned().unwrap_or_default();
