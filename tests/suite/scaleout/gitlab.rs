@@ -216,3 +216,58 @@ fn beside_the_projects_own_pipeline_it_runs_as_a_child_pipeline() {
         );
     }
 }
+
+#[test]
+#[ignore = "needs gitlab-ci-local: run scripts/ci-engines.sh"]
+fn with_pull_request_the_last_landing_opens_the_features_merge_request() {
+    use crate::native_fixture::{Response, Server};
+    let server = Server::scripted(vec![
+        Response::json(200, serde_json::json!([])),
+        Response::json(
+            201,
+            serde_json::json!({"iid": 4, "web_url": "https://gitlab.example/acme/widgets/-/merge_requests/4"}),
+        ),
+    ]);
+    let project = project();
+    let pipeline = Pipeline::new(&project);
+    let config = pipeline.workdir.join(".autobuild/config.toml");
+    let text = fs::read_to_string(&config).unwrap();
+    fs::write(
+        &config,
+        format!(
+            "{text}\n[forge]\nkind = \"gitlab\"\nrepository = \"acme/widgets\"\napi_url = {:?}\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    git(
+        &pipeline.workdir,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qam",
+            "forge",
+        ],
+    );
+
+    let (ok, log) = pipeline.run(
+        &project,
+        &[
+            ("MAX_TURNS", "2"),
+            ("PULL_REQUEST", "true"),
+            ("GITLAB_TOKEN", "api-token"),
+        ],
+    );
+
+    assert!(ok, "{log}");
+    assert!(log.contains("merge request #4 opened"), "{log}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "{requests:#?}");
+    assert_eq!(requests[1].path, "/projects/acme%2Fwidgets/merge_requests");
+    assert_eq!(requests[1].header("private-token"), Some("api-token"));
+    assert_eq!(requests[1].body["source_branch"], BRANCH);
+    assert_eq!(requests[1].body["target_branch"], "main");
+}

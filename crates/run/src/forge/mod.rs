@@ -394,12 +394,29 @@ pub fn pushed_before(runs_dir: &Path, task_id: &str) -> Vec<String> {
         .collect()
 }
 
-/// The forge settings of a project: `[forge]`, else GitHub's defaults.
+/// The forge settings of a project: `[forge]`; else, in a GitLab CI job, the GitLab it runs on
+/// (`CI_API_V4_URL`, `CI_PROJECT_PATH`); else GitHub's defaults.
 pub fn settings(config: &model::project::Config) -> ForgeConfig {
-    config.forge.clone().unwrap_or(ForgeConfig {
-        kind: ForgeKind::Github,
-        ..ForgeConfig::default()
-    })
+    if let Some(forge) = &config.forge {
+        return forge.clone();
+    }
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    match (
+        var("GITLAB_CI"),
+        var("CI_API_V4_URL"),
+        var("CI_PROJECT_PATH"),
+    ) {
+        (Some(_), Some(api), Some(project)) => ForgeConfig {
+            kind: ForgeKind::Gitlab,
+            api_url: Some(api),
+            repository: Some(project),
+            ..ForgeConfig::default()
+        },
+        _ => ForgeConfig {
+            kind: ForgeKind::Github,
+            ..ForgeConfig::default()
+        },
+    }
 }
 
 #[cfg(test)]

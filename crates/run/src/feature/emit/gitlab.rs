@@ -12,7 +12,7 @@
 use yaml_serde::{Mapping, Value};
 
 use super::yaml::{map, num, s, seq, to_text};
-use super::{install_agents, EmitPlan, AUTO_MERGE, INPUTS};
+use super::{install_agents, EmitPlan, AUTO_MERGE, INPUTS, PULL_REQUEST};
 use super::{sandbox, scripts};
 
 /// The endings of a task job the landing after it deals with: `autobuild task`'s failed (1),
@@ -107,14 +107,16 @@ fn variables(plan: &EmitPlan) -> Value {
             map([("value", s("")), ("description", s(description))]),
         );
     }
-    vars.insert(
-        "AUTO_MERGE".into(),
-        map([
-            ("value", s("false")),
-            ("options", seq([s("false"), s("true")])),
-            ("description", s(AUTO_MERGE)),
-        ]),
-    );
+    for (name, description) in [("AUTO_MERGE", AUTO_MERGE), ("PULL_REQUEST", PULL_REQUEST)] {
+        vars.insert(
+            name.into(),
+            map([
+                ("value", s("false")),
+                ("options", seq([s("false"), s("true")])),
+                ("description", s(description)),
+            ]),
+        );
+    }
     Value::Mapping(vars)
 }
 
@@ -202,10 +204,16 @@ status=0
 fn land_job(plan: &EmitPlan, wave: usize) -> Value {
     let record = format!("records/{}-land-{wave}", plan.feature_id);
     let merge = if wave == plan.waves.len() {
+        // PULL_REQUEST: the merge request, with the push token (a project access token whose
+        // scopes include `api`) or a GITLAB_TOKEN variable; GitLab is the forge the job runs on
+        // unless `[forge]` says otherwise.
         format!(
-            "if [ \"$status\" -eq 0 ] && [ \"$AUTO_MERGE\" = true ]; then\n{}{}fi\n",
+            "if [ \"$status\" -eq 0 ] && [ \"$AUTO_MERGE\" = true ]; then\n{}{}fi\n\
+             if [ \"$status\" -eq 0 ] && [ \"$PULL_REQUEST\" = true ] && [ \"$AUTO_MERGE\" != true ]; then\n\
+             GITLAB_TOKEN=\"${{PUSH_TOKEN:-${{GITLAB_TOKEN:-}}}}\" {}fi\n",
             scripts::MERGE,
-            with_token(scripts::PUSH_BASE)
+            with_token(scripts::PUSH_BASE),
+            scripts::PULL_REQUEST,
         )
     } else {
         String::new()
