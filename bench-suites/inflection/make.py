@@ -1,6 +1,6 @@
 """Writes the `inflection` bench suite (docs/bench.md): eight tasks on inflection 0.5.1 (MIT,
-Janne Vanhala; vendored from its PyPI sdist), each a starting project with scripted agents and a
-hidden oracle beside it. Three tasks have an edge case the project's own test and the task's
+Janne Vanhala; vendored once, in `source/`, from its PyPI sdist: every task starts from it, its
+own files laid over it), each with scripted agents and a hidden oracle beside it. Three tasks have an edge case the project's own test and the task's
 criterion do not cover: their scripted player gets it wrong on its first turn and right once a
 reviewer names it; the scripted coach runs its own check of the edge case. So a workflow
 without a reviewer (`solo`) approves three wrong changes that the oracle rejects, and the
@@ -125,7 +125,7 @@ for number, (name, function, doc, good, sloppy, test, criterion, edge) in enumer
     root = os.path.join(HERE, name)
     if os.path.exists(root):
         shutil.rmtree(root)
-    shutil.copytree(SOURCE, root)
+    os.makedirs(root)
     write(os.path.join(root, ".gitignore"), "__pycache__/\n")
     write(os.path.join(root, "tests/__init__.py"), "")
     write(os.path.join(root, "tests/test_inflection_basics.py"), textwrap.dedent("""\
@@ -185,4 +185,4 @@ for number, (name, function, doc, good, sloppy, test, criterion, edge) in enumer
     write(os.path.join(oracle, "run"), "#!/bin/sh\nPYTHONDONTWRITEBYTECODE=1 exec python3 oracle_check.py\n",
           executable=True)
 
-write(os.path.join(HERE, "suite.toml"), "# The budget every task runs with, under each workflow.\nmax_turns = 3\nmax_wall_time = \"10m\"\n")
+write(os.path.join(HERE, "suite.toml"), "# The budget every task runs with, under each workflow, and the code every task starts\n# from (its own files laid over it).\nmax_turns = 3\nmax_wall_time = \"10m\"\nbase = \"source\"\n")

@@ -47,6 +47,9 @@ struct Budget {
     max_turns: Option<u32>,
     max_wall_time: Option<String>,
     max_cost_usd: Option<f64>,
+    /// A directory of the suite whose files every task starts from, its own laid over them
+    /// (tasks on one codebase need not each carry a copy of it).
+    base: Option<PathBuf>,
 }
 
 /// One task under one workflow.
@@ -289,6 +292,9 @@ fn bench_one(
         std::fs::remove_dir_all(&work).map_err(|e| Error::io("cannot remove", &work, e))?;
     }
     let repo = work.join("repo");
+    if let Some(base) = &budget.base {
+        copy_dir(&suite.join(base), &repo)?;
+    }
     copy_dir(&suite.join(task), &repo)?;
     if !repo.join(".git").exists() {
         git(&repo, &["init", "-q", "-b", "main"])?;
