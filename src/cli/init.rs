@@ -62,7 +62,7 @@ pub fn run(agents: InitAgents, json: bool) -> Result<u8, Error> {
     let done = scaffold(&layout, agents)?;
     let next = next_step(&layout, agents, &done);
     if json {
-        super::json::print(&super::json::landing::Initialized {
+        super::json::print(&super::json::results::Initialized {
             version: super::json::VERSION,
             root: root.clone(),
             files: done,

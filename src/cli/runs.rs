@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::cli::command_error::CommandError;
 use crate::cli::json::{
     self,
-    landing::{Completed, Discarded},
+    results::{Completed, Discarded},
 };
 use crate::cli::logs;
 use crate::cli::run_dir::{checked_run, locate_owned_run, locate_run, Located};
@@ -376,7 +376,7 @@ pub fn complete_as_pr(task_id: &str, json: bool) -> Result<u8, Error> {
 /// `complete --pr`'s result: the JSON document, or the line.
 fn print_pr(id: &str, pr: crate::forge::PullRequest, json: bool) {
     if json {
-        json::print(&json::landing::PrOpened {
+        json::print(&json::results::PrOpened {
             version: json::VERSION,
             id: id.to_string(),
             pr,

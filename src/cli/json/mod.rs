@@ -4,8 +4,8 @@
 //! within a version; a field removed or changed in meaning raises it.
 
 pub mod doctor;
-pub mod landing;
 pub mod plan;
+pub mod results;
 pub mod validate;
 
 use serde::Serialize;

@@ -1,4 +1,4 @@
-//! `complete --json`, `discard --json` and `init --json`: what the command did, as facts.
+//! `complete --json`, `complete --pr --json`, `discard --json` and `init --json`: what the command did, as facts.
 
 use std::path::PathBuf;
 
