@@ -22,7 +22,10 @@ fn main() {
         sizes.push(100_000);
     }
     println!("worktree creation: median CPU of {runs} run(s), interleaved");
-    println!("{:>8} | {:>12} | {:>16} | {:>6}", "files", "git ms", "autobuild ms", "ratio");
+    println!(
+        "{:>8} | {:>12} | {:>16} | {:>6}",
+        "files", "git ms", "autobuild ms", "ratio"
+    );
     for files in sizes {
         let dir = tempfile::tempdir().expect("temp dir");
         let root = dir.path().join("repo");
@@ -40,8 +43,12 @@ fn main() {
                 .stdout(Stdio::null());
             let git_ms = child_cpu_ms(&mut command);
             let before = self_cpu_ms();
-            repo.create_worktree(&format!("a{run}"), "main", &dir.path().join(format!("ours-{run}")))
-                .expect("create the worktree");
+            repo.create_worktree(
+                &format!("a{run}"),
+                "main",
+                &dir.path().join(format!("ours-{run}")),
+            )
+            .expect("create the worktree");
             let ours_ms = self_cpu_ms() - before;
             // The first run warms the page cache.
             if run > 0 {
@@ -50,7 +57,10 @@ fn main() {
             }
         }
         let (git, ours) = (median(git), median(ours));
-        println!("{files:>8} | {git:>12.1} | {ours:>16.1} | {:>6.2}", ours / git);
+        println!(
+            "{files:>8} | {git:>12.1} | {ours:>16.1} | {:>6.2}",
+            ours / git
+        );
     }
 }
 
@@ -97,7 +107,10 @@ fn child_cpu_ms(command: &mut Command) -> f64 {
         assert_eq!(waited, pid, "wait4");
         usage
     };
-    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "git failed");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "git failed"
+    );
     let t = |tv: libc::timeval| tv.tv_sec as f64 * 1000.0 + tv.tv_usec as f64 / 1000.0;
     t(usage.ru_utime) + t(usage.ru_stime)
 }
