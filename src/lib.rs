@@ -8,7 +8,8 @@
 
 pub use agents;
 pub use base::{
-    atomic_file, cost, diagnostic, error, failpoint, json_text, pattern, unknown, user_file,
+    atomic_file, cost, diagnostic, error, failpoint, json_text, pattern, tree_copy, unknown,
+    user_file,
 };
 pub use git;
 pub use model::{profile, project, schema, steps, task, workflow};

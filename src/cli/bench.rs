@@ -18,7 +18,9 @@ use std::time::Instant;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
+use crate::engine::state::RunStatus;
 use crate::error::Error;
+use crate::tree_copy::copy_tree;
 use crate::ui;
 
 #[derive(Debug, Args)]
@@ -57,8 +59,8 @@ struct Budget {
 pub struct TaskResult {
     pub task: String,
     pub workflow: String,
-    /// The run's status (`approved`, `blocked`, `stalled`, …).
-    pub status: String,
+    /// The run's status; `None` when the run recorded none (it did not start).
+    pub status: Option<RunStatus>,
     pub exit_code: Option<i32>,
     pub approved: bool,
     /// Whether the oracle passes on the approved tree; `None` when nothing was approved.
@@ -293,13 +295,11 @@ fn bench_one(
     }
     let repo = work.join("repo");
     if let Some(base) = &budget.base {
-        copy_dir(&suite.join(base), &repo)?;
+        copy_tree(&suite.join(base), &repo, &|_| false)?;
     }
-    copy_dir(&suite.join(task), &repo)?;
+    copy_tree(&suite.join(task), &repo, &|_| false)?;
     if !repo.join(".git").exists() {
-        git(&repo, &["init", "-q", "-b", "main"])?;
-        git(&repo, &["add", "-A"])?;
-        git(&repo, &["commit", "-q", "-m", "bench task"])?;
+        crate::git::init_with_commit(&repo, "main", "bench task")?;
     }
     let scan = crate::task::list_tasks(&repo)?;
     let [only] = scan.tasks.as_slice() else {
@@ -348,12 +348,9 @@ fn bench_one(
             .join("state.json"),
     )
     .ok();
-    let approved = state.as_ref().is_some_and(|s| {
-        matches!(
-            s.status,
-            crate::engine::state::RunStatus::Approved | crate::engine::state::RunStatus::Merged
-        )
-    });
+    let approved = state
+        .as_ref()
+        .is_some_and(|s| matches!(s.status, RunStatus::Approved | RunStatus::Merged));
     let resolved = match (&state, approved) {
         (Some(state), true) => Some(oracle_passes(suite, task, &work, &repo, state)?),
         _ => None,
@@ -361,9 +358,7 @@ fn bench_one(
     let result = TaskResult {
         task: task.to_string(),
         workflow: workflow.to_string(),
-        status: state
-            .as_ref()
-            .map_or("not started".into(), |s| s.status.as_str().to_string()),
+        status: state.as_ref().map(|s| s.status),
         exit_code: status.code(),
         approved,
         resolved,
@@ -416,7 +411,7 @@ fn oracle_passes(
         }
     }
     let oracle = suite.join(format!("{task}.oracle"));
-    copy_dir(&oracle, &tree)?;
+    copy_tree(&oracle, &tree, &|_| false)?;
     let log = std::fs::File::create(work.join("oracle.log"))
         .map_err(|e| Error::io("cannot write", work.join("oracle.log"), e))?;
     let err = log
@@ -430,51 +425,6 @@ fn oracle_passes(
         .status()
         .map_err(|e| Error::io("cannot run", oracle.join("run"), e))?;
     Ok(status.success())
-}
-
-fn git(dir: &Path, args: &[&str]) -> Result<(), Error> {
-    let status = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "autobuild bench")
-        .env("GIT_AUTHOR_EMAIL", "bench@autobuild.invalid")
-        .env("GIT_COMMITTER_NAME", "autobuild bench")
-        .env("GIT_COMMITTER_EMAIL", "bench@autobuild.invalid")
-        .status()
-        .map_err(|e| Error::io("cannot run git in", dir, e))?;
-    match status.success() {
-        true => Ok(()),
-        false => Err(Error::runtime(format!(
-            "`git {}` failed in {}",
-            args.join(" "),
-            dir.display()
-        ))),
-    }
-}
-
-/// Copies the files of `from` into `to` (made as needed), keeping executable bits; links are
-/// copied as links.
-fn copy_dir(from: &Path, to: &Path) -> Result<(), Error> {
-    std::fs::create_dir_all(to).map_err(|e| Error::io("cannot create", to, e))?;
-    let entries = std::fs::read_dir(from).map_err(|e| Error::io("cannot read", from, e))?;
-    for entry in entries.flatten() {
-        let source = entry.path();
-        let target = to.join(entry.file_name());
-        let kind = entry
-            .file_type()
-            .map_err(|e| Error::io("cannot read", &source, e))?;
-        if kind.is_dir() {
-            copy_dir(&source, &target)?;
-        } else if kind.is_symlink() {
-            let link =
-                std::fs::read_link(&source).map_err(|e| Error::io("cannot read", &source, e))?;
-            std::os::unix::fs::symlink(link, &target)
-                .map_err(|e| Error::io("cannot write", &target, e))?;
-        } else {
-            std::fs::copy(&source, &target).map_err(|e| Error::io("cannot copy", &source, e))?;
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -491,7 +441,7 @@ mod tests {
         TaskResult {
             task: "t".into(),
             workflow: workflow.into(),
-            status: "approved".into(),
+            status: Some(RunStatus::Approved),
             exit_code: Some(0),
             approved,
             resolved,

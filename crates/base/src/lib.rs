@@ -9,5 +9,6 @@ pub mod failpoint;
 pub mod json_text;
 pub mod pattern;
 pub mod quoted;
+pub mod tree_copy;
 pub mod unknown;
 pub mod user_file;

@@ -45,7 +45,7 @@ pub fn run(
     // The player's test-runner configuration stays out; the base's comes in below.
     let tests = plan.test_paths()?;
     let runner_config = tests.runner_config();
-    copy_dir(&cx.state.worktree, &copy, Path::new(""), runner_config)?;
+    copy_dir(&cx.state.worktree, &copy, runner_config)?;
     let task_repo = plan
         .task_repo()
         .ok_or_else(|| Error::runtime("a hidden check ran without hidden paths"))?;
@@ -115,40 +115,9 @@ pub(super) fn remove(path: &Path) -> Result<(), Error> {
 }
 
 /// Copies the tree at `from` to `to` (created), without `.git` and without the paths (relative
-/// to the top, here `under` it) that `leave_out` matches; symbolic links are copied as links,
-/// anything but files, directories and links is left out.
-pub(super) fn copy_dir(
-    from: &Path,
-    to: &Path,
-    under: &Path,
-    leave_out: &globset::GlobSet,
-) -> Result<(), Error> {
-    fs::create_dir_all(to).map_err(|e| Error::io("cannot create", to, e))?;
-    let entries = fs::read_dir(from).map_err(|e| Error::io("cannot read", from, e))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| Error::io("cannot read", from, e))?;
-        let name = entry.file_name();
-        if name == ".git" {
-            continue;
-        }
-        let source = entry.path();
-        let target = to.join(&name);
-        let relative = under.join(&name);
-        if leave_out.is_match(&relative) {
-            continue;
-        }
-        let kind = entry
-            .file_type()
-            .map_err(|e| Error::io("cannot inspect", &source, e))?;
-        if kind.is_symlink() {
-            let link = fs::read_link(&source).map_err(|e| Error::io("cannot read", &source, e))?;
-            std::os::unix::fs::symlink(&link, &target)
-                .map_err(|e| Error::io("cannot create", &target, e))?;
-        } else if kind.is_dir() {
-            copy_dir(&source, &target, &relative, leave_out)?;
-        } else if kind.is_file() {
-            fs::copy(&source, &target).map_err(|e| Error::io("cannot copy", &source, e))?;
-        }
-    }
-    Ok(())
+/// to the top) that `leave_out` matches ([`base::tree_copy`]).
+pub(super) fn copy_dir(from: &Path, to: &Path, leave_out: &globset::GlobSet) -> Result<(), Error> {
+    base::tree_copy::copy_tree(from, to, &|relative| {
+        relative.file_name().is_some_and(|name| name == ".git") || leave_out.is_match(relative)
+    })
 }

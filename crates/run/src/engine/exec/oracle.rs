@@ -272,7 +272,7 @@ fn prepared_copy(
 ) -> Result<PathBuf, Error> {
     let copy = cx.paths.dir.join(COPY_DIR);
     super::hidden_check::remove(&copy)?;
-    super::hidden_check::copy_dir(worktree, &copy, Path::new(""), &globset::GlobSet::empty())?;
+    super::hidden_check::copy_dir(worktree, &copy, &globset::GlobSet::empty())?;
     for file in changed.iter().filter(|f| overlay.takes(&f.path)) {
         let target = copy.join(&file.path);
         match &file.content {
