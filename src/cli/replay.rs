@@ -6,8 +6,9 @@ use clap::Args;
 
 use crate::cli::run_dir::checked_run;
 use crate::engine::events::{Event, EventKind, EventSink};
-use crate::engine::replay::{replay, Judged, ReplayOptions, ReplayReport};
+use crate::engine::replay::{replay, ReplayOptions, ReplayReport};
 use crate::error::Error;
+use crate::steps::gate::GateDecision;
 use crate::ui;
 use crate::ui::progress::Display;
 
@@ -78,7 +79,7 @@ pub fn render(report: &ReplayReport) -> String {
         "Replay of {} (workflow {}, profile {}; the player's recorded work, {reviewers})\n",
         report.run, report.workflow, report.profile
     );
-    let shown = |judged: &Option<Judged>| match judged {
+    let shown = |judged: &Option<GateDecision>| match judged {
         None => "–".to_string(),
         Some(j) if j.approved => "approved".to_string(),
         Some(_) => "not approved".to_string(),

@@ -28,6 +28,7 @@ use crate::engine::Outcome;
 use agents::{Adapter, AgentOutcome, AgentRequest, AgentStatus, Capabilities, Description};
 use base::error::Error;
 use model::project::Layout;
+use model::steps::gate::GateDecision;
 use model::workflow::model::{Access, Role};
 
 /// What to replay under.
@@ -134,20 +135,12 @@ impl Adapter for RecordedAgent {
     }
 }
 
-/// One turn, as recorded and as replayed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One turn, as recorded and as replayed: each gate's decision, `None` where no gate ran.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TurnComparison {
     pub turn: u32,
-    pub recorded: Option<Judged>,
-    pub replayed: Option<Judged>,
-}
-
-/// A gate's decision on a turn.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Judged {
-    pub approved: bool,
-    /// One line per unmet requirement.
-    pub reasons: Vec<String>,
+    pub recorded: Option<GateDecision>,
+    pub replayed: Option<GateDecision>,
 }
 
 impl TurnComparison {
@@ -315,12 +308,7 @@ fn fork_commit(repo: &git::Repo, first: &[&TurnRecords]) -> Result<Option<String
 
 /// The recorded and the replayed gate of each turn, in turn order.
 pub fn compare(recorded: &[&TurnRecords], replayed: &[TurnRecords]) -> Vec<TurnComparison> {
-    let judged = |t: &TurnRecords| {
-        t.gate.as_ref().map(|g| Judged {
-            approved: g.decision.approved,
-            reasons: g.decision.reasons.clone(),
-        })
-    };
+    let judged = |t: &TurnRecords| t.gate.as_ref().map(|g| g.decision.clone());
     let last = recorded
         .iter()
         .map(|t| t.turn)

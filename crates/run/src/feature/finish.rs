@@ -59,7 +59,7 @@ pub fn open_pr(
     let pushed_before: Vec<String> = state.pr.iter().map(|pr| pr.head.clone()).collect();
     let pr = crate::forge::open_or_update(&crate::forge::PrRequest {
         repo,
-        forge: &crate::forge::settings(config),
+        config,
         branch: &state.branch,
         base: &state.base_branch,
         commit: &commit,

@@ -36,8 +36,7 @@ const MAX_BODY_CHARS: usize = 60_000;
 /// The pull request a run landed as (`state.json`'s `pr`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PullRequest {
-    /// `github` or `gitlab`.
-    pub forge: String,
+    pub forge: ForgeKind,
     /// The pull request's number (GitLab: the merge request's `iid`).
     pub number: u64,
     pub url: String,
@@ -53,7 +52,8 @@ pub struct PullRequest {
 /// What to land as a pull request.
 pub struct PrRequest<'a> {
     pub repo: &'a Repo,
-    pub forge: &'a ForgeConfig,
+    /// The project's config: its `[forge]`, else the defaults of [`settings`].
+    pub config: &'a model::project::Config,
     pub branch: &'a str,
     pub base: &'a str,
     /// The approved commit.
@@ -182,7 +182,7 @@ pub fn body_text(body: &str) -> String {
 
 /// Pushes the approved commit and opens (or updates) its pull request.
 pub fn open_or_update(request: &PrRequest<'_>) -> Result<PullRequest, ForgeError> {
-    let forge = request.forge;
+    let forge = &settings(request.config);
     let kind = forge.kind;
     let var = forge.token_env();
     let token = std::env::var(var)
@@ -258,7 +258,7 @@ pub fn open_or_update(request: &PrRequest<'_>) -> Result<PullRequest, ForgeError
     };
     let Found { number, url } = found;
     Ok(PullRequest {
-        forge: kind.as_str().to_string(),
+        forge: kind,
         number,
         url,
         branch: request.branch.to_string(),

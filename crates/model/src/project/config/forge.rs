@@ -20,6 +20,7 @@ use base::user_file::rule::Rule;
     PartialEq,
     Eq,
     Deserialize,
+    serde::Serialize,
     schemars::JsonSchema,
     strum::IntoStaticStr,
     strum::EnumIter,

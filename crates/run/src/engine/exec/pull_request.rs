@@ -29,14 +29,13 @@ pub fn land_as_pr(
         .clone()
         .or_else(|| state.last_checkpoint.clone())
         .ok_or_else(|| Error::runtime("the run records no approved commit to push"))?;
-    let settings = forge::settings(config);
     let body = pr_body(paths, state);
     let title = format!("{}: {}", state.task_id, state.title);
     let mut pushed_before = forge::pushed_before(runs_dir, &state.task_id);
     pushed_before.extend(state.pr.as_ref().map(|pr| pr.head.clone()));
     let pr = forge::open_or_update(&PrRequest {
         repo,
-        forge: &settings,
+        config,
         branch: &state.branch,
         base: &state.base_branch,
         commit: &commit,
@@ -53,24 +52,13 @@ pub fn land_as_pr(
 /// local next step).
 fn pr_body(paths: &RunPaths, state: &RunState) -> String {
     let turns = load_turns(paths, state);
-    let report = super::report::render(state, &Outcome::Approved { merged: false }, &turns);
-    let report = report
-        .split("\n## Next step")
-        .next()
-        .unwrap_or_default()
-        .lines()
-        .filter(|line| !line.starts_with("- Worktree"))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let report = super::report::render(state, &Outcome::Approved { merged: false }, &turns, false);
     process::Redactor::new(&[]).apply(report.trim_end())
 }
 
 /// One sentence for the step's summary and `complete`'s line.
 pub fn describe(pr: &PullRequest) -> String {
-    let what = match pr.forge.as_str() {
-        "gitlab" => "merge request",
-        _ => "pull request",
-    };
+    let what = pr.forge.request_name();
     let done = if pr.opened { "opened" } else { "updated" };
     format!("{what} #{} {done}: {}", pr.number, pr.url)
 }

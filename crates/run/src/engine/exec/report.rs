@@ -37,7 +37,7 @@ pub fn write_report(
 ) -> Result<std::path::PathBuf, Error> {
     let turns = load_turns(paths, state);
     // Redacted: the report quotes records and diffs that may hold a secret's value.
-    let text = Redactor::new(&[]).apply(&render(state, outcome, &turns));
+    let text = Redactor::new(&[]).apply(&render(state, outcome, &turns, true));
     let path = paths.report();
     crate::engine::state::write_atomic(&path, text.as_bytes())
         .map_err(|e| Error::io("cannot write", &path, e))?;
@@ -45,8 +45,10 @@ pub fn write_report(
     Ok(path)
 }
 
-/// The report's Markdown, from plain records.
-pub fn render(state: &RunState, outcome: &Outcome, turns: &[TurnRecords]) -> String {
+/// The report's Markdown, from plain records. `here`: it is read where the run is (its
+/// `report.md`), so it says where the worktree is kept and what to run next; elsewhere (a pull
+/// request's text) neither means anything.
+pub fn render(state: &RunState, outcome: &Outcome, turns: &[TurnRecords], here: bool) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# {}: {}\n", state.task_id, state.title);
     let _ = writeln!(out, "**Outcome:** {outcome}\n");
@@ -83,7 +85,7 @@ pub fn render(state: &RunState, outcome: &Outcome, turns: &[TurnRecords]) -> Str
         );
     }
     let discarded = state.status == RunStatus::Discarded;
-    let preserved = !matches!(outcome, Outcome::Approved { merged: true }) && !discarded;
+    let preserved = here && !matches!(outcome, Outcome::Approved { merged: true }) && !discarded;
     if discarded {
         let _ = writeln!(
             out,
@@ -107,7 +109,11 @@ pub fn render(state: &RunState, outcome: &Outcome, turns: &[TurnRecords]) -> Str
         );
     }
     render_history(&mut out, turns);
-    render_closing(&mut out, &closing(state, outcome, turns));
+    let mut closing = closing(state, outcome, turns);
+    if !here {
+        closing.next_step = None;
+    }
+    render_closing(&mut out, &closing);
     out
 }
 
