@@ -263,29 +263,6 @@ fn finish(cx: &mut RunCx, outcome: &Outcome) -> Result<(), Error> {
 /// Exports the session as spans of the run's trace when OTLP is configured (module
 /// [`crate::otel`]); what goes wrong is a warning.
 fn trace(cx: &mut RunCx, outcome: &Outcome) {
-    let var = |name: &str| std::env::var(name).ok();
-    let Some(url) = crate::otel::endpoint(var) else {
-        return;
-    };
-    let trace_id = match cx
-        .state
-        .trace_id
-        .as_deref()
-        .and_then(crate::otel::trace_id_of)
-    {
-        Some(id) => id,
-        None => crate::otel::new_trace_id(&format!("{}@{}", cx.state.task_id, cx.state.started_at)),
-    };
-    cx.state.trace_id = Some(crate::otel::hex(&trace_id));
-    if let Err(error) = cx.save_state() {
-        tracing::warn!("cannot record the trace id: {error}");
-    }
-    let events = crate::engine::events::read_events(&cx.paths.events()).unwrap_or_default();
-    let session_start = events
-        .iter()
-        .rposition(|e| matches!(e.kind, EventKind::RunStarted { .. }))
-        .unwrap_or(0);
-    let turns = crate::engine::records::load_turns(&cx.paths, &cx.state);
     let roles = cx
         .plan
         .resolved
@@ -294,17 +271,15 @@ fn trace(cx: &mut RunCx, outcome: &Outcome) {
         .iter()
         .map(|(name, role)| (name.clone(), (role.agent.to_string(), role.model.clone())))
         .collect();
-    let outcome_name = outcome.name();
-    let spans = crate::otel::spans::run_spans(&crate::otel::spans::RunFacts {
-        trace_id,
-        task: &cx.state.task_id,
-        workflow: &cx.state.workflow,
-        outcome: outcome_name,
-        events: &events[session_start..],
-        turns: &turns,
-        roles: &roles,
-    });
-    if let Err(why) = crate::otel::export(&url, crate::otel::headers(var), &spans) {
+    let before = cx.state.trace_id.clone();
+    let exported = crate::otel::export_run(&cx.paths, &mut cx.state, &roles, outcome.name());
+    // A first export made the run's trace: it is recorded for the sessions after this one.
+    if cx.state.trace_id != before {
+        if let Err(error) = cx.save_state() {
+            tracing::warn!("cannot record the trace id: {error}");
+        }
+    }
+    if let Err(why) = exported {
         cx.emit(EventKind::Warning {
             message: format!("the run's trace was not exported: {why}"),
         });

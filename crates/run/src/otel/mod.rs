@@ -127,6 +127,38 @@ pub fn export(
     }
 }
 
+/// Exports the last session of the run recorded in `paths` as spans of its trace (made, and
+/// recorded in `state`, on its first export); `roles` are each role's adapter and model. The
+/// reason when it did not work (`Ok` when tracing is off).
+pub fn export_run(
+    paths: &crate::engine::paths::RunPaths,
+    state: &mut crate::engine::state::RunState,
+    roles: &std::collections::BTreeMap<String, (String, Option<String>)>,
+    outcome: &str,
+) -> Result<(), String> {
+    let var = |name: &str| std::env::var(name).ok();
+    let Some(url) = endpoint(var) else {
+        return Ok(());
+    };
+    let trace_id = match state.trace_id.as_deref().and_then(trace_id_of) {
+        Some(id) => id,
+        None => new_trace_id(&format!("{}@{}", state.task_id, state.started_at)),
+    };
+    state.trace_id = Some(hex(&trace_id));
+    let events = crate::engine::events::read_events(&paths.events()).unwrap_or_default();
+    let turns = crate::engine::records::load_turns(paths, state);
+    let spans = spans::run_spans(&spans::RunFacts {
+        trace_id,
+        task: &state.task_id,
+        workflow: &state.workflow,
+        outcome,
+        events: spans::last_session(&events),
+        turns: &turns,
+        roles,
+    });
+    export(&url, headers(var), &spans)
+}
+
 /// Exports a finished feature run as a trace of its own, each task span linked to the task's
 /// trace; the reason when it did not work (`Ok` when tracing is off).
 pub fn export_feature(
@@ -153,13 +185,12 @@ pub fn export_feature(
             continue;
         };
         let events = crate::engine::events::read_events(&paths.events()).unwrap_or_default();
-        let last = events
-            .iter()
-            .rposition(|e| matches!(e.kind, crate::engine::events::EventKind::RunStarted { .. }))
-            .unwrap_or(0);
         links.insert(
             id.clone(),
-            (task_trace, spans::run_span_id(&task_trace, &events[last..])),
+            (
+                task_trace,
+                spans::run_span_id(&task_trace, spans::last_session(&events)),
+            ),
         );
     }
     export(

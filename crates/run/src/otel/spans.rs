@@ -42,12 +42,26 @@ pub fn span_id(trace: &[u8; 16], name: &str) -> [u8; 8] {
     id
 }
 
-fn ms(event: &Event) -> Option<u64> {
-    humantime::parse_rfc3339_weak(&event.time)
+/// The events of a run's last session: from its last `run_started` on.
+pub fn last_session(events: &[Event]) -> &[Event] {
+    let start = events
+        .iter()
+        .rposition(|e| matches!(e.kind, EventKind::RunStarted { .. }))
+        .unwrap_or(0);
+    &events[start..]
+}
+
+/// Milliseconds since the Unix epoch of an RFC 3339 time.
+fn unix_ms(time: &str) -> Option<u64> {
+    humantime::parse_rfc3339_weak(time)
         .ok()?
         .duration_since(std::time::UNIX_EPOCH)
         .ok()
         .map(|d| d.as_millis() as u64)
+}
+
+fn ms(event: &Event) -> Option<u64> {
+    unix_ms(&event.time)
 }
 
 fn attr(key: &str, value: Value) -> (String, Value) {
@@ -80,16 +94,9 @@ pub fn feature_spans(
     state: &crate::feature::state::FeatureState,
     task_traces: &BTreeMap<String, ([u8; 16], [u8; 8])>,
 ) -> Vec<Span> {
-    let at = |text: &Option<String>| {
-        text.as_deref()
-            .and_then(|t| humantime::parse_rfc3339_weak(t).ok())
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map(|d| d.as_nanos() as u64)
-    };
-    let start = at(&Some(state.started_at.clone())).unwrap_or(0);
-    let end = at(&Some(state.updated_at.clone()))
-        .unwrap_or(start)
-        .max(start);
+    let at = |text: &str| unix_ms(text).map(|ms| ms * 1_000_000);
+    let start = at(&state.started_at).unwrap_or(0);
+    let end = at(&state.updated_at).unwrap_or(start).max(start);
     let root = span_id(&trace, &format!("feature@{start}"));
     let mut spans = vec![Span {
         trace_id: trace,
@@ -108,10 +115,15 @@ pub fn feature_spans(
         error: None,
     }];
     for (id, record) in state.tasks.iter() {
-        let Some(began) = at(&record.started_at) else {
+        let Some(began) = record.started_at.as_deref().and_then(at) else {
             continue;
         };
-        let ended = at(&record.finished_at).unwrap_or(end).max(began);
+        let ended = record
+            .finished_at
+            .as_deref()
+            .and_then(at)
+            .unwrap_or(end)
+            .max(began);
         spans.push(Span {
             trace_id: trace,
             span_id: span_id(&trace, &format!("task@{id}@{began}")),
@@ -377,126 +389,5 @@ fn children(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn event(time: &str, kind: EventKind) -> Event {
-        Event {
-            time: time.into(),
-            run: "T".into(),
-            kind,
-        }
-    }
-
-    fn finished(time: &str, step: &str, uses: Uses, turn: Option<u32>, ms: u64, ok: bool) -> Event {
-        event(
-            time,
-            EventKind::StepFinished {
-                step: step.into(),
-                uses,
-                turn,
-                ok,
-                duration_ms: ms,
-                summary: "s".into(),
-                waiting: false,
-            },
-        )
-    }
-
-    fn started(time: &str, step: &str, uses: Uses, turn: Option<u32>) -> Event {
-        event(
-            time,
-            EventKind::StepStarted {
-                step: step.into(),
-                uses,
-                turn,
-            },
-        )
-    }
-
-    #[test]
-    fn steps_are_laid_end_to_end_under_their_turn_and_the_run() {
-        let events = [
-            event(
-                "2026-12-02T10:00:00Z",
-                EventKind::RunStarted {
-                    task: "T".into(),
-                    title: "t".into(),
-                    workflow: "w".into(),
-                    max_turns: 2,
-                    resumed: false,
-                },
-            ),
-            started("2026-12-02T10:00:00Z", "worktree", Uses::Worktree, None),
-            finished(
-                "2026-12-02T10:00:00Z",
-                "worktree",
-                Uses::Worktree,
-                None,
-                300,
-                true,
-            ),
-            started("2026-12-02T10:00:00Z", "verify", Uses::Verify, Some(1)),
-            finished(
-                "2026-12-02T10:00:01Z",
-                "verify",
-                Uses::Verify,
-                Some(1),
-                700,
-                false,
-            ),
-            // The run waited (a question) before the next step.
-            started("2026-12-02T10:00:05Z", "gate", Uses::Gate, Some(1)),
-            finished(
-                "2026-12-02T10:00:05Z",
-                "gate",
-                Uses::Gate,
-                Some(1),
-                10,
-                true,
-            ),
-        ];
-        let roles = BTreeMap::new();
-        let spans = run_spans(&RunFacts {
-            trace_id: [7; 16],
-            task: "T",
-            workflow: "w",
-            outcome: "approved",
-            events: &events,
-            turns: &[],
-            roles: &roles,
-        });
-        let by = |name: &str| spans.iter().find(|s| s.name == name).unwrap();
-        let start = by("autobuild.run T").start_unix_nano;
-        let ms = |ns: u64| (ns - start) / 1_000_000;
-        assert_eq!(
-            by("step worktree").parent,
-            Some(by("autobuild.run T").span_id)
-        );
-        assert_eq!(by("step verify").parent, Some(by("turn 1").span_id));
-        assert_eq!(
-            (
-                ms(by("step worktree").start_unix_nano),
-                ms(by("step worktree").end_unix_nano)
-            ),
-            (0, 300)
-        );
-        assert_eq!(
-            (
-                ms(by("step verify").start_unix_nano),
-                ms(by("step verify").end_unix_nano)
-            ),
-            (300, 1000)
-        );
-        assert_eq!(ms(by("step gate").start_unix_nano), 5000);
-        assert_eq!(
-            (
-                ms(by("turn 1").start_unix_nano),
-                ms(by("turn 1").end_unix_nano)
-            ),
-            (300, 5010)
-        );
-        assert_eq!(by("step verify").error.as_deref(), Some("s"));
-        assert!(spans.iter().all(|s| s.trace_id == [7; 16]));
-    }
-}
+#[path = "spans_tests.rs"]
+mod tests;
