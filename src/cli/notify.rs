@@ -103,8 +103,10 @@ pub fn after_run(root: &Path, id: &str, exit_code: u8, interrupted: bool) {
 /// [`after_run`] for a feature run started as `feature_arg` (an id or a path), whose record
 /// says whether the person stopped it.
 pub fn after_feature(root: &Path, feature_arg: &str, exit_code: u8) {
-    let id = crate::feature::plan::load(root, feature_arg)
-        .map(|plan| plan.id)
+    // The feature file's own id (one file read, not the plan's look-up of every task).
+    let id = crate::feature::locate::locate_feature(root, feature_arg)
+        .and_then(|found| crate::feature::file::FeatureFile::load(&found.path, &found.shown))
+        .map(|file| file.id.value)
         .unwrap_or_else(|_| feature_arg.to_string());
     let paths = RunPaths::new(&Layout::new(root).runs(), &id);
     let interrupted =

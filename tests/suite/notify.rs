@@ -70,3 +70,33 @@ fn a_failing_or_hanging_command_is_a_warning_and_the_result_stands() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("exited with 9"), "{stderr}");
 }
+
+#[test]
+fn a_feature_is_told_once_by_its_own_id() {
+    let project = crate::feature_fixture::Project::new()
+        .task("TASK-A", "test -f lib/a.txt", "echo a > lib/a.txt")
+        .feature("FEAT-N", "id: FEAT-N\ntasks:\n  - id: TASK-A\n");
+    let out = project.outside("notified");
+    let config = project.root.join(".autobuild/config.toml");
+    let text = fs::read_to_string(&config).unwrap();
+    fs::write(
+        &config,
+        format!(
+            "{text}\n[notify]\ncommand = [\"sh\", \"-c\", \"printf '%s %s %s\\\\n' \\\"$AUTOBUILD_EVENT\\\" \\\"$AUTOBUILD_RUN\\\" \\\"$AUTOBUILD_EXIT_CODE\\\" >> {}\"]\n",
+            out.display()
+        ),
+    )
+    .unwrap();
+    let project = project.commit();
+
+    // Named by its file: the notification still says the feature's id.
+    let output = project.run(&[
+        "feature",
+        ".autobuild/features/FEAT-N.yaml",
+        "--max-turns",
+        "1",
+    ]);
+
+    crate::feature_fixture::assert_exit(&output, 0);
+    assert_eq!(fs::read_to_string(&out).unwrap(), "done FEAT-N 0\n");
+}
