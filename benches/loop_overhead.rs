@@ -23,6 +23,9 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+
+#[path = "support/rusage.rs"]
+mod rusage;
 use std::time::Instant;
 
 use serde_json::Value;
@@ -191,24 +194,8 @@ fn git_status(worktree: &Path) -> (f64, i64) {
 
 /// Runs `command` to its end; its exit code and peak resident set (KiB, Linux) of it and the
 /// children it waited for.
-// The child is reaped by `wait4` below, which `Child::wait` cannot replace: it gives no rusage.
-#[allow(clippy::zombie_processes)]
 fn run_measured(command: &mut Command) -> (i32, i64) {
-    let child = command.spawn().expect("spawn");
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: wait4 fills the two values we pass; the child is ours and not waited for elsewhere.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        let waited = libc::wait4(pid, &mut status, 0, &mut usage);
-        assert_eq!(waited, pid, "wait4");
-        usage
-    };
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        -1
-    };
+    let (code, usage) = rusage::run(command);
     (code, usage.ru_maxrss)
 }
 

@@ -11,6 +11,9 @@ use std::fs;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+#[path = "support/rusage.rs"]
+mod rusage;
+
 /// GuardKit's state folders, as a board spreads its tasks over them.
 const STATES: [&str; 6] = [
     "backlog",
@@ -107,25 +110,10 @@ fn median_cpu_ms(root: &Path, task: &str, runs: usize) -> f64 {
 
 /// Runs `command` to its end and returns its CPU time (user + system), in ms; panics unless
 /// it exits 0.
-// The child is reaped by `wait4` below, which `Child::wait` cannot replace: it gives no rusage.
-#[allow(clippy::zombie_processes)]
 fn cpu_ms(command: &mut Command) -> f64 {
-    let child = command.spawn().expect("spawn autobuild");
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: wait4 fills the two values we pass; the child is ours and not waited for elsewhere.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        let waited = libc::wait4(pid, &mut status, 0, &mut usage);
-        assert_eq!(waited, pid, "wait4");
-        usage
-    };
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "the dry run failed"
-    );
-    let ms = |t: libc::timeval| t.tv_sec as f64 * 1000.0 + t.tv_usec as f64 / 1000.0;
-    ms(usage.ru_utime) + ms(usage.ru_stime)
+    let (code, usage) = rusage::run(command);
+    assert_eq!(code, 0, "the dry run failed");
+    rusage::cpu_ms(&usage)
 }
 
 fn write(root: &Path, path: &str, text: &str) {

@@ -11,6 +11,9 @@ use std::fs;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+#[path = "support/rusage.rs"]
+mod rusage;
+
 fn main() {
     let runs: usize = std::env::var("AUTOBUILD_BENCH_RUNS")
         .ok()
@@ -87,30 +90,14 @@ fn self_cpu_ms() -> f64 {
             libc::getrusage(who, &mut usage);
             usage
         };
-        let t = |tv: libc::timeval| tv.tv_sec as f64 * 1000.0 + tv.tv_usec as f64 / 1000.0;
-        t(usage.ru_utime) + t(usage.ru_stime)
+        rusage::cpu_ms(&usage)
     };
     ms(libc::RUSAGE_SELF) + ms(libc::RUSAGE_CHILDREN)
 }
 
 /// Runs `command` to its end; its CPU time, in ms (and it must exit 0).
-// The child is reaped by `wait4` below, which `Child::wait` cannot replace: it gives no rusage.
-#[allow(clippy::zombie_processes)]
 fn child_cpu_ms(command: &mut Command) -> f64 {
-    let child = command.spawn().expect("spawn git");
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: wait4 fills the two values we pass; the child is ours and not waited for elsewhere.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        let waited = libc::wait4(pid, &mut status, 0, &mut usage);
-        assert_eq!(waited, pid, "wait4");
-        usage
-    };
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "git failed"
-    );
-    let t = |tv: libc::timeval| tv.tv_sec as f64 * 1000.0 + tv.tv_usec as f64 / 1000.0;
-    t(usage.ru_utime) + t(usage.ru_stime)
+    let (code, usage) = rusage::run(command);
+    assert_eq!(code, 0, "git failed");
+    rusage::cpu_ms(&usage)
 }
