@@ -135,6 +135,14 @@ impl Error {
     }
 
     /// The help line, if the error has one.
+    /// The message with its help in parentheses, for one line (a warning, a task's message).
+    pub fn one_line(&self) -> String {
+        match self.help() {
+            Some(help) => format!("{self} ({help})"),
+            None => self.to_string(),
+        }
+    }
+
     pub fn help(&self) -> Option<Cow<'_, str>> {
         match self {
             Error::Usage { help, .. } | Error::Runtime { help, .. } => {

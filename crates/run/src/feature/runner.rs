@@ -415,13 +415,7 @@ impl Runner {
                 format!("approved; lands on {} after its wave", self.state.branch),
             ),
             Ok(outcome) => (TaskStatus::from_outcome(&outcome), outcome.to_string()),
-            Err(error) => {
-                let mut message = format!("failed: {error}");
-                if let Some(help) = error.help() {
-                    message.push_str(&format!(" ({help})"));
-                }
-                (TaskStatus::Failed, message)
-            }
+            Err(error) => (TaskStatus::Failed, format!("failed: {}", error.one_line())),
         };
         if let Some(record) = self.state.tasks.get_mut(task) {
             record.status = status;
@@ -519,10 +513,10 @@ impl Runner {
             let runs = self.setup.runs_dir();
             let opened = open_pr(&self.repo, &runs, &mut self.state, &self.setup.config);
             if let Err(error) = opened {
-                let mut message = format!("approved, but no pull request was opened: {error}");
-                if let Some(help) = error.help() {
-                    message.push_str(&format!(" ({help})"));
-                }
+                let message = format!(
+                    "approved, but no pull request was opened: {}",
+                    error.one_line()
+                );
                 self.emit(FeatureEventKind::Warning { message });
                 pr_missing = true;
             }

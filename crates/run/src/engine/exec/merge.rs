@@ -377,7 +377,7 @@ pub fn execute(cx: &mut RunCx, strategy: Option<MergeStrategy>) -> Result<StepDo
     let interrupted = matches!(cx.state.pending, Some(Pending::Merge { .. }));
     if settings.pr && !interrupted {
         transplant_unmerged(cx)?;
-        return open_pr(cx);
+        return super::pull_request::step(cx);
     }
     let merge_now = if interrupted {
         true
@@ -445,10 +445,7 @@ pub fn execute(cx: &mut RunCx, strategy: Option<MergeStrategy>) -> Result<StepDo
         }
         Err(error) => {
             // The work is approved and kept on its branch; only the landing failed.
-            let mut message = format!("approved, but the merge failed: {error}");
-            if let Some(help) = error.help() {
-                message.push_str(&format!(" ({help})"));
-            }
+            let message = format!("approved, but the merge failed: {}", error.one_line());
             cx.emit(EventKind::Warning {
                 message: message.clone(),
             });
@@ -476,35 +473,6 @@ pub fn execute(cx: &mut RunCx, strategy: Option<MergeStrategy>) -> Result<StepDo
             merged: true,
             commit,
             pending: false,
-        },
-    ))
-}
-
-/// `--pr`: the approved commit is pushed and its pull request opened instead of a merge. A
-/// failure leaves the run approved, with a warning (and `complete <ID> --pr` to try again).
-fn open_pr(cx: &mut RunCx) -> Result<StepDone, Error> {
-    let repo = Repo::discover(cx.repo.root())?;
-    let runs = cx.plan.layout.runs();
-    let opened =
-        super::pull_request::land_as_pr(&repo, &runs, &cx.paths, &mut cx.state, &cx.plan.config);
-    let summary = match opened {
-        Ok(pr) => super::pull_request::describe(&pr),
-        Err(error) => {
-            let mut message = format!("approved, but no pull request was opened: {error}");
-            if let Some(help) = error.help() {
-                message.push_str(&format!(" ({help})"));
-            }
-            cx.emit(EventKind::Warning {
-                message: message.clone(),
-            });
-            message
-        }
-    };
-    Ok(StepDone::ok(
-        summary,
-        MergeOutputs {
-            pending: true,
-            ..MergeOutputs::default()
         },
     ))
 }

@@ -6,6 +6,9 @@
 
 use std::path::Path;
 
+use crate::engine::cx::RunCx;
+use crate::engine::events::EventKind;
+use crate::engine::exec::StepDone;
 use crate::engine::outcome::Outcome;
 use crate::engine::paths::RunPaths;
 use crate::engine::records::load_turns;
@@ -14,6 +17,7 @@ use crate::forge::{self, PrRequest, PullRequest};
 use base::error::Error;
 use git::Repo;
 use model::project::Config;
+use model::workflow::kinds::MergeOutputs;
 
 /// Pushes the run's approved commit and opens (or updates) its pull request; records it in
 /// `state` (the caller saves it).
@@ -45,6 +49,34 @@ pub fn land_as_pr(
     })?;
     state.pr = Some(pr.clone());
     Ok(pr)
+}
+
+/// The `merge` step of a `--pr` run: the approved commit is pushed and its pull request opened
+/// instead of a merge. A failure leaves the run approved, with a warning (and `complete <ID>
+/// --pr` to try again).
+pub(super) fn step(cx: &mut RunCx) -> Result<StepDone, Error> {
+    let repo = Repo::discover(cx.repo.root())?;
+    let runs = cx.plan.layout.runs();
+    let summary = match land_as_pr(&repo, &runs, &cx.paths, &mut cx.state, &cx.plan.config) {
+        Ok(pr) => describe(&pr),
+        Err(error) => {
+            let message = format!(
+                "approved, but no pull request was opened: {}",
+                error.one_line()
+            );
+            cx.emit(EventKind::Warning {
+                message: message.clone(),
+            });
+            message
+        }
+    };
+    Ok(StepDone::ok(
+        summary,
+        MergeOutputs {
+            pending: true,
+            ..MergeOutputs::default()
+        },
+    ))
 }
 
 /// The run's report as the pull request's text: what was approved, turn by turn, with the
