@@ -19,8 +19,12 @@ struct Pipeline {
 
 impl Pipeline {
     fn new(project: &Project) -> Pipeline {
-        let remote = project.bare_remote();
-        let workdir = project.temp().join("gitlab-workdir");
+        Pipeline::cloned(project.bare_remote(), project, "gitlab-workdir")
+    }
+
+    /// Another runner's directory: a fresh clone of `remote` named `name`.
+    fn cloned(remote: PathBuf, project: &Project, name: &str) -> Pipeline {
+        let workdir = project.temp().join(name);
         git(
             project.temp(),
             &[
@@ -270,4 +274,173 @@ fn with_pull_request_the_last_landing_opens_the_features_merge_request() {
     assert_eq!(requests[1].header("private-token"), Some("api-token"));
     assert_eq!(requests[1].body["source_branch"], BRANCH);
     assert_eq!(requests[1].body["target_branch"], "main");
+}
+
+/// The runner's cancellation of a task job, which gitlab-ci-local cannot do: once the Player
+/// of TASK-A's second turn writes its pid to `mark`, this stops autobuild (its ancestor) with
+/// SIGTERM, as a runner stops a cancelled job's processes, waits for it to end, then kills
+/// every shell of the job's script above it (up to gitlab-ci-local's node), so the script never
+/// reaches its own push. (The Player cannot do it itself: autobuild, a subreaper, stops every
+/// process an agent leaves behind.)
+/// Gives up when `ended` is set (the pipeline ended first); returns whether it cancelled.
+fn cancel_when_marked(
+    mark: PathBuf,
+    ended: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<bool> {
+    std::thread::spawn(move || {
+        let player: u32 = loop {
+            if let Some(pid) = fs::read_to_string(&mark)
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+            {
+                break pid;
+            }
+            if ended.load(std::sync::atomic::Ordering::SeqCst) {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        let parent = |pid: u32| -> u32 {
+            let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let after = stat.rsplit_once(") ").map_or("", |(_, rest)| rest);
+            after
+                .split(' ')
+                .nth(1)
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(1)
+        };
+        let comm = |pid: u32| fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        let (mut autobuild, mut shells, mut pid) = (None, Vec::new(), player);
+        while pid > 1 && comm(parent(pid)).trim() != "node" {
+            if comm(pid).trim() == "autobuild" {
+                autobuild = Some(pid);
+            } else if autobuild.is_some() {
+                shells.push(pid);
+            }
+            pid = parent(pid);
+        }
+        let autobuild = autobuild
+            .expect("the Player runs under autobuild")
+            .to_string();
+        let kill = |signal: &str, pid: &str| {
+            let _ = Command::new("kill").args([signal, pid]).status();
+        };
+        kill("-TERM", &autobuild);
+        while std::path::Path::new(&format!("/proc/{autobuild}")).exists() {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        for shell in shells {
+            kill("-KILL", &shell.to_string());
+        }
+        true
+    })
+}
+
+/// A task job cancelled in its second turn keeps its branch and run from the after-script,
+/// and the next dispatch, on another runner's fresh clone, resumes the run at that turn.
+#[test]
+#[ignore = "needs gitlab-ci-local: run scripts/ci-engines.sh"]
+fn a_cancelled_task_job_keeps_its_run_and_the_next_dispatch_resumes_it() {
+    let marks = tempfile::tempdir().unwrap();
+    let mark = marks.path().join("cancel-me");
+    let project = Project::new()
+        .sandbox_mode("off")
+        .task(
+            "TASK-A",
+            "test -f lib/two.txt",
+            &format!(
+                "echo a > lib/a.txt\n\
+                 if [ \"$AUTOBUILD_TURN\" -ge 2 ]; then\n\
+                 if [ ! -e {mark:?} ]; then echo $$ > {mark:?}.new; mv {mark:?}.new {mark:?}; sleep 120; fi\n\
+                 echo 2 > lib/two.txt\nfi\n"
+            ),
+        )
+        .feature(FEAT, "id: FEAT-S\nname: Cancelled\ntasks:\n  - id: TASK-A\n")
+        .logged()
+        .commit();
+    let pipeline = Pipeline::new(&project);
+    let ended = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let cancel = cancel_when_marked(mark, ended.clone());
+
+    let (ok, log) = pipeline.run(&project, &[("MAX_TURNS", "3")]);
+
+    ended.store(true, std::sync::atomic::Ordering::SeqCst);
+    assert!(
+        cancel.join().unwrap(),
+        "the job was never cancelled:\n{log}"
+    );
+    assert!(!ok, "the cancelled job fails the pipeline:\n{log}");
+    assert!(log.contains("TASK-A: the job ended"), "{log}");
+    let heads = git(&pipeline.remote, &["branch", "--list"]);
+    assert!(heads.contains("autobuild-runs/TASK-A"), "{heads}");
+    assert!(heads.contains("autobuild/TASK-A"), "{heads}");
+
+    let other = Pipeline::cloned(pipeline.remote.clone(), &project, "gitlab-workdir-2");
+    let (ok, log) = other.run(&project, &[("MAX_TURNS", "3")]);
+
+    assert!(ok, "{log}");
+    assert!(log.contains("TASK-A: resuming its blocked run"), "{log}");
+    let turns: Vec<u32> = project
+        .log()
+        .iter()
+        .filter(|(event, task, _, _)| event == "start" && task == "TASK-A")
+        .map(|(_, _, turn, _)| *turn)
+        .collect();
+    assert_eq!(turns, [1, 2, 2], "turn 1 is not paid for again");
+    assert_eq!(
+        git(
+            &pipeline.remote,
+            &["show", &format!("{BRANCH}:lib/two.txt")]
+        ),
+        "2\n"
+    );
+}
+
+/// A dispatch after the base gained commits runs its tasks on them: the feature branch takes
+/// what main gained (here, a file and a stricter criterion) before TASK-C runs.
+#[test]
+#[ignore = "needs gitlab-ci-local: run scripts/ci-engines.sh"]
+fn a_later_dispatch_runs_its_tasks_on_what_the_base_gained_since() {
+    let project = project();
+    let pipeline = Pipeline::new(&project);
+    let (_, log) = pipeline.run(&project, &[("MAX_TURNS", "1"), ("ONLY_TASKS", "TASK-A")]);
+    let landed = git(&pipeline.remote, &["ls-tree", "-r", "--name-only", BRANCH]);
+    assert!(landed.contains("lib/a.txt"), "{log}");
+
+    // The base gains a file, and TASK-C's criterion now needs it.
+    let task = pipeline.workdir.join(".autobuild/tasks/TASK-C.md");
+    let text = fs::read_to_string(&task).unwrap();
+    let stricter = "grep -q a lib/c.txt && test -f lib/base.txt";
+    fs::write(&task, text.replace("grep -q a lib/c.txt", stricter)).unwrap();
+    fs::write(pipeline.workdir.join("lib/base.txt"), "from main\n").unwrap();
+    git(&pipeline.workdir, &["add", "-A"]);
+    git(&pipeline.workdir, &["commit", "-q", "-m", "main gains"]);
+    git(&pipeline.workdir, &["push", "-q", "origin", "HEAD:main"]);
+
+    let (_, log) = pipeline.run(&project, &[("MAX_TURNS", "1"), ("ONLY_TASKS", "TASK-C")]);
+
+    assert!(
+        log.contains("takes what main gained since it was made"),
+        "{log}"
+    );
+    let c = log
+        .lines()
+        .find(|l| l.starts_with("wave-2: [TASK-C] finished in"))
+        .unwrap_or_else(|| panic!("{log}"));
+    assert!(!c.contains("FAIL") && !c.contains("WARN"), "{c}");
+    let files = git(&pipeline.remote, &["ls-tree", "-r", "--name-only", BRANCH]);
+    for file in ["lib/base.txt", "lib/c.txt", "lib/a.txt"] {
+        assert!(files.contains(file), "{file} in {files}");
+    }
+    let criterion = git(
+        &pipeline.remote,
+        &["show", &format!("{BRANCH}:.autobuild/tasks/TASK-C.md")],
+    );
+    assert!(criterion.contains("test -f lib/base.txt"), "{criterion}");
+    let subjects = git(
+        &pipeline.remote,
+        &["log", "--first-parent", "--format=%s", BRANCH],
+    );
+    assert!(subjects.contains("TASK-A: Task TASK-A"), "{subjects}");
+    assert!(subjects.contains("TASK-C: Task TASK-C"), "{subjects}");
 }

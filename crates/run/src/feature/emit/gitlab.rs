@@ -31,6 +31,15 @@ const REMOTE: &str = r#"REMOTE=origin
 if [ -n "$PUSH_TOKEN" ]; then REMOTE=$(printf '%s' "$CI_REPOSITORY_URL" | sed "s#//[^@]*@#//oauth2:$PUSH_TOKEN@#"); fi
 "#;
 
+/// How far a task job's script got, in the git directory (shared with the after-script on
+/// every executor, never part of the tree): `<job id> started` once its run began, `<job id>
+/// kept` once its branch and run were pushed.
+const MARK: &str = "$CI_PROJECT_DIR/.git/autobuild-task-job";
+
+/// The minutes a task job's after-script has to push what its cancelled or timed-out run
+/// left (the rest of the job's timeout is the script's).
+const AFTER_MINUTES: u64 = 5;
+
 /// Every job's first lines: the token out of the environment, autobuild on PATH.
 const PRELUDE: &str = r#"PUSH_TOKEN=${AUTOBUILD_PUSH_TOKEN:-}
 unset AUTOBUILD_PUSH_TOKEN
@@ -149,10 +158,12 @@ fn wave_job(plan: &EmitPlan, wave: usize, tasks: &[String]) -> Value {
         r#"{PRELUDE}{fetch}{setup}{agents}out=$(mktemp)
 {select}if [ "$(sed -n 's/^ready=//p' "$out" | tail -n 1)" != true ]; then exit 0; fi
 {sandbox}{restore}RESUME=$(sed -n 's/^resume=//p' "$out" | tail -n 1)
+echo "$CI_JOB_ID started" > "{MARK}"
 status=0
 ( {run} ) || status=$?
 {push}if [ "$status" -ne 0 ]; then
 {keep}fi
+echo "$CI_JOB_ID kept" > "{MARK}"
 {report}exit "$status"
 "#,
         fetch = with_token(scripts::FETCH_FEATURE),
@@ -173,11 +184,36 @@ status=0
     if wave > 1 {
         needs.push(needed(&format!("land-{}", wave - 1), false));
     }
-    let mut job = job(
-        &format!("wave-{wave}"),
-        &needs,
-        super::task_minutes(plan, tasks),
-        script,
+    let minutes = super::task_minutes(plan, tasks);
+    let mut job = job(&format!("wave-{wave}"), &needs, minutes, script);
+    // A job cancelled (GitLab 17.0 on runs `after_script` then) or out of time (the script's
+    // own timeout leaves the after-script its minutes) before its script kept the run does it
+    // there: the turns already paid for resume at the next dispatch.
+    job.insert(
+        "after_script".into(),
+        seq([s(&format!(
+            "{PRELUDE}if [ \"$(cat \"{MARK}\" 2>/dev/null)\" = \"$CI_JOB_ID started\" ]; then\n\
+             echo \"$TASK: the job ended ($CI_JOB_STATUS) before its run was kept; keeping it\"\n\
+             {}{}fi\n",
+            with_token(scripts::PUSH_TASK),
+            with_token(&scripts::keep_run()),
+        ))]),
+    );
+    job.insert(
+        "variables".into(),
+        map([
+            (
+                "RUNNER_SCRIPT_TIMEOUT",
+                s(&format!(
+                    "{}m",
+                    minutes.saturating_sub(AFTER_MINUTES).max(1)
+                )),
+            ),
+            (
+                "RUNNER_AFTER_SCRIPT_TIMEOUT",
+                s(&format!("{AFTER_MINUTES}m")),
+            ),
+        ]),
     );
     job.insert(
         "parallel".into(),
