@@ -95,7 +95,9 @@ fn cache_dir() -> PathBuf {
 
 /// The project of `files` files, generated and committed once into the cache.
 fn template(files: usize, turns: u32) -> PathBuf {
-    let dir = cache_dir().join(format!("repo-{files}-{turns}"));
+    // The confinement is part of the project's config, so of the cached repository's name.
+    let sandbox = std::env::var("AUTOBUILD_BENCH_SANDBOX").unwrap_or_else(|_| "auto".into());
+    let dir = cache_dir().join(format!("repo-{files}-{turns}-{sandbox}"));
     if dir.join(".git/autobuild-bench-ready").exists() {
         return dir;
     }

@@ -6,6 +6,12 @@
 //! `AUTOBUILD_BENCH_RUNS` (default 7) runs each, and their ratio, for a task in `backlog/`
 //! and one in `completed/`. Quick enough for CI, though `.ci/run` runs no benches.
 //! `AUTOBUILD_BENCH_BIN` measures another `autobuild` binary (a saved "before" build).
+//!
+//! A second table is issue 46's "a task run reads only its own task": the CPU time of a whole
+//! 1-turn task run (`autobuild task <ID> --max-turns 1 --no-merge`, instant scripted agents that
+//! approve, a trivial check) on boards of 100 and 1,000 task files, and their ratio (goal: at
+//! most 1.3). The task files are committed, as a board is, so the larger board's repository and
+//! worktree are larger too.
 
 use std::fs;
 use std::path::Path;
@@ -31,9 +37,15 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(7usize)
         .max(1);
+    lookup(runs);
+    task_runs(runs);
+}
+
+/// By id against by path, on a board of [`TASKS`] files.
+fn lookup(runs: usize) {
     let dir = tempfile::tempdir().expect("temp dir");
     let root = dir.path().join("project");
-    make_board(&root);
+    make_board(&root, TASKS);
     autobuild::git::init_with_commit(&root, "main", "bench board").expect("git init");
 
     println!("autobuild task lookup: {TASKS} GuardKit task files, median CPU of {runs} run(s)");
@@ -53,6 +65,91 @@ fn main() {
     }
 }
 
+/// A 1-turn task run on boards of 100 and 1,000 task files: CPU, interleaved, medians.
+fn task_runs(runs: usize) {
+    let sizes = [100, 1_000];
+    let dir = tempfile::tempdir().expect("temp dir");
+    let boards: Vec<_> = sizes
+        .iter()
+        .map(|&tasks| {
+            let root = dir.path().join(format!("board-{tasks}"));
+            make_board(&root, tasks);
+            write(
+                &root,
+                ".autobuild/coach.sh",
+                r#"echo '{"decision":"approve","summary":"ok","issues":[],"criteria":[{"id":"AC-001","status":"met","evidence":"x"},{"id":"AC-002","status":"met","evidence":"x"}]}'"#,
+            );
+            write(
+                &root,
+                ".autobuild/config.toml",
+                "[checks.test]\ncmd = \"true\"\n\n[roles.player]\nagent = \"command\"\ncommand = [\"sh\", \"-c\", \"echo done > progress.txt\"]\n\n[roles.coach]\nagent = \"command\"\ncommand = [\"sh\", \".autobuild/coach.sh\"]\n",
+            );
+            autobuild::git::init_with_commit(&root, "main", "bench board").expect("git init");
+            root
+        })
+        .collect();
+    let mut times = vec![Vec::new(); sizes.len()];
+    // Interleaved, so that the machine's load moves both sizes alike; the first round warms up.
+    for round in 0..=runs {
+        for (board, times) in boards.iter().zip(&mut times) {
+            let (id, _) = task(17);
+            let cpu = task_run_cpu_ms(board, &id, round);
+            if round > 0 {
+                times.push(cpu);
+            }
+        }
+    }
+    let medians: Vec<f64> = times
+        .iter_mut()
+        .map(|t| {
+            t.sort_by(f64::total_cmp);
+            t[t.len() / 2]
+        })
+        .collect();
+    println!();
+    println!("a 1-turn task run (approved, not merged), median CPU of {runs} run(s)");
+    println!("{:>10} | {:>8} | {:>6}", "task files", "CPU ms", "ratio");
+    for (tasks, median) in sizes.iter().zip(&medians) {
+        println!("{tasks:>10} | {median:>8.1} | {:>6.2}", median / medians[0]);
+    }
+}
+
+/// The CPU time (ms) of one approved 1-turn run of `task` in `root` (round `round`: each run
+/// has a task branch of its own, so nothing is resumed).
+fn task_run_cpu_ms(root: &Path, task: &str, round: usize) -> f64 {
+    let binary = std::env::var_os("AUTOBUILD_BENCH_BIN")
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_autobuild").into());
+    let mut command = Command::new(&binary);
+    command
+        .arg("-C")
+        .arg(root)
+        .args(["task", task, "--max-turns", "1", "--no-merge"])
+        .env("AUTOBUILD_CONFIG_DIR", root.join("no-config"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let (code, usage) = rusage::run(&mut command);
+    assert_eq!(
+        code,
+        0,
+        "the task run in {} was not approved",
+        root.display()
+    );
+    // The next round runs the task afresh.
+    let discard = Command::new(&binary)
+        .arg("-C")
+        .arg(root)
+        .args(["discard", task, "--yes"])
+        .env("AUTOBUILD_CONFIG_DIR", root.join("no-config"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("discard");
+    assert!(discard.success(), "discard after round {round} failed");
+    rusage::cpu_ms(&usage)
+}
+
 /// The id of task `n` and its file, relative to the repository.
 fn task(n: usize) -> (String, String) {
     let id = format!("TASK-{n:04X}");
@@ -64,8 +161,8 @@ fn task(n: usize) -> (String, String) {
 /// `TASKS` task files spread over the state folders, named after their ids as GuardKit names
 /// them, each with front matter and a body of a typical size; a project config with command
 /// agents so that a dry run needs nothing else.
-fn make_board(root: &Path) {
-    for n in 0..TASKS {
+fn make_board(root: &Path, tasks: usize) {
+    for n in 0..tasks {
         let (id, path) = task(n);
         let body = "Some context for the work, as a task description carries it.\n".repeat(20);
         write(

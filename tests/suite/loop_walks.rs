@@ -73,6 +73,25 @@ fn a_turn_walks_the_worktree_twice() {
     assert_eq!(walks, 1 + 2 * 2, "two turns");
 }
 
+/// Unconfined, the main checkout is guarded around every agent step; what one step's restore
+/// left guards the next, so each agent step walks it once (after), plus one capture at the start.
+#[test]
+fn unconfined_each_agent_step_walks_the_main_checkout_once() {
+    let project = Project::new()
+        .unconfined()
+        .player("player_learns.sh")
+        .commit();
+
+    let (outcome, _) = run_counting_walks(&project);
+
+    assert_eq!(
+        outcome,
+        autobuild::engine::Outcome::Approved { merged: false }
+    );
+    let main = autobuild::git::walks_of(&project.root);
+    assert_eq!(main, 1 + 2 * 2, "two turns of player and coach");
+}
+
 /// A check that leaves a report and appends a comment to a tracked test, then takes a moment to
 /// finish (so its writes are clearly older than the reviewer's start).
 const LEAVING_CHECK: &str = "

@@ -5,10 +5,12 @@
 //! inputs) are put back; every other change is kept and reported, with the version from before
 //! the step saved, so the user's own edit is never undone and an agent's is never hidden.
 //!
-//! Captured cheaply: the paths `git status` reports (tracked changes and untracked files that
-//! are not ignored), each with its content, and the index's entries. Everything else equals the
-//! index, so after the step the paths status reports then — plus the ones captured — are all
-//! that can differ. Each one that differs and must not change is restored to what it was (the
+//! Captured cheaply: the paths that differ from the index (tracked changes and untracked files
+//! that are not ignored; one walk, on the metadata fast path), each with its content, and the
+//! index's entries. Everything else equals the index, so after the step the paths that differ
+//! then — plus the ones captured, plus those whose index entry changed — are all that can
+//! differ. Restoring yields the checkout as the step left it (after the restore), which guards
+//! the next step without a walk of its own while HEAD and the index file are unchanged. Each one that differs and must not change is restored to what it was (the
 //! user's own uncommitted edit, exactly; or the index's version for a clean file; or removed
 //! when it did not exist), and the step's version is kept in a backup directory first; any
 //! other is left and its version from before kept there. A change of the index (staged
@@ -28,7 +30,7 @@ use std::path::{Path, PathBuf};
 use git2::Repository;
 
 use super::error::{Context, GitError};
-use super::repo::status_options;
+use super::repo::Repo;
 
 /// Files larger than this are fingerprinted, not copied: a change to one is reported but
 /// cannot be undone.
@@ -56,15 +58,24 @@ enum Content {
 #[derive(Debug)]
 pub struct CheckoutGuard {
     root: PathBuf,
+    /// Every path that may differ from the index, with what it held.
     before: BTreeMap<String, Content>,
+    /// The index's entries (path, object, mode), sorted by path as the index keeps them.
     index_entries: Vec<(Vec<u8>, git2::Oid, u32)>,
+    /// HEAD and the index file's size and modification time when this was taken: while both
+    /// are unchanged, what the last step left is what the next one starts from.
+    head: Option<git2::Oid>,
+    index_stamp: Option<(u64, std::time::SystemTime)>,
 }
 
 impl CheckoutGuard {
-    /// Records the main checkout at `root`.
-    pub fn capture(root: &Path) -> Result<CheckoutGuard, GitError> {
-        let repo = Repository::open(root).context("open the main checkout", root)?;
-        let before = changed_paths(&repo, root)?
+    /// Records the main checkout of `repo` (whose handle keeps the index read, so that the
+    /// steps' walks read it again only when its file changed).
+    pub fn capture(repo: &Repo) -> Result<CheckoutGuard, GitError> {
+        let root = repo.root();
+        let repo = &repo.repo;
+        let mut index = repo.index().context("read the index", root)?;
+        let before = changed_paths(repo, &mut index, root)?
             .into_iter()
             .map(|path| {
                 let content = read(&root.join(&path));
@@ -74,37 +85,63 @@ impl CheckoutGuard {
         Ok(CheckoutGuard {
             root: root.to_path_buf(),
             before,
-            index_entries: index_entries(&repo, root)?,
+            index_entries: index_entries(&index),
+            head: head(repo),
+            index_stamp: index_stamp(repo),
         })
+    }
+
+    /// Whether the checkout's HEAD and index are still what they were when this was taken, so
+    /// that it may stand for a fresh [`CheckoutGuard::capture`]: the files then differ from
+    /// what it holds only by what was written since, which the next restore finds.
+    pub fn still_current(&self, repo: &Repo) -> bool {
+        repo.root() == self.root
+            && head(&repo.repo) == self.head
+            && index_stamp(&repo.repo) == self.index_stamp
     }
 
     /// Puts back every path changed since the capture for which `revert` is true, keeping the
     /// changed version under `backup`; every other changed path (and a change of the index)
-    /// is kept, with its version from before under `backup`. Returns a description of each.
+    /// is kept, with its version from before under `backup`. Returns a description of each,
+    /// and the checkout as it is now, to guard the next step with (without another walk).
+    ///
+    /// A path is compared with what it held before the step: its content then, or else the
+    /// index's version from before — so a file the step changed *and* staged is found too.
     pub fn restore(
         &self,
+        repo: &Repo,
         backup: &Path,
         revert: &dyn Fn(&str) -> bool,
-    ) -> Result<Guarded, GitError> {
-        let repo = Repository::open(&self.root).context("open the main checkout", &self.root)?;
+    ) -> Result<(Guarded, CheckoutGuard), GitError> {
+        let repo = &repo.repo;
         let mut guarded = Guarded::default();
-        if index_entries(&repo, &self.root)? != self.index_entries {
+        let mut index = repo.index().context("read the index", &self.root)?;
+        // Read again only when the file changed (its stamp): the step may have staged.
+        index.read(false).context("read the index", &self.root)?;
+        let entries = index_entries(&index);
+        let mut staged = BTreeSet::new();
+        if entries != self.index_entries {
             guarded
                 .kept
                 .push("main checkout: the staged changes (index)".to_string());
+            staged = restaged(&self.index_entries, &entries);
         }
-        let mut index = repo.index().context("read the index", &self.root)?;
-        index.read(true).context("read the index", &self.root)?;
-        let now: BTreeSet<String> = changed_paths(&repo, &self.root)?;
-        let paths: BTreeSet<&String> = now.iter().chain(self.before.keys()).collect();
+        let now: BTreeSet<String> = changed_paths(repo, &mut index, &self.root)?;
+        let paths: BTreeSet<&String> = now
+            .iter()
+            .chain(self.before.keys())
+            .chain(staged.iter())
+            .collect();
+        let mut after = BTreeMap::new();
         for path in paths {
             let full = self.root.join(path);
             let expected = match self.before.get(path) {
                 Some(content) => content.clone(),
-                None => from_index(&repo, &index, path),
+                None => self.staged_before(repo, path),
             };
             let current = read(&full);
             if same(&current, &expected) {
+                after.insert(path.clone(), current);
                 continue;
             }
             let what = format!("main checkout: {}", base::quoted::path(path));
@@ -115,23 +152,65 @@ impl CheckoutGuard {
                      version from before is in {})",
                     backup.display()
                 ));
+                after.insert(path.clone(), current);
                 continue;
             }
             let changed = &mut guarded.reverted;
             if beyond_link(&self.root, path) {
                 changed.push(format!("{what} (not restored: beyond a symbolic link)"));
+                after.insert(path.clone(), current);
                 continue;
             }
             keep(&current, &backup.join(path))?;
             match put_back(&full, &current, &expected)? {
-                true => changed.push(format!(
-                    "{what} (restored; the agent's version is kept in {})",
-                    backup.display()
-                )),
-                false => changed.push(format!("{what} (changed; too large to restore)")),
+                true => {
+                    changed.push(format!(
+                        "{what} (restored; the agent's version is kept in {})",
+                        backup.display()
+                    ));
+                    after.insert(path.clone(), expected);
+                }
+                false => {
+                    changed.push(format!("{what} (changed; too large to restore)"));
+                    after.insert(path.clone(), current);
+                }
             }
         }
-        Ok(guarded)
+        let next = CheckoutGuard {
+            root: self.root.clone(),
+            before: after,
+            index_entries: entries,
+            head: head(repo),
+            index_stamp: index_stamp(repo),
+        };
+        Ok((guarded, next))
+    }
+
+    /// What the index held before the step for a path that did not differ from it then: the
+    /// file as staged (which the checkout held then), or nothing.
+    fn staged_before(&self, repo: &Repository, path: &str) -> Content {
+        let found = self
+            .index_entries
+            .binary_search_by(|(p, _, _)| p.as_slice().cmp(path.as_bytes()));
+        let Ok(at) = found else {
+            return Content::Absent;
+        };
+        let (_, id, mode) = self.index_entries[at];
+        let Ok(blob) = repo.find_blob(id) else {
+            return Content::Other;
+        };
+        match mode {
+            0o120000 => Content::Link(PathBuf::from(OsStr::from_bytes(blob.content()))),
+            0o100755 => Content::File {
+                bytes: blob.content().to_vec(),
+                executable: true,
+            },
+            0o100644 => Content::File {
+                bytes: blob.content().to_vec(),
+                executable: false,
+            },
+            _ => Content::Other,
+        }
     }
 }
 
@@ -144,15 +223,20 @@ pub struct Guarded {
     pub kept: Vec<String>,
 }
 
-/// The paths status reports, relative, without the runner's own directories.
-fn changed_paths(repo: &Repository, root: &Path) -> Result<BTreeSet<String>, GitError> {
-    let statuses = repo
-        .statuses(Some(&mut status_options()))
-        .context("read the status of the main checkout", root)?;
-    Ok(statuses
-        .iter()
-        .filter_map(|entry| {
-            let path = String::from_utf8_lossy(entry.path_bytes()).into_owned();
+/// The paths that differ from the index (tracked changes and untracked files that are not
+/// ignored; what is staged and unchanged since equals the index), relative, without the
+/// runner's own directories: one walk, on the metadata fast path where it can tell
+/// ([`super::snapshot::unstaged_changes`]; the index is refreshed in memory only).
+fn changed_paths(
+    repo: &Repository,
+    index: &mut git2::Index,
+    root: &Path,
+) -> Result<BTreeSet<String>, GitError> {
+    let changes = super::snapshot::unstaged_changes(repo, index, root)?;
+    Ok(changes
+        .into_iter()
+        .filter_map(|(path, _)| {
+            let path = String::from_utf8_lossy(&path).into_owned();
             let path = path.trim_end_matches('/').to_string();
             let own = path.starts_with(".autobuild/runs/")
                 || path.starts_with(".autobuild/worktrees/")
@@ -163,15 +247,42 @@ fn changed_paths(repo: &Repository, root: &Path) -> Result<BTreeSet<String>, Git
         .collect())
 }
 
-fn index_entries(
-    repo: &Repository,
-    root: &Path,
-) -> Result<Vec<(Vec<u8>, git2::Oid, u32)>, GitError> {
-    let index = repo.index().context("read the index", root)?;
-    Ok(index
+/// Stage-0 and conflict entries alike, in the index's order (by path).
+fn index_entries(index: &git2::Index) -> Vec<(Vec<u8>, git2::Oid, u32)> {
+    index
         .iter()
         .map(|entry| (entry.path, entry.id, entry.mode))
-        .collect())
+        .collect()
+}
+
+/// The paths whose index entry differs between `before` and `now` (both sorted by path).
+fn restaged(
+    before: &[(Vec<u8>, git2::Oid, u32)],
+    now: &[(Vec<u8>, git2::Oid, u32)],
+) -> BTreeSet<String> {
+    let map = |entries: &[(Vec<u8>, git2::Oid, u32)]| -> BTreeMap<Vec<u8>, (git2::Oid, u32)> {
+        entries
+            .iter()
+            .map(|(p, id, mode)| (p.clone(), (*id, *mode)))
+            .collect()
+    };
+    let (before, now) = (map(before), map(now));
+    before
+        .keys()
+        .chain(now.keys())
+        .filter(|path| before.get(*path) != now.get(*path))
+        .map(|path| String::from_utf8_lossy(path).into_owned())
+        .collect()
+}
+
+fn head(repo: &Repository) -> Option<git2::Oid> {
+    repo.head().ok().and_then(|head| head.target())
+}
+
+/// The index file's size and modification time, without reading it.
+fn index_stamp(repo: &Repository) -> Option<(u64, std::time::SystemTime)> {
+    let meta = fs::metadata(repo.path().join("index")).ok()?;
+    Some((meta.len(), meta.modified().ok()?))
 }
 
 fn read(full: &Path) -> Content {
@@ -196,29 +307,6 @@ fn read(full: &Path) -> Content {
             executable: meta.permissions().mode() & 0o111 != 0,
         },
         Err(_) => Content::Other,
-    }
-}
-
-/// What the index holds for a path status no longer reported before the step: the file as
-/// staged (which the checkout held then).
-fn from_index(repo: &Repository, index: &git2::Index, path: &str) -> Content {
-    let Some(entry) = index.get_path(Path::new(path), 0) else {
-        return Content::Absent;
-    };
-    let Ok(blob) = repo.find_blob(entry.id) else {
-        return Content::Other;
-    };
-    match entry.mode {
-        0o120000 => Content::Link(PathBuf::from(OsStr::from_bytes(blob.content()))),
-        0o100755 => Content::File {
-            bytes: blob.content().to_vec(),
-            executable: true,
-        },
-        0o100644 => Content::File {
-            bytes: blob.content().to_vec(),
-            executable: false,
-        },
-        _ => Content::Other,
     }
 }
 
@@ -303,9 +391,15 @@ mod tests {
         // The user's own uncommitted work.
         fs::write(root.join("b.txt"), "b, edited by the user\n").unwrap();
         fs::write(root.join("notes.txt"), "user notes\n").unwrap();
-        let guard = CheckoutGuard::capture(&root).unwrap();
+        let guard = CheckoutGuard::capture(&Repo::discover(&root).unwrap()).unwrap();
         let backup = dir.path().join("backup");
-        assert!(guard.restore(&backup, &|_| true).unwrap() == Guarded::default());
+        assert!(
+            guard
+                .restore(&repo_of(&root), &backup, &|_| true)
+                .unwrap()
+                .0
+                == Guarded::default()
+        );
 
         fs::write(root.join("src/a.txt"), "agent\n").unwrap();
         fs::write(root.join("b.txt"), "agent\n").unwrap();
@@ -314,7 +408,11 @@ mod tests {
         fs::remove_file(root.join("notes.txt")).unwrap();
         fs::create_dir_all(root.join(".autobuild/runs/T")).unwrap();
         fs::write(root.join(".autobuild/runs/T/x"), "runner\n").unwrap();
-        let changed = guard.restore(&backup, &|_| true).unwrap().reverted;
+        let changed = guard
+            .restore(&repo_of(&root), &backup, &|_| true)
+            .unwrap()
+            .0
+            .reverted;
 
         let names: Vec<&str> = changed
             .iter()
@@ -336,7 +434,13 @@ mod tests {
             "agent\n"
         );
         assert_eq!(fs::read_to_string(backup.join("b.txt")).unwrap(), "agent\n");
-        assert!(guard.restore(&backup, &|_| true).unwrap() == Guarded::default());
+        assert!(
+            guard
+                .restore(&repo_of(&root), &backup, &|_| true)
+                .unwrap()
+                .0
+                == Guarded::default()
+        );
     }
 
     #[test]
@@ -344,18 +448,97 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("a.txt"), "a\n").unwrap();
         init_with_commit(dir.path(), "main", "first").unwrap();
-        let guard = CheckoutGuard::capture(dir.path()).unwrap();
+        let guard = CheckoutGuard::capture(&Repo::discover(dir.path()).unwrap()).unwrap();
         let repo = Repository::open(dir.path()).unwrap();
         let mut index = repo.index().unwrap();
         index.remove_path(Path::new("a.txt")).unwrap();
         index.write().unwrap();
         let guarded = guard
-            .restore(&dir.path().join("backup"), &|_| true)
-            .unwrap();
+            .restore(&repo_of(dir.path()), &dir.path().join("backup"), &|_| true)
+            .unwrap()
+            .0;
         assert_eq!(guarded.kept, ["main checkout: the staged changes (index)"]);
         let mut index = repo.index().unwrap();
         index.read(true).unwrap();
         assert!(index.get_path(Path::new("a.txt"), 0).is_none());
+    }
+
+    /// A runner input the step changed and staged (`git add`) is still put back: it is
+    /// compared with what the index held before the step, not after.
+    #[test]
+    fn a_change_the_step_also_staged_is_put_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        fs::create_dir_all(root.join(".autobuild")).unwrap();
+        fs::write(root.join(".autobuild/config.toml"), "[checks.test]\n").unwrap();
+        init_with_commit(&root, "main", "first").unwrap();
+        let guard = CheckoutGuard::capture(&Repo::discover(&root).unwrap()).unwrap();
+        fs::write(root.join(".autobuild/config.toml"), "# weakened\n").unwrap();
+        let repo = Repository::open(&root).unwrap();
+        let mut index = repo.index().unwrap();
+        index.add_path(Path::new(".autobuild/config.toml")).unwrap();
+        index.write().unwrap();
+
+        let (guarded, _) = guard
+            .restore(&repo_of(&root), &dir.path().join("backup"), &|_| true)
+            .unwrap();
+
+        assert_eq!(guarded.kept, ["main checkout: the staged changes (index)"]);
+        assert_eq!(guarded.reverted.len(), 1, "{guarded:?}");
+        assert_eq!(
+            fs::read_to_string(root.join(".autobuild/config.toml")).unwrap(),
+            "[checks.test]\n"
+        );
+    }
+
+    /// What a restore returns guards the next step as a fresh capture would: a second step's
+    /// change is found against what the first left (its kept change is not reported again).
+    #[test]
+    fn the_checkout_a_restore_leaves_guards_the_next_step() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        fs::create_dir_all(&root).unwrap();
+        fs::write(root.join("a.txt"), "a\n").unwrap();
+        fs::write(root.join("b.txt"), "b\n").unwrap();
+        init_with_commit(&root, "main", "first").unwrap();
+        let backup = dir.path().join("backup");
+        let first = CheckoutGuard::capture(&Repo::discover(&root).unwrap()).unwrap();
+        fs::write(root.join("a.txt"), "kept\n").unwrap();
+        fs::write(root.join("b.txt"), "reverted\n").unwrap();
+        let (guarded, next) = first
+            .restore(&repo_of(&root), &backup, &|p| p == "b.txt")
+            .unwrap();
+        assert_eq!((guarded.kept.len(), guarded.reverted.len()), (1, 1));
+        assert!(next.still_current(&repo_of(&root)));
+
+        fs::write(root.join("b.txt"), "again\n").unwrap();
+        let (guarded, _) = next
+            .restore(&repo_of(&root), &backup, &|p| p == "b.txt")
+            .unwrap();
+
+        assert!(guarded.kept.is_empty(), "{guarded:?}");
+        assert_eq!(guarded.reverted.len(), 1, "{guarded:?}");
+        assert_eq!(fs::read_to_string(root.join("a.txt")).unwrap(), "kept\n");
+        assert_eq!(fs::read_to_string(root.join("b.txt")).unwrap(), "b\n");
+        // A commit moves HEAD: what the last restore saw no longer stands for a capture.
+        init_commit_all(&root);
+        assert!(!next.still_current(&repo_of(&root)));
+    }
+
+    fn repo_of(root: &Path) -> Repo {
+        Repo::discover(root).unwrap()
+    }
+
+    fn init_commit_all(root: &Path) {
+        let repo = Repository::open(root).unwrap();
+        let mut index = repo.index().unwrap();
+        index.add_path(Path::new("a.txt")).unwrap();
+        index.write().unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let sig = git2::Signature::now("t", "t@t").unwrap();
+        let parent = repo.head().unwrap().peel_to_commit().unwrap();
+        repo.commit(Some("HEAD"), &sig, &sig, "second", &tree, &[&parent])
+            .unwrap();
     }
 
     /// What the caller does not ask to revert stays as it is now, reported, its version from
@@ -368,14 +551,17 @@ mod tests {
         fs::write(root.join("a.txt"), "a\n").unwrap();
         fs::write(root.join(".autobuild/config.toml"), "[checks.test]\n").unwrap();
         init_with_commit(&root, "main", "first").unwrap();
-        let guard = CheckoutGuard::capture(&root).unwrap();
+        let guard = CheckoutGuard::capture(&Repo::discover(&root).unwrap()).unwrap();
         fs::write(root.join("a.txt"), "edited during the step\n").unwrap();
         fs::write(root.join(".autobuild/config.toml"), "# weakened\n").unwrap();
         let backup = dir.path().join("backup");
 
         let guarded = guard
-            .restore(&backup, &|path| path.starts_with(".autobuild/"))
-            .unwrap();
+            .restore(&repo_of(&root), &backup, &|path| {
+                path.starts_with(".autobuild/")
+            })
+            .unwrap()
+            .0;
 
         assert_eq!(guarded.kept.len(), 1, "{guarded:?}");
         assert!(guarded.kept[0].starts_with("main checkout: a.txt (changed while"));

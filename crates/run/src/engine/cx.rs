@@ -53,6 +53,10 @@ pub struct RunCx<'p> {
     /// `autobuild replay`: the recorded run whose agents stand in for the roles' adapters
     /// ([`crate::engine::replay`]).
     pub replay: Option<std::sync::Arc<crate::engine::replay::Recorded>>,
+    /// Unconfined: the main checkout as the last agent step left it, which guards the next
+    /// agent step without another walk while HEAD and the index are unchanged
+    /// (`engine::exec::sandbox::guard_main_checkout`). Not persisted.
+    pub main_checkout: Option<git::CheckoutGuard>,
 }
 
 impl<'p> RunCx<'p> {
@@ -91,6 +95,7 @@ impl<'p> RunCx<'p> {
             unsynced: Vec::new(),
             spares,
             replay: None,
+            main_checkout: None,
         }
     }
 

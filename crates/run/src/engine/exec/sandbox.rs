@@ -148,11 +148,20 @@ fn import_objects(cx: &mut RunCx) -> Result<(), Error> {
 
 /// The main checkout as it stands before an agent step, when the step runs unconfined (in the
 /// sandbox it is read-only and needs no guard).
-pub fn guard_main_checkout(cx: &RunCx) -> Result<Option<git::CheckoutGuard>, Error> {
+/// What the last agent step's restore left stands for a capture while HEAD and the index are
+/// unchanged (one walk per agent step instead of two): a change made between two steps is
+/// then taken for the next step's, which reverts it only where it touches the runner's own
+/// inputs (edit those between runs) and keeps the version it replaced.
+pub fn guard_main_checkout(cx: &mut RunCx) -> Result<Option<git::CheckoutGuard>, Error> {
     if cx.plan.sandbox.sandbox().is_some() {
         return Ok(None);
     }
-    Ok(Some(git::CheckoutGuard::capture(&cx.plan.root)?))
+    if let Some(last) = cx.main_checkout.take() {
+        if last.still_current(&cx.repo) {
+            return Ok(Some(last));
+        }
+    }
+    Ok(Some(git::CheckoutGuard::capture(&cx.repo)?))
 }
 
 /// After an unconfined step (`label`, e.g. `turn_1_player`): puts back what it changed of the
@@ -175,7 +184,8 @@ pub fn restore_main_checkout(
         let full = root.join(path);
         inputs.iter().any(|input| full.starts_with(input))
     };
-    let guarded = guard.restore(&backup, &revert)?;
+    let (guarded, now) = guard.restore(&cx.repo, &backup, &revert)?;
+    cx.main_checkout = Some(now);
     for kept in guarded.kept {
         cx.emit(EventKind::Warning { message: kept });
     }
