@@ -117,18 +117,10 @@ fn task_runs(runs: usize) {
 /// The CPU time (ms) of one approved 1-turn run of `task` in `root` (round `round`: each run
 /// has a task branch of its own, so nothing is resumed).
 fn task_run_cpu_ms(root: &Path, task: &str, round: usize) -> f64 {
-    let binary = std::env::var_os("AUTOBUILD_BENCH_BIN")
-        .unwrap_or_else(|| env!("CARGO_BIN_EXE_autobuild").into());
-    let mut command = Command::new(&binary);
-    command
-        .arg("-C")
-        .arg(root)
-        .args(["task", task, "--max-turns", "1", "--no-merge"])
-        .env("AUTOBUILD_CONFIG_DIR", root.join("no-config"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let (code, usage) = rusage::run(&mut command);
+    let (code, usage) = rusage::run(&mut autobuild(
+        root,
+        &["task", task, "--max-turns", "1", "--no-merge"],
+    ));
     assert_eq!(
         code,
         0,
@@ -136,14 +128,7 @@ fn task_run_cpu_ms(root: &Path, task: &str, round: usize) -> f64 {
         root.display()
     );
     // The next round runs the task afresh.
-    let discard = Command::new(&binary)
-        .arg("-C")
-        .arg(root)
-        .args(["discard", task, "--yes"])
-        .env("AUTOBUILD_CONFIG_DIR", root.join("no-config"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
+    let discard = autobuild(root, &["discard", task, "--yes"])
         .status()
         .expect("discard");
     assert!(discard.success(), "discard after round {round} failed");
@@ -183,26 +168,30 @@ fn make_board(root: &Path, tasks: usize) {
 
 /// The median CPU time (ms) of `autobuild task <task> --dry-run` in `root`.
 fn median_cpu_ms(root: &Path, task: &str, runs: usize) -> f64 {
-    let binary = std::env::var_os("AUTOBUILD_BENCH_BIN")
-        .unwrap_or_else(|| env!("CARGO_BIN_EXE_autobuild").into());
     let mut times: Vec<f64> = (0..=runs)
-        .map(|_| {
-            let mut command = Command::new(&binary);
-            command
-                .arg("-C")
-                .arg(root)
-                .args(["task", task, "--dry-run"])
-                .env("AUTOBUILD_CONFIG_DIR", root.join("no-config"))
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null());
-            cpu_ms(&mut command)
-        })
+        .map(|_| cpu_ms(&mut autobuild(root, &["task", task, "--dry-run"])))
         // The first run warms the page cache.
         .skip(1)
         .collect();
     times.sort_by(f64::total_cmp);
     times[times.len() / 2]
+}
+
+/// `autobuild -C <root> ARGS…` (or `AUTOBUILD_BENCH_BIN`), without the user's config and
+/// silent.
+fn autobuild(root: &Path, args: &[&str]) -> Command {
+    let binary = std::env::var_os("AUTOBUILD_BENCH_BIN")
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_autobuild").into());
+    let mut command = Command::new(binary);
+    command
+        .arg("-C")
+        .arg(root)
+        .args(args)
+        .env("AUTOBUILD_CONFIG_DIR", root.join("no-config"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    command
 }
 
 /// Runs `command` to its end and returns its CPU time (user + system), in ms; panics unless

@@ -9,11 +9,12 @@
 //! that are not ignored; one walk, on the metadata fast path), each with its content, and the
 //! index's entries. Everything else equals the index, so after the step the paths that differ
 //! then — plus the ones captured, plus those whose index entry changed — are all that can
-//! differ. Restoring yields the checkout as the step left it (after the restore), which guards
-//! the next step without a walk of its own while HEAD and the index file are unchanged. Each one that differs and must not change is restored to what it was (the
-//! user's own uncommitted edit, exactly; or the index's version for a clean file; or removed
-//! when it did not exist), and the step's version is kept in a backup directory first; any
-//! other is left and its version from before kept there. A change of the index (staged
+//! differ. Each one that differs and must not change is restored to what it was (the user's
+//! own uncommitted edit, exactly; or the index's version from before the step for a clean file;
+//! or removed when it did not exist), and the step's version is kept in a backup directory
+//! first; any other is left and its version from before kept there. Restoring yields the
+//! checkout as the step left it (after the restore), which guards the next step without a walk
+//! of its own while HEAD and the index file are unchanged. A change of the index (staged
 //! changes) is reported and left.
 //!
 //! Not covered: ignored files (build output, `.env` when ignored) and anything under
@@ -134,47 +135,12 @@ impl CheckoutGuard {
             .collect();
         let mut after = BTreeMap::new();
         for path in paths {
-            let full = self.root.join(path);
             let expected = match self.before.get(path) {
                 Some(content) => content.clone(),
                 None => self.staged_before(repo, path),
             };
-            let current = read(&full);
-            if same(&current, &expected) {
-                after.insert(path.clone(), current);
-                continue;
-            }
-            let what = format!("main checkout: {}", base::quoted::path(path));
-            if !revert(path) {
-                keep(&expected, &backup.join(path))?;
-                guarded.kept.push(format!(
-                    "{what} (changed while the step ran; kept, as it may be your own edit; the \
-                     version from before is in {})",
-                    backup.display()
-                ));
-                after.insert(path.clone(), current);
-                continue;
-            }
-            let changed = &mut guarded.reverted;
-            if beyond_link(&self.root, path) {
-                changed.push(format!("{what} (not restored: beyond a symbolic link)"));
-                after.insert(path.clone(), current);
-                continue;
-            }
-            keep(&current, &backup.join(path))?;
-            match put_back(&full, &current, &expected)? {
-                true => {
-                    changed.push(format!(
-                        "{what} (restored; the agent's version is kept in {})",
-                        backup.display()
-                    ));
-                    after.insert(path.clone(), expected);
-                }
-                false => {
-                    changed.push(format!("{what} (changed; too large to restore)"));
-                    after.insert(path.clone(), current);
-                }
-            }
+            let left = self.settle(path, expected, backup, revert, &mut guarded)?;
+            after.insert(path.clone(), left);
         }
         let next = CheckoutGuard {
             root: self.root.clone(),
@@ -184,6 +150,53 @@ impl CheckoutGuard {
             index_stamp: index_stamp(repo),
         };
         Ok((guarded, next))
+    }
+
+    /// One path after the step, against what it held before (`expected`): put back where it
+    /// must not change, the other version kept under `backup`, and reported in `guarded`.
+    /// Returns what the path holds now.
+    fn settle(
+        &self,
+        path: &str,
+        expected: Content,
+        backup: &Path,
+        revert: &dyn Fn(&str) -> bool,
+        guarded: &mut Guarded,
+    ) -> Result<Content, GitError> {
+        let full = self.root.join(path);
+        let current = read(&full);
+        if same(&current, &expected) {
+            return Ok(current);
+        }
+        let what = format!("main checkout: {}", base::quoted::path(path));
+        if !revert(path) {
+            keep(&expected, &backup.join(path))?;
+            guarded.kept.push(format!(
+                "{what} (changed while the step ran; kept, as it may be your own edit; the \
+                 version from before is in {})",
+                backup.display()
+            ));
+            return Ok(current);
+        }
+        if beyond_link(&self.root, path) {
+            guarded
+                .reverted
+                .push(format!("{what} (not restored: beyond a symbolic link)"));
+            return Ok(current);
+        }
+        keep(&current, &backup.join(path))?;
+        if put_back(&full, &current, &expected)? {
+            guarded.reverted.push(format!(
+                "{what} (restored; the agent's version is kept in {})",
+                backup.display()
+            ));
+            Ok(expected)
+        } else {
+            guarded
+                .reverted
+                .push(format!("{what} (changed; too large to restore)"));
+            Ok(current)
+        }
     }
 
     /// What the index held before the step for a path that did not differ from it then: the

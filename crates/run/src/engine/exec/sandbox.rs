@@ -148,6 +148,7 @@ fn import_objects(cx: &mut RunCx) -> Result<(), Error> {
 
 /// The main checkout as it stands before an agent step, when the step runs unconfined (in the
 /// sandbox it is read-only and needs no guard).
+///
 /// What the last agent step's restore left stands for a capture while HEAD and the index are
 /// unchanged (one walk per agent step instead of two): a change made between two steps is
 /// then taken for the next step's, which reverts it only where it touches the runner's own
