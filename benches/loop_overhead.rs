@@ -17,7 +17,9 @@
 //! file system behind them moves the figures (a turn's file creations and fsyncs cost far more
 //! on ext4 than on tmpfs). `AUTOBUILD_BENCH_TURNS` (default 10) sets the turns per run,
 //! `AUTOBUILD_BENCH_RUNS` (default 3) the runs per size, `AUTOBUILD_BENCH_SANDBOX` (`off`,
-//! `bwrap`, `landlock`; default `auto`) the confinement, `AUTOBUILD_BENCH_BIN` another
+//! `bwrap`, `landlock`; default `auto`) the confinement, `AUTOBUILD_BENCH_MERGE=1` lands the
+//! approved run with `--auto-merge` (a `merge` step after the loop; its time is left out of the
+//! turn's like the worktree's, its memory is in the peak), `AUTOBUILD_BENCH_BIN` another
 //! `autobuild` binary to measure (to compare with a saved build).
 
 use std::fs;
@@ -46,7 +48,14 @@ fn main() {
     if large {
         sizes.push(100_000);
     }
-    println!("autobuild loop overhead: {turns} turns per run, median of {runs} run(s) per size");
+    println!(
+        "autobuild loop overhead: {turns} turns per run, median of {runs} run(s) per size{}",
+        if merge() {
+            ", landed with --auto-merge"
+        } else {
+            ""
+        }
+    );
     if !large {
         println!("(100,000 files skipped: set AUTOBUILD_BENCH_LARGE=1; it is not run in CI)");
     }
@@ -77,6 +86,11 @@ fn main() {
     }
 }
 
+/// Whether the bench lands the approved run (`AUTOBUILD_BENCH_MERGE=1`).
+fn merge() -> bool {
+    std::env::var("AUTOBUILD_BENCH_MERGE").is_ok_and(|v| v == "1")
+}
+
 struct Figures {
     per_turn_ms: f64,
     status_ms: f64,
@@ -97,7 +111,8 @@ fn cache_dir() -> PathBuf {
 fn template(files: usize, turns: u32) -> PathBuf {
     // The confinement is part of the project's config, so of the cached repository's name.
     let sandbox = std::env::var("AUTOBUILD_BENCH_SANDBOX").unwrap_or_else(|_| "auto".into());
-    let dir = cache_dir().join(format!("repo-{files}-{turns}-{sandbox}"));
+    let landing = if merge() { "-merge" } else { "" };
+    let dir = cache_dir().join(format!("repo-{files}-{turns}-{sandbox}{landing}"));
     if dir.join(".git/autobuild-bench-ready").exists() {
         return dir;
     }
@@ -127,14 +142,13 @@ fn measure(template: &Path, turns: u32) -> Figures {
     command
         .arg("-C")
         .arg(&root)
-        .args([
-            "task",
-            TASK,
-            "--workflow",
-            "bench",
-            "--no-merge",
-            "--max-turns",
-        ])
+        .args(["task", TASK, "--workflow", "bench"])
+        .arg(if merge() {
+            "--auto-merge"
+        } else {
+            "--no-merge"
+        })
+        .arg("--max-turns")
         .arg(turns.to_string())
         .env("AUTOBUILD_CONFIG_DIR", root.join("no-config"))
         .stdin(Stdio::null())
@@ -157,12 +171,14 @@ fn measure(template: &Path, turns: u32) -> Figures {
             }
         }
     }
-    let worktree_ms = step_duration(&run_dir, "worktree");
+    let worktree_ms = step_duration(&run_dir, "worktree") + step_duration(&run_dir, "merge");
     let worktree = read_json(&run_dir.join("state.json"))["worktree"]
         .as_str()
         .map(PathBuf::from)
         .expect("the run's worktree");
-    let (status_ms, status_rss_kib) = git_status(&worktree);
+    // A landed run's worktree is removed; the main checkout then holds the same tree.
+    let status_in = if worktree.exists() { &worktree } else { &root };
+    let (status_ms, status_rss_kib) = git_status(status_in);
     Figures {
         per_turn_ms: (total_ms - agents_and_checks_ms - worktree_ms) / turns as f64,
         status_ms,
@@ -247,10 +263,15 @@ echo '{{"decision":"'$d'","summary":"bench","issues":'"$i"',"criteria":[{{"id":"
     );
     write(root, ".autobuild/.gitignore", "runs/\nworktrees/\n");
     // The default loop's stall detection would (rightly) stop a coach that repeats itself.
+    let merge_step = if merge() {
+        "\n[[steps]]\nid = \"merge\"\nuses = \"merge\"\nif = \"steps.cycle.outputs.exit == 'done'\"\n"
+    } else {
+        ""
+    };
     write(
         root,
         ".autobuild/workflows/bench.toml",
-        r#"schema = 1
+        &(r#"schema = 1
 name = "bench"
 
 [roles.player]
@@ -288,12 +309,15 @@ until = "steps.gate.outputs.approved"
   [[steps.steps]]
   id = "gate"
   uses = "gate"
-
+"#
+        .to_string()
+            + merge_step
+            + r#"
 [[steps]]
 id = "report"
 uses = "report"
 always = true
-"#,
+"#),
     );
     write(
         root,

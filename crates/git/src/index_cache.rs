@@ -99,6 +99,23 @@ pub(crate) fn keep(worktree: &Path, repo: Repository, index: Index) {
     });
 }
 
+/// [`take`] for the last use of what is kept: `None` when nothing is kept for `worktree`.
+/// Either way nothing stays kept (a handle kept for another worktree is released too).
+pub(crate) fn take_last(worktree: &Path) -> Result<Option<(Repository, Index)>, GitError> {
+    let kept_here = KEPT.with(|kept| {
+        let mut kept = kept.borrow_mut();
+        let here = kept.as_ref().is_some_and(|k| k.worktree == worktree);
+        if !here {
+            *kept = None;
+        }
+        here
+    });
+    match kept_here {
+        true => take(worktree).map(Some),
+        false => Ok(None),
+    }
+}
+
 /// Runs `apply` on the handle kept for `worktree`, if any (rules recorded after it was opened).
 pub(crate) fn with_kept_repo(worktree: &Path, apply: impl FnOnce(&Repository)) {
     KEPT.with(|kept| {
@@ -334,6 +351,21 @@ mod tests {
         let (_repo, index) = take(dir.path()).unwrap();
         assert!(index.get_path(Path::new("kept.log"), 0).is_some());
         assert!(index.get_path(Path::new("a.txt"), 0).is_none());
+    }
+
+    #[test]
+    fn the_last_use_releases_what_is_kept() {
+        let (one, two) = (repo(), repo());
+        keep_marked(one.path());
+        let (_repo, index) = take_last(one.path()).unwrap().unwrap();
+        assert!(index.get_path(Path::new("only-in-memory"), 0).is_some());
+        let (_repo, fresh) = take(one.path()).unwrap();
+        assert!(fresh.get_path(Path::new("only-in-memory"), 0).is_none());
+        // Kept for another worktree: not used, and released all the same.
+        keep_marked(one.path());
+        assert!(take_last(two.path()).unwrap().is_none());
+        let (_repo, fresh) = take(one.path()).unwrap();
+        assert!(fresh.get_path(Path::new("only-in-memory"), 0).is_none());
     }
 
     #[test]

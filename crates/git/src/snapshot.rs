@@ -166,11 +166,23 @@ pub fn head_commit(worktree: &Path) -> Result<String, GitError> {
 }
 
 /// The paths (relative, `/`-separated, sorted) whose content in `worktree` now differs from
-/// `commit`, counting uncommitted and untracked (not ignored) files.
+/// `commit`, counting uncommitted and untracked (not ignored) files: a landing's last look at
+/// the worktree it removes next. The handle and index kept for the turns' walks (module
+/// `index_cache`) serve this walk and are released, so that the main checkout's index the
+/// landing reads next does not add to them; without them the worktree's own index is read.
 pub fn changed_files_since(worktree: &Path, commit: &str) -> Result<Vec<String>, GitError> {
-    let repo = open_checkout(worktree)?;
+    let (repo, now) = match super::index_cache::take_last(worktree)? {
+        Some((repo, mut index)) => {
+            let now = stage_all(&repo, &mut index, worktree)?;
+            (repo, now)
+        }
+        None => {
+            let repo = open_checkout(worktree)?;
+            let now = state_tree(&repo, worktree)?;
+            (repo, now)
+        }
+    };
     let since = find_commit(&repo, commit, worktree)?;
-    let now = state_tree(&repo, worktree)?;
     changed_paths(&repo, since.tree_id(), now, worktree)
 }
 

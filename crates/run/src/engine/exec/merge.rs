@@ -431,6 +431,9 @@ pub fn execute(cx: &mut RunCx, strategy: Option<MergeStrategy>) -> Result<StepDo
         secrets: refused_secrets(&cx.env_vars(), cx.state.settings.allow_secret_in_diff),
         task_file: MergeRequest::task_file_of(&cx.plan.root, &cx.state.task_path),
     };
+    // No agent step follows: what guarded the main checkout between them is released, so the
+    // landing's memory does not add to it.
+    cx.main_checkout = None;
     let repo = Repo::discover(cx.repo.root())?;
     let notes: Vec<String>;
     let commit = match merge_run(&repo, &request, &mut StepJournal { cx: &mut *cx }) {
