@@ -11,7 +11,14 @@
 //! 1-turn task run (`autobuild task <ID> --max-turns 1 --no-merge`, instant scripted agents that
 //! approve, a trivial check) on boards of 100 and 1,000 task files, and their ratio (goal: at
 //! most 1.3). The task files are committed, as a board is, so the larger board's repository and
-//! worktree are larger too.
+//! worktree are larger too: the first row pads the 100-task board with 900 files of the same
+//! size that are not tasks (`notes/`), so that the two repositories are alike and only the board
+//! differs; the second row has no padding, and its ratio is the repository's growth as well
+//! (checking out and walking ten times the files).
+//!
+//! A third table is `feature --dry-run` of a feature of every task on boards of 100 and 1,000
+//! task files, and its CPU per task: each task is preflighted, but what the tasks share (the
+//! config, the workflows, each workflow's and task type's inputs) is read once per feature.
 
 use std::fs;
 use std::path::Path;
@@ -39,6 +46,55 @@ fn main() {
         .max(1);
     lookup(runs);
     task_runs(runs);
+    feature_dry_runs(runs);
+}
+
+/// `feature --dry-run` of a feature of every task on boards of 100 and 1,000 task files
+/// (the preflight of each task; what they share read once): CPU, interleaved, medians.
+fn feature_dry_runs(runs: usize) {
+    let sizes = [100, 1_000];
+    let dir = tempfile::tempdir().expect("temp dir");
+    let boards: Vec<_> = sizes
+        .iter()
+        .map(|&tasks| {
+            let root = dir.path().join(format!("feature-{tasks}"));
+            make_board(&root, tasks);
+            let mut feature = String::from("id: FEAT-BENCH\nname: Bench\ntasks:\n");
+            for n in 0..tasks {
+                let (id, path) = task(n);
+                feature.push_str(&format!("  - id: {id}\n    file_path: {path}\n"));
+            }
+            write(&root, ".autobuild/features/FEAT-BENCH.yaml", &feature);
+            autobuild::git::init_with_commit(&root, "main", "bench board").expect("git init");
+            root
+        })
+        .collect();
+    let mut times = vec![Vec::new(); sizes.len()];
+    for round in 0..=runs {
+        for (board, times) in boards.iter().zip(&mut times) {
+            let cpu = cpu_ms(&mut autobuild(
+                board,
+                &["feature", "FEAT-BENCH", "--dry-run"],
+            ));
+            if round > 0 {
+                times.push(cpu);
+            }
+        }
+    }
+    println!();
+    println!("feature --dry-run of every task, median CPU of {runs} run(s)");
+    println!(
+        "{:>10} | {:>8} | {:>11}",
+        "task files", "CPU ms", "ms per task"
+    );
+    for (tasks, times) in sizes.iter().zip(&mut times) {
+        times.sort_by(f64::total_cmp);
+        let median = times[times.len() / 2];
+        println!(
+            "{tasks:>10} | {median:>8.1} | {:>11.2}",
+            median / *tasks as f64
+        );
+    }
 }
 
 /// By id against by path, on a board of [`TASKS`] files.
@@ -67,13 +123,19 @@ fn lookup(runs: usize) {
 
 /// A 1-turn task run on boards of 100 and 1,000 task files: CPU, interleaved, medians.
 fn task_runs(runs: usize) {
-    let sizes = [100, 1_000];
+    // (task files, files that are not tasks): the padded 100-task board, the bare one, 1,000.
+    let sizes = [(100, 900), (100, 0), (1_000, 0)];
     let dir = tempfile::tempdir().expect("temp dir");
     let boards: Vec<_> = sizes
         .iter()
-        .map(|&tasks| {
-            let root = dir.path().join(format!("board-{tasks}"));
+        .map(|&(tasks, padding)| {
+            let root = dir.path().join(format!("board-{tasks}-{padding}"));
             make_board(&root, tasks);
+            for n in tasks..tasks + padding {
+                // The same text, but no id: not a task.
+                let text = task_text(n).replace("id: ", "ref: ");
+                write(&root, &format!("notes/note-{n}.md"), &text);
+            }
             write(
                 &root,
                 ".autobuild/coach.sh",
@@ -108,9 +170,16 @@ fn task_runs(runs: usize) {
         .collect();
     println!();
     println!("a 1-turn task run (approved, not merged), median CPU of {runs} run(s)");
-    println!("{:>10} | {:>8} | {:>6}", "task files", "CPU ms", "ratio");
-    for (tasks, median) in sizes.iter().zip(&medians) {
-        println!("{tasks:>10} | {median:>8.1} | {:>6.2}", median / medians[0]);
+    println!(
+        "{:>10} | {:>11} | {:>8} | {:>18}",
+        "task files", "other files", "CPU ms", "1,000 tasks / this"
+    );
+    let largest = medians[medians.len() - 1];
+    for (&(tasks, padding), median) in sizes.iter().zip(&medians) {
+        println!(
+            "{tasks:>10} | {padding:>11} | {median:>8.1} | {:>18.2}",
+            largest / median
+        );
     }
 }
 
@@ -148,15 +217,8 @@ fn task(n: usize) -> (String, String) {
 /// agents so that a dry run needs nothing else.
 fn make_board(root: &Path, tasks: usize) {
     for n in 0..tasks {
-        let (id, path) = task(n);
-        let body = "Some context for the work, as a task description carries it.\n".repeat(20);
-        write(
-            root,
-            &path,
-            &format!(
-                "---\nid: {id}\ntitle: Work item {n}\nstatus: backlog\ntask_type: feature\npriority: medium\ntags: [bench]\n---\n# Work item {n}\n\n{body}\n## Acceptance Criteria\n- [ ] AC-001: item {n} works\n- [ ] AC-002: item {n} is tested\n"
-            ),
-        );
+        let (_, path) = task(n);
+        write(root, &path, &task_text(n));
     }
     write(
         root,
@@ -164,6 +226,15 @@ fn make_board(root: &Path, tasks: usize) {
         "[checks.test]\ncmd = \"true\"\n\n[roles.player]\nagent = \"command\"\ncommand = [\"true\"]\n\n[roles.coach]\nagent = \"command\"\ncommand = [\"true\"]\n",
     );
     write(root, ".autobuild/.gitignore", "runs/\nworktrees/\n");
+}
+
+/// Task `n`'s file: front matter and a body of a typical size.
+fn task_text(n: usize) -> String {
+    let (id, _) = task(n);
+    let body = "Some context for the work, as a task description carries it.\n".repeat(20);
+    format!(
+        "---\nid: {id}\ntitle: Work item {n}\nstatus: backlog\ntask_type: feature\npriority: medium\ntags: [bench]\n---\n# Work item {n}\n\n{body}\n## Acceptance Criteria\n- [ ] AC-001: item {n} works\n- [ ] AC-002: item {n} is tested\n"
+    )
 }
 
 /// The median CPU time (ms) of `autobuild task <task> --dry-run` in `root`.

@@ -251,3 +251,65 @@ fn a_feature_finds_a_task_that_sits_directly_in_the_guardkit_tasks_folder() {
     assert_exit(&output, 0);
     assert!(project.show("main", "top.txt").is_some());
 }
+
+/// Issue 46, item 5: a feature's preflight reads the config and the workflows once for all its
+/// tasks, yet each task is still checked with its own `workflow:` and `task_type:`.
+#[test]
+fn each_task_of_a_feature_is_preflighted_with_its_own_workflow_and_type() {
+    let task = |id: &str, keys: &str| {
+        format!("---\nid: {id}\ntitle: Task {id}\n{keys}---\n# Task {id}\n\n## Acceptance Criteria\n- [ ] AC-001: done `verify: true`\n")
+    };
+    let project = Project::new();
+    project.write(".autobuild/tasks/TASK-A.md", &task("TASK-A", ""));
+    project.write(
+        ".autobuild/tasks/TASK-B.md",
+        &task("TASK-B", "task_type: bugfix\nworkflow: solo\n"),
+    );
+    project.write(".autobuild/tasks/TASK-C.md", &task("TASK-C", ""));
+    let tasks = "  - id: TASK-A\n  - id: TASK-B\n  - id: TASK-C\n";
+    let project = project
+        .feature("FEAT-MIX", &format!("id: FEAT-MIX\ntasks:\n{tasks}"))
+        .commit();
+
+    let plan = project.run(&["feature", "FEAT-MIX", "--dry-run"]);
+
+    assert_exit(&plan, 0);
+    let out = String::from_utf8_lossy(&plan.stdout);
+    let workflow_of = |id: &str| {
+        let line = out
+            .lines()
+            .skip_while(|line| !line.trim_start().starts_with(id))
+            .nth(1)
+            .unwrap_or_default();
+        line.split("workflow ")
+            .nth(1)
+            .and_then(|w| w.split(',').next())
+            .map(str::to_string)
+    };
+    assert_eq!(
+        workflow_of("TASK-A").as_deref(),
+        Some("player-coach"),
+        "{out}"
+    );
+    assert_eq!(workflow_of("TASK-B").as_deref(), Some("solo"), "{out}");
+    assert_eq!(
+        workflow_of("TASK-C").as_deref(),
+        Some("player-coach"),
+        "{out}"
+    );
+
+    // A typo in a later task's keys is found although an earlier task's inputs were read.
+    project.write(
+        ".autobuild/tasks/TASK-C.md",
+        &task("TASK-C", "task_type: bugfx\nworkflow: sollo\n"),
+    );
+    let output = project.run(&["feature", "FEAT-MIX", "--dry-run"]);
+
+    assert_exit(&output, 2);
+    let text = stderr(&output);
+    assert!(text.contains(".autobuild/tasks/TASK-C.md:4:"), "{text}");
+    assert!(
+        text.contains("`sollo`") && text.contains("`solo`"),
+        "{text}"
+    );
+}

@@ -24,6 +24,16 @@ impl Location {
         let column = before[line_start..].chars().count() + 1;
         Location { line, column }
     }
+
+    /// [`Location::from_offset`] through `line_starts`, the byte offset of every line's start
+    /// in `source` (0 first): a binary search instead of a count from the start.
+    pub fn from_line_starts(source: &str, line_starts: &[usize], offset: usize) -> Location {
+        let offset = floor_char_boundary(source, offset.min(source.len()));
+        let line = line_starts.partition_point(|&start| start <= offset).max(1);
+        let line_start = line_starts.get(line - 1).copied().unwrap_or(0);
+        let column = source[line_start..offset].chars().count() + 1;
+        Location { line, column }
+    }
 }
 
 fn floor_char_boundary(s: &str, mut index: usize) -> usize {
@@ -219,6 +229,28 @@ mod tests {
             Location::from_offset(src, 9),
             Location { line: 2, column: 4 }
         );
+    }
+
+    #[test]
+    fn the_line_index_agrees_with_counting_from_the_start() {
+        for src in [
+            "",
+            "\n",
+            "a = 1\nbb = 2\n",
+            "é = \"ü\"\n\n[t]\nk = 'ß'",
+            "x\r\ny",
+        ] {
+            let starts: Vec<usize> = std::iter::once(0)
+                .chain(src.match_indices('\n').map(|(i, _)| i + 1))
+                .collect();
+            for offset in 0..=src.len() + 2 {
+                assert_eq!(
+                    Location::from_line_starts(src, &starts, offset),
+                    Location::from_offset(src, offset),
+                    "{src:?} at {offset}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -8,7 +8,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::diagnostic::{Diagnostic, Location};
 
@@ -58,6 +58,10 @@ pub struct Source {
     pub path: PathBuf,
     pub text: String,
     pub layer: Layer,
+    /// The byte offset of every line's start, built on the first position asked for: a
+    /// document's every key and value has one, and counting lines from the text's start for
+    /// each was quadratic in the file's size.
+    line_starts: OnceLock<Vec<usize>>,
 }
 
 impl Source {
@@ -66,6 +70,7 @@ impl Source {
             path: path.into(),
             text: text.into(),
             layer,
+            line_starts: OnceLock::new(),
         })
     }
 
@@ -76,8 +81,13 @@ impl Source {
 
     /// The position of a byte offset of the text.
     pub fn pos_at_offset(self: &Arc<Self>, offset: usize) -> Pos {
+        let starts = self.line_starts.get_or_init(|| {
+            std::iter::once(0)
+                .chain(self.text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect()
+        });
         Pos {
-            location: Location::from_offset(&self.text, offset),
+            location: Location::from_line_starts(&self.text, starts, offset),
             source: Arc::clone(self),
         }
     }

@@ -145,8 +145,14 @@ impl Catalog {
         Ok(catalog)
     }
 
-    /// The built-in layer alone.
+    /// The built-in layer alone: parsed once per process (a feature's preflight discovers the
+    /// catalog twice per task), a copy each time.
     pub fn builtin() -> Catalog {
+        static BUILTIN: std::sync::OnceLock<Catalog> = std::sync::OnceLock::new();
+        BUILTIN.get_or_init(Catalog::parse_builtin).clone()
+    }
+
+    fn parse_builtin() -> Catalog {
         Catalog {
             root: None,
             documents: builtin::WORKFLOWS

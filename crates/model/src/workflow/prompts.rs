@@ -19,11 +19,12 @@ use base::diagnostic::{did_you_mean, Diagnostic, Location};
 use base::user_file::source::Source;
 
 /// The prompt templates visible to one workflow, compiled.
+#[derive(Clone)]
 pub struct Prompts {
     sources: BTreeMap<String, Arc<Source>>,
     env: Environment<'static>,
     /// Templates that did not compile, with the compiler's error.
-    broken: BTreeMap<String, minijinja::Error>,
+    broken: BTreeMap<String, Arc<minijinja::Error>>,
 }
 
 impl std::fmt::Debug for Prompts {
@@ -53,7 +54,7 @@ impl Prompts {
         let mut broken = BTreeMap::new();
         for (name, source) in &sources {
             if let Err(e) = env.add_template_owned(name.clone(), source.text.clone()) {
-                broken.insert(name.clone(), e);
+                broken.insert(name.clone(), Arc::new(e));
             }
         }
         Prompts {

@@ -32,7 +32,7 @@ use base::user_file::source::Layer;
 use base::user_file::tree::Node;
 
 /// A workflow ready to run: merged from every layer, decoded and validated.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ResolvedWorkflow {
     pub workflow: Workflow,
     /// The file the workflow was resolved from (the top of its `extends` chain), as shown to

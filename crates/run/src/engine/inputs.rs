@@ -25,6 +25,7 @@ use model::workflow::resolve::in_reading_order;
 use model::workflow::{Catalog, Overrides, ResolvedWorkflow};
 
 /// What a run is made of, besides its task.
+#[derive(Clone)]
 pub struct RunInputs {
     pub config: Config,
     pub resolved: ResolvedWorkflow,
@@ -46,8 +47,19 @@ pub fn load(
         Ok(catalog) => catalog,
         Err(error) => return Err(first_then(config.err(), [error])),
     };
+    load_from(&catalog, config, workflow, overrides, task_type)
+}
+
+/// [`load`] from a catalog already discovered.
+pub fn load_from(
+    catalog: &Catalog,
+    config: Result<Config, Error>,
+    workflow: &str,
+    overrides: &Overrides,
+    task_type: &str,
+) -> Result<RunInputs, Error> {
     let resolved = catalog.resolve(workflow, overrides);
-    let profile = ProfileSet::from_catalog(&catalog).and_then(|set| set.resolve(task_type));
+    let profile = ProfileSet::from_catalog(catalog).and_then(|set| set.resolve(task_type));
     let config = match config {
         Ok(config) => config,
         Err(error) => {
@@ -62,7 +74,7 @@ pub fn load(
     let mut warnings: Vec<String> = warning.into_iter().collect();
     warnings.extend(resolved.warnings.iter().map(Diagnostic::headline));
     warnings.extend(catalog.unusable().into_iter().map(unusable_warning));
-    warnings.extend(user_changes(&catalog, &resolved, &profile));
+    warnings.extend(user_changes(catalog, &resolved, &profile));
     Ok(RunInputs {
         config,
         resolved,

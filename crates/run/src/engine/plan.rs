@@ -22,7 +22,7 @@ pub use profile_checks::gate_checks;
 pub use prompt_context::build_prompt_context;
 pub use start_error::StartError;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use crate::engine::inputs::{self, RunInputs};
@@ -37,7 +37,7 @@ use model::project::{effective_checks, Config, EffectiveCheck, Layout, ProjectEn
 use model::task::{self, Task};
 use model::workflow::kinds::{AgentStep, LoopStep};
 use model::workflow::model::{Action, AgentKind};
-use model::workflow::{Overrides, ResolvedWorkflow};
+use model::workflow::{Catalog, Overrides, ResolvedWorkflow};
 use process::locate;
 
 /// The default workflow when neither the command line nor the task names one.
@@ -112,11 +112,55 @@ pub fn preflight(
     settings: RunSettings,
     policy: BranchPolicy,
 ) -> Result<Plan, Error> {
+    preflight_sharing(root, task_arg, settings, policy, &mut Shared::default())
+}
+
+/// What the preflights of one feature's tasks share, read once for all of them: the project
+/// config (when valid), the workflow catalog, and the inputs of each workflow and task type.
+/// Only one feature preflight's tasks share it; a task's own run preflights afresh.
+#[derive(Default)]
+pub struct Shared {
+    config: Option<Config>,
+    catalog: Option<Catalog>,
+    inputs: HashMap<(String, String), RunInputs>,
+}
+
+impl Shared {
+    /// The config, read once when it is valid (an invalid one is read again: its problems are
+    /// reported with each task's).
+    fn config(&mut self, layout: &Layout) -> Result<Config, Error> {
+        if let Some(config) = &self.config {
+            return Ok(config.clone());
+        }
+        let config = Config::load(layout)?;
+        self.config = Some(config.clone());
+        Ok(config)
+    }
+
+    /// The catalog in `slot`, discovered on the first call (a field, not `self`: the inputs
+    /// are looked up while it is borrowed).
+    fn catalog<'a>(slot: &'a mut Option<Catalog>, root: &Path) -> Result<&'a Catalog, Error> {
+        let catalog = match slot.take() {
+            Some(catalog) => catalog,
+            None => Catalog::discover(Some(root))?,
+        };
+        Ok(slot.insert(catalog))
+    }
+}
+
+/// [`preflight`] reading what the tasks of one feature share through `shared`.
+pub fn preflight_sharing(
+    root: &Path,
+    task_arg: &str,
+    settings: RunSettings,
+    policy: BranchPolicy,
+    shared: &mut Shared,
+) -> Result<Plan, Error> {
     let repo = Repo::discover(root).map_err(StartError::Repository)?;
     let layout = Layout::new(root);
     // An invalid config is reported with the problems the workflow loader finds in its
     // `[roles]` (see `inputs`), so it is not returned before the workflow is resolved.
-    let config = Config::load(&layout);
+    let config = shared.config(&layout);
     if let Ok(config) = &config {
         sandbox::start_probe(&config.sandbox);
     }
@@ -124,26 +168,48 @@ pub fn preflight(
         Ok(task) => task,
         Err(error) => return Err(config.err().unwrap_or(error)),
     };
-    if config.is_ok() {
-        task_keys::check(root, &task, settings.workflow_arg.is_some())?;
-    }
     let workflow_name = settings
         .workflow_arg
         .clone()
         .or_else(|| task.workflow.clone())
         .unwrap_or_else(|| DEFAULT_WORKFLOW.to_string());
+    let task_type = settings.profile.as_deref().unwrap_or(&task.task_type);
+    let key = (workflow_name.clone(), task_type.to_string());
+    let loaded = match config {
+        Ok(config) => {
+            let catalog = Shared::catalog(&mut shared.catalog, root)?;
+            task_keys::check(root, catalog, &task, settings.workflow_arg.is_some())?;
+            match shared.inputs.get(&key) {
+                Some(inputs) => Ok(inputs.clone()),
+                None => {
+                    let loaded = inputs::load_from(
+                        catalog,
+                        Ok(config),
+                        &workflow_name,
+                        &settings.overrides(),
+                        task_type,
+                    );
+                    if let Ok(inputs) = &loaded {
+                        shared.inputs.insert(key, inputs.clone());
+                    }
+                    loaded
+                }
+            }
+        }
+        Err(error) => inputs::load(
+            root,
+            Err(error),
+            &workflow_name,
+            &settings.overrides(),
+            task_type,
+        ),
+    };
     let RunInputs {
         config,
         resolved,
         profile,
         mut warnings,
-    } = inputs::load(
-        root,
-        config,
-        &workflow_name,
-        &settings.overrides(),
-        settings.profile.as_deref().unwrap_or(&task.task_type),
-    )?;
+    } = loaded?;
     // What the task file's reader accepted but the user should know (a repeated key, a stale
     // copy in another state folder) comes first: it is about the file the user wrote.
     warnings.splice(0..0, task.warnings.iter().map(|w| w.headline()));

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::engine::plan::{preflight as task_preflight, BranchPolicy};
+use crate::engine::plan::{preflight_sharing, BranchPolicy, Shared};
 use crate::engine::refusal::{Refusal, Subject};
 use crate::engine::state::RunSettings;
 use crate::feature::feature_error::FeatureError;
@@ -92,13 +92,22 @@ fn with_task_problems(
         return config_error;
     };
     let run_settings = task_settings(&settings.run, &feature_branch(&plan.id));
+    let mut shared = Shared::default();
     let later = plan
         .tasks
         .iter()
         .filter(|task| task.done.is_none())
         .filter_map(|task| {
             let task_path = task.task.path.display().to_string();
-            task_preflight(root, &task_path, run_settings.clone(), BranchPolicy::Resume).err()
+            let settings = run_settings.clone();
+            preflight_sharing(
+                root,
+                &task_path,
+                settings,
+                BranchPolicy::Resume,
+                &mut shared,
+            )
+            .err()
         });
     crate::engine::inputs::together(config_error, later)
 }
@@ -186,6 +195,7 @@ pub fn preflight(
     let mut warnings: Vec<String> = Vec::new();
     let mut located: Vec<Diagnostic> = Vec::new();
     let mut other: Vec<String> = Vec::new();
+    let mut shared = Shared::default();
     for task in &plan.tasks {
         if task.done.is_some() {
             // Never run again: nothing of it to check, only where it was found to say.
@@ -197,7 +207,7 @@ pub fn preflight(
             continue;
         }
         let task_path = task.task.path.display().to_string();
-        match task_preflight(root, &task_path, run_settings.clone(), policy) {
+        match preflight_sharing(root, &task_path, run_settings.clone(), policy, &mut shared) {
             Ok(task_plan) => {
                 let blockers = crate::engine::plan::blocker_lines(&task_plan.blockers);
                 for blocker in &blockers {

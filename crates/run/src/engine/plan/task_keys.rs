@@ -11,12 +11,15 @@ use model::task::Task;
 use model::workflow::resolve::is_path;
 use model::workflow::Catalog;
 
-/// Both keys' problems at once; `workflow_from_flag` means `--workflow` overrides the task's.
-pub fn check(root: &Path, task: &Task, workflow_from_flag: bool) -> Result<(), Error> {
-    // Discovery problems are reported by the run's own loading, in their files.
-    let Ok(catalog) = Catalog::discover(Some(root)) else {
-        return Ok(());
-    };
+/// Both keys' problems at once, against `catalog` (discovery's problems are reported by the
+/// run's own loading, in their files); `workflow_from_flag` means `--workflow` overrides the
+/// task's.
+pub fn check(
+    root: &Path,
+    catalog: &Catalog,
+    task: &Task,
+    workflow_from_flag: bool,
+) -> Result<(), Error> {
     let mut problems: Vec<Diagnostic> = Vec::new();
     if let Some(name) = task.workflow.as_deref().filter(|_| !workflow_from_flag) {
         if !is_path(name) && catalog.find(name, None).is_none() {
@@ -31,7 +34,7 @@ pub fn check(root: &Path, task: &Task, workflow_from_flag: bool) -> Result<(), E
             );
         }
     }
-    if let Ok(profiles) = ProfileSet::from_catalog(&catalog) {
+    if let Ok(profiles) = ProfileSet::from_catalog(catalog) {
         if let Some(close) = profiles.typo_of(&task.task_type) {
             problems.push(
                 task.key_problem(
