@@ -69,27 +69,19 @@ fn feature_dry_runs(runs: usize) {
             root
         })
         .collect();
-    let mut times = vec![Vec::new(); sizes.len()];
-    for round in 0..=runs {
-        for (board, times) in boards.iter().zip(&mut times) {
-            let cpu = cpu_ms(&mut autobuild(
-                board,
-                &["feature", "FEAT-BENCH", "--dry-run"],
-            ));
-            if round > 0 {
-                times.push(cpu);
-            }
-        }
-    }
+    let medians = interleaved(&boards, runs, |board, _| {
+        cpu_ms(&mut autobuild(
+            board,
+            &["feature", "FEAT-BENCH", "--dry-run"],
+        ))
+    });
     println!();
     println!("feature --dry-run of every task, median CPU of {runs} run(s)");
     println!(
         "{:>10} | {:>8} | {:>11}",
         "task files", "CPU ms", "ms per task"
     );
-    for (tasks, times) in sizes.iter().zip(&mut times) {
-        times.sort_by(f64::total_cmp);
-        let median = times[times.len() / 2];
+    for (tasks, median) in sizes.iter().zip(medians) {
         println!(
             "{tasks:>10} | {median:>8.1} | {:>11.2}",
             median / *tasks as f64
@@ -150,24 +142,10 @@ fn task_runs(runs: usize) {
             root
         })
         .collect();
-    let mut times = vec![Vec::new(); sizes.len()];
-    // Interleaved, so that the machine's load moves both sizes alike; the first round warms up.
-    for round in 0..=runs {
-        for (board, times) in boards.iter().zip(&mut times) {
-            let (id, _) = task(17);
-            let cpu = task_run_cpu_ms(board, &id, round);
-            if round > 0 {
-                times.push(cpu);
-            }
-        }
-    }
-    let medians: Vec<f64> = times
-        .iter_mut()
-        .map(|t| {
-            t.sort_by(f64::total_cmp);
-            t[t.len() / 2]
-        })
-        .collect();
+    let (id, _) = task(17);
+    let medians = interleaved(&boards, runs, |board, round| {
+        task_run_cpu_ms(board, &id, round)
+    });
     println!();
     println!("a 1-turn task run (approved, not merged), median CPU of {runs} run(s)");
     println!(
@@ -181,6 +159,31 @@ fn task_runs(runs: usize) {
             largest / median
         );
     }
+}
+
+/// The median of `runs` measurements of each board, taken in rounds over all boards so that
+/// the machine's load moves every board alike; a first round warms up and is not counted.
+fn interleaved(
+    boards: &[std::path::PathBuf],
+    runs: usize,
+    mut measure: impl FnMut(&Path, usize) -> f64,
+) -> Vec<f64> {
+    let mut times = vec![Vec::new(); boards.len()];
+    for round in 0..=runs {
+        for (board, times) in boards.iter().zip(&mut times) {
+            let value = measure(board, round);
+            if round > 0 {
+                times.push(value);
+            }
+        }
+    }
+    times
+        .iter_mut()
+        .map(|t| {
+            t.sort_by(f64::total_cmp);
+            t[t.len() / 2]
+        })
+        .collect()
 }
 
 /// The CPU time (ms) of one approved 1-turn run of `task` in `root` (round `round`: each run
