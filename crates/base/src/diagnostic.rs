@@ -25,8 +25,16 @@ impl Location {
         Location { line, column }
     }
 
-    /// [`Location::from_offset`] through `line_starts`, the byte offset of every line's start
-    /// in `source` (0 first): a binary search instead of a count from the start.
+    /// The byte offset of every line's start in `source`, 0 first: the index
+    /// [`Location::from_line_starts`] searches.
+    pub fn line_starts(source: &str) -> Vec<usize> {
+        std::iter::once(0)
+            .chain(source.match_indices('\n').map(|(i, _)| i + 1))
+            .collect()
+    }
+
+    /// [`Location::from_offset`] through `line_starts` ([`Location::line_starts`] of `source`):
+    /// a binary search instead of a count from the start.
     pub fn from_line_starts(source: &str, line_starts: &[usize], offset: usize) -> Location {
         let offset = floor_char_boundary(source, offset.min(source.len()));
         let line = line_starts.partition_point(|&start| start <= offset).max(1);
@@ -240,9 +248,7 @@ mod tests {
             "é = \"ü\"\n\n[t]\nk = 'ß'",
             "x\r\ny",
         ] {
-            let starts: Vec<usize> = std::iter::once(0)
-                .chain(src.match_indices('\n').map(|(i, _)| i + 1))
-                .collect();
+            let starts = Location::line_starts(src);
             for offset in 0..=src.len() + 2 {
                 assert_eq!(
                     Location::from_line_starts(src, &starts, offset),

@@ -81,11 +81,9 @@ impl Source {
 
     /// The position of a byte offset of the text.
     pub fn pos_at_offset(self: &Arc<Self>, offset: usize) -> Pos {
-        let starts = self.line_starts.get_or_init(|| {
-            std::iter::once(0)
-                .chain(self.text.match_indices('\n').map(|(i, _)| i + 1))
-                .collect()
-        });
+        let starts = self
+            .line_starts
+            .get_or_init(|| Location::line_starts(&self.text));
         Pos {
             location: Location::from_line_starts(&self.text, starts, offset),
             source: Arc::clone(self),

@@ -126,19 +126,18 @@ pub struct Shared {
 }
 
 impl Shared {
-    /// The config, read once when it is valid (an invalid one is read again: its problems are
-    /// reported with each task's).
-    fn config(&mut self, layout: &Layout) -> Result<Config, Error> {
-        if let Some(config) = &self.config {
-            return Ok(config.clone());
-        }
-        let config = Config::load(layout)?;
-        self.config = Some(config.clone());
-        Ok(config)
+    /// The config in `slot`, read on the first call when it is valid (an invalid one is read
+    /// again: its problems are reported with each task's).
+    fn config<'a>(slot: &'a mut Option<Config>, layout: &Layout) -> Result<&'a Config, Error> {
+        let config = match slot.take() {
+            Some(config) => config,
+            None => Config::load(layout)?,
+        };
+        Ok(slot.insert(config))
     }
 
-    /// The catalog in `slot`, discovered on the first call (a field, not `self`: the inputs
-    /// are looked up while it is borrowed).
+    /// The catalog in `slot`, discovered on the first call. (These take a field, not `self`:
+    /// the inputs are looked up while the config and the catalog are borrowed.)
     fn catalog<'a>(slot: &'a mut Option<Catalog>, root: &Path) -> Result<&'a Catalog, Error> {
         let catalog = match slot.take() {
             Some(catalog) => catalog,
@@ -160,7 +159,7 @@ pub fn preflight_sharing(
     let layout = Layout::new(root);
     // An invalid config is reported with the problems the workflow loader finds in its
     // `[roles]` (see `inputs`), so it is not returned before the workflow is resolved.
-    let config = shared.config(&layout);
+    let config = Shared::config(&mut shared.config, &layout);
     if let Ok(config) = &config {
         sandbox::start_probe(&config.sandbox);
     }
@@ -184,7 +183,7 @@ pub fn preflight_sharing(
                 None => {
                     let loaded = inputs::load_from(
                         catalog,
-                        Ok(config),
+                        Ok(config.clone()),
                         &workflow_name,
                         &settings.overrides(),
                         task_type,

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::engine::plan::{preflight_sharing, BranchPolicy, Shared};
+use crate::engine::plan::{preflight as task_preflight, preflight_sharing, BranchPolicy, Shared};
 use crate::engine::refusal::{Refusal, Subject};
 use crate::engine::state::RunSettings;
 use crate::feature::feature_error::FeatureError;
@@ -92,22 +92,14 @@ fn with_task_problems(
         return config_error;
     };
     let run_settings = task_settings(&settings.run, &feature_branch(&plan.id));
-    let mut shared = Shared::default();
+    // The config is invalid: nothing it gates can be shared between the tasks.
     let later = plan
         .tasks
         .iter()
         .filter(|task| task.done.is_none())
         .filter_map(|task| {
             let task_path = task.task.path.display().to_string();
-            let settings = run_settings.clone();
-            preflight_sharing(
-                root,
-                &task_path,
-                settings,
-                BranchPolicy::Resume,
-                &mut shared,
-            )
-            .err()
+            task_preflight(root, &task_path, run_settings.clone(), BranchPolicy::Resume).err()
         });
     crate::engine::inputs::together(config_error, later)
 }
