@@ -14,15 +14,17 @@ mod hidden;
 mod profile_checks;
 mod prompt_context;
 mod prompts;
+mod shared;
 mod start_error;
 mod task_keys;
 
 pub use blocker::{lines as blocker_lines, Blocker};
 pub use profile_checks::gate_checks;
 pub use prompt_context::build_prompt_context;
+pub use shared::Shared;
 pub use start_error::StartError;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::engine::inputs::{self, RunInputs};
@@ -37,7 +39,7 @@ use model::project::{effective_checks, Config, EffectiveCheck, Layout, ProjectEn
 use model::task::{self, Task};
 use model::workflow::kinds::{AgentStep, LoopStep};
 use model::workflow::model::{Action, AgentKind};
-use model::workflow::{Catalog, Overrides, ResolvedWorkflow};
+use model::workflow::{Overrides, ResolvedWorkflow};
 use process::locate;
 
 /// The default workflow when neither the command line nor the task names one.
@@ -113,38 +115,6 @@ pub fn preflight(
     policy: BranchPolicy,
 ) -> Result<Plan, Error> {
     preflight_sharing(root, task_arg, settings, policy, &mut Shared::default())
-}
-
-/// What the preflights of one feature's tasks share, read once for all of them: the project
-/// config (when valid), the workflow catalog, and the inputs of each workflow and task type.
-/// Only one feature preflight's tasks share it; a task's own run preflights afresh.
-#[derive(Default)]
-pub struct Shared {
-    config: Option<Config>,
-    catalog: Option<Catalog>,
-    inputs: HashMap<(String, String), RunInputs>,
-}
-
-impl Shared {
-    /// The config in `slot`, read on the first call when it is valid (an invalid one is read
-    /// again: its problems are reported with each task's).
-    fn config<'a>(slot: &'a mut Option<Config>, layout: &Layout) -> Result<&'a Config, Error> {
-        let config = match slot.take() {
-            Some(config) => config,
-            None => Config::load(layout)?,
-        };
-        Ok(slot.insert(config))
-    }
-
-    /// The catalog in `slot`, discovered on the first call. (These take a field, not `self`:
-    /// the inputs are looked up while the config and the catalog are borrowed.)
-    fn catalog<'a>(slot: &'a mut Option<Catalog>, root: &Path) -> Result<&'a Catalog, Error> {
-        let catalog = match slot.take() {
-            Some(catalog) => catalog,
-            None => Catalog::discover(Some(root))?,
-        };
-        Ok(slot.insert(catalog))
-    }
 }
 
 /// [`preflight`] reading what the tasks of one feature share through `shared`.
