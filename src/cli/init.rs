@@ -383,7 +383,7 @@ const CONFIG_TAIL: &str = r#"# More checks; a profile requires them as "checks.<
 # require = ["checks.test", "criteria", "coach"]
 # coverage = 80                   # minimum line coverage in percent; needs [coverage] above
 
-# OS confinement of the agents and checks (Linux: bubblewrap or Landlock; README "Sandbox"): they
+# OS confinement of the agents and checks (Linux: bubblewrap or Landlock; docs/sandbox.md): they
 # may write only the worktree, its git files, the run's scratch/, a private /tmp and these paths.
 # [sandbox]
 # mode = "auto"                   # auto: on where a backend works, else a warning | on | off

@@ -329,7 +329,7 @@ pub fn main() -> ExitCode {
     }
     let result = run(cli);
     // Every child ended with its step; an orphan handed to autobuild after that (a helper's
-    // daemon) must not outlive it either (README.md, "Threat model").
+    // daemon) must not outlive it either (docs/sandbox.md, "No process outlives its step").
     let swept = crate::process::sweep();
     if !swept.left.is_empty() {
         let left: Vec<String> = swept.left.iter().map(ToString::to_string).collect();

@@ -34,7 +34,7 @@ fn cli_cases_in_a_repository() {
 }
 
 /// A run's life, one command after another in one repository (a `.trycmd` file runs its
-/// commands in order): the README's `status`, `logs --turn`, `complete` and `discard --yes`
+/// commands in order): docs/runs.md's `status`, `logs --turn`, `complete` and `discard --yes`
 /// examples on a real run of the demo task, and `status` showing an earlier run that merged.
 #[test]
 fn cli_cases_after_a_run() {
@@ -76,7 +76,7 @@ fn cli_cases_in_a_project_whose_tasks_write_the_same_file() {
     in_repository(dir.path(), &["tests/cmd-repo/overlap/*.trycmd"]);
 }
 
-/// README's "Without an LLM": `init --agents command`, then the example task runs to approval
+/// README's "Try it on your own repository, without an LLM": `init --agents command`, then the example task runs to approval
 /// with the example scripts, then lands.
 #[test]
 fn cli_cases_in_a_new_repository_without_an_llm() {

@@ -1,9 +1,10 @@
 //! Documentation blocks that trycmd cannot run are compared with real behaviour here, so they
 //! cannot drift: the doctor output and the agent command lines in docs/claude-code.md and
 //! docs/codex.md against the outputs the trycmd cases check, the feature file in
-//! docs/features.md and the task, config and workflow examples of README.md against the
-//! binary's validation, every config.toml key the config type declares against README.md, and
-//! every flag the documents name against `--help`.
+//! docs/features.md and the task, config and workflow examples of README.md and docs/config.md
+//! against the binary's validation, every config.toml key the config type declares against
+//! docs/config.md, every flag the documents name against `--help`, and every link between the
+//! documents and every section a source cites against the headings it names.
 
 use crate::support;
 
@@ -218,14 +219,51 @@ fn the_documented_feature_file_is_a_valid_feature() {
     assert_ok(&output, "feature --dry-run of the documented file");
 }
 
-#[test]
-fn the_readme_task_config_and_workflow_examples_are_valid() {
-    let readme = read("README.md");
-    let task = blocks(&readme, "markdown")
+/// A temporary repository holding `task` as TASK-001, `config` and, when given, `workflow` as
+/// `careful.toml`; its dry run of TASK-001 must print the plan, with no error. Returns the plan.
+fn dry_run_of_examples(task: &str, config: &str, workflow: Option<&str>, what: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fs::create_dir_all(root.join(".autobuild/tasks")).unwrap();
+    fs::create_dir_all(root.join(".autobuild/workflows")).unwrap();
+    fs::write(root.join(".autobuild/tasks/TASK-001.md"), task).unwrap();
+    fs::write(root.join(".autobuild/config.toml"), config).unwrap();
+    if let Some(workflow) = workflow {
+        fs::write(root.join(".autobuild/workflows/careful.toml"), workflow).unwrap();
+    }
+    // What the config examples link and run must exist for a dry run to pass preflight.
+    fs::create_dir_all(root.join(".venv/bin")).unwrap();
+    fs::write(root.join(".gitignore"), "/.venv\n").unwrap();
+    autobuild::git::init_with_commit(root, "main", "documented examples").unwrap();
+
+    assert_ok(
+        &autobuild(root, &["workflows", "validate", "player-coach"]),
+        &format!("{what}: the workflow and config"),
+    );
+    let dry_run = autobuild(root, &["task", "TASK-001", "--dry-run"]);
+    let out = String::from_utf8_lossy(&dry_run.stdout).to_string();
+    let err = String::from_utf8_lossy(&dry_run.stderr);
+    // The task, config and workflow parse and resolve: the plan is printed. (It may name
+    // blockers of this machine, such as the example's `command` agent script.)
+    assert!(
+        out.starts_with("Plan for TASK-001: Add greeting function"),
+        "{what}\n{out}\n{err}"
+    );
+    assert!(!err.contains("error"), "{what}\n{err}");
+    out
+}
+
+/// The task example of `doc` (the Markdown block holding `id: TASK-001`).
+fn task_example(doc: &str) -> String {
+    blocks(&read(doc), "markdown")
         .into_iter()
         .find(|b| b.contains("id: TASK-001"))
-        .expect("the task example");
-    let tomls = blocks(&readme, "toml");
+        .unwrap_or_else(|| panic!("the task example of {doc}"))
+}
+
+#[test]
+fn the_reference_task_config_and_workflow_examples_are_valid() {
+    let tomls = blocks(&read("docs/config.md"), "toml");
     let config = tomls
         .iter()
         .find(|b| b.starts_with("[project]"))
@@ -234,37 +272,31 @@ fn the_readme_task_config_and_workflow_examples_are_valid() {
         .iter()
         .find(|b| b.starts_with("# .autobuild/workflows/careful.toml"))
         .expect("the workflow example");
-
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
-    fs::create_dir_all(root.join(".autobuild/tasks")).unwrap();
-    fs::create_dir_all(root.join(".autobuild/workflows")).unwrap();
-    fs::write(root.join(".autobuild/tasks/TASK-001.md"), task).unwrap();
-    fs::write(root.join(".autobuild/config.toml"), config).unwrap();
-    fs::write(root.join(".autobuild/workflows/careful.toml"), workflow).unwrap();
-    // What the config example links and runs must exist for a dry run to pass preflight.
-    fs::create_dir_all(root.join(".venv/bin")).unwrap();
-    fs::write(root.join(".gitignore"), "/.venv\n").unwrap();
-    autobuild::git::init_with_commit(root, "main", "readme examples").unwrap();
-
-    assert_ok(
-        &autobuild(root, &["workflows", "validate", "player-coach"]),
-        "the README's workflow and config",
-    );
-    let dry_run = autobuild(root, &["task", "TASK-001", "--dry-run"]);
-    let out = String::from_utf8_lossy(&dry_run.stdout);
-    let err = String::from_utf8_lossy(&dry_run.stderr);
-    // The task, config and workflow parse and resolve: the plan is printed. (It may name
-    // blockers of this machine, such as the example's `command` agent script.)
-    assert!(
-        out.starts_with("Plan for TASK-001: Add greeting function"),
-        "{out}\n{err}"
+    let plan = dry_run_of_examples(
+        &task_example("docs/config.md"),
+        config,
+        Some(workflow),
+        "docs/config.md",
     );
     assert!(
-        out.contains("up to 8 turn(s)"),
-        "the careful workflow's bound: {out}"
+        plan.contains("up to 8 turn(s)"),
+        "the careful workflow's bound: {plan}"
     );
-    assert!(!err.contains("error"), "{err}");
+}
+
+/// The README's task example, and each of its `config.toml` examples, are what the binary
+/// accepts.
+#[test]
+fn the_readme_task_and_config_examples_are_valid() {
+    let task = task_example("README.md");
+    let configs: Vec<String> = blocks(&read("README.md"), "toml")
+        .into_iter()
+        .filter(|b| b.starts_with("# .autobuild/config.toml"))
+        .collect();
+    assert!(configs.len() >= 2, "{configs:?}");
+    for config in configs {
+        dry_run_of_examples(&task, &config, None, &format!("README.md:\n{config}"));
+    }
 }
 
 /// The keys of config.toml's own tables, from the schema derived from the type the config is
@@ -309,17 +341,17 @@ fn config_keys() -> Vec<(String, Vec<String>)> {
     tables
 }
 
-/// README.md is the reference of config.toml: every table and key the type declares is named
-/// there, so a new key cannot land undocumented.
+/// docs/config.md is the reference of config.toml: every table and key the type declares is
+/// named there, so a new key cannot land undocumented.
 #[test]
-fn the_readme_names_every_config_key() {
-    let readme = read("README.md");
+fn the_reference_names_every_config_key() {
+    let reference = read("docs/config.md");
     let tables = config_keys();
     assert!(tables.len() >= 10, "{tables:?}");
     for (table, keys) in tables {
         assert!(
-            readme.contains(&format!("[{table}")),
-            "README.md does not show the `[{table}]` table of config.toml"
+            reference.contains(&format!("[{table}")),
+            "docs/config.md does not show the `[{table}]` table of config.toml"
         );
         for key in keys {
             let named = [
@@ -328,8 +360,8 @@ fn the_readme_names_every_config_key() {
                 format!("[{table}] {key}"),
             ]
             .iter()
-            .any(|form| readme.contains(form));
-            assert!(named, "README.md does not name `{key}` of `[{table}]`");
+            .any(|form| reference.contains(form));
+            assert!(named, "docs/config.md does not name `{key}` of `[{table}]`");
         }
     }
 }
@@ -354,8 +386,8 @@ fn help(args: &[&str]) -> String {
 
 #[test]
 fn the_flags_the_documents_name_exist() {
-    let readme = read("README.md");
-    let task_flags = readme
+    let commands = read("docs/commands.md");
+    let task_flags = commands
         .split("Flags of `task`:")
         .nth(1)
         .and_then(|rest| rest.split("\n\n").next())
@@ -364,7 +396,7 @@ fn the_flags_the_documents_name_exist() {
     for flag in flags(task_flags) {
         assert!(
             task_help.contains(&flag),
-            "README names {flag}; `task --help` has no such flag"
+            "docs/commands.md names {flag}; `task --help` has no such flag"
         );
     }
     let feature_help = format!("{}{}", help(&["feature"]), help(&[]));
@@ -417,5 +449,204 @@ fn the_workflow_reference_examples_are_valid() {
     assert!(
         String::from_utf8_lossy(&shown.stdout).contains("max_iterations = 8"),
         "the YAML example means the same as the TOML one"
+    );
+}
+
+/// The documents: README.md, ARCHITECTURE.md and docs/*.md.
+fn documents() -> Vec<String> {
+    let mut docs: Vec<String> = fs::read_dir("docs")
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "md"))
+        .map(|path| path.display().to_string())
+        .collect();
+    docs.sort();
+    docs.extend(["README.md".to_string(), "ARCHITECTURE.md".to_string()]);
+    docs
+}
+
+/// `markdown` without its fenced blocks.
+fn prose(markdown: &str) -> String {
+    let mut fenced = false;
+    let mut text = String::new();
+    for line in markdown.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced {
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    text
+}
+
+/// The titles a section can be cited by: every heading and every bold lead-in, without
+/// backticks, lower-cased.
+fn titles(markdown: &str) -> Vec<String> {
+    let bold = Regex::new(r"\*\*([^*]+)\*\*").unwrap();
+    prose(markdown)
+        .lines()
+        .flat_map(|line| {
+            let heading = line
+                .starts_with('#')
+                .then(|| line.trim_start_matches('#').trim().to_string());
+            heading
+                .into_iter()
+                .chain(bold.captures_iter(line).map(|c| c[1].to_string()))
+                .collect::<Vec<_>>()
+        })
+        .map(|title| title.replace('`', "").to_lowercase())
+        .collect()
+}
+
+/// GitHub's anchor of a heading: lower case, spaces as hyphens, other punctuation dropped.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+#[test]
+fn anchors_are_the_ones_github_makes() {
+    for (heading, expected) in [
+        ("Quick start", "quick-start"),
+        (
+            "Run directory `.autobuild/runs/<ID>/`",
+            "run-directory-autobuildrunsid",
+        ),
+        (
+            "Refs and the runner's guards",
+            "refs-and-the-runners-guards",
+        ),
+        (
+            "What an agent can and cannot do, by mode",
+            "what-an-agent-can-and-cannot-do-by-mode",
+        ),
+    ] {
+        assert_eq!(anchor(heading), expected);
+    }
+}
+
+/// Every relative link of a document names a file the repository carries and, with a `#`, a
+/// heading of that file: moving a section cannot leave a link behind.
+#[test]
+fn every_link_between_the_documents_resolves() {
+    let link = Regex::new(r"\]\(([^)\s]+)\)").unwrap();
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for doc in documents() {
+        let dir = Path::new(&doc).parent().unwrap();
+        for found in link.captures_iter(&prose(&read(&doc))) {
+            let target = &found[1];
+            if target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            checked += 1;
+            let (path, fragment) = target.split_once('#').unwrap_or((target, ""));
+            let file = if path.is_empty() {
+                Path::new(&doc).to_path_buf()
+            } else {
+                dir.join(path)
+            };
+            if !file.exists() {
+                broken.push(format!("{doc}: {target}: no such file"));
+                continue;
+            }
+            let is_markdown = file.extension().is_some_and(|e| e == "md");
+            if fragment.is_empty() || !is_markdown {
+                continue;
+            }
+            let text = read(&file.display().to_string());
+            let headings: Vec<String> = prose(&text)
+                .lines()
+                .filter(|line| line.starts_with('#'))
+                .map(|line| anchor(line.trim_start_matches('#')))
+                .collect();
+            if !headings.iter().any(|h| h == fragment) {
+                broken.push(format!("{doc}: {target}: no such heading"));
+            }
+        }
+    }
+    assert!(checked > 50, "the walk found the links: {checked}");
+    assert!(broken.is_empty(), "{broken:#?}");
+}
+
+/// Every file of the repository that can cite a document: sources, tests, scripts, documents.
+fn citing_files() -> Vec<std::path::PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| {
+                ["rs", "md", "sh", "toml", "versions"]
+                    .iter()
+                    .any(|x| e == *x)
+            }) {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    for dir in [
+        "src", "crates", "tests", "benches", "scripts", "docs", ".ci",
+    ] {
+        walk(Path::new(dir), &mut files);
+    }
+    files.extend(["README.md", "ARCHITECTURE.md", ".ci/run"].map(Into::into));
+    files
+}
+
+/// A source that cites a section (`README.md, "Exit codes"`, `docs/sandbox.md ("Landlock")`)
+/// names a heading or bold lead-in that document has: a section moved to another document
+/// takes its citations along.
+#[test]
+fn every_cited_section_exists() {
+    let citation = Regex::new(
+        r#"(README(?:\.md)?|ARCHITECTURE\.md|docs/[\w-]+\.md)[,:]?\s+\(?\\?"([^"\\\n]+)\\?""#,
+    )
+    .unwrap();
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for file in citing_files() {
+        let Ok(text) = fs::read_to_string(&file) else {
+            continue;
+        };
+        for (number, line) in text.lines().enumerate() {
+            for found in citation.captures_iter(line) {
+                let doc = match &found[1] {
+                    "README" => "README.md",
+                    doc => doc,
+                };
+                checked += 1;
+                let cited = found[2].replace('`', "").to_lowercase();
+                let exists = Path::new(doc).is_file()
+                    && titles(&read(doc)).iter().any(|t| t.starts_with(&cited));
+                if !exists {
+                    missing.push(format!(
+                        "{}:{}: {doc}, {:?}",
+                        file.display(),
+                        number + 1,
+                        &found[2]
+                    ));
+                }
+            }
+        }
+    }
+    assert!(checked > 20, "the walk found the citations: {checked}");
+    assert!(missing.is_empty(), "{missing:#?}");
+}
+
+/// The README is the way in, not the reference (issue 45): the reference lives in docs/.
+#[test]
+fn the_readme_stays_a_way_in() {
+    let lines = read("README.md").lines().count();
+    assert!(
+        lines <= 450,
+        "README.md has {lines} lines; move reference to docs/"
     );
 }

@@ -1,5 +1,5 @@
 //! The integration test suite: one binary with a module per area, so a change links it once
-//! (ARCHITECTURE.md, "Tests"). Shared fixtures are the `*_fixture` and `support` modules.
+//! (ARCHITECTURE.md, "Testing"). Shared fixtures are the `*_fixture` and `support` modules.
 //! `workflow_user_dir` (process-wide `AUTOBUILD_CONFIG_DIR`) and `real_agents` (needs the
 //! real CLIs) stay separate binaries.
 

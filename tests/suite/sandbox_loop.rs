@@ -1,4 +1,4 @@
-//! The loop with OS confinement (`[sandbox]`, README "Sandbox"): what a confined player or
+//! The loop with OS confinement (`[sandbox]`, docs/sandbox.md): what a confined player or
 //! check cannot write, what a declared `writable` path makes possible, that `mode = "off"`
 //! behaves as before, and how `on` and `auto` react to a machine without bwrap. Tests that need
 //! a working bwrap are ignored by a plain `cargo test`; `.ci/run` runs them with `--ignored sandbox`.
@@ -451,7 +451,7 @@ fn without_bwrap_auto_confines_with_landlock_and_says_so() {
     assert!(report.contains("- Sandbox: landlock (ABI "), "{report}");
 }
 
-/// Hidden acceptance checks (`[scope] hidden`, README "Hidden acceptance checks"): a project
+/// Hidden acceptance checks (`[scope] hidden`, docs/verification.md, "Hidden acceptance checks"): a project
 /// whose acceptance test `tests/acceptance/<name>` (holding `marker`) no agent may see, run by
 /// the hidden check `acceptance` the profile requires, with the seeking player.
 struct Hidden {

@@ -215,7 +215,7 @@ fn a_confined_program_cannot_make_the_read_only_binds_writable() {
 #[ignore = "needs bubblewrap: run with --ignored (.ci/run does where bwrap works)"]
 fn a_confined_agent_cli_can_start_its_own_bubblewrap_sandbox() {
     // codex runs the model's commands under bubblewrap itself, in a user namespace.
-    // Under Landlock no process may mount, so there is no bwrap inside (README, "Sandbox");
+    // Under Landlock no process may mount, so there is no bwrap inside (docs/sandbox.md, "Landlock");
     // `.ci/run` skips this test in its Landlock pass.
     let bwrap = crate::support::require_bwrap();
     let backend = crate::support::require_sandbox();

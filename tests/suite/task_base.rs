@@ -63,7 +63,7 @@ fn a_missing_base_is_refused_before_anything_is_created() {
 }
 
 /// A Conductor workspace is a linked worktree on a branch of its own: a run started there
-/// branches from, and lands on, that checkout's branch (the README's default base, "the branch
+/// branches from, and lands on, that checkout's branch (docs/config.md's default base, "the branch
 /// checked out when the run starts"); its records live in that checkout, and the main checkout
 /// and its branch are left alone.
 #[test]

@@ -1,4 +1,4 @@
-//! The `command` adapter: any program as an agent (README.md, "Agents").
+//! The `command` adapter: any program as an agent (docs/agents.md, "Agents").
 //!
 //! Runs the role's `command` argv in the worktree with the prompt on stdin and in the file
 //! named by `AUTOBUILD_PROMPT_FILE`, plus `AUTOBUILD_ROLE`, `AUTOBUILD_TURN`,

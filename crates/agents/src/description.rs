@@ -57,7 +57,7 @@ impl Package {
 pub fn versions_file() -> String {
     let mut text = String::from(
         "# The agent CLI versions the real-agent suite installs and was verified with\n\
-         # (scripts/e2e-real-agents.sh; README.md, \"Real agent CLIs\"). One CLI per line:\n\
+         # (scripts/e2e-real-agents.sh; docs/agents.md, \"Real agent CLIs\"). One CLI per line:\n\
          # binary  npm-package  exact-version\n\
          # Generated from the adapters' descriptions (crates/agents/src/); change them there.\n",
     );

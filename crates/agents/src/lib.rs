@@ -58,7 +58,7 @@ pub struct AgentRequest<'a> {
     pub role: &'a Role,
     pub prompt: &'a str,
     pub worktree: &'a Path,
-    /// The project environment (README.md, "Project config"), already computed.
+    /// The project environment (docs/config.md, "Project config"), already computed.
     pub env: &'a [(String, String)],
     pub run_dir: &'a Path,
     /// The rendered prompt, already written here by the engine.

@@ -9,7 +9,7 @@
 //! characters, which share bits with the neighbouring bytes, are left out), which any base64
 //! text holding the secret contains.
 //!
-//! Not caught, and README.md ("Secrets") says so: a value split into pieces, encrypted,
+//! Not caught, and docs/sandbox.md ("What an agent can and cannot do") says so: a value split into pieces, encrypted,
 //! compressed or otherwise transformed, or computed when the code runs.
 
 use data_encoding::{Encoding, BASE64, BASE64URL, HEXLOWER, HEXUPPER};

@@ -23,7 +23,7 @@
 //!   command-line builder of module [`bwrap`].
 //!
 //! `mode = "off"` (or no bwrap under `auto`) leaves process spawning exactly as it is without
-//! this module. macOS is not confined yet; README.md ("Sandbox") describes the plan.
+//! this module. macOS is not confined yet; docs/sandbox.md ("Not confined yet") describes the plan.
 
 mod backend;
 pub mod bwrap;

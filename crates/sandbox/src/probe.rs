@@ -105,7 +105,7 @@ pub fn check() -> Availability {
         return Availability::Unavailable {
             reason: format!(
                 "this is {}: confinement uses bubblewrap, which exists on Linux only (macOS \
-                 support is planned, see README.md, \"Sandbox\")",
+                 support is planned, see docs/sandbox.md, \"Not confined yet\")",
                 std::env::consts::OS
             ),
             fix: "none on this system yet".to_string(),

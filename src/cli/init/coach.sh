@@ -2,7 +2,7 @@
 # Example Coach written by `autobuild init --agents command`: a shell stand-in for an LLM
 # reviewer. It only reads (the runner reverts anything a read-only role changes): the prompt in
 # $AUTOBUILD_PROMPT_FILE, and the worktree it runs in. It answers with the JSON verdict every
-# coach gives (README "Coach verdict"):
+# coach gives (docs/verdicts.md):
 # - a criterion with a verify command is `met` when the runner's result in the prompt is passed;
 # - a criterion the coach must judge is `not_verified` (this script cannot judge), except the
 #   example task's AC-002, which it checks by reading GREETING.md;

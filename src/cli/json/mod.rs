@@ -1,6 +1,6 @@
 //! The `--json` documents of the inspection commands (`task --dry-run`, `feature --dry-run`,
 //! `workflows validate`, `doctor`) and of `complete`, `discard` and `init`: serde types that are the single source of each shape, every
-//! document with `"version": 1` (README.md, "Machine-readable output"). A field may be added
+//! document with `"version": 1` (docs/runs.md, "Machine-readable output"). A field may be added
 //! within a version; a field removed or changed in meaning raises it.
 
 pub mod doctor;

@@ -1,4 +1,4 @@
-//! The project environment — the parity cure (README.md, "Project config").
+//! The project environment — the parity cure (docs/config.md, "Project config").
 //!
 //! The field failure this prevents: the player ran tests in its own shell (venv activated,
 //! variables set) while the runner re-ran them in a bare subprocess, so tests "failed" forever.

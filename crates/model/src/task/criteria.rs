@@ -2,7 +2,7 @@
 //! `### AC-001 …` headings that carry a paragraph instead, or the front matter's
 //! `acceptance_criteria:` list.
 //!
-//! Rules (README.md, "Task"), with the decisions the README leaves open:
+//! Rules (docs/config.md, "Task"), with the decisions the document leaves open:
 //! - Items are bullet or numbered list items ([`super::section`]); sub-bullets and continuation
 //!   lines belong to their item.
 //! - A `###` (or deeper) heading that starts with an id (`### AC-001: Login works`) and has no

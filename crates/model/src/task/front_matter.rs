@@ -8,7 +8,7 @@
 //! serde type ([`super::fields`]) by [`base::user_file::typed::decode`], one key at a time (and
 //! a list's items one at a time), so every wrong key and item is reported, each at its line. Keys other tools put
 //! in shared task files are kept in [`FrontMatter::extra`] instead of rejected; only a near miss
-//! of a key autobuild reads (`task_typ`) is worth a warning (README.md, "Task";
+//! of a key autobuild reads (`task_typ`) is worth a warning (docs/config.md, "Task";
 //! docs/guardkit.md).
 //!
 //! What GuardKit's loader (Python's YAML) accepts and the spec does not is read as it reads it,

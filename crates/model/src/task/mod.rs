@@ -1,4 +1,4 @@
-//! Task files (README.md, "Task"): Markdown with YAML front matter and an `## Acceptance Criteria`
+//! Task files (docs/config.md, "Task"): Markdown with YAML front matter and an `## Acceptance Criteria`
 //! list, shared with GuardKit and other tools.
 //!
 //! One parser serves every entry point (`autobuild task`, features, status), and it reports all

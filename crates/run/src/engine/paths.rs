@@ -1,4 +1,4 @@
-//! The run directory `.autobuild/runs/<ID>/` (README.md, "The run directory"): one place that names its files,
+//! The run directory `.autobuild/runs/<ID>/` (docs/runs.md, "Run directory"): one place that names its files,
 //! and the one check of run ids given on the command line.
 //!
 //! A run id is a task or feature id (the alphabet of [`model::task::validate_id`]), or the id
