@@ -74,9 +74,10 @@ fn a_turn_walks_the_worktree_twice() {
 }
 
 /// Unconfined, the main checkout is guarded around every agent step; what one step's restore
-/// left guards the next, so each agent step walks it once (after), plus one capture at the start.
+/// left guards the next, and the kernel tells the restore what was written there, so the
+/// capture at the start is the run's only walk of it while nothing changes it.
 #[test]
-fn unconfined_each_agent_step_walks_the_main_checkout_once() {
+fn unconfined_the_main_checkout_is_walked_once_a_run() {
     let project = Project::new()
         .unconfined()
         .player("player_learns.sh")
@@ -89,7 +90,7 @@ fn unconfined_each_agent_step_walks_the_main_checkout_once() {
         autobuild::engine::Outcome::Approved { merged: false }
     );
     let main = autobuild::git::walks_of(&project.root);
-    assert_eq!(main, 1 + 2 * 2, "two turns of player and coach");
+    assert_eq!(main, 1, "two turns of player and coach, one capture");
 }
 
 /// A check that leaves a report and appends a comment to a tracked test, then takes a moment to

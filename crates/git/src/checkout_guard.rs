@@ -21,6 +21,9 @@
 //! `.autobuild/runs/` and `.autobuild/worktrees/` (the runner's own). Nothing is written
 //! beyond a symbolic link: a path whose parent is a link is reported, not restored.
 
+mod watch;
+
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
 use std::fs;
@@ -32,6 +35,7 @@ use git2::Repository;
 
 use super::error::{Context, GitError};
 use super::repo::Repo;
+use watch::Watch;
 
 /// Files larger than this are fingerprinted, not copied: a change to one is reported but
 /// cannot be undone.
@@ -67,28 +71,37 @@ pub struct CheckoutGuard {
     /// are unchanged, what the last step left is what the next one starts from.
     head: Option<git2::Oid>,
     index_stamp: Option<(u64, std::time::SystemTime)>,
+    /// What was written in the checkout since this was taken (module `watch`), while the
+    /// kernel can tell: the restore then examines those paths instead of walking. Taken by
+    /// the first restore, which hands it on to the guard it returns.
+    watch: RefCell<Option<Watch>>,
 }
 
 impl CheckoutGuard {
     /// Records the main checkout of `repo` (whose handle keeps the index read, so that the
     /// steps' walks read it again only when its file changed).
-    pub fn capture(repo: &Repo) -> Result<CheckoutGuard, GitError> {
+    pub fn capture(repo: &Repo, revert: &dyn Fn(&str) -> bool) -> Result<CheckoutGuard, GitError> {
         let root = repo.root();
         let repo = &repo.repo;
         let mut index = repo.index().context("read the index", root)?;
-        let before = changed_paths(repo, &mut index, root)?
+        let (now, watch) = walk_watched(repo, &mut index, root)?;
+        let before: BTreeMap<String, Content> = now
             .into_iter()
             .map(|path| {
                 let content = read(&root.join(&path));
                 (path, content)
             })
             .collect();
+        let index_entries = index_entries(&index);
+        let tracked = tracked(&index_entries);
+        let watch = watch.and_then(|watch| inputs_watched(watch, root, &before, tracked, revert));
         Ok(CheckoutGuard {
             root: root.to_path_buf(),
             before,
-            index_entries: index_entries(&index),
+            index_entries,
             head: head(repo),
             index_stamp: index_stamp(repo),
+            watch: RefCell::new(watch),
         })
     }
 
@@ -127,7 +140,21 @@ impl CheckoutGuard {
                 .push("main checkout: the staged changes (index)".to_string());
             staged = restaged(&self.index_entries, &entries);
         }
-        let now: BTreeSet<String> = changed_paths(repo, &mut index, &self.root)?;
+        // What the watch heard, among what differs from the index; else a walk, watched anew.
+        let heard = self.watch.take().and_then(|mut watch| {
+            let paths = watch.changed()?;
+            Some((paths, watch))
+        });
+        let walked = heard.is_none();
+        let (now, watch) = match heard {
+            Some((paths, watch)) => {
+                let paths = paths.into_iter().map(String::into_bytes).collect();
+                let differ =
+                    super::snapshot::changes_among(repo, &mut index, &self.root, Some(paths))?;
+                (own_left_out(differ), Some(watch))
+            }
+            None => walk_watched(repo, &mut index, &self.root)?,
+        };
         let paths: BTreeSet<&String> = now
             .iter()
             .chain(self.before.keys())
@@ -142,12 +169,21 @@ impl CheckoutGuard {
             let left = self.settle(path, expected, backup, revert, &mut guarded)?;
             after.insert(path.clone(), left);
         }
+        let watch = watch.and_then(|watch| {
+            // Kept on, the watch has the tracked inputs already, but for those staged.
+            let tracked: Box<dyn Iterator<Item = &str>> = match walked {
+                true => Box::new(tracked(&entries)),
+                false => Box::new(staged.iter().map(String::as_str)),
+            };
+            inputs_watched(watch, &self.root, &after, tracked, revert)
+        });
         let next = CheckoutGuard {
             root: self.root.clone(),
             before: after,
             index_entries: entries,
             head: head(repo),
             index_stamp: index_stamp(repo),
+            watch: RefCell::new(watch),
         };
         Ok((guarded, next))
     }
@@ -239,14 +275,22 @@ pub struct Guarded {
 /// The paths that differ from the index (tracked changes and untracked files that are not
 /// ignored; what is staged and unchanged since equals the index), relative, without the
 /// runner's own directories: one walk, on the metadata fast path where it can tell
-/// ([`super::snapshot::unstaged_changes`]; the index is refreshed in memory only).
-fn changed_paths(
+/// ([`super::snapshot::unstaged_changes`]; the index is refreshed in memory only) — and a
+/// watch on the checkout, started before the walk so that it hears whatever comes after.
+fn walk_watched(
     repo: &Repository,
     index: &mut git2::Index,
     root: &Path,
-) -> Result<BTreeSet<String>, GitError> {
+) -> Result<(BTreeSet<String>, Option<Watch>), GitError> {
+    let watch = Watch::start(repo, root);
     let changes = super::snapshot::unstaged_changes(repo, index, root)?;
-    Ok(changes
+    Ok((own_left_out(changes), watch))
+}
+
+/// The paths of `changes` (as [`super::snapshot::unstaged_changes`] lists them) but the
+/// runner's own directories.
+fn own_left_out(changes: Vec<(Vec<u8>, bool)>) -> BTreeSet<String> {
+    changes
         .into_iter()
         .filter_map(|(path, _)| {
             let path = String::from_utf8_lossy(&path).into_owned();
@@ -257,7 +301,31 @@ fn changed_paths(
                 || path == ".autobuild/worktrees";
             (!own).then_some(path)
         })
-        .collect())
+        .collect()
+}
+
+/// `watch`, with each of the files a restore would put back (tracked or held) watched by
+/// itself; `None` when one cannot be (the guard then walks).
+fn inputs_watched<'a>(
+    mut watch: Watch,
+    root: &Path,
+    held: &'a BTreeMap<String, Content>,
+    tracked: impl Iterator<Item = &'a str>,
+    revert: &dyn Fn(&str) -> bool,
+) -> Option<Watch> {
+    let inputs = held
+        .keys()
+        .map(String::as_str)
+        .chain(tracked)
+        .filter(|path| revert(path));
+    watch.files(root, inputs).then_some(watch)
+}
+
+/// The paths the index tracks.
+fn tracked(entries: &[(Vec<u8>, git2::Oid, u32)]) -> impl Iterator<Item = &str> {
+    entries
+        .iter()
+        .filter_map(|(path, _, _)| std::str::from_utf8(path).ok())
 }
 
 /// Stage-0 and conflict entries alike, in the index's order (by path).
@@ -388,6 +456,18 @@ fn put_back(full: &Path, current: &Content, expected: &Content) -> Result<bool, 
 }
 
 #[cfg(test)]
+mod watch_tests;
+
+#[cfg(test)]
+impl CheckoutGuard {
+    /// This guard without its watch: its restore walks.
+    fn unwatched(self) -> CheckoutGuard {
+        self.watch.take();
+        self
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::init_with_commit;
@@ -404,7 +484,7 @@ mod tests {
         // The user's own uncommitted work.
         fs::write(root.join("b.txt"), "b, edited by the user\n").unwrap();
         fs::write(root.join("notes.txt"), "user notes\n").unwrap();
-        let guard = CheckoutGuard::capture(&Repo::discover(&root).unwrap()).unwrap();
+        let guard = CheckoutGuard::capture(&Repo::discover(&root).unwrap(), &|_| true).unwrap();
         let backup = dir.path().join("backup");
         assert!(
             guard
@@ -461,7 +541,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("a.txt"), "a\n").unwrap();
         init_with_commit(dir.path(), "main", "first").unwrap();
-        let guard = CheckoutGuard::capture(&Repo::discover(dir.path()).unwrap()).unwrap();
+        let guard =
+            CheckoutGuard::capture(&Repo::discover(dir.path()).unwrap(), &|_| true).unwrap();
         let repo = Repository::open(dir.path()).unwrap();
         let mut index = repo.index().unwrap();
         index.remove_path(Path::new("a.txt")).unwrap();
@@ -485,7 +566,7 @@ mod tests {
         fs::create_dir_all(root.join(".autobuild")).unwrap();
         fs::write(root.join(".autobuild/config.toml"), "[checks.test]\n").unwrap();
         init_with_commit(&root, "main", "first").unwrap();
-        let guard = CheckoutGuard::capture(&Repo::discover(&root).unwrap()).unwrap();
+        let guard = CheckoutGuard::capture(&Repo::discover(&root).unwrap(), &|_| true).unwrap();
         fs::write(root.join(".autobuild/config.toml"), "# weakened\n").unwrap();
         let repo = Repository::open(&root).unwrap();
         let mut index = repo.index().unwrap();
@@ -515,7 +596,7 @@ mod tests {
         fs::write(root.join("b.txt"), "b\n").unwrap();
         init_with_commit(&root, "main", "first").unwrap();
         let backup = dir.path().join("backup");
-        let first = CheckoutGuard::capture(&Repo::discover(&root).unwrap()).unwrap();
+        let first = CheckoutGuard::capture(&Repo::discover(&root).unwrap(), &|_| true).unwrap();
         fs::write(root.join("a.txt"), "kept\n").unwrap();
         fs::write(root.join("b.txt"), "reverted\n").unwrap();
         let (guarded, next) = first
@@ -564,7 +645,7 @@ mod tests {
         fs::write(root.join("a.txt"), "a\n").unwrap();
         fs::write(root.join(".autobuild/config.toml"), "[checks.test]\n").unwrap();
         init_with_commit(&root, "main", "first").unwrap();
-        let guard = CheckoutGuard::capture(&Repo::discover(&root).unwrap()).unwrap();
+        let guard = CheckoutGuard::capture(&Repo::discover(&root).unwrap(), &|_| true).unwrap();
         fs::write(root.join("a.txt"), "edited during the step\n").unwrap();
         fs::write(root.join(".autobuild/config.toml"), "# weakened\n").unwrap();
         let backup = dir.path().join("backup");

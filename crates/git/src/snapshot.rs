@@ -274,6 +274,7 @@ fn unstaged_changes_among_candidates(
         .path()
         .map(Path::to_path_buf)
         .and_then(|file| super::stat_walk::candidates(index, &file, worktree));
+    super::walks::count(worktree);
     let changes = changes_among(repo, index, worktree, candidates.clone())?;
     Ok((changes, candidates))
 }
@@ -326,7 +327,6 @@ pub(super) fn changes_among(
         .include_typechange(true)
         .ignore_submodules(true)
         .update_index(true);
-    super::walks::count(worktree);
     if let Some(candidates) = candidates {
         if candidates.is_empty() {
             return Ok(Vec::new());

@@ -162,7 +162,19 @@ pub fn guard_main_checkout(cx: &mut RunCx) -> Result<Option<git::CheckoutGuard>,
             return Ok(Some(last));
         }
     }
-    Ok(Some(git::CheckoutGuard::capture(&cx.repo)?))
+    let revert = runner_input(cx);
+    Ok(Some(git::CheckoutGuard::capture(&cx.repo, &revert)?))
+}
+
+/// Whether a path of the main checkout (relative) is one of the runner's own inputs
+/// ([`model::project::Layout::runner_inputs`]), which no agent step may change.
+fn runner_input(cx: &RunCx) -> impl Fn(&str) -> bool + use<> {
+    let root = cx.plan.root.clone();
+    let inputs = cx.plan.layout.runner_inputs();
+    move |path: &str| {
+        let full = root.join(path);
+        inputs.iter().any(|input| full.starts_with(input))
+    }
 }
 
 /// After an unconfined step (`label`, e.g. `turn_1_player`): puts back what it changed of the
@@ -179,12 +191,7 @@ pub fn restore_main_checkout(
         return Ok(Vec::new());
     };
     let backup = cx.paths.dir.join("main-checkout").join(label);
-    let root = cx.plan.root.clone();
-    let inputs = cx.plan.layout.runner_inputs();
-    let revert = |path: &str| {
-        let full = root.join(path);
-        inputs.iter().any(|input| full.starts_with(input))
-    };
+    let revert = runner_input(cx);
     let (guarded, now) = guard.restore(&cx.repo, &backup, &revert)?;
     cx.main_checkout = Some(now);
     for kept in guarded.kept {
