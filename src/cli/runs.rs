@@ -258,7 +258,6 @@ pub fn complete(task_id: &str, allow_secret_in_diff: bool, json: bool) -> Result
         return Ok(0);
     }
     let (mut run, _lock) = approved_run(&root, task_id)?;
-    let repo = Repo::discover(&run.root)?;
     let config = Config::load(&Layout::new(&run.root))?;
     let request = MergeRequest {
         task_id: task_id.to_string(),
@@ -286,7 +285,7 @@ pub fn complete(task_id: &str, allow_secret_in_diff: bool, json: bool) -> Result
         task_file: MergeRequest::task_file_of(&run.root, &run.state.task_path),
     };
     let landed = merge_run(
-        &repo,
+        &run.root,
         &request,
         &mut StateJournal {
             state: &mut run.state,

@@ -7,6 +7,7 @@ pub mod diagnostic;
 pub mod error;
 pub mod failpoint;
 pub mod json_text;
+pub mod memory;
 pub mod pattern;
 pub mod quoted;
 pub mod tree_copy;

@@ -2,7 +2,7 @@
 //! default), automatically with `--auto-merge`, after a question on a terminal, or later with
 //! `autobuild complete`. The worktree is removed after a merge and preserved otherwise.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::engine::cx::RunCx;
 use crate::engine::events::EventKind;
@@ -69,47 +69,53 @@ pub trait Journal {
 /// | updating the main checkout | `moved` | removes the landing's stale `index.lock`; rewrites files still at the old version, then the index |
 /// | removing the worktree or the branch | `landed` | removes whatever is left |
 pub fn merge_run(
-    repo: &Repo,
+    root: &Path,
     request: &MergeRequest,
     journal: &mut dyn Journal,
 ) -> Result<Landed, Error> {
     let mut warnings = Vec::new();
     let mut notes = Vec::new();
-    let (landing, phase, since_ms) = match journal.pending() {
-        Some(Pending::Merge {
-            landing,
-            phase,
-            since_ms,
-        }) => (landing, phase, since_ms),
-        _ => match start_landing(repo, request, journal, &mut notes, &mut warnings)? {
-            Some(started) => started,
-            None => {
-                clean_up(repo, request, &mut warnings);
-                let commit = repo.resolve_branch(&request.base).unwrap_or_default();
-                return Ok(Landed {
-                    commit,
-                    warnings,
-                    notes,
-                });
-            }
-        },
-    };
     let failed = |error: git::GitError| merge_error(request, error.into());
-    if phase == MergePhase::Prepared {
-        match repo.move_base(&landing) {
-            Ok(_) => {}
-            Err(error) => {
+    let (landing, phase, since_ms) = {
+        let repo = Repo::discover(root)?;
+        let (landing, phase, since_ms) = match journal.pending() {
+            Some(Pending::Merge {
+                landing,
+                phase,
+                since_ms,
+            }) => (landing, phase, since_ms),
+            _ => match start_landing(&repo, request, journal, &mut notes, &mut warnings)? {
+                Some(started) => started,
+                None => {
+                    clean_up(&repo, request, &mut warnings);
+                    let commit = repo.resolve_branch(&request.base).unwrap_or_default();
+                    return Ok(Landed {
+                        commit,
+                        warnings,
+                        notes,
+                    });
+                }
+            },
+        };
+        if phase == MergePhase::Prepared {
+            if let Err(error) = repo.move_base(&landing) {
                 // Nothing landed: the next attempt starts from the beginning.
                 journal.record(None)?;
                 return Err(failed(error));
             }
+            journal.record(Some(Pending::Merge {
+                landing: landing.clone(),
+                phase: MergePhase::Moved,
+                since_ms,
+            }))?;
         }
-        journal.record(Some(Pending::Merge {
-            landing: landing.clone(),
-            phase: MergePhase::Moved,
-            since_ms,
-        }))?;
-    }
+        (landing, phase, since_ms)
+    };
+    // The checkouts are updated from a fresh handle, with what the phases before held (the
+    // trees they merged and diffed) given back: the landing peaks at one phase's memory, not
+    // at the sum of both.
+    base::memory::release_freed();
+    let repo = Repo::discover(root)?;
     if phase <= MergePhase::Moved {
         let kept = repo.update_checkouts(&landing, since_ms).map_err(failed)?;
         if !kept.is_empty() {
@@ -126,7 +132,7 @@ pub fn merge_run(
         }))?;
         base::failpoint::hit("merge.landed");
     }
-    clean_up(repo, request, &mut warnings);
+    clean_up(&repo, request, &mut warnings);
     Ok(Landed {
         commit: landing.to,
         warnings,
@@ -163,6 +169,9 @@ fn start_landing(
                 changed.join(", ")
             )));
         }
+        // That was the worktree's index's last use: what the turns held is given back before
+        // the landing reads the trees it merges.
+        base::memory::release_freed();
     }
     // The task branch of a run with hidden paths is in its task repository: what lands is
     // the approved change applied onto the real base (module `git::task_repo`).
@@ -434,9 +443,9 @@ pub fn execute(cx: &mut RunCx, strategy: Option<MergeStrategy>) -> Result<StepDo
     // No agent step follows: what guarded the main checkout between them is released, so the
     // landing's memory does not add to it.
     cx.main_checkout = None;
-    let repo = Repo::discover(cx.repo.root())?;
+    let root = cx.repo.root().to_path_buf();
     let notes: Vec<String>;
-    let commit = match merge_run(&repo, &request, &mut StepJournal { cx: &mut *cx }) {
+    let commit = match merge_run(&root, &request, &mut StepJournal { cx: &mut *cx }) {
         Ok(landed) => {
             // Saved with the step's completion: a kill before that redoes only the clean-up.
             cx.state.pending = None;
