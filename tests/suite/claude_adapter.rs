@@ -105,9 +105,10 @@ fn the_player_edits_the_worktree_and_usage_is_counted_once_per_message() {
     assert_eq!(
         outcome.usage,
         TokenUsage {
-            input: 300,
+            input: 450,
             output: 60,
-            cached: 3150
+            cached: 3000,
+            cache_written: 150,
         }
     );
     assert_eq!(outcome.cost_usd, Some(0.5));
@@ -153,7 +154,8 @@ fn a_five_megabyte_event_line_is_read() {
     assert!(outcome.final_message.starts_with("Done. xxxx"));
     assert!(outcome.final_message.len() <= FINAL_MESSAGE_LIMIT + 200);
     assert!(outcome.final_message.contains("truncated"));
-    assert_eq!(outcome.usage.input, 100);
+    // 100 tokens in and 50 written to the prompt cache.
+    assert_eq!(outcome.usage.input, 150);
     let stream = fs::read_to_string(stream_path(&sandbox.transcript)).unwrap();
     assert!(stream.len() > 10_000_000, "both big events are on disk");
 }

@@ -81,7 +81,27 @@ fn the_loop_runs_end_to_end_with_claude_code_and_merges() {
     assert!(project.show("main", "lib/greet.sh").contains("greeting()"));
     let player = project.record("player", 1);
     assert_eq!(player["agent"]["status"]["status"], "succeeded");
-    assert_eq!(player["agent"]["usage"]["input"], 200);
+    // Each message: 100 tokens in, 50 written to the prompt cache, 1,000 read from it.
+    let usage = &player["agent"]["usage"];
+    assert_eq!(
+        (&usage["input"], &usage["cached"], &usage["cache_written"]),
+        (&json!(300), &json!(2000), &json!(100))
+    );
+    let coach_usage = &project.record("coach", 1)["agent"]["usage"];
+    let state = project.state();
+    let total = |key: &str| usage[key].as_u64().unwrap() + coach_usage[key].as_u64().unwrap();
+    assert_eq!(state["tokens_cached"].as_u64(), Some(total("cached")));
+    assert_eq!(
+        state["tokens_cache_written"].as_u64(),
+        Some(total("cache_written"))
+    );
+    for report in ["report.md", "report.html"] {
+        let text = fs::read_to_string(project.run_dir().join(report)).unwrap();
+        assert!(
+            text.contains(&format!("{} read from the prompt cache", total("cached"))),
+            "{report}"
+        );
+    }
     assert_eq!(player["agent"]["cost_usd"], 0.0125);
     assert!(player["files_changed"]
         .as_array()

@@ -132,7 +132,8 @@ fn usage_is_summed_over_turns_and_cost_is_estimated_from_the_price_table() {
         TokenUsage {
             input: 800_000,
             output: 100_000,
-            cached: 200_000
+            cached: 200_000,
+            cache_written: 0,
         }
     );
     // Built-in gpt-5-codex: 800k × $1.25 + 200k × $0.125 + 100k × $10 per million.

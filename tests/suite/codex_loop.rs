@@ -103,7 +103,7 @@ fn the_loop_runs_end_to_end_with_codex_and_merges() {
     assert_eq!(player["agent"]["session_id"], "0199fake-thread-0001");
     assert_eq!(
         player["agent"]["usage"],
-        json!({"input": 1000, "output": 300, "cached": 200})
+        json!({"input": 1000, "output": 300, "cached": 200, "cache_written": 0})
     );
     assert!(close(&player["agent"]["cost_usd"], COST_PER_INVOCATION));
     assert_eq!(player["agent"]["cost_estimated"], true);

@@ -171,7 +171,7 @@ fn the_loop_runs_end_to_end_on_the_native_adapter_and_merges() {
     assert_eq!(player["agent"]["agent_turns"], 2);
     assert_eq!(
         player["agent"]["usage"],
-        json!({"input": 2000, "output": 200, "cached": 0})
+        json!({"input": 2000, "output": 200, "cached": 0, "cache_written": 0})
     );
     assert_eq!(player["agent"]["cost_estimated"], true);
     let coach = project.record("coach", 1);

@@ -338,9 +338,7 @@ struct Spent {
 impl Spent {
     fn add(&mut self, summary: &StreamSummary) {
         let tokens = summary.tokens();
-        self.usage.input += tokens.input;
-        self.usage.output += tokens.output;
-        self.usage.cached += tokens.cached;
+        self.usage.add(tokens);
         if let Some(cost) = summary.result.as_ref().and_then(|r| r.cost_usd) {
             self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + cost);
         }

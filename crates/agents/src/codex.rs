@@ -421,9 +421,7 @@ fn bounded_message(mut text: String, transcript: &Path) -> String {
 /// retried invocation is one step, and everything it spent counts against the budget.
 fn combine(mut last: AgentOutcome, earlier: &[AgentOutcome]) -> AgentOutcome {
     for outcome in earlier {
-        last.usage.input += outcome.usage.input;
-        last.usage.output += outcome.usage.output;
-        last.usage.cached += outcome.usage.cached;
+        last.usage.add(outcome.usage);
         last.duration += outcome.duration;
         if let Some(cost) = outcome.cost_usd {
             last.cost_usd = Some(last.cost_usd.unwrap_or(0.0) + cost);

@@ -120,11 +120,37 @@ impl AgentOutcome {
     }
 }
 
+/// An agent's tokens. Input is `input` + `cached`: what was not read from the prompt cache
+/// (what was written to it included), and what was.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TokenUsage {
     pub input: u64,
     pub output: u64,
+    /// Input read from the prompt cache.
     pub cached: u64,
+    /// Of `input`, what was written to the prompt cache (where the API says: Anthropic's).
+    #[serde(default)]
+    pub cache_written: u64,
+}
+
+impl TokenUsage {
+    pub fn add(&mut self, other: TokenUsage) {
+        *self = self.zip(other, |a, b| a + b);
+    }
+
+    /// Each count the larger of the two.
+    pub fn max(self, other: TokenUsage) -> TokenUsage {
+        self.zip(other, u64::max)
+    }
+
+    fn zip(self, other: TokenUsage, f: impl Fn(u64, u64) -> u64) -> TokenUsage {
+        TokenUsage {
+            input: f(self.input, other.input),
+            output: f(self.output, other.output),
+            cached: f(self.cached, other.cached),
+            cache_written: f(self.cache_written, other.cache_written),
+        }
+    }
 }
 
 /// How an invocation ended.

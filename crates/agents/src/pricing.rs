@@ -38,6 +38,8 @@ const BUILT_IN: &[(&str, f64, f64, f64)] = &[
 pub struct TokenCounts {
     pub input_tokens: u64,
     pub cached_input_tokens: u64,
+    /// Of `input_tokens`, those written to the prompt cache.
+    pub cache_written_tokens: u64,
     pub output_tokens: u64,
 }
 
@@ -45,6 +47,7 @@ impl TokenCounts {
     pub fn add(&mut self, other: TokenCounts) {
         self.input_tokens += other.input_tokens;
         self.cached_input_tokens += other.cached_input_tokens;
+        self.cache_written_tokens += other.cache_written_tokens;
         self.output_tokens += other.output_tokens;
     }
 
@@ -61,6 +64,7 @@ impl From<TokenCounts> for crate::TokenUsage {
             input: counts.uncached_input_tokens(),
             output: counts.output_tokens,
             cached: counts.cached_input_tokens,
+            cache_written: counts.cache_written_tokens,
         }
     }
 }
@@ -150,6 +154,7 @@ mod tests {
             input_tokens: input,
             cached_input_tokens: cached,
             output_tokens: output,
+            ..TokenCounts::default()
         }
     }
 

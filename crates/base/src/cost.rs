@@ -19,9 +19,36 @@ pub fn sum(parts: impl IntoIterator<Item = Option<f64>>) -> Option<f64> {
         .fold(None, |total, usd| Some(total.unwrap_or(0.0) + usd))
 }
 
+/// What the prompt caches did, to follow a token count (`, 900 read from the prompt cache, 120
+/// written to it`); nothing when no API said.
+pub fn cache_note(read: u64, written: u64) -> String {
+    match (read, written) {
+        (0, 0) => String::new(),
+        (read, 0) => format!(", {read} read from the prompt cache"),
+        (read, written) => format!(", {read} read from the prompt cache, {written} written to it"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cache_note_says_only_what_an_api_said() {
+        let cases = [
+            (0, 0, ""),
+            (900, 0, ", 900 read from the prompt cache"),
+            (
+                900,
+                120,
+                ", 900 read from the prompt cache, 120 written to it",
+            ),
+            (0, 120, ", 0 read from the prompt cache, 120 written to it"),
+        ];
+        for (read, written, note) in cases {
+            assert_eq!(cache_note(read, written), note);
+        }
+    }
 
     #[test]
     fn unknown_zero_reported_and_estimated_costs_are_told_apart() {

@@ -221,13 +221,9 @@ impl Parser {
             match message.get("id").and_then(Value::as_str) {
                 Some(id) => {
                     let seen = self.per_message.entry(id.to_string()).or_default();
-                    *seen = TokenUsage {
-                        input: seen.input.max(usage.input),
-                        output: seen.output.max(usage.output),
-                        cached: seen.cached.max(usage.cached),
-                    };
+                    *seen = seen.max(usage);
                 }
-                None => add(&mut self.anonymous, usage),
+                None => self.anonymous.add(usage),
             }
         }
         let said: Vec<&str> = message
@@ -249,7 +245,7 @@ impl Parser {
     pub fn finish(mut self) -> StreamSummary {
         let mut total = self.anonymous;
         for usage in self.per_message.values() {
-            add(&mut total, *usage);
+            total.add(*usage);
         }
         self.summary.usage = total;
         self.summary
@@ -316,17 +312,14 @@ fn denial(value: &Value) -> String {
 
 fn token_usage(usage: &Value) -> TokenUsage {
     let count = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+    // `input_tokens` counts neither what was read from the cache nor what was written to it.
+    let written = count("cache_creation_input_tokens");
     TokenUsage {
-        input: count("input_tokens"),
+        input: count("input_tokens") + written,
         output: count("output_tokens"),
-        cached: count("cache_read_input_tokens") + count("cache_creation_input_tokens"),
+        cached: count("cache_read_input_tokens"),
+        cache_written: written,
     }
-}
-
-fn add(total: &mut TokenUsage, usage: TokenUsage) {
-    total.input += usage.input;
-    total.output += usage.output;
-    total.cached += usage.cached;
 }
 
 fn text(event: &serde_json::Map<String, Value>, key: &str) -> Option<String> {

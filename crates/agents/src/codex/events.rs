@@ -227,6 +227,7 @@ fn usage_of(usage: &Value) -> TokenCounts {
         input_tokens: count("input_tokens"),
         cached_input_tokens: count("cached_input_tokens"),
         output_tokens: count("output_tokens"),
+        ..TokenCounts::default()
     }
 }
 
@@ -281,7 +282,8 @@ mod tests {
             TokenCounts {
                 input_tokens: 24763,
                 cached_input_tokens: 24448,
-                output_tokens: 122
+                output_tokens: 122,
+                ..TokenCounts::default()
             }
         );
         assert_eq!(summary.failure(), None);

@@ -61,7 +61,8 @@ fn a_completed_turn_succeeds_with_session_usage_and_estimated_cost() {
         TokenUsage {
             input: 800_000,
             output: 100_000,
-            cached: 200_000
+            cached: 200_000,
+            cache_written: 0,
         }
     );
     // 800k × 1.25 + 200k × 0.125 + 100k × 10, per million.
@@ -259,6 +260,7 @@ fn retried_attempts_add_their_spending_to_the_last() {
         input: 10,
         output: 1,
         cached: 5,
+        cache_written: 0,
     };
     first.cost_usd = Some(0.5);
     first.cost_estimated = true;
@@ -271,6 +273,7 @@ fn retried_attempts_add_their_spending_to_the_last() {
         input: 100,
         output: 10,
         cached: 0,
+        cache_written: 0,
     };
     let combined = combine(last, &[first]);
     assert_eq!(combined.status, AgentStatus::Succeeded);
@@ -280,7 +283,8 @@ fn retried_attempts_add_their_spending_to_the_last() {
         TokenUsage {
             input: 110,
             output: 11,
-            cached: 5
+            cached: 5,
+            cache_written: 0,
         }
     );
     assert_eq!(combined.cost_usd, Some(0.5));

@@ -154,15 +154,15 @@ pub fn parse_reply(body: &Value) -> Result<Reply, ReplyError> {
     }
     let usage = body.get("usage").cloned().unwrap_or(Value::Null);
     let cached = count(&usage, &["cache_read_input_tokens"]);
+    let written = count(&usage, &["cache_creation_input_tokens"]);
     Ok(Reply {
         text: text.join("\n"),
         calls,
         // `input_tokens` excludes the tokens read from or written to the prompt cache.
         usage: TokenCounts {
-            input_tokens: count(&usage, &["input_tokens"])
-                + cached
-                + count(&usage, &["cache_creation_input_tokens"]),
+            input_tokens: count(&usage, &["input_tokens"]) + cached + written,
             cached_input_tokens: cached,
+            cache_written_tokens: written,
             output_tokens: count(&usage, &["output_tokens"]),
         },
         stop_reason: body
@@ -238,5 +238,22 @@ mod tests {
         assert_eq!(reply.calls[0].name, "glob");
         assert_eq!(reply.usage.input_tokens, 100);
         assert_eq!(reply.usage.uncached_input_tokens(), 10);
+    }
+
+    /// What was written to the cache is billed as input and counted apart.
+    #[test]
+    fn a_reply_counts_what_it_wrote_to_the_cache() {
+        let reply = parse_reply(&json!({
+            "content": [{"type": "text", "text": "hi"}],
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": 10, "output_tokens": 5, "cache_read_input_tokens": 90,
+                      "cache_creation_input_tokens": 20},
+        }))
+        .unwrap();
+        let usage = crate::TokenUsage::from(reply.usage);
+        assert_eq!(
+            (usage.input, usage.cached, usage.cache_written),
+            (30, 90, 20)
+        );
     }
 }

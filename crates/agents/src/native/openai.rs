@@ -174,6 +174,7 @@ pub fn usage_of(usage: &Value) -> TokenCounts {
         input_tokens: count(usage, &["prompt_tokens"]),
         cached_input_tokens: count(usage, &["prompt_tokens_details", "cached_tokens"]),
         output_tokens: count(usage, &["completion_tokens"]),
+        ..TokenCounts::default()
     }
 }
 

@@ -29,20 +29,6 @@ use std::path::{Path, PathBuf};
 use rustix::fd::OwnedFd;
 use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
 
-/// What a directory's watch hears: its entries written, created, removed, renamed or changed
-/// in mode, and itself removed or renamed.
-const DIRECTORY: WatchFlags = WatchFlags::MODIFY
-    .union(WatchFlags::CLOSE_WRITE)
-    .union(WatchFlags::ATTRIB)
-    .union(WatchFlags::CREATE)
-    .union(WatchFlags::DELETE)
-    .union(WatchFlags::MOVED_FROM)
-    .union(WatchFlags::MOVED_TO)
-    .union(WatchFlags::DELETE_SELF)
-    .union(WatchFlags::MOVE_SELF)
-    .union(WatchFlags::ONLYDIR)
-    .union(WatchFlags::DONT_FOLLOW);
-
 /// What a file's own watch hears: written, its mode or links changed, removed or renamed.
 const FILE: WatchFlags = WatchFlags::MODIFY
     .union(WatchFlags::CLOSE_WRITE)
@@ -50,6 +36,15 @@ const FILE: WatchFlags = WatchFlags::MODIFY
     .union(WatchFlags::DELETE_SELF)
     .union(WatchFlags::MOVE_SELF)
     .union(WatchFlags::DONT_FOLLOW);
+
+/// What a directory's watch hears: the same of its entries and itself, and its entries
+/// created, removed or renamed.
+const DIRECTORY: WatchFlags = FILE
+    .union(WatchFlags::CREATE)
+    .union(WatchFlags::DELETE)
+    .union(WatchFlags::MOVED_FROM)
+    .union(WatchFlags::MOVED_TO)
+    .union(WatchFlags::ONLYDIR);
 
 /// Events after which only a walk can tell what differs.
 const UNKNOWABLE: ReadFlags = ReadFlags::QUEUE_OVERFLOW

@@ -368,6 +368,8 @@ fn new_state(plan: &Plan) -> RunState {
         cost_estimated: false,
         cost_reported: false,
         tokens_in: 0,
+        tokens_cached: 0,
+        tokens_cache_written: 0,
         tokens_out: 0,
         outcome: None,
         merge_strategy: None,

@@ -68,6 +68,12 @@ pub struct RunState {
     pub cost_reported: bool,
     pub tokens_in: u64,
     pub tokens_out: u64,
+    /// Input the agents read from their prompt caches (beside `tokens_in`), and the part of
+    /// `tokens_in` they wrote to them, where their APIs say.
+    #[serde(default)]
+    pub tokens_cached: u64,
+    #[serde(default)]
+    pub tokens_cache_written: u64,
     /// How the run ended (`None` while it has not); see [`crate::engine::outcome::record`].
     #[serde(default, with = "crate::engine::outcome::record")]
     pub outcome: Option<Outcome>,

@@ -34,6 +34,8 @@ struct RunView<'a> {
     cost: String,
     tokens_in: u64,
     tokens_out: u64,
+    /// What the prompt caches did ([`base::cost::cache_note`]).
+    cache: String,
     elapsed: String,
     timeline: Vec<Row>,
     timeline_total: String,
@@ -56,6 +58,7 @@ struct TurnView<'a> {
     cost: String,
     tokens_in: u64,
     tokens_out: u64,
+    cache: String,
     player: Option<&'a PlayerRecord>,
     player_status: String,
     player_duration: String,
@@ -131,6 +134,7 @@ pub fn render_run(records: &RunRecords) -> Result<String, Error> {
         cost: cost(state.cost(), state.cost_estimated),
         tokens_in: state.tokens_in,
         tokens_out: state.tokens_out,
+        cache: base::cost::cache_note(state.tokens_cached, state.tokens_cache_written),
         elapsed: duration(state.elapsed_ms),
         timeline,
         timeline_total: duration(total_ms),
@@ -169,14 +173,13 @@ fn turn_view<'a>(turn: &'a TurnData) -> TurnView<'a> {
         .iter()
         .map(|p| &p.agent)
         .chain(turn.reviews.iter().map(|r| &r.agent));
-    let (mut spent, mut estimated, mut tokens_in, mut tokens_out) = (None, false, 0, 0);
+    let (mut spent, mut estimated, mut tokens) = (None, false, agents::TokenUsage::default());
     for agent in agents {
         if let Some(c) = agent.cost_usd {
             spent = Some(spent.unwrap_or(0.0) + c);
         }
         estimated |= agent.cost_estimated;
-        tokens_in += agent.usage.input;
-        tokens_out += agent.usage.output;
+        tokens.add(agent.usage);
     }
     let heading = if turn.loop_id.is_empty() {
         format!("Turn {}", turn.turn)
@@ -207,8 +210,9 @@ fn turn_view<'a>(turn: &'a TurnData) -> TurnView<'a> {
         anchor: format!("{}turn-{}", loop_anchor(&turn.loop_id), turn.turn),
         heading,
         cost: cost(spent, estimated),
-        tokens_in,
-        tokens_out,
+        tokens_in: tokens.input,
+        tokens_out: tokens.output,
+        cache: base::cost::cache_note(tokens.cached, tokens.cache_written),
         player: turn.player.as_ref(),
         player_status: turn
             .player

@@ -39,9 +39,10 @@ fn usage_of_one_message_is_counted_once() {
     assert_eq!(
         summary.tokens(),
         TokenUsage {
-            input: 13,
+            input: 20,
             output: 25,
-            cached: 157
+            cached: 150,
+            cache_written: 7,
         }
     );
     assert_eq!(summary.final_message(), "Done.");
@@ -100,9 +101,10 @@ fn init_and_result_are_recorded() {
     assert_eq!(
         summary.tokens(),
         TokenUsage {
-            input: 1,
+            input: 5,
             output: 2,
-            cached: 7
+            cached: 3,
+            cache_written: 4,
         }
     );
 }

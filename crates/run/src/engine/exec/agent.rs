@@ -475,6 +475,8 @@ pub(super) fn invoke(
     }
     cx.state.tokens_in += outcome.usage.input;
     cx.state.tokens_out += outcome.usage.output;
+    cx.state.tokens_cached += outcome.usage.cached;
+    cx.state.tokens_cache_written += outcome.usage.cache_written;
     Ok(Invocation {
         outcome,
         prompt_path,

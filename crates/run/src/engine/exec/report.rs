@@ -77,11 +77,13 @@ pub fn render(state: &RunState, outcome: &Outcome, turns: &[TurnRecords], here: 
         let shown = base::cost::shown(Some(usd), false);
         let _ = writeln!(out, "- Cost: {shown}{estimate}");
     }
-    if state.tokens_in + state.tokens_out > 0 {
+    if state.tokens_in + state.tokens_out + state.tokens_cached > 0 {
         let _ = writeln!(
             out,
-            "- Tokens: {} in, {} out",
-            state.tokens_in, state.tokens_out
+            "- Tokens: {} in, {} out{}",
+            state.tokens_in,
+            state.tokens_out,
+            base::cost::cache_note(state.tokens_cached, state.tokens_cache_written)
         );
     }
     let discarded = state.status == RunStatus::Discarded;
