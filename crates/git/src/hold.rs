@@ -8,6 +8,7 @@ use git2::Oid;
 use super::error::{Context, GitError};
 use super::integrity::save_under_new_ref;
 use super::repo::Repo;
+use crate::short_id as short;
 
 /// What holding a branch at its recorded tip found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,10 +87,6 @@ impl Repo {
         tracing::debug!(branch, tip, ?held, "held a branch at its recorded tip");
         Ok(held)
     }
-}
-
-fn short(hex: &str) -> &str {
-    hex.get(..10).unwrap_or(hex)
 }
 
 #[cfg(test)]

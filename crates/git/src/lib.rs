@@ -80,3 +80,8 @@ pub use trash::{Trash, TRASH_DIR};
 pub use turn_diffs::{TurnDiffs, PATCH_LIMIT, TESTS_DIFF_LIMIT};
 pub use walks::walks_of;
 pub use worktree::{OpenedWorktree, WorktreeInfo};
+
+/// A commit id as the runner names it to people: its first ten hex digits.
+pub fn short_id(hex: &str) -> &str {
+    hex.get(..10).unwrap_or(hex)
+}

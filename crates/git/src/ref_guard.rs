@@ -29,6 +29,7 @@ use git2::{Oid, Repository};
 use super::error::{Context, GitError};
 use super::integrity::save_under_new_ref;
 use super::repo::open_checkout;
+use crate::short_id as short;
 
 /// The guarded refs and the worktree HEAD's reflog before a step.
 #[derive(Debug, Clone)]
@@ -304,10 +305,6 @@ fn newly_holds(repo: &Repository, new: Oid, old: Option<Oid>, task: Oid) -> bool
         return false;
     };
     holds(new.id()) && !old.is_some_and(holds)
-}
-
-fn short(hex: &str) -> &str {
-    hex.get(..10).unwrap_or(hex)
 }
 
 #[cfg(test)]

@@ -191,6 +191,7 @@ pub(crate) fn for_diffs(repo: Repository, checkout: &Path) -> Result<Repository,
 }
 
 #[cfg(test)]
+#[path = "tree_diff/fixtures_tests.rs"]
 pub(crate) mod fixtures;
 #[cfg(test)]
 mod tests;

@@ -79,11 +79,6 @@ pub fn any_present(is_set: impl Fn(&str) -> bool) -> bool {
     CI_SECRETS.iter().any(|name| is_set(name))
 }
 
-/// Whether autobuild's own environment has one of [`CI_SECRETS`].
-pub fn in_environment() -> bool {
-    any_present(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

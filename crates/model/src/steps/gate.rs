@@ -468,6 +468,7 @@ fn coach_judgement<'a>(input: &'a GateInput, id: &str) -> Option<&'a CriterionVe
 
 /// Builders for gate inputs, shared by the gate, feedback and stall tests.
 #[cfg(test)]
+#[path = "gate/fixtures_tests.rs"]
 pub(crate) mod fixtures;
 
 #[cfg(test)]

@@ -89,11 +89,6 @@ impl ResolvedWorkflow {
         let node = self.tree.get("roles")?.get(role)?.as_table()?.get(key)?;
         Some(node.pos.describe())
     }
-
-    /// Where the workflow came from, for listings and plans: `built-in` or the file's path.
-    pub fn source_label(&self) -> String {
-        base::user_file::source::label(&self.source, self.layer)
-    }
 }
 
 /// Resolves a workflow by name or path as seen from `root` (a repository root, or none).

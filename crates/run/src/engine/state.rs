@@ -207,11 +207,6 @@ impl RunStatus {
             RunStatus::Running | RunStatus::Cancelled | RunStatus::Halted | RunStatus::Waiting
         )
     }
-
-    /// A run in one of these states has nothing left to do.
-    pub fn is_final(self) -> bool {
-        matches!(self, RunStatus::Merged | RunStatus::Discarded)
-    }
 }
 
 /// Command-line choices that must survive a resume.

@@ -26,6 +26,7 @@ use crate::feature::report::outcome_message;
 use crate::feature::run::state_for;
 use crate::feature::state::{state_file, FeatureSettings, FeatureState, FeatureStatus, TaskStatus};
 use base::error::{exit, Error};
+use git::short_id as short;
 use git::Repo;
 use model::project::{Config, Layout};
 
@@ -268,10 +269,6 @@ fn not_approved(branch: &str, tip: &str, approved: Option<&str>) -> Option<Strin
             "approved, but its run record names no approved commit, so nothing of {branch} lands"
         )),
     }
-}
-
-fn short(hex: &str) -> &str {
-    hex.get(..10).unwrap_or(hex)
 }
 
 /// Carries out one decision; returns the event that records it.

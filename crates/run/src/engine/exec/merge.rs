@@ -9,6 +9,7 @@ use crate::engine::events::EventKind;
 use crate::engine::exec::StepDone;
 use crate::engine::state::{MergePhase, Pending};
 use base::error::Error;
+use git::short_id as short;
 use git::{self, Landing, Prepared, Repo};
 use model::workflow::kinds::MergeOutputs;
 use model::workflow::model::MergeStrategy;
@@ -523,10 +524,6 @@ impl Journal for StepJournal<'_, '_> {
         self.cx.state.journal(pending);
         self.cx.save_state()
     }
-}
-
-fn short(commit: &str) -> &str {
-    commit.get(..10).unwrap_or(commit)
 }
 
 /// A run with hidden paths worked in a task repository of its own, so its approved commit is

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use super::{first_error, IntegrationRecord};
 use crate::feature::state::FeatureState;
 use crate::report::feature::IntegrationView;
+use git::short_id as short;
 
 pub fn views(state: &FeatureState) -> Vec<IntegrationView> {
     state
@@ -115,10 +116,6 @@ pub fn next_steps(state: &FeatureState) -> Vec<String> {
         failed.tasks.join(", ")
     ));
     steps
-}
-
-fn short(commit: &str) -> &str {
-    commit.get(..10).unwrap_or(commit)
 }
 
 fn indent(text: &str, prefix: &str) -> String {
