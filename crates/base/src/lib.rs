@@ -10,6 +10,7 @@ pub mod json_text;
 pub mod memory;
 pub mod pattern;
 pub mod quoted;
+pub mod regexes;
 pub mod tree_copy;
 pub mod unknown;
 pub mod user_file;

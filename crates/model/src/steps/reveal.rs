@@ -7,10 +7,6 @@
 //! the counts; at `none` only that a hidden check failed. The full output stays in the log
 //! file, in the run directory, which the sandbox does not show to agents.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
-
 use crate::steps::check::{CheckResult, CheckStatus};
 use crate::steps::summary::strip_ansi;
 
@@ -57,23 +53,19 @@ pub struct Counts {
     pub failed: Option<u64>,
 }
 
-/// pytest: `FAILED tests/acceptance/test_x.py::test_name - AssertionError`.
-static PYTEST_FAILED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?m)^FAILED (\S+::\S+)").expect("pytest failed pattern is valid")
-});
-/// cargo: `test module::name ... FAILED`.
-static CARGO_FAILED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?m)^test (\S+) \.\.\. FAILED\s*$").expect("cargo failed pattern is valid")
-});
-/// pytest's last line: `=== 1 failed, 2 passed in 0.1s ===`.
-static PYTEST_COUNT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?m)\b(\d+) (passed|failed)\b").expect("pytest count pattern is valid")
-});
-/// cargo: `test result: FAILED. 1 passed; 2 failed;`.
-static CARGO_COUNT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?m)^test result: \w+\. (\d+) passed; (\d+) failed")
-        .expect("cargo count pattern is valid")
-});
+base::regexes! {
+    /// pytest: `FAILED tests/acceptance/test_x.py::test_name - AssertionError`.
+    PYTEST_FAILED = r"(?m)^FAILED (\S+::\S+)";
+
+    /// cargo: `test module::name ... FAILED`.
+    CARGO_FAILED = r"(?m)^test (\S+) \.\.\. FAILED\s*$";
+
+    /// pytest's last line: `=== 1 failed, 2 passed in 0.1s ===`.
+    PYTEST_COUNT = r"(?m)\b(\d+) (passed|failed)\b";
+
+    /// cargo: `test result: FAILED. 1 passed; 2 failed;`.
+    CARGO_COUNT = r"(?m)^test result: \w+\. (\d+) passed; (\d+) failed";
+}
 
 /// The names of the failing tests in `output`, as pytest and cargo print them (each once, in
 /// order); empty when no known runner's format is found.

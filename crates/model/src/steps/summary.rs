@@ -46,10 +46,9 @@ const CONTEXT_BEFORE: usize = 2;
 /// test name from its diff by blank lines).
 const MIN_BLOCK_LINES: usize = 3;
 
-static ANSI_ESCAPE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
-        .expect("ANSI escape pattern is valid")
-});
+base::regexes! {
+    ANSI_ESCAPE = r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]";
+}
 
 static STRONG_MARKER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
@@ -70,9 +69,9 @@ static STRONG_MARKER: LazyLock<Regex> = LazyLock::new(|| {
     .expect("strong marker pattern is valid")
 });
 
-static WEAK_MARKER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"FAILED|^FAIL\b|\bERROR\b|(?i)\berror\b").expect("weak marker pattern is valid")
-});
+base::regexes! {
+    WEAK_MARKER = r"FAILED|^FAIL\b|\bERROR\b|(?i)\berror\b";
+}
 
 /// The first error block of `output`, an elision mark, and its final non-empty lines; the whole
 /// output when it is short. ANSI escapes are removed; the result has at most

@@ -23,9 +23,6 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::sync::LazyLock;
-
-use regex::Regex;
 
 use super::body::{collapse_blank_runs, CriteriaSection};
 use super::markdown::Line;
@@ -33,15 +30,12 @@ use super::section::{blocks, Block, Item};
 use super::{Criterion, CRITERIA_HELP};
 use base::diagnostic::Diagnostic;
 
-static EXPLICIT_ID: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^([A-Z]+-[0-9]+):\s*").expect("the explicit-id pattern is a valid regex")
-});
+base::regexes! {
+    EXPLICIT_ID = r"^([A-Z]+-[0-9]+):\s*";
 
-/// An id opening a heading: `AC-001`, then the end, `:`, `.`, a dash or whitespace.
-static HEADING_ID: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^([A-Z]+-[0-9]+)(?:$|[\s:.\-\u{2013}\u{2014}]+)")
-        .expect("the heading-id pattern is a valid regex")
-});
+    /// An id opening a heading: `AC-001`, then the end, `:`, `.`, a dash or whitespace.
+    HEADING_ID = r"^([A-Z]+-[0-9]+)(?:$|[\s:.\-\u{2013}\u{2014}]+)";
+}
 
 /// The criteria of a section and the section's text after the last one.
 pub(crate) struct Parsed {

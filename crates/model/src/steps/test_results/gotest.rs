@@ -22,9 +22,9 @@ use serde::Deserialize;
 
 use super::{bounded_id, Cases, Outcome, Reader, TestResults, MAX_CASES};
 
-static CASE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*--- (PASS|FAIL|SKIP): (\S+) \(").expect("case pattern is valid")
-});
+base::regexes! {
+    CASE = r"^\s*--- (PASS|FAIL|SKIP): (\S+) \(";
+}
 
 /// A package's closing line; group 3 or 4 is its no-tests or failed-build note, if any.
 static PACKAGE: LazyLock<Regex> = LazyLock::new(|| {
@@ -36,9 +36,9 @@ static PACKAGE: LazyLock<Regex> = LazyLock::new(|| {
     .expect("package pattern is valid")
 });
 
-static NO_TESTS_WARNING: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^testing: warning: no tests to run").expect("warning pattern is valid")
-});
+base::regexes! {
+    NO_TESTS_WARNING = r"^testing: warning: no tests to run";
+}
 
 /// One `go test -json` event (`test2json`).
 #[derive(Deserialize)]

@@ -11,38 +11,20 @@
 //! is in none of jest's test counts; it is read as one error named by the file. Not read: the
 //! `Test Suites:` line, and custom reporters.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
-
 use super::{bounded_id, number, Cases, Counts, Outcome, Reader, TestResults, MAX_ID_BYTES};
 
 /// Describe blocks deeper than this are not followed.
 const MAX_DEPTH: usize = 32;
 
-static SUMMARY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^Tests:\s+((?:\d+ [a-z]+, )*)\d+ total\s*$").expect("summary pattern is valid")
-});
-
-static ITEM: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(\d+) ([a-z]+)").expect("item pattern is valid"));
-
-static NO_TESTS: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^No tests found\b").expect("no tests pattern is valid"));
-
-static FILE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^(?:PASS|FAIL) +(?:\./)?(\S+)").expect("file pattern is valid"));
-
-static TEST: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^( +)(✓|✕|○|✎|√|×) (?:skipped |todo )?(.+?)(?: \(\d+(?:\.\d+)? m?s\))?\s*$")
-        .expect("test pattern is valid")
-});
-
-static FAILURE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^ +● (.+?)\s*$").expect("failure pattern is valid"));
-
-static DESCRIBE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^( {2,})(\S.*?)\s*$").expect("describe pattern is valid"));
+base::regexes! {
+    SUMMARY = r"^Tests:\s+((?:\d+ [a-z]+, )*)\d+ total\s*$";
+    ITEM = r"(\d+) ([a-z]+)";
+    NO_TESTS = r"^No tests found\b";
+    FILE = r"^(?:PASS|FAIL) +(?:\./)?(\S+)";
+    TEST = r"^( +)(✓|✕|○|✎|√|×) (?:skipped |todo )?(.+?)(?: \(\d+(?:\.\d+)? m?s\))?\s*$";
+    FAILURE = r"^ +● (.+?)\s*$";
+    DESCRIBE = r"^( {2,})(\S.*?)\s*$";
+}
 
 /// The results of a jest run in `text` (ANSI escapes removed), if it has a summary.
 pub fn read(text: &str) -> Option<TestResults> {

@@ -9,27 +9,14 @@
 //! counts the test lines it printed. The cases are the test lines, doc-tests named as printed
 //! (`src/lib.rs - add (line 3)`). Not read: `--format json` (unstable) and benchmark lines.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
-
 use super::{number, Cases, Counts, Outcome, Reader, TestResults};
 
-static RUNNING: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^running (\d+) tests?\s*$").expect("running pattern is valid"));
-
-static CASE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^test (.+?) \.\.\. (ok|FAILED|ignored)(?:, .*)?(?: <[\d.]+s>)?\s*$")
-        .expect("case pattern is valid")
-});
-
-static RESULT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^test result: (?:ok|FAILED)\.(.*)$").expect("result pattern is valid")
-});
-
-static COUNT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(\d+) (passed|failed|ignored|filtered out)").expect("count pattern is valid")
-});
+base::regexes! {
+    RUNNING = r"^running (\d+) tests?\s*$";
+    CASE = r"^test (.+?) \.\.\. (ok|FAILED|ignored)(?:, .*)?(?: <[\d.]+s>)?\s*$";
+    RESULT = r"^test result: (?:ok|FAILED)\.(.*)$";
+    COUNT = r"(\d+) (passed|failed|ignored|filtered out)";
+}
 
 /// The results of a `cargo test` run in `text` (ANSI escapes removed), if it has any.
 pub fn read(text: &str) -> Option<TestResults> {

@@ -18,22 +18,12 @@ use regex::Regex;
 
 use super::{number, Cases, Counts, Outcome, Reader, TestResults};
 
-static STARTING: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*Starting (\d+) tests? across \d+ binar(?:y|ies)(?: \((\d+) tests?\b)?")
-        .expect("starting pattern is valid")
-});
-
-static NO_TESTS: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^error: no tests to run").expect("no tests pattern is valid"));
-
-static SUMMARY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*Summary \[\s*[\d.]+s\] (.*)$").expect("summary pattern is valid")
-});
-
-static ITEM: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(\d+) (passed|failed|exec failed|timed out|skipped)")
-        .expect("item pattern is valid")
-});
+base::regexes! {
+    STARTING = r"^\s*Starting (\d+) tests? across \d+ binar(?:y|ies)(?: \((\d+) tests?\b)?";
+    NO_TESTS = r"^error: no tests to run";
+    SUMMARY = r"^\s*Summary \[\s*[\d.]+s\] (.*)$";
+    ITEM = r"(\d+) (passed|failed|exec failed|timed out|skipped)";
+}
 
 /// A status line: the status, then the test (`binary test`). An in-progress `SLOW [> 60.000s]`
 /// has no plain duration and is not one.

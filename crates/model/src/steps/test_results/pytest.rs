@@ -26,8 +26,9 @@ static SUMMARY: LazyLock<Regex> = LazyLock::new(|| {
     .expect("summary pattern is valid")
 });
 
-static ITEM: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(\d+) ([a-z]+)").expect("item pattern is valid"));
+base::regexes! {
+    ITEM = r"(\d+) ([a-z]+)";
+}
 
 static PROGRESS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
@@ -37,18 +38,11 @@ static PROGRESS: LazyLock<Regex> = LazyLock::new(|| {
     .expect("progress pattern is valid")
 });
 
-static SHORT_HEADER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^=+ short test summary info =+\s*$").expect("header pattern is valid")
-});
-
-static SHORT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS) (.+?)\s*$")
-        .expect("short summary pattern is valid")
-});
-
-static SHORT_SKIPPED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^SKIPPED \[(\d+)\] (.+?:\d+): ").expect("skipped pattern is valid")
-});
+base::regexes! {
+    SHORT_HEADER = r"^=+ short test summary info =+\s*$";
+    SHORT = r"^(PASSED|FAILED|ERROR|XFAIL|XPASS) (.+?)\s*$";
+    SHORT_SKIPPED = r"^SKIPPED \[(\d+)\] (.+?:\d+): ";
+}
 
 /// The results of a pytest run in `text` (ANSI escapes removed), if it has a summary line.
 pub fn read(text: &str) -> Option<TestResults> {

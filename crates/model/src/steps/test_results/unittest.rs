@@ -16,18 +16,11 @@ use regex::Regex;
 
 use super::{number, Cases, Counts, Outcome, Reader, TestResults};
 
-static RAN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^Ran (\d+) tests? in \d+(?:\.\d+)?s\s*$").expect("ran pattern is valid")
-});
-
-static STATUS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(OK|FAILED|NO TESTS RAN)(?: \((.*)\))?\s*$").expect("status pattern is valid")
-});
-
-static ITEM: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(failures|errors|skipped|expected failures|unexpected successes)=(\d+)")
-        .expect("item pattern is valid")
-});
+base::regexes! {
+    RAN = r"^Ran (\d+) tests? in \d+(?:\.\d+)?s\s*$";
+    STATUS = r"^(OK|FAILED|NO TESTS RAN)(?: \((.*)\))?\s*$";
+    ITEM = r"(failures|errors|skipped|expected failures|unexpected successes)=(\d+)";
+}
 
 static VERBOSE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
@@ -37,10 +30,9 @@ static VERBOSE: LazyLock<Regex> = LazyLock::new(|| {
     .expect("verbose pattern is valid")
 });
 
-static HEADER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(FAIL|ERROR|UNEXPECTED SUCCESS): (\w+) \(([\w.]+)\)")
-        .expect("header pattern is valid")
-});
+base::regexes! {
+    HEADER = r"^(FAIL|ERROR|UNEXPECTED SUCCESS): (\w+) \(([\w.]+)\)";
+}
 
 /// The results of a unittest run in `text` (ANSI escapes removed), if it has a `Ran` line.
 pub fn read(text: &str) -> Option<TestResults> {

@@ -9,32 +9,16 @@
 //! counts; it is read as one error named by the file. Not read: the `Test Files` line, and the
 //! older tree-shaped verbose reporter of vitest 1 to 3.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
-
 use super::jest::counts;
 use super::{Cases, Counts, Outcome, Reader, TestResults};
 
-static SUMMARY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*Tests  +(\d+ [a-z]+(?: \| \d+ [a-z]+)* \(\d+\)|no tests)\s*$")
-        .expect("summary pattern is valid")
-});
-
-static NO_TESTS: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^No test files found\b").expect("no tests pattern is valid"));
-
-static TEST: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(✓|×|↓|□|√) (.+? > .+?)(?: \d+(?:\.\d+)?m?s)?\s*$")
-        .expect("test pattern is valid")
-});
-
-static BROKEN_FILE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^ FAIL  (\S+) \[ .+ \]\s*$").expect("broken file pattern is valid")
-});
-
-static FAILURE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^ FAIL  (.+? > .+?)\s*$").expect("failure pattern is valid"));
+base::regexes! {
+    SUMMARY = r"^\s*Tests  +(\d+ [a-z]+(?: \| \d+ [a-z]+)* \(\d+\)|no tests)\s*$";
+    NO_TESTS = r"^No test files found\b";
+    TEST = r"^\s*(✓|×|↓|□|√) (.+? > .+?)(?: \d+(?:\.\d+)?m?s)?\s*$";
+    BROKEN_FILE = r"^ FAIL  (\S+) \[ .+ \]\s*$";
+    FAILURE = r"^ FAIL  (.+? > .+?)\s*$";
+}
 
 /// The results of a vitest run in `text` (ANSI escapes removed), if it has a summary.
 pub fn read(text: &str) -> Option<TestResults> {
