@@ -4,9 +4,7 @@
 //! doc comments are the JSON Schema's descriptions.
 
 use std::borrow::Cow;
-use std::sync::LazyLock;
 
-use regex::Regex;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -152,8 +150,9 @@ pub struct ExtraWritable(String);
 const WRITABLE_FORM: &str = "an absolute path, `~` or `~/…` (not `/`)";
 /// What [`WRITABLE_FORM`] says, for the schema and the check alike.
 const WRITABLE_PATTERN: &str = "^(/.*[^/].*|~|~/.*)$";
-static WRITABLE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(WRITABLE_PATTERN).expect("writable pattern is valid"));
+base::regexes! {
+    WRITABLE = WRITABLE_PATTERN;
+}
 
 impl TryFrom<String> for ExtraWritable {
     type Error = String;

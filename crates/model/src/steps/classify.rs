@@ -16,9 +16,7 @@
 //! `SyntaxError`, `error TS2322:`, `file.go:3:5:`): a test or script may print any line starting
 //! with `error: `, and calling that a compile error sends the player after the wrong problem.
 
-use std::sync::LazyLock;
-
-use regex::{Captures, Regex};
+use regex::Captures;
 
 use crate::project::env::{SETUP_FAILED_EXIT, SETUP_FAILED_MARKER};
 use crate::steps::check::FailureClass;
@@ -35,60 +33,34 @@ pub fn classify(output: &str, exit_code: Option<i32>) -> (FailureClass, String) 
         .unwrap_or_else(|| code(output, exit_code))
 }
 
-fn regex(pattern: &str) -> Regex {
-    Regex::new(pattern).expect("classifier patterns are valid")
-}
-
-static COMMAND_NOT_FOUND: LazyLock<Regex> = LazyLock::new(|| {
-    regex(concat!(
+base::regexes! {
+    COMMAND_NOT_FOUND = concat!(
         r"(?m)^(?:\S*sh: )?(?:line \d+: |\d+: )?(?P<name>[^\s:]+): (?:command )?not found\s*$",
         r"|command not found: (?P<zsh>\S+)",
         r"|(?m)^(?:env|\S*sh): (?:line \d+: |\d+: )?'?(?P<missing>[^\s':]+)'?: No such file or directory",
-    ))
-});
-
-static NOT_EXECUTABLE: LazyLock<Regex> = LazyLock::new(|| {
-    regex(r"(?m)^\S*sh: (?:line \d+: |\d+: )?(?P<name>[^\s:]+): Permission denied")
-});
-
-static PYTHON_MODULE: LazyLock<Regex> =
-    LazyLock::new(|| regex(r"No module named '?(?P<module>[\w.]+)'?"));
-
-static NODE_MODULE: LazyLock<Regex> =
-    LazyLock::new(|| regex(r"Cannot find module '(?P<module>[^']+)'"));
-
-static NO_SPACE: LazyLock<Regex> =
-    LazyLock::new(|| regex(r"No space left on device|ENOSPC|Disk quota exceeded"));
-
-static NO_MEMORY: LazyLock<Regex> =
-    LazyLock::new(|| regex(r"Cannot allocate memory|ENOMEM|memory allocation of \d+ bytes failed"));
-
-static CONNECTION_REFUSED: LazyLock<Regex> =
-    LazyLock::new(|| regex(r"Connection refused|ECONNREFUSED"));
-
-static NETWORK: LazyLock<Regex> = LazyLock::new(|| {
-    regex(concat!(
+    );
+    NOT_EXECUTABLE = r"(?m)^\S*sh: (?:line \d+: |\d+: )?(?P<name>[^\s:]+): Permission denied";
+    PYTHON_MODULE = r"No module named '?(?P<module>[\w.]+)'?";
+    NODE_MODULE = r"Cannot find module '(?P<module>[^']+)'";
+    NO_SPACE = r"No space left on device|ENOSPC|Disk quota exceeded";
+    NO_MEMORY = r"Cannot allocate memory|ENOMEM|memory allocation of \d+ bytes failed";
+    CONNECTION_REFUSED = r"Connection refused|ECONNREFUSED";
+    NETWORK = concat!(
         r"(?i)could not resolve host|Temporary failure in name resolution",
         r"|Name or service not known|getaddrinfo (ENOTFOUND|EAI_AGAIN)|Network is unreachable",
         r"|dial tcp|ETIMEDOUT|ECONNRESET",
-    ))
-});
-
-static DOWNLOAD: LazyLock<Regex> = LazyLock::new(|| {
-    regex(concat!(
+    );
+    DOWNLOAD = concat!(
         r"failed to download|failed to get `[^`]+` as a dependency",
         r"|failed to load source for dependency|Unable to update registry|spurious network error",
         r"|Could not find a version that satisfies the requirement|No matching distribution found",
         r"|npm (ERR!|error) network|ERR_SOCKET_TIMEOUT",
-    ))
-});
+    );
+    PERMISSION_DENIED = r"Permission denied";
 
-static PERMISSION_DENIED: LazyLock<Regex> = LazyLock::new(|| regex(r"Permission denied"));
-
-/// Evidence that tests ran and some failed. Checked before [`COMPILE_ERROR`]: a failing test
-/// may print anything, including lines that start with `error: `.
-static TEST_FAILURE: LazyLock<Regex> = LazyLock::new(|| {
-    regex(concat!(
+    /// Evidence that tests ran and some failed. Checked before [`COMPILE_ERROR`]: a failing test
+    /// may print anything, including lines that start with `error: `.
+    TEST_FAILURE = concat!(
         "(?m)",
         // cargo test, and Rust panics and assertions in general.
         r"test result: FAILED|panicked at|assertion `[^`]*` failed",
@@ -102,13 +74,11 @@ static TEST_FAILURE: LazyLock<Regex> = LazyLock::new(|| {
         r"|^\s*Tests:?\s+\d+ failed|\b\d+ failing\b",
         // Any runner's one-line tally: `1 passed, 1 failed`, `2 failed; 3 passed`.
         r"|\b\d+ passed\b[^\n]*\b\d+ failed\b|\b\d+ failed\b[^\n]*\b\d+ passed\b",
-    ))
-});
+    );
 
-/// Evidence from a compiler or interpreter that the code does not build or parse. Only
-/// compiler-specific shapes: a bare `error: ` line is what any script prints.
-static COMPILE_ERROR: LazyLock<Regex> = LazyLock::new(|| {
-    regex(concat!(
+    /// Evidence from a compiler or interpreter that the code does not build or parse. Only
+    /// compiler-specific shapes: a bare `error: ` line is what any script prints.
+    COMPILE_ERROR = concat!(
         "(?m)",
         // rustc and cargo.
         r"^error\[E\d+\]|could not compile|error: aborting due to",
@@ -120,18 +90,18 @@ static COMPILE_ERROR: LazyLock<Regex> = LazyLock::new(|| {
         r"|\berror TS\d+:",
         // gcc, clang, javac (`file.c:3:5: error: …`), maven and gradle.
         r"|^[^\s:]+:\d+(?::\d+)?: (?:fatal )?error: |COMPILATION ERROR|(?i:compilation failed)",
-    ))
-});
+    );
+}
 
 /// Whether `output` reports failing tests (a runner's failure tally, a panic, an assertion).
 pub fn shows_failing_tests(output: &str) -> bool {
     TEST_FAILURE.is_match(output)
 }
 
-/// Collection errors: the tests could not even be gathered (pytest, jest).
-static COLLECTION_ERROR: LazyLock<Regex> = LazyLock::new(|| {
-    regex(r"(?m)error during collection|^ERROR collecting |Test suite failed to run")
-});
+base::regexes! {
+    /// Collection errors: the tests could not even be gathered (pytest, jest).
+    COLLECTION_ERROR = r"(?m)error during collection|^ERROR collecting |Test suite failed to run";
+}
 
 /// Whether `output` shows code that does not compile, a syntax error or tests that cannot be
 /// collected: an error before any test ran, not a failing test.

@@ -74,9 +74,11 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     ]
 });
 
-static HEX_ID: LazyLock<Regex> = LazyLock::new(|| regex(r"(?i)\b[0-9a-f]{7,}\b"));
-static NUMBER: LazyLock<Regex> = LazyLock::new(|| regex(r"\b\d+(?:\.\d+)?\b"));
-static WHITESPACE: LazyLock<Regex> = LazyLock::new(|| regex(r"\s+"));
+base::regexes! {
+    HEX_ID = r"(?i)\b[0-9a-f]{7,}\b";
+    NUMBER = r"\b\d+(?:\.\d+)?\b";
+    WHITESPACE = r"\s+";
+}
 
 /// `text` with the parts that vary between turns replaced by placeholders (`<test>`, `<path>`,
 /// `<pos>`, `<duration>`, `<hex>`, `<n>`, …), lowercased, whitespace collapsed.

@@ -12,10 +12,6 @@
 //! strong marker exists, so a cargo run's per-test `FAILED` line does not hide the panic
 //! message printed further down.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
-
 /// Bounds of a summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SummaryLimits {
@@ -50,8 +46,8 @@ base::regexes! {
     ANSI_ESCAPE = r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]";
 }
 
-static STRONG_MARKER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+base::regexes! {
+    STRONG_MARKER = concat!(
         r"^\s*error(\[E\d+\])?:",
         r"|: (fatal )?error( TS\d+)?:",
         r"|panicked at",
@@ -65,9 +61,8 @@ static STRONG_MARKER: LazyLock<Regex> = LazyLock::new(|| {
         r"|command not found|: not found$|No such file or directory",
         r"|^(fatal|FATAL):",
         r"|^Exception in thread",
-    ))
-    .expect("strong marker pattern is valid")
-});
+    );
+}
 
 base::regexes! {
     WEAK_MARKER = r"FAILED|^FAIL\b|\bERROR\b|(?i)\berror\b";

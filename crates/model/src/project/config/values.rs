@@ -4,10 +4,8 @@
 
 use std::borrow::Cow;
 use std::path::{Component, Path};
-use std::sync::LazyLock;
 use std::time::Duration;
 
-use regex::Regex;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::de::{self, Deserialize, Deserializer, Visitor};
 
@@ -25,12 +23,11 @@ pub const RESERVED_VAR: &str = "PATH";
 /// A `path_prepend` entry: one directory, not blank, without PATH's separator.
 pub const PATH_ENTRY_PATTERN: &str = r"^[^:]*[^:\s][^:]*$";
 
-static CHECK_NAME: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(CHECK_NAME_PATTERN).expect("check-name pattern is valid"));
-static ENV_VAR: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(ENV_VAR_PATTERN).expect("env-name pattern is valid"));
-static PATH_ENTRY: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(PATH_ENTRY_PATTERN).expect("path-entry pattern is valid"));
+base::regexes! {
+    CHECK_NAME = CHECK_NAME_PATTERN;
+    ENV_VAR = ENV_VAR_PATTERN;
+    PATH_ENTRY = PATH_ENTRY_PATTERN;
+}
 
 /// A string rule: `$type(String)` decoded by its `TryFrom<String>`, described by `$form` in
 /// the schema and in type errors, matching `$pattern` (when given) in the schema.

@@ -15,9 +15,6 @@
 //! ran no tests at all. Not read: benchmarks, examples' own lines, and a test binary killed by
 //! a timeout (its running test has no closing line).
 
-use std::sync::LazyLock;
-
-use regex::Regex;
 use serde::Deserialize;
 
 use super::{bounded_id, Cases, Outcome, Reader, TestResults, MAX_CASES};
@@ -26,15 +23,14 @@ base::regexes! {
     CASE = r"^\s*--- (PASS|FAIL|SKIP): (\S+) \(";
 }
 
-/// A package's closing line; group 3 or 4 is its no-tests or failed-build note, if any.
-static PACKAGE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+base::regexes! {
+    /// A package's closing line; group 3 or 4 is its no-tests or failed-build note, if any.
+    PACKAGE = concat!(
         r"^(ok|FAIL|\?)\s+(\S+)\s+",
         r"(?:\d+(?:\.\d+)?s|\(cached\)|(\[(?:no test files|build failed|setup failed)\]))",
         r"(?:\s+(\[no tests to run\]))?",
-    ))
-    .expect("package pattern is valid")
-});
+    );
+}
 
 base::regexes! {
     NO_TESTS_WARNING = r"^testing: warning: no tests to run";

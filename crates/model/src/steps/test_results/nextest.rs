@@ -12,10 +12,6 @@
 //! cases are not complete while tests are skipped; the failures repeated after the summary are
 //! not read again. Without a `Summary` line (cut off), the counts are the status lines.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
-
 use super::{number, Cases, Counts, Outcome, Reader, TestResults};
 
 base::regexes! {
@@ -25,15 +21,14 @@ base::regexes! {
     ITEM = r"(\d+) (passed|failed|exec failed|timed out|skipped)";
 }
 
-/// A status line: the status, then the test (`binary test`). An in-progress `SLOW [> 60.000s]`
-/// has no plain duration and is not one.
-static STATUS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+base::regexes! {
+    /// A status line: the status, then the test (`binary test`). An in-progress `SLOW [> 60.000s]`
+    /// has no plain duration and is not one.
+    STATUS = concat!(
         r"^\s*([A-Z][A-Z0-9 +/-]*?) \[\s*(?:[\d.]+s)?\s*\] ",
         r"(?:\(\s*\d+/\s*\d+\) )?(\S+ .+?)\s*$",
-    ))
-    .expect("status pattern is valid")
-});
+    );
+}
 
 /// The results of a `cargo nextest run` in `text` (ANSI escapes removed), if it has any.
 pub fn read(text: &str) -> Option<TestResults> {

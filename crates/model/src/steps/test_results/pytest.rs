@@ -12,31 +12,25 @@
 //!
 //! Not read: the progress dots of the default mode, and pytest-xdist's `[gw0]` progress lines.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
-
 use super::{number, Cases, Counts, Outcome, Reader, TestResults};
 
-static SUMMARY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+base::regexes! {
+    SUMMARY = concat!(
         r"^(?:=+ )?(no tests ran|\d+ [a-z]+(?:, \d+ [a-z]+)*)",
         r" in \d+(?:\.\d+)?s(?: \(\d+:\d\d:\d\d\))?(?: =+)?\s*$",
-    ))
-    .expect("summary pattern is valid")
-});
+    );
+}
 
 base::regexes! {
     ITEM = r"(\d+) ([a-z]+)";
 }
 
-static PROGRESS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+base::regexes! {
+    PROGRESS = concat!(
         r"^(\S+::.*?) (PASSED|FAILED|SKIPPED|XFAIL|XPASS|ERROR)",
         r"(?: \(.*\))?(?:\s+\[\s*\d+%\])?\s*$",
-    ))
-    .expect("progress pattern is valid")
-});
+    );
+}
 
 base::regexes! {
     SHORT_HEADER = r"^=+ short test summary info =+\s*$";

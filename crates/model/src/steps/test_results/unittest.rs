@@ -10,10 +10,6 @@
 //! prints `(module.Class)`, completed here). Not read: a test whose docstring puts its result
 //! on a second line under `-v`, and subtests' own parameters.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
-
 use super::{number, Cases, Counts, Outcome, Reader, TestResults};
 
 base::regexes! {
@@ -22,13 +18,12 @@ base::regexes! {
     ITEM = r"(failures|errors|skipped|expected failures|unexpected successes)=(\d+)";
 }
 
-static VERBOSE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+base::regexes! {
+    VERBOSE = concat!(
         r"^(\w+) \(([\w.]+)\)(?: \(.*\))? \.\.\. ",
         r"(ok|FAIL|ERROR|skipped\b.*|expected failure|unexpected success)\s*$",
-    ))
-    .expect("verbose pattern is valid")
-});
+    );
+}
 
 base::regexes! {
     HEADER = r"^(FAIL|ERROR|UNEXPECTED SUCCESS): (\w+) \(([\w.]+)\)";

@@ -9,20 +9,15 @@
 //! path or the text of one of the repository's test files ([`missing_citations`]'s `exists`). Evidence that cites no
 //! test is not looked at: "read src/slug.py:14" is evidence of another kind.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
-
 use super::{CriterionStatus, Problem, Verdict};
 
-static CITATION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
+base::regexes! {
+    CITATION = concat!(
         r"(?:[\w./-]+::)+[A-Za-z_]\w*",
         r"|\btest_\w+",
         r"|\bTest[A-Z]\w*",
-    ))
-    .expect("citation pattern is valid")
-});
+    );
+}
 
 /// The tests `evidence` cites, each as the name to look for (the last `::` segment).
 pub fn cited_tests(evidence: &str) -> Vec<String> {
