@@ -25,6 +25,7 @@ use std::mem::MaybeUninit;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustix::fd::OwnedFd;
 use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
@@ -56,6 +57,9 @@ const UNKNOWABLE: ReadFlags = ReadFlags::QUEUE_OVERFLOW
 /// Names whose change changes what differs from the index.
 const RULES: [&[u8]; 2] = [b".gitignore", b".gitattributes"];
 
+/// Whether the kernel refused a watch in this process ([`Watch::start`]).
+static REFUSED: AtomicBool = AtomicBool::new(false);
+
 #[derive(Debug)]
 pub(super) struct Watch {
     fd: OwnedFd,
@@ -71,7 +75,18 @@ impl Watch {
     /// Watches every directory of the checkout at `root` (of `repo`) that the walk would look
     /// into; `None` when the kernel refuses (no inotify, the user's watches used up): the guard
     /// then walks as before. Start it before the walk whose result it is to keep current.
+    /// Refused once, it is not tried again in this process: a failed start lists every
+    /// directory, which would add a pass to each walk it could not spare.
     pub(super) fn start(repo: &git2::Repository, root: &Path) -> Option<Watch> {
+        if REFUSED.load(Ordering::Relaxed) {
+            return None;
+        }
+        let watch = Watch::try_start(repo, root);
+        REFUSED.fetch_or(watch.is_none(), Ordering::Relaxed);
+        watch
+    }
+
+    fn try_start(repo: &git2::Repository, root: &Path) -> Option<Watch> {
         let fd = inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK).ok()?;
         let exclude = repo.commondir().join("info/exclude");
         let mut watch = Watch {
@@ -110,7 +125,10 @@ impl Watch {
                 Ok(wd) => {
                     self.files.insert(wd, path.as_bytes().to_vec());
                 }
-                Err(_) => return false,
+                Err(_) => {
+                    REFUSED.store(true, Ordering::Relaxed);
+                    return false;
+                }
             }
         }
         true
