@@ -1,48 +1,16 @@
 //! `autobuild report <ID> [--open]`: writes a run's `report.md` and `report.html` again from
 //! its run directory — for a finished run, a run still in progress, an earlier run
 //! (`<ID>@<N>`) or a feature — and opens the HTML page with the platform's opener if asked.
-//!
-//! [`refresh`] is also what `complete` and `discard` call, so the reports never go on saying
-//! "not merged yet" or "worktree preserved" after the run has moved on.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::cli::run_dir::{checked_run, locate_run};
+use crate::cli::run_dir::checked_run;
+use crate::engine::existing::{self, locate_run};
 use crate::engine::paths::RunPaths;
-use crate::engine::state::{RunState, RunStatus};
 use crate::error::Error;
 use crate::project::Layout;
 use crate::ui;
-
-/// The reports a refresh wrote.
-pub struct Written {
-    /// `None` while the run has no outcome yet: report.md describes a finished run.
-    pub markdown: Option<PathBuf>,
-    pub html: PathBuf,
-}
-
-/// Writes the reports of the task run in `paths` as `state` says it stands; `held` says a live
-/// process holds the run (it is running, not interrupted).
-pub fn refresh(paths: &RunPaths, state: &RunState, held: bool) -> Result<Written, Error> {
-    match &state.outcome {
-        Some(recorded) if state.status != RunStatus::Running => {
-            let outcome = crate::report::outcome::with_transcript(recorded, &paths.logs());
-            let markdown = crate::engine::exec::write_report(paths, state, &outcome)?;
-            Ok(Written {
-                markdown: Some(markdown),
-                html: crate::report::html_path(paths),
-            })
-        }
-        _ => {
-            let outcome = crate::report::recorded_outcome(state, held);
-            Ok(Written {
-                markdown: None,
-                html: crate::report::write_run(paths, state, &outcome, None)?,
-            })
-        }
-    }
-}
 
 /// `autobuild report <ID> [--open]`.
 pub fn run(id: &str, open: bool) -> Result<u8, Error> {
@@ -56,7 +24,7 @@ pub fn run(id: &str, open: bool) -> Result<u8, Error> {
         let run = locate_run(&root, id)?;
         let held = !id.contains('@')
             && crate::engine::lock::holder(&runs_dir, &run.state.task_id).is_some();
-        let written = refresh(&run.paths, &run.state, held)?;
+        let written = existing::write_reports(&run.paths, &run.state, held)?;
         match &written.markdown {
             Some(markdown) => ui::line(&format!("report: {}", markdown.display())),
             None => ui::line(&format!(

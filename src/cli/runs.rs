@@ -2,8 +2,8 @@
 //! `discard` and `logs`. They read the run directory; only `complete` and `discard` change
 //! the repository, and only in the ways they name.
 //!
-//! Each finds its run through [`crate::cli::run_dir`], which checks the id before anything is
-//! read.
+//! Each checks the id through [`crate::cli::run_dir`] before anything is read, then calls one
+//! operation of [`crate::engine::existing`] (or the feature's) and presents what it did.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -14,18 +14,16 @@ use crate::cli::json::{
     results::{Completed, Discarded},
 };
 use crate::cli::logs;
-use crate::cli::run_dir::{checked_run, locate_owned_run, locate_run, Located};
+use crate::cli::run_dir::checked_run;
 use crate::cli::task::current_dir;
-use crate::engine::exec::{merge_run, refused_secrets, MergeRequest, StateJournal};
-use crate::engine::lock::RunLock;
+use crate::engine::existing::{self, locate_run};
 use crate::engine::paths::{run_owner, validate_run_id, RunPaths};
 use crate::engine::plan::repo_root;
-use crate::engine::refusal::{Refusal, Subject};
+use crate::engine::refusal::Refusal;
 use crate::engine::state::{RunState, RunStatus};
 use crate::engine::Outcome;
 use crate::error::Error;
-use crate::git::Repo;
-use crate::project::{Config, Layout};
+use crate::project::Layout;
 use crate::ui;
 use crate::ui::progress::Display;
 
@@ -239,108 +237,39 @@ pub fn resume(task_id: &str, json: bool, quiet: bool) -> Result<u8, Error> {
 /// `autobuild complete <ID>`: merge an approved run that was left for later.
 pub fn complete(task_id: &str, allow_secret_in_diff: bool, json: bool) -> Result<u8, Error> {
     let root = checked_run(task_id)?;
-    if crate::feature::run::is_feature_run(&root, task_id) {
+    let (kind, done, suffix) = if crate::feature::run::is_feature_run(&root, task_id) {
         let done = crate::feature::run::complete(&root, task_id)?;
-        for warning in &done.warnings {
-            ui::warn(warning);
-        }
-        let completed = Completed {
-            version: json::VERSION,
-            id: task_id.to_string(),
-            kind: "feature",
-            branch: done.branch,
-            base_branch: done.base_branch,
-            commit: done.commit,
-            warnings: done.warnings,
-            notes: Vec::new(),
-        };
-        print_completed(&completed, json, "; feature branch removed");
-        return Ok(0);
-    }
-    let (mut run, _lock) = approved_run(&root, task_id)?;
-    let config = Config::load(&Layout::new(&run.root))?;
-    let request = MergeRequest {
-        task_id: task_id.to_string(),
-        title: run.state.title.clone(),
-        branch: run.state.branch.clone(),
-        base: run.state.base_branch.clone(),
-        worktree: run.state.worktree.clone(),
-        strategy: run
-            .state
-            .merge_strategy
-            .or(config.project.merge_strategy)
-            .unwrap_or_default(),
-        turns: run
-            .state
-            .loops
-            .values()
-            .map(|l| l.iteration)
-            .max()
-            .unwrap_or(0),
-        approved: run.state.last_checkpoint.clone().unwrap_or_default(),
-        secrets: refused_secrets(
-            &config.env.vars.clone().into_iter().collect::<Vec<_>>(),
-            allow_secret_in_diff || run.state.settings.allow_secret_in_diff,
-        ),
-        task_file: MergeRequest::task_file_of(&run.root, &run.state.task_path),
+        ("feature", done, "; feature branch removed")
+    } else {
+        (
+            "task",
+            existing::complete(&root, task_id, allow_secret_in_diff)?,
+            "",
+        )
     };
-    let landed = merge_run(
-        &run.root,
-        &request,
-        &mut StateJournal {
-            state: &mut run.state,
-            path: run.paths.state(),
-        },
-    )?;
-    for warning in &landed.warnings {
+    for warning in &done.warnings {
         ui::warn(warning);
     }
-    let commit = landed.commit;
-    let outcome = Outcome::Approved { merged: true };
-    run.state.pending = None;
-    run.state.status = outcome.status();
-    run.state.updated_at = crate::engine::cx::now();
-    run.state.outcome = Some(outcome);
-    run.state
-        .save(&run.paths.state())
-        .map_err(|e| Error::io("cannot write", run.paths.state(), e))?;
-    refresh_reports(&run);
-    let completed = Completed {
-        version: json::VERSION,
-        id: task_id.to_string(),
-        kind: "task",
-        branch: request.branch,
-        base_branch: request.base,
-        commit,
-        warnings: landed.warnings,
-        notes: landed.notes,
-    };
-    print_completed(&completed, json, "");
+    if json {
+        let id = task_id.to_string();
+        json::print(&Completed {
+            version: json::VERSION,
+            id,
+            kind,
+            done,
+        });
+        return Ok(0);
+    }
+    ui::line(&format!(
+        "merged {} into {} ({}){suffix}",
+        done.branch,
+        done.base_branch,
+        crate::git::short_id(&done.commit)
+    ));
+    for note in &done.notes {
+        ui::line(note);
+    }
     Ok(0)
-}
-
-/// The approved run of `task_id` and its task's lock, for `complete`: a merged or unapproved
-/// run is refused. The lock is the task's: an earlier run (`TASK@1`) names the same branch as
-/// the current one, which a live run of the task may be working on.
-fn approved_run(root: &Path, task_id: &str) -> Result<(Located, RunLock), Error> {
-    let run = locate_owned_run(root, task_id)?;
-    if run.state.status == RunStatus::Merged {
-        return Err(Refusal::AlreadyMerged {
-            id: task_id.to_string(),
-            base: run.state.base_branch,
-        }
-        .into());
-    }
-    if run.state.status != RunStatus::Approved {
-        return Err(Refusal::NotApproved {
-            id: task_id.to_string(),
-            status: run.state.status,
-        }
-        .into());
-    }
-    let lock = RunLock::acquire(&Layout::new(&run.root).runs(), run_owner(task_id))
-        .map_err(|e| Refusal::lock(Subject::Task(run_owner(task_id).to_string()), e))?;
-    Ok((run, lock))
 }
 
 /// `complete <ID> --pr`: the approved run's branch is pushed and its pull request opened (or
@@ -352,22 +281,10 @@ pub fn complete_as_pr(task_id: &str, json: bool) -> Result<u8, Error> {
         print_pr(task_id, pr, json);
         return Ok(0);
     }
-    let (mut run, _lock) = approved_run(&root, task_id)?;
-    let repo = Repo::discover(&run.root)?;
-    let layout = Layout::new(&run.root);
-    let config = Config::load(&layout)?;
-    let pr = crate::engine::exec::pull_request::land_as_pr(
-        &repo,
-        &layout.runs(),
-        &run.paths,
-        &mut run.state,
-        &config,
-    )?;
-    run.state.updated_at = crate::engine::cx::now();
-    run.state
-        .save(&run.paths.state())
-        .map_err(|e| Error::io("cannot write", run.paths.state(), e))?;
-    refresh_reports(&run);
+    let (pr, warnings) = existing::complete_as_pr(&root, task_id)?;
+    for warning in &warnings {
+        ui::warn(warning);
+    }
     print_pr(task_id, pr, json);
     Ok(0)
 }
@@ -385,99 +302,30 @@ fn print_pr(id: &str, pr: crate::forge::PullRequest, json: bool) {
     }
 }
 
-/// `complete`'s result: the JSON document, or the line (with `suffix`) and the notes.
-fn print_completed(completed: &Completed, json: bool, suffix: &str) {
-    if json {
-        return json::print(completed);
-    }
-    let commit = &completed.commit;
-    ui::line(&format!(
-        "merged {} into {} ({}){suffix}",
-        completed.branch,
-        completed.base_branch,
-        commit.get(..10).unwrap_or(commit)
-    ));
-    for note in &completed.notes {
-        ui::line(note);
-    }
-}
-
-/// Brings report.md and report.html up to date with a run that `complete` or `discard` just
-/// changed. The change itself is done by then, so a report that cannot be written is a warning.
-fn refresh_reports(run: &Located) {
-    if let Err(e) = crate::cli::report::refresh(&run.paths, &run.state, false) {
-        ui::warn(&format!(
-            "the run's reports were not brought up to date: {e}"
-        ));
-    }
-}
-
 /// `autobuild discard <ID>`: remove a run's worktree and branch (its records are kept).
 pub fn discard(task_id: &str, yes: bool, json: bool) -> Result<u8, Error> {
     let root = checked_run(task_id)?;
-    let mut run = locate_owned_run(&root, task_id)?;
-    // The task's lock, as in `complete`.
-    let _lock = RunLock::acquire(&Layout::new(&run.root).runs(), run_owner(task_id))
-        .map_err(|e| Refusal::lock(Subject::Task(run_owner(task_id).to_string()), e))?;
-    let repo = Repo::discover(&run.root)?;
-    let branch = run.state.branch.clone();
-    let task_repo = crate::git::task_repo::of_worktree(&run.state.worktree);
-    let has_branch = repo.branch_exists(&branch);
-    let result = |discarded: bool| Discarded {
-        version: json::VERSION,
-        id: task_id.to_string(),
-        branch: branch.clone(),
-        discarded,
-        records: run.paths.dir.clone(),
-    };
-    if !has_branch && !run.state.worktree.exists() && task_repo.is_none() {
-        if json {
-            json::print(&result(false));
-        } else {
-            ui::line(&format!(
-                "nothing to discard: {branch} and its worktree are already gone"
-            ));
-        }
-        return Ok(0);
+    let done = existing::discard(&root, task_id, yes, &ui::TerminalPrompter)?;
+    for warning in &done.warnings {
+        ui::warn(warning);
     }
-    if !yes {
-        if !ui::is_interactive() {
-            return Err(Refusal::DeleteUnconfirmed {
-                branch,
-                fresh: false,
-            }
-            .into());
-        }
-        if !ui::confirm(&format!(
-            "Delete {branch} and its worktree? Unmerged work is lost."
-        )) {
-            return Err(Refusal::DeleteDeclined { fresh: false }.into());
-        }
-    }
-    if let Some(dir) = &task_repo {
-        // A run with hidden paths: its worktree and branch are the task repository's.
-        for dir in [&run.state.worktree, dir] {
-            if dir.exists() {
-                std::fs::remove_dir_all(dir).map_err(|e| Error::io("cannot remove", dir, e))?;
-            }
-        }
-    } else if run.state.worktree.exists() {
-        repo.remove_worktree(&run.state.worktree, &branch)?;
-    }
-    if has_branch {
-        repo.delete_branch(&branch, &run.state.base_branch, true)?;
-    }
-    run.state.status = RunStatus::Discarded;
-    run.state
-        .save(&run.paths.state())
-        .map_err(|e| Error::io("cannot write", run.paths.state(), e))?;
-    refresh_reports(&run);
     if json {
-        json::print(&result(true));
+        let id = task_id.to_string();
+        json::print(&Discarded {
+            version: json::VERSION,
+            id,
+            done,
+        });
+    } else if done.discarded {
+        ui::line(&format!(
+            "discarded {} and its worktree; records kept in {}",
+            done.branch,
+            done.records.display()
+        ));
     } else {
         ui::line(&format!(
-            "discarded {branch} and its worktree; records kept in {}",
-            run.paths.dir.display()
+            "nothing to discard: {} and its worktree are already gone",
+            done.branch
         ));
     }
     Ok(0)

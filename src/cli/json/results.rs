@@ -11,14 +11,8 @@ pub struct Completed {
     pub id: String,
     /// `task` or `feature`.
     pub kind: &'static str,
-    /// The branch that landed (`autobuild/<ID>`, or the feature branch; removed since).
-    pub branch: String,
-    pub base_branch: String,
-    /// The commit `base_branch` points to now.
-    pub commit: String,
-    pub warnings: Vec<String>,
-    /// What the landing did besides (a GuardKit task file moved to `completed/`).
-    pub notes: Vec<String>,
+    #[serde(flatten)]
+    pub done: crate::engine::existing::Completed,
 }
 
 /// `complete --pr --json`: the pull (merge) request the approved run landed as.
@@ -34,11 +28,8 @@ pub struct PrOpened {
 pub struct Discarded {
     pub version: u32,
     pub id: String,
-    pub branch: String,
-    /// False when the branch and worktree were already gone (nothing was done).
-    pub discarded: bool,
-    /// The run's records, kept.
-    pub records: PathBuf,
+    #[serde(flatten)]
+    pub done: crate::engine::existing::Discarded,
 }
 
 /// `init --json`.

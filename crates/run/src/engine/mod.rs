@@ -7,6 +7,7 @@ pub mod closing;
 pub mod cx;
 pub mod events;
 pub mod exec;
+pub mod existing;
 pub mod inputs;
 pub mod interpreter;
 pub mod io;

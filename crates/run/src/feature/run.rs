@@ -7,6 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::engine::cx::now;
+use crate::engine::existing::Completed;
 use crate::engine::io::Prompter;
 use crate::engine::lock::RunLock;
 use crate::engine::paths::RunPaths;
@@ -159,6 +160,7 @@ pub fn complete(root: &Path, feature_id: &str) -> Result<Completed, Error> {
         base_branch: state.base_branch,
         commit,
         warnings,
+        notes: Vec::new(),
     })
 }
 
@@ -209,16 +211,6 @@ fn refuse_unless_approved(state: &FeatureState, layout: &Layout) -> Result<(), E
     .with_help(format!(
         "`autobuild status {id}` shows each task; `autobuild resume {id}` goes on with a local run"
     )))
-}
-
-/// What `complete` did to an approved feature: its branch landed on `base_branch` as `commit`
-/// (and was removed); `warnings` about landings a kill had interrupted, finished first.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Completed {
-    pub branch: String,
-    pub base_branch: String,
-    pub commit: String,
-    pub warnings: Vec<String>,
 }
 
 /// A feature killed while landing (a task on the feature branch, the feature on the base) may

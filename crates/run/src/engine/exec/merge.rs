@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::engine::cx::RunCx;
 use crate::engine::events::EventKind;
 use crate::engine::exec::StepDone;
-use crate::engine::state::{MergePhase, Pending};
+use crate::engine::state::{MergePhase, Pending, RunState};
 use base::error::Error;
 use git::short_id as short;
 use git::{self, Landing, Prepared, Repo};
@@ -34,8 +34,31 @@ pub struct MergeRequest {
 }
 
 impl MergeRequest {
+    /// The landing of the approved commit of `state` (run `run_id`, of the repository at
+    /// `root`) with `strategy`, refusing `secrets`.
+    pub fn of_run(
+        run_id: &str,
+        root: &Path,
+        state: &RunState,
+        strategy: MergeStrategy,
+        secrets: Vec<String>,
+    ) -> MergeRequest {
+        MergeRequest {
+            task_id: run_id.to_string(),
+            title: state.title.clone(),
+            branch: state.branch.clone(),
+            base: state.base_branch.clone(),
+            worktree: state.worktree.clone(),
+            strategy,
+            turns: state.loops.values().map(|l| l.iteration).max().unwrap_or(0),
+            approved: state.last_checkpoint.clone().unwrap_or_default(),
+            secrets,
+            task_file: Self::task_file_of(root, &state.task_path),
+        }
+    }
+
     /// The task file of a run, relative to the repository at `root` (`None` outside it).
-    pub fn task_file_of(root: &std::path::Path, task_path: &std::path::Path) -> Option<PathBuf> {
+    pub fn task_file_of(root: &Path, task_path: &Path) -> Option<PathBuf> {
         match task_path.is_absolute() {
             true => task_path.strip_prefix(root).ok().map(PathBuf::from),
             false => Some(task_path.to_path_buf()),
@@ -422,25 +445,14 @@ pub fn execute(cx: &mut RunCx, strategy: Option<MergeStrategy>) -> Result<StepDo
             },
         ));
     }
-    let turns = cx
-        .state
-        .loops
-        .values()
-        .map(|l| l.iteration)
-        .max()
-        .unwrap_or(0);
-    let request = MergeRequest {
-        task_id: cx.state.task_id.clone(),
-        title: cx.state.title.clone(),
-        branch: cx.state.branch.clone(),
-        base: cx.state.base_branch.clone(),
-        worktree: cx.state.worktree.clone(),
+    let secrets = refused_secrets(&cx.env_vars(), cx.state.settings.allow_secret_in_diff);
+    let request = MergeRequest::of_run(
+        &cx.state.task_id,
+        &cx.plan.root,
+        &cx.state,
         strategy,
-        turns,
-        approved: cx.state.last_checkpoint.clone().unwrap_or_default(),
-        secrets: refused_secrets(&cx.env_vars(), cx.state.settings.allow_secret_in_diff),
-        task_file: MergeRequest::task_file_of(&cx.plan.root, &cx.state.task_path),
-    };
+        secrets,
+    );
     // No agent step follows: what guarded the main checkout between them is released, so the
     // landing's memory does not add to it.
     cx.main_checkout = None;
