@@ -261,7 +261,7 @@ fn keep_last(lines: &[&str], budget: usize, max_line: usize) -> String {
 }
 
 /// `line` cut to at most `max` bytes on a character boundary, ending in an elision mark when cut.
-fn shorten(line: &str, max: usize) -> String {
+pub(crate) fn shorten(line: &str, max: usize) -> String {
     if line.len() <= max {
         return line.to_string();
     }
