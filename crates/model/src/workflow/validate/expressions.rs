@@ -7,6 +7,7 @@
 //! body of an enclosing loop. `run` commands never interpolate: data reaches commands only
 //! through environment variables.
 
+use crate::workflow::close_or_listed;
 use crate::workflow::context::{PromptContext, EXPRESSION_VARIABLES};
 use crate::workflow::expr::{interpolations, Expr, ExprError};
 use crate::workflow::kinds::{AgentStep, ApprovalStep, LoopStep, RunStep};
@@ -227,10 +228,7 @@ fn reference_problem(
             )
         }),
         _ => {
-            let help = match did_you_mean(head, EXPRESSION_VARIABLES.iter().copied()) {
-                Some(close) => format!("did you mean `{close}`?"),
-                None => format!("expressions can read: {}", EXPRESSION_VARIABLES.join(", ")),
-            };
+            let help = close_or_listed(head, EXPRESSION_VARIABLES, "expressions can read");
             Some((format!("unknown variable `{head}`"), help))
         }
     }
@@ -276,10 +274,7 @@ fn step_reference(
     }
     let uses = kind.uses;
     let outputs: Vec<&str> = kind.outputs().iter().map(|o| o.name).collect();
-    let help = match did_you_mean(name, outputs.iter().copied()) {
-        Some(close) => format!("did you mean `{close}`?"),
-        None => format!("its outputs are: {}", outputs.join(", ")),
-    };
+    let help = close_or_listed(name, &outputs, "its outputs are");
     Some((
         format!("step `{id}` (uses = \"{uses}\") has no output `{name}`"),
         help,
