@@ -200,51 +200,28 @@ fn render(parts: &Parts<'_>, limits: SummaryLimits) -> String {
     } else {
         limits.max_bytes * 2 / 5
     };
-    let tail = keep_last(&parts.tail, tail_budget, max_line);
+    let tail = keep(parts.tail.iter().rev(), tail_budget, max_line, true);
     let head_budget = limits.max_bytes.saturating_sub(tail.len() + gap + 1);
-    let head = keep_first(&parts.head, head_budget, max_line);
-
-    let mut out = head;
-    if parts.gap {
-        if !out.is_empty() {
-            out.push('\n');
-        }
-        out.push_str(ELISION);
-    }
-    if !tail.is_empty() {
-        if !out.is_empty() {
-            out.push('\n');
-        }
-        out.push_str(&tail);
-    }
-    out
+    let head = keep(parts.head.iter(), head_budget, max_line, false);
+    let elision = if parts.gap { ELISION } else { "" };
+    let shown: Vec<&str> = [head.as_str(), elision, tail.as_str()]
+        .into_iter()
+        .filter(|part| !part.is_empty())
+        .collect();
+    shown.join("\n")
 }
 
-/// Whole lines from the start while they fit in `budget` bytes.
-fn keep_first(lines: &[&str], budget: usize, max_line: usize) -> String {
-    let mut out = String::new();
-    for line in lines {
-        let line = shorten(line, max_line);
-        let needed = line.len() + usize::from(!out.is_empty());
-        if out.len() + needed > budget {
-            if out.is_empty() {
-                out = shorten(&line, budget);
-            }
-            break;
-        }
-        if !out.is_empty() {
-            out.push('\n');
-        }
-        out.push_str(&line);
-    }
-    out
-}
-
-/// Whole lines from the end while they fit in `budget` bytes.
-fn keep_last(lines: &[&str], budget: usize, max_line: usize) -> String {
+/// Whole `lines` in the order given while they fit in `budget` bytes (the first one shortened
+/// when not even it fits), joined in their order in the output (reversed when `from_end`).
+fn keep<'a>(
+    lines: impl Iterator<Item = &'a &'a str>,
+    budget: usize,
+    max_line: usize,
+    from_end: bool,
+) -> String {
     let mut kept: Vec<String> = Vec::new();
     let mut used = 0;
-    for line in lines.iter().rev() {
+    for line in lines {
         let line = shorten(line, max_line);
         let needed = line.len() + usize::from(!kept.is_empty());
         if used + needed > budget {
@@ -256,12 +233,14 @@ fn keep_last(lines: &[&str], budget: usize, max_line: usize) -> String {
         used += needed;
         kept.push(line);
     }
-    kept.reverse();
+    if from_end {
+        kept.reverse();
+    }
     kept.join("\n")
 }
 
 /// `line` cut to at most `max` bytes on a character boundary, ending in an elision mark when cut.
-fn shorten(line: &str, max: usize) -> String {
+pub(crate) fn shorten(line: &str, max: usize) -> String {
     if line.len() <= max {
         return line.to_string();
     }

@@ -18,7 +18,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::steps::summary::strip_ansi;
+use crate::steps::summary::{shorten, strip_ansi};
 
 pub mod gotest;
 pub mod jest;
@@ -325,15 +325,7 @@ impl Cases {
 
 /// `id` trimmed, and cut to [`MAX_ID_BYTES`] at a character boundary.
 fn bounded_id(id: &str) -> String {
-    let id = id.trim();
-    if id.len() <= MAX_ID_BYTES {
-        return id.to_string();
-    }
-    let mut end = MAX_ID_BYTES - '…'.len_utf8();
-    while !id.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &id[..end])
+    shorten(id.trim(), MAX_ID_BYTES)
 }
 
 /// A count as printed: digits, saturating at `u64::MAX` rather than failing.

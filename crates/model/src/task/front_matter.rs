@@ -376,6 +376,10 @@ fn warn_repeats(
         };
         let first_line = Location::from_offset(source, split.yaml_offset + first).line;
         let at = split.yaml_offset + last;
+        let twice = format!(
+            "`{}` is given more than once (first on line {first_line})",
+            repeat.key
+        );
         let warning = if KEYS.iter().any(|(known, _)| *known == repeat.key) {
             // GuardKit's loader (Python's YAML) keeps the last value: so does autobuild, and
             // says so where it matters, when the values differ.
@@ -384,26 +388,10 @@ fn warn_repeats(
             } else {
                 "with different values; the last one is kept, as GuardKit's loader does"
             };
-            Diagnostic::at_offset(
-                path,
-                source,
-                at,
-                format!(
-                    "`{}` is given more than once (first on line {first_line}), {how}",
-                    repeat.key
-                ),
-            )
-            .with_help("autobuild reads this key; keep the one value that is meant")
+            Diagnostic::at_offset(path, source, at, format!("{twice}, {how}"))
+                .with_help("autobuild reads this key; keep the one value that is meant")
         } else {
-            Diagnostic::at_offset(
-                path,
-                source,
-                at,
-                format!(
-                    "`{}` is given more than once (first on line {first_line}); the last value is kept",
-                    repeat.key
-                ),
-            )
+            Diagnostic::at_offset(path, source, at, format!("{twice}; the last value is kept"))
         };
         warnings.push(warning);
     }

@@ -78,9 +78,9 @@ pub struct InvalidTask {
 pub fn list_tasks(root: &Path) -> Result<TaskScan, Error> {
     let mut files = Vec::new();
     for dir in search_dirs(root) {
-        collect_markdown(&dir, &mut files)?;
+        collect_markdown(&dir, true, &mut files)?;
     }
-    collect_markdown_in(&root.join(".guardkit").join("tasks"), &mut files)?;
+    collect_markdown(&root.join(".guardkit").join("tasks"), false, &mut files)?;
     Ok(scan_files(root, files))
 }
 
@@ -111,9 +111,9 @@ fn lookup_files(root: &Path) -> Result<Vec<PathBuf>, Error> {
     }
     let mut files = Vec::new();
     for dir in &dirs {
-        collect_markdown(dir, &mut files)?;
+        collect_markdown(dir, true, &mut files)?;
     }
-    collect_markdown_in(&root.join(".guardkit").join("tasks"), &mut files)?;
+    collect_markdown(&root.join(".guardkit").join("tasks"), false, &mut files)?;
     Ok(files)
 }
 
@@ -440,32 +440,10 @@ fn meant_as_task(source: &str) -> bool {
         || text.lines().any(|l| l.starts_with("id:"))
 }
 
-/// Appends the `*.md` files directly in `dir` (sorted, not its subdirectories) to `out`.
-fn collect_markdown_in(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
-    let entries = match fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(Error::io("cannot list task directory", dir, e)),
-    };
-    let mut found = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| Error::io("cannot list task directory", dir, e))?;
-        let file_type = entry
-            .file_type()
-            .map_err(|e| Error::io("cannot inspect", entry.path(), e))?;
-        let path = entry.path();
-        if is_markdown_file(&path, file_type) {
-            found.push(path);
-        }
-    }
-    found.sort();
-    out.extend(found);
-    Ok(())
-}
-
-/// Appends the `*.md` files under `dir` (recursively, sorted) to `out`. Symlinked directories
-/// are not followed, so a link cycle cannot hang the search.
-fn collect_markdown(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
+/// Appends the `*.md` files in `dir` to `out`, sorted; with `recursive`, those of its
+/// subdirectories too, each in its place. Symlinked directories are not followed, so a link
+/// cycle cannot hang the search.
+fn collect_markdown(dir: &Path, recursive: bool, out: &mut Vec<PathBuf>) -> Result<(), Error> {
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
@@ -481,8 +459,8 @@ fn collect_markdown(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
     }
     paths.sort_by(|a, b| a.0.cmp(&b.0));
     for (path, file_type) in paths {
-        if file_type.is_dir() {
-            collect_markdown(&path, out)?;
+        if recursive && file_type.is_dir() {
+            collect_markdown(&path, true, out)?;
         } else if is_markdown_file(&path, file_type) {
             out.push(path);
         }

@@ -153,38 +153,20 @@ impl Catalog {
     }
 
     fn parse_builtin() -> Catalog {
+        let sources = |dir: &str, files: &[(&str, &'static str)]| -> Vec<Arc<Source>> {
+            let source = |(file, text): &(&str, &'static str)| {
+                Source::new(builtin::display_path(dir, file), *text, Layer::BuiltIn)
+            };
+            files.iter().map(source).collect()
+        };
         Catalog {
             root: None,
-            documents: builtin::WORKFLOWS
-                .iter()
-                .map(|(file, text)| {
-                    Document::parse(Source::new(
-                        builtin::display_path("workflows", file),
-                        *text,
-                        Layer::BuiltIn,
-                    ))
-                })
+            documents: sources("workflows", builtin::WORKFLOWS)
+                .into_iter()
+                .map(Document::parse)
                 .collect(),
-            prompts: builtin::PROMPTS
-                .iter()
-                .map(|(file, text)| {
-                    Source::new(
-                        builtin::display_path("prompts", file),
-                        *text,
-                        Layer::BuiltIn,
-                    )
-                })
-                .collect(),
-            profiles: profile::builtin::PROFILES
-                .iter()
-                .map(|(file, text)| {
-                    Source::new(
-                        builtin::display_path("profiles", file),
-                        *text,
-                        Layer::BuiltIn,
-                    )
-                })
-                .collect(),
+            prompts: sources("prompts", builtin::PROMPTS),
+            profiles: sources("profiles", profile::builtin::PROFILES),
             config: ConfigOverrides::default(),
         }
     }

@@ -18,3 +18,16 @@ pub use builtin::DEFAULT_WORKFLOW;
 pub use catalog::Catalog;
 pub use overrides::Overrides;
 pub use resolve::{resolve, ResolvedWorkflow};
+
+/// The help for `name`, which is none of `names`: the closest of them when one is close enough
+/// (`did you mean …?`), else `listing` and every name.
+pub(crate) fn close_or_listed<S: std::borrow::Borrow<str>>(
+    name: &str,
+    names: &[S],
+    listing: &str,
+) -> String {
+    match base::diagnostic::did_you_mean(name, names.iter().map(|n| n.borrow())) {
+        Some(close) => format!("did you mean `{close}`?"),
+        None => format!("{listing}: {}", names.join(", ")),
+    }
+}

@@ -6,7 +6,6 @@
 //! with the same field names users write.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -202,6 +201,7 @@ pub enum AgentKind {
     Serialize,
     Deserialize,
     JsonSchema,
+    strum::Display,
     strum::IntoStaticStr,
     strum::EnumIter,
 )]
@@ -225,12 +225,6 @@ impl Tool {
     /// Tools that modify files directly.
     pub fn writes(self) -> bool {
         matches!(self, Tool::Write | Tool::Edit)
-    }
-}
-
-impl fmt::Display for Tool {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

@@ -21,6 +21,7 @@ use strum::VariantNames;
 
 pub use model::{ModelChoice, ModelFlag};
 
+use crate::workflow::close_or_listed;
 use crate::workflow::merge::merge;
 use crate::workflow::model::AgentKind;
 use base::diagnostic::{did_you_mean, Diagnostic, Location};
@@ -143,10 +144,7 @@ fn flag_conflicts(tree: &Node, overrides: &Overrides) -> Vec<Diagnostic> {
 
 fn unknown_agent(value: &Node, agent: &str) -> Diagnostic {
     let kinds = AgentKind::VARIANTS;
-    let help = match did_you_mean(agent, kinds.iter().copied()) {
-        Some(close) => format!("did you mean `{close}`?"),
-        None => format!("the agents are: {}", kinds.join(", ")),
-    };
+    let help = close_or_listed(agent, kinds, "the agents are");
     value
         .pos
         .error(format!("unknown agent `{agent}`"))
@@ -220,10 +218,7 @@ fn set_patch(tree: &Node, assignment: &str) -> Result<Node, Diagnostic> {
             };
             let Some(ids) = step_ids_to(tree_steps(tree), id) else {
                 let all = all_step_ids(tree_steps(tree));
-                let help = match did_you_mean(id, all.iter().map(String::as_str)) {
-                    Some(close) => format!("did you mean `{close}`?"),
-                    None => format!("the steps are: {}", all.join(", ")),
-                };
+                let help = close_or_listed(id, &all, "the steps are");
                 return Err(id_pos.error(format!("no step `{id}`")).with_help(help));
             };
             if field == "id" || field == "uses" {

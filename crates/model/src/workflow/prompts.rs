@@ -13,6 +13,7 @@ use std::sync::Arc;
 use minijinja::{Environment, UndefinedBehavior};
 use serde_json::Value as Json;
 
+use crate::workflow::close_or_listed;
 use crate::workflow::context::{PromptContext, PROMPT_VARIABLES};
 use crate::workflow::expr::find_variable;
 use base::diagnostic::{did_you_mean, Diagnostic, Location};
@@ -209,10 +210,7 @@ fn unknown_variable(path: &str, example: &Json) -> Option<UnknownVariable> {
         return None;
     }
     if !PROMPT_VARIABLES.contains(&top) {
-        let help = match did_you_mean(top, PROMPT_VARIABLES.iter().copied()) {
-            Some(close) => format!("did you mean `{close}`?"),
-            None => format!("prompts can use: {}", PROMPT_VARIABLES.join(", ")),
-        };
+        let help = close_or_listed(top, PROMPT_VARIABLES, "prompts can use");
         return Some(UnknownVariable {
             path: top.to_string(),
             help,

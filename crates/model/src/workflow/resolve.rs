@@ -19,6 +19,7 @@ use sha2::{Digest, Sha256};
 
 use crate::workflow::annotate;
 use crate::workflow::catalog::{Catalog, Document, Opened};
+use crate::workflow::close_or_listed;
 use crate::workflow::context::PromptContext;
 use crate::workflow::decode::decode_parts;
 use crate::workflow::merge::merge;
@@ -26,7 +27,7 @@ use crate::workflow::model::Workflow;
 use crate::workflow::overrides::{self, Overrides};
 use crate::workflow::prompts::Prompts;
 use crate::workflow::validate::{validate, validate_decoded_part};
-use base::diagnostic::{did_you_mean, Diagnostic};
+use base::diagnostic::Diagnostic;
 use base::error::{Class, Error, Problem};
 use base::user_file::source::Layer;
 use base::user_file::tree::Node;
@@ -297,10 +298,7 @@ impl Catalog {
                 .with_help("`extends` with a workflow's own name patches the built-in or user workflow of that name");
         }
         let names = self.names();
-        let help = match did_you_mean(base_name, names.iter().copied()) {
-            Some(close) => format!("did you mean `{close}`?"),
-            None => format!("the workflows here are: {}", names.join(", ")),
-        };
+        let help = close_or_listed(base_name, &names, "the workflows here are");
         extends
             .pos
             .error(format!("unknown workflow `{base_name}`"))
@@ -353,11 +351,7 @@ impl Catalog {
                 None => {
                     let known = self.role_names();
                     if !known.contains(&entry.key) {
-                        let help = match did_you_mean(&entry.key, known.iter().map(String::as_str))
-                        {
-                            Some(close) => format!("did you mean `{close}`?"),
-                            None => format!("the workflows' roles are: {}", known.join(", ")),
-                        };
+                        let help = close_or_listed(&entry.key, &known, "the workflows' roles are");
                         problems.push(
                             entry
                                 .key_pos

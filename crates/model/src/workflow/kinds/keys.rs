@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 use schemars::generate::SchemaSettings;
+use schemars::{Schema, SchemaGenerator};
 use serde::de::{DeserializeOwned, Deserializer, Visitor};
 use serde_json::{Map, Value};
 use strum::IntoEnumIterator;
@@ -57,17 +58,11 @@ pub const FORM_EXTENSION: &str = "x-form";
 /// Each kind's keys, derived once. The texts live as long as the process (they are built once,
 /// from the compiled-in declarations), so they are kept as `&'static str` like the common keys.
 static KEYS: LazyLock<BTreeMap<Uses, Vec<Key>>> = LazyLock::new(|| {
-    let mut generator = SchemaSettings::draft07().for_deserialize().into_generator();
-    Uses::iter()
-        .map(|uses| {
-            let schema = uses.step_schema(&mut generator).to_value();
-            let definitions = generator.definitions().clone();
-            let mut keys = keys_of(&schema, &definitions);
-            let order = uses.key_order();
-            keys.sort_by_key(|key| order.iter().position(|name| *name == key.name));
-            (uses, keys)
-        })
-        .collect()
+    per_kind(
+        Uses::step_schema,
+        Uses::key_order,
+        |name, doc, value, definitions| Key::new(name, form(value, definitions).leak(), doc),
+    )
 });
 
 /// The keys of `uses` besides the common ones, in the order its struct declares them.
@@ -75,21 +70,29 @@ pub(super) fn of(uses: Uses) -> &'static [Key] {
     KEYS.get(&uses).map_or(&[], Vec::as_slice)
 }
 
-fn keys_of(schema: &Value, definitions: &Map<String, Value>) -> Vec<Key> {
-    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
-        return Vec::new();
-    };
-    properties
-        .iter()
-        .map(|(name, value)| Key {
-            name: leak(name.clone()),
-            form: leak(form(value, definitions)),
-            doc: leak(one_line(
-                value
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default(),
-            )),
+/// What each kind declares by the properties of the schema `schema` gives it (its keys, its
+/// outputs), in the order `order` gives, each made by `entry` from its name, its doc comment
+/// as one line, its schema and the schema's definitions.
+pub(super) fn per_kind<T>(
+    schema: fn(Uses, &mut SchemaGenerator) -> Schema,
+    order: fn(Uses) -> &'static [&'static str],
+    entry: impl Fn(&'static str, &'static str, &Value, &Map<String, Value>) -> T,
+) -> BTreeMap<Uses, Vec<T>> {
+    let mut generator = SchemaSettings::draft07().for_deserialize().into_generator();
+    Uses::iter()
+        .map(|uses| {
+            let schema = schema(uses, &mut generator).to_value();
+            let definitions = generator.definitions().clone();
+            let properties = schema.get("properties").and_then(Value::as_object);
+            let mut properties: Vec<_> = properties.into_iter().flatten().collect();
+            let order = order(uses);
+            properties.sort_by_key(|(name, _)| order.iter().position(|known| known == name));
+            let entries = properties.into_iter().map(|(name, value)| {
+                let doc = value.get("description").and_then(Value::as_str);
+                let doc = one_line(doc.unwrap_or_default()).leak();
+                entry(name.clone().leak(), doc, value, &definitions)
+            });
+            (uses, entries.collect())
         })
         .collect()
 }
@@ -129,10 +132,6 @@ impl<'de> Deserializer<'de> for FieldProbe<'_> {
         option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
         ignored_any
     }
-}
-
-pub(super) fn leak(text: String) -> &'static str {
-    text.leak()
 }
 
 /// A doc comment as one line of reference text.

@@ -7,11 +7,9 @@
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value};
-use strum::IntoEnumIterator;
 
-use super::keys::{leak, one_line};
+use super::keys::per_kind;
 use super::Uses;
 
 /// One typed output of a step.
@@ -43,41 +41,19 @@ impl ValueType {
 
 /// Each kind's outputs, derived once (kept for the process's life, like the keys).
 static OUTPUTS: LazyLock<BTreeMap<Uses, Vec<Output>>> = LazyLock::new(|| {
-    let mut generator = SchemaSettings::draft07().for_deserialize().into_generator();
-    Uses::iter()
-        .map(|uses| {
-            let schema = uses.outputs_schema(&mut generator).to_value();
-            let definitions = generator.definitions().clone();
-            let mut outputs = outputs_of(&schema, &definitions);
-            let order = uses.output_order();
-            outputs.sort_by_key(|output| order.iter().position(|name| *name == output.name));
-            (uses, outputs)
-        })
-        .collect()
+    per_kind(
+        Uses::outputs_schema,
+        Uses::output_order,
+        |name, doc, value, definitions| {
+            let ty = value_type(value, definitions);
+            Output { name, ty, doc }
+        },
+    )
 });
 
 /// The outputs of `uses`, in the order its outputs struct declares them.
 pub(super) fn of(uses: Uses) -> &'static [Output] {
     OUTPUTS.get(&uses).map_or(&[], Vec::as_slice)
-}
-
-fn outputs_of(schema: &Value, definitions: &Map<String, Value>) -> Vec<Output> {
-    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
-        return Vec::new();
-    };
-    properties
-        .iter()
-        .map(|(name, value)| Output {
-            name: leak(name.clone()),
-            ty: value_type(value, definitions),
-            doc: leak(one_line(
-                value
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default(),
-            )),
-        })
-        .collect()
 }
 
 /// How expressions see a value of this schema: an enumeration of words is a string.
@@ -109,6 +85,7 @@ fn value_type(schema: &Value, definitions: &Map<String, Value>) -> ValueType {
 #[cfg(test)]
 mod tests {
     use serde_json::json;
+    use strum::IntoEnumIterator;
 
     use super::*;
 

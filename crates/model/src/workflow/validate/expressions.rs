@@ -7,6 +7,7 @@
 //! body of an enclosing loop. `run` commands never interpolate: data reaches commands only
 //! through environment variables.
 
+use crate::workflow::close_or_listed;
 use crate::workflow::context::{PromptContext, EXPRESSION_VARIABLES};
 use crate::workflow::expr::{interpolations, Expr, ExprError};
 use crate::workflow::kinds::{AgentStep, ApprovalStep, LoopStep, RunStep};
@@ -25,62 +26,32 @@ enum Site {
 }
 
 pub(super) fn check(workflow: &Workflow, steps: &[StepInfo<'_>], problems: &mut Vec<Diagnostic>) {
+    let mut checker = Checker {
+        workflow,
+        steps,
+        problems,
+    };
     for info in steps {
+        let before = Site::Before(info.index);
         if let Some(condition) = &info.step.condition {
-            let node = info.node.get("if").unwrap_or(info.node);
-            check_expression(
-                condition,
-                node,
-                0,
-                &Site::Before(info.index),
-                workflow,
-                steps,
-                problems,
-            );
-            free_text_decides(condition, node, problems);
+            checker.condition(condition, info.node.get("if").unwrap_or(info.node), &before);
         }
         match &info.step.action {
             Action::Loop(LoopStep {
                 until: Some(until), ..
             }) => {
                 let node = info.node.get("until").unwrap_or(info.node);
-                check_expression(
-                    until,
-                    node,
-                    0,
-                    &Site::Until(info.index),
-                    workflow,
-                    steps,
-                    problems,
-                );
-                free_text_decides(until, node, problems);
+                checker.condition(until, node, &Site::Until(info.index));
             }
             Action::Approval(ApprovalStep {
                 question: Some(question),
             }) => {
                 let node = info.node.get("question").unwrap_or(info.node);
-                match interpolations(question) {
-                    Ok(parts) => {
-                        for part in parts {
-                            check_expression(
-                                &part.expr,
-                                node,
-                                part.offset,
-                                &Site::Before(info.index),
-                                workflow,
-                                steps,
-                                problems,
-                            );
-                        }
-                    }
-                    Err(e) => {
-                        problems.push(at_offset(node, question, error_offset(&e), e.to_string()))
-                    }
-                }
+                checker.interpolated(question, node, &before);
             }
             Action::Run(RunStep { run, env }) => {
                 if run.contains("${{") {
-                    problems.push(
+                    checker.problems.push(
                         super::pos_of(info.node, "run")
                             .error("`run` commands do not interpolate `${{ }}`")
                             .with_help("data reaches commands only through environment variables: set `env = { NAME = \"${{ expr }}\" }` and use $NAME in the command"),
@@ -88,28 +59,62 @@ pub(super) fn check(workflow: &Workflow, steps: &[StepInfo<'_>], problems: &mut 
                 }
                 let env_node = info.node.get("env").unwrap_or(info.node);
                 for (name, value) in env {
-                    let node = env_node.get(name).unwrap_or(env_node);
-                    match interpolations(value) {
-                        Ok(parts) => {
-                            for part in parts {
-                                check_expression(
-                                    &part.expr,
-                                    node,
-                                    part.offset,
-                                    &Site::Before(info.index),
-                                    workflow,
-                                    steps,
-                                    problems,
-                                );
-                            }
-                        }
-                        Err(e) => {
-                            problems.push(at_offset(node, value, error_offset(&e), e.to_string()))
-                        }
-                    }
+                    checker.interpolated(value, env_node.get(name).unwrap_or(env_node), &before);
                 }
             }
             _ => {}
+        }
+    }
+}
+
+/// What the expressions of a workflow are checked against, and the problems found.
+struct Checker<'a, 'w> {
+    workflow: &'a Workflow,
+    steps: &'a [StepInfo<'w>],
+    problems: &'a mut Vec<Diagnostic>,
+}
+
+impl Checker<'_, '_> {
+    /// A condition (`if`, `until`) written at `node`, evaluated at `site`.
+    fn condition(&mut self, text: &str, node: &Node, site: &Site) {
+        self.expression(text, node, 0, site);
+        free_text_decides(text, node, self.problems);
+    }
+
+    /// Each `${{ }}` of the string `text` written at `node`, evaluated at `site`.
+    fn interpolated(&mut self, text: &str, node: &Node, site: &Site) {
+        match interpolations(text) {
+            Ok(parts) => {
+                for part in parts {
+                    self.expression(&part.expr, node, part.offset, site);
+                }
+            }
+            Err(e) => self
+                .problems
+                .push(at_offset(node, text, error_offset(&e), e.to_string())),
+        }
+    }
+
+    /// Checks the expression written at byte `offset` of the string value `node`.
+    fn expression(&mut self, text: &str, node: &Node, offset: usize, site: &Site) {
+        let value = node.as_str().unwrap_or(text);
+        let expr = match Expr::compile(text) {
+            Ok(expr) => expr,
+            Err(e) => {
+                let inner = error_offset(&e).unwrap_or(0);
+                self.problems
+                    .push(at_offset(node, value, Some(offset + inner), e.to_string()));
+                return;
+            }
+        };
+        for variable in expr.variables() {
+            let problem = reference_problem(&variable, site, self.workflow, self.steps);
+            if let Some((message, help)) = problem {
+                let head = variable.split('.').next().unwrap_or(&variable);
+                let inner = crate::workflow::expr::find_variable(text, head).unwrap_or(0);
+                let at = at_offset(node, value, Some(offset + inner), message);
+                self.problems.push(at.with_help(help));
+            }
         }
     }
 }
@@ -181,34 +186,6 @@ pub(super) fn check_prompts(
     }
 }
 
-/// Checks the expression written at byte `offset` of the string value `node`.
-fn check_expression(
-    text: &str,
-    node: &Node,
-    offset: usize,
-    site: &Site,
-    workflow: &Workflow,
-    steps: &[StepInfo<'_>],
-    problems: &mut Vec<Diagnostic>,
-) {
-    let value = node.as_str().unwrap_or(text);
-    let expr = match Expr::compile(text) {
-        Ok(expr) => expr,
-        Err(e) => {
-            let inner = error_offset(&e).unwrap_or(0);
-            problems.push(at_offset(node, value, Some(offset + inner), e.to_string()));
-            return;
-        }
-    };
-    for variable in expr.variables() {
-        if let Some((message, help)) = reference_problem(&variable, site, workflow, steps) {
-            let head = variable.split('.').next().unwrap_or(&variable);
-            let inner = crate::workflow::expr::find_variable(text, head).unwrap_or(0);
-            problems.push(at_offset(node, value, Some(offset + inner), message).with_help(help));
-        }
-    }
-}
-
 /// What is wrong with reading `variable` (a dotted path) at `site`: (message, help).
 fn reference_problem(
     variable: &str,
@@ -251,10 +228,7 @@ fn reference_problem(
             )
         }),
         _ => {
-            let help = match did_you_mean(head, EXPRESSION_VARIABLES.iter().copied()) {
-                Some(close) => format!("did you mean `{close}`?"),
-                None => format!("expressions can read: {}", EXPRESSION_VARIABLES.join(", ")),
-            };
+            let help = close_or_listed(head, EXPRESSION_VARIABLES, "expressions can read");
             Some((format!("unknown variable `{head}`"), help))
         }
     }
@@ -300,10 +274,7 @@ fn step_reference(
     }
     let uses = kind.uses;
     let outputs: Vec<&str> = kind.outputs().iter().map(|o| o.name).collect();
-    let help = match did_you_mean(name, outputs.iter().copied()) {
-        Some(close) => format!("did you mean `{close}`?"),
-        None => format!("its outputs are: {}", outputs.join(", ")),
-    };
+    let help = close_or_listed(name, &outputs, "its outputs are");
     Some((
         format!("step `{id}` (uses = \"{uses}\") has no output `{name}`"),
         help,
