@@ -9,7 +9,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::engine::closing::Closing;
+use crate::engine::state::RunStatus;
 use crate::engine::turn::{CoachRecord, GateRecord, PlayerRecord, VerifyRecord};
+use crate::engine::Outcome;
 use crate::report::records::{RunRecords, TurnData};
 use crate::report::timeline::{self, Row};
 use base::cost::shown as cost;
@@ -51,10 +53,35 @@ struct RunView<'a> {
     version: &'static str,
 }
 
+/// What `report.md` says beyond the page's facts.
+#[derive(Serialize)]
+struct MarkdownView<'a> {
+    #[serde(flatten)]
+    run: RunView<'a>,
+    /// The outcome as recorded (the page puts a discarded run's in its sentence).
+    ended: String,
+    sandbox: Option<String>,
+    pr: Option<&'a crate::forge::PullRequest>,
+    /// The cost without an estimate's `~`: report.md says that in words.
+    exact_cost: Option<String>,
+    cost_estimated: bool,
+    tokens_cached: u64,
+    /// Read where the run is (not a pull request's text): the next step means something.
+    here: bool,
+    /// Where the worktree is kept means something.
+    preserved: bool,
+}
+
 #[derive(Serialize)]
 struct TurnView<'a> {
     anchor: String,
     heading: String,
+    /// `3`, or `polish 3` in a later loop: the turn in report.md's table.
+    label: String,
+    /// report.md's cells of the player, the project's checks and the reviewers.
+    player_cell: String,
+    checks_cell: String,
+    coach_cell: String,
     cost: String,
     tokens_in: u64,
     tokens_out: u64,
@@ -101,6 +128,30 @@ struct ReviewView<'a> {
 
 /// The HTML page of one run.
 pub fn render_run(records: &RunRecords) -> Result<String, Error> {
+    super::render("run.html", &run_view(records))
+}
+
+/// `report.md` of one run that ended with `ended`. `here`: it is read where the run is (its
+/// `report.md`), so it says where the worktree is kept and what to run next; elsewhere (a pull
+/// request's text) neither means anything.
+pub fn render_markdown(records: &RunRecords, ended: &Outcome, here: bool) -> Result<String, Error> {
+    let state = &records.state;
+    let discarded = state.status == RunStatus::Discarded;
+    let view = MarkdownView {
+        run: run_view(records),
+        ended: ended.to_string(),
+        sandbox: state.sandbox.as_ref().map(ToString::to_string),
+        pr: state.pr.as_ref(),
+        exact_cost: state.cost().map(|usd| cost(Some(usd), false)),
+        cost_estimated: state.cost_estimated,
+        tokens_cached: state.tokens_cached,
+        here,
+        preserved: here && !matches!(ended, Outcome::Approved { merged: true }) && !discarded,
+    };
+    super::render("run.md", &view)
+}
+
+fn run_view(records: &RunRecords) -> RunView<'_> {
     let state = &records.state;
     let reviews: BTreeSet<String> = records
         .turns
@@ -111,10 +162,10 @@ pub fn render_run(records: &RunRecords) -> Result<String, Error> {
         &records.events,
         &reviews,
         &violations(&records.turns),
-        state.status == crate::engine::state::RunStatus::Running,
+        state.status == RunStatus::Running,
     );
     let total_ms: u64 = timeline.iter().map(|r| r.duration_ms).sum();
-    let view = RunView {
+    RunView {
         task_id: &state.task_id,
         title: &state.title,
         outcome: &records.outcome,
@@ -148,8 +199,7 @@ pub fn render_run(records: &RunRecords) -> Result<String, Error> {
         closing: records.closing.as_ref(),
         answers: super::answers::answers(state),
         version: env!("CARGO_PKG_VERSION"),
-    };
-    super::render("run.html", &view)
+    }
 }
 
 /// Scope violations by step and turn, for the timeline's marks.
@@ -209,6 +259,10 @@ fn turn_view<'a>(turn: &'a TurnData) -> TurnView<'a> {
     TurnView {
         anchor: format!("{}turn-{}", loop_anchor(&turn.loop_id), turn.turn),
         heading,
+        label: turn.label(),
+        player_cell: turn.player.as_ref().map_or("-".to_string(), player_cell),
+        checks_cell: turn.verify.as_ref().map_or("-".to_string(), checks_cell),
+        coach_cell: coach_cell(&turn.reviews),
         cost: cost(spent, estimated),
         tokens_in: tokens.input,
         tokens_out: tokens.output,
@@ -249,6 +303,62 @@ fn turn_view<'a>(turn: &'a TurnData) -> TurnView<'a> {
             .collect(),
         gate: turn.gate.as_ref(),
     }
+}
+
+fn player_cell(player: &PlayerRecord) -> String {
+    if player.succeeded() {
+        format!("{} file(s) changed", player.files_changed.len())
+    } else {
+        format!("failed ({})", player.agent.status.name())
+    }
+}
+
+/// The project's checks (the criteria have a column of their own).
+fn checks_cell(verify: &VerifyRecord) -> String {
+    let failed: Vec<String> = verify
+        .checks
+        .iter()
+        .filter(|c| !c.passed())
+        .map(|c| match c.advisory {
+            true => format!("{} (advisory)", c.name),
+            false => c.name.clone(),
+        })
+        .collect();
+    if failed.is_empty() {
+        format!("{} passed", verify.checks.len())
+    } else {
+        format!("failed: {}", failed.join(", "))
+    }
+}
+
+/// Every reviewer's decision, by its step when there are several.
+fn coach_cell(reviews: &[CoachRecord]) -> String {
+    let decisions: Vec<String> = reviews
+        .iter()
+        .filter_map(|c| c.verdict.as_ref().map(|v| (c, v)))
+        .map(|(c, v)| {
+            let decision = format!("{} ({} issue(s))", v.decision.as_str(), v.issues.len());
+            match reviews.len() {
+                1 => decision,
+                _ => format!("{}: {decision}", c.step),
+            }
+        })
+        .collect();
+    match decisions.is_empty() {
+        true => "-".to_string(),
+        false => decisions.join("; "),
+    }
+}
+
+/// `text` as a Markdown block quote.
+pub(crate) fn quoted(text: String) -> String {
+    text.lines()
+        .map(|line| match line.is_empty() {
+            true => ">".to_string(),
+            false => format!("> {line}"),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Anchors are ids: a loop id is a step id, but only its id-safe characters are kept.
