@@ -9,10 +9,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::engine::closing::Closing;
-use crate::engine::state::RunStatus;
+use crate::engine::state::{RunState, RunStatus};
 use crate::engine::turn::{CoachRecord, GateRecord, PlayerRecord, VerifyRecord};
 use crate::engine::Outcome;
-use crate::report::records::{RunRecords, TurnData};
+use crate::report::records::{all_checks, RunRecords, TurnData};
 use crate::report::timeline::{self, Row};
 use base::cost::shown as cost;
 use base::error::Error;
@@ -20,22 +20,14 @@ use model::steps::check::CheckResult;
 
 #[derive(Serialize)]
 struct RunView<'a> {
-    task_id: &'a str,
-    title: &'a str,
+    state: &'a RunState,
     outcome: &'a str,
     status: &'a str,
-    workflow: &'a str,
-    branch: &'a str,
-    base: &'a str,
     worktree: String,
-    started: &'a str,
-    updated: &'a str,
     turns_count: usize,
     /// A person's decisions: who, how, when (and a rejection's reason).
     signoffs: Vec<String>,
     cost: String,
-    tokens_in: u64,
-    tokens_out: u64,
     /// What the prompt caches did ([`base::cost::cache_note`]).
     cache: String,
     elapsed: String,
@@ -61,11 +53,8 @@ struct MarkdownView<'a> {
     /// The outcome as recorded (the page puts a discarded run's in its sentence).
     ended: String,
     sandbox: Option<String>,
-    pr: Option<&'a crate::forge::PullRequest>,
     /// The cost without an estimate's `~`: report.md says that in words.
     exact_cost: Option<String>,
-    cost_estimated: bool,
-    tokens_cached: u64,
     /// Read where the run is (not a pull request's text): the next step means something.
     here: bool,
     /// Where the worktree is kept means something.
@@ -141,10 +130,7 @@ pub fn render_markdown(records: &RunRecords, ended: &Outcome, here: bool) -> Res
         run: run_view(records),
         ended: ended.to_string(),
         sandbox: state.sandbox.as_ref().map(ToString::to_string),
-        pr: state.pr.as_ref(),
         exact_cost: state.cost().map(|usd| cost(Some(usd), false)),
-        cost_estimated: state.cost_estimated,
-        tokens_cached: state.tokens_cached,
         here,
         preserved: here && !matches!(ended, Outcome::Approved { merged: true }) && !discarded,
     };
@@ -166,16 +152,10 @@ fn run_view(records: &RunRecords) -> RunView<'_> {
     );
     let total_ms: u64 = timeline.iter().map(|r| r.duration_ms).sum();
     RunView {
-        task_id: &state.task_id,
-        title: &state.title,
+        state,
         outcome: &records.outcome,
         status: state.status.as_str(),
-        workflow: &state.workflow,
-        branch: &state.branch,
-        base: &state.base_branch,
         worktree: state.worktree.display().to_string(),
-        started: &state.started_at,
-        updated: &state.updated_at,
         turns_count: records.turns.len(),
         signoffs: state
             .signoffs
@@ -183,8 +163,6 @@ fn run_view(records: &RunRecords) -> RunView<'_> {
             .map(|s| format!("`{}`: {}", s.step, s.describe()))
             .collect(),
         cost: cost(state.cost(), state.cost_estimated),
-        tokens_in: state.tokens_in,
-        tokens_out: state.tokens_out,
         cache: base::cost::cache_note(state.tokens_cached, state.tokens_cache_written),
         elapsed: duration(state.elapsed_ms),
         timeline,
@@ -236,26 +214,6 @@ fn turn_view<'a>(turn: &'a TurnData) -> TurnView<'a> {
     } else {
         format!("{} · turn {}", turn.loop_id, turn.turn)
     };
-    let checks = |verify: Option<&'a VerifyRecord>| -> Vec<CheckView<'a>> {
-        verify
-            .into_iter()
-            .flat_map(|v| {
-                v.checks
-                    .iter()
-                    .chain(&v.criteria)
-                    .chain(v.coverage.as_ref().map(|c| &c.check))
-            })
-            .map(|check| CheckView {
-                check,
-                passed: check.passed(),
-                duration: duration(check.duration_ms),
-                log_tail: turn
-                    .log_tails
-                    .get(&check.log_path.display().to_string())
-                    .map_or("", String::as_str),
-            })
-            .collect()
-    };
     TurnView {
         anchor: format!("{}turn-{}", loop_anchor(&turn.loop_id), turn.turn),
         heading,
@@ -279,7 +237,17 @@ fn turn_view<'a>(turn: &'a TurnData) -> TurnView<'a> {
             .map(|p| duration(p.agent.duration.as_millis() as u64))
             .unwrap_or_default(),
         diff: diff_lines(&turn.diff),
-        checks: checks(turn.verify.as_ref()),
+        checks: all_checks(turn.verify.as_ref())
+            .map(|check| CheckView {
+                check,
+                passed: check.passed(),
+                duration: duration(check.duration_ms),
+                log_tail: turn
+                    .log_tails
+                    .get(&check.log_path.display().to_string())
+                    .map_or("", String::as_str),
+            })
+            .collect(),
         coverage: turn
             .verify
             .as_ref()

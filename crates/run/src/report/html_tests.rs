@@ -337,3 +337,25 @@ fn an_unknown_cost_and_a_zero_cost_are_shown_apart() {
     let facts: String = select(&page, ".facts")[0].text().collect();
     assert!(facts.contains("$0.00 · 100 tokens in"), "{facts}");
 }
+
+#[test]
+fn report_md_names_the_pull_request_and_an_estimated_cost_in_words() {
+    let mut records = records();
+    let markdown = render_markdown(&records, &crate::engine::Outcome::TurnLimit, true).unwrap();
+    assert!(
+        markdown.contains("- Turns: 1\n- Cost: $0.50\n- Tokens: 100 in, 20 out\n"),
+        "{markdown}"
+    );
+    records.state.cost_estimated = true;
+    records.state.pr = serde_json::from_value(json!({"forge": "github", "number": 7,
+        "url": "https://x/pull/7", "branch": "b", "base": "main", "head": "h", "opened": true}))
+    .unwrap();
+    let markdown = render_markdown(&records, &crate::engine::Outcome::TurnLimit, true).unwrap();
+    assert!(
+        markdown.contains(
+            "- Pull request: [#7](https://x/pull/7)\n- Cost: $0.50 (partly estimated from token counts)\n"
+        ),
+        "{markdown}"
+    );
+    assert!(markdown.contains("| 1 | 1 file(s) changed | - | - | security_review: feedback (1 issue(s)); review: approve (1 issue(s)) | - |\n"), "{markdown}");
+}

@@ -21,8 +21,9 @@ use crate::engine::events::{read_events, Event};
 use crate::engine::paths::RunPaths;
 use crate::engine::records::{load_turns, TurnRecords};
 use crate::engine::state::RunState;
-use crate::engine::turn::PlayerRecord;
+use crate::engine::turn::{PlayerRecord, VerifyRecord};
 use crate::engine::Outcome;
+use model::steps::check::CheckResult;
 
 /// At most this many of a check log's last lines, and bytes, go into the report.
 const LOG_LINES: usize = 40;
@@ -215,15 +216,7 @@ fn net_diff(
 
 /// A turn's records plus what they only point at: the diff and the check logs' tails.
 fn with_diff_and_logs(t: TurnRecords, repo: &mut Repository<'_>) -> TurnData {
-    let log_tails = t
-        .verify
-        .iter()
-        .flat_map(|v| {
-            v.checks
-                .iter()
-                .chain(&v.criteria)
-                .chain(v.coverage.as_ref().map(|c| &c.check))
-        })
+    let log_tails = all_checks(t.verify.as_ref())
         .map(|c| (c.log_path.display().to_string(), log_tail(&c.log_path)))
         .collect();
     TurnData {
@@ -234,6 +227,17 @@ fn with_diff_and_logs(t: TurnRecords, repo: &mut Repository<'_>) -> TurnData {
         log_tails,
         records: t,
     }
+}
+
+/// Every check a turn's verification ran: the project's checks, then the executable criteria,
+/// then the coverage measurement's.
+pub fn all_checks(verify: Option<&VerifyRecord>) -> impl Iterator<Item = &CheckResult> {
+    verify.into_iter().flat_map(|v| {
+        v.checks
+            .iter()
+            .chain(&v.criteria)
+            .chain(v.coverage.as_ref().map(|c| &c.check))
+    })
 }
 
 /// What the player's checkpoint commit changed against its parent (the previous checkpoint,
