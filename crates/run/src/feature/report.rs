@@ -12,7 +12,7 @@ use crate::engine::records::{load_turns, turn_summary};
 use crate::engine::state::RunState;
 use crate::feature::integration;
 use crate::feature::state::{FeatureState, FeatureStatus, HistoryEntry, TaskRecord, TaskStatus};
-use crate::report::feature::{ConflictView, FeaturePage, TaskCard};
+use crate::report::feature::{FeaturePage, TaskCard};
 
 /// What a task's own run directory says, for reports and status.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -227,11 +227,7 @@ pub fn html_page(
             .iter()
             .map(|wave| wave.iter().map(card).collect())
             .collect(),
-        conflict: state.conflict.as_ref().map(|c| ConflictView {
-            task: c.task.clone(),
-            paths: c.paths.clone(),
-            with_tasks: c.with_tasks.clone(),
-        }),
+        conflict: state.conflict.clone(),
         integration: integration::view::views(state),
         history: history_lines(state),
         next_steps: next_steps(state),

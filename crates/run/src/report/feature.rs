@@ -24,7 +24,7 @@ pub struct FeaturePage {
     pub timeline: Vec<TaskSpan>,
     /// From the first task's start to the last one's end, in milliseconds.
     pub timeline_ms: u64,
-    pub conflict: Option<ConflictView>,
+    pub conflict: Option<crate::feature::state::ConflictRecord>,
     /// Every integration check of the feature branch's tip, in order.
     pub integration: Vec<IntegrationView>,
     /// Separations, conflicts and discarded runs, one sentence each
@@ -65,13 +65,6 @@ pub struct TaskSpan {
     pub duration_ms: u64,
     /// Not finished: the bar ends at the feature's last update.
     pub running: bool,
-}
-
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct ConflictView {
-    pub task: String,
-    pub paths: Vec<String>,
-    pub with_tasks: Vec<String>,
 }
 
 /// One integration check on the HTML page.
