@@ -54,7 +54,7 @@ pub fn open_pr(
     hold_feature_branch(repo, runs_dir, state)?;
     let commit = repo.resolve_branch(&state.branch)?;
     let infos = task_infos(runs_dir, state);
-    let body = process::Redactor::new(&[]).apply(&render_report(state, &infos, false));
+    let body = process::Redactor::new(&[]).apply(&render_report(state, &infos, false)?);
     let title = format!("{}: {}", state.feature_id, state.name);
     let pushed_before: Vec<String> = state.pr.iter().map(|pr| pr.head.clone()).collect();
     let pr = crate::forge::open_or_update(&crate::forge::PrRequest {
@@ -80,7 +80,7 @@ pub fn write_report(
     let infos = task_infos(runs_dir, state);
     // The tasks' records are beside the feature's own (else: a landing's artifacts).
     let local = paths.dir.parent() == Some(runs_dir);
-    let text = process::Redactor::new(&[]).apply(&render_report(state, &infos, local));
+    let text = process::Redactor::new(&[]).apply(&render_report(state, &infos, local)?);
     let path = paths.report();
     crate::engine::state::write_atomic(&path, text.as_bytes())
         .map_err(|e| Error::io("cannot write", &path, e))?;

@@ -12,7 +12,7 @@ use crate::engine::records::{load_turns, turn_summary};
 use crate::engine::state::RunState;
 use crate::feature::integration;
 use crate::feature::state::{FeatureState, FeatureStatus, HistoryEntry, TaskRecord, TaskStatus};
-use crate::report::feature::{ConflictView, FeaturePage, TaskCard};
+use crate::report::feature::{FeaturePage, TaskCard};
 
 /// What a task's own run directory says, for reports and status.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -167,91 +167,11 @@ pub fn render_report(
     state: &FeatureState,
     infos: &BTreeMap<String, TaskRunInfo>,
     links: bool,
-) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "# {}: {}\n", state.feature_id, state.name);
-    let _ = writeln!(
-        out,
-        "**Outcome:** {}\n",
-        state
-            .message
-            .clone()
-            .unwrap_or_else(|| outcome_message(state))
-    );
-    let _ = writeln!(out, "- Feature file: `{}`", state.file.display());
-    let _ = writeln!(
-        out,
-        "- Branch: `{}` (base `{}`)",
-        state.branch, state.base_branch
-    );
-    if let Some(commit) = &state.merged_commit {
-        let _ = writeln!(out, "- Merged as: `{commit}`");
-    }
-    if let Some(cost) = base::cost::sum(infos.values().map(|i| i.cost)) {
-        let _ = writeln!(out, "- Cost: {}", feature_cost_shown(Some(cost), infos));
-    }
-    for (w, wave) in state.waves.iter().enumerate() {
-        let _ = writeln!(out, "\n## Wave {}\n", w + 1);
-        let _ = writeln!(out, "| Task | Title | Status | Turns | Cost | Report |");
-        let _ = writeln!(out, "|---|---|---|---|---|---|");
-        for id in wave {
-            let record = state.tasks.get(id).cloned().unwrap_or_default();
-            let info = infos.get(id).cloned().unwrap_or_default();
-            let turns = if info.max_turns > 0 {
-                format!("{}/{}", info.turn, info.max_turns)
-            } else {
-                "–".to_string()
-            };
-            let report = match &info.report {
-                Some(_) if links => format!("[report](../{id}/report.md)"),
-                Some(_) => format!("`{id}/report.md`"),
-                None => "–".to_string(),
-            };
-            let _ = writeln!(
-                out,
-                "| {id} | {} | {} | {turns} | {} | {report} |",
-                record.title.replace('|', "\\|"),
-                record.status.as_str(),
-                base::cost::shown(info.cost, info.cost_estimated)
-            );
-        }
-        let notes: Vec<String> = wave
-            .iter()
-            .filter_map(|id| {
-                let record = state.tasks.get(id)?;
-                let message = record.message.as_ref()?;
-                (record.status != TaskStatus::Merged).then(|| format!("- **{id}**: {message}"))
-            })
-            .collect();
-        if !notes.is_empty() {
-            let _ = writeln!(out, "\n{}", notes.join("\n"));
-        }
-    }
-    if let Some(conflict) = &state.conflict {
-        render_conflict(&mut out, state, conflict);
-    }
-    let history = history_lines(state);
-    if !history.is_empty() {
-        let _ = writeln!(out, "\n## History\n");
-        for line in history {
-            let _ = writeln!(out, "- {line}");
-        }
-    }
-    integration::view::render_markdown(&mut out, state);
-    let steps = next_steps(state);
-    if !steps.is_empty() {
-        let _ = writeln!(out, "\n## Next steps\n");
-        for step in steps {
-            let _ = writeln!(out, "- {step}");
-        }
-    }
-    out
-}
-
-/// The feature's total cost as [`base::cost::shown`] shows it, `~` when any task's is
-/// estimated.
-fn feature_cost_shown(total: Option<f64>, infos: &BTreeMap<String, TaskRunInfo>) -> String {
-    base::cost::shown(total, infos.values().any(|i| i.cost_estimated))
+) -> Result<String, base::error::Error> {
+    let mut integration = String::new();
+    integration::view::render_markdown(&mut integration, state);
+    let page = html_page(state, infos, &BTreeMap::new());
+    crate::report::feature::render_markdown(&page, links, integration)
 }
 
 /// What the feature's `report.html` shows; `links` are the task reports to link, by task id,
@@ -277,6 +197,7 @@ pub fn html_page(
                 .message
                 .filter(|_| record.status != TaskStatus::Merged),
             link: links.get(id).cloned(),
+            has_report: info.report.is_some(),
             title: record.title,
             status: record.status.as_str().to_string(),
         }
@@ -296,17 +217,17 @@ pub fn html_page(
         branch: state.branch.clone(),
         base: state.base_branch.clone(),
         merged_commit: state.merged_commit.clone(),
-        cost: feature_cost_shown(base::cost::sum(infos.values().map(|i| i.cost)), infos),
+        // `~` when any task's cost is estimated.
+        cost: base::cost::shown(
+            base::cost::sum(infos.values().map(|i| i.cost)),
+            infos.values().any(|i| i.cost_estimated),
+        ),
         waves: state
             .waves
             .iter()
             .map(|wave| wave.iter().map(card).collect())
             .collect(),
-        conflict: state.conflict.as_ref().map(|c| ConflictView {
-            task: c.task.clone(),
-            paths: c.paths.clone(),
-            with_tasks: c.with_tasks.clone(),
-        }),
+        conflict: state.conflict.clone(),
         integration: integration::view::views(state),
         history: history_lines(state),
         next_steps: next_steps(state),
@@ -352,32 +273,6 @@ pub fn history_lines(state: &FeatureState) -> Vec<String> {
         }
     });
     planned.chain(happened).collect()
-}
-
-fn render_conflict(
-    out: &mut String,
-    state: &FeatureState,
-    conflict: &crate::feature::state::ConflictRecord,
-) {
-    let with = if conflict.with_tasks.is_empty() {
-        "the work already on the feature branch".to_string()
-    } else {
-        format!("{} (merged before it)", conflict.with_tasks.join(", "))
-    };
-    let _ = writeln!(out, "\n## Merge conflict\n");
-    let _ = writeln!(
-        out,
-        "{} was approved but cannot be merged into `{}`: it and {with} changed the same lines of:\n",
-        conflict.task, state.branch
-    );
-    for path in &conflict.paths {
-        let _ = writeln!(out, "- `{path}`");
-    }
-    let _ = writeln!(
-        out,
-        "\nThe branch `autobuild/{task}` and its worktree `.autobuild/worktrees/{task}` are kept.",
-        task = conflict.task
-    );
 }
 
 fn next_steps(state: &FeatureState) -> Vec<String> {
@@ -538,7 +433,7 @@ mod tests {
             },
         )]);
 
-        let report = render_report(&state, &infos, true);
+        let report = render_report(&state, &infos, true).unwrap();
 
         assert!(
             report.contains(

@@ -24,7 +24,7 @@ pub struct FeaturePage {
     pub timeline: Vec<TaskSpan>,
     /// From the first task's start to the last one's end, in milliseconds.
     pub timeline_ms: u64,
-    pub conflict: Option<ConflictView>,
+    pub conflict: Option<crate::feature::state::ConflictRecord>,
     /// Every integration check of the feature branch's tip, in order.
     pub integration: Vec<IntegrationView>,
     /// Separations, conflicts and discarded runs, one sentence each
@@ -48,6 +48,8 @@ pub struct TaskCard {
     pub message: Option<String>,
     /// The task's report, relative to the feature's run directory.
     pub link: Option<String>,
+    /// The task's run wrote its `report.md`.
+    pub has_report: bool,
 }
 
 /// One task's bar on the feature's timeline.
@@ -65,13 +67,6 @@ pub struct TaskSpan {
     pub running: bool,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct ConflictView {
-    pub task: String,
-    pub paths: Vec<String>,
-    pub with_tasks: Vec<String>,
-}
-
 /// One integration check on the HTML page.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct IntegrationView {
@@ -87,9 +82,34 @@ pub struct IntegrationView {
     pub repair: Option<String>,
 }
 
+/// What the feature's `report.md` says beyond the page's facts.
+#[derive(Serialize)]
+struct MarkdownView<'a> {
+    #[serde(flatten)]
+    page: &'a FeaturePage,
+    /// The tasks' reports are beside the feature's: linked, else named.
+    links: bool,
+    /// The `## Integration checks` section.
+    integration: String,
+}
+
 /// The HTML page of a feature run.
 pub fn render_feature(page: &FeaturePage) -> Result<String, Error> {
     super::render("feature.html", page)
+}
+
+/// The `report.md` of a feature run; `links`: each task's row links its report, else names it.
+pub fn render_markdown(
+    page: &FeaturePage,
+    links: bool,
+    integration: String,
+) -> Result<String, Error> {
+    let view = MarkdownView {
+        page,
+        links,
+        integration,
+    };
+    super::render("feature.md", &view)
 }
 
 #[cfg(test)]

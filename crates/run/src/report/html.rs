@@ -9,8 +9,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::engine::closing::Closing;
+use crate::engine::state::{RunState, RunStatus};
 use crate::engine::turn::{CoachRecord, GateRecord, PlayerRecord, VerifyRecord};
-use crate::report::records::{RunRecords, TurnData};
+use crate::engine::Outcome;
+use crate::report::records::{all_checks, RunRecords, TurnData};
 use crate::report::timeline::{self, Row};
 use base::cost::shown as cost;
 use base::error::Error;
@@ -18,22 +20,14 @@ use model::steps::check::CheckResult;
 
 #[derive(Serialize)]
 struct RunView<'a> {
-    task_id: &'a str,
-    title: &'a str,
+    state: &'a RunState,
     outcome: &'a str,
     status: &'a str,
-    workflow: &'a str,
-    branch: &'a str,
-    base: &'a str,
     worktree: String,
-    started: &'a str,
-    updated: &'a str,
     turns_count: usize,
     /// A person's decisions: who, how, when (and a rejection's reason).
     signoffs: Vec<String>,
     cost: String,
-    tokens_in: u64,
-    tokens_out: u64,
     /// What the prompt caches did ([`base::cost::cache_note`]).
     cache: String,
     elapsed: String,
@@ -51,10 +45,32 @@ struct RunView<'a> {
     version: &'static str,
 }
 
+/// What `report.md` says beyond the page's facts.
+#[derive(Serialize)]
+struct MarkdownView<'a> {
+    #[serde(flatten)]
+    run: RunView<'a>,
+    /// The outcome as recorded (the page puts a discarded run's in its sentence).
+    ended: String,
+    sandbox: Option<String>,
+    /// The cost without an estimate's `~`: report.md says that in words.
+    exact_cost: Option<String>,
+    /// Read where the run is (not a pull request's text): the next step means something.
+    here: bool,
+    /// Where the worktree is kept means something.
+    preserved: bool,
+}
+
 #[derive(Serialize)]
 struct TurnView<'a> {
     anchor: String,
     heading: String,
+    /// `3`, or `polish 3` in a later loop: the turn in report.md's table.
+    label: String,
+    /// report.md's cells of the player, the project's checks and the reviewers.
+    player_cell: String,
+    checks_cell: String,
+    coach_cell: String,
     cost: String,
     tokens_in: u64,
     tokens_out: u64,
@@ -101,6 +117,27 @@ struct ReviewView<'a> {
 
 /// The HTML page of one run.
 pub fn render_run(records: &RunRecords) -> Result<String, Error> {
+    super::render("run.html", &run_view(records))
+}
+
+/// `report.md` of one run that ended with `ended`. `here`: it is read where the run is (its
+/// `report.md`), so it says where the worktree is kept and what to run next; elsewhere (a pull
+/// request's text) neither means anything.
+pub fn render_markdown(records: &RunRecords, ended: &Outcome, here: bool) -> Result<String, Error> {
+    let state = &records.state;
+    let discarded = state.status == RunStatus::Discarded;
+    let view = MarkdownView {
+        run: run_view(records),
+        ended: ended.to_string(),
+        sandbox: state.sandbox.as_ref().map(ToString::to_string),
+        exact_cost: state.cost().map(|usd| cost(Some(usd), false)),
+        here,
+        preserved: here && !matches!(ended, Outcome::Approved { merged: true }) && !discarded,
+    };
+    super::render("run.md", &view)
+}
+
+fn run_view(records: &RunRecords) -> RunView<'_> {
     let state = &records.state;
     let reviews: BTreeSet<String> = records
         .turns
@@ -111,20 +148,14 @@ pub fn render_run(records: &RunRecords) -> Result<String, Error> {
         &records.events,
         &reviews,
         &violations(&records.turns),
-        state.status == crate::engine::state::RunStatus::Running,
+        state.status == RunStatus::Running,
     );
     let total_ms: u64 = timeline.iter().map(|r| r.duration_ms).sum();
-    let view = RunView {
-        task_id: &state.task_id,
-        title: &state.title,
+    RunView {
+        state,
         outcome: &records.outcome,
         status: state.status.as_str(),
-        workflow: &state.workflow,
-        branch: &state.branch,
-        base: &state.base_branch,
         worktree: state.worktree.display().to_string(),
-        started: &state.started_at,
-        updated: &state.updated_at,
         turns_count: records.turns.len(),
         signoffs: state
             .signoffs
@@ -132,8 +163,6 @@ pub fn render_run(records: &RunRecords) -> Result<String, Error> {
             .map(|s| format!("`{}`: {}", s.step, s.describe()))
             .collect(),
         cost: cost(state.cost(), state.cost_estimated),
-        tokens_in: state.tokens_in,
-        tokens_out: state.tokens_out,
         cache: base::cost::cache_note(state.tokens_cached, state.tokens_cache_written),
         elapsed: duration(state.elapsed_ms),
         timeline,
@@ -148,8 +177,7 @@ pub fn render_run(records: &RunRecords) -> Result<String, Error> {
         closing: records.closing.as_ref(),
         answers: super::answers::answers(state),
         version: env!("CARGO_PKG_VERSION"),
-    };
-    super::render("run.html", &view)
+    }
 }
 
 /// Scope violations by step and turn, for the timeline's marks.
@@ -186,29 +214,13 @@ fn turn_view<'a>(turn: &'a TurnData) -> TurnView<'a> {
     } else {
         format!("{} · turn {}", turn.loop_id, turn.turn)
     };
-    let checks = |verify: Option<&'a VerifyRecord>| -> Vec<CheckView<'a>> {
-        verify
-            .into_iter()
-            .flat_map(|v| {
-                v.checks
-                    .iter()
-                    .chain(&v.criteria)
-                    .chain(v.coverage.as_ref().map(|c| &c.check))
-            })
-            .map(|check| CheckView {
-                check,
-                passed: check.passed(),
-                duration: duration(check.duration_ms),
-                log_tail: turn
-                    .log_tails
-                    .get(&check.log_path.display().to_string())
-                    .map_or("", String::as_str),
-            })
-            .collect()
-    };
     TurnView {
         anchor: format!("{}turn-{}", loop_anchor(&turn.loop_id), turn.turn),
         heading,
+        label: turn.label(),
+        player_cell: turn.player.as_ref().map_or("-".to_string(), player_cell),
+        checks_cell: turn.verify.as_ref().map_or("-".to_string(), checks_cell),
+        coach_cell: coach_cell(&turn.reviews),
         cost: cost(spent, estimated),
         tokens_in: tokens.input,
         tokens_out: tokens.output,
@@ -225,7 +237,17 @@ fn turn_view<'a>(turn: &'a TurnData) -> TurnView<'a> {
             .map(|p| duration(p.agent.duration.as_millis() as u64))
             .unwrap_or_default(),
         diff: diff_lines(&turn.diff),
-        checks: checks(turn.verify.as_ref()),
+        checks: all_checks(turn.verify.as_ref())
+            .map(|check| CheckView {
+                check,
+                passed: check.passed(),
+                duration: duration(check.duration_ms),
+                log_tail: turn
+                    .log_tails
+                    .get(&check.log_path.display().to_string())
+                    .map_or("", String::as_str),
+            })
+            .collect(),
         coverage: turn
             .verify
             .as_ref()
@@ -249,6 +271,62 @@ fn turn_view<'a>(turn: &'a TurnData) -> TurnView<'a> {
             .collect(),
         gate: turn.gate.as_ref(),
     }
+}
+
+fn player_cell(player: &PlayerRecord) -> String {
+    if player.succeeded() {
+        format!("{} file(s) changed", player.files_changed.len())
+    } else {
+        format!("failed ({})", player.agent.status.name())
+    }
+}
+
+/// The project's checks (the criteria have a column of their own).
+fn checks_cell(verify: &VerifyRecord) -> String {
+    let failed: Vec<String> = verify
+        .checks
+        .iter()
+        .filter(|c| !c.passed())
+        .map(|c| match c.advisory {
+            true => format!("{} (advisory)", c.name),
+            false => c.name.clone(),
+        })
+        .collect();
+    if failed.is_empty() {
+        format!("{} passed", verify.checks.len())
+    } else {
+        format!("failed: {}", failed.join(", "))
+    }
+}
+
+/// Every reviewer's decision, by its step when there are several.
+fn coach_cell(reviews: &[CoachRecord]) -> String {
+    let decisions: Vec<String> = reviews
+        .iter()
+        .filter_map(|c| c.verdict.as_ref().map(|v| (c, v)))
+        .map(|(c, v)| {
+            let decision = format!("{} ({} issue(s))", v.decision.as_str(), v.issues.len());
+            match reviews.len() {
+                1 => decision,
+                _ => format!("{}: {decision}", c.step),
+            }
+        })
+        .collect();
+    match decisions.is_empty() {
+        true => "-".to_string(),
+        false => decisions.join("; "),
+    }
+}
+
+/// `text` as a Markdown block quote.
+pub(crate) fn quoted(text: String) -> String {
+    text.lines()
+        .map(|line| match line.is_empty() {
+            true => ">".to_string(),
+            false => format!("> {line}"),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Anchors are ids: a loop id is a step id, but only its id-safe characters are kept.

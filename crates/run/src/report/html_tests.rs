@@ -5,6 +5,7 @@ use serde_json::json;
 
 use super::*;
 use crate::engine::events::{Event, EventKind};
+use crate::engine::records::TurnRecords;
 use model::workflow::kinds::Uses;
 
 fn state() -> crate::engine::state::RunState {
@@ -87,21 +88,23 @@ fn records() -> RunRecords {
             finished("gate", Uses::Gate, 1),
         ],
         turns: vec![TurnData {
-            loop_id: String::new(),
-            turn: 1,
-            player: Some(player()),
+            records: TurnRecords {
+                loop_id: String::new(),
+                turn: 1,
+                player: Some(player()),
+                verify: None,
+                reviews: vec![
+                    review(
+                        "security_review",
+                        "feedback",
+                        "unsafe <img src=x onerror=alert(3)>",
+                    ),
+                    review("review", "approve", "looks fine"),
+                ],
+                gate: None,
+            },
             diff: "diff --git a/lib/greet.sh b/lib/greet.sh\n+<script>alert(1)</script>\n".into(),
-            verify: None,
             log_tails: BTreeMap::new(),
-            reviews: vec![
-                review(
-                    "security_review",
-                    "feedback",
-                    "unsafe <img src=x onerror=alert(3)>",
-                ),
-                review("review", "approve", "looks fine"),
-            ],
-            gate: None,
         }],
         net_diff: "diff --git a/lib/greet.sh b/lib/greet.sh\n+<b>net</b>\n".into(),
         computed_net_diff: None,
@@ -315,7 +318,7 @@ fn the_closing_sections_and_the_net_diff_are_shown_escaped_and_uncollapsed() {
 #[test]
 fn an_unknown_cost_and_a_zero_cost_are_shown_apart() {
     let mut records = records();
-    let turn = &mut records.turns[0];
+    let turn = &mut records.turns[0].records;
     for review in &mut turn.reviews {
         review.agent.cost_usd = None;
     }
@@ -326,11 +329,33 @@ fn an_unknown_cost_and_a_zero_cost_are_shown_apart() {
     let page = Html::parse_document(&render_run(&records).unwrap());
     let spend: String = select(&page, "#turn-1 .spend")[0].text().collect();
     assert!(spend.starts_with("cost – ·"), "{spend}");
-    records.turns[0].reviews[0].agent.cost_usd = Some(0.0);
+    records.turns[0].records.reviews[0].agent.cost_usd = Some(0.0);
     records.state.cost_reported = true;
     let page = Html::parse_document(&render_run(&records).unwrap());
     let spend: String = select(&page, "#turn-1 .spend")[0].text().collect();
     assert!(spend.starts_with("cost $0.00 ·"), "{spend}");
     let facts: String = select(&page, ".facts")[0].text().collect();
     assert!(facts.contains("$0.00 · 100 tokens in"), "{facts}");
+}
+
+#[test]
+fn report_md_names_the_pull_request_and_an_estimated_cost_in_words() {
+    let mut records = records();
+    let markdown = render_markdown(&records, &crate::engine::Outcome::TurnLimit, true).unwrap();
+    assert!(
+        markdown.contains("- Turns: 1\n- Cost: $0.50\n- Tokens: 100 in, 20 out\n"),
+        "{markdown}"
+    );
+    records.state.cost_estimated = true;
+    records.state.pr = serde_json::from_value(json!({"forge": "github", "number": 7,
+        "url": "https://x/pull/7", "branch": "b", "base": "main", "head": "h", "opened": true}))
+    .unwrap();
+    let markdown = render_markdown(&records, &crate::engine::Outcome::TurnLimit, true).unwrap();
+    assert!(
+        markdown.contains(
+            "- Pull request: [#7](https://x/pull/7)\n- Cost: $0.50 (partly estimated from token counts)\n"
+        ),
+        "{markdown}"
+    );
+    assert!(markdown.contains("| 1 | 1 file(s) changed | - | - | security_review: feedback (1 issue(s)); review: approve (1 issue(s)) | - |\n"), "{markdown}");
 }

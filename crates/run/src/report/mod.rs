@@ -41,15 +41,30 @@ pub fn write_run(
     outcome: &str,
     ended: Option<&Outcome>,
 ) -> Result<PathBuf, Error> {
+    write_records(paths, &load_run(paths, state, outcome, ended))
+}
+
+/// The records of the run in `paths` as `state` says it stands, with `outcome` as its
+/// one-sentence outcome on the page and `ended` its outcome once it has one.
+pub fn load_run(
+    paths: &RunPaths,
+    state: &RunState,
+    outcome: &str,
+    ended: Option<&Outcome>,
+) -> records::RunRecords {
     let outcome = if state.status == RunStatus::Discarded {
         discarded(outcome)
     } else {
         outcome.to_string()
     };
-    let records = records::RunRecords::load(paths, state.clone(), outcome, ended);
-    let page = html::render_run(&records)?;
+    records::RunRecords::load(paths, state.clone(), outcome, ended)
+}
+
+/// Writes `report.html` of the run `records` loaded; returns its path.
+pub fn write_records(paths: &RunPaths, records: &records::RunRecords) -> Result<PathBuf, Error> {
+    let page = html::render_run(records)?;
     // The net diff is stored once computed: later reports read it, git or no git.
-    records::store_net_diff(paths, &records)
+    records::store_net_diff(paths, records)
         .map_err(|e| Error::io("cannot write", paths.net_diff(), e))?;
     write(paths, &page)
 }
@@ -80,17 +95,25 @@ fn discarded(outcome: &str) -> String {
     format!("discarded ({outcome}): the branch and the worktree are removed; the records are kept")
 }
 
-/// Renders one of the report templates; their names end in `.html`, which turns on
-/// minijinja's HTML escaping of every value.
+/// Renders one of the report templates: a name ending in `.html` turns on minijinja's HTML
+/// escaping of every value; a `.md` one is text with every block tag on a line of its own.
 fn render<T: Serialize>(name: &str, view: &T) -> Result<String, Error> {
     let mut env = Environment::new();
     env.add_filter("duration", html::duration);
+    env.add_filter("quoted", html::quoted);
+    env.add_filter("trim_end", |text: String| text.trim_end().to_string());
+    let markdown = name.ends_with(".md");
+    env.set_trim_blocks(markdown);
+    env.set_lstrip_blocks(markdown);
+    env.set_keep_trailing_newline(markdown);
     let templates = [
         ("style.css", include_str!("style.css")),
         ("macros.html", include_str!("macros.html")),
         ("base.html", include_str!("base.html")),
         ("run.html", include_str!("run.html")),
         ("feature.html", include_str!("feature.html")),
+        ("run.md", include_str!("run.md")),
+        ("feature.md", include_str!("feature.md")),
     ];
     for (template, source) in templates {
         env.add_template(template, source)
@@ -102,5 +125,10 @@ fn render<T: Serialize>(name: &str, view: &T) -> Result<String, Error> {
 }
 
 fn template_error(name: &str, error: &minijinja::Error) -> Error {
-    Error::runtime(format!("cannot render the HTML report ({name}): {error}"))
+    let kind = if name.ends_with(".md") {
+        "Markdown"
+    } else {
+        "HTML"
+    };
+    Error::runtime(format!("cannot render the {kind} report ({name}): {error}"))
 }

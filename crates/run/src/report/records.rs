@@ -21,15 +21,16 @@ use crate::engine::events::{read_events, Event};
 use crate::engine::paths::RunPaths;
 use crate::engine::records::{load_turns, TurnRecords};
 use crate::engine::state::RunState;
-use crate::engine::turn::{CoachRecord, GateRecord, PlayerRecord, VerifyRecord};
+use crate::engine::turn::{PlayerRecord, VerifyRecord};
 use crate::engine::Outcome;
+use model::steps::check::CheckResult;
 
 /// At most this many of a check log's last lines, and bytes, go into the report.
 const LOG_LINES: usize = 40;
 const LOG_BYTES: usize = 6 * 1024;
 
 /// One run, as its directory records it.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct RunRecords {
     pub state: RunState,
     /// One sentence on how the run ended, or that it has not.
@@ -48,21 +49,22 @@ pub struct RunRecords {
     pub closing: Option<Closing>,
 }
 
-/// One turn of one loop.
-#[derive(Debug, Clone, Default)]
+/// One turn of one loop: its records, and what they only point at.
+#[derive(Debug, Default)]
 pub struct TurnData {
-    /// Empty for the workflow's first loop, else the loop's id.
-    pub loop_id: String,
-    pub turn: u32,
-    pub player: Option<PlayerRecord>,
+    pub records: TurnRecords,
     /// The turn's unified diff, or why there is none.
     pub diff: String,
-    pub verify: Option<VerifyRecord>,
     /// The last lines of each check's log, by log path.
     pub log_tails: BTreeMap<String, String>,
-    /// Every read-only step of the turn, first reviewer first.
-    pub reviews: Vec<CoachRecord>,
-    pub gate: Option<GateRecord>,
+}
+
+impl std::ops::Deref for TurnData {
+    type Target = TurnRecords;
+
+    fn deref(&self) -> &TurnRecords {
+        &self.records
+    }
 }
 
 impl RunRecords {
@@ -75,7 +77,6 @@ impl RunRecords {
         outcome: String,
         ended: Option<&Outcome>,
     ) -> RunRecords {
-        let events = read_events(&paths.events()).unwrap_or_default();
         // Opened only for what the records do not hold.
         let mut repo = Repository::new(&paths.dir);
         let records = load_turns(paths, &state);
@@ -88,11 +89,36 @@ impl RunRecords {
         RunRecords {
             state,
             outcome,
-            events,
+            events: read_events(&paths.events()).unwrap_or_default(),
             turns,
             net_diff,
             computed_net_diff,
             closing,
+        }
+    }
+
+    /// The run with only its state and its `turns`' records (a pull request's text): no
+    /// events, no diffs, no logs.
+    pub fn of_turns(
+        state: RunState,
+        outcome: String,
+        ended: Option<&Outcome>,
+        turns: Vec<TurnRecords>,
+    ) -> RunRecords {
+        RunRecords {
+            closing: ended.map(|ended| closing(&state, ended, &turns)),
+            turns: turns
+                .into_iter()
+                .map(|records| TurnData {
+                    records,
+                    ..TurnData::default()
+                })
+                .collect(),
+            state,
+            outcome,
+            events: Vec::new(),
+            net_diff: String::new(),
+            computed_net_diff: None,
         }
     }
 }
@@ -190,15 +216,7 @@ fn net_diff(
 
 /// A turn's records plus what they only point at: the diff and the check logs' tails.
 fn with_diff_and_logs(t: TurnRecords, repo: &mut Repository<'_>) -> TurnData {
-    let log_tails = t
-        .verify
-        .iter()
-        .flat_map(|v| {
-            v.checks
-                .iter()
-                .chain(&v.criteria)
-                .chain(v.coverage.as_ref().map(|c| &c.check))
-        })
+    let log_tails = all_checks(t.verify.as_ref())
         .map(|c| (c.log_path.display().to_string(), log_tail(&c.log_path)))
         .collect();
     TurnData {
@@ -206,14 +224,20 @@ fn with_diff_and_logs(t: TurnRecords, repo: &mut Repository<'_>) -> TurnData {
             .player
             .as_ref()
             .map_or_else(String::new, |p| turn_diff(repo, p)),
-        loop_id: t.loop_id,
-        turn: t.turn,
-        player: t.player,
-        verify: t.verify,
         log_tails,
-        reviews: t.reviews,
-        gate: t.gate,
+        records: t,
     }
+}
+
+/// Every check a turn's verification ran: the project's checks, then the executable criteria,
+/// then the coverage measurement's.
+pub fn all_checks(verify: Option<&VerifyRecord>) -> impl Iterator<Item = &CheckResult> {
+    verify.into_iter().flat_map(|v| {
+        v.checks
+            .iter()
+            .chain(&v.criteria)
+            .chain(v.coverage.as_ref().map(|c| &c.check))
+    })
 }
 
 /// What the player's checkpoint commit changed against its parent (the previous checkpoint,

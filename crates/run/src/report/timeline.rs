@@ -40,7 +40,7 @@ impl StepKind {
 }
 
 /// One row of the timeline.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Row {
     /// `None` for a marker row.
     pub kind: Option<StepKind>,
@@ -79,33 +79,19 @@ pub fn rows(
     let mut open: Option<(String, Uses, Option<u32>)> = None;
     let bar = |step: &str, uses: Uses, turn: Option<u32>| Row {
         kind: Some(StepKind::of(uses, step, reviews)),
-        mark: None,
         step: step.to_string(),
         turn,
         ok: true,
-        unfinished: None,
-        duration_ms: 0,
-        left: 0.0,
-        width: 0.0,
-        text: String::new(),
         scope_violation: turn
             .and_then(|t| violations.get(&(step.to_string(), t)).cloned())
             .unwrap_or_default(),
-        first_of_turn: false,
+        ..Row::default()
     };
     let mark = |mark: &'static str, text: String| Row {
-        kind: None,
         mark: Some(mark),
-        step: String::new(),
-        turn: None,
         ok: true,
-        unfinished: None,
-        duration_ms: 0,
-        left: 0.0,
-        width: 0.0,
         text,
-        scope_violation: Vec::new(),
-        first_of_turn: false,
+        ..Row::default()
     };
     for event in events {
         match &event.kind {

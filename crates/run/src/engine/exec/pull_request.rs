@@ -33,7 +33,7 @@ pub fn land_as_pr(
         .clone()
         .or_else(|| state.last_checkpoint.clone())
         .ok_or_else(|| Error::runtime("the run records no approved commit to push"))?;
-    let body = pr_body(paths, state);
+    let body = pr_body(paths, state)?;
     let title = format!("{}: {}", state.task_id, state.title);
     let mut pushed_before = forge::pushed_before(runs_dir, &state.task_id);
     pushed_before.extend(state.pr.as_ref().map(|pr| pr.head.clone()));
@@ -82,10 +82,10 @@ pub(super) fn step(cx: &mut RunCx) -> Result<StepDone, Error> {
 /// The run's report as the pull request's text: what was approved, turn by turn, with the
 /// reviewers' notes — without what only makes sense on this machine (the worktree's path, the
 /// local next step).
-fn pr_body(paths: &RunPaths, state: &RunState) -> String {
+fn pr_body(paths: &RunPaths, state: &RunState) -> Result<String, Error> {
     let turns = load_turns(paths, state);
-    let report = super::report::render(state, &Outcome::Approved { merged: false }, &turns, false);
-    process::Redactor::new(&[]).apply(report.trim_end())
+    let report = super::report::render(state, &Outcome::Approved { merged: false }, turns, false)?;
+    Ok(process::Redactor::new(&[]).apply(report.trim_end()))
 }
 
 /// One sentence for the step's summary and `complete`'s line.
