@@ -35,8 +35,8 @@ use crate::project::{find_repo_root, Config, Layout, ProjectEnv};
 use crate::ui;
 use crate::user_file::source::Layer;
 use crate::workflow::catalog::Catalog;
-use crate::workflow::kinds::AgentStep;
-use crate::workflow::model::{Action, AgentKind, Role};
+
+use crate::workflow::model::{AgentKind, Role};
 use crate::workflow::resolve::is_path;
 use crate::workflow::{Overrides, ResolvedWorkflow};
 pub use check::{Check, Level};
@@ -305,13 +305,7 @@ fn workflow_checks(
 /// The roles `resolved` runs, each once: a role of another workflow (`of`) that is defined
 /// differently from one already listed is named `workflow/role`.
 fn add_roles(roles: &mut Vec<(String, Role)>, resolved: &ResolvedWorkflow, of: Option<&str>) {
-    for step in resolved.workflow.all_steps() {
-        let Action::Agent(AgentStep { role, .. }) = &step.action else {
-            continue;
-        };
-        let Some(definition) = resolved.workflow.roles.get(role) else {
-            continue;
-        };
+    for (role, definition) in resolved.workflow.agent_roles() {
         if roles.iter().any(|(_, r)| r == definition) {
             continue;
         }

@@ -352,6 +352,17 @@ impl Workflow {
         walk(&self.steps, &mut out);
         out
     }
+
+    /// Each agent step's role, by name and definition, in step order (a role the workflow does
+    /// not define is left out: validation reports it).
+    pub fn agent_roles(&self) -> impl Iterator<Item = (&String, &Role)> {
+        self.all_steps()
+            .into_iter()
+            .filter_map(|step| match &step.action {
+                Action::Agent(agent) => self.roles.get_key_value(&agent.role),
+                _ => None,
+            })
+    }
 }
 
 /// Durations are written as human strings (`"20m"`, `"90s"`, `"1h 30m"`).

@@ -416,16 +416,7 @@ fn check_agents(
     // Each agent CLI found, and the roles that use it, for the login check.
     let mut clis: Vec<(AgentKind, PathBuf, Vec<String>)> = Vec::new();
     let mut unenforced = allowlist::Unenforced::default();
-    for step in resolved.workflow.all_steps() {
-        let Action::Agent(AgentStep {
-            role: role_name, ..
-        }) = &step.action
-        else {
-            continue;
-        };
-        let Some(role) = resolved.workflow.roles.get(role_name) else {
-            continue;
-        };
+    for (role_name, role) in resolved.workflow.agent_roles() {
         let Some(adapter) = adapter_for(role.agent) else {
             problems.push(Blocker::NoAdapter {
                 role: role_name.clone(),

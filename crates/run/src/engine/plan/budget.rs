@@ -12,8 +12,6 @@
 use crate::engine::plan::Blocker;
 use agents::{adapter_for, CostGap};
 use model::project::config::PriceTable;
-use model::workflow::kinds::AgentStep;
-use model::workflow::model::Action;
 use model::workflow::ResolvedWorkflow;
 
 /// What stops the run and what only warns, about agent steps whose cost cannot be known.
@@ -27,16 +25,7 @@ pub fn check(resolved: &ResolvedWorkflow, pricing: &PriceTable) -> Unpriced {
     let budget = resolved.workflow.limits.max_cost_usd;
     let mut found = Unpriced::default();
     let mut seen: Vec<&str> = Vec::new();
-    for step in resolved.workflow.all_steps() {
-        let Action::Agent(AgentStep {
-            role: role_name, ..
-        }) = &step.action
-        else {
-            continue;
-        };
-        let Some(role) = resolved.workflow.roles.get(role_name) else {
-            continue;
-        };
+    for (role_name, role) in resolved.workflow.agent_roles() {
         if seen.contains(&role_name.as_str()) {
             continue;
         }
