@@ -282,12 +282,7 @@ fn outcome(
     duration: Duration,
 ) -> AgentOutcome {
     let mut final_message = summary.final_message();
-    if final_message.len() > FINAL_MESSAGE_LIMIT {
-        let mut cut = FINAL_MESSAGE_LIMIT;
-        while !final_message.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        final_message.truncate(cut);
+    if base::text::truncate(&mut final_message, FINAL_MESSAGE_LIMIT) {
         final_message.push_str(&format!(
             "\n… (truncated; the full text is in {})",
             stream_path(req.transcript_path).display()

@@ -402,18 +402,12 @@ fn with_stream_error(message: String, run: &Finished) -> String {
 
 /// The final message, cut at [`FINAL_MESSAGE_LIMIT`] with a pointer to the full transcript.
 fn bounded_message(mut text: String, transcript: &Path) -> String {
-    if text.len() <= FINAL_MESSAGE_LIMIT {
-        return text;
+    if base::text::truncate(&mut text, FINAL_MESSAGE_LIMIT) {
+        text.push_str(&format!(
+            "\n… (message truncated; the full text is in {})",
+            transcript.display()
+        ));
     }
-    let mut end = FINAL_MESSAGE_LIMIT;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    text.truncate(end);
-    text.push_str(&format!(
-        "\n… (message truncated; the full text is in {})",
-        transcript.display()
-    ));
     text
 }
 

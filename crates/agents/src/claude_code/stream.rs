@@ -299,11 +299,7 @@ fn denial(value: &Value) -> String {
         .unwrap_or("unknown tool");
     match value.get("tool_input") {
         Some(input) if !input.is_null() => {
-            let input = input.to_string();
-            let mut shown: String = input.chars().take(DENIAL_INPUT_CHARS).collect();
-            if shown.len() < input.len() {
-                shown.push('…');
-            }
+            let shown = base::text::elide(&input.to_string(), DENIAL_INPUT_CHARS);
             format!("{tool}: {shown}")
         }
         _ => tool.to_string(),

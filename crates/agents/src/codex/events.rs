@@ -232,11 +232,7 @@ fn usage_of(usage: &Value) -> TokenCounts {
 }
 
 fn bounded(message: &str) -> String {
-    let mut end = message.len().min(MESSAGE_LIMIT);
-    while !message.is_char_boundary(end) {
-        end -= 1;
-    }
-    message[..end].to_string()
+    message[..base::text::floor_char_boundary(message, MESSAGE_LIMIT)].to_string()
 }
 
 fn push_bounded(messages: &mut Vec<String>, message: &str) {

@@ -136,10 +136,7 @@ pub fn message_of(body: &str) -> String {
                 .map(str::to_string)
         });
     let text = from_json.unwrap_or_else(|| body.trim().to_string());
-    match text.char_indices().nth(500) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text,
-    }
+    base::text::elide(&text, 500)
 }
 
 #[cfg(test)]
