@@ -332,11 +332,9 @@ struct Spent {
 
 impl Spent {
     fn add(&mut self, summary: &StreamSummary) {
-        let tokens = summary.tokens();
-        self.usage.add(tokens);
-        if let Some(cost) = summary.result.as_ref().and_then(|r| r.cost_usd) {
-            self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + cost);
-        }
+        self.usage.add(summary.tokens());
+        let cost = summary.result.as_ref().and_then(|r| r.cost_usd);
+        self.cost_usd = base::cost::sum([self.cost_usd, cost]);
     }
 
     fn apply(self, mut outcome: AgentOutcome) -> AgentOutcome {

@@ -386,11 +386,7 @@ fn noted(summary: &StreamSummary) -> String {
 }
 
 fn failed(class: AgentErrorClass, message: String, cx: &Context<'_>) -> AgentStatus {
-    let message = match failure::fix(class, cx.role_name, cx.model) {
-        Some(fix) => format!("{message}\nfix: {fix}"),
-        None => message,
-    };
-    AgentStatus::Failed { class, message }
+    AgentStatus::failed_with(class, message, failure::fix(class, cx.role_name, cx.model))
 }
 
 fn with_stream_error(message: String, run: &Finished) -> String {

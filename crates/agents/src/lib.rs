@@ -178,6 +178,19 @@ impl AgentStatus {
         matches!(self, AgentStatus::Succeeded)
     }
 
+    /// A failure of `class`: `message`, then the fix when there is one.
+    pub fn failed_with(
+        class: AgentErrorClass,
+        message: String,
+        fix: Option<String>,
+    ) -> AgentStatus {
+        let message = match fix {
+            Some(fix) => format!("{message}\nfix: {fix}"),
+            None => message,
+        };
+        AgentStatus::Failed { class, message }
+    }
+
     /// The failure class, when it is one that stops the whole run ([`AgentErrorClass::stops_run`]).
     pub fn run_stopper(&self) -> Option<AgentErrorClass> {
         match self {

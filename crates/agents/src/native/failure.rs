@@ -10,6 +10,7 @@
 //! retried, whatever the status: the same prompt fails the same way; its fix names the
 //! server's setting to raise.
 
+use super::endpoint::Endpoint;
 use crate::AgentErrorClass;
 
 /// How an error answer is treated.
@@ -96,13 +97,13 @@ pub fn classify(status: u16, body: &str) -> Verdict {
 }
 
 /// The fix for a failure of `class`, in the words of the role's configuration.
-pub fn fix(
-    class: AgentErrorClass,
-    role_name: &str,
-    key_var: &str,
-    model: &str,
-    base_url: &str,
-) -> Option<String> {
+pub fn fix(class: AgentErrorClass, role_name: &str, endpoint: &Endpoint) -> Option<String> {
+    let Endpoint {
+        key_var,
+        model,
+        base_url,
+        ..
+    } = endpoint;
     match class {
         AgentErrorClass::AuthMissing => Some(format!(
             "check the API key in {key_var} (the variable `api_key_env` of role `{role_name}` \
