@@ -570,6 +570,35 @@ impl base::error::Problem for AgentError {
     }
 }
 
+/// Calls `f` with every line of an agent CLI's event stream (without its newline), or `None`
+/// for a line longer than `max` bytes, which is skipped without being held in memory.
+pub(crate) fn for_each_line(
+    mut reader: impl std::io::BufRead,
+    max: usize,
+    mut f: impl FnMut(Option<&str>),
+) -> std::io::Result<()> {
+    use std::io::{BufRead, Read};
+    let mut buffer = Vec::new();
+    loop {
+        buffer.clear();
+        let read = reader
+            .by_ref()
+            .take(max as u64 + 1)
+            .read_until(b'\n', &mut buffer)?;
+        if read == 0 {
+            return Ok(());
+        }
+        let complete = buffer.last() == Some(&b'\n');
+        if !complete && read > max {
+            reader.skip_until(b'\n')?;
+            f(None);
+            continue;
+        }
+        let text = String::from_utf8_lossy(&buffer);
+        f(Some(text.trim_end_matches(['\n', '\r'])));
+    }
+}
+
 /// Durations in turn records are whole milliseconds.
 mod duration_ms {
     use std::time::Duration;
