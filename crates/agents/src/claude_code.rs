@@ -83,11 +83,6 @@ pub static DESCRIPTION: Description = Description {
     adapter: || Box::new(ClaudeCodeAdapter::new()),
 };
 
-/// How to get `claude` when it is missing.
-pub fn install_help() -> String {
-    DESCRIPTION.install_hint.to_string()
-}
-
 /// Where stdout of the invocation logged to `transcript` is kept.
 pub fn stream_path(transcript: &Path) -> PathBuf {
     sibling(transcript, "stream.jsonl")
@@ -202,7 +197,7 @@ fn run_once(
         let help = match source {
             ProcessError::NotFound { .. }
             | ProcessError::PathNotFound { .. }
-            | ProcessError::NotExecutable { .. } => install_help(),
+            | ProcessError::NotExecutable { .. } => DESCRIPTION.install_hint.to_string(),
             _ => "check that the worktree exists and the run directory is writable".to_string(),
         };
         AgentError::Start {
