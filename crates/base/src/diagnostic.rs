@@ -97,12 +97,9 @@ impl Diagnostic {
         message: impl Into<String>,
     ) -> Diagnostic {
         Diagnostic {
-            severity: Severity::Error,
-            path: path.into(),
             location: Some(location),
             source_line: source.lines().nth(location.line - 1).map(Box::from),
-            message: message.into(),
-            help: None,
+            ..Diagnostic::new(path, message)
         }
     }
 

@@ -39,11 +39,9 @@ pub(super) struct Cx {
 impl Cx {
     fn report(&self, pos: &Pos, problem: &Problem, field: Option<&str>) -> DeError {
         let (message, help) = problem.words(field);
-        let diagnostic = pos.error(message);
-        self.problems.borrow_mut().push(match help {
-            Some(help) => diagnostic.with_help(help),
-            None => diagnostic,
-        });
+        let mut diagnostic = pos.error(message);
+        diagnostic.help = help;
+        self.problems.borrow_mut().push(diagnostic);
         DeError::reported()
     }
 
