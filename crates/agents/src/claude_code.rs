@@ -83,11 +83,6 @@ pub static DESCRIPTION: Description = Description {
     adapter: || Box::new(ClaudeCodeAdapter::new()),
 };
 
-/// How to get `claude` when it is missing.
-pub fn install_help() -> String {
-    DESCRIPTION.install_hint.to_string()
-}
-
 /// Where stdout of the invocation logged to `transcript` is kept.
 pub fn stream_path(transcript: &Path) -> PathBuf {
     sibling(transcript, "stream.jsonl")
@@ -202,7 +197,7 @@ fn run_once(
         let help = match source {
             ProcessError::NotFound { .. }
             | ProcessError::PathNotFound { .. }
-            | ProcessError::NotExecutable { .. } => install_help(),
+            | ProcessError::NotExecutable { .. } => DESCRIPTION.install_hint.to_string(),
             _ => "check that the worktree exists and the run directory is writable".to_string(),
         };
         AgentError::Start {
@@ -282,12 +277,7 @@ fn outcome(
     duration: Duration,
 ) -> AgentOutcome {
     let mut final_message = summary.final_message();
-    if final_message.len() > FINAL_MESSAGE_LIMIT {
-        let mut cut = FINAL_MESSAGE_LIMIT;
-        while !final_message.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        final_message.truncate(cut);
+    if base::text::truncate(&mut final_message, FINAL_MESSAGE_LIMIT) {
         final_message.push_str(&format!(
             "\n… (truncated; the full text is in {})",
             stream_path(req.transcript_path).display()
@@ -337,11 +327,9 @@ struct Spent {
 
 impl Spent {
     fn add(&mut self, summary: &StreamSummary) {
-        let tokens = summary.tokens();
-        self.usage.add(tokens);
-        if let Some(cost) = summary.result.as_ref().and_then(|r| r.cost_usd) {
-            self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + cost);
-        }
+        self.usage.add(summary.tokens());
+        let cost = summary.result.as_ref().and_then(|r| r.cost_usd);
+        self.cost_usd = base::cost::sum([self.cost_usd, cost]);
     }
 
     fn apply(self, mut outcome: AgentOutcome) -> AgentOutcome {

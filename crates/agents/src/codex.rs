@@ -178,9 +178,7 @@ impl Adapter for CodexAdapter {
     /// codex keeps its configuration, credentials and sessions in `$CODEX_HOME` (default
     /// `~/.codex`); its own sandbox for the model's commands works inside autobuild's.
     fn sandbox_state(&self, env: &[(String, String)]) -> Vec<sandbox::Writable> {
-        let var = |name: &str| process::child_var(env, name).map(PathBuf::from);
-        var("CODEX_HOME")
-            .or_else(|| var("HOME").map(|home| home.join(".codex")))
+        user_home(env)
             .map(sandbox::Writable::Dir)
             .into_iter()
             .collect()
@@ -193,12 +191,7 @@ impl Adapter for CodexAdapter {
         env: &[(String, String)],
         run_dir: &Path,
     ) -> Option<crate::private_state::PrivateState> {
-        let var = |name: &str| {
-            process::child_var(env, name)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        };
-        let user = var("CODEX_HOME").or_else(|| var("HOME").map(|home| home.join(".codex")))?;
+        let user = user_home(env)?;
         let dir = crate::private_state::dir_in(run_dir, "codex");
         // codex refuses a home under the temporary directory (it will not make its sandbox
         // helper there): a run there keeps the user's (docs/codex.md).
@@ -254,6 +247,12 @@ impl Adapter for CodexAdapter {
         }
         Ok(combine(last, &earlier))
     }
+}
+
+/// The user's codex home: `$CODEX_HOME`, else `~/.codex`.
+fn user_home(env: &[(String, String)]) -> Option<PathBuf> {
+    let var = |name: &str| process::child_var(env, name).map(PathBuf::from);
+    var("CODEX_HOME").or_else(|| var("HOME").map(|home| home.join(".codex")))
 }
 
 /// One finished `codex exec` process.
@@ -386,11 +385,7 @@ fn noted(summary: &StreamSummary) -> String {
 }
 
 fn failed(class: AgentErrorClass, message: String, cx: &Context<'_>) -> AgentStatus {
-    let message = match failure::fix(class, cx.role_name, cx.model) {
-        Some(fix) => format!("{message}\nfix: {fix}"),
-        None => message,
-    };
-    AgentStatus::Failed { class, message }
+    AgentStatus::failed_with(class, message, failure::fix(class, cx.role_name, cx.model))
 }
 
 fn with_stream_error(message: String, run: &Finished) -> String {
@@ -402,18 +397,12 @@ fn with_stream_error(message: String, run: &Finished) -> String {
 
 /// The final message, cut at [`FINAL_MESSAGE_LIMIT`] with a pointer to the full transcript.
 fn bounded_message(mut text: String, transcript: &Path) -> String {
-    if text.len() <= FINAL_MESSAGE_LIMIT {
-        return text;
+    if base::text::truncate(&mut text, FINAL_MESSAGE_LIMIT) {
+        text.push_str(&format!(
+            "\n… (message truncated; the full text is in {})",
+            transcript.display()
+        ));
     }
-    let mut end = FINAL_MESSAGE_LIMIT;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    text.truncate(end);
-    text.push_str(&format!(
-        "\n… (message truncated; the full text is in {})",
-        transcript.display()
-    ));
     text
 }
 

@@ -5,7 +5,7 @@
 //! never read or printed: a variable counts when it is set and non-empty, a file when it
 //! exists.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Reads a variable: set and non-empty, or `None`.
 pub type Lookup<'a> = &'a dyn Fn(&str) -> Option<String>;
@@ -36,4 +36,20 @@ impl Credentials {
             Credentials::Absent(fix) => ("none found".to_string(), fix.clone()),
         }
     }
+}
+
+/// A stored login: `file` in the CLI's directory (`dir_var`, else `home/default_dir`), when it
+/// exists.
+pub fn login_file(
+    var: Lookup<'_>,
+    home: Option<&Path>,
+    (dir_var, default_dir): (&str, &str),
+    file: &str,
+) -> Option<Credentials> {
+    let dir = var(dir_var)
+        .map(PathBuf::from)
+        .or_else(|| home.map(|h| h.join(default_dir)))?;
+    let file = dir.join(file);
+    file.is_file()
+        .then(|| Credentials::Present(format!("logged in ({})", file.display())))
 }

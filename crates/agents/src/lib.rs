@@ -178,6 +178,19 @@ impl AgentStatus {
         matches!(self, AgentStatus::Succeeded)
     }
 
+    /// A failure of `class`: `message`, then the fix when there is one.
+    pub fn failed_with(
+        class: AgentErrorClass,
+        message: String,
+        fix: Option<String>,
+    ) -> AgentStatus {
+        let message = match fix {
+            Some(fix) => format!("{message}\nfix: {fix}"),
+            None => message,
+        };
+        AgentStatus::Failed { class, message }
+    }
+
     /// The failure class, when it is one that stops the whole run ([`AgentErrorClass::stops_run`]).
     pub fn run_stopper(&self) -> Option<AgentErrorClass> {
         match self {
@@ -554,6 +567,35 @@ impl base::error::Problem for AgentError {
 
     fn help(&self) -> Option<String> {
         Some(AgentError::help(self))
+    }
+}
+
+/// Calls `f` with every line of an agent CLI's event stream (without its newline), or `None`
+/// for a line longer than `max` bytes, which is skipped without being held in memory.
+pub(crate) fn for_each_line(
+    mut reader: impl std::io::BufRead,
+    max: usize,
+    mut f: impl FnMut(Option<&str>),
+) -> std::io::Result<()> {
+    use std::io::{BufRead, Read};
+    let mut buffer = Vec::new();
+    loop {
+        buffer.clear();
+        let read = reader
+            .by_ref()
+            .take(max as u64 + 1)
+            .read_until(b'\n', &mut buffer)?;
+        if read == 0 {
+            return Ok(());
+        }
+        let complete = buffer.last() == Some(&b'\n');
+        if !complete && read > max {
+            reader.skip_until(b'\n')?;
+            f(None);
+            continue;
+        }
+        let text = String::from_utf8_lossy(&buffer);
+        f(Some(text.trim_end_matches(['\n', '\r'])));
     }
 }
 

@@ -107,16 +107,17 @@ pub(super) fn probe(
     process::run(&spec, &CancelToken::new()).map_err(ProbeError::NotStarted)
 }
 
-pub(super) fn describe_end(end: ProcessEnd) -> String {
-    match end {
+/// What `command` (the probe, in backquotes) said when it did not tell: how it ended, and the
+/// first line of `said`.
+pub(super) fn undecided(command: &str, end: ProcessEnd, said: &str) -> Login {
+    let ended = match end {
         ProcessEnd::Exited(code) => format!("exit code {code}"),
         ProcessEnd::TimedOut => format!("no answer within {}s", PROBE_TIMEOUT.as_secs()),
         other => format!("{other:?}"),
-    }
-}
-
-pub(super) fn first_line(text: &str) -> Option<&str> {
-    text.lines().map(str::trim).find(|l| !l.is_empty())
+    };
+    let first = said.lines().map(str::trim).find(|l| !l.is_empty());
+    let first = first.map_or(String::new(), |l| format!(": {l}"));
+    Login::Unknown(format!("{command} did not say ({ended}){first}"))
 }
 
 /// An environment of fixed variables, for the adapters' credential tests.

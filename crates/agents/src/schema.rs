@@ -98,12 +98,8 @@ fn walk(schema: &Value, at: &str, problems: &mut Vec<String>) {
                 }
             }
             // Lists of schemas.
-            "allOf" | "anyOf" | "oneOf" => {
-                for (i, sub) in value.as_array().into_iter().flatten().enumerate() {
-                    walk(sub, &format!("{here}/{i}"), problems);
-                }
-            }
-            "items" if value.is_array() => {
+            // `items` may also be one schema (below).
+            "allOf" | "anyOf" | "oneOf" | "items" if value.is_array() => {
                 for (i, sub) in value.as_array().into_iter().flatten().enumerate() {
                     walk(sub, &format!("{here}/{i}"), problems);
                 }

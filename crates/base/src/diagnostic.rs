@@ -17,8 +17,7 @@ pub struct Location {
 impl Location {
     /// The location of a byte offset in `source`.
     pub fn from_offset(source: &str, offset: usize) -> Location {
-        let offset = offset.min(source.len());
-        let before = &source[..floor_char_boundary(source, offset)];
+        let before = &source[..crate::text::floor_char_boundary(source, offset)];
         let line = before.matches('\n').count() + 1;
         let line_start = before.rfind('\n').map_or(0, |i| i + 1);
         let column = before[line_start..].chars().count() + 1;
@@ -36,19 +35,12 @@ impl Location {
     /// [`Location::from_offset`] through `line_starts` ([`Location::line_starts`] of `source`):
     /// a binary search instead of a count from the start.
     pub fn from_line_starts(source: &str, line_starts: &[usize], offset: usize) -> Location {
-        let offset = floor_char_boundary(source, offset.min(source.len()));
+        let offset = crate::text::floor_char_boundary(source, offset);
         let line = line_starts.partition_point(|&start| start <= offset).max(1);
         let line_start = line_starts.get(line - 1).copied().unwrap_or(0);
         let column = source[line_start..offset].chars().count() + 1;
         Location { line, column }
     }
-}
-
-fn floor_char_boundary(s: &str, mut index: usize) -> usize {
-    while index > 0 && !s.is_char_boundary(index) {
-        index -= 1;
-    }
-    index
 }
 
 /// Whether a problem stops what reported it.
@@ -105,12 +97,9 @@ impl Diagnostic {
         message: impl Into<String>,
     ) -> Diagnostic {
         Diagnostic {
-            severity: Severity::Error,
-            path: path.into(),
             location: Some(location),
             source_line: source.lines().nth(location.line - 1).map(Box::from),
-            message: message.into(),
-            help: None,
+            ..Diagnostic::new(path, message)
         }
     }
 

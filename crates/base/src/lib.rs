@@ -11,6 +11,7 @@ pub mod memory;
 pub mod pattern;
 pub mod quoted;
 pub mod regexes;
+pub mod text;
 pub mod tree_copy;
 pub mod unknown;
 pub mod user_file;

@@ -20,11 +20,7 @@ use sandbox::Writable;
 /// global state file, with the user's `.credentials.json` linked; the auto-updater is off (it
 /// would write the user's native install).
 pub fn private_state(env: &[(String, String)], run_dir: &Path) -> Option<PrivateState> {
-    let var = |name: &str| {
-        child_var(env, name)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
+    let var = |name: &str| child_var(env, name).map(PathBuf::from);
     let home = var("HOME");
     let (user, global) = match var("CLAUDE_CONFIG_DIR") {
         Some(dir) => (dir.clone(), dir.join(".claude.json")),

@@ -3,12 +3,12 @@
 //! ([`credentials`]; `~/.claude.json` is no evidence: any `claude` run creates it, logged in or
 //! not).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
-use crate::credentials::{Credentials, Lookup};
-use crate::login::{describe_end, first_line, probe, Login};
+use crate::credentials::{login_file, Credentials, Lookup};
+use crate::login::{probe, undecided, Login};
 use process::ProcessEnd;
 
 /// How to log Claude Code in.
@@ -63,11 +63,7 @@ fn interpret_claude(end: ProcessEnd, stdout: &str, stderr: &str) -> Login {
         (None, ProcessEnd::Exited(0)) => {
             Login::Yes("logged in (`claude auth status` exited 0)".to_string())
         }
-        (None, end) => Login::Unknown(format!(
-            "`claude auth status` did not say ({}){}",
-            describe_end(end),
-            first_line(stderr).map_or(String::new(), |l| format!(": {l}"))
-        )),
+        (None, end) => undecided("`claude auth status`", end, stderr),
     }
 }
 
@@ -87,14 +83,9 @@ pub fn credentials(var: Lookup<'_>, home: Option<&Path>) -> Credentials {
             return Credentials::Present(format!("{name} is set (cloud provider credentials)"));
         }
     }
-    let config_dir = var("CLAUDE_CONFIG_DIR")
-        .map(PathBuf::from)
-        .or_else(|| home.map(|h| h.join(".claude")));
-    if let Some(file) = config_dir
-        .map(|dir| dir.join(".credentials.json"))
-        .filter(|f| f.is_file())
-    {
-        return Credentials::Present(format!("logged in ({})", file.display()));
+    let dir = ("CLAUDE_CONFIG_DIR", ".claude");
+    if let Some(found) = login_file(var, home, dir, ".credentials.json") {
+        return found;
     }
     Credentials::Absent(
         "export ANTHROPIC_API_KEY, or log in with `claude auth login` (or /login inside `claude`)"

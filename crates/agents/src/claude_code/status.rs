@@ -367,11 +367,7 @@ fn excerpt(texts: &[&str]) -> String {
         .map(str::trim)
         .find(|line| !line.is_empty())
         .unwrap_or("no error text");
-    let mut shown: String = line.chars().take(EXCERPT_CHARS).collect();
-    if shown.len() < line.len() {
-        shown.push('…');
-    }
-    format!("\"{shown}\"")
+    format!("\"{}\"", base::text::elide(line, EXCERPT_CHARS))
 }
 
 #[cfg(test)]

@@ -8,15 +8,15 @@
 //! message's `usage` on every content block of that message.
 
 use std::collections::BTreeMap;
-use std::io::{self, BufRead, Read};
+use std::io::{self, BufRead};
 
 use serde_json::Value;
 
 use super::signals::{status_of, ApiRetry};
-use crate::TokenUsage;
+use crate::{for_each_line, TokenUsage};
 
 /// A line longer than this is skipped rather than held in memory.
-pub const MAX_EVENT_LINE: u64 = 256 << 20;
+pub const MAX_EVENT_LINE: usize = 256 << 20;
 
 /// Characters of a denied tool's input quoted in the record.
 const DENIAL_INPUT_CHARS: usize = 200;
@@ -118,53 +118,6 @@ pub fn read(reader: impl BufRead) -> io::Result<StreamSummary> {
         None => parser.summary.skipped_lines += 1,
     })?;
     Ok(parser.finish())
-}
-
-/// Calls `f` with every line (without its newline), or `None` for a line longer than `max`
-/// bytes, which is skipped without being held in memory.
-fn for_each_line(
-    mut reader: impl BufRead,
-    max: u64,
-    mut f: impl FnMut(Option<&str>),
-) -> io::Result<()> {
-    let mut buffer = Vec::new();
-    loop {
-        buffer.clear();
-        let read = reader
-            .by_ref()
-            .take(max + 1)
-            .read_until(b'\n', &mut buffer)?;
-        if read == 0 {
-            return Ok(());
-        }
-        let complete = buffer.last() == Some(&b'\n');
-        if !complete && read as u64 > max {
-            skip_to_newline(&mut reader)?;
-            f(None);
-            continue;
-        }
-        let text = String::from_utf8_lossy(&buffer);
-        f(Some(text.trim_end_matches(['\n', '\r'])));
-    }
-}
-
-fn skip_to_newline(reader: &mut impl BufRead) -> io::Result<()> {
-    loop {
-        let available = reader.fill_buf()?;
-        if available.is_empty() {
-            return Ok(());
-        }
-        match available.iter().position(|&b| b == b'\n') {
-            Some(at) => {
-                reader.consume(at + 1);
-                return Ok(());
-            }
-            None => {
-                let all = available.len();
-                reader.consume(all);
-            }
-        }
-    }
 }
 
 /// Builds a [`StreamSummary`] one line at a time.
@@ -299,11 +252,7 @@ fn denial(value: &Value) -> String {
         .unwrap_or("unknown tool");
     match value.get("tool_input") {
         Some(input) if !input.is_null() => {
-            let input = input.to_string();
-            let mut shown: String = input.chars().take(DENIAL_INPUT_CHARS).collect();
-            if shown.len() < input.len() {
-                shown.push('…');
-            }
+            let shown = base::text::elide(&input.to_string(), DENIAL_INPUT_CHARS);
             format!("{tool}: {shown}")
         }
         _ => tool.to_string(),

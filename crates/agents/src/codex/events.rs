@@ -138,10 +138,6 @@ impl StreamSummary {
             _ => {}
         }
     }
-
-    fn feed_bytes(&mut self, line: &[u8]) {
-        self.feed(&String::from_utf8_lossy(line));
-    }
 }
 
 /// Whether an `error` message is codex saying it lost the stream and is reconnecting
@@ -172,53 +168,13 @@ pub fn judge_line(line: &str) -> LineSignal {
 }
 
 /// Reads a whole event stream. Only I/O errors fail; bad lines are skipped.
-pub fn read_stream(mut reader: impl BufRead) -> io::Result<StreamSummary> {
+pub fn read_stream(reader: impl BufRead) -> io::Result<StreamSummary> {
     let mut summary = StreamSummary::default();
-    let mut line = Vec::new();
-    let mut oversized = false;
-    loop {
-        let (used, line_ended) = {
-            let available = match reader.fill_buf() {
-                Ok(bytes) => bytes,
-                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
-                Err(error) => return Err(error),
-            };
-            if available.is_empty() {
-                break;
-            }
-            let newline = available.iter().position(|&byte| byte == b'\n');
-            let piece = &available[..newline.unwrap_or(available.len())];
-            if !oversized && line.len() + piece.len() > MAX_EVENT_LINE {
-                oversized = true;
-                line = Vec::new();
-            }
-            if !oversized {
-                line.extend_from_slice(piece);
-            }
-            (
-                piece.len() + usize::from(newline.is_some()),
-                newline.is_some(),
-            )
-        };
-        reader.consume(used);
-        if line_ended {
-            finish_line(&mut summary, &mut line, &mut oversized);
-        }
-    }
-    if !line.is_empty() || oversized {
-        finish_line(&mut summary, &mut line, &mut oversized);
-    }
+    crate::for_each_line(reader, MAX_EVENT_LINE, |line| match line {
+        Some(text) => summary.feed(text),
+        None => summary.skipped_lines += 1,
+    })?;
     Ok(summary)
-}
-
-fn finish_line(summary: &mut StreamSummary, line: &mut Vec<u8>, oversized: &mut bool) {
-    if *oversized {
-        summary.skipped_lines += 1;
-    } else {
-        summary.feed_bytes(line);
-    }
-    line.clear();
-    *oversized = false;
 }
 
 fn usage_of(usage: &Value) -> TokenCounts {
@@ -232,11 +188,7 @@ fn usage_of(usage: &Value) -> TokenCounts {
 }
 
 fn bounded(message: &str) -> String {
-    let mut end = message.len().min(MESSAGE_LIMIT);
-    while !message.is_char_boundary(end) {
-        end -= 1;
-    }
-    message[..end].to_string()
+    message[..base::text::floor_char_boundary(message, MESSAGE_LIMIT)].to_string()
 }
 
 fn push_bounded(messages: &mut Vec<String>, message: &str) {

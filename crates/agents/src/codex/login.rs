@@ -2,10 +2,10 @@
 //! `codex exec` reads and `login status` does not know, counts as logged in), or, when the CLI
 //! cannot be asked, told from `CODEX_API_KEY` and `$CODEX_HOME/auth.json` ([`credentials`]).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::credentials::{Credentials, Lookup};
-use crate::login::{describe_end, first_line, probe, Login};
+use crate::credentials::{login_file, Credentials, Lookup};
+use crate::login::{probe, undecided, Login};
 use process::{self, ProcessEnd};
 
 /// How to log codex in.
@@ -56,11 +56,7 @@ fn interpret_codex(end: ProcessEnd, said: &str, openai_key_set: bool) -> Login {
                 fix: CODEX_FIX.to_string(),
             }
         }
-        (end, _) => Login::Unknown(format!(
-            "`codex login status` did not say ({}){}",
-            describe_end(end),
-            first_line(said).map_or(String::new(), |l| format!(": {l}"))
-        )),
+        (end, _) => undecided("`codex login status`", end, said),
     }
 }
 
@@ -70,14 +66,8 @@ pub fn credentials(var: Lookup<'_>, home: Option<&Path>) -> Credentials {
     if var("CODEX_API_KEY").is_some() {
         return Credentials::Present("CODEX_API_KEY is set".to_string());
     }
-    let codex_home = var("CODEX_HOME")
-        .map(PathBuf::from)
-        .or_else(|| home.map(|h| h.join(".codex")));
-    if let Some(file) = codex_home
-        .map(|dir| dir.join("auth.json"))
-        .filter(|f| f.is_file())
-    {
-        return Credentials::Present(format!("logged in ({})", file.display()));
+    if let Some(found) = login_file(var, home, ("CODEX_HOME", ".codex"), "auth.json") {
+        return found;
     }
     if var("OPENAI_API_KEY").is_some() {
         return Credentials::Refused {

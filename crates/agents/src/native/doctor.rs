@@ -145,14 +145,7 @@ fn models_finding(
                 answer.status,
                 failure::message_of(&answer.body)
             ),
-            failure::fix(
-                verdict.class,
-                role_name,
-                &endpoint.key_var,
-                &endpoint.model,
-                &endpoint.base_url,
-            )
-            .unwrap_or_default(),
+            failure::fix(verdict.class, role_name, &endpoint).unwrap_or_default(),
         );
     }
     let listed = serde_json::from_str::<Value>(&answer.body)
@@ -180,14 +173,8 @@ fn models_finding(
                     listed.join(", ")
                 }
             ),
-            failure::fix(
-                crate::AgentErrorClass::ModelNotFound,
-                role_name,
-                &endpoint.key_var,
-                &endpoint.model,
-                &endpoint.base_url,
-            )
-            .unwrap_or_default(),
+            failure::fix(crate::AgentErrorClass::ModelNotFound, role_name, &endpoint)
+                .unwrap_or_default(),
         )
     }
 }

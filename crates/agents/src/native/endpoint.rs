@@ -79,12 +79,7 @@ impl Endpoint {
             model,
             key_var,
             key,
-            headers: role
-                .headers
-                .iter()
-                .flatten()
-                .map(|(name, value)| (name.clone(), value.clone()))
-                .collect(),
+            headers: role.headers.clone().into_iter().flatten().collect(),
         })
     }
 

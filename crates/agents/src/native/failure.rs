@@ -10,6 +10,7 @@
 //! retried, whatever the status: the same prompt fails the same way; its fix names the
 //! server's setting to raise.
 
+use super::endpoint::Endpoint;
 use crate::AgentErrorClass;
 
 /// How an error answer is treated.
@@ -96,13 +97,13 @@ pub fn classify(status: u16, body: &str) -> Verdict {
 }
 
 /// The fix for a failure of `class`, in the words of the role's configuration.
-pub fn fix(
-    class: AgentErrorClass,
-    role_name: &str,
-    key_var: &str,
-    model: &str,
-    base_url: &str,
-) -> Option<String> {
+pub fn fix(class: AgentErrorClass, role_name: &str, endpoint: &Endpoint) -> Option<String> {
+    let Endpoint {
+        key_var,
+        model,
+        base_url,
+        ..
+    } = endpoint;
     match class {
         AgentErrorClass::AuthMissing => Some(format!(
             "check the API key in {key_var} (the variable `api_key_env` of role `{role_name}` \
@@ -136,10 +137,7 @@ pub fn message_of(body: &str) -> String {
                 .map(str::to_string)
         });
     let text = from_json.unwrap_or_else(|| body.trim().to_string());
-    match text.char_indices().nth(500) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text,
-    }
+    base::text::elide(&text, 500)
 }
 
 #[cfg(test)]

@@ -378,20 +378,8 @@ impl Session<'_> {
     }
 
     fn failed(&self, class: AgentErrorClass, message: String) -> AgentStatus {
-        let fix = failure::fix(
-            class,
-            self.req.role_name,
-            &self.endpoint.key_var,
-            &self.endpoint.model,
-            &self.endpoint.base_url,
-        );
-        AgentStatus::Failed {
-            class,
-            message: match fix {
-                Some(fix) => format!("{message}\nfix: {fix}"),
-                None => message,
-            },
-        }
+        let fix = failure::fix(class, self.req.role_name, &self.endpoint);
+        AgentStatus::failed_with(class, message, fix)
     }
 
     fn outcome(

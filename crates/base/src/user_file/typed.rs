@@ -18,6 +18,16 @@
 //! validator's words. The deserializer receives the struct's keys and the enum's values
 //! itself, which is all that "unknown key, did you mean" needs.
 
+/// `Deserializer` methods that decode as another method of the same deserializer does, their
+/// other arguments unused (for [`de`] and [`substitute`]).
+macro_rules! forward {
+    ($($method:ident($($arg:ty),*) => $to:ident),* $(,)?) => {$(
+        fn $method<V: Visitor<'de>>(self, $(_: $arg,)* visitor: V) -> Result<V::Value, DeError> {
+            self.$to(visitor)
+        }
+    )*};
+}
+
 mod de;
 pub mod deferred;
 pub mod problem;
@@ -205,6 +215,25 @@ mod tests {
         assert!(problems[0]
             .message
             .contains("invalid type: string \"three\""));
+    }
+
+    #[test]
+    fn an_integer_out_of_range_names_the_range_of_its_type() {
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct Sizes {
+            small: u8,
+            signed: i8,
+        }
+        let problems = decode::<Sizes>(&tree("small = 300\nsigned = -200\n")).unwrap_err();
+        let got: Vec<&str> = problems.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            got,
+            [
+                "invalid value: integer `300`, expected an integer from 0 to 255",
+                "invalid value: integer `-200`, expected an integer from -128 to 127",
+            ]
+        );
     }
 
     #[test]

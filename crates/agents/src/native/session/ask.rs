@@ -100,18 +100,12 @@ impl Session<'_> {
                 } else {
                     message
                 };
+                let (role, url) = (self.req.role_name, &self.endpoint.base_url);
                 return Err(Asked::Ended(match context {
-                    Some(server) => AgentStatus::Failed {
-                        class,
-                        message: format!(
-                            "{message}\nfix: {}",
-                            failure::context_fix(
-                                server,
-                                self.req.role_name,
-                                &self.endpoint.base_url
-                            )
-                        ),
-                    },
+                    Some(server) => {
+                        let fix = failure::context_fix(server, role, url);
+                        AgentStatus::failed_with(class, message, Some(fix))
+                    }
                     None => self.failed(class, message),
                 }));
             };

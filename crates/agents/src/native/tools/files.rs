@@ -52,8 +52,8 @@ pub fn read(worktree: &Path, args: ReadArgs) -> Result<String, Problem> {
     let total = text.lines().count();
     let mut out = String::new();
     for (index, line) in text.lines().enumerate().skip(first - 1).take(limit) {
-        let line = match line.char_indices().nth(MAX_LINE) {
-            Some((cut, _)) => format!("{}… (line cut)", &line[..cut]),
+        let line = match base::text::cut_chars(line, MAX_LINE) {
+            Some(head) => format!("{head}… (line cut)"),
             None => line.to_string(),
         };
         out.push_str(&format!("{:>6}\t{line}\n", index + 1));

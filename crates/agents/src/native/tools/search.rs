@@ -92,10 +92,7 @@ pub fn grep(worktree: &Path, args: GrepArgs) -> Result<String, Problem> {
                     ));
                     break 'files;
                 }
-                let line = match line.char_indices().nth(MAX_LINE) {
-                    Some((cut, _)) => format!("{}…", &line[..cut]),
-                    None => line.to_string(),
-                };
+                let line = base::text::elide(line, MAX_LINE);
                 out.push(format!("{relative}:{}:{line}", index + 1));
             }
         }

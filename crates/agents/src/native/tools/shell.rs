@@ -92,14 +92,8 @@ pub fn head_and_tail(text: &str, keep: usize, log: &Path) -> String {
     if text.len() <= 2 * keep {
         return text.to_string();
     }
-    let mut head = keep;
-    while !text.is_char_boundary(head) {
-        head -= 1;
-    }
-    let mut tail = text.len() - keep;
-    while !text.is_char_boundary(tail) {
-        tail += 1;
-    }
+    let head = base::text::floor_char_boundary(text, keep);
+    let tail = base::text::ceil_char_boundary(text, text.len() - keep);
     format!(
         "{}\n… ({} bytes cut; the whole output is in {}) …\n{}",
         &text[..head],

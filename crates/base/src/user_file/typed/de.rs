@@ -39,11 +39,9 @@ pub(super) struct Cx {
 impl Cx {
     fn report(&self, pos: &Pos, problem: &Problem, field: Option<&str>) -> DeError {
         let (message, help) = problem.words(field);
-        let diagnostic = pos.error(message);
-        self.problems.borrow_mut().push(match help {
-            Some(help) => diagnostic.with_help(help),
-            None => diagnostic,
-        });
+        let mut diagnostic = pos.error(message);
+        diagnostic.help = help;
+        self.problems.borrow_mut().push(diagnostic);
         DeError::reported()
     }
 
@@ -214,36 +212,22 @@ fn traced<'n>(node: &'n Node, problem: &Problem) -> Option<&'n Pos> {
     found
 }
 
-macro_rules! unsigned {
-    ($($method:ident $visit:ident $t:ty),*) => {$(
-        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
-            match self.node.value {
-                Value::Integer(i) => match <$t>::try_from(i) {
-                    Ok(n) => self.finish(visitor.$visit(n), false),
-                    Err(_) => {
-                        let expected = if i < 0 {
-                            "a non-negative integer".to_string()
-                        } else {
-                            format!("an integer from 0 to {}", <$t>::MAX)
-                        };
-                        let problem = Problem::InvalidValue { found: Found::Signed(i), expected };
-                        self.reported(&self.node.pos, &problem, |s| s.$method(visitor))
-                    }
-                },
-                _ => self.wrong_kind(problem::expected(&visitor), |s| s.$method(visitor)),
-            }
-        }
-    )*};
+/// What an integer type takes, said of `i`, a value it cannot hold.
+fn integer_range(i: i64, min: i128, max: i128) -> String {
+    match (min, i < 0) {
+        (0, true) => "a non-negative integer".to_string(),
+        _ => format!("an integer from {min} to {max}"),
+    }
 }
 
-macro_rules! signed {
+macro_rules! integer {
     ($($method:ident $visit:ident $t:ty),*) => {$(
         fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
             match self.node.value {
                 Value::Integer(i) => match <$t>::try_from(i) {
                     Ok(n) => self.finish(visitor.$visit(n), false),
                     Err(_) => {
-                        let expected = format!("an integer from {} to {}", <$t>::MIN, <$t>::MAX);
+                        let expected = integer_range(i, <$t>::MIN.into(), <$t>::MAX.into());
                         let problem = Problem::InvalidValue { found: Found::Signed(i), expected };
                         self.reported(&self.node.pos, &problem, |s| s.$method(visitor))
                     }
@@ -272,13 +256,20 @@ impl<'de> Deserializer<'de> for De<'_> {
         }
     }
 
-    unsigned!(deserialize_u8 visit_u8 u8, deserialize_u16 visit_u16 u16,
-        deserialize_u32 visit_u32 u32, deserialize_u64 visit_u64 u64);
-    signed!(deserialize_i8 visit_i8 i8, deserialize_i16 visit_i16 i16,
+    integer!(deserialize_u8 visit_u8 u8, deserialize_u16 visit_u16 u16,
+        deserialize_u32 visit_u32 u32, deserialize_u64 visit_u64 u64,
+        deserialize_i8 visit_i8 i8, deserialize_i16 visit_i16 i16,
         deserialize_i32 visit_i32 i32, deserialize_i64 visit_i64 i64);
 
-    fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
-        self.deserialize_f64(visitor)
+    forward! {
+        deserialize_f32() => deserialize_f64,
+        deserialize_string() => deserialize_str,
+        deserialize_identifier() => deserialize_str,
+        deserialize_bytes() => deserialize_any,
+        deserialize_byte_buf() => deserialize_any,
+        deserialize_unit_struct(&'static str) => deserialize_unit,
+        deserialize_tuple(usize) => deserialize_seq,
+        deserialize_tuple_struct(&'static str, usize) => deserialize_seq,
     }
 
     fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
@@ -312,22 +303,6 @@ impl<'de> Deserializer<'de> for De<'_> {
         }
     }
 
-    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
-        self.deserialize_str(visitor)
-    }
-
-    fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
-        self.deserialize_str(visitor)
-    }
-
-    fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
-        self.deserialize_any(visitor)
-    }
-
-    fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
-        self.deserialize_any(visitor)
-    }
-
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
         match self.node.value {
             Value::Null => self.finish(visitor.visit_none(), false),
@@ -340,14 +315,6 @@ impl<'de> Deserializer<'de> for De<'_> {
             Value::Null => self.finish(visitor.visit_unit(), false),
             _ => self.wrong_kind(problem::expected(&visitor), |s| s.deserialize_unit(visitor)),
         }
-    }
-
-    fn deserialize_unit_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, DeError> {
-        self.deserialize_unit(visitor)
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(
@@ -363,23 +330,6 @@ impl<'de> Deserializer<'de> for De<'_> {
             Value::Array(items) => self.seq(items, visitor),
             _ => self.wrong_kind(problem::expected(&visitor), |s| s.deserialize_seq(visitor)),
         }
-    }
-
-    fn deserialize_tuple<V: Visitor<'de>>(
-        self,
-        _len: usize,
-        visitor: V,
-    ) -> Result<V::Value, DeError> {
-        self.deserialize_seq(visitor)
-    }
-
-    fn deserialize_tuple_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        _len: usize,
-        visitor: V,
-    ) -> Result<V::Value, DeError> {
-        self.deserialize_seq(visitor)
     }
 
     fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {

@@ -117,47 +117,18 @@ impl<'de> Deserializer<'de> for Substitute {
         unit unit_struct bytes byte_buf identifier
     }
 
-    fn deserialize_i8<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
-        self.deserialize_u64(visitor)
-    }
-    fn deserialize_i16<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
-        self.deserialize_u64(visitor)
-    }
-    fn deserialize_i32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
-        self.deserialize_u64(visitor)
-    }
-    fn deserialize_i64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
-        self.deserialize_u64(visitor)
-    }
-    fn deserialize_u8<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
-        self.deserialize_u64(visitor)
-    }
-    fn deserialize_u16<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
-        self.deserialize_u64(visitor)
-    }
-    fn deserialize_u32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
-        self.deserialize_u64(visitor)
-    }
-    fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
-        self.deserialize_f64(visitor)
-    }
-    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
-        self.deserialize_str(visitor)
-    }
-    fn deserialize_tuple<V: Visitor<'de>>(
-        self,
-        _len: usize,
-        visitor: V,
-    ) -> Result<V::Value, DeError> {
-        self.deserialize_seq(visitor)
-    }
-    fn deserialize_tuple_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        _len: usize,
-        visitor: V,
-    ) -> Result<V::Value, DeError> {
-        self.deserialize_seq(visitor)
+    forward! {
+        deserialize_i8() => deserialize_u64,
+        deserialize_i16() => deserialize_u64,
+        deserialize_i32() => deserialize_u64,
+        deserialize_i64() => deserialize_u64,
+        deserialize_u8() => deserialize_u64,
+        deserialize_u16() => deserialize_u64,
+        deserialize_u32() => deserialize_u64,
+        deserialize_f32() => deserialize_f64,
+        deserialize_string() => deserialize_str,
+        deserialize_tuple(usize) => deserialize_seq,
+        deserialize_tuple_struct(&'static str, usize) => deserialize_seq,
     }
 }
 
