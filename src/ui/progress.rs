@@ -46,13 +46,6 @@ impl Display {
 const MAX_REASONS_SHOWN: usize = 4;
 const MAX_REASON_CHARS: usize = 300;
 
-fn bounded(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_string(),
-    }
-}
-
 /// One finished turn as a line, then why it was not approved.
 pub fn turn_line(turn: u32, max: u32, s: &TurnSummary) -> String {
     let player = if s.player_ok {
@@ -104,7 +97,7 @@ pub fn turn_line(turn: u32, max: u32, s: &TurnSummary) -> String {
     );
     for reason in s.reasons.iter().take(MAX_REASONS_SHOWN) {
         line.push_str("\n    - ");
-        line.push_str(&bounded(reason, MAX_REASON_CHARS));
+        line.push_str(&base::text::elide(reason, MAX_REASON_CHARS));
     }
     if s.reasons.len() > MAX_REASONS_SHOWN {
         line.push_str(&format!(

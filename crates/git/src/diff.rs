@@ -179,10 +179,7 @@ pub(crate) fn within_budget(files: &[(String, Vec<u8>)], limit: usize) -> String
         } else if share < MIN_FILE_SHARE {
             left_out.push(path.as_str());
         } else {
-            let mut cut = share;
-            while !text.is_char_boundary(cut) {
-                cut -= 1;
-            }
+            let cut = base::text::floor_char_boundary(&text, share);
             out.push_str(&text[..cut]);
             out.push_str(&format!(
                 "\n… ({path}: {} more bytes of its diff left out)\n",

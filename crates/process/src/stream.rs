@@ -16,6 +16,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use base::text::{ceil_char_boundary, floor_char_boundary};
+
 use super::redact::Redactor;
 use super::{LineSignal, LineWatch};
 
@@ -341,22 +343,6 @@ fn is_continuation(byte: u8) -> bool {
 
 fn to_text(bytes: &[u8], redactor: &Redactor) -> String {
     redactor.apply(&String::from_utf8_lossy(bytes))
-}
-
-fn floor_char_boundary(text: &str, mut index: usize) -> usize {
-    index = index.min(text.len());
-    while !text.is_char_boundary(index) {
-        index -= 1;
-    }
-    index
-}
-
-fn ceil_char_boundary(text: &str, mut index: usize) -> usize {
-    index = index.min(text.len());
-    while !text.is_char_boundary(index) {
-        index += 1;
-    }
-    index
 }
 
 #[cfg(test)]

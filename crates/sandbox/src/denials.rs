@@ -14,6 +14,8 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
+use base::text::floor_char_boundary;
+
 use super::{Backend, Confinement};
 
 /// At most this many refusals are reported per process.
@@ -104,8 +106,8 @@ fn refusal(line: &str, markers: &[&str]) -> Option<String> {
     // ASCII lowering keeps byte offsets, so `at` is an offset into `line` too.
     let lower = line.to_ascii_lowercase();
     let at = markers.iter().find_map(|marker| lower.find(marker))?;
-    let start = floor_char(line, at.saturating_sub(CONTEXT));
-    let end = floor_char(line, (at + CONTEXT).min(line.len()));
+    let start = floor_char_boundary(line, at.saturating_sub(CONTEXT));
+    let end = floor_char_boundary(line, at + CONTEXT);
     let excerpt = line[start..end].trim();
     let mut text = String::new();
     if start > 0 {
@@ -116,14 +118,6 @@ fn refusal(line: &str, markers: &[&str]) -> Option<String> {
         text.push('…');
     }
     Some(text)
-}
-
-/// The largest char boundary of `text` at or before `at`.
-fn floor_char(text: &str, mut at: usize) -> usize {
-    while at > 0 && !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
 }
 
 /// The note for `refusals` (none when there are none).

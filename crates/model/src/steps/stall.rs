@@ -24,6 +24,7 @@
 
 use std::fmt;
 
+use base::text::elide;
 use serde::{Deserialize, Serialize};
 
 use crate::workflow::model::StallConfig;
@@ -65,17 +66,17 @@ impl fmt::Display for StallReason {
                 "the same environment failure on two consecutive turns: {}; more code will not \
                  fix it. Fix the environment the checks and agents share (`[env]` in \
                  .autobuild/config.toml), then resume",
-                excerpt(failure, SIGNATURE_EXCERPT_CHARS)
+                elide(failure, SIGNATURE_EXCERPT_CHARS)
             ),
             StallReason::Unchanged { turns, tree } => write!(
                 f,
                 "the worktree was identical after each of the last {turns} turns (tree {})",
-                excerpt(tree, TREE_EXCERPT_CHARS)
+                elide(tree, TREE_EXCERPT_CHARS)
             ),
             StallReason::RepeatedFeedback { turns, signature } => write!(
                 f,
                 "the same failure repeated for {turns} turns with no new criteria met: {}",
-                excerpt(
+                elide(
                     signature.lines().next().unwrap_or_default(),
                     SIGNATURE_EXCERPT_CHARS
                 )
@@ -83,17 +84,10 @@ impl fmt::Display for StallReason {
             StallReason::Oscillation { first, second } => write!(
                 f,
                 "the worktree alternated between two states over the last 4 turns (trees {} and {})",
-                excerpt(first, TREE_EXCERPT_CHARS),
-                excerpt(second, TREE_EXCERPT_CHARS)
+                elide(first, TREE_EXCERPT_CHARS),
+                elide(second, TREE_EXCERPT_CHARS)
             ),
         }
-    }
-}
-
-fn excerpt(text: &str, max_chars: usize) -> String {
-    match text.char_indices().nth(max_chars) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_string(),
     }
 }
 

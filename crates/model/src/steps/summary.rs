@@ -244,11 +244,7 @@ pub(crate) fn shorten(line: &str, max: usize) -> String {
     if line.len() <= max {
         return line.to_string();
     }
-    let room = max.saturating_sub(ELISION.len());
-    let mut end = room.min(line.len());
-    while !line.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = base::text::floor_char_boundary(line, max.saturating_sub(ELISION.len()));
     if max < ELISION.len() {
         return String::new();
     }

@@ -278,10 +278,7 @@ fn tail(text: &str, lines: usize, bytes: usize) -> String {
     let start = all.len().saturating_sub(lines);
     let mut kept = all[start..].join("\n");
     if kept.len() > bytes {
-        let mut cut = kept.len() - bytes;
-        while !kept.is_char_boundary(cut) {
-            cut += 1;
-        }
+        let cut = base::text::ceil_char_boundary(&kept, kept.len() - bytes);
         kept = kept[cut..].to_string();
     }
     let left_out = text.trim_end().len() - kept.len();

@@ -64,10 +64,7 @@ pub fn bounded(text: &str) -> String {
     if text.len() <= TEXT_LIMIT {
         return text.to_string();
     }
-    let mut end = TEXT_LIMIT;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = base::text::floor_char_boundary(text, TEXT_LIMIT);
     format!(
         "{}\n\n[… cut: the answer was longer than {} KiB]",
         &text[..end],
