@@ -3,6 +3,7 @@
 //! list below is the names as they were spelled by hand before the derives, so a rename in
 //! either place fails here.
 
+use base::Keyword;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use strum::IntoEnumIterator;

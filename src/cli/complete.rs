@@ -7,6 +7,7 @@
 //! workflow catalog, `SchemaKind::ALL`); nothing is written, and a project that cannot be read
 //! offers nothing rather than an error.
 
+use base::Keyword;
 use std::path::PathBuf;
 
 use clap_complete::engine::CompletionCandidate;

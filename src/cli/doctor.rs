@@ -21,6 +21,7 @@ pub mod check;
 mod probe;
 mod sandbox;
 
+use base::Keyword;
 use std::path::{Path, PathBuf};
 
 use clap::Args;

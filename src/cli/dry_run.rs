@@ -3,6 +3,7 @@
 //! steps with their bounds — and the rendered turn-1 Player prompt.
 //! Nothing is created: no branch, no worktree, no run directory.
 
+use base::Keyword;
 use std::fmt::Write as _;
 use std::path::Path;
 

@@ -5,6 +5,7 @@
 //! Each checks the id through [`crate::cli::run_dir`] before anything is read, then calls one
 //! operation of [`crate::engine::existing`] (or the feature's) and presents what it did.
 
+use base::Keyword;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 

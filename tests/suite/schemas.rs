@@ -2,6 +2,7 @@
 //! and reject what its decoders reject (an unknown key), checked with an independent
 //! JSON-Schema validator.
 
+use base::Keyword;
 use std::path::{Path, PathBuf};
 
 use autobuild::project::Config;

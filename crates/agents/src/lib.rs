@@ -27,6 +27,7 @@ pub mod private_state;
 pub mod retry;
 pub mod schema;
 
+use base::Keyword;
 use std::path::Path;
 use std::time::Duration;
 
@@ -339,10 +340,6 @@ impl AgentErrorClass {
             AgentErrorClass::EmptyAnswer => "answered nothing",
             AgentErrorClass::NonZeroExit | AgentErrorClass::Other => "failed",
         }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        self.into()
     }
 }
 

@@ -15,3 +15,13 @@ pub mod text;
 pub mod tree_copy;
 pub mod unknown;
 pub mod user_file;
+
+/// A keyword's name as files, records and events write it: the one `as_str` of every enum that
+/// derives strum's `IntoStaticStr` (its serialized names are declared once, on the enum).
+pub trait Keyword: Copy + Into<&'static str> {
+    fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+impl<T: Copy + Into<&'static str>> Keyword for T {}

@@ -24,9 +24,3 @@ pub enum MergeStrategy {
     Merge,
     Ff,
 }
-
-impl MergeStrategy {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}

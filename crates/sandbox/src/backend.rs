@@ -1,6 +1,7 @@
 //! What confines a run: the backend that works on this machine ([`Backend`]), and what a
 //! run's record keeps of it ([`Record`]).
 
+use base::Keyword;
 use std::path::PathBuf;
 
 use super::{BackendChoice, Effective, Network};

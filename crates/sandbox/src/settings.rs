@@ -3,6 +3,7 @@
 //! private `/tmp` (`writable`). Decoded from config.toml by `project::config`; the
 //! doc comments are the JSON Schema's descriptions.
 
+use base::Keyword;
 use std::borrow::Cow;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
@@ -33,12 +34,6 @@ pub enum Mode {
     On,
     /// Never confine.
     Off,
-}
-
-impl Mode {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
 }
 
 /// `[sandbox] backend`: what confines agents and checks.
@@ -93,18 +88,6 @@ pub enum Network {
     None,
 }
 
-impl Network {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
-impl BackendChoice {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
 /// The variable that overrides `[sandbox] backend` (a CI job that wants Landlock, a test that
 /// wants bwrap alone).
 pub const BACKEND_ENV: &str = "AUTOBUILD_SANDBOX_BACKEND";
@@ -122,7 +105,7 @@ impl Settings {
         BackendChoice::iter()
             .find(|choice| choice.as_str() == named.trim())
             .ok_or_else(|| {
-                let known: Vec<&str> = BackendChoice::iter().map(BackendChoice::as_str).collect();
+                let known: Vec<&str> = BackendChoice::iter().map(Keyword::as_str).collect();
                 format!("{BACKEND_ENV}=`{named}` is not one of {}", known.join(", "))
             })
     }

@@ -9,12 +9,6 @@ pub enum Level {
     Missing,
 }
 
-impl Level {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
 /// One line of the report; a `Missing` check with a `need` stops the selected workflow.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {

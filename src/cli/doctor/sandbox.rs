@@ -5,6 +5,7 @@
 use super::{Check, Level};
 use crate::sandbox::probe::{self, Availability};
 use crate::sandbox::{Mode, Settings};
+use base::Keyword;
 
 pub(super) fn sandbox_check(settings: &Settings) -> Check {
     let subject = "sandbox";

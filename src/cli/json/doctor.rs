@@ -1,5 +1,6 @@
 //! `doctor --json`.
 
+use base::Keyword;
 use serde::Serialize;
 
 use crate::cli::doctor::check::Check;

@@ -1,5 +1,6 @@
 //! `task --dry-run --json` and `feature --dry-run --json`.
 
+use base::Keyword;
 use serde::Serialize;
 
 use crate::engine::plan::Plan;

@@ -29,6 +29,7 @@ mod stream;
 mod tools;
 mod transcript;
 
+use base::Keyword;
 use std::path::Path;
 use std::time::Duration;
 

@@ -42,10 +42,6 @@ pub enum SchemaKind {
 }
 
 impl SchemaKind {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
     /// The kind called `name`, if there is one.
     pub fn named(name: &str) -> Option<SchemaKind> {
         name.parse().ok()

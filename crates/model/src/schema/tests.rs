@@ -1,3 +1,4 @@
+use base::Keyword;
 use strum::IntoEnumIterator;
 
 use super::*;

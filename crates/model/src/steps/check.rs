@@ -81,12 +81,6 @@ pub enum CheckStatus {
     Error,
 }
 
-impl CheckStatus {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
 /// Whether a failure is the code's fault or the environment's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
 #[strum(serialize_all = "snake_case")]
@@ -94,12 +88,6 @@ impl CheckStatus {
 pub enum FailureClass {
     Code,
     Infrastructure,
-}
-
-impl FailureClass {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ use crate::steps::verdict::COACH_OUTPUT_INVALID;
 use crate::workflow::context::{
     CheckContext, CriterionStatusContext, FeedbackContext, IssueContext,
 };
+use base::Keyword;
 
 mod fix;
 

@@ -7,6 +7,7 @@
 //! the profile's requirements. Every unmet requirement is reported, not just the first, so the
 //! next turn's feedback is complete.
 
+use base::Keyword;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};

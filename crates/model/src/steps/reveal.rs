@@ -35,12 +35,6 @@ pub enum Reveal {
     None,
 }
 
-impl Reveal {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
 /// What agents are shown in place of a hidden check's command: they could not run it (its
 /// files are not in their worktree), and its file names are the project's to keep.
 pub const HIDDEN_COMMAND: &str =
@@ -178,6 +172,7 @@ pub fn conceal(level: Reveal, result: &mut CheckResult, output: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base::Keyword;
 
     const PYTEST: &str = "\
 tests/acceptance/test_greet.py .F                                   [100%]

@@ -56,12 +56,6 @@ pub enum Decision {
     Feedback,
 }
 
-impl Decision {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Issue {
@@ -89,12 +83,6 @@ pub enum Severity {
     NiceToHave,
 }
 
-impl Severity {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CriterionVerdict {
@@ -110,12 +98,6 @@ pub enum CriterionStatus {
     Met,
     NotMet,
     NotVerified,
-}
-
-impl CriterionStatus {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
 }
 
 impl Verdict {
@@ -207,10 +189,6 @@ impl Reading {
             }
             Err(_) => Reading::RetryInvalid,
         }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        self.into()
     }
 }
 

@@ -8,6 +8,7 @@
 //! code's or the environment's, with advice. A check that cannot even start is an `error`
 //! result, never a panic and never a pass. Checks run one after another in the given order.
 
+use base::Keyword;
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};

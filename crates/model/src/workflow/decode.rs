@@ -6,6 +6,7 @@
 //! [`kinds::COMMON_KEYS`] and each kind's keys, and the common part and the action are decoded
 //! apart so that every error keeps a precise position.
 
+use base::Keyword;
 use strum::IntoEnumIterator;
 
 use crate::workflow::kinds::{self, Kind};

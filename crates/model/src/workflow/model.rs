@@ -218,10 +218,6 @@ pub enum Tool {
 }
 
 impl Tool {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
     /// Tools that modify files directly.
     pub fn writes(self) -> bool {
         matches!(self, Tool::Write | Tool::Edit)
@@ -256,12 +252,6 @@ pub enum Access {
     #[default]
     Write,
     ReadOnly,
-}
-
-impl Access {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
 }
 
 /// Structured output a role must produce.

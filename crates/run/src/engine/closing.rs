@@ -5,6 +5,7 @@
 //! the two cannot drift apart. Sentences may hold Markdown-style `code` spans, which both
 //! renderers show as code.
 
+use base::Keyword;
 use std::collections::BTreeMap;
 
 use serde::Serialize;

@@ -4,6 +4,7 @@
 mod legacy;
 pub mod record;
 
+use base::Keyword;
 use std::fmt;
 use std::path::PathBuf;
 

@@ -3,6 +3,7 @@
 //! `reject`, `logs`) share: each refusal is a variant with its data, worded once in `Display`
 //! and `help`, and is a usage error (exit 2).
 
+use base::Keyword;
 use std::fmt;
 
 use crate::engine::lock::LockError;

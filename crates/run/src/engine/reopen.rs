@@ -6,6 +6,7 @@
 
 use crate::engine::state::{RunState, RunStatus};
 use crate::engine::Outcome;
+use base::Keyword;
 use model::steps::verdict::Severity;
 use model::workflow::context::{FeedbackContext, IssueContext};
 use model::workflow::kinds::LoopExit;

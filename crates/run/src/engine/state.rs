@@ -180,10 +180,6 @@ pub enum RunStatus {
 }
 
 impl RunStatus {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
     /// The GuardKit board state a run in this status stands for (docs/guardkit.md, "Keeping a
     /// GuardKit board true"): `status` shows it beside the folder the task file sits in, which
     /// autobuild changes only when the run lands (to `completed/`).

@@ -4,6 +4,7 @@
 //! The records are what the runner itself observed: the player's claims are never trusted,
 //! its changes come from git, its success from the process status.
 
+use base::Keyword;
 use std::io;
 use std::path::{Path, PathBuf};
 

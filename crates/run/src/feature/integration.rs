@@ -15,6 +15,7 @@ pub mod landing;
 pub mod repair;
 pub mod view;
 
+use base::Keyword;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};

@@ -10,6 +10,7 @@
 //! each landing job can start from a fresh clone. [`super::ready`] answers the same question for
 //! a task's own job: run only when the task is not on the branch yet and its dependencies are.
 
+use base::Keyword;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

@@ -7,6 +7,7 @@
 //!
 //! [`unfinished`] is the pure decision, table-tested below; [`outcome`] reads the files.
 
+use base::Keyword;
 use std::collections::BTreeSet;
 use std::path::Path;
 

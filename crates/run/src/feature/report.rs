@@ -3,6 +3,7 @@
 //! shows, and `autobuild status <FEAT-ID>`. All render from `feature.json` plus what each
 //! task's run directory says.
 
+use base::Keyword;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

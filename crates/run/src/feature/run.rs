@@ -3,6 +3,7 @@
 //! feature's lock, keep an earlier run's records, create the run directory and the feature
 //! branch `autobuild/<FEAT-ID>` from the base, then hand over to the [`Runner`].
 
+use base::Keyword;
 use std::fs;
 use std::path::{Path, PathBuf};
 

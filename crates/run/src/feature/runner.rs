@@ -17,6 +17,7 @@
 
 mod integrate;
 
+use base::Keyword;
 use std::collections::{HashMap, VecDeque};
 use std::sync::mpsc::{self, Sender};
 use std::thread::JoinHandle;

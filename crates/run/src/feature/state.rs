@@ -149,12 +149,6 @@ pub enum FeatureStatus {
     Discarded,
 }
 
-impl FeatureStatus {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
 /// One task of the feature.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskRecord {
@@ -213,10 +207,6 @@ pub enum TaskStatus {
 }
 
 impl TaskStatus {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
     /// The task's status after its run ended with `outcome`.
     pub fn from_outcome(outcome: &Outcome) -> TaskStatus {
         match outcome {

@@ -3,6 +3,7 @@
 //! start, so the waves and the parallel tasks within a wave show as they ran. A pure function
 //! of the feature's state.
 
+use base::Keyword;
 use std::time::SystemTime;
 
 use crate::feature::state::{FeatureState, TaskStatus};

@@ -11,6 +11,7 @@
 
 pub mod api;
 
+use base::Keyword;
 use std::path::Path;
 use std::time::{Duration, Instant};
 

@@ -4,6 +4,7 @@
 //! escaped where it is written; this module only shapes the records into what the template
 //! shows (timeline rows, per-turn totals, coloured diff lines).
 
+use base::Keyword;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;

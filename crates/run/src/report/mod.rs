@@ -14,6 +14,7 @@ pub mod outcome;
 pub mod records;
 pub mod timeline;
 
+use base::Keyword;
 use std::path::PathBuf;
 
 use minijinja::Environment;

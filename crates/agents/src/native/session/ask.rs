@@ -2,6 +2,7 @@
 //! reply (whole or streamed), a refusal of something the request asked for (the verdict's
 //! `response_format`, `stream`), or a failure to retry or to end the invocation with.
 
+use base::Keyword;
 use std::time::Duration;
 
 use serde_json::{json, Value};

@@ -13,6 +13,7 @@ mod paths;
 mod search;
 mod shell;
 
+use base::Keyword;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use strum::IntoEnumIterator;

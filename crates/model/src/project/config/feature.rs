@@ -30,12 +30,6 @@ pub enum Integration {
     Off,
 }
 
-impl Integration {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
 /// `[feature]`: what a feature run does after each wave.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
@@ -48,6 +42,7 @@ pub struct FeatureConfig {
 
 #[cfg(test)]
 mod tests {
+    use base::Keyword;
     use std::path::Path;
 
     use strum::IntoEnumIterator;

@@ -36,10 +36,6 @@ pub enum ForgeKind {
 }
 
 impl ForgeKind {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
     /// The public API of the kind.
     pub fn default_api_url(self) -> &'static str {
         match self {

@@ -1,3 +1,4 @@
+use base::Keyword;
 use std::path::PathBuf;
 
 use super::*;

@@ -2,6 +2,7 @@
 //! coach answers through the production parse and rules path, each with the reading it must
 //! get, and the two figures issue 21 asks for: false approvals and correct work blocked.
 
+use base::Keyword;
 use serde::Deserialize;
 
 use super::{parse_verdict, Reading, TaskCriterion};

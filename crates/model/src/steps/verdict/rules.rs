@@ -145,6 +145,7 @@ fn form_problems(verdict: &Verdict, criteria: &[TaskCriterion]) -> Vec<Problem> 
 mod tests {
     use super::*;
     use crate::steps::verdict::Issue;
+    use base::Keyword;
 
     use CriterionStatus::{Met, NotMet, NotVerified};
     use Decision::{Approve, Feedback};

@@ -1,3 +1,4 @@
+use base::Keyword;
 use serde_json::json;
 
 use super::*;

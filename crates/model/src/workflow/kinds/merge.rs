@@ -1,6 +1,7 @@
 //! `uses = "merge"`: land the approved task branch on its base, asking first on a terminal
 //! unless `--auto-merge` or `--no-merge` decided.
 
+use base::Keyword;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

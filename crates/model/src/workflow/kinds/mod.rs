@@ -28,6 +28,7 @@ mod run;
 mod verify;
 mod worktree;
 
+use base::Keyword;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use strum::IntoEnumIterator;
@@ -151,12 +152,6 @@ step_kinds! {
     Report(report::ReportStep, ReportOutputs),
 }
 
-impl Uses {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
 /// The kind named `uses`, if it is built in.
 pub fn named(uses: &str) -> Option<&'static Kind> {
     uses.parse::<Uses>().ok().map(Uses::kind)
@@ -164,7 +159,7 @@ pub fn named(uses: &str) -> Option<&'static Kind> {
 
 /// The `uses` names of every kind, in reference order.
 pub fn names() -> Vec<&'static str> {
-    Uses::iter().map(Uses::as_str).collect()
+    Uses::iter().map(Keyword::as_str).collect()
 }
 
 impl Action {

@@ -33,12 +33,6 @@ pub enum ValueType {
     TextList,
 }
 
-impl ValueType {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
 /// Each kind's outputs, derived once (kept for the process's life, like the keys).
 static OUTPUTS: LazyLock<BTreeMap<Uses, Vec<Output>>> = LazyLock::new(|| {
     per_kind(

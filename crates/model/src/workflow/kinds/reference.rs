@@ -2,6 +2,7 @@
 //! prints it, and `docs/workflows.md` embeds it (a test keeps the two identical), so the
 //! documentation cannot drift from what the validator accepts.
 
+use base::Keyword;
 use std::fmt::Write as _;
 
 use strum::IntoEnumIterator;

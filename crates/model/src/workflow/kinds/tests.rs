@@ -1,6 +1,7 @@
 //! The kinds' declared facts agree with the names they are registered under.
 
 use super::*;
+use base::Keyword;
 
 #[test]
 fn every_kind_is_registered_under_its_own_name() {

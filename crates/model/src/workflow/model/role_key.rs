@@ -28,10 +28,6 @@ impl RoleKey {
             RoleKey::ToolChoice => role.tool_choice.is_some(),
         }
     }
-
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
 }
 
 impl AgentKind {
@@ -55,6 +51,7 @@ const NATIVE_ROLE_KEYS: [RoleKey; 5] = [
 
 #[cfg(test)]
 mod tests {
+    use base::Keyword;
     use strum::IntoEnumIterator;
 
     use super::*;

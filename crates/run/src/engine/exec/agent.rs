@@ -7,6 +7,7 @@
 //! run right after its invocation (README.md): before the checkpoint, so nothing of the
 //! failed step is recorded and `autobuild resume` performs it again from the last checkpoint.
 
+use base::Keyword;
 use std::fs;
 use std::path::Path;
 

@@ -2,6 +2,7 @@
 //! default), automatically with `--auto-merge`, after a question on a terminal, or later with
 //! `autobuild complete`. The worktree is removed after a merge and preserved otherwise.
 
+use base::Keyword;
 use std::path::{Path, PathBuf};
 
 use crate::engine::cx::RunCx;

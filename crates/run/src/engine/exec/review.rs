@@ -10,6 +10,7 @@
 //! - a moved HEAD or branch, the shared git directory or other refs changed: a scope violation,
 //!   put back by the runner, and the turn is not approvable.
 
+use base::Keyword;
 use std::path::Path;
 
 use crate::engine::cx::RunCx;

@@ -2,6 +2,7 @@
 //! the workflow reach it only as environment variables (`env = { NAME = "${{ expr }}" }` is
 //! rendered by the workflow layer), never spliced into the command text.
 
+use base::Keyword;
 use std::collections::BTreeMap;
 use std::fs;
 

@@ -6,6 +6,7 @@
 //! same required checks). Once it is approved it lands on the feature branch like a task, the
 //! tip is checked again, and the feature goes on when that check passes.
 
+use base::Keyword;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 

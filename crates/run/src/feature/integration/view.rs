@@ -2,6 +2,7 @@
 //! `report.html` shows, the line of `autobuild status`, and what to do after a failure. All
 //! from the typed records in `feature.json`.
 
+use base::Keyword;
 use std::fmt::Write as _;
 
 use super::{first_error, IntegrationRecord};

@@ -3,6 +3,7 @@
 //! and on a failure either stop the feature (`check`) or first run the integration task
 //! (`integrate`), land it like a task and check again.
 
+use base::Keyword;
 use std::sync::mpsc;
 
 use super::Runner;
