@@ -10,9 +10,8 @@
 //! alias or collection that crossed the bound, before the tree grows. Duplicate keys are errors.
 
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-use regex::Regex;
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, ScanError, Tag};
 
 use crate::diagnostic::{Diagnostic, Location};
@@ -217,11 +216,11 @@ fn scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>) -> Value {
     if let Some(n) = integer(text) {
         return Value::Integer(n);
     }
-    static FLOAT: OnceLock<Regex> = OnceLock::new();
-    let float = FLOAT.get_or_init(|| {
-        Regex::new(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$").expect("valid regex")
-    });
-    if float.is_match(text) {
+    crate::regexes! {
+        /// A YAML 1.2 core-schema float.
+        FLOAT = r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$";
+    }
+    if FLOAT.is_match(text) {
         if let Ok(f) = text.parse() {
             return Value::Float(f);
         }

@@ -17,10 +17,7 @@ mod placement;
 mod roles;
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
 use std::time::Duration;
-
-use regex::Regex;
 
 use crate::workflow::kinds::{AgentStep, LoopStep};
 use crate::workflow::model::{Action, OutputKind, Step, Workflow, SCHEMA_VERSION};
@@ -185,10 +182,13 @@ pub(crate) fn zero_duration(value: Option<Duration>, node: &Node, key: &str) -> 
     })
 }
 
+base::regexes! {
+    /// A step id: an identifier expressions can name.
+    STEP_ID = r"^[A-Za-z_][A-Za-z0-9_]*$";
+}
+
 fn check_steps(workflow: &Workflow, steps: &[StepInfo<'_>], problems: &mut Vec<Diagnostic>) {
-    static ID: OnceLock<Regex> = OnceLock::new();
-    let id_pattern =
-        ID.get_or_init(|| Regex::new(r"^[A-Za-z_][A-Za-z0-9_]*$").expect("valid regex"));
+    let id_pattern = &*STEP_ID;
     let mut first_seen: HashMap<&str, &Pos> = HashMap::new();
     for info in steps {
         let step = info.step;
