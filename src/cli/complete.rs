@@ -7,9 +7,9 @@
 //! workflow catalog, `SchemaKind::ALL`); nothing is written, and a project that cannot be read
 //! offers nothing rather than an error.
 
-use base::Keyword;
 use std::path::PathBuf;
 
+use base::Keyword;
 use clap_complete::engine::CompletionCandidate;
 
 use crate::schema::SchemaKind;

@@ -21,9 +21,9 @@ pub mod check;
 mod probe;
 mod sandbox;
 
-use base::Keyword;
 use std::path::{Path, PathBuf};
 
+use base::Keyword;
 use clap::Args;
 
 use crate::agents::credentials::{Credentials, Detect};

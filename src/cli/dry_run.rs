@@ -3,7 +3,6 @@
 //! steps with their bounds — and the rendered turn-1 Player prompt.
 //! Nothing is created: no branch, no worktree, no run directory.
 
-use base::Keyword;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -18,6 +17,7 @@ use crate::ui;
 use crate::workflow::context::WorktreeContext;
 use crate::workflow::kinds::LoopStep;
 use crate::workflow::model::{Access, Action, AgentKind, OutputKind, Step};
+use base::Keyword;
 
 /// The plan on stdout (as text, or as the `--json` document); its warnings on stderr.
 pub fn print(plan: &Plan, json: bool) {

@@ -5,7 +5,6 @@
 //! Each checks the id through [`crate::cli::run_dir`] before anything is read, then calls one
 //! operation of [`crate::engine::existing`] (or the feature's) and presents what it did.
 
-use base::Keyword;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -27,6 +26,7 @@ use crate::error::Error;
 use crate::project::Layout;
 use crate::ui;
 use crate::ui::progress::Display;
+use base::Keyword;
 
 /// `interrupted` for a run recorded as running that no process holds any more. (A record
 /// whose `task_id` is not an id names no lock file: its status is shown as recorded.)

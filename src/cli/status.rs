@@ -7,11 +7,11 @@
 //! turns, tokens and cost, and names an earlier run that merged; `--all` lists every attempt.
 //! Reading the run directories is kept apart from the pure grouping and rendering below.
 
-use base::Keyword;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use base::Keyword;
 use serde::Serialize;
 
 use crate::engine::paths::run_owner;

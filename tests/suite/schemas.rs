@@ -2,11 +2,11 @@
 //! and reject what its decoders reject (an unknown key), checked with an independent
 //! JSON-Schema validator.
 
-use base::Keyword;
 use std::path::{Path, PathBuf};
 
 use autobuild::project::Config;
 use autobuild::schema::SchemaKind;
+use base::Keyword;
 use serde_json::{json, Value};
 
 fn repo(path: &str) -> PathBuf {

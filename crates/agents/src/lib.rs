@@ -27,10 +27,10 @@ pub mod private_state;
 pub mod retry;
 pub mod schema;
 
-use base::Keyword;
 use std::path::Path;
 use std::time::Duration;
 
+use base::Keyword;
 use serde::{Deserialize, Serialize};
 
 pub use description::{Description, Package};

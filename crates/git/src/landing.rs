@@ -15,10 +15,10 @@
 //! the checkout's `index.lock`; a kill inside phase 2 its ref lock: both are recognized as
 //! left by the landing ([`super::locks`]) and removed when it is redone.
 
-use base::Keyword;
 use std::fs;
 use std::path::Path;
 
+use base::Keyword;
 use git2::{Commit, ErrorCode, Oid, Tree};
 use serde::{Deserialize, Serialize};
 

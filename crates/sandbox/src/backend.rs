@@ -1,10 +1,10 @@
 //! What confines a run: the backend that works on this machine ([`Backend`]), and what a
 //! run's record keeps of it ([`Record`]).
 
-use base::Keyword;
 use std::path::PathBuf;
 
 use super::{BackendChoice, Effective, Network};
+use base::Keyword;
 
 /// What confines processes on this machine.
 #[derive(Debug, Clone, PartialEq, Eq)]

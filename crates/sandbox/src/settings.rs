@@ -3,9 +3,9 @@
 //! private `/tmp` (`writable`). Decoded from config.toml by `project::config`; the
 //! doc comments are the JSON Schema's descriptions.
 
-use base::Keyword;
 use std::borrow::Cow;
 
+use base::Keyword;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Deserializer, Serialize};
 

@@ -29,10 +29,10 @@ mod stream;
 mod tools;
 mod transcript;
 
-use base::Keyword;
 use std::path::Path;
 use std::time::Duration;
 
+use base::Keyword;
 use serde_json::Value;
 
 use super::description::Description;

@@ -6,9 +6,9 @@
 //! A workflow that `extends` another is a patch: nothing is required, roles restate only what
 //! they change, and a step names the step it patches by `id` with any key of any kind.
 
-use base::Keyword;
 use std::borrow::Cow;
 
+use base::Keyword;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde_json::{json, Map, Value};
 

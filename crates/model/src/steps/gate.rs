@@ -7,9 +7,9 @@
 //! the profile's requirements. Every unmet requirement is reported, not just the first, so the
 //! next turn's feedback is complete.
 
-use base::Keyword;
 use std::fmt;
 
+use base::Keyword;
 use serde::{Deserialize, Serialize};
 
 use crate::profile::Requirement;

@@ -8,7 +8,6 @@
 //! code's or the environment's, with advice. A check that cannot even start is an `error`
 //! result, never a panic and never a pass. Checks run one after another in the given order.
 
-use base::Keyword;
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
@@ -21,6 +20,7 @@ use crate::steps::no_tests::{self, no_tests_ran};
 use crate::steps::summary::{summarize, SummaryLimits};
 use crate::steps::test_results;
 use crate::steps::worktree_file;
+use base::Keyword;
 use process::{self, CancelToken, ProcessEnd, ProcessSpec};
 use sandbox::{denials, Confinement};
 

@@ -5,9 +5,9 @@
 //! the two cannot drift apart. Sentences may hold Markdown-style `code` spans, which both
 //! renderers show as code.
 
-use base::Keyword;
 use std::collections::BTreeMap;
 
+use base::Keyword;
 use serde::Serialize;
 
 use crate::engine::outcome::Outcome;

@@ -4,10 +4,10 @@
 mod legacy;
 pub mod record;
 
-use base::Keyword;
 use std::fmt;
 use std::path::PathBuf;
 
+use base::Keyword;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::state::RunStatus;

@@ -3,12 +3,12 @@
 //! `reject`, `logs`) share: each refusal is a variant with its data, worded once in `Display`
 //! and `help`, and is a usage error (exit 2).
 
-use base::Keyword;
 use std::fmt;
 
 use crate::engine::lock::LockError;
 use crate::engine::state::RunStatus;
 use base::error::{Class, Error, Problem};
+use base::Keyword;
 
 /// What is being run: a task or a feature, by id.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,10 +12,10 @@
 //! user's checkout as they were: its worktree and branches are removed when it ends; its
 //! records stay under `.autobuild/runs/.replays/<RUN>/<N>/`.
 
-use base::Keyword;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use base::Keyword;
 use serde::Serialize;
 
 use crate::engine::io::RunIo;

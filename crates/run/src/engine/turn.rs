@@ -4,10 +4,10 @@
 //! The records are what the runner itself observed: the player's claims are never trusted,
 //! its changes come from git, its success from the process status.
 
-use base::Keyword;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use base::Keyword;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 

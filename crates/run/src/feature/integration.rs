@@ -15,9 +15,9 @@ pub mod landing;
 pub mod repair;
 pub mod view;
 
-use base::Keyword;
 use std::path::PathBuf;
 
+use base::Keyword;
 use serde::{Deserialize, Serialize};
 
 use model::project::Integration;

@@ -10,7 +10,6 @@
 //! each landing job can start from a fresh clone. [`super::ready`] answers the same question for
 //! a task's own job: run only when the task is not on the branch yet and its dependencies are.
 
-use base::Keyword;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -27,6 +26,7 @@ use crate::feature::report::outcome_message;
 use crate::feature::run::state_for;
 use crate::feature::state::{state_file, FeatureSettings, FeatureState, FeatureStatus, TaskStatus};
 use base::error::{exit, Error};
+use base::Keyword;
 use git::short_id as short;
 use git::Repo;
 use model::project::{Config, Layout};

@@ -7,7 +7,6 @@
 //!
 //! [`unfinished`] is the pure decision, table-tested below; [`outcome`] reads the files.
 
-use base::Keyword;
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -16,6 +15,7 @@ use crate::feature::feature_error::FeatureError;
 use crate::feature::plan;
 use crate::feature::state::{FeatureState, TaskStatus};
 use base::error::{exit, Error};
+use base::Keyword;
 
 /// A task that did not land and was not given up on.
 #[derive(Debug, Clone, PartialEq, Eq)]

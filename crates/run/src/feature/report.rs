@@ -3,7 +3,6 @@
 //! shows, and `autobuild status <FEAT-ID>`. All render from `feature.json` plus what each
 //! task's run directory says.
 
-use base::Keyword;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -14,6 +13,7 @@ use crate::engine::state::RunState;
 use crate::feature::integration;
 use crate::feature::state::{FeatureState, FeatureStatus, HistoryEntry, TaskRecord, TaskStatus};
 use crate::report::feature::{FeaturePage, TaskCard};
+use base::Keyword;
 
 /// What a task's own run directory says, for reports and status.
 #[derive(Debug, Clone, Default, PartialEq)]

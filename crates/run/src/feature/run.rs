@@ -3,7 +3,6 @@
 //! feature's lock, keep an earlier run's records, create the run directory and the feature
 //! branch `autobuild/<FEAT-ID>` from the base, then hand over to the [`Runner`].
 
-use base::Keyword;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -25,6 +24,7 @@ use crate::feature::state::{
     FEATURE_STATE_FILE, FEATURE_STATE_VERSION,
 };
 use base::error::Error;
+use base::Keyword;
 use git::Repo;
 use model::project::{Config, Layout};
 use process::CancelToken;

@@ -17,7 +17,6 @@
 
 mod integrate;
 
-use base::Keyword;
 use std::collections::{HashMap, VecDeque};
 use std::sync::mpsc::{self, Sender};
 use std::thread::JoinHandle;
@@ -41,6 +40,7 @@ use crate::feature::state::{
 };
 use crate::feature::task_thread::{past_worktree, spawn_task, Message, TaskRun};
 use base::error::Error;
+use base::Keyword;
 use git::{Repo, Trash};
 use model::project::Integration;
 use process::CancelToken;

@@ -1,11 +1,11 @@
 //! `autobuild feature --dry-run`: the computed waves, what runs in parallel, each task's file,
 //! workflow and dependencies, and where the work lands. Nothing is created.
 
-use base::Keyword;
 use std::fmt::Write as _;
 
 use crate::feature::preflight::FeatureSetup;
 use crate::feature::schedule::parallelism;
+use base::Keyword;
 
 pub fn render_plan(setup: &FeatureSetup) -> String {
     let plan = &setup.plan;

@@ -3,11 +3,11 @@
 //! start, so the waves and the parallel tasks within a wave show as they ran. A pure function
 //! of the feature's state.
 
-use base::Keyword;
 use std::time::SystemTime;
 
 use crate::feature::state::{FeatureState, TaskStatus};
 use crate::report::feature::TaskSpan;
+use base::Keyword;
 
 /// The narrowest bar, in percent, so that a task of a few milliseconds is still seen.
 const MIN_WIDTH: f64 = 0.6;

@@ -11,10 +11,10 @@
 
 pub mod api;
 
-use base::Keyword;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use base::Keyword;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

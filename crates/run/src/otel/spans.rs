@@ -9,9 +9,9 @@
 //! start event, when that is later: time the run waited); a turn spans its steps; the checks of
 //! a `verify` step are laid end to end inside it, as they ran.
 
-use base::Keyword;
 use std::collections::BTreeMap;
 
+use base::Keyword;
 use sha2::{Digest, Sha256};
 
 use super::proto::{Span, Value};

@@ -4,9 +4,9 @@
 //! escaped where it is written; this module only shapes the records into what the template
 //! shows (timeline rows, per-turn totals, coloured diff lines).
 
-use base::Keyword;
 use std::collections::{BTreeMap, BTreeSet};
 
+use base::Keyword;
 use serde::Serialize;
 
 use crate::engine::closing::Closing;

@@ -14,9 +14,9 @@ pub mod outcome;
 pub mod records;
 pub mod timeline;
 
-use base::Keyword;
 use std::path::PathBuf;
 
+use base::Keyword;
 use minijinja::Environment;
 use serde::Serialize;
 

@@ -2,9 +2,9 @@
 //! reply (whole or streamed), a refusal of something the request asked for (the verdict's
 //! `response_format`, `stream`), or a failure to retry or to end the invocation with.
 
-use base::Keyword;
 use std::time::Duration;
 
+use base::Keyword;
 use serde_json::{json, Value};
 
 use super::{Session, MAX_RETRY_AFTER};

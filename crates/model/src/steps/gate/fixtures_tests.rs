@@ -1,9 +1,9 @@
-use base::Keyword;
 use std::path::PathBuf;
 
 use super::*;
 use crate::steps::check::{CheckResult, CheckStatus, FailureClass};
 use crate::steps::verdict::{CriterionVerdict, Decision, Issue, Severity, Verdict};
+use base::Keyword;
 
 pub fn requirements(list: &[&str]) -> Vec<Requirement> {
     list.iter().map(|text| text.parse().unwrap()).collect()

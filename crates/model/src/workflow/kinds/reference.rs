@@ -2,9 +2,9 @@
 //! prints it, and `docs/workflows.md` embeds it (a test keeps the two identical), so the
 //! documentation cannot drift from what the validator accepts.
 
-use base::Keyword;
 use std::fmt::Write as _;
 
+use base::Keyword;
 use strum::IntoEnumIterator;
 
 use super::{Kind, Uses, COMMON_KEYS};

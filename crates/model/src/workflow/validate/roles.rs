@@ -3,9 +3,9 @@
 //! are positive, prompt templates exist and read only the prompt context; and a gated workflow
 //! can actually satisfy the `coach` requirement or says it waives it.
 
-use base::Keyword;
 use std::collections::BTreeSet;
 
+use base::Keyword;
 use strum::IntoEnumIterator;
 
 use crate::profile::Requirement;

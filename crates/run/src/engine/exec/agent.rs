@@ -7,7 +7,6 @@
 //! run right after its invocation (README.md): before the checkpoint, so nothing of the
 //! failed step is recorded and `autobuild resume` performs it again from the last checkpoint.
 
-use base::Keyword;
 use std::fs;
 use std::path::Path;
 
@@ -21,6 +20,7 @@ use agents::{
     adapter_for, Adapter, AgentOutcome, AgentRequest, AgentStatus, DEFAULT_AGENT_TIMEOUT,
 };
 use base::error::Error;
+use base::Keyword;
 use git;
 use model::steps::scope::PathScope;
 use model::steps::verdict::VERDICT_SCHEMA;

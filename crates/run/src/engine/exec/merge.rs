@@ -2,7 +2,6 @@
 //! default), automatically with `--auto-merge`, after a question on a terminal, or later with
 //! `autobuild complete`. The worktree is removed after a merge and preserved otherwise.
 
-use base::Keyword;
 use std::path::{Path, PathBuf};
 
 use crate::engine::cx::RunCx;
@@ -10,6 +9,7 @@ use crate::engine::events::EventKind;
 use crate::engine::exec::StepDone;
 use crate::engine::state::{MergePhase, Pending, RunState};
 use base::error::Error;
+use base::Keyword;
 use git::short_id as short;
 use git::{self, Landing, Prepared, Repo};
 use model::workflow::kinds::MergeOutputs;

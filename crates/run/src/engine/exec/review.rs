@@ -10,7 +10,6 @@
 //! - a moved HEAD or branch, the shared git directory or other refs changed: a scope violation,
 //!   put back by the runner, and the turn is not approvable.
 
-use base::Keyword;
 use std::path::Path;
 
 use crate::engine::cx::RunCx;
@@ -19,6 +18,7 @@ use crate::engine::exec::StepDone;
 use crate::engine::turn::CoachRecord;
 use agents::{Adapter, AgentOutcome};
 use base::error::Error;
+use base::Keyword;
 use git;
 use model::steps::verdict::{self, Verdict};
 use model::workflow::kinds::AgentOutputs;

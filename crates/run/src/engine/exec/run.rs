@@ -2,13 +2,13 @@
 //! the workflow reach it only as environment variables (`env = { NAME = "${{ expr }}" }` is
 //! rendered by the workflow layer), never spliced into the command text.
 
-use base::Keyword;
 use std::collections::BTreeMap;
 use std::fs;
 
 use crate::engine::cx::RunCx;
 use crate::engine::exec::StepDone;
 use base::error::Error;
+use base::Keyword;
 use model::steps::verify::{run_checks, CheckSpec};
 use model::workflow::expr::interpolate;
 use model::workflow::kinds::RunOutputs;

@@ -6,12 +6,12 @@
 //! same required checks). Once it is approved it lands on the feature branch like a task, the
 //! tip is checked again, and the feature goes on when that check passes.
 
-use base::Keyword;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::IntegrationRecord;
 use base::error::Error;
+use base::Keyword;
 
 /// The id of the integration task after `wave` (1-based).
 pub fn repair_id(feature_id: &str, wave: usize) -> String {

@@ -2,12 +2,12 @@
 //! `report.html` shows, the line of `autobuild status`, and what to do after a failure. All
 //! from the typed records in `feature.json`.
 
-use base::Keyword;
 use std::fmt::Write as _;
 
 use super::{first_error, IntegrationRecord};
 use crate::feature::state::FeatureState;
 use crate::report::feature::IntegrationView;
+use base::Keyword;
 use git::short_id as short;
 
 pub fn views(state: &FeatureState) -> Vec<IntegrationView> {

@@ -3,7 +3,6 @@
 //! and on a failure either stop the feature (`check`) or first run the integration task
 //! (`integrate`), land it like a task and check again.
 
-use base::Keyword;
 use std::sync::mpsc;
 
 use super::Runner;
@@ -18,6 +17,7 @@ use crate::feature::merge::{approved_commit, merge_task, ApprovedTask, TaskMerge
 use crate::feature::state::{ConflictRecord, FeatureState, HistoryEntry, TaskStatus};
 use crate::feature::task_thread::{spawn_task, Message, TaskRun, ThreadError};
 use base::error::Error;
+use base::Keyword;
 use model::project::Integration;
 
 impl Runner {
