@@ -134,7 +134,9 @@ pub fn complete(
 ) -> Result<Completed, Error> {
     let (mut run, _lock) = approved_run(root, task_id)?;
     let config = Config::load(&Layout::new(&run.root))?;
-    let strategy = (run.state.merge_strategy)
+    let strategy = run
+        .state
+        .merge_strategy
         .or(config.project.merge_strategy)
         .unwrap_or_default();
     let secrets = refused_secrets(
